@@ -1,0 +1,45 @@
+# kforge_module(NAME DEPS ...): a static library from src/NAME/*.cc, headers in include/.
+function(kforge_module name)
+  cmake_parse_arguments(ARG "" "" "DEPS;PRIVATE_DEPS" ${ARGN})
+  file(GLOB srcs CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/${name}/*.cc)
+  list(FILTER srcs EXCLUDE REGEX ".*/main\\.cc$")
+  add_library(kforge_${name} STATIC ${srcs})
+  target_include_directories(kforge_${name}
+    PUBLIC ${PROJECT_SOURCE_DIR}/include
+    PRIVATE ${PROJECT_SOURCE_DIR}/src)
+  target_link_libraries(kforge_${name} PUBLIC ${ARG_DEPS} PRIVATE ${ARG_PRIVATE_DEPS})
+endfunction()
+
+# kforge_module_tests(NAME): tests/NAME/*_test.cc -> NAME_test; *_gpu_test.cc -> NAME_gpu_test
+# (ctest label gpu). Each links kforge_NAME and the test doubles in tests/fakes.
+function(kforge_module_tests name)
+  if(NOT TARGET kforge_${name})
+    return()
+  endif()
+  file(GLOB all CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/tests/${name}/*_test.cc)
+  file(GLOB fakes CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/tests/fakes/*.cc)
+  set(cpu_tests ${all})
+  list(FILTER cpu_tests EXCLUDE REGEX ".*_gpu_test\\.cc$")
+  set(gpu_tests ${all})
+  list(FILTER gpu_tests INCLUDE REGEX ".*_gpu_test\\.cc$")
+  foreach(kind IN ITEMS cpu gpu)
+    set(files ${${kind}_tests})
+    if(NOT files)
+      continue()
+    endif()
+    if(kind STREQUAL "gpu")
+      set(target ${name}_gpu_test)
+    else()
+      set(target ${name}_test)
+    endif()
+    add_executable(${target} ${files} ${fakes})
+    target_include_directories(${target} PRIVATE ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/tests)
+    target_link_libraries(${target} PRIVATE kforge_${name} GTest::gtest GTest::gtest_main)
+    target_compile_definitions(${target} PRIVATE
+      KFORGE_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
+      KFORGE_BINARY="$<TARGET_FILE:kforge>")
+    add_dependencies(${target} kforge)
+    gtest_discover_tests(${target} DISCOVERY_TIMEOUT 60
+      PROPERTIES LABELS "${kind}" ENVIRONMENT "KFORGE_SOURCE_DIR=${PROJECT_SOURCE_DIR}")
+  endforeach()
+endfunction()

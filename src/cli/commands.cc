@@ -1,0 +1,80 @@
+// The command table and the top-level parser.
+#include <CLI/CLI.hpp>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <cstdio>
+#include <exception>
+#include <memory>
+#include <vector>
+
+#include "cli/command.h"
+#include "cli/version.h"
+
+namespace kforge::cli {
+
+namespace {
+
+Runner NotBuilt(CLI::App& sub) {
+  sub.allow_extras();
+  std::string name = sub.get_name();
+  return [name] {
+    std::fprintf(stderr, "kforge %s: not built yet in this version\n", name.c_str());
+    return kExitUsage;
+  };
+}
+
+const Command kCommands[] = {
+    {"generate", "Ask a teacher LLM for kernels, verify them, feed results back; record trajectories", NotBuilt},
+    {"verify", "Compile and check solutions against their task's reference; one verdict per solution", NotBuilt},
+    {"bench", "Time solutions and references on the same inputs", NotBuilt},
+    {"export", "Turn trajectories into fine-tuning datasets and KernelBench solutions", NotBuilt},
+    {"finetune-launch", "Render a trainer config (TRL, axolotl) and launch it locally or on Slurm", NotBuilt},
+    {"tasks", "List, show, import and build tasks", NotBuilt},
+    {"report", "KernelBench-style metrics from verdicts and trajectories", NotBuilt},
+    {"worker", "GPU worker process (internal; JSON lines over stdin/stdout)", NotBuilt, true},
+};
+
+}  // namespace
+
+std::span<const Command> Commands() { return kCommands; }
+
+int Main(int argc, char** argv) {
+  CLI::App app{"kforge: verified CUDA kernels from LLMs, and datasets from them", "kforge"};
+  app.set_version_flag("--version", [] { return VersionText(); }, "Print kforge, CUDA, NVRTC and LibTorch versions");
+  app.require_subcommand(1);
+  bool verbose = false;
+  app.add_flag("-v,--verbose", verbose, "Debug logging on stderr");
+
+  std::vector<Runner> runners;
+  std::vector<CLI::App*> subs;
+  for (const Command& command : Commands()) {
+    CLI::App* sub = app.add_subcommand(command.name, command.help);
+    if (command.hidden) sub->group("");
+    runners.push_back(command.attach(*sub));
+    subs.push_back(sub);
+  }
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return rc == 0 ? kExitOk : kExitUsage;
+  }
+  spdlog::set_default_logger(spdlog::stderr_color_mt("kforge"));
+  spdlog::set_pattern("%^%l%$ %v");
+  spdlog::set_level(verbose ? spdlog::level::debug : spdlog::level::info);
+
+  for (size_t i = 0; i < subs.size(); ++i) {
+    if (!subs[i]->parsed()) continue;
+    try {
+      return runners[i]();
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "kforge %s: %s\n", subs[i]->get_name().c_str(), e.what());
+      return kExitUsage;
+    }
+  }
+  return kExitUsage;
+}
+
+}  // namespace kforge::cli

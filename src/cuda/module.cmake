@@ -1,0 +1,1 @@
+kforge_module(cuda DEPS kforge_common CUDA::cudart CUDA::nvrtc)
