@@ -1,0 +1,44 @@
+// Strict JSON object reading: typed field access whose errors carry a JSON path, and
+// rejection of unknown fields, so typos in hand-written files fail loudly.
+#pragma once
+
+#include <initializer_list>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "kforge/common/status.h"
+
+namespace kforge::common {
+
+/// Reads fields of one JSON object located at `path` (e.g. "launches[2]").
+class JsonFields {
+ public:
+  JsonFields(const nlohmann::json& object, std::string path) : object_(object), path_(std::move(path)) {}
+
+  /// Fails unless the value is an object whose keys are all in `allowed`.
+  Status CheckObject(std::initializer_list<std::string_view> allowed) const;
+  bool Has(std::string_view key) const;
+  /// Path of a child, for nested errors: "launches[2].grid".
+  std::string Child(std::string_view key) const;
+  StatusOr<std::string> String(std::string_view key) const;
+  StatusOr<std::string> StringOr(std::string_view key, std::string fallback) const;
+  StatusOr<int64_t> Int(std::string_view key) const;
+  StatusOr<double> Number(std::string_view key) const;
+  /// The child value; fails when missing.
+  StatusOr<const nlohmann::json*> Get(std::string_view key) const;
+  Status Error(std::string_view key, const std::string& what) const;
+
+ private:
+  const nlohmann::json& object_;
+  std::string path_;
+};
+
+/// "object", "array", "string", ... for error messages.
+std::string JsonTypeName(const nlohmann::json& value);
+
+/// Parses `text`; errors say `where: line L, column C: ...`.
+StatusOr<nlohmann::json> ParseJson(std::string_view text, const std::string& where);
+
+}  // namespace kforge::common

@@ -1,0 +1,315 @@
+// Solution parsing and validation (structure and syntax; names are resolved against the task later).
+#include "kforge/common/solution.h"
+
+#include <array>
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
+
+#include "kforge/common/expr.h"
+#include "kforge/common/hash.h"
+#include "kforge/common/json_fields.h"
+
+namespace kforge::common {
+namespace {
+
+constexpr size_t kMaxLaunches = 64;
+constexpr size_t kMaxArgs = 64;
+constexpr size_t kMaxScratch = 16;
+
+struct ScalarPrefix {
+  std::string_view prefix;
+  LaunchArg::Kind kind;
+};
+constexpr std::array<ScalarPrefix, 6> kScalarPrefixes = {{{"i32:", LaunchArg::Kind::kI32},
+                                                           {"i64:", LaunchArg::Kind::kI64},
+                                                           {"u32:", LaunchArg::Kind::kU32},
+                                                           {"u64:", LaunchArg::Kind::kU64},
+                                                           {"f32:", LaunchArg::Kind::kF32},
+                                                           {"f64:", LaunchArg::Kind::kF64}}};
+
+std::string Indexed(const std::string& path, size_t i) { return path + "[" + std::to_string(i) + "]"; }
+
+/// An int or expression string; returns the expression text.
+StatusOr<std::string> ReadExpr(const nlohmann::json& value, const std::string& path) {
+  std::string text;
+  if (value.is_number_integer()) {
+    text = std::to_string(value.get<int64_t>());
+  } else if (value.is_string()) {
+    text = value.get<std::string>();
+  } else {
+    return Status::InvalidArgument(path + ": expected an integer or expression, got " + JsonTypeName(value));
+  }
+  Status syntax = ParseExpr(text);
+  if (!syntax.ok()) return Status::InvalidArgument(path + ": " + syntax.message());
+  return text;
+}
+
+StatusOr<std::vector<std::string>> ReadDims(const nlohmann::json& value, const std::string& path) {
+  if (!value.is_array() || value.empty() || value.size() > 3) {
+    return Status::InvalidArgument(path + ": expected 1 to 3 sizes");
+  }
+  std::vector<std::string> dims;
+  for (size_t i = 0; i < value.size(); ++i) {
+    KFORGE_ASSIGN_OR_RETURN(std::string dim, ReadExpr(value[i], Indexed(path, i)));
+    dims.push_back(std::move(dim));
+  }
+  while (dims.size() < 3) dims.push_back("1");
+  return dims;
+}
+
+StatusOr<LaunchArg> ReadArg(const nlohmann::json& value, const std::string& path) {
+  if (!value.is_string()) return Status::InvalidArgument(path + ": expected a string, got " + JsonTypeName(value));
+  std::string text = value.get<std::string>();
+  for (const ScalarPrefix& p : kScalarPrefixes) {
+    if (text.rfind(p.prefix, 0) != 0) continue;
+    LaunchArg arg{p.kind, text.substr(p.prefix.size()), 0};
+    if (p.kind == LaunchArg::Kind::kF32 || p.kind == LaunchArg::Kind::kF64) {
+      const char* begin = arg.text.c_str();
+      char* end = nullptr;
+      arg.number = std::strtod(begin, &end);
+      if (arg.text.empty() || *end != '\0' || !std::isfinite(arg.number)) {
+        return Status::InvalidArgument(path + ": \"" + arg.text.substr(0, 40) + "\" is not a finite number");
+      }
+      return arg;
+    }
+    Status syntax = ParseExpr(arg.text);
+    if (!syntax.ok()) return Status::InvalidArgument(path + ": " + syntax.message());
+    return arg;
+  }
+  if (!IsTensorName(text)) {
+    return Status::InvalidArgument(path + ": \"" + text.substr(0, 40) +
+                                   "\" is neither a tensor name nor a typed scalar (i32:, i64:, u32:, u64:, f32:, f64:)");
+  }
+  return LaunchArg{LaunchArg::Kind::kTensor, text, 0};
+}
+
+StatusOr<LaunchStep> ReadStep(const nlohmann::json& value, const std::string& path) {
+  JsonFields f(value, path);
+  LaunchStep step;
+  if (value.is_object() && value.contains("memset")) {
+    KFORGE_RETURN_IF_ERROR(f.CheckObject({"memset", "value"}));
+    step.kind = LaunchStep::Kind::kMemset;
+    KFORGE_ASSIGN_OR_RETURN(step.memset_target, f.String("memset"));
+    if (!IsTensorName(step.memset_target)) return f.Error("memset", "expected a tensor name");
+    if (f.Has("value")) {
+      KFORGE_ASSIGN_OR_RETURN(step.memset_value, f.Number("value"));
+    }
+    return step;
+  }
+  KFORGE_RETURN_IF_ERROR(f.CheckObject({"kernel", "grid", "block", "shared_bytes", "args"}));
+  KFORGE_ASSIGN_OR_RETURN(step.kernel, f.String("kernel"));
+  if (!IsTensorName(step.kernel) || step.kernel.find('.') != std::string::npos) {
+    return f.Error("kernel", "expected a C identifier");
+  }
+  KFORGE_ASSIGN_OR_RETURN(const nlohmann::json* grid, f.Get("grid"));
+  KFORGE_ASSIGN_OR_RETURN(step.grid, ReadDims(*grid, f.Child("grid")));
+  KFORGE_ASSIGN_OR_RETURN(const nlohmann::json* block, f.Get("block"));
+  KFORGE_ASSIGN_OR_RETURN(step.block, ReadDims(*block, f.Child("block")));
+  if (f.Has("shared_bytes")) {
+    KFORGE_ASSIGN_OR_RETURN(step.shared_bytes, ReadExpr(value["shared_bytes"], f.Child("shared_bytes")));
+  }
+  KFORGE_ASSIGN_OR_RETURN(const nlohmann::json* args, f.Get("args"));
+  if (!args->is_array()) return f.Error("args", "expected an array");
+  if (args->size() > kMaxArgs) return f.Error("args", "more than 64 arguments");
+  for (size_t i = 0; i < args->size(); ++i) {
+    KFORGE_ASSIGN_OR_RETURN(LaunchArg arg, ReadArg((*args)[i], Indexed(f.Child("args"), i)));
+    step.args.push_back(std::move(arg));
+  }
+  return step;
+}
+
+StatusOr<ScratchBuffer> ReadScratch(const nlohmann::json& value, const std::string& path) {
+  JsonFields f(value, path);
+  KFORGE_RETURN_IF_ERROR(f.CheckObject({"name", "dtype", "shape"}));
+  ScratchBuffer buffer;
+  KFORGE_ASSIGN_OR_RETURN(buffer.name, f.String("name"));
+  if (!IsTensorName(buffer.name)) return f.Error("name", "expected an identifier");
+  KFORGE_ASSIGN_OR_RETURN(buffer.dtype, f.String("dtype"));
+  if (!IsKnownDtype(buffer.dtype)) return f.Error("dtype", "unknown dtype \"" + buffer.dtype.substr(0, 40) + "\"");
+  KFORGE_ASSIGN_OR_RETURN(const nlohmann::json* shape, f.Get("shape"));
+  if (!shape->is_array() || shape->size() > 8) return f.Error("shape", "expected an array of at most 8 sizes");
+  for (size_t i = 0; i < shape->size(); ++i) {
+    KFORGE_ASSIGN_OR_RETURN(std::string dim, ReadExpr((*shape)[i], Indexed(f.Child("shape"), i)));
+    buffer.shape.push_back(std::move(dim));
+  }
+  return buffer;
+}
+
+/// Reads launches/scratch/options (shared by the JSON form and the reply's ```json block).
+Status ReadPlan(const JsonFields& f, const nlohmann::json& json, Solution& solution) {
+  KFORGE_ASSIGN_OR_RETURN(const nlohmann::json* launches, f.Get("launches"));
+  if (!launches->is_array() || launches->empty()) return f.Error("launches", "expected a non-empty array");
+  if (launches->size() > kMaxLaunches) return f.Error("launches", "more than 64 steps");
+  for (size_t i = 0; i < launches->size(); ++i) {
+    KFORGE_ASSIGN_OR_RETURN(LaunchStep step, ReadStep((*launches)[i], Indexed(f.Child("launches"), i)));
+    solution.launches.push_back(std::move(step));
+  }
+  if (f.Has("scratch")) {
+    const nlohmann::json& scratch = json["scratch"];
+    if (!scratch.is_array()) return f.Error("scratch", "expected an array");
+    if (scratch.size() > kMaxScratch) return f.Error("scratch", "more than 16 buffers");
+    for (size_t i = 0; i < scratch.size(); ++i) {
+      KFORGE_ASSIGN_OR_RETURN(ScratchBuffer buffer, ReadScratch(scratch[i], Indexed(f.Child("scratch"), i)));
+      solution.scratch.push_back(std::move(buffer));
+    }
+  }
+  if (f.Has("options")) {
+    const nlohmann::json& options = json["options"];
+    if (!options.is_array()) return f.Error("options", "expected an array of strings");
+    for (size_t i = 0; i < options.size(); ++i) {
+      if (!options[i].is_string()) return Status::InvalidArgument(Indexed(f.Child("options"), i) + ": expected a string");
+      solution.options.push_back(options[i].get<std::string>());
+    }
+  }
+  return Status::Ok();
+}
+
+/// The fenced blocks of a reply: language tag and body.
+struct Fence {
+  std::string lang;
+  std::string body;
+};
+
+std::vector<Fence> FindFences(std::string_view text) {
+  std::vector<Fence> fences;
+  size_t pos = 0;
+  while (true) {
+    size_t open = text.find("```", pos);
+    if (open == std::string_view::npos) break;
+    size_t line_end = text.find('\n', open);
+    if (line_end == std::string_view::npos) break;
+    std::string lang(text.substr(open + 3, line_end - open - 3));
+    while (!lang.empty() && std::isspace(static_cast<unsigned char>(lang.back()))) lang.pop_back();
+    for (char& c : lang) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    size_t close = text.find("\n```", line_end);
+    if (close == std::string_view::npos) break;
+    fences.push_back({lang, std::string(text.substr(line_end + 1, close - line_end))});
+    pos = close + 4;
+    size_t next_line = text.find('\n', pos);
+    pos = next_line == std::string_view::npos ? text.size() : next_line;
+  }
+  return fences;
+}
+
+bool IsCudaLang(const std::string& lang) {
+  return lang == "cuda" || lang == "cu" || lang == "cpp" || lang == "c++" || lang == "cuda-c++";
+}
+
+}  // namespace
+
+bool IsKnownDtype(std::string_view dtype) {
+  static constexpr std::array<std::string_view, 9> kDtypes = {"float32", "float16", "bfloat16", "float64", "int64",
+                                                              "int32",   "int8",    "uint8",    "bool"};
+  for (std::string_view d : kDtypes) {
+    if (d == dtype) return true;
+  }
+  return false;
+}
+
+bool IsTensorName(std::string_view name) {
+  if (name.empty() || name.size() > 128) return false;
+  if (!std::isalpha(static_cast<unsigned char>(name[0])) && name[0] != '_') return false;
+  for (char c : name) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '.') return false;
+  }
+  return true;
+}
+
+StatusOr<Solution> SolutionFromJson(const nlohmann::json& json, const std::string& where) {
+  JsonFields f(json, "");
+  Status status = [&]() -> Status {
+    KFORGE_RETURN_IF_ERROR(f.CheckObject({"schema", "task", "source", "launches", "scratch", "options"}));
+    return Status::Ok();
+  }();
+  if (!status.ok()) return status.WithContext(where);
+  Solution solution;
+  status = [&]() -> Status {
+    if (f.Has("schema")) {
+      KFORGE_ASSIGN_OR_RETURN(std::string schema, f.String("schema"));
+      if (schema != kSolutionSchema) {
+        return f.Error("schema", "expected \"" + std::string(kSolutionSchema) + "\", got \"" + schema.substr(0, 40) + "\"");
+      }
+    }
+    KFORGE_ASSIGN_OR_RETURN(solution.task, f.StringOr("task", ""));
+    KFORGE_ASSIGN_OR_RETURN(solution.source, f.String("source"));
+    if (solution.source.size() > kMaxSourceBytes) {
+      return f.Error("source", std::to_string(solution.source.size()) + " bytes, over the 256 KiB limit");
+    }
+    return ReadPlan(f, json, solution);
+  }();
+  if (!status.ok()) return status.WithContext(where);
+  return solution;
+}
+
+StatusOr<Solution> ParseSolutionText(std::string_view text, const std::string& where) {
+  size_t first = text.find_first_not_of(" \t\r\n");
+  if (first != std::string_view::npos && text[first] == '{') {
+    KFORGE_ASSIGN_OR_RETURN(nlohmann::json json, ParseJson(text, where));
+    return SolutionFromJson(json, where);
+  }
+  std::vector<Fence> cuda, plan;
+  for (Fence& fence : FindFences(text)) {
+    if (IsCudaLang(fence.lang)) cuda.push_back(std::move(fence));
+    else if (fence.lang == "json") plan.push_back(std::move(fence));
+  }
+  if (cuda.size() != 1 || plan.size() != 1) {
+    return Status::InvalidArgument(where + ": expected one ```cuda block and one ```json block, found " +
+                                   std::to_string(cuda.size()) + " and " + std::to_string(plan.size()));
+  }
+  KFORGE_ASSIGN_OR_RETURN(nlohmann::json json, ParseJson(plan[0].body, where + ": ```json block"));
+  JsonFields f(json, "");
+  Solution solution;
+  solution.source = std::move(cuda[0].body);
+  Status status = [&]() -> Status {
+    KFORGE_RETURN_IF_ERROR(f.CheckObject({"launches", "scratch", "options", "task"}));
+    if (solution.source.size() > kMaxSourceBytes) {
+      return Status::InvalidArgument("```cuda block: " + std::to_string(solution.source.size()) +
+                                     " bytes, over the 256 KiB limit");
+    }
+    KFORGE_ASSIGN_OR_RETURN(solution.task, f.StringOr("task", ""));
+    return ReadPlan(f, json, solution);
+  }();
+  if (!status.ok()) return status.WithContext(where + ": ```json block");
+  return solution;
+}
+
+nlohmann::json SolutionToJson(const Solution& solution) {
+  nlohmann::json launches = nlohmann::json::array();
+  for (const LaunchStep& step : solution.launches) {
+    if (step.kind == LaunchStep::Kind::kMemset) {
+      launches.push_back({{"memset", step.memset_target}, {"value", step.memset_value}});
+      continue;
+    }
+    nlohmann::json args = nlohmann::json::array();
+    for (const LaunchArg& arg : step.args) {
+      static constexpr std::array<const char*, 7> kPrefix = {"", "i32:", "i64:", "u32:", "u64:", "f32:", "f64:"};
+      args.push_back(kPrefix[static_cast<int>(arg.kind)] + arg.text);
+    }
+    launches.push_back({{"kernel", step.kernel},
+                        {"grid", step.grid},
+                        {"block", step.block},
+                        {"shared_bytes", step.shared_bytes},
+                        {"args", args}});
+  }
+  nlohmann::json scratch = nlohmann::json::array();
+  for (const ScratchBuffer& buffer : solution.scratch) {
+    scratch.push_back({{"name", buffer.name}, {"dtype", buffer.dtype}, {"shape", buffer.shape}});
+  }
+  nlohmann::json json = nlohmann::json::object();
+  json["schema"] = kSolutionSchema;
+  json["task"] = solution.task;
+  json["source"] = solution.source;
+  json["launches"] = launches;
+  json["scratch"] = scratch;
+  json["options"] = solution.options;
+  return json;
+}
+
+std::string SolutionHash(const Solution& solution) {
+  nlohmann::json json = SolutionToJson(solution);
+  json.erase("task");
+  return "sha256:" + Sha256Hex(json.dump());
+}
+
+}  // namespace kforge::common

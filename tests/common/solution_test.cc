@@ -1,0 +1,114 @@
+#include "kforge/common/solution.h"
+
+#include <gtest/gtest.h>
+
+#include "kforge/common/json_fields.h"
+
+namespace kforge::common {
+namespace {
+
+constexpr const char* kGood = R"J({
+  "schema": "kforge.solution/1",
+  "task": "demo/relu",
+  "source": "extern \"C\" __global__ void relu(const float* x, float* y, long long n) {}",
+  "launches": [
+    {"memset": "out0", "value": 0},
+    {"kernel": "relu", "grid": ["cdiv(numel(x), 256)"], "block": [256, 1, 1],
+     "shared_bytes": 0, "args": ["x", "out0", "i64:numel(x)", "f32:1e-5"]}
+  ],
+  "scratch": [{"name": "tmp", "dtype": "float32", "shape": ["size(x, 0)"]}],
+  "options": ["--use_fast_math"]
+})J";
+
+TEST(SolutionTest, ParsesJson) {
+  auto solution = ParseSolutionText(kGood, "sol.json");
+  ASSERT_TRUE(solution.ok()) << solution.status().ToString();
+  EXPECT_EQ(solution->task, "demo/relu");
+  ASSERT_EQ(solution->launches.size(), 2u);
+  EXPECT_EQ(solution->launches[0].kind, LaunchStep::Kind::kMemset);
+  EXPECT_EQ(solution->launches[0].memset_target, "out0");
+  const LaunchStep& k = solution->launches[1];
+  EXPECT_EQ(k.kernel, "relu");
+  EXPECT_EQ(k.grid, (std::vector<std::string>{"cdiv(numel(x), 256)", "1", "1"}));
+  EXPECT_EQ(k.block, (std::vector<std::string>{"256", "1", "1"}));
+  ASSERT_EQ(k.args.size(), 4u);
+  EXPECT_EQ(k.args[2].kind, LaunchArg::Kind::kI64);
+  EXPECT_EQ(k.args[2].text, "numel(x)");
+  EXPECT_EQ(k.args[3].kind, LaunchArg::Kind::kF32);
+  EXPECT_FLOAT_EQ(k.args[3].number, 1e-5);
+  ASSERT_EQ(solution->scratch.size(), 1u);
+  EXPECT_EQ(solution->options, std::vector<std::string>{"--use_fast_math"});
+}
+
+TEST(SolutionTest, RoundTripsThroughCanonicalJson) {
+  auto solution = ParseSolutionText(kGood, "sol.json");
+  ASSERT_TRUE(solution.ok());
+  auto again = SolutionFromJson(SolutionToJson(*solution), "again");
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(SolutionHash(*solution), SolutionHash(*again));
+  Solution changed = *again;
+  changed.source += " ";
+  EXPECT_NE(SolutionHash(*solution), SolutionHash(changed));
+}
+
+TEST(SolutionTest, ParsesModelReply) {
+  const char* reply =
+      "Here is a kernel.\n\n```cuda\nextern \"C\" __global__ void k(float* y) { y[0] = 1; }\n```\n"
+      "And the plan:\n```json\n{\"launches\": [{\"kernel\": \"k\", \"grid\": [1], \"block\": [1], "
+      "\"args\": [\"out0\"]}]}\n```\nDone.";
+  auto solution = ParseSolutionText(reply, "reply");
+  ASSERT_TRUE(solution.ok()) << solution.status().ToString();
+  EXPECT_EQ(solution->source, "extern \"C\" __global__ void k(float* y) { y[0] = 1; }\n");
+  EXPECT_EQ(solution->launches[0].kernel, "k");
+}
+
+TEST(SolutionTest, RejectsBadInputWithPath) {
+  struct Case { std::string text; std::string message; };
+  auto with = [](const std::string& from, const std::string& to) {
+    std::string s = kGood;
+    size_t at = s.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return s.replace(at, from.size(), to);
+  };
+  const Case cases[] = {
+      {"{\"source\": ", "sol.json: line 1, column 12: malformed JSON"},
+      {with("\"options\"", "\"optoins\""), "sol.json: optoins: unknown field"},
+      {with("kforge.solution/1", "kforge.solution/2"), "sol.json: schema: expected \"kforge.solution/1\""},
+      {with("\"cdiv(numel(x), 256)\"", "\"cdiv(numel(x), \""), "sol.json: launches[1].grid[0]: in \"cdiv(numel(x), \""},
+      {with("[256, 1, 1]", "[256, 1, 1, 1]"), "launches[1].block: expected 1 to 3 sizes"},
+      {with("\"i64:numel(x)\"", "\"q8:1\""), "launches[1].args[2]: \"q8:1\" is neither a tensor name"},
+      {with("\"f32:1e-5\"", "\"f32:nan\""), "launches[1].args[3]: \"nan\" is not a finite number"},
+      {with("\"float32\"", "\"float33\""), "scratch[0].dtype: unknown dtype \"float33\""},
+      {with("\"kernel\": \"relu\"", "\"kernel\": \"a-b\""), "launches[1].kernel: expected a C identifier"},
+      {with("\"kernel\": \"relu\", ", ""), "sol.json: launches[1].kernel: missing"},
+      {"[1, 2]", "reply: expected one ```cuda block and one ```json block, found 0 and 0"},
+      {"```cuda\nx\n```\n", "expected one ```cuda block and one ```json block, found 1 and 0"},
+      {"{\"source\": \"x\", \"launches\": []}", "sol.json: launches: expected a non-empty array"},
+      {"{\"source\": 5, \"launches\": []}", "sol.json: source: expected a string, got integer"},
+  };
+  for (const Case& c : cases) {
+    std::string where = c.text[0] == '[' ? "reply" : "sol.json";
+    auto solution = ParseSolutionText(c.text, where);
+    ASSERT_FALSE(solution.ok()) << c.text;
+    EXPECT_NE(solution.status().message().find(c.message), std::string::npos)
+        << "got: " << solution.status().message() << "\nwant: " << c.message;
+  }
+}
+
+TEST(SolutionTest, RejectsOversizedSourceWithoutEchoingIt) {
+  nlohmann::json json = nlohmann::json::parse(kGood);
+  json["source"] = std::string(50 * 1024 * 1024, 'Z');
+  auto solution = SolutionFromJson(json, "big.json");
+  ASSERT_FALSE(solution.ok());
+  EXPECT_EQ(solution.status().message(), "big.json: source: 52428800 bytes, over the 256 KiB limit");
+}
+
+TEST(SolutionTest, MalformedJsonErrorDoesNotQuoteInput) {
+  auto solution = ParseSolutionText("{\"secret-ish\": \x01\x02 garbage", "bin.json");
+  ASSERT_FALSE(solution.ok());
+  EXPECT_EQ(solution.status().message().find("secret-ish"), std::string::npos);
+  EXPECT_NE(solution.status().message().find("bin.json: line 1"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace kforge::common
