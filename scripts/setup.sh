@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Sets up a machine for kforge and builds it. Idempotent: run it again at any time.
+#   1. system packages (Debian/Ubuntu, only those missing, only where apt can install);
+#   2. Python with torch: $KFORGE_PYTHON, else the venv $KFORGE_VENV (default ~/.cache/kforge/venv), else a python3
+#      that already has torch (a GPU machine without network), else a new venv from PyPI;
+#   3. configure and build into build/ (or $KFORGE_BUILD_DIR).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+build_dir=${KFORGE_BUILD_DIR:-build}
+venv=${KFORGE_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/kforge/venv}
+
+say() { echo "setup: $*" >&2; }
+
+need_headers=(/usr/include/CLI/CLI.hpp /usr/include/nlohmann/json.hpp /usr/include/spdlog/spdlog.h
+              /usr/include/x86_64-linux-gnu/curl/curl.h /usr/include/gtest/gtest.h /usr/include/fmt/format.h)
+missing=0
+for h in "${need_headers[@]}"; do
+  [ -e "$h" ] || [ -e "${h/x86_64-linux-gnu\//}" ] || missing=1
+done
+if [ $missing = 1 ] || ! command -v cmake >/dev/null || ! command -v ninja >/dev/null; then
+  if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
+    say "installing system packages"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq cmake ninja-build g++ libcli11-dev \
+      nlohmann-json3-dev libspdlog-dev libfmt-dev libcurl4-openssl-dev libgtest-dev python3-venv >/dev/null
+  else
+    say "missing build dependencies and cannot apt-get install them (see README.md, Requirements)"
+  fi
+fi
+
+has_torch() { "$1" -c "import torch, safetensors, numpy" >/dev/null 2>&1; }
+if [ -n "${KFORGE_PYTHON:-}" ]; then
+  python=$KFORGE_PYTHON
+elif [ -x "$venv/bin/python3" ] && has_torch "$venv/bin/python3"; then
+  python=$venv/bin/python3
+elif has_torch python3; then
+  python=$(command -v python3)
+else
+  say "creating $venv with torch (first run downloads several GB)"
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install -q --upgrade pip
+  "$venv/bin/pip" install -q -r scripts/requirements.txt
+  python=$venv/bin/python3
+fi
+has_torch "$python" || { say "$python lacks torch/safetensors/numpy"; exit 2; }
+"$python" -c "import pytest" >/dev/null 2>&1 || "$python" -m pip install -q pytest || say "pytest unavailable; Python tests will be skipped"
+say "python: $python (torch $("$python" -c 'import torch; print(torch.__version__)'))"
+
+generator=()
+command -v ninja >/dev/null && generator=(-G Ninja)
+cmake -S . -B "$build_dir" "${generator[@]}" -DKFORGE_PYTHON="$python" >/dev/null
+cmake --build "$build_dir" -j "$(nproc)"
+say "built $build_dir/kforge"
