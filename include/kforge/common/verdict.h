@@ -1,0 +1,39 @@
+// Verdict: the outcome of checking one solution (schema kforge.verdict/1, docs/formats.md).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "kforge/common/status.h"
+
+namespace kforge::common {
+
+inline constexpr std::string_view kVerdictSchema = "kforge.verdict/1";
+
+enum class VerdictStatus { kOk, kCompileError, kInvalidSolution, kLaunchError, kMismatch, kTimeout, kCrash, kNoGpu };
+
+/// "ok", "compile_error", ... as written in records.
+std::string_view VerdictStatusName(VerdictStatus status);
+StatusOr<VerdictStatus> ParseVerdictStatus(std::string_view name);
+
+struct Verdict {
+  std::string task;
+  std::string solution;       ///< Where the solution came from: a path, or "-:N" for line N of stdin.
+  std::string solution_hash;  ///< SolutionHash(), empty when the solution did not parse.
+  VerdictStatus status = VerdictStatus::kOk;
+  std::string message;        ///< One line; empty when ok.
+  nlohmann::json compile;     ///< {ms, cached, log, arch, kernels}, or null when not compiled.
+  uint64_t seed = 0;
+  nlohmann::json trials = nlohmann::json::array();
+  nlohmann::json checks = nlohmann::json::object();
+  nlohmann::json device;      ///< {name, cc, ...} or null without a GPU.
+  nlohmann::json toolchain = nlohmann::json::object();
+
+  nlohmann::json ToJson() const;
+  static StatusOr<Verdict> FromJson(const nlohmann::json& json);
+};
+
+}  // namespace kforge::common

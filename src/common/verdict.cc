@@ -1,0 +1,68 @@
+// Verdict records.
+#include "kforge/common/verdict.h"
+
+#include <array>
+
+#include "kforge/common/json_fields.h"
+
+namespace kforge::common {
+namespace {
+
+constexpr std::array<std::string_view, 8> kNames = {"ok",       "compile_error", "invalid_solution", "launch_error",
+                                                     "mismatch", "timeout",       "crash",            "no_gpu"};
+
+}  // namespace
+
+std::string_view VerdictStatusName(VerdictStatus status) { return kNames[static_cast<size_t>(status)]; }
+
+StatusOr<VerdictStatus> ParseVerdictStatus(std::string_view name) {
+  for (size_t i = 0; i < kNames.size(); ++i) {
+    if (kNames[i] == name) return static_cast<VerdictStatus>(i);
+  }
+  return Status::InvalidArgument("unknown verdict status \"" + std::string(name.substr(0, 40)) + "\"");
+}
+
+nlohmann::json Verdict::ToJson() const {
+  nlohmann::json json = nlohmann::json::object();
+  json["schema"] = kVerdictSchema;
+  json["task"] = task;
+  json["solution"] = solution;
+  json["solution_hash"] = solution_hash;
+  json["status"] = VerdictStatusName(status);
+  json["message"] = message;
+  json["compile"] = compile;
+  json["seed"] = seed;
+  json["trials"] = trials;
+  json["checks"] = checks;
+  json["device"] = device;
+  json["toolchain"] = toolchain;
+  return json;
+}
+
+StatusOr<Verdict> Verdict::FromJson(const nlohmann::json& json) {
+  JsonFields f(json, "");
+  KFORGE_RETURN_IF_ERROR(f.CheckObject({"schema", "task", "solution", "solution_hash", "status", "message", "compile",
+                                        "seed", "trials", "checks", "device", "toolchain"}));
+  KFORGE_ASSIGN_OR_RETURN(std::string schema, f.String("schema"));
+  if (schema != kVerdictSchema) return f.Error("schema", "expected \"" + std::string(kVerdictSchema) + "\"");
+  Verdict v;
+  KFORGE_ASSIGN_OR_RETURN(v.task, f.String("task"));
+  KFORGE_ASSIGN_OR_RETURN(v.solution, f.StringOr("solution", ""));
+  KFORGE_ASSIGN_OR_RETURN(v.solution_hash, f.StringOr("solution_hash", ""));
+  KFORGE_ASSIGN_OR_RETURN(std::string status, f.String("status"));
+  KFORGE_ASSIGN_OR_RETURN(v.status, ParseVerdictStatus(status));
+  KFORGE_ASSIGN_OR_RETURN(v.message, f.StringOr("message", ""));
+  if (f.Has("seed")) {
+    const nlohmann::json& seed = json["seed"];
+    if (!seed.is_number_unsigned() && !seed.is_number_integer()) return f.Error("seed", "expected an integer");
+    v.seed = seed.get<uint64_t>();
+  }
+  v.compile = json.value("compile", nlohmann::json());
+  v.trials = json.value("trials", nlohmann::json::array());
+  v.checks = json.value("checks", nlohmann::json::object());
+  v.device = json.value("device", nlohmann::json());
+  v.toolchain = json.value("toolchain", nlohmann::json::object());
+  return v;
+}
+
+}  // namespace kforge::common
