@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "kforge/common/dtype.h"
 #include "kforge/common/expr.h"
 #include "kforge/common/hash.h"
 #include "kforge/common/json_fields.h"
@@ -126,7 +127,7 @@ StatusOr<ScratchBuffer> ReadScratch(const nlohmann::json& value, const std::stri
   KFORGE_ASSIGN_OR_RETURN(buffer.name, f.String("name"));
   if (!IsTensorName(buffer.name)) return f.Error("name", "expected an identifier");
   KFORGE_ASSIGN_OR_RETURN(buffer.dtype, f.String("dtype"));
-  if (!IsKnownDtype(buffer.dtype)) return f.Error("dtype", "unknown dtype \"" + buffer.dtype.substr(0, 40) + "\"");
+  if (!ParseDtype(buffer.dtype)) return f.Error("dtype", "unknown dtype \"" + buffer.dtype.substr(0, 40) + "\"");
   KFORGE_ASSIGN_OR_RETURN(const nlohmann::json* shape, f.Get("shape"));
   if (!shape->is_array() || shape->size() > 8) return f.Error("shape", "expected an array of at most 8 sizes");
   for (size_t i = 0; i < shape->size(); ++i) {
@@ -197,15 +198,6 @@ bool IsCudaLang(const std::string& lang) {
 }
 
 }  // namespace
-
-bool IsKnownDtype(std::string_view dtype) {
-  static constexpr std::array<std::string_view, 9> kDtypes = {"float32", "float16", "bfloat16", "float64", "int64",
-                                                              "int32",   "int8",    "uint8",    "bool"};
-  for (std::string_view d : kDtypes) {
-    if (d == dtype) return true;
-  }
-  return false;
-}
 
 bool IsTensorName(std::string_view name) {
   if (name.empty() || name.size() > 128) return false;

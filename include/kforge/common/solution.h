@@ -67,9 +67,6 @@ nlohmann::json SolutionToJson(const Solution& solution);
 /// "sha256:<hex>" of the canonical JSON form: the solution's identity in records and caches.
 std::string SolutionHash(const Solution& solution);
 
-/// True for the dtype names of docs/formats.md.
-bool IsKnownDtype(std::string_view dtype);
-
 /// Ordinary identifier or module path: [A-Za-z_][A-Za-z0-9_.]*.
 bool IsTensorName(std::string_view name);
 

@@ -1,0 +1,86 @@
+// Launch plans: a Solution's steps resolved against a task's tensors and a device's limits
+// (ResolvePlan, no GPU needed), then bound to loaded kernels and run on a stream (BoundPlan).
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "kforge/common/dtype.h"
+#include "kforge/common/solution.h"
+#include "kforge/common/status.h"
+#include "kforge/cuda/device.h"
+#include "kforge/cuda/kernel_library.h"
+
+namespace kforge::cuda {
+
+/// A tensor the candidate can name.
+struct PlanTensor {
+  common::Dtype dtype = common::Dtype::kFloat32;
+  std::vector<int64_t> shape;
+  bool writable = false;  ///< Outputs and scratch; inputs and params are read-only.
+  size_t bytes() const;
+};
+
+/// What names mean in a plan: shape symbols and tensors.
+struct PlanEnv {
+  std::map<std::string, int64_t> symbols;
+  std::map<std::string, PlanTensor> tensors;
+};
+
+/// Device limits plus kforge's own caps.
+struct LaunchLimits {
+  int max_threads_per_block = 1024;
+  int max_block_dims[3] = {1024, 1024, 64};
+  int max_grid_dims[3] = {2147483647, 65535, 65535};
+  size_t max_shared_bytes = 227 * 1024;      ///< Dynamic shared memory per block.
+  size_t max_scratch_bytes = size_t{4} << 30;  ///< All scratch buffers together.
+};
+
+/// Limits of `device` (kforge caps unchanged).
+LaunchLimits LimitsFor(const DeviceInfo& device);
+
+/// Evaluates the scratch shapes and adds the buffers to `env` as writable tensors.
+Status AddScratch(const common::Solution& solution, const LaunchLimits& limits, PlanEnv& env);
+
+struct ResolvedArg {
+  std::string tensor;     ///< Tensor name, or empty for a scalar.
+  uint64_t bits = 0;      ///< Scalar value, little-endian in the low `size` bytes.
+  size_t size = 8;        ///< Bytes the kernel parameter must have.
+};
+
+struct ResolvedStep {
+  common::LaunchStep::Kind kind = common::LaunchStep::Kind::kKernel;
+  std::string kernel;
+  dim3 grid, block;
+  size_t shared_bytes = 0;
+  std::vector<ResolvedArg> args;
+  std::string memset_target;
+  uint8_t memset_byte = 0;
+  size_t memset_bytes = 0;
+};
+
+struct ResolvedPlan {
+  std::vector<ResolvedStep> steps;
+};
+
+/// Checks every name, expression and limit. Errors name the step: `launches[1].grid[0]: ...`.
+StatusOr<ResolvedPlan> ResolvePlan(const common::Solution& solution, const PlanEnv& env, const LaunchLimits& limits);
+
+/// A resolved plan whose kernels are loaded and whose arguments match their parameter lists.
+class BoundPlan {
+ public:
+  static StatusOr<BoundPlan> Bind(const ResolvedPlan& plan, const KernelLibrary& library);
+  /// Enqueues every step on `stream`; `pointers` maps tensor names to device addresses.
+  /// A failed launch (bad configuration, too many resources) is returned; the stream is not synchronised.
+  Status Run(cudaStream_t stream, const std::map<std::string, void*>& pointers) const;
+
+ private:
+  ResolvedPlan plan_;
+  std::vector<cudaKernel_t> kernels_;  ///< Per step; null for memsets.
+};
+
+}  // namespace kforge::cuda

@@ -1,0 +1,50 @@
+// Device discovery.
+#include "kforge/cuda/device.h"
+
+#include <cuda_runtime_api.h>
+
+#include "cuda/check.h"
+
+namespace kforge::cuda {
+
+int DeviceCount() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return count;
+}
+
+StatusOr<DeviceInfo> OpenDevice(int index) {
+  KFORGE_CUDA_CHECK(cudaSetDevice(index));
+  cudaDeviceProp prop{};
+  KFORGE_CUDA_CHECK(cudaGetDeviceProperties(&prop, index));
+  DeviceInfo info;
+  info.index = index;
+  info.name = prop.name;
+  info.cc_major = prop.major;
+  info.cc_minor = prop.minor;
+  info.sm_count = prop.multiProcessorCount;
+  info.max_threads_per_block = prop.maxThreadsPerBlock;
+  for (int i = 0; i < 3; ++i) {
+    info.max_block_dims[i] = prop.maxThreadsDim[i];
+    info.max_grid_dims[i] = prop.maxGridSize[i];
+  }
+  info.shared_per_block = prop.sharedMemPerBlock;
+  info.shared_per_block_optin = prop.sharedMemPerBlockOptin;
+  info.total_memory = prop.totalGlobalMem;
+  info.l2_bytes = prop.l2CacheSize;
+  return info;
+}
+
+nlohmann::json DeviceInfo::ToJson() const {
+  return {{"index", index},
+          {"name", name},
+          {"cc", std::to_string(cc_major) + "." + std::to_string(cc_minor)},
+          {"sm_count", sm_count},
+          {"memory_bytes", total_memory},
+          {"l2_bytes", l2_bytes}};
+}
+
+}  // namespace kforge::cuda

@@ -1,0 +1,283 @@
+// Launch plan resolution (names, expressions, limits) and execution.
+#include "kforge/cuda/launch_plan.h"
+
+#include <cmath>
+#include <cstring>
+
+#include "cuda/check.h"
+#include "kforge/common/expr.h"
+
+namespace kforge::cuda {
+namespace {
+
+using common::LaunchArg;
+using common::LaunchStep;
+
+std::string StepPath(size_t i) { return "launches[" + std::to_string(i) + "]"; }
+
+common::ExprEnv ExprEnvFor(const PlanEnv& env) {
+  common::ExprEnv e;
+  e.symbol = [&env](std::string_view name) -> std::optional<int64_t> {
+    auto it = env.symbols.find(std::string(name));
+    if (it == env.symbols.end()) return std::nullopt;
+    return it->second;
+  };
+  e.shape = [&env](std::string_view name) -> std::optional<std::vector<int64_t>> {
+    auto it = env.tensors.find(std::string(name));
+    if (it == env.tensors.end()) return std::nullopt;
+    return it->second.shape;
+  };
+  return e;
+}
+
+StatusOr<int64_t> Eval(const std::string& text, const common::ExprEnv& env, const std::string& path) {
+  auto value = common::EvalExpr(text, env);
+  if (!value.ok()) return Status::InvalidArgument(path + ": " + value.status().message());
+  return *value;
+}
+
+Status ResolveDims(const std::vector<std::string>& exprs, const common::ExprEnv& env, const std::string& path,
+                   const int* max_dims, dim3& out) {
+  unsigned int* fields[3] = {&out.x, &out.y, &out.z};
+  for (int d = 0; d < 3; ++d) {
+    std::string at = path + "[" + std::to_string(d) + "]";
+    KFORGE_ASSIGN_OR_RETURN(int64_t v, Eval(exprs[d], env, at));
+    if (v < 1 || v > max_dims[d]) {
+      return Status::InvalidArgument(at + ": " + std::to_string(v) + " is outside 1.." + std::to_string(max_dims[d]));
+    }
+    *fields[d] = static_cast<unsigned int>(v);
+  }
+  return Status::Ok();
+}
+
+StatusOr<ResolvedArg> ResolveArg(const LaunchArg& arg, const PlanEnv& env, const common::ExprEnv& eval_env,
+                                 const std::string& path) {
+  ResolvedArg out;
+  switch (arg.kind) {
+    case LaunchArg::Kind::kTensor:
+      if (!env.tensors.count(arg.text)) return Status::InvalidArgument(path + ": unknown tensor \"" + arg.text + "\"");
+      out.tensor = arg.text;
+      out.size = sizeof(void*);
+      return out;
+    case LaunchArg::Kind::kF32: {
+      float f = static_cast<float>(arg.number);
+      uint32_t bits;
+      std::memcpy(&bits, &f, 4);
+      return ResolvedArg{"", bits, 4};
+    }
+    case LaunchArg::Kind::kF64: {
+      uint64_t bits;
+      std::memcpy(&bits, &arg.number, 8);
+      return ResolvedArg{"", bits, 8};
+    }
+    default:
+      break;
+  }
+  KFORGE_ASSIGN_OR_RETURN(int64_t v, Eval(arg.text, eval_env, path));
+  bool is32 = arg.kind == LaunchArg::Kind::kI32 || arg.kind == LaunchArg::Kind::kU32;
+  bool is_signed = arg.kind == LaunchArg::Kind::kI32 || arg.kind == LaunchArg::Kind::kI64;
+  int64_t lo = is_signed ? (is32 ? INT32_MIN : INT64_MIN) : 0;
+  int64_t hi = is32 ? (is_signed ? INT32_MAX : int64_t{UINT32_MAX}) : INT64_MAX;
+  if (v < lo || v > hi) return Status::InvalidArgument(path + ": " + std::to_string(v) + " does not fit the type");
+  return ResolvedArg{"", is32 ? uint64_t(uint32_t(v)) : uint64_t(v), is32 ? size_t{4} : size_t{8}};
+}
+
+/// The byte that fills a tensor of `dtype` with `value`, when every byte of the value is the same.
+std::optional<uint8_t> RepeatedByte(double value, common::Dtype dtype) {
+  uint8_t bytes[8] = {};
+  size_t n = common::DtypeSize(dtype);
+  switch (dtype) {
+    case common::Dtype::kFloat32: {
+      float f = static_cast<float>(value);
+      std::memcpy(bytes, &f, 4);
+      break;
+    }
+    case common::Dtype::kFloat64:
+      std::memcpy(bytes, &value, 8);
+      break;
+    case common::Dtype::kFloat16:
+    case common::Dtype::kBFloat16:
+      if (value != 0) return std::nullopt;  // only zero is exact in both encodings
+      break;
+    default: {
+      if (value != std::floor(value)) return std::nullopt;
+      int64_t i = static_cast<int64_t>(value);
+      std::memcpy(bytes, &i, 8);
+      if (n < 8 && i != (i << (64 - 8 * n)) >> (64 - 8 * n)) return std::nullopt;
+      break;
+    }
+  }
+  for (size_t i = 1; i < n; ++i) {
+    if (bytes[i] != bytes[0]) return std::nullopt;
+  }
+  return bytes[0];
+}
+
+}  // namespace
+
+size_t PlanTensor::bytes() const {
+  size_t n = common::DtypeSize(dtype);
+  for (int64_t d : shape) n *= static_cast<size_t>(d);
+  return n;
+}
+
+LaunchLimits LimitsFor(const DeviceInfo& device) {
+  LaunchLimits limits;
+  limits.max_threads_per_block = device.max_threads_per_block;
+  for (int i = 0; i < 3; ++i) {
+    limits.max_block_dims[i] = device.max_block_dims[i];
+    limits.max_grid_dims[i] = device.max_grid_dims[i];
+  }
+  limits.max_shared_bytes = device.shared_per_block_optin;
+  return limits;
+}
+
+Status AddScratch(const common::Solution& solution, const LaunchLimits& limits, PlanEnv& env) {
+  common::ExprEnv eval_env = ExprEnvFor(env);
+  size_t total = 0;
+  for (size_t i = 0; i < solution.scratch.size(); ++i) {
+    const common::ScratchBuffer& buffer = solution.scratch[i];
+    std::string path = "scratch[" + std::to_string(i) + "]";
+    if (env.tensors.count(buffer.name)) {
+      return Status::InvalidArgument(path + ".name: \"" + buffer.name + "\" is already a task tensor");
+    }
+    PlanTensor tensor;
+    tensor.dtype = *common::ParseDtype(buffer.dtype);
+    tensor.writable = true;
+    size_t bytes = common::DtypeSize(tensor.dtype);
+    for (size_t d = 0; d < buffer.shape.size(); ++d) {
+      std::string at = path + ".shape[" + std::to_string(d) + "]";
+      KFORGE_ASSIGN_OR_RETURN(int64_t v, Eval(buffer.shape[d], eval_env, at));
+      if (v < 0) return Status::InvalidArgument(at + ": negative size " + std::to_string(v));
+      if (v > 0 && bytes > limits.max_scratch_bytes / static_cast<size_t>(v)) {
+        return Status::InvalidArgument(path + ": larger than the scratch limit");
+      }
+      bytes *= static_cast<size_t>(v);
+      tensor.shape.push_back(v);
+    }
+    total += bytes;
+    if (total > limits.max_scratch_bytes) {
+      return Status::InvalidArgument("scratch: " + std::to_string(total) + " bytes in all, over the " +
+                                     std::to_string(limits.max_scratch_bytes) + "-byte limit");
+    }
+    env.tensors[buffer.name] = std::move(tensor);
+  }
+  return Status::Ok();
+}
+
+StatusOr<ResolvedPlan> ResolvePlan(const common::Solution& solution, const PlanEnv& env, const LaunchLimits& limits) {
+  common::ExprEnv eval_env = ExprEnvFor(env);
+  ResolvedPlan plan;
+  for (size_t i = 0; i < solution.launches.size(); ++i) {
+    const LaunchStep& step = solution.launches[i];
+    std::string path = StepPath(i);
+    ResolvedStep out;
+    out.kind = step.kind;
+    if (step.kind == LaunchStep::Kind::kMemset) {
+      auto it = env.tensors.find(step.memset_target);
+      if (it == env.tensors.end()) {
+        return Status::InvalidArgument(path + ".memset: unknown tensor \"" + step.memset_target + "\"");
+      }
+      if (!it->second.writable) {
+        return Status::InvalidArgument(path + ".memset: \"" + step.memset_target + "\" is read-only");
+      }
+      std::optional<uint8_t> byte = RepeatedByte(step.memset_value, it->second.dtype);
+      if (!byte) {
+        return Status::InvalidArgument(path + ".value: memset fills bytes; use 0 (or a kernel) for this value");
+      }
+      out.memset_target = step.memset_target;
+      out.memset_byte = *byte;
+      out.memset_bytes = it->second.bytes();
+      plan.steps.push_back(std::move(out));
+      continue;
+    }
+    out.kernel = step.kernel;
+    KFORGE_RETURN_IF_ERROR(ResolveDims(step.grid, eval_env, path + ".grid", limits.max_grid_dims, out.grid));
+    KFORGE_RETURN_IF_ERROR(ResolveDims(step.block, eval_env, path + ".block", limits.max_block_dims, out.block));
+    uint64_t threads = uint64_t(out.block.x) * out.block.y * out.block.z;
+    if (threads > static_cast<uint64_t>(limits.max_threads_per_block)) {
+      return Status::InvalidArgument(path + ".block: " + std::to_string(threads) + " threads per block, over " +
+                                     std::to_string(limits.max_threads_per_block));
+    }
+    KFORGE_ASSIGN_OR_RETURN(int64_t shared, Eval(step.shared_bytes, eval_env, path + ".shared_bytes"));
+    if (shared < 0 || static_cast<uint64_t>(shared) > limits.max_shared_bytes) {
+      return Status::InvalidArgument(path + ".shared_bytes: " + std::to_string(shared) + " is outside 0.." +
+                                     std::to_string(limits.max_shared_bytes));
+    }
+    out.shared_bytes = static_cast<size_t>(shared);
+    for (size_t a = 0; a < step.args.size(); ++a) {
+      KFORGE_ASSIGN_OR_RETURN(ResolvedArg arg,
+                              ResolveArg(step.args[a], env, eval_env, path + ".args[" + std::to_string(a) + "]"));
+      out.args.push_back(std::move(arg));
+    }
+    plan.steps.push_back(std::move(out));
+  }
+  return plan;
+}
+
+StatusOr<BoundPlan> BoundPlan::Bind(const ResolvedPlan& plan, const KernelLibrary& library) {
+  BoundPlan bound;
+  bound.plan_ = plan;
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    const ResolvedStep& step = plan.steps[i];
+    if (step.kind == LaunchStep::Kind::kMemset) {
+      bound.kernels_.push_back(nullptr);
+      continue;
+    }
+    std::string path = StepPath(i);
+    auto kernel = library.Kernel(step.kernel);
+    if (!kernel.ok()) return Status::InvalidArgument(path + ".kernel: " + kernel.status().message());
+    KFORGE_ASSIGN_OR_RETURN(std::vector<size_t> sizes, library.ParamSizes(*kernel));
+    if (sizes.size() != step.args.size()) {
+      return Status::InvalidArgument(path + ".args: kernel \"" + step.kernel + "\" takes " +
+                                     std::to_string(sizes.size()) + " parameters, the plan passes " +
+                                     std::to_string(step.args.size()));
+    }
+    for (size_t a = 0; a < sizes.size(); ++a) {
+      if (sizes[a] != step.args[a].size) {
+        return Status::InvalidArgument(path + ".args[" + std::to_string(a) + "]: the kernel parameter has " +
+                                       std::to_string(sizes[a]) + " bytes, the argument " +
+                                       std::to_string(step.args[a].size));
+      }
+    }
+    if (step.shared_bytes > 48 * 1024) {
+      KFORGE_CUDA_CHECK(cudaKernelSetAttributeForDevice(*kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                        static_cast<int>(step.shared_bytes), 0));
+    }
+    bound.kernels_.push_back(*kernel);
+  }
+  return bound;
+}
+
+Status BoundPlan::Run(cudaStream_t stream, const std::map<std::string, void*>& pointers) const {
+  for (size_t i = 0; i < plan_.steps.size(); ++i) {
+    const ResolvedStep& step = plan_.steps[i];
+    if (step.kind == LaunchStep::Kind::kMemset) {
+      cudaError_t error = cudaMemsetAsync(pointers.at(step.memset_target), step.memset_byte, step.memset_bytes, stream);
+      if (error != cudaSuccess) {
+        return Status::Unavailable(StepPath(i) + ": memset failed: " + cudaGetErrorName(error));
+      }
+      continue;
+    }
+    std::vector<void*> values(step.args.size());
+    std::vector<uint64_t> storage(step.args.size());
+    for (size_t a = 0; a < step.args.size(); ++a) {
+      const ResolvedArg& arg = step.args[a];
+      if (!arg.tensor.empty()) {
+        std::memcpy(&storage[a], &pointers.at(arg.tensor), sizeof(void*));
+      } else {
+        storage[a] = arg.bits;
+      }
+      values[a] = &storage[a];
+    }
+    cudaError_t error = cudaLaunchKernel(reinterpret_cast<const void*>(kernels_[i]), step.grid, step.block,
+                                         values.data(), step.shared_bytes, stream);
+    if (error != cudaSuccess) {
+      return Status::Unavailable(StepPath(i) + ": launch of \"" + step.kernel + "\" failed: " +
+                                 cudaGetErrorName(error) + ": " + cudaGetErrorString(error));
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace kforge::cuda
