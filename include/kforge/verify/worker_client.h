@@ -1,0 +1,50 @@
+// Parent side of a GPU worker process: spawns it with posix_spawn, exchanges JSON lines over
+// pipes, enforces a deadline per request, and respawns it after it dies.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace kforge::verify {
+
+class WorkerClient {
+ public:
+  /// `argv[0]` is the program to run (absolute path); nothing is started until the first Call.
+  explicit WorkerClient(std::vector<std::string> argv);
+  ~WorkerClient();
+  WorkerClient(const WorkerClient&) = delete;
+  WorkerClient& operator=(const WorkerClient&) = delete;
+
+  struct Reply {
+    enum class Kind { kOk, kTimeout, kDied };
+    Kind kind = Kind::kOk;
+    nlohmann::json body;  ///< The reply line (kOk).
+    std::string detail;   ///< How the worker ended (kTimeout, kDied): "killed by SIGSEGV", "exit code 3".
+  };
+
+  /// Sends one request line and waits up to `deadline` for one reply line. On a timeout the worker
+  /// is killed; on a timeout or death the next Call starts a fresh worker.
+  Reply Call(const nlohmann::json& request, std::chrono::milliseconds deadline);
+
+  /// Times a worker was started (for reports and tests).
+  int spawn_count() const { return spawn_count_; }
+
+ private:
+  bool Start(std::string& error);
+  void Stop(bool kill_first);
+  std::string Reap();
+
+  std::vector<std::string> argv_;
+  pid_t pid_ = -1;
+  int to_child_ = -1;
+  int from_child_ = -1;
+  std::string buffer_;
+  int spawn_count_ = 0;
+};
+
+}  // namespace kforge::verify

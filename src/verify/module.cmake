@@ -1,0 +1,5 @@
+set(kforge_verify_deps kforge_common kforge_cuda)
+if(TARGET kforge_reference)
+  list(APPEND kforge_verify_deps kforge_reference)
+endif()
+kforge_module(verify DEPS ${kforge_verify_deps})
