@@ -127,7 +127,7 @@ StatusOr<ScratchBuffer> ReadScratch(const nlohmann::json& value, const std::stri
   KFORGE_ASSIGN_OR_RETURN(buffer.name, f.String("name"));
   if (!IsTensorName(buffer.name)) return f.Error("name", "expected an identifier");
   KFORGE_ASSIGN_OR_RETURN(buffer.dtype, f.String("dtype"));
-  if (!ParseDtype(buffer.dtype)) return f.Error("dtype", "unknown dtype \"" + buffer.dtype.substr(0, 40) + "\"");
+  if (!ParseDType(buffer.dtype)) return f.Error("dtype", "unknown dtype \"" + buffer.dtype.substr(0, 40) + "\"");
   KFORGE_ASSIGN_OR_RETURN(const nlohmann::json* shape, f.Get("shape"));
   if (!shape->is_array() || shape->size() > 8) return f.Error("shape", "expected an array of at most 8 sizes");
   for (size_t i = 0; i < shape->size(); ++i) {

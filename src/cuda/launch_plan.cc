@@ -83,20 +83,20 @@ StatusOr<ResolvedArg> ResolveArg(const LaunchArg& arg, const PlanEnv& env, const
 }
 
 /// The byte that fills a tensor of `dtype` with `value`, when every byte of the value is the same.
-std::optional<uint8_t> RepeatedByte(double value, common::Dtype dtype) {
+std::optional<uint8_t> RepeatedByte(double value, common::DType dtype) {
   uint8_t bytes[8] = {};
-  size_t n = common::DtypeSize(dtype);
+  size_t n = common::DTypeSize(dtype);
   switch (dtype) {
-    case common::Dtype::kFloat32: {
+    case common::DType::kFloat32: {
       float f = static_cast<float>(value);
       std::memcpy(bytes, &f, 4);
       break;
     }
-    case common::Dtype::kFloat64:
+    case common::DType::kFloat64:
       std::memcpy(bytes, &value, 8);
       break;
-    case common::Dtype::kFloat16:
-    case common::Dtype::kBFloat16:
+    case common::DType::kFloat16:
+    case common::DType::kBFloat16:
       if (value != 0) return std::nullopt;  // only zero is exact in both encodings
       break;
     default: {
@@ -116,7 +116,7 @@ std::optional<uint8_t> RepeatedByte(double value, common::Dtype dtype) {
 }  // namespace
 
 size_t PlanTensor::bytes() const {
-  size_t n = common::DtypeSize(dtype);
+  size_t n = common::DTypeSize(dtype);
   for (int64_t d : shape) n *= static_cast<size_t>(d);
   return n;
 }
@@ -142,9 +142,9 @@ Status AddScratch(const common::Solution& solution, const LaunchLimits& limits, 
       return Status::InvalidArgument(path + ".name: \"" + buffer.name + "\" is already a task tensor");
     }
     PlanTensor tensor;
-    tensor.dtype = *common::ParseDtype(buffer.dtype);
+    tensor.dtype = *common::ParseDType(buffer.dtype);
     tensor.writable = true;
-    size_t bytes = common::DtypeSize(tensor.dtype);
+    size_t bytes = common::DTypeSize(tensor.dtype);
     for (size_t d = 0; d < buffer.shape.size(); ++d) {
       std::string at = path + ".shape[" + std::to_string(d) + "]";
       KFORGE_ASSIGN_OR_RETURN(int64_t v, Eval(buffer.shape[d], eval_env, at));

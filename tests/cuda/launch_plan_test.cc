@@ -5,15 +5,15 @@
 namespace kforge::cuda {
 namespace {
 
-using common::Dtype;
+using common::DType;
 
 PlanEnv TestEnv() {
   PlanEnv env;
   env.symbols = {{"N", 1000}};
-  env.tensors["x"] = {Dtype::kFloat32, {1000}, false};
-  env.tensors["conv.weight"] = {Dtype::kFloat16, {8, 3}, false};
-  env.tensors["out0"] = {Dtype::kFloat32, {1000}, true};
-  env.tensors["idx"] = {Dtype::kInt32, {10}, true};
+  env.tensors["x"] = {DType::kFloat32, {1000}, false};
+  env.tensors["conv.weight"] = {DType::kFloat16, {8, 3}, false};
+  env.tensors["out0"] = {DType::kFloat32, {1000}, true};
+  env.tensors["idx"] = {DType::kInt32, {10}, true};
   return env;
 }
 

@@ -19,7 +19,7 @@ namespace kforge::cuda {
 
 /// A tensor the candidate can name.
 struct PlanTensor {
-  common::Dtype dtype = common::Dtype::kFloat32;
+  common::DType dtype = common::DType::kFloat32;
   std::vector<int64_t> shape;
   bool writable = false;  ///< Outputs and scratch; inputs and params are read-only.
   size_t bytes() const;
