@@ -13,6 +13,9 @@
 
 namespace kforge::cli {
 
+Runner AttachVerify(CLI::App& sub);
+Runner AttachWorker(CLI::App& sub);
+
 namespace {
 
 Runner NotBuilt(CLI::App& sub) {
@@ -26,13 +29,13 @@ Runner NotBuilt(CLI::App& sub) {
 
 const Command kCommands[] = {
     {"generate", "Ask a teacher LLM for kernels, verify them, feed results back; record trajectories", NotBuilt},
-    {"verify", "Compile and check solutions against their task's reference; one verdict per solution", NotBuilt},
+    {"verify", "Compile and check solutions against their task's reference; one verdict per solution", AttachVerify},
     {"bench", "Time solutions and references on the same inputs", NotBuilt},
     {"export", "Turn trajectories into fine-tuning datasets and KernelBench solutions", NotBuilt},
     {"finetune-launch", "Render a trainer config (TRL, axolotl) and launch it locally or on Slurm", NotBuilt},
     {"tasks", "List, show, import and build tasks", NotBuilt},
     {"report", "KernelBench-style metrics from verdicts and trajectories", NotBuilt},
-    {"worker", "GPU worker process (internal; JSON lines over stdin/stdout)", NotBuilt, true},
+    {"worker", "GPU worker process (internal; JSON lines over stdin/stdout)", AttachWorker, true},
 };
 
 }  // namespace

@@ -90,6 +90,16 @@ std::string WorkerClient::Reap() {
   return "exit code " + std::to_string(WEXITSTATUS(status));
 }
 
+std::string WorkerClient::Shutdown() {
+  if (pid_ < 0) return "not running";
+  close(to_child_);
+  to_child_ = -1;
+  std::string detail = Reap();
+  close(from_child_);
+  from_child_ = -1;
+  return detail;
+}
+
 void WorkerClient::Stop(bool kill_first) {
   if (to_child_ >= 0) close(to_child_);
   to_child_ = -1;
@@ -128,6 +138,7 @@ WorkerClient::Reply WorkerClient::Call(const nlohmann::json& request, std::chron
       buffer_.erase(0, newline + 1);
       try {
         reply.body = nlohmann::json::parse(line);
+        if (reply.body.is_object() && reply.body.value("exiting", false)) Stop(false);
         return reply;
       } catch (const nlohmann::json::parse_error&) {
         Stop(true);

@@ -31,6 +31,9 @@ class WorkerClient {
   /// is killed; on a timeout or death the next Call starts a fresh worker.
   Reply Call(const nlohmann::json& request, std::chrono::milliseconds deadline);
 
+  /// Closes the worker's stdin and waits for it to exit; returns how it ended ("exit code 0").
+  std::string Shutdown();
+
   /// Times a worker was started (for reports and tests).
   int spawn_count() const { return spawn_count_; }
 

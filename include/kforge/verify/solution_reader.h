@@ -1,0 +1,38 @@
+// Reads solutions for verify/bench: files (a JSON object, a model reply, or JSON lines when the
+// name ends in .jsonl) and standard input ("-", JSON lines), one at a time.
+#pragma once
+
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kforge/common/solution.h"
+#include "kforge/common/status.h"
+
+namespace kforge::verify {
+
+/// One solution as read: where it came from, and the solution or why it could not be read.
+struct SolutionInput {
+  std::string label;  ///< File path, "path:N" for line N of a .jsonl file, "-:N" for stdin.
+  StatusOr<common::Solution> solution = Status::Internal("unset");
+};
+
+class SolutionReader {
+ public:
+  /// Largest file or line accepted.
+  static constexpr size_t kMaxBytes = 64 << 20;
+
+  explicit SolutionReader(std::vector<std::string> sources) : sources_(std::move(sources)) {}
+  /// The next solution, or nullopt when every source is exhausted.
+  std::optional<SolutionInput> Next();
+
+ private:
+  std::vector<std::string> sources_;
+  size_t next_source_ = 0;
+  std::FILE* lines_ = nullptr;  ///< Open JSON-lines source (stdin or a .jsonl file).
+  std::string lines_label_;
+  int line_number_ = 0;
+};
+
+}  // namespace kforge::verify

@@ -1,0 +1,62 @@
+// The GPU half of verification, run inside the worker process: load the candidate's CUBIN, run
+// its launch plan on fresh inputs in guarded, poisoned buffers, run the reference, compare.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "kforge/common/solution.h"
+#include "kforge/common/task.h"
+#include "kforge/common/verdict.h"
+#include "kforge/cuda/device.h"
+
+namespace kforge::reference {
+class ReferenceProgram;
+}
+
+namespace kforge::verify {
+
+struct GpuCheckRequest {
+  std::filesystem::path task_dir;
+  common::Solution solution;
+  std::string cubin;
+  int trials = 5;               ///< Trials on the default variant; each extra variant gets one more.
+  uint64_t seed = 0;            ///< Run seed; trial inputs also depend on the solution's hash.
+  std::chrono::milliseconds kernel_timeout{10000};
+};
+
+struct GpuCheckResult {
+  common::VerdictStatus status = common::VerdictStatus::kOk;
+  std::string message;
+  nlohmann::json trials = nlohmann::json::array();
+  nlohmann::json checks = nlohmann::json::object();
+  /// The CUDA context is unusable (sticky error) or a kernel is still running: the worker must exit.
+  bool worker_must_exit = false;
+};
+
+/// Owns the device side of a worker: loaded tasks and reference programs are cached across requests.
+class GpuChecker {
+ public:
+  explicit GpuChecker(cuda::DeviceInfo device);
+  ~GpuChecker();
+  GpuChecker(const GpuChecker&) = delete;
+  GpuChecker& operator=(const GpuChecker&) = delete;
+
+  GpuCheckResult Check(const GpuCheckRequest& request);
+  const cuda::DeviceInfo& device() const { return device_; }
+
+ private:
+  StatusOr<const common::Task*> TaskFor(const std::filesystem::path& dir);
+  StatusOr<reference::ReferenceProgram*> ProgramFor(const common::Task& task, const std::string& variant);
+
+  cuda::DeviceInfo device_;
+  std::map<std::filesystem::path, std::unique_ptr<common::Task>> tasks_;
+  std::map<std::string, std::unique_ptr<reference::ReferenceProgram>> programs_;
+};
+
+}  // namespace kforge::verify

@@ -1,0 +1,328 @@
+// The verify pipeline: read, check statically, compile in parallel, run on GPU workers, emit in order.
+#include "kforge/verify/verifier.h"
+
+#include <condition_variable>
+#include <deque>
+#include <fstream>
+#include <future>
+#include <mutex>
+#include <random>
+#include <thread>
+
+#include <unistd.h>
+
+#include "kforge/common/base64.h"
+#include "kforge/common/task.h"
+#include "kforge/cuda/compile_pool.h"
+#include "kforge/cuda/compiler.h"
+#include "kforge/cuda/launch_plan.h"
+#include "kforge/cuda/versions.h"
+#include "kforge/verify/worker_client.h"
+#ifdef KFORGE_WITH_TORCH
+#include "kforge/reference/runner.h"
+#endif
+
+namespace kforge::verify {
+namespace {
+
+using common::Verdict;
+using common::VerdictStatus;
+
+/// Solutions read ahead of the one being emitted (bounds memory and compile look-ahead).
+constexpr size_t kWindow = 64;
+/// compute-sanitizer's exit code when it found errors.
+constexpr int kSanitizerExitCode = 86;
+
+struct Job {
+  Verdict verdict;
+  common::Solution solution;
+  const common::Task* task = nullptr;
+  bool finished = false;  ///< Verdict final before compiling.
+  std::future<cuda::CompileResult> compile;
+  std::string cubin;
+  std::promise<Verdict> done;
+  std::future<Verdict> result = done.get_future();
+};
+
+nlohmann::json Toolchain(const std::string& arch) {
+  nlohmann::json json = {{"kforge", KFORGE_VERSION},
+                         {"nvrtc", cuda::NvrtcVersion()},
+                         {"cuda_runtime", cuda::RuntimeVersion()},
+                         {"arch", arch}};
+#ifdef KFORGE_WITH_TORCH
+  json["libtorch"] = reference::LibTorchVersion();
+#endif
+  return json;
+}
+
+void Fail(Verdict& verdict, VerdictStatus status, std::string message) {
+  verdict.status = status;
+  verdict.message = std::move(message);
+}
+
+/// Shapes of the default variant plus the solution's scratch, for the static plan check.
+Status CheckPlanStatically(const common::Task& task, const common::Solution& solution) {
+  KFORGE_ASSIGN_OR_RETURN(auto shapes, common::ResolveShapes(task, "default"));
+  cuda::PlanEnv env;
+  env.symbols = task.variants.front().symbols;
+  auto add = [&](const std::vector<common::TensorSpec>& specs, bool writable) {
+    for (const auto& spec : specs) env.tensors[spec.name] = {spec.dtype, shapes.at(spec.name), writable};
+  };
+  add(task.inputs, false);
+  add(task.params, false);
+  add(task.outputs, true);
+  cuda::LaunchLimits limits;
+  KFORGE_RETURN_IF_ERROR(cuda::AddScratch(solution, limits, env));
+  KFORGE_ASSIGN_OR_RETURN(cuda::ResolvedPlan plan, cuda::ResolvePlan(solution, env, limits));
+  return Status::Ok();
+}
+
+}  // namespace
+
+struct Verifier::Impl {
+  explicit Impl(const VerifyOptions& options)
+      : compiler(cuda::CompilerOptions{options.compile_timeout, {}, options.use_cache, {}, {}}),
+        pool(compiler, options.compile_threads),
+        toolchain(Toolchain(options.arch)) {}
+
+  cuda::Compiler compiler;
+  cuda::CompilePool pool;
+  nlohmann::json toolchain;
+  std::map<std::string, StatusOr<common::Task>> tasks;
+
+  std::mutex mu;
+  std::condition_variable cv;
+  std::deque<std::shared_ptr<Job>> gpu_queue;
+  bool closing = false;
+  std::vector<std::thread> device_threads;
+};
+
+Verifier::Verifier(VerifyOptions options)
+    : options_(std::move(options)),
+      seed_(options_.seed ? *options_.seed : std::random_device{}() * uint64_t{0x100000000} + std::random_device{}()),
+      impl_(std::make_unique<Impl>(options_)) {}
+
+Verifier::~Verifier() {
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    impl_->closing = true;
+  }
+  impl_->cv.notify_all();
+  for (auto& t : impl_->device_threads) t.join();
+}
+
+namespace {
+
+/// Fills the compile part of the verdict; returns false when the verdict is final.
+bool FinishCompile(Job& job) {
+  cuda::CompileResult result;
+  try {
+    result = job.compile.get();
+  } catch (const std::exception& e) {
+    Fail(job.verdict, VerdictStatus::kCompileError, std::string("compiler failure: ") + e.what());
+    return false;
+  }
+  nlohmann::json kernels = nlohmann::json::object();
+  for (const auto& [name, k] : result.kernels) {
+    kernels[name] = {{"registers", k.registers},
+                     {"spill_store_bytes", k.spill_store_bytes},
+                     {"spill_load_bytes", k.spill_load_bytes},
+                     {"stack_bytes", k.stack_bytes},
+                     {"shared_bytes", k.shared_bytes}};
+  }
+  job.verdict.compile = {{"ms", result.wall_ms},
+                         {"cached", result.cached},
+                         {"log", result.log},
+                         {"arch", job.verdict.toolchain.value("arch", "")},
+                         {"kernels", kernels}};
+  if (result.status != cuda::CompileStatus::kOk) {
+    auto status = common::ParseVerdictStatus(cuda::CompileStatusName(result.status));
+    Fail(job.verdict, status.ok() ? *status : VerdictStatus::kCompileError,
+         result.message.empty() ? "compile failed" : result.message);
+    if (result.status == cuda::CompileStatus::kTimeout) job.verdict.status = VerdictStatus::kCompileError;
+    return false;
+  }
+  for (size_t i = 0; i < job.solution.launches.size(); ++i) {
+    const common::LaunchStep& step = job.solution.launches[i];
+    if (step.kind == common::LaunchStep::Kind::kKernel && !result.kernels.count(step.kernel)) {
+      Fail(job.verdict, VerdictStatus::kInvalidSolution,
+           "launches[" + std::to_string(i) + "].kernel: no kernel \"" + step.kernel +
+               "\" in the compiled source (declare it extern \"C\" __global__)");
+      return false;
+    }
+  }
+  job.cubin = std::move(result.cubin);
+  return true;
+}
+
+std::string SanitizerSummary(const std::string& log_path) {
+  std::ifstream in(log_path);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.find("Invalid") != std::string::npos || line.find("Error") != std::string::npos ||
+        line.find("Race") != std::string::npos) {
+      size_t start = line.find_first_not_of("= ");
+      return line.substr(start == std::string::npos ? 0 : start, 200);
+    }
+  }
+  return "see " + log_path;
+}
+
+}  // namespace
+
+VerifySummary Verifier::Run(SolutionReader& reader, const std::function<void(const Verdict&)>& emit) {
+  Impl& impl = *impl_;
+  VerifySummary summary;
+  std::mutex summary_mu;
+
+  auto device_loop = [this, &impl, &summary, &summary_mu](int device) {
+    std::vector<std::string> argv;
+    std::string sanitizer_log = "/tmp/kforge-sanitizer-" + std::to_string(getpid()) + "-" + std::to_string(device) + ".log";
+    if (options_.sanitize) {
+      argv = {"/usr/local/cuda/bin/compute-sanitizer", "--tool", "memcheck", "--error-exitcode",
+              std::to_string(kSanitizerExitCode), "--log-file", sanitizer_log};
+    }
+    argv.insert(argv.end(), {options_.worker_program.string(), "worker", "--device", std::to_string(device)});
+    WorkerClient client(argv);
+    bool no_gpu = false;
+    std::string no_gpu_message;
+    while (true) {
+      std::shared_ptr<Job> job;
+      {
+        std::unique_lock<std::mutex> lock(impl.mu);
+        impl.cv.wait(lock, [&] { return impl.closing || !impl.gpu_queue.empty(); });
+        if (impl.gpu_queue.empty()) return;
+        job = impl.gpu_queue.front();
+        impl.gpu_queue.pop_front();
+      }
+      Verdict& verdict = job->verdict;
+      if (FinishCompile(*job)) {
+        if (no_gpu) {
+          Fail(verdict, VerdictStatus::kNoGpu, no_gpu_message);
+        } else {
+          nlohmann::json request = {{"op", "check"},
+                                    {"task_dir", job->task->dir.string()},
+                                    {"solution", common::SolutionToJson(job->solution)},
+                                    {"cubin_b64", common::Base64Encode(job->cubin)},
+                                    {"trials", options_.trials},
+                                    {"seed", seed_},
+                                    {"kernel_timeout_ms", options_.kernel_timeout.count()}};
+          auto deadline = std::chrono::milliseconds(120000) + options_.kernel_timeout * (options_.trials + 8);
+          WorkerClient::Reply reply = client.Call(request, deadline);
+          if (reply.kind == WorkerClient::Reply::Kind::kTimeout) {
+            Fail(verdict, VerdictStatus::kTimeout, "worker: " + reply.detail);
+          } else if (reply.kind == WorkerClient::Reply::Kind::kDied) {
+            Fail(verdict, VerdictStatus::kCrash, "worker died: " + reply.detail);
+          } else {
+            auto status = common::ParseVerdictStatus(reply.body.value("status", "crash"));
+            Fail(verdict, status.ok() ? *status : VerdictStatus::kCrash, reply.body.value("message", ""));
+            verdict.trials = reply.body.value("trials", nlohmann::json::array());
+            verdict.checks = reply.body.value("checks", nlohmann::json::object());
+            verdict.device = reply.body.value("device", nlohmann::json());
+            if (verdict.status == VerdictStatus::kNoGpu) {
+              no_gpu = true;
+              no_gpu_message = verdict.message;
+            }
+          }
+          if (options_.sanitize && reply.kind == WorkerClient::Reply::Kind::kOk) {
+            std::string ended = client.Shutdown();
+            if (ended == "exit code " + std::to_string(kSanitizerExitCode)) {
+              Fail(verdict, VerdictStatus::kCrash, "compute-sanitizer: " + SanitizerSummary(sanitizer_log));
+            }
+            verdict.checks["sanitizer"] = verdict.status == VerdictStatus::kCrash ? "fail" : "pass";
+          }
+        }
+      }
+      {
+        std::lock_guard<std::mutex> lock(summary_mu);
+        if (verdict.status == VerdictStatus::kNoGpu) summary.no_gpu = true;
+      }
+      job->done.set_value(verdict);
+    }
+  };
+  if (!options_.compile_only && impl.device_threads.empty()) {
+    for (int device : options_.devices) impl.device_threads.emplace_back(device_loop, device);
+  }
+
+  auto prepare = [&](SolutionInput input) {
+    auto job = std::make_shared<Job>();
+    Verdict& v = job->verdict;
+    v.solution = input.label;
+    v.seed = seed_;
+    v.toolchain = impl.toolchain;
+    if (!input.solution.ok()) {
+      Fail(v, VerdictStatus::kInvalidSolution, input.solution.status().message());
+      job->finished = true;
+      return job;
+    }
+    job->solution = std::move(*input.solution);
+    v.solution_hash = common::SolutionHash(job->solution);
+    v.task = job->solution.task.empty() ? options_.task : job->solution.task;
+    if (!v.task.empty()) {
+      auto it = impl.tasks.find(v.task);
+      if (it == impl.tasks.end()) it = impl.tasks.emplace(v.task, common::FindTask(options_.tasks_root, v.task)).first;
+      if (!it->second.ok()) {
+        Fail(v, VerdictStatus::kInvalidSolution, "task " + v.task + ": " + it->second.status().message());
+        job->finished = true;
+        return job;
+      }
+      job->task = &*it->second;
+      Status plan = CheckPlanStatically(*job->task, job->solution);
+      if (!plan.ok()) {
+        Fail(v, VerdictStatus::kInvalidSolution, plan.message());
+        job->finished = true;
+        return job;
+      }
+    } else if (!options_.compile_only) {
+      Fail(v, VerdictStatus::kInvalidSolution, "no task: name it in the solution's \"task\" field or with --task");
+      job->finished = true;
+      return job;
+    }
+    cuda::CompileRequest request;
+    request.source = job->solution.source;
+    request.options = job->solution.options;
+    request.arch = options_.arch;
+    job->compile = impl.pool.Submit(std::move(request));
+    return job;
+  };
+
+  std::deque<std::shared_ptr<Job>> window;
+  bool more = true;
+  while (true) {
+    while (more && window.size() < kWindow) {
+      std::optional<SolutionInput> input = reader.Next();
+      if (!input) {
+        more = false;
+        break;
+      }
+      auto job = prepare(std::move(*input));
+      window.push_back(job);
+      if (job->finished) {
+        job->done.set_value(job->verdict);
+      } else if (options_.compile_only) {
+        // finished below, in order
+      } else {
+        {
+          std::lock_guard<std::mutex> lock(impl.mu);
+          impl.gpu_queue.push_back(job);
+        }
+        impl.cv.notify_one();
+      }
+    }
+    if (window.empty()) break;
+    std::shared_ptr<Job> job = window.front();
+    window.pop_front();
+    if (options_.compile_only && !job->finished) {
+      FinishCompile(*job);
+      job->done.set_value(job->verdict);
+    }
+    Verdict verdict = job->result.get();
+    ++summary.total;
+    if (verdict.status == VerdictStatus::kOk) ++summary.ok;
+    ++summary.by_status[std::string(common::VerdictStatusName(verdict.status))];
+    emit(verdict);
+  }
+  return summary;
+}
+
+}  // namespace kforge::verify
