@@ -21,9 +21,11 @@ done
 if [ $missing = 1 ] || ! command -v cmake >/dev/null || ! command -v ninja >/dev/null; then
   if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
     say "installing system packages"
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq cmake ninja-build g++ libcli11-dev \
-      nlohmann-json3-dev libspdlog-dev libfmt-dev libcurl4-openssl-dev libgtest-dev python3-venv >/dev/null
+    if ! { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq cmake ninja-build g++ \
+        libcli11-dev nlohmann-json3-dev libspdlog-dev libfmt-dev libcurl4-openssl-dev libgtest-dev python3-venv \
+        >/dev/null; }; then
+      say "apt-get could not install the build dependencies; trying to build with what is here"
+    fi
   else
     say "missing build dependencies and cannot apt-get install them (see README.md, Requirements)"
   fi
