@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# On a GPU machine: build kforge, build the CUDA reference packages of the bundled tasks, run the
+# tests labelled gpu, then an end-to-end smoke (the README's demo). Offline-safe.
+# Logs go to $OUT when set (the device runner collects them), else to build/gpu-test/.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=${OUT:-build/gpu-test}
+mkdir -p "$out"
+step() { echo "== $*" >&2; }
+fail=0
+
+step "setup and build"
+scripts/setup.sh 2>&1 | tail -5 || exit 1
+build/kforge --version
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader || true
+
+step "reference packages (cuda + cpu)"
+start=$(date +%s.%N)
+build/kforge tasks build tasks --device cuda >"$out/tasks-build.log" 2>&1 || { tail -20 "$out/tasks-build.log"; fail=1; }
+build/kforge tasks build tests/verify/tasks --device cuda >>"$out/tasks-build.log" 2>&1 || { tail -20 "$out/tasks-build.log"; fail=1; }
+echo "built packages in $(echo "$(date +%s.%N) - $start" | bc) s"
+
+step "gpu tests"
+ctest --test-dir build -L gpu --output-on-failure 2>&1 | tee "$out/ctest-gpu.log" | tail -40
+[ "${PIPESTATUS[0]}" = 0 ] || fail=1
+
+step "demo (README main command)"
+scripts/demo.sh >"$out/demo.jsonl" 2>"$out/demo.err" || fail=1
+cat "$out/demo.err"
+python3 -c "
+import json,sys
+for l in open('$out/demo.jsonl'):
+    v=json.loads(l); print(v['task'], v['status'], v['message'][:100], 'compile %.0f ms' % v['compile']['ms'])
+"
+exit $fail
