@@ -68,6 +68,15 @@ bool IsAllowedOption(std::string_view o) {
   return false;
 }
 
+// Options that set the same thing share a key ("-use_fast_math" and "--use_fast_math", "-DX" and
+// "-DX=1"), so each may be given once and sorting the options cannot change their meaning.
+std::string OptionKey(std::string_view o) {
+  if (o.substr(0, 2) == "-D") return std::string(o.substr(0, o.find('=')));
+  std::string_view k = o.substr(0, o.find('='));
+  while (!k.empty() && k.front() == '-') k.remove_prefix(1);
+  return std::string(k);
+}
+
 }  // namespace
 
 Status CheckCompileOptions(const std::vector<std::string>& options) {
@@ -76,6 +85,13 @@ Status CheckCompileOptions(const std::vector<std::string>& options) {
     if (!IsAllowedOption(options[i])) {
       return Status::InvalidArgument("options[" + std::to_string(i) + "]: \"" +
                                      internal::Truncate(options[i]) + "\" is not an allowed NVRTC option");
+    }
+    for (size_t j = 0; j < i; ++j) {
+      if (OptionKey(options[j]) == OptionKey(options[i])) {
+        return Status::InvalidArgument("options[" + std::to_string(i) + "]: \"" +
+                                       internal::Truncate(options[i]) + "\" sets what options[" +
+                                       std::to_string(j) + "] already set");
+      }
     }
   }
   return Status::Ok();

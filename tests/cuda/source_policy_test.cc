@@ -183,11 +183,11 @@ INSTANTIATE_TEST_SUITE_P(
     Table, CompileOptionsTest,
     ::testing::Values(
         OptionsCase{{}, true},
-        OptionsCase{{"--use_fast_math", "-use_fast_math", "--ftz=true", "--prec-div=false",
-                     "--prec-sqrt=true", "--fmad=false", "--extra-device-vectorization", "-default-device",
-                     "--maxrregcount=64", "-maxrregcount=128", "--std=c++20", "-std=c++17", "-lineinfo",
-                     "-DBLOCK=256", "-DUSE_X", "-DSCALE=1.5e-3", "-DEMPTY="},
+        OptionsCase{{"--use_fast_math", "--ftz=true", "--prec-div=false", "--prec-sqrt=true", "--fmad=false",
+                     "--extra-device-vectorization", "-default-device", "--maxrregcount=64", "--std=c++20",
+                     "-lineinfo", "-DBLOCK=256", "-DUSE_X", "-DSCALE=1.5e-3", "-DEMPTY="},
                     true},
+        OptionsCase{{"-use_fast_math", "-maxrregcount=128", "-std=c++17"}, true},
         OptionsCase{{"-I/etc"}, false}, OptionsCase{{"--include-path=/etc"}, false},
         OptionsCase{{"-include", "/etc/passwd"}, false}, OptionsCase{{"--pre-include=/etc/passwd"}, false},
         OptionsCase{{"--ftz=maybe"}, false}, OptionsCase{{"--maxrregcount=abc"}, false},
@@ -197,7 +197,10 @@ INSTANTIATE_TEST_SUITE_P(
         OptionsCase{{"-DX=\"a\""}, false}, OptionsCase{{"-D1X"}, false}, OptionsCase{{"-D"}, false},
         OptionsCase{{"--fdevice-time-trace=/tmp/x"}, false}, OptionsCase{{"--time=/tmp/x"}, false},
         OptionsCase{{"--create-pch=/tmp/x"}, false}, OptionsCase{{"-arch=sm_80"}, false},
-        OptionsCase{{"--use_fast_math "}, false}, OptionsCase{{""}, false}));
+        OptionsCase{{"--use_fast_math "}, false}, OptionsCase{{""}, false},
+        OptionsCase{{"--ftz=true", "--ftz=false"}, false},
+        OptionsCase{{"-use_fast_math", "--use_fast_math"}, false}, OptionsCase{{"-DX=1", "-DX=2"}, false},
+        OptionsCase{{"-DX", "-DY"}, true}, OptionsCase{{"-std=c++17", "--std=c++20"}, false}));
 
 TEST(CompileOptions, MessageNamesIndex) {
   const Status s = CheckCompileOptions({"--use_fast_math", "-I/etc"});
