@@ -17,9 +17,9 @@ int DeviceCount() {
 }
 
 StatusOr<DeviceInfo> OpenDevice(int index) {
-  KFORGE_CUDA_CHECK(cudaSetDevice(index));
+  KFORGE_CUDA_RETURN_IF_ERROR(cudaSetDevice(index));
   cudaDeviceProp prop{};
-  KFORGE_CUDA_CHECK(cudaGetDeviceProperties(&prop, index));
+  KFORGE_CUDA_RETURN_IF_ERROR(cudaGetDeviceProperties(&prop, index));
   DeviceInfo info;
   info.index = index;
   info.name = prop.name;

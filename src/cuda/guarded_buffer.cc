@@ -11,7 +11,7 @@ namespace kforge::cuda {
 
 StatusOr<std::unique_ptr<GuardedBuffer>> GuardedBuffer::Allocate(size_t bytes) {
   void* base = nullptr;
-  KFORGE_CUDA_CHECK(cudaMalloc(&base, bytes + 2 * kGuardBytes));
+  KFORGE_CUDA_RETURN_IF_ERROR(cudaMalloc(&base, bytes + 2 * kGuardBytes));
   std::unique_ptr<GuardedBuffer> buffer(new GuardedBuffer(static_cast<uint8_t*>(base), bytes));
   KFORGE_RETURN_IF_ERROR(buffer->ArmGuards());
   return buffer;
@@ -20,18 +20,18 @@ StatusOr<std::unique_ptr<GuardedBuffer>> GuardedBuffer::Allocate(size_t bytes) {
 GuardedBuffer::~GuardedBuffer() { cudaFree(base_); }
 
 Status GuardedBuffer::Fill(uint8_t byte) {
-  KFORGE_CUDA_CHECK(cudaMemset(data(), byte, bytes_));
+  KFORGE_CUDA_RETURN_IF_ERROR(cudaMemset(data(), byte, bytes_));
   return Status::Ok();
 }
 
 Status GuardedBuffer::CopyFrom(const void* src) {
-  KFORGE_CUDA_CHECK(cudaMemcpy(data(), src, bytes_, cudaMemcpyDeviceToDevice));
+  KFORGE_CUDA_RETURN_IF_ERROR(cudaMemcpy(data(), src, bytes_, cudaMemcpyDeviceToDevice));
   return Status::Ok();
 }
 
 Status GuardedBuffer::ArmGuards() {
-  KFORGE_CUDA_CHECK(cudaMemset(base_, kGuardPattern, kGuardBytes));
-  KFORGE_CUDA_CHECK(cudaMemset(base_ + kGuardBytes + bytes_, kGuardPattern, kGuardBytes));
+  KFORGE_CUDA_RETURN_IF_ERROR(cudaMemset(base_, kGuardPattern, kGuardBytes));
+  KFORGE_CUDA_RETURN_IF_ERROR(cudaMemset(base_ + kGuardBytes + bytes_, kGuardPattern, kGuardBytes));
   return Status::Ok();
 }
 
@@ -42,7 +42,7 @@ Status GuardedBuffer::CheckGuards() const {
     const char* side;
   } sides[] = {{base_, "before"}, {base_ + kGuardBytes + bytes_, "after"}};
   for (const auto& s : sides) {
-    KFORGE_CUDA_CHECK(cudaMemcpy(host.data(), s.start, kGuardBytes, cudaMemcpyDeviceToHost));
+    KFORGE_CUDA_RETURN_IF_ERROR(cudaMemcpy(host.data(), s.start, kGuardBytes, cudaMemcpyDeviceToHost));
     for (size_t i = 0; i < kGuardBytes; ++i) {
       if (host[i] != kGuardPattern) {
         long long offset = s.side[0] == 'b' ? -static_cast<long long>(kGuardBytes - i) : static_cast<long long>(bytes_ + i);

@@ -7,7 +7,7 @@ namespace kforge::cuda {
 
 StatusOr<std::unique_ptr<KernelLibrary>> KernelLibrary::Load(std::string_view cubin) {
   cudaLibrary_t library = nullptr;
-  KFORGE_CUDA_CHECK(cudaLibraryLoadData(&library, cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0));
+  KFORGE_CUDA_RETURN_IF_ERROR(cudaLibraryLoadData(&library, cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0));
   return std::unique_ptr<KernelLibrary>(new KernelLibrary(library));
 }
 

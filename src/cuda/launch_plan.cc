@@ -241,7 +241,7 @@ StatusOr<BoundPlan> BoundPlan::Bind(const ResolvedPlan& plan, const KernelLibrar
       }
     }
     if (step.shared_bytes > 48 * 1024) {
-      KFORGE_CUDA_CHECK(cudaKernelSetAttributeForDevice(*kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+      KFORGE_CUDA_RETURN_IF_ERROR(cudaKernelSetAttributeForDevice(*kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                         static_cast<int>(step.shared_bytes), 0));
     }
     bound.kernels_.push_back(*kernel);

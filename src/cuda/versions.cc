@@ -7,7 +7,9 @@
 namespace kforge::cuda {
 namespace {
 
-std::string FormatCudaVersion(int v) { return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10); }
+std::string FormatCudaVersion(int v) {
+  return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
+}
 
 }  // namespace
 

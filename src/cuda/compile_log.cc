@@ -1,0 +1,178 @@
+// See compile_log.h.
+#include "cuda/compile_log.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+
+namespace kforge::cuda::internal {
+namespace {
+
+bool StartsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+
+// The integer just before `suffix` in `text` ("12 bytes stack frame" -> 12), or 0.
+int NumberBefore(std::string_view text, std::string_view suffix) {
+  const size_t at = text.find(suffix);
+  if (at == std::string_view::npos) return 0;
+  size_t start = at;
+  while (start > 0 && text[start - 1] == ' ') --start;
+  size_t end = start;
+  while (start > 0 && std::isdigit(static_cast<unsigned char>(text[start - 1]))) --start;
+  if (start == end) return 0;
+  return std::stoi(std::string(text.substr(start, end - start)));
+}
+
+std::string Quoted(std::string_view line, size_t from) {
+  const size_t open = line.find('\'', from);
+  if (open == std::string_view::npos) return "";
+  const size_t close = line.find('\'', open + 1);
+  if (close == std::string_view::npos) return "";
+  return std::string(line.substr(open + 1, close - open - 1));
+}
+
+bool UnderDir(std::string_view path, const std::vector<std::string>& dirs) {
+  const std::string normal = std::filesystem::path(path).lexically_normal().string();
+  if (normal.find("/..") != std::string::npos) return false;
+  for (const std::string& d : dirs) {
+    if (d.empty()) continue;
+    const std::string dir = d.back() == '/' ? d : d + "/";
+    if (StartsWith(normal, dir)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::string ExtractPtxasInfo(std::string_view log, std::map<std::string, KernelInfo>* kernels) {
+  std::string out;
+  std::map<std::string, KernelInfo> props;  // by function, from "Function properties for"
+  std::vector<std::string> entries;
+  std::string entry, props_for;
+  size_t pos = 0;
+  while (pos < log.size()) {
+    size_t end = log.find('\n', pos);
+    if (end == std::string_view::npos) end = log.size();
+    const std::string_view line = log.substr(pos, end - pos);
+    pos = end + 1;
+    if (StartsWith(line, "ptxas info")) {
+      const size_t colon = line.find(':');
+      const std::string_view body = colon == std::string_view::npos ? line : line.substr(colon + 1);
+      if (body.find("Compiling entry function") != std::string_view::npos) {
+        entry = Quoted(body, 0);
+        entries.push_back(entry);
+      } else if (StartsWith(body, " Function properties for ")) {
+        props_for = std::string(body.substr(25));
+      } else if (body.find(" registers") != std::string_view::npos && !entry.empty()) {
+        KernelInfo& k = props[entry];
+        k.registers = NumberBefore(body, " registers");
+        k.shared_bytes = NumberBefore(body, " bytes smem");
+      }
+      continue;
+    }
+    if (StartsWith(line, "ptxas ") && line.find("bytes stack frame") != std::string_view::npos) {
+      KernelInfo& k = props[props_for];
+      k.stack_bytes = NumberBefore(line, " bytes stack frame");
+      k.spill_store_bytes = NumberBefore(line, " bytes spill stores");
+      k.spill_load_bytes = NumberBefore(line, " bytes spill loads");
+      continue;
+    }
+    out.append(line);
+    if (end < log.size()) out.push_back('\n');
+  }
+  for (const std::string& e : entries) (*kernels)[e] = props[e];
+  return out;
+}
+
+std::string ShortenPaths(std::string log, std::vector<PathAlias> aliases) {
+  std::sort(aliases.begin(), aliases.end(),
+            [](const PathAlias& a, const PathAlias& b) { return a.dir.size() > b.dir.size(); });
+  for (const PathAlias& a : aliases) {
+    if (a.dir.empty()) continue;
+    const std::string from = a.dir.back() == '/' ? a.dir : a.dir + "/";
+    const std::string to = a.alias + "/";
+    for (size_t at = log.find(from); at != std::string::npos; at = log.find(from, at + to.size())) {
+      log.replace(at, from.size(), to);
+    }
+  }
+  return log;
+}
+
+bool LogNamesOnlyAllowedFiles(std::string_view log, std::string_view program,
+                              const std::vector<std::string>& dirs) {
+  auto is_path_char = [](char c) {
+    return !(std::isspace(static_cast<unsigned char>(c)) || c == '"' || c == '\'' || c == '(' || c == ')' ||
+             c == ',' || c == ':' || c == ';' || c == '<' || c == '>' || c == '`');
+  };
+  for (size_t i = 0; i < log.size(); ++i) {
+    if (log[i] != '/' || (i > 0 && is_path_char(log[i - 1]))) continue;
+    size_t end = i;
+    while (end < log.size() && is_path_char(log[end])) ++end;
+    if (!UnderDir(log.substr(i, end - i), dirs)) return false;
+    i = end;
+  }
+  // Diagnostic locations: "<file>(<line>): " at the start of a line.
+  size_t pos = 0;
+  while (pos < log.size()) {
+    size_t end = log.find('\n', pos);
+    if (end == std::string_view::npos) end = log.size();
+    const std::string_view line = log.substr(pos, end - pos);
+    pos = end + 1;
+    const size_t paren = line.find('(');
+    if (paren == std::string_view::npos || paren == 0) continue;
+    const size_t close = line.find("): ", paren);
+    if (close == std::string_view::npos) continue;
+    const std::string_view digits = line.substr(paren + 1, close - paren - 1);
+    if (digits.empty() || !std::all_of(digits.begin(), digits.end(),
+                                       [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
+      continue;
+    }
+    const std::string_view file = line.substr(0, paren);
+    if (file.find(' ') != std::string_view::npos) continue;  // prose, not a location
+    if (file != program && !UnderDir(file, dirs)) return false;
+  }
+  return true;
+}
+
+bool ReadOpenedHeaders(const std::string& trace_json, std::vector<std::string>* headers) {
+  const nlohmann::json j = nlohmann::json::parse(trace_json, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object() || !j.contains("traceEvents") || !j["traceEvents"].is_array()) return false;
+  for (const nlohmann::json& e : j["traceEvents"]) {
+    if (!e.is_object() || e.value("name", "") != "Processing Header File") continue;
+    if (!e.contains("args") || !e["args"].is_object() || !e["args"].contains("detail") ||
+        !e["args"]["detail"].is_string()) {
+      return false;
+    }
+    headers->push_back(e["args"]["detail"].get<std::string>());
+  }
+  return true;
+}
+
+bool IsAllowedOpenedFile(std::string_view path, const std::vector<std::string>& dirs) {
+  // NVRTC's builtin headers have bare names such as __nv_nvrtc_builtin_header.h.
+  if (StartsWith(path, "__nv") && path.find('/') == std::string_view::npos) return true;
+  return !path.empty() && path.front() == '/' && UnderDir(path, dirs);
+}
+
+std::string FirstErrorLine(std::string_view log) {
+  std::string_view first;
+  size_t pos = 0;
+  while (pos < log.size()) {
+    size_t end = log.find('\n', pos);
+    if (end == std::string_view::npos) end = log.size();
+    const std::string_view line = log.substr(pos, end - pos);
+    pos = end + 1;
+    if (line.empty()) continue;
+    if (first.empty()) first = line;
+    if (line.find("error") != std::string_view::npos) {
+      first = line;
+      break;
+    }
+  }
+  std::string out(first.substr(0, 200));
+  std::replace(out.begin(), out.end(), '\r', ' ');
+  return out;
+}
+
+}  // namespace kforge::cuda::internal

@@ -1,0 +1,123 @@
+// See cubin_cache.h.
+#include "cuda/cubin_cache.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "kforge/common/hash.h"
+
+namespace kforge::cuda::internal {
+namespace {
+
+constexpr const char* kSchema = "kforge.cubin_cache/1";
+
+std::optional<std::string> ReadFile(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::ostringstream buf;
+  buf << in.rdbuf();
+  if (in.bad()) return std::nullopt;
+  return buf.str();
+}
+
+bool WriteFileAtomically(const std::filesystem::path& path, const std::string& data) {
+  static std::atomic<unsigned> counter{0};
+  std::filesystem::path tmp = path;
+  tmp += ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++) + "." +
+         std::to_string(std::hash<std::thread::id>()(std::this_thread::get_id()) % 100000);
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) return false;
+    out.write(data.data(), static_cast<std::streamsize>(data.size()));
+    out.close();
+    if (!out) {
+      std::error_code ec;
+      std::filesystem::remove(tmp, ec);
+      return false;
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) std::filesystem::remove(tmp, ec);
+  return !ec;
+}
+
+}  // namespace
+
+std::filesystem::path CubinCache::JsonPath(const std::string& key) const {
+  return dir_ / key.substr(0, 2) / (key + ".json");
+}
+
+std::filesystem::path CubinCache::CubinPath(const std::string& key) const {
+  return dir_ / key.substr(0, 2) / (key + ".cubin");
+}
+
+std::optional<CompileResult> CubinCache::Load(const std::string& key) const {
+  const std::optional<std::string> text = ReadFile(JsonPath(key));
+  if (!text) return std::nullopt;
+  const nlohmann::json j = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  try {
+    if (!j.is_object() || j.at("schema") != kSchema || j.at("key") != key) return std::nullopt;
+    CompileResult r;
+    const std::string status = j.at("status").get<std::string>();
+    if (status == "ok") {
+      r.status = CompileStatus::kOk;
+    } else if (status == "compile_error") {
+      r.status = CompileStatus::kCompileError;
+    } else {
+      return std::nullopt;
+    }
+    r.message = j.at("message").get<std::string>();
+    r.log = j.at("log").get<std::string>();
+    for (const auto& [name, k] : j.at("kernels").items()) {
+      r.kernels[name] = KernelInfo{k.at("registers").get<int>(), k.at("spill_store_bytes").get<int>(),
+                                   k.at("spill_load_bytes").get<int>(), k.at("stack_bytes").get<int>(),
+                                   k.at("shared_bytes").get<int>()};
+    }
+    if (r.status == CompileStatus::kOk) {
+      std::optional<std::string> cubin = ReadFile(CubinPath(key));
+      if (!cubin || cubin->empty() || common::Sha256Hex(*cubin) != j.at("cubin_sha256").get<std::string>()) {
+        return std::nullopt;
+      }
+      r.cubin = std::move(*cubin);
+    }
+    r.cached = true;
+    return r;
+  } catch (const nlohmann::json::exception&) {
+    return std::nullopt;
+  }
+}
+
+void CubinCache::Store(const std::string& key, const CompileResult& result) const {
+  if (result.status != CompileStatus::kOk && result.status != CompileStatus::kCompileError) return;
+  std::error_code ec;
+  std::filesystem::create_directories(JsonPath(key).parent_path(), ec);
+  if (ec) return;
+  nlohmann::json kernels = nlohmann::json::object();
+  for (const auto& [name, k] : result.kernels) {
+    kernels[name] = {{"registers", k.registers},
+                     {"spill_store_bytes", k.spill_store_bytes},
+                     {"spill_load_bytes", k.spill_load_bytes},
+                     {"stack_bytes", k.stack_bytes},
+                     {"shared_bytes", k.shared_bytes}};
+  }
+  nlohmann::json j = {{"schema", kSchema},
+                      {"key", key},
+                      {"status", std::string(CompileStatusName(result.status))},
+                      {"message", result.message},
+                      {"log", result.log},
+                      {"kernels", kernels},
+                      {"cubin_sha256", common::Sha256Hex(result.cubin)},
+                      {"cubin_bytes", result.cubin.size()}};
+  // The CUBIN goes first: the JSON is the commit record that makes the entry visible.
+  if (result.status == CompileStatus::kOk && !WriteFileAtomically(CubinPath(key), result.cubin)) return;
+  WriteFileAtomically(JsonPath(key), j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+}
+
+}  // namespace kforge::cuda::internal
