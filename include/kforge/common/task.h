@@ -1,0 +1,117 @@
+// Tasks: the `task.json` folders that say what a kernel must compute (docs/formats.md, kforge.task/1).
+// Loading validates strictly, so a typo in a hand-written task is an error with file and JSON path.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kforge/common/dtype.h"
+#include "kforge/common/status.h"
+
+namespace kforge::common {
+
+/// How an input is drawn: `x = draw(dist) * scale + shift`.
+struct InitSpec {
+  enum class Dist { kRandn, kRand, kUniform, kRandint, kOnes, kZeros };
+  Dist dist = Dist::kRandn;
+  double low = 0;   // uniform/randint only; randint's range is [low, high)
+  double high = 1;  // uniform/randint only
+  double scale = 1;
+  double shift = 0;
+};
+
+/// "randn", "rand", ...
+std::string_view InitDistName(InitSpec::Dist dist);
+
+/// One named tensor: an input, a parameter/buffer or an output.
+struct TensorSpec {
+  std::string name;
+  DType dtype = DType::kFloat32;
+  std::vector<std::string> shape;  // each entry an expression over the task's symbols ("4096", "N*2")
+  /// As written, or when absent: randn for floating dtypes, randint [0, 2) for bool, randint [0, 10)
+  /// for integers.
+  InitSpec init;
+};
+
+/// A named set of shape symbols. The "default" variant holds the task's base `symbols`; others
+/// are the base symbols overridden by the variant's.
+struct Variant {
+  std::string name;
+  std::map<std::string, int64_t> symbols;
+};
+
+struct Tolerance {
+  double atol = 1e-4;
+  double rtol = 1e-4;
+};
+
+/// Default tolerance for outputs of `dtype`: 1e-2 for fp16/bf16, else 1e-4.
+Tolerance DefaultTolerance(DType dtype);
+
+/// Exporter outputs; paths are absolute (the task folder joined with the file's relative path).
+struct Artifacts {
+  /// variant name -> device ("cpu" or "cuda") -> .pt2 package.
+  std::map<std::string, std::map<std::string, std::filesystem::path>> packages;
+  std::optional<std::filesystem::path> params;  // safetensors holding every params entry
+  struct Golden {
+    uint64_t seed = 0;
+    std::string variant = "default";
+    std::filesystem::path file;  // safetensors: input.<name>, output.<name>
+  };
+  std::optional<Golden> golden;
+};
+
+struct Task {
+  std::string id;  // "kernelbench/level1/19_ReLU"
+  std::filesystem::path dir;
+  std::filesystem::path json_path;
+  std::optional<int> level;
+  std::vector<std::string> tags;
+  std::string description;
+  std::string spec;
+  std::filesystem::path reference;  // absolute; the file exists
+  std::map<std::string, int64_t> symbols;
+  std::map<std::string, double> constants;
+  std::vector<TensorSpec> inputs;
+  std::vector<TensorSpec> params;
+  std::vector<TensorSpec> outputs;
+  std::vector<Variant> variants;  // "default" first, always present
+  Tolerance tolerance;            // as written, else the loosest default over the outputs' dtypes
+  bool tolerance_explicit = false;
+  std::string cost_flops;  // expressions over symbols and tensor shapes; empty when not given
+  std::string cost_bytes;
+  Artifacts artifacts;
+
+  /// The variant called `name`, or nullptr.
+  const Variant* FindVariant(std::string_view name) const;
+  /// The spec of an input, param or output called `name`, or nullptr.
+  const TensorSpec* FindTensor(std::string_view name) const;
+};
+
+/// Loads and validates `task_dir/task.json`. The id's last components must equal the folder's.
+StatusOr<Task> LoadTask(const std::filesystem::path& task_dir);
+
+/// Loads every folder under `root` holding a task.json (sorted by id); the id must equal the
+/// folder's path below root. Fails on the first invalid task.
+StatusOr<std::vector<Task>> LoadTaskTree(const std::filesystem::path& root);
+
+/// Loads the task `id` from `root/<id>/`.
+StatusOr<Task> FindTask(const std::filesystem::path& root, std::string_view id);
+
+/// Evaluates a spec's shape under `symbols`. Every dimension must be >= 0.
+StatusOr<std::vector<int64_t>> ResolveShape(const TensorSpec& spec,
+                                            const std::map<std::string, int64_t>& symbols);
+
+/// Shapes of every input, param and output of `variant`, by name.
+StatusOr<std::map<std::string, std::vector<int64_t>>> ResolveShapes(const Task& task,
+                                                                    std::string_view variant);
+
+/// Evaluates a cost expression (`task.cost_flops`) for `variant`; numel()/size() see every tensor.
+StatusOr<int64_t> EvalCost(const Task& task, std::string_view expr, std::string_view variant);
+
+}  // namespace kforge::common

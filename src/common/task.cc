@@ -1,0 +1,591 @@
+// task.json loading and validation.
+#include "kforge/common/task.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "kforge/common/expr.h"
+
+namespace kforge::common {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+constexpr std::string_view kSchema = "kforge.task/1";
+constexpr std::string_view kSchemaPrefix = "kforge.task/";
+
+// Validation state for one file: errors carry the file and the JSON path.
+class Checker {
+ public:
+  explicit Checker(std::string file) : file_(std::move(file)) {}
+
+  Status Error(const std::string& path, const std::string& msg) const {
+    return Status::InvalidArgument(file_ + ": " + (path.empty() ? "" : path + ": ") + msg);
+  }
+
+  // Rejects keys of `obj` that are not in `allowed`.
+  Status OnlyKeys(const json& obj, const std::string& path,
+                  std::initializer_list<std::string_view> allowed) const {
+    for (auto it = obj.begin(); it != obj.end(); ++it) {
+      if (std::find(allowed.begin(), allowed.end(), it.key()) == allowed.end())
+        return Error(path.empty() ? it.key() : path + "." + it.key(), "unknown field");
+    }
+    return Status::Ok();
+  }
+
+  Status Require(const json& obj, const std::string& path, std::string_view key) const {
+    if (!obj.contains(key)) return Error(path, "missing field \"" + std::string(key) + "\"");
+    return Status::Ok();
+  }
+
+  StatusOr<std::string> String(const json& v, const std::string& path) const {
+    if (!v.is_string()) return Error(path, "expected a string, got " + std::string(v.type_name()));
+    return v.get<std::string>();
+  }
+
+  StatusOr<int64_t> Int(const json& v, const std::string& path) const {
+    if (!v.is_number_integer()) return Error(path, "expected an integer, got " + Describe(v));
+    if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX))
+      return Error(path, "integer out of range");
+    return v.get<int64_t>();
+  }
+
+  StatusOr<double> Number(const json& v, const std::string& path) const {
+    if (!v.is_number()) return Error(path, "expected a number, got " + Describe(v));
+    return v.get<double>();
+  }
+
+  Status Object(const json& v, const std::string& path) const {
+    if (!v.is_object()) return Error(path, "expected an object, got " + std::string(v.type_name()));
+    return Status::Ok();
+  }
+
+  Status Array(const json& v, const std::string& path) const {
+    if (!v.is_array()) return Error(path, "expected an array, got " + std::string(v.type_name()));
+    return Status::Ok();
+  }
+
+  const std::string& file() const { return file_; }
+
+ private:
+  static std::string Describe(const json& v) {
+    if (v.is_number_float()) return "a fraction";
+    return v.type_name();
+  }
+  std::string file_;
+};
+
+bool IsIdentifier(std::string_view s) {
+  if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
+  return std::all_of(s.begin(), s.end(),
+                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+}
+
+// Relative artifact paths stay inside the task folder.
+Status CheckRelative(const Checker& c, const std::string& path, const std::string& rel) {
+  fs::path p(rel);
+  if (rel.empty() || p.is_absolute()) return c.Error(path, "expected a relative path, got \"" + rel + "\"");
+  for (const fs::path& part : p)
+    if (part == "..") return c.Error(path, "path leaves the task folder: \"" + rel + "\"");
+  return Status::Ok();
+}
+
+Status ParseInit(const Checker& c, const json& v, const std::string& path, InitSpec& init) {
+  KFORGE_RETURN_IF_ERROR(c.Object(v, path));
+  KFORGE_RETURN_IF_ERROR(c.OnlyKeys(v, path, {"dist", "low", "high", "scale", "shift"}));
+  KFORGE_RETURN_IF_ERROR(c.Require(v, path, "dist"));
+  KFORGE_ASSIGN_OR_RETURN(std::string dist, c.String(v["dist"], path + ".dist"));
+  static const std::pair<std::string_view, InitSpec::Dist> kDists[] = {
+      {"randn", InitSpec::Dist::kRandn},     {"rand", InitSpec::Dist::kRand},
+      {"uniform", InitSpec::Dist::kUniform}, {"randint", InitSpec::Dist::kRandint},
+      {"ones", InitSpec::Dist::kOnes},       {"zeros", InitSpec::Dist::kZeros}};
+  auto found =
+      std::find_if(std::begin(kDists), std::end(kDists), [&](const auto& d) { return d.first == dist; });
+  if (found == std::end(kDists)) return c.Error(path + ".dist", "unknown distribution \"" + dist + "\"");
+  init.dist = found->second;
+  bool ranged = init.dist == InitSpec::Dist::kUniform || init.dist == InitSpec::Dist::kRandint;
+  if (ranged) {
+    KFORGE_RETURN_IF_ERROR(c.Require(v, path, "low"));
+    KFORGE_RETURN_IF_ERROR(c.Require(v, path, "high"));
+  } else if (v.contains("low") || v.contains("high")) {
+    return c.Error(path, "\"low\"/\"high\" apply only to uniform and randint");
+  }
+  for (auto [key, field] : {std::pair{"low", &init.low}, std::pair{"high", &init.high},
+                            std::pair{"scale", &init.scale}, std::pair{"shift", &init.shift}}) {
+    if (!v.contains(key)) continue;
+    std::string field_path = path + "." + key;
+    if (init.dist == InitSpec::Dist::kRandint &&
+        (std::string_view(key) == "low" || std::string_view(key) == "high")) {
+      KFORGE_ASSIGN_OR_RETURN(int64_t bound, c.Int(v[key], field_path));
+      *field = static_cast<double>(bound);
+    } else {
+      KFORGE_ASSIGN_OR_RETURN(*field, c.Number(v[key], field_path));
+    }
+    if (!std::isfinite(*field)) return c.Error(field_path, "not finite");
+  }
+  if (ranged && !(init.low < init.high)) return c.Error(path, "\"low\" must be below \"high\"");
+  return Status::Ok();
+}
+
+InitSpec DefaultInit(DType dtype) {
+  InitSpec init;
+  if (IsFloating(dtype)) return init;
+  init.dist = InitSpec::Dist::kRandint;
+  init.low = 0;
+  init.high = dtype == DType::kBool ? 2 : 10;
+  return init;
+}
+
+Status ParseTensors(const Checker& c, const json& root, std::string_view key, std::vector<TensorSpec>& out,
+                    std::set<std::string>& names) {
+  std::string list_path(key);
+  if (!root.contains(key)) return c.Error("", "missing field \"" + list_path + "\"");
+  const json& list = root[std::string(key)];
+  KFORGE_RETURN_IF_ERROR(c.Array(list, list_path));
+  for (size_t i = 0; i < list.size(); ++i) {
+    std::string path = list_path + "[" + std::to_string(i) + "]";
+    const json& v = list[i];
+    KFORGE_RETURN_IF_ERROR(c.Object(v, path));
+    KFORGE_RETURN_IF_ERROR(c.OnlyKeys(v, path, {"name", "dtype", "shape", "init"}));
+    for (std::string_view req : {"name", "dtype", "shape"}) KFORGE_RETURN_IF_ERROR(c.Require(v, path, req));
+    TensorSpec spec;
+    KFORGE_ASSIGN_OR_RETURN(spec.name, c.String(v["name"], path + ".name"));
+    if (spec.name.empty()) return c.Error(path + ".name", "empty name");
+    if (!names.insert(spec.name).second)
+      return c.Error(path + ".name", "duplicate tensor name \"" + spec.name + "\"");
+    KFORGE_ASSIGN_OR_RETURN(std::string dtype, c.String(v["dtype"], path + ".dtype"));
+    std::optional<DType> parsed = ParseDType(dtype);
+    if (!parsed) return c.Error(path + ".dtype", "unknown dtype \"" + dtype + "\"");
+    spec.dtype = *parsed;
+    KFORGE_RETURN_IF_ERROR(c.Array(v["shape"], path + ".shape"));
+    for (size_t d = 0; d < v["shape"].size(); ++d) {
+      const json& dim = v["shape"][d];
+      std::string dim_path = path + ".shape[" + std::to_string(d) + "]";
+      if (dim.is_number_integer()) {
+        KFORGE_ASSIGN_OR_RETURN(int64_t n, c.Int(dim, dim_path));
+        if (n < 0) return c.Error(dim_path, "negative dimension " + std::to_string(n));
+        spec.shape.push_back(std::to_string(n));
+      } else if (dim.is_string()) {
+        std::string text = dim.get<std::string>();
+        Status parsed_expr = ParseExpr(text);
+        if (!parsed_expr.ok()) return c.Error(dim_path, parsed_expr.message());
+        spec.shape.push_back(text);
+      } else {
+        return c.Error(dim_path,
+                       "expected an integer or an expression string, got " + std::string(dim.type_name()));
+      }
+    }
+    spec.init = DefaultInit(spec.dtype);
+    if (v.contains("init")) KFORGE_RETURN_IF_ERROR(ParseInit(c, v["init"], path + ".init", spec.init));
+    out.push_back(std::move(spec));
+  }
+  return Status::Ok();
+}
+
+Status ParseSymbols(const Checker& c, const json& v, const std::string& path,
+                    std::map<std::string, int64_t>& out) {
+  KFORGE_RETURN_IF_ERROR(c.Object(v, path));
+  for (auto it = v.begin(); it != v.end(); ++it) {
+    std::string sym_path = path + "." + it.key();
+    if (!IsIdentifier(it.key())) return c.Error(sym_path, "symbol names are identifiers");
+    KFORGE_ASSIGN_OR_RETURN(out[it.key()], c.Int(it.value(), sym_path));
+  }
+  return Status::Ok();
+}
+
+Status ParseArtifacts(const Checker& c, const json& v, const fs::path& dir, Artifacts& out) {
+  const std::string path = "artifacts";
+  KFORGE_RETURN_IF_ERROR(c.Object(v, path));
+  KFORGE_RETURN_IF_ERROR(c.OnlyKeys(v, path, {"packages", "params", "golden"}));
+  if (v.contains("packages")) {
+    const json& packages = v["packages"];
+    KFORGE_RETURN_IF_ERROR(c.Object(packages, path + ".packages"));
+    for (auto it = packages.begin(); it != packages.end(); ++it) {
+      std::string variant_path = path + ".packages." + it.key();
+      KFORGE_RETURN_IF_ERROR(c.Object(it.value(), variant_path));
+      KFORGE_RETURN_IF_ERROR(c.OnlyKeys(it.value(), variant_path, {"cpu", "cuda"}));
+      for (auto dev = it.value().begin(); dev != it.value().end(); ++dev) {
+        std::string dev_path = variant_path + "." + dev.key();
+        KFORGE_ASSIGN_OR_RETURN(std::string rel, c.String(dev.value(), dev_path));
+        KFORGE_RETURN_IF_ERROR(CheckRelative(c, dev_path, rel));
+        out.packages[it.key()][dev.key()] = dir / rel;
+      }
+    }
+  }
+  if (v.contains("params")) {
+    KFORGE_ASSIGN_OR_RETURN(std::string rel, c.String(v["params"], path + ".params"));
+    KFORGE_RETURN_IF_ERROR(CheckRelative(c, path + ".params", rel));
+    out.params = dir / rel;
+  }
+  if (v.contains("golden")) {
+    const json& g = v["golden"];
+    std::string gpath = path + ".golden";
+    KFORGE_RETURN_IF_ERROR(c.Object(g, gpath));
+    KFORGE_RETURN_IF_ERROR(c.OnlyKeys(g, gpath, {"seed", "variant", "file"}));
+    KFORGE_RETURN_IF_ERROR(c.Require(g, gpath, "file"));
+    Artifacts::Golden golden;
+    if (g.contains("seed")) {
+      KFORGE_ASSIGN_OR_RETURN(int64_t seed, c.Int(g["seed"], gpath + ".seed"));
+      if (seed < 0) return c.Error(gpath + ".seed", "negative seed");
+      golden.seed = static_cast<uint64_t>(seed);
+    }
+    if (g.contains("variant")) {
+      KFORGE_ASSIGN_OR_RETURN(golden.variant, c.String(g["variant"], gpath + ".variant"));
+    }
+    KFORGE_ASSIGN_OR_RETURN(std::string rel, c.String(g["file"], gpath + ".file"));
+    KFORGE_RETURN_IF_ERROR(CheckRelative(c, gpath + ".file", rel));
+    golden.file = dir / rel;
+    out.golden = std::move(golden);
+  }
+  return Status::Ok();
+}
+
+// nlohmann's message is "[json.exception.parse_error.101] parse error at line 3, column 5: ...".
+std::string ParseErrorText(const json::parse_error& e) {
+  std::string what = e.what();
+  size_t at = what.find("parse error at ");
+  if (at != std::string::npos) return what.substr(at + 15);
+  size_t bracket = what.find("] ");
+  return bracket == std::string::npos ? what : what.substr(bracket + 2);
+}
+
+StatusOr<Task> ParseTask(const Checker& c, const json& root, const fs::path& dir) {
+  Task task;
+  task.dir = dir;
+  task.json_path = dir / "task.json";
+  KFORGE_RETURN_IF_ERROR(c.Object(root, ""));
+  KFORGE_RETURN_IF_ERROR(c.Require(root, "", "schema"));
+  KFORGE_ASSIGN_OR_RETURN(std::string schema, c.String(root["schema"], "schema"));
+  if (schema != kSchema) {
+    if (schema.rfind(kSchemaPrefix, 0) == 0)
+      return c.Error("schema", "unsupported version \"" + schema + "\" (this kforge reads " +
+                                   std::string(kSchema) + ")");
+    return c.Error("schema", "expected \"" + std::string(kSchema) + "\", got \"" + schema + "\"");
+  }
+  KFORGE_RETURN_IF_ERROR(
+      c.OnlyKeys(root, "",
+                 {"schema", "id", "level", "tags", "description", "spec", "reference", "symbols", "constants",
+                  "inputs", "params", "outputs", "variants", "tolerance", "cost", "artifacts"}));
+  for (std::string_view req : {"id", "description", "reference", "inputs", "outputs"})
+    KFORGE_RETURN_IF_ERROR(c.Require(root, "", req));
+
+  KFORGE_ASSIGN_OR_RETURN(task.id, c.String(root["id"], "id"));
+  {
+    fs::path id_path(task.id);
+    bool ok = !task.id.empty() && task.id.front() != '/' && task.id.back() != '/';
+    for (const fs::path& part : id_path) ok = ok && part != ".." && part != "." && !part.empty();
+    if (!ok || id_path.is_absolute()) return c.Error("id", "malformed id \"" + task.id + "\"");
+  }
+  if (root.contains("level")) {
+    KFORGE_ASSIGN_OR_RETURN(int64_t level, c.Int(root["level"], "level"));
+    if (level < 0 || level > 1000) return c.Error("level", "out of range");
+    task.level = static_cast<int>(level);
+  }
+  if (root.contains("tags")) {
+    KFORGE_RETURN_IF_ERROR(c.Array(root["tags"], "tags"));
+    for (size_t i = 0; i < root["tags"].size(); ++i) {
+      KFORGE_ASSIGN_OR_RETURN(std::string tag, c.String(root["tags"][i], "tags[" + std::to_string(i) + "]"));
+      task.tags.push_back(std::move(tag));
+    }
+  }
+  KFORGE_ASSIGN_OR_RETURN(task.description, c.String(root["description"], "description"));
+  if (root.contains("spec")) {
+    KFORGE_ASSIGN_OR_RETURN(task.spec, c.String(root["spec"], "spec"));
+  }
+
+  KFORGE_ASSIGN_OR_RETURN(std::string reference, c.String(root["reference"], "reference"));
+  KFORGE_RETURN_IF_ERROR(CheckRelative(c, "reference", reference));
+  task.reference = dir / reference;
+  std::error_code ec;
+  if (!fs::is_regular_file(task.reference, ec))
+    return c.Error("reference", "missing reference file " + task.reference.string());
+
+  if (root.contains("symbols"))
+    KFORGE_RETURN_IF_ERROR(ParseSymbols(c, root["symbols"], "symbols", task.symbols));
+  if (root.contains("constants")) {
+    KFORGE_RETURN_IF_ERROR(c.Object(root["constants"], "constants"));
+    for (auto it = root["constants"].begin(); it != root["constants"].end(); ++it) {
+      if (!IsIdentifier(it.key())) return c.Error("constants." + it.key(), "constant names are identifiers");
+      KFORGE_ASSIGN_OR_RETURN(task.constants[it.key()], c.Number(it.value(), "constants." + it.key()));
+    }
+  }
+
+  std::set<std::string> names;
+  KFORGE_RETURN_IF_ERROR(ParseTensors(c, root, "inputs", task.inputs, names));
+  if (root.contains("params")) KFORGE_RETURN_IF_ERROR(ParseTensors(c, root, "params", task.params, names));
+  KFORGE_RETURN_IF_ERROR(ParseTensors(c, root, "outputs", task.outputs, names));
+  if (task.outputs.empty()) return c.Error("outputs", "a task has at least one output");
+  for (size_t i = 0; i < task.outputs.size(); ++i) {
+    if (task.outputs[i].name != "out" + std::to_string(i))
+      return c.Error("outputs[" + std::to_string(i) + "].name",
+                     "outputs are named out0, out1, ... in order; expected \"out" + std::to_string(i) + "\"");
+  }
+
+  task.variants.push_back({"default", task.symbols});
+  if (root.contains("variants")) {
+    const json& variants = root["variants"];
+    KFORGE_RETURN_IF_ERROR(c.Array(variants, "variants"));
+    for (size_t i = 0; i < variants.size(); ++i) {
+      std::string path = "variants[" + std::to_string(i) + "]";
+      const json& v = variants[i];
+      KFORGE_RETURN_IF_ERROR(c.Object(v, path));
+      KFORGE_RETURN_IF_ERROR(c.OnlyKeys(v, path, {"name", "symbols"}));
+      KFORGE_RETURN_IF_ERROR(c.Require(v, path, "name"));
+      KFORGE_RETURN_IF_ERROR(c.Require(v, path, "symbols"));
+      Variant variant;
+      KFORGE_ASSIGN_OR_RETURN(variant.name, c.String(v["name"], path + ".name"));
+      if (variant.name.empty() ||
+          variant.name.find_first_not_of(
+              "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") != std::string::npos)
+        return c.Error(path + ".name", "variant names use letters, digits, '_' and '-'");
+      if (task.FindVariant(variant.name))
+        return c.Error(path + ".name",
+                       "duplicate variant \"" + variant.name + "\" (\"default\" is the base symbols)");
+      std::map<std::string, int64_t> overrides;
+      KFORGE_RETURN_IF_ERROR(ParseSymbols(c, v["symbols"], path + ".symbols", overrides));
+      variant.symbols = task.symbols;
+      for (const auto& [name, value] : overrides) {
+        if (!task.symbols.count(name))
+          return c.Error(path + ".symbols." + name, "not a symbol of the task (symbols lists the defaults)");
+        variant.symbols[name] = value;
+      }
+      task.variants.push_back(std::move(variant));
+    }
+  }
+
+  // Every shape must resolve under every variant.
+  for (const Variant& variant : task.variants) {
+    for (auto [key, list] : {std::pair{"inputs", &task.inputs}, std::pair{"params", &task.params},
+                             std::pair{"outputs", &task.outputs}}) {
+      for (size_t i = 0; i < list->size(); ++i) {
+        StatusOr<std::vector<int64_t>> shape = ResolveShape((*list)[i], variant.symbols);
+        if (!shape.ok()) {
+          std::string where = std::string(key) + "[" + std::to_string(i) + "].shape";
+          if (variant.name != "default") where += " (variant \"" + variant.name + "\")";
+          return c.Error(where, shape.status().message());
+        }
+      }
+    }
+  }
+
+  bool tolerance_set = false;
+  if (root.contains("tolerance")) {
+    const json& t = root["tolerance"];
+    KFORGE_RETURN_IF_ERROR(c.Object(t, "tolerance"));
+    KFORGE_RETURN_IF_ERROR(c.OnlyKeys(t, "tolerance", {"atol", "rtol"}));
+    task.tolerance = DefaultTolerance(task.outputs[0].dtype);
+    for (auto [key, field] :
+         {std::pair{"atol", &task.tolerance.atol}, std::pair{"rtol", &task.tolerance.rtol}}) {
+      if (!t.contains(key)) continue;
+      KFORGE_ASSIGN_OR_RETURN(*field, c.Number(t[key], std::string("tolerance.") + key));
+      if (!(*field >= 0) || !std::isfinite(*field))
+        return c.Error(std::string("tolerance.") + key, "must be a finite number >= 0");
+    }
+    tolerance_set = true;
+  }
+  if (!tolerance_set) {
+    task.tolerance = {0, 0};
+    for (const TensorSpec& out : task.outputs) {
+      Tolerance d = DefaultTolerance(out.dtype);
+      task.tolerance.atol = std::max(task.tolerance.atol, d.atol);
+      task.tolerance.rtol = std::max(task.tolerance.rtol, d.rtol);
+    }
+  }
+  task.tolerance_explicit = tolerance_set;
+
+  if (root.contains("cost")) {
+    const json& cost = root["cost"];
+    KFORGE_RETURN_IF_ERROR(c.Object(cost, "cost"));
+    KFORGE_RETURN_IF_ERROR(c.OnlyKeys(cost, "cost", {"flops", "bytes"}));
+    for (auto [key, field] : {std::pair{"flops", &task.cost_flops}, std::pair{"bytes", &task.cost_bytes}}) {
+      if (!cost.contains(key)) continue;
+      std::string path = std::string("cost.") + key;
+      const json& v = cost[key];
+      if (v.is_number_integer()) {
+        KFORGE_ASSIGN_OR_RETURN(int64_t n, c.Int(v, path));
+        *field = std::to_string(n);
+      } else {
+        KFORGE_ASSIGN_OR_RETURN(*field, c.String(v, path));
+      }
+      StatusOr<int64_t> value = EvalCost(task, *field, "default");
+      if (!value.ok()) return c.Error(path, value.status().message());
+    }
+  }
+
+  if (root.contains("artifacts"))
+    KFORGE_RETURN_IF_ERROR(ParseArtifacts(c, root["artifacts"], dir, task.artifacts));
+  for (const auto& [variant, devices] : task.artifacts.packages)
+    if (!task.FindVariant(variant)) return c.Error("artifacts.packages." + variant, "no such variant");
+  if (task.artifacts.golden && !task.FindVariant(task.artifacts.golden->variant))
+    return c.Error("artifacts.golden.variant", "no such variant \"" + task.artifacts.golden->variant + "\"");
+  return task;
+}
+
+std::string IdOf(const fs::path& rel) {
+  std::string id;
+  for (const fs::path& part : rel) {
+    if (!id.empty()) id += '/';
+    id += part.string();
+  }
+  return id;
+}
+
+}  // namespace
+
+std::string_view InitDistName(InitSpec::Dist dist) {
+  switch (dist) {
+    case InitSpec::Dist::kRandn:
+      return "randn";
+    case InitSpec::Dist::kRand:
+      return "rand";
+    case InitSpec::Dist::kUniform:
+      return "uniform";
+    case InitSpec::Dist::kRandint:
+      return "randint";
+    case InitSpec::Dist::kOnes:
+      return "ones";
+    case InitSpec::Dist::kZeros:
+      return "zeros";
+  }
+  return "?";
+}
+
+Tolerance DefaultTolerance(DType dtype) {
+  if (dtype == DType::kFloat16 || dtype == DType::kBFloat16) return {1e-2, 1e-2};
+  return {1e-4, 1e-4};
+}
+
+const Variant* Task::FindVariant(std::string_view name) const {
+  for (const Variant& v : variants)
+    if (v.name == name) return &v;
+  return nullptr;
+}
+
+const TensorSpec* Task::FindTensor(std::string_view name) const {
+  for (const auto* list : {&inputs, &params, &outputs})
+    for (const TensorSpec& spec : *list)
+      if (spec.name == name) return &spec;
+  return nullptr;
+}
+
+StatusOr<Task> LoadTask(const fs::path& task_dir) {
+  fs::path file = task_dir / "task.json";
+  Checker c(file.string());
+  std::ifstream in(file, std::ios::binary);
+  if (!in) return Status::NotFound(file.string() + ": cannot open");
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  json root;
+  try {
+    root = json::parse(buffer.str());
+  } catch (const json::parse_error& e) {
+    return Status::ParseError(file.string() + ": " + ParseErrorText(e));
+  }
+  KFORGE_ASSIGN_OR_RETURN(Task task, ParseTask(c, root, task_dir));
+  // The id's components must be the folder's last components.
+  std::vector<std::string> id_parts, dir_parts;
+  for (const fs::path& p : fs::path(task.id)) id_parts.push_back(p.string());
+  for (const fs::path& p : task_dir.lexically_normal()) {
+    if (!p.empty()) dir_parts.push_back(p.string());
+  }
+  if (!dir_parts.empty() && dir_parts.back().empty()) dir_parts.pop_back();
+  bool match = dir_parts.size() >= id_parts.size() &&
+               std::equal(id_parts.rbegin(), id_parts.rend(), dir_parts.rbegin());
+  if (!match) return c.Error("id", "\"" + task.id + "\" does not match the folder " + task_dir.string());
+  return task;
+}
+
+StatusOr<std::vector<Task>> LoadTaskTree(const fs::path& root) {
+  std::error_code ec;
+  if (!fs::is_directory(root, ec)) return Status::NotFound(root.string() + ": no such task folder");
+  std::vector<fs::path> dirs;
+  fs::recursive_directory_iterator it(root, fs::directory_options::skip_permission_denied, ec), end;
+  if (ec) return Status::IoError(root.string() + ": " + ec.message());
+  for (; it != end; it.increment(ec)) {
+    if (ec) return Status::IoError(root.string() + ": " + ec.message());
+    if (it->is_regular_file(ec) && it->path().filename() == "task.json")
+      dirs.push_back(it->path().parent_path());
+  }
+  std::vector<Task> tasks;
+  for (const fs::path& dir : dirs) {
+    KFORGE_ASSIGN_OR_RETURN(Task task, LoadTask(dir));
+    std::string expected = IdOf(dir.lexically_relative(root));
+    if (task.id != expected)
+      return Checker(task.json_path.string())
+          .Error("id", "\"" + task.id + "\" does not match its folder \"" + expected + "\"");
+    tasks.push_back(std::move(task));
+  }
+  std::sort(tasks.begin(), tasks.end(), [](const Task& a, const Task& b) { return a.id < b.id; });
+  return tasks;
+}
+
+StatusOr<Task> FindTask(const fs::path& root, std::string_view id) {
+  fs::path rel(id);
+  for (const fs::path& part : rel)
+    if (part == ".." || rel.is_absolute())
+      return Status::InvalidArgument("malformed task id \"" + std::string(id) + "\"");
+  std::error_code ec;
+  if (!fs::is_regular_file(root / rel / "task.json", ec))
+    return Status::NotFound("no task \"" + std::string(id) + "\" under " + root.string());
+  KFORGE_ASSIGN_OR_RETURN(Task task, LoadTask(root / rel));
+  if (task.id != id)
+    return Checker(task.json_path.string())
+        .Error("id", "\"" + task.id + "\" does not match its folder \"" + std::string(id) + "\"");
+  return task;
+}
+
+StatusOr<std::vector<int64_t>> ResolveShape(const TensorSpec& spec,
+                                            const std::map<std::string, int64_t>& symbols) {
+  ExprEnv env;
+  env.symbol = [&symbols](std::string_view name) -> std::optional<int64_t> {
+    auto it = symbols.find(std::string(name));
+    if (it == symbols.end()) return std::nullopt;
+    return it->second;
+  };
+  std::vector<int64_t> shape;
+  for (const std::string& dim : spec.shape) {
+    KFORGE_ASSIGN_OR_RETURN(int64_t n, EvalExpr(dim, env));
+    if (n < 0) return Status::InvalidArgument("in \"" + dim + "\": negative dimension " + std::to_string(n));
+    shape.push_back(n);
+  }
+  return shape;
+}
+
+StatusOr<std::map<std::string, std::vector<int64_t>>> ResolveShapes(const Task& task,
+                                                                    std::string_view variant) {
+  const Variant* v = task.FindVariant(variant);
+  if (!v) return Status::NotFound("task " + task.id + " has no variant \"" + std::string(variant) + "\"");
+  std::map<std::string, std::vector<int64_t>> shapes;
+  for (const auto* list : {&task.inputs, &task.params, &task.outputs}) {
+    for (const TensorSpec& spec : *list) {
+      KFORGE_ASSIGN_OR_RETURN(shapes[spec.name], ResolveShape(spec, v->symbols));
+    }
+  }
+  return shapes;
+}
+
+StatusOr<int64_t> EvalCost(const Task& task, std::string_view expr, std::string_view variant) {
+  const Variant* v = task.FindVariant(variant);
+  if (!v) return Status::NotFound("task " + task.id + " has no variant \"" + std::string(variant) + "\"");
+  KFORGE_ASSIGN_OR_RETURN(auto shapes, ResolveShapes(task, variant));
+  ExprEnv env;
+  env.symbol = [v](std::string_view name) -> std::optional<int64_t> {
+    auto it = v->symbols.find(std::string(name));
+    if (it == v->symbols.end()) return std::nullopt;
+    return it->second;
+  };
+  env.shape = [&shapes](std::string_view name) -> std::optional<std::vector<int64_t>> {
+    auto it = shapes.find(std::string(name));
+    if (it == shapes.end()) return std::nullopt;
+    return it->second;
+  };
+  return EvalExpr(expr, env);
+}
+
+}  // namespace kforge::common

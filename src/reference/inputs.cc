@@ -1,0 +1,135 @@
+// Seeded input generation, golden-file loading and candidate output buffers.
+#include <ATen/CPUGeneratorImpl.h>
+#include <ATen/detail/CUDAHooksInterface.h>
+
+#include "kforge/common/safetensors.h"
+#include "kforge/reference/runner.h"
+#include "reference/torch_util.h"
+
+namespace kforge::reference {
+namespace {
+
+using common::InitSpec;
+
+// SplitMix64: decorrelates the per-tensor seeds derived from one run seed.
+uint64_t Mix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+at::Generator MakeGenerator(Device device, uint64_t seed) {
+  if (device.is_cuda()) {
+    at::Generator gen =
+        at::detail::getCUDAHooks().getNewGenerator(static_cast<c10::DeviceIndex>(device.index));
+    gen.set_current_seed(seed);
+    return gen;
+  }
+  return at::detail::createCPUGenerator(seed);
+}
+
+// Draws one tensor; floating draws happen in float32 (float64 stays float64) and are cast.
+at::Tensor Draw(const common::TensorSpec& spec, const std::vector<int64_t>& shape, int dist_index,
+                at::Generator& gen, const at::TensorOptions& device_opts) {
+  const InitSpec& init = spec.init;
+  at::ScalarType target = ToScalarType(spec.dtype);
+  at::ScalarType work = target == at::kDouble ? at::kDouble : at::kFloat;
+  auto opts = device_opts.dtype(work);
+  at::Tensor x;
+  switch (init.dist) {
+    case InitSpec::Dist::kRandn:
+      x = at::randn(shape, gen, opts);
+      if (dist_index == 1) x = x * 4 + 1;
+      if (dist_index == 2) x = x * 0.25 - 0.5;
+      break;
+    case InitSpec::Dist::kRand:
+      x = at::rand(shape, gen, opts);
+      if (dist_index == 1) x = x * x;
+      if (dist_index == 2) x = 1 - x * x;
+      break;
+    case InitSpec::Dist::kUniform: {
+      at::Tensor u = at::rand(shape, gen, opts);
+      double span = init.high - init.low;
+      if (dist_index == 0) x = u * span + init.low;
+      if (dist_index == 1) x = u * u * span + init.low;
+      if (dist_index == 2) x = init.high - u * u * span;
+      break;
+    }
+    case InitSpec::Dist::kRandint: {
+      auto lopts = device_opts.dtype(at::kLong);
+      int64_t low = static_cast<int64_t>(init.low), high = static_cast<int64_t>(init.high);
+      x = at::randint(low, high, shape, gen, lopts);
+      if (dist_index == 1) {
+        at::Tensor pick = at::randint(0, 4, shape, gen, lopts);
+        x = at::where(pick == 0, at::full_like(x, low), at::where(pick == 1, at::full_like(x, high - 1), x));
+      } else if (dist_index == 2) {
+        x = at::randint(low, high, shape, gen, lopts);
+      }
+      if (init.scale == 1 && init.shift == 0) return x.to(target);
+      x = x.to(work);
+      break;
+    }
+    case InitSpec::Dist::kOnes:
+      x = at::ones(shape, opts);
+      break;
+    case InitSpec::Dist::kZeros:
+      x = at::zeros(shape, opts);
+      break;
+  }
+  if (init.scale != 1) x = x * init.scale;
+  if (init.shift != 0) x = x + init.shift;
+  if (!common::IsFloating(spec.dtype)) x = spec.dtype == common::DType::kBool ? x != 0 : x.round();
+  return x.to(target).contiguous();
+}
+
+}  // namespace
+
+StatusOr<TensorSet> GenerateInputs(const common::Task& task, std::string_view variant, uint64_t seed,
+                                   int distribution_index, Device device) {
+  if (distribution_index < 0 || distribution_index >= kNumDistributions)
+    return Status::InvalidArgument("distribution index " + std::to_string(distribution_index) +
+                                   " not in [0, " + std::to_string(kNumDistributions) + ")");
+  const common::Variant* v = task.FindVariant(variant);
+  if (!v) return Status::NotFound("task " + task.id + " has no variant \"" + std::string(variant) + "\"");
+  if (device.is_cuda() && device.index >= CudaDeviceCount())
+    return Status::Unavailable("no CUDA device " + device.ToString());
+  at::InferenceMode guard;
+  auto opts = at::TensorOptions().device(ToTorchDevice(device));
+  TensorSet out;
+  for (size_t i = 0; i < task.inputs.size(); ++i) {
+    const common::TensorSpec& spec = task.inputs[i];
+    KFORGE_ASSIGN_OR_RETURN(std::vector<int64_t> shape, common::ResolveShape(spec, v->symbols));
+    at::Generator gen =
+        MakeGenerator(device, Mix(seed ^ Mix(i * 131 + static_cast<uint64_t>(distribution_index))));
+    out.Set(spec.name, Wrap(Draw(spec, shape, distribution_index, gen, opts)));
+  }
+  return out;
+}
+
+StatusOr<TensorSet> LoadTensors(const std::filesystem::path& file, std::string_view prefix, Device device) {
+  KFORGE_ASSIGN_OR_RETURN(auto tensors, common::ReadSafetensors(file));
+  TensorSet out;
+  for (const auto& [name, t] : tensors) {
+    if (name.rfind(prefix, 0) != 0) continue;
+    auto tensor = Tensor::FromBytes(t.dtype, t.shape, t.data, device);
+    if (!tensor.ok()) return tensor.status().WithContext(file.string() + ": " + name);
+    out.Set(name.substr(prefix.size()), std::move(tensor).value());
+  }
+  return out;
+}
+
+StatusOr<TensorSet> AllocateOutputs(const common::Task& task, std::string_view variant, Device device,
+                                    Fill fill) {
+  const common::Variant* v = task.FindVariant(variant);
+  if (!v) return Status::NotFound("task " + task.id + " has no variant \"" + std::string(variant) + "\"");
+  TensorSet out;
+  for (const common::TensorSpec& spec : task.outputs) {
+    KFORGE_ASSIGN_OR_RETURN(std::vector<int64_t> shape, common::ResolveShape(spec, v->symbols));
+    KFORGE_ASSIGN_OR_RETURN(Tensor t, Empty(spec.dtype, shape, device, fill));
+    out.Set(spec.name, std::move(t));
+  }
+  return out;
+}
+
+}  // namespace kforge::reference

@@ -1,0 +1,257 @@
+#include "kforge/common/task.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <random>
+
+namespace kforge::common {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+// A scratch task tree under the system temp folder, removed at the end of the test.
+class TaskTreeTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = fs::temp_directory_path() /
+            ("kforge_task_test_" + std::to_string(::getpid()) + "_" + std::to_string(std::random_device{}()));
+    fs::create_directories(root_);
+  }
+  void TearDown() override { fs::remove_all(root_); }
+
+  fs::path Write(const std::string& id, const std::string& text, bool with_reference = true) {
+    fs::path dir = root_ / id;
+    fs::create_directories(dir);
+    std::ofstream(dir / "task.json") << text;
+    if (with_reference) std::ofstream(dir / "reference.py") << "import torch\n";
+    return dir;
+  }
+
+  static json Good(const std::string& id = "core/scale") {
+    return json::parse(R"J({
+      "schema": "kforge.task/1",
+      "id": ")J" + id + R"J(",
+      "level": 1,
+      "tags": ["elementwise"],
+      "description": "y = x * w",
+      "reference": "reference.py",
+      "symbols": {"N": 1024, "B": 2},
+      "constants": {"alpha": 0.5},
+      "inputs": [{"name": "x", "dtype": "float32", "shape": ["B", "N"], "init": {"dist": "uniform", "low": -2, "high": 2}},
+                 {"name": "idx", "dtype": "int64", "shape": [4]}],
+      "params": [{"name": "lin.weight", "dtype": "float16", "shape": ["N"]}],
+      "outputs": [{"name": "out0", "dtype": "float32", "shape": ["B", "cdiv(N, 2) * 2"]}],
+      "variants": [{"name": "small", "symbols": {"N": 7}}],
+      "cost": {"flops": "numel(x)", "bytes": "4 * (numel(x) + numel(out0))"},
+      "artifacts": {"packages": {"default": {"cpu": "ref.default.cpu.pt2", "cuda": "ref.default.cuda.pt2"}},
+                    "params": "params.safetensors",
+                    "golden": {"seed": 3, "variant": "default", "file": "golden.safetensors"}}
+    })J");
+  }
+
+  fs::path root_;
+};
+
+TEST_F(TaskTreeTest, LoadsAGoodTask) {
+  fs::path dir = Write("core/scale", Good().dump(2));
+  StatusOr<Task> task = LoadTask(dir);
+  ASSERT_TRUE(task.ok()) << task.status().ToString();
+  EXPECT_EQ(task->id, "core/scale");
+  EXPECT_EQ(task->level, 1);
+  EXPECT_EQ(task->tags, std::vector<std::string>{"elementwise"});
+  EXPECT_EQ(task->reference, dir / "reference.py");
+  EXPECT_EQ(task->constants.at("alpha"), 0.5);
+  ASSERT_EQ(task->inputs.size(), 2u);
+  EXPECT_EQ(task->inputs[0].init.dist, InitSpec::Dist::kUniform);
+  EXPECT_EQ(task->inputs[0].init.low, -2);
+  EXPECT_EQ(task->inputs[1].dtype, DType::kInt64);
+  EXPECT_EQ(task->inputs[1].init.dist, InitSpec::Dist::kRandint);  // default for integers
+  EXPECT_EQ(task->inputs[1].shape, std::vector<std::string>{"4"});
+  EXPECT_EQ(task->params[0].name, "lin.weight");
+  ASSERT_EQ(task->variants.size(), 2u);
+  EXPECT_EQ(task->variants[0].name, "default");
+  EXPECT_EQ(task->variants[1].symbols.at("N"), 7);
+  EXPECT_EQ(task->variants[1].symbols.at("B"), 2);  // inherited
+  EXPECT_DOUBLE_EQ(task->tolerance.atol, 1e-4);     // fp32 output default
+  EXPECT_FALSE(task->tolerance_explicit);
+  EXPECT_EQ(task->artifacts.packages.at("default").at("cuda"), dir / "ref.default.cuda.pt2");
+  EXPECT_EQ(task->artifacts.golden->seed, 3u);
+  EXPECT_EQ(*task->artifacts.params, dir / "params.safetensors");
+
+  auto small = ResolveShape(task->outputs[0], task->variants[1].symbols);
+  ASSERT_TRUE(small.ok()) << small.status().ToString();
+  EXPECT_EQ(*small, (std::vector<int64_t>{2, 8}));
+  auto flops = EvalCost(*task, task->cost_bytes, "small");
+  ASSERT_TRUE(flops.ok()) << flops.status().ToString();
+  EXPECT_EQ(*flops, 4 * (2 * 7 + 2 * 8));
+  auto shapes = ResolveShapes(*task, "default");
+  ASSERT_TRUE(shapes.ok());
+  EXPECT_EQ(shapes->at("lin.weight"), std::vector<int64_t>{1024});
+  EXPECT_FALSE(ResolveShapes(*task, "huge").ok());
+}
+
+TEST_F(TaskTreeTest, ToleranceDefaultsFollowTheLoosestOutput) {
+  json j = Good();
+  j["outputs"].push_back({{"name", "out1"}, {"dtype", "bfloat16"}, {"shape", {1}}});
+  StatusOr<Task> task = LoadTask(Write("core/scale", j.dump()));
+  ASSERT_TRUE(task.ok()) << task.status().ToString();
+  EXPECT_DOUBLE_EQ(task->tolerance.atol, 1e-2);
+  j["tolerance"] = {{"atol", 0.5}};
+  task = LoadTask(Write("core/scale", j.dump()));
+  ASSERT_TRUE(task.ok()) << task.status().ToString();
+  EXPECT_DOUBLE_EQ(task->tolerance.atol, 0.5);
+  EXPECT_DOUBLE_EQ(task->tolerance.rtol, 1e-4);  // from outputs[0], float32
+  EXPECT_TRUE(task->tolerance_explicit);
+}
+
+struct BadCase {
+  const char* label;
+  std::function<void(json&)> mutate;
+  const char* error;  // expected substring, after "<file>: "
+};
+
+TEST_F(TaskTreeTest, RejectsBadTasks) {
+  const BadCase cases[] = {
+      {"bad dtype", [](json& j) { j["inputs"][0]["dtype"] = "float33"; },
+       "inputs[0].dtype: unknown dtype \"float33\""},
+      {"unknown top field", [](json& j) { j["inptus"] = json::array(); }, "inptus: unknown field"},
+      {"unknown tensor field", [](json& j) { j["outputs"][0]["dtyp"] = "x"; },
+       "outputs[0].dtyp: unknown field"},
+      {"unknown init field", [](json& j) { j["inputs"][0]["init"]["mean"] = 1; },
+       "inputs[0].init.mean: unknown field"},
+      {"bad expression", [](json& j) { j["inputs"][0]["shape"][1] = "N +* 2"; }, "inputs[0].shape[1]: "},
+      {"unknown symbol", [](json& j) { j["inputs"][0]["shape"][1] = "M"; }, "inputs[0].shape: "},
+      {"negative variant dim", [](json& j) { j["variants"][0]["symbols"]["N"] = -3; },
+       "inputs[0].shape (variant \"small\")"},
+      {"variant unknown symbol", [](json& j) { j["variants"][0]["symbols"]["Q"] = 3; },
+       "variants[0].symbols.Q"},
+      {"variant named default", [](json& j) { j["variants"][0]["name"] = "default"; }, "duplicate variant"},
+      {"schema major", [](json& j) { j["schema"] = "kforge.task/2"; }, "schema: unsupported version"},
+      {"schema kind", [](json& j) { j["schema"] = "kforge.solution/1"; }, "schema: expected"},
+      {"missing id", [](json& j) { j.erase("id"); }, "missing field \"id\""},
+      {"id mismatch", [](json& j) { j["id"] = "core/other"; }, "id: \"core/other\" does not match"},
+      {"level type", [](json& j) { j["level"] = "one"; }, "level: expected an integer"},
+      {"fraction dim", [](json& j) { j["inputs"][1]["shape"][0] = 1.5; },
+       "inputs[1].shape[0]: expected an integer or"},
+      {"tag type", [](json& j) { j["tags"][0] = 3; }, "tags[0]: expected a string"},
+      {"output names", [](json& j) { j["outputs"][0]["name"] = "y"; },
+       "outputs[0].name: outputs are named out0"},
+      {"duplicate name", [](json& j) { j["params"][0]["name"] = "x"; },
+       "params[0].name: duplicate tensor name"},
+      {"randint fraction",
+       [](json& j) {
+         j["inputs"][1]["init"] = {{"dist", "randint"}, {"low", 0}, {"high", 2.5}};
+       },
+       "inputs[1].init.high: expected an integer"},
+      {"bad dist",
+       [](json& j) {
+         j["inputs"][0]["init"] = {{"dist", "normal"}};
+       },
+       "unknown distribution \"normal\""},
+      {"low above high", [](json& j) { j["inputs"][0]["init"]["low"] = 3; },
+       "\"low\" must be below \"high\""},
+      {"tolerance negative",
+       [](json& j) {
+         j["tolerance"] = {{"atol", -1}};
+       },
+       "tolerance.atol: must be"},
+      {"cost unknown tensor", [](json& j) { j["cost"]["flops"] = "numel(z)"; }, "cost.flops: "},
+      {"artifact escape", [](json& j) { j["artifacts"]["params"] = "../x.safetensors"; },
+       "artifacts.params: path leaves"},
+      {"artifact device", [](json& j) { j["artifacts"]["packages"]["default"]["tpu"] = "x"; },
+       "artifacts.packages.default.tpu: unknown field"},
+      {"artifact variant",
+       [](json& j) {
+         j["artifacts"]["packages"]["large"] = {{"cpu", "x.pt2"}};
+       },
+       "artifacts.packages.large: no such variant"},
+      {"no outputs", [](json& j) { j["outputs"] = json::array(); },
+       "outputs: a task has at least one output"},
+      {"constant type", [](json& j) { j["constants"]["alpha"] = "x"; }, "constants.alpha: expected a number"},
+  };
+  for (const BadCase& c : cases) {
+    json j = Good();
+    c.mutate(j);
+    fs::path dir = Write("core/scale", j.dump(2));
+    StatusOr<Task> task = LoadTask(dir);
+    ASSERT_FALSE(task.ok()) << c.label;
+    const std::string& msg = task.status().message();
+    EXPECT_EQ(msg.rfind((dir / "task.json").string() + ": ", 0), 0u) << c.label << ": " << msg;
+    EXPECT_NE(msg.find(c.error), std::string::npos) << c.label << ": " << msg;
+    EXPECT_EQ(msg.find('\n'), std::string::npos) << c.label;
+  }
+}
+
+TEST_F(TaskTreeTest, MalformedJsonNamesLineAndColumn) {
+  fs::path dir = Write("core/scale", "{\n  \"schema\": \"kforge.task/1\",\n  \"id\": oops\n}\n");
+  StatusOr<Task> task = LoadTask(dir);
+  ASSERT_FALSE(task.ok());
+  EXPECT_EQ(task.status().code(), Status::Code::kParseError);
+  EXPECT_NE(task.status().message().find("task.json: line 3, column"), std::string::npos)
+      << task.status().message();
+}
+
+TEST_F(TaskTreeTest, MissingReferenceFile) {
+  fs::path dir = Write("core/scale", Good().dump(), /*with_reference=*/false);
+  StatusOr<Task> task = LoadTask(dir);
+  ASSERT_FALSE(task.ok());
+  EXPECT_NE(task.status().message().find("reference: missing reference file"), std::string::npos)
+      << task.status().message();
+}
+
+TEST_F(TaskTreeTest, TreeFindsEveryTaskAndChecksIds) {
+  Write("core/scale", Good("core/scale").dump());
+  Write("suite/deep/b", Good("suite/deep/b").dump());
+  fs::create_directories(root_ / "empty/folder");
+  StatusOr<std::vector<Task>> tasks = LoadTaskTree(root_);
+  ASSERT_TRUE(tasks.ok()) << tasks.status().ToString();
+  ASSERT_EQ(tasks->size(), 2u);
+  EXPECT_EQ((*tasks)[0].id, "core/scale");
+  EXPECT_EQ((*tasks)[1].id, "suite/deep/b");
+
+  StatusOr<Task> found = FindTask(root_, "suite/deep/b");
+  ASSERT_TRUE(found.ok()) << found.status().ToString();
+  EXPECT_EQ(found->dir, root_ / "suite/deep/b");
+  EXPECT_EQ(FindTask(root_, "suite/none").status().code(), Status::Code::kNotFound);
+  EXPECT_FALSE(FindTask(root_, "../x").ok());
+
+  // Same trailing component, wrong prefix: LoadTask accepts "b", the tree does not.
+  Write("other/b", Good("b").dump());
+  EXPECT_TRUE(LoadTask(root_ / "other/b").ok());
+  StatusOr<std::vector<Task>> bad = LoadTaskTree(root_);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("does not match its folder \"other/b\""), std::string::npos)
+      << bad.status().message();
+}
+
+TEST(ResolveShapeTest, Table) {
+  struct Case {
+    std::vector<std::string> shape;
+    std::vector<int64_t> want;  // empty with ok=false means an error
+    bool ok;
+  };
+  const std::map<std::string, int64_t> symbols = {{"N", 10}, {"B", 3}};
+  const Case cases[] = {
+      {{"N", "B"}, {10, 3}, true},
+      {{"cdiv(N, 4)", "max(B, 8)"}, {3, 8}, true},
+      {{}, {}, true},
+      {{"N - 11"}, {}, false},
+      {{"K"}, {}, false},
+      {{"N / 0"}, {}, false},
+  };
+  for (const Case& c : cases) {
+    TensorSpec spec;
+    spec.shape = c.shape;
+    auto got = ResolveShape(spec, symbols);
+    ASSERT_EQ(got.ok(), c.ok) << testing::PrintToString(c.shape);
+    if (c.ok) EXPECT_EQ(*got, c.want);
+  }
+}
+
+}  // namespace
+}  // namespace kforge::common
