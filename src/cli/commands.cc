@@ -13,6 +13,7 @@
 
 namespace kforge::cli {
 
+Runner AttachTasks(CLI::App& sub);
 Runner AttachVerify(CLI::App& sub);
 Runner AttachWorker(CLI::App& sub);
 
@@ -33,7 +34,7 @@ const Command kCommands[] = {
     {"bench", "Time solutions and references on the same inputs", NotBuilt},
     {"export", "Turn trajectories into fine-tuning datasets and KernelBench solutions", NotBuilt},
     {"finetune-launch", "Render a trainer config (TRL, axolotl) and launch it locally or on Slurm", NotBuilt},
-    {"tasks", "List, show, import and build tasks", NotBuilt},
+    {"tasks", "List, show, import and build tasks", AttachTasks},
     {"report", "KernelBench-style metrics from verdicts and trajectories", NotBuilt},
     {"worker", "GPU worker process (internal; JSON lines over stdin/stdout)", AttachWorker, true},
 };

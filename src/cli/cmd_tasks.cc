@@ -1,0 +1,293 @@
+// `kforge tasks`: list and show task folders; import and build them through the Python exporter.
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cli/command.h"
+#include "kforge/common/task.h"
+
+extern char** environ;
+
+namespace kforge::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+struct TasksOptions {
+  std::string root;
+  std::string id;
+  bool json = false;
+  // import / build
+  std::string source;  // kernelbench DIR or module FILE.py
+  std::string out;
+  std::string levels;
+  std::string device = "cpu";
+  int jobs = 1;
+};
+
+std::string DefaultRoot() {
+  const char* env = std::getenv("KFORGE_TASKS");
+  return env && *env ? env : "tasks";
+}
+
+std::string Join(const std::vector<std::string>& parts, const char* sep) {
+  std::string s;
+  for (size_t i = 0; i < parts.size(); ++i) s += (i ? sep : "") + parts[i];
+  return s;
+}
+
+std::string ShapeText(const std::vector<int64_t>& shape) {
+  std::vector<std::string> dims;
+  for (int64_t d : shape) dims.push_back(std::to_string(d));
+  return "[" + Join(dims, ",") + "]";
+}
+
+// "x:float32[16,16384]" for every tensor of `specs`, shapes resolved for the default variant.
+std::vector<std::string> TensorTexts(const std::vector<common::TensorSpec>& specs,
+                                     const std::map<std::string, std::vector<int64_t>>& shapes) {
+  std::vector<std::string> out;
+  for (const auto& spec : specs)
+    out.push_back(spec.name + ":" + std::string(common::DTypeName(spec.dtype)) +
+                  ShapeText(shapes.at(spec.name)));
+  return out;
+}
+
+json TensorJson(const std::vector<common::TensorSpec>& specs,
+                const std::map<std::string, std::vector<int64_t>>& shapes) {
+  json list = json::array();
+  for (const auto& spec : specs)
+    list.push_back(
+        {{"name", spec.name}, {"dtype", common::DTypeName(spec.dtype)}, {"shape", shapes.at(spec.name)}});
+  return list;
+}
+
+int List(const TasksOptions& o) {
+  auto tasks = common::LoadTaskTree(o.root);
+  if (!tasks.ok()) {
+    std::fprintf(stderr, "kforge tasks list: %s\n", tasks.status().message().c_str());
+    return kExitUsage;
+  }
+  for (const common::Task& task : *tasks) {
+    auto shapes = common::ResolveShapes(task, "default").value();  // validated at load
+    json cost = json::object();
+    for (auto [key, expr] : {std::pair{"flops", &task.cost_flops}, std::pair{"bytes", &task.cost_bytes}}) {
+      if (expr->empty()) continue;
+      auto v = common::EvalCost(task, *expr, "default");
+      if (v.ok()) cost[key] = *v;
+    }
+    if (o.json) {
+      json line = {{"id", task.id},
+                   {"level", task.level ? json(*task.level) : json(nullptr)},
+                   {"tags", task.tags},
+                   {"inputs", TensorJson(task.inputs, shapes)},
+                   {"params", TensorJson(task.params, shapes)},
+                   {"outputs", TensorJson(task.outputs, shapes)},
+                   {"variants", task.variants.size()},
+                   {"cost", cost}};
+      std::cout << line.dump() << "\n";
+      continue;
+    }
+    std::string line = task.id + "  " + (task.level ? "L" + std::to_string(*task.level) : "L-") + "  [" +
+                       Join(task.tags, ",") + "]  " + Join(TensorTexts(task.inputs, shapes), " ") + " -> " +
+                       Join(TensorTexts(task.outputs, shapes), " ");
+    if (!task.params.empty()) line += "  params:" + std::to_string(task.params.size());
+    for (auto it = cost.begin(); it != cost.end(); ++it) line += "  " + it.key() + "=" + it.value().dump();
+    std::cout << line << "\n";
+  }
+  return kExitOk;
+}
+
+std::string InitText(const common::InitSpec& init) {
+  std::string s(common::InitDistName(init.dist));
+  if (init.dist == common::InitSpec::Dist::kUniform || init.dist == common::InitSpec::Dist::kRandint)
+    s += "(" + json(init.low).dump() + ", " + json(init.high).dump() + ")";
+  if (init.scale != 1) s += " *" + json(init.scale).dump();
+  if (init.shift != 0) s += " +" + json(init.shift).dump();
+  return s;
+}
+
+int Show(const TasksOptions& o) {
+  auto task = common::FindTask(o.root, o.id);
+  if (!task.ok()) {
+    std::fprintf(stderr, "kforge tasks show: %s\n", task.status().message().c_str());
+    return kExitUsage;
+  }
+  const common::Task& t = *task;
+  std::cout << "id:          " << t.id << "\n";
+  if (t.level) std::cout << "level:       " << *t.level << "\n";
+  std::cout << "tags:        " << Join(t.tags, ", ") << "\n";
+  std::cout << "reference:   " << t.reference.string() << "\n";
+  std::cout << "description: " << t.description << "\n";
+  if (!t.spec.empty()) std::cout << "spec:        " << t.spec << "\n";
+  std::cout << "tolerance:   atol=" << t.tolerance.atol << " rtol=" << t.tolerance.rtol
+            << (t.tolerance_explicit ? "" : " (dtype default)") << "\n";
+  for (auto [label, list] :
+       {std::pair{"inputs", &t.inputs}, std::pair{"params", &t.params}, std::pair{"outputs", &t.outputs}}) {
+    if (list->empty()) continue;
+    std::cout << label << ":\n";
+    for (const auto& spec : *list) {
+      std::cout << "  " << spec.name << "  " << common::DTypeName(spec.dtype) << "[" << Join(spec.shape, ", ")
+                << "]";
+      if (list == &t.inputs) std::cout << "  " << InitText(spec.init);
+      std::cout << "\n";
+    }
+  }
+  if (!t.constants.empty()) {
+    std::cout << "constants:  ";
+    for (const auto& [name, value] : t.constants) std::cout << " " << name << "=" << value;
+    std::cout << "\n";
+  }
+  std::cout << "variants:\n";
+  for (const common::Variant& v : t.variants) {
+    std::vector<std::string> syms;
+    for (const auto& [name, value] : v.symbols) syms.push_back(name + "=" + std::to_string(value));
+    std::cout << "  " << v.name << "  {" << Join(syms, ", ") << "}\n";
+    auto shapes = common::ResolveShapes(t, v.name).value();
+    std::cout << "    " << Join(TensorTexts(t.inputs, shapes), " ") << " -> "
+              << Join(TensorTexts(t.outputs, shapes), " ") << "\n";
+    for (auto [key, expr] : {std::pair{"flops", &t.cost_flops}, std::pair{"bytes", &t.cost_bytes}}) {
+      if (expr->empty()) continue;
+      auto value = common::EvalCost(t, *expr, v.name);
+      std::cout << "    " << key << " = " << *expr << " = "
+                << (value.ok() ? std::to_string(*value) : value.status().message()) << "\n";
+    }
+  }
+  std::cout << "artifacts:\n";
+  auto state = [](const fs::path& p) {
+    std::error_code ec;
+    return p.string() + (fs::exists(p, ec) ? "" : "  (missing)");
+  };
+  if (t.artifacts.packages.empty() && !t.artifacts.params && !t.artifacts.golden)
+    std::cout << "  none (run `kforge tasks build`)\n";
+  for (const auto& [variant, devices] : t.artifacts.packages)
+    for (const auto& [device, path] : devices)
+      std::cout << "  " << variant << "/" << device << "  " << state(path) << "\n";
+  if (t.artifacts.params) std::cout << "  params  " << state(*t.artifacts.params) << "\n";
+  if (t.artifacts.golden)
+    std::cout << "  golden  " << state(t.artifacts.golden->file) << "  (seed " << t.artifacts.golden->seed
+              << ", variant " << t.artifacts.golden->variant << ")\n";
+  return kExitOk;
+}
+
+fs::path ExporterScript() {
+  if (const char* env = std::getenv("KFORGE_SCRIPTS"); env && *env)
+    return fs::path(env) / "export_reference.py";
+  return fs::path(KFORGE_SOURCE_DIR) / "scripts" / "export_reference.py";
+}
+
+std::string Python() {
+  if (const char* env = std::getenv("KFORGE_PYTHON"); env && *env) return env;
+  std::string built = KFORGE_PYTHON;
+  return built.empty() ? "python3" : built;
+}
+
+// Runs the exporter with `args`; its output streams through our stdout/stderr.
+int RunExporter(const std::vector<std::string>& args) {
+  fs::path script = ExporterScript();
+  std::error_code ec;
+  if (!fs::is_regular_file(script, ec)) {
+    std::fprintf(stderr, "kforge tasks: exporter %s not found (set KFORGE_SCRIPTS to the scripts folder)\n",
+                 script.c_str());
+    return kExitUsage;
+  }
+  std::vector<std::string> argv_s = {Python(), script.string()};
+  argv_s.insert(argv_s.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (std::string& a : argv_s) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::fflush(stdout);
+  std::fflush(stderr);
+  pid_t pid = 0;
+  int rc = posix_spawnp(&pid, argv[0], nullptr, nullptr, argv.data(), environ);
+  if (rc != 0) {
+    std::fprintf(stderr, "kforge tasks: cannot start %s: %s\n", argv[0], std::strerror(rc));
+    return kExitUsage;
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) {
+      std::fprintf(stderr, "kforge tasks: waitpid: %s\n", std::strerror(errno));
+      return kExitUsage;
+    }
+  }
+  if (WIFEXITED(status)) {
+    int code = WEXITSTATUS(status);
+    if (code == 0) return kExitOk;
+    std::fprintf(stderr, "kforge tasks: exporter exited with status %d\n", code);
+    return code == kExitUsage ? kExitUsage : kExitFailed;
+  }
+  std::fprintf(stderr, "kforge tasks: exporter killed by signal %d\n", WTERMSIG(status));
+  return kExitFailed;
+}
+
+}  // namespace
+
+Runner AttachTasks(CLI::App& sub) {
+  auto o = std::make_shared<TasksOptions>();
+  o->root = DefaultRoot();
+  o->out = DefaultRoot();
+  sub.require_subcommand(1);
+
+  CLI::App* list = sub.add_subcommand("list", "One line per task: id, level, tags, shapes, cost");
+  list->add_option("root", o->root, "Task root (default: $KFORGE_TASKS or tasks)");
+  list->add_flag("--json", o->json, "Print one JSON object per line");
+
+  CLI::App* show = sub.add_subcommand("show", "A task's fields and its shapes per variant");
+  show->add_option("root", o->root, "Task root")->required();
+  show->add_option("id", o->id, "Task id, e.g. kernelbench/level1/19_ReLU")->required();
+
+  CLI::App* import = sub.add_subcommand("import", "Create task folders with the Python exporter");
+  import->require_subcommand(1);
+  CLI::App* kb = import->add_subcommand("kernelbench", "Import a KernelBench checkout");
+  kb->add_option("dir", o->source, "KernelBench folder (holding level1/, level2/, ...)")->required();
+  kb->add_option("--out", o->out, "Task root to write (default: $KFORGE_TASKS or tasks)");
+  kb->add_option("--levels", o->levels, "Comma-separated levels, e.g. 1,2");
+  kb->add_option("--device", o->device, "Export packages for cpu or cuda")
+      ->check(CLI::IsMember({"cpu", "cuda"}));
+  kb->add_option("--jobs", o->jobs, "Parallel exports")->check(CLI::Range(1, 256));
+  CLI::App* mod = import->add_subcommand("module", "Import one PyTorch module file (KernelBench style)");
+  mod->add_option("file", o->source, "Python file with Model, get_inputs, get_init_inputs")->required();
+  mod->add_option("--out", o->out, "Task root to write");
+  mod->add_option("--id", o->id, "Task id SUITE/NAME")->required();
+  mod->add_option("--device", o->device, "Export packages for cpu or cuda")
+      ->check(CLI::IsMember({"cpu", "cuda"}));
+
+  CLI::App* build = sub.add_subcommand("build", "Export packages, params and golden files for every task");
+  build->add_option("root", o->root, "Task root (default: $KFORGE_TASKS or tasks)");
+  build->add_option("--device", o->device, "Export packages for cpu or cuda")
+      ->check(CLI::IsMember({"cpu", "cuda"}));
+  build->add_option("--jobs", o->jobs, "Parallel exports")->check(CLI::Range(1, 256));
+
+  return [o, list, show, kb, mod, build]() -> int {
+    if (list->parsed()) return List(*o);
+    if (show->parsed()) return Show(*o);
+    std::vector<std::string> args;
+    if (kb->parsed()) {
+      args = {"import", "kernelbench",          o->source, "--out", o->out, "--device", o->device,
+              "--jobs", std::to_string(o->jobs)};
+      if (!o->levels.empty()) args.insert(args.end(), {"--levels", o->levels});
+    } else if (mod->parsed()) {
+      args = {"import", "module", o->source, "--out", o->out, "--id", o->id, "--device", o->device};
+    } else if (build->parsed()) {
+      args = {"build", o->root, "--device", o->device, "--jobs", std::to_string(o->jobs)};
+    } else {
+      return kExitUsage;
+    }
+    return RunExporter(args);
+  };
+}
+
+}  // namespace kforge::cli
