@@ -1,0 +1,1 @@
+kforge_module(llm DEPS kforge_common PRIVATE_DEPS CURL::libcurl)
