@@ -69,12 +69,11 @@ ErrorInfo ClassifyFailure(const HttpResult& http, const std::string& api_type, c
   const std::string what = api_type + " " + api_code + " " + api_message;
   if (s == 401 || s == 403 || api_type == "authentication_error" || api_type == "permission_error") {
     e.kind = ErrorKind::kAuth;
-  } else if (s == 402 || api_type == "billing_error" || Contains(what, "credit balance") ||
-             Contains(what, "billing")) {
-    e.kind = ErrorKind::kBilling;
   } else if (Contains(api_code, "insufficient_quota") || Contains(api_type, "insufficient_quota") ||
              Contains(api_message, "exceeded your current quota")) {
     e.kind = ErrorKind::kQuota;
+  } else if (s == 402 || api_type == "billing_error" || Contains(what, "credit balance")) {
+    e.kind = ErrorKind::kBilling;
   } else if (s == 429) {
     e.kind = ErrorKind::kRateLimited;
   } else if (s == 529 || api_type == "overloaded_error") {
