@@ -35,10 +35,11 @@ int StartServer(int delay_ms, int* control_fd, pid_t* child) {
     close(port_pipe[0]);
     close(control[1]);
     FakeHttpServer server([delay_ms](const kforge::fakes::HttpExchange&) {
-      FakeReply r = FakeReply::Json(200, R"({"id":"chatcmpl-b","object":"chat.completion","model":"bench",)"
-                                         R"("choices":[{"index":0,"message":{"role":"assistant","content":)"
-                                         R"("extern \"C\" __global__ void k() {}"},"finish_reason":"stop"}],)"
-                                         R"("usage":{"prompt_tokens":120,"completion_tokens":30,"total_tokens":150}})");
+      FakeReply r =
+          FakeReply::Json(200, R"({"id":"chatcmpl-b","object":"chat.completion","model":"bench",)"
+                               R"("choices":[{"index":0,"message":{"role":"assistant","content":)"
+                               R"("extern \"C\" __global__ void k() {}"},"finish_reason":"stop"}],)"
+                               R"("usage":{"prompt_tokens":120,"completion_tokens":30,"total_tokens":150}})");
       r.delay_ms = delay_ms;
       return r;
     });
@@ -63,9 +64,12 @@ int StartServer(int delay_ms, int* control_fd, pid_t* child) {
 int main(int argc, char** argv) {
   int requests = 1000, in_flight = 64, delay_ms = 200;
   for (int i = 1; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--requests")) requests = std::atoi(argv[i + 1]);
-    else if (!std::strcmp(argv[i], "--in-flight")) in_flight = std::atoi(argv[i + 1]);
-    else if (!std::strcmp(argv[i], "--delay-ms")) delay_ms = std::atoi(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--requests"))
+      requests = std::atoi(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--in-flight"))
+      in_flight = std::atoi(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--delay-ms"))
+      delay_ms = std::atoi(argv[i + 1]);
     else {
       std::fprintf(stderr, "usage: %s [--requests N] [--in-flight K] [--delay-ms D]\n", argv[0]);
       return 2;
@@ -116,7 +120,8 @@ int main(int argc, char** argv) {
 
   const double achieved = requests / wall;
   const double ideal = in_flight * 1000.0 / delay_ms;
-  std::printf("requests=%d in_flight=%d server_delay_ms=%d failed=%d\n", requests, in_flight, delay_ms, failed);
+  std::printf("requests=%d in_flight=%d server_delay_ms=%d failed=%d\n", requests, in_flight, delay_ms,
+              failed);
   std::printf("wall_s=%.3f achieved_rps=%.1f ideal_rps=%.1f efficiency=%.1f%%\n", wall, achieved, ideal,
               100 * achieved / ideal);
   std::printf("cpu_s=%.3f cpu_ms_per_request=%.3f\n", cpu, 1000 * cpu / requests);

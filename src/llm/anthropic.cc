@@ -27,7 +27,8 @@ json Blocks(const Message& m) {
   }
   if (!m.content.empty()) blocks.push_back({{"type", "text"}, {"text", m.content}});
   for (const ToolCall& c : m.tool_calls)
-    blocks.push_back({{"type", "tool_use"}, {"id", c.id}, {"name", c.name}, {"input", ToolUseInput(c.arguments)}});
+    blocks.push_back(
+        {{"type", "tool_use"}, {"id", c.id}, {"name", c.name}, {"input", ToolUseInput(c.arguments)}});
   return blocks;
 }
 
@@ -123,11 +124,13 @@ Attempt AnthropicAttempt(const HttpResult& http, std::time_t now) {
         r.error = Malformed(http, "tool_use block without a name");
         return a;
       }
-      r.message.tool_calls.push_back(
-          ToolCall{b.value("id", ""), b["name"].get<std::string>(), b.contains("input") ? b["input"] : json::object()});
+      r.message.tool_calls.push_back(ToolCall{b.value("id", ""), b["name"].get<std::string>(),
+                                              b.contains("input") ? b["input"] : json::object()});
     }
   }
-  r.raw_stop_reason = body.contains("stop_reason") && body["stop_reason"].is_string() ? body["stop_reason"].get<std::string>() : "";
+  r.raw_stop_reason = body.contains("stop_reason") && body["stop_reason"].is_string()
+                          ? body["stop_reason"].get<std::string>()
+                          : "";
   r.stop_reason = MapStop(r.raw_stop_reason);
   r.model = body.contains("model") && body["model"].is_string() ? body["model"].get<std::string>() : "";
   r.id = body.contains("id") && body["id"].is_string() ? body["id"].get<std::string>() : "";
@@ -175,7 +178,8 @@ class AnthropicProvider : public Provider {
 
 }  // namespace
 
-std::unique_ptr<Provider> MakeAnthropicProvider(std::string base_url, std::string api_key, const ProviderOptions& o) {
+std::unique_ptr<Provider> MakeAnthropicProvider(std::string base_url, std::string api_key,
+                                                const ProviderOptions& o) {
   return std::make_unique<AnthropicProvider>(std::move(base_url), std::move(api_key), o);
 }
 

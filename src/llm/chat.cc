@@ -30,8 +30,10 @@ bool IsRetryable(ErrorKind kind) {
     case ErrorKind::kTimeout:
     case ErrorKind::kRateLimited:
     case ErrorKind::kOverloaded:
-    case ErrorKind::kServer: return true;
-    default: return false;
+    case ErrorKind::kServer:
+      return true;
+    default:
+      return false;
   }
 }
 
@@ -41,20 +43,34 @@ bool IsFatal(ErrorKind kind) {
 
 const char* ErrorKindName(ErrorKind kind) {
   switch (kind) {
-    case ErrorKind::kNone: return "none";
-    case ErrorKind::kTransport: return "transport";
-    case ErrorKind::kTimeout: return "timeout";
-    case ErrorKind::kRateLimited: return "rate_limited";
-    case ErrorKind::kOverloaded: return "overloaded";
-    case ErrorKind::kServer: return "server";
-    case ErrorKind::kMalformedResponse: return "malformed_response";
-    case ErrorKind::kInvalidRequest: return "invalid_request";
-    case ErrorKind::kAuth: return "auth";
-    case ErrorKind::kQuota: return "quota";
-    case ErrorKind::kBilling: return "billing";
-    case ErrorKind::kReplayMiss: return "replay_miss";
-    case ErrorKind::kExecFailed: return "exec_failed";
-    case ErrorKind::kAborted: return "aborted";
+    case ErrorKind::kNone:
+      return "none";
+    case ErrorKind::kTransport:
+      return "transport";
+    case ErrorKind::kTimeout:
+      return "timeout";
+    case ErrorKind::kRateLimited:
+      return "rate_limited";
+    case ErrorKind::kOverloaded:
+      return "overloaded";
+    case ErrorKind::kServer:
+      return "server";
+    case ErrorKind::kMalformedResponse:
+      return "malformed_response";
+    case ErrorKind::kInvalidRequest:
+      return "invalid_request";
+    case ErrorKind::kAuth:
+      return "auth";
+    case ErrorKind::kQuota:
+      return "quota";
+    case ErrorKind::kBilling:
+      return "billing";
+    case ErrorKind::kReplayMiss:
+      return "replay_miss";
+    case ErrorKind::kExecFailed:
+      return "exec_failed";
+    case ErrorKind::kAborted:
+      return "aborted";
   }
   return "unknown";
 }
@@ -62,24 +78,31 @@ const char* ErrorKindName(ErrorKind kind) {
 namespace {
 
 constexpr ErrorKind kAllErrorKinds[] = {
-    ErrorKind::kNone,       ErrorKind::kTransport,  ErrorKind::kTimeout,          ErrorKind::kRateLimited,
-    ErrorKind::kOverloaded, ErrorKind::kServer,     ErrorKind::kMalformedResponse, ErrorKind::kInvalidRequest,
-    ErrorKind::kAuth,       ErrorKind::kQuota,      ErrorKind::kBilling,          ErrorKind::kReplayMiss,
+    ErrorKind::kNone,       ErrorKind::kTransport, ErrorKind::kTimeout,           ErrorKind::kRateLimited,
+    ErrorKind::kOverloaded, ErrorKind::kServer,    ErrorKind::kMalformedResponse, ErrorKind::kInvalidRequest,
+    ErrorKind::kAuth,       ErrorKind::kQuota,     ErrorKind::kBilling,           ErrorKind::kReplayMiss,
     ErrorKind::kExecFailed, ErrorKind::kAborted};
 
-constexpr StopReason kAllStopReasons[] = {StopReason::kEndTurn,      StopReason::kMaxTokens, StopReason::kToolUse,
-                                          StopReason::kStopSequence, StopReason::kRefusal,   StopReason::kOther};
+constexpr StopReason kAllStopReasons[] = {StopReason::kEndTurn, StopReason::kMaxTokens,
+                                          StopReason::kToolUse, StopReason::kStopSequence,
+                                          StopReason::kRefusal, StopReason::kOther};
 
 }  // namespace
 
 const char* StopReasonName(StopReason reason) {
   switch (reason) {
-    case StopReason::kEndTurn: return "end_turn";
-    case StopReason::kMaxTokens: return "max_tokens";
-    case StopReason::kToolUse: return "tool_use";
-    case StopReason::kStopSequence: return "stop_sequence";
-    case StopReason::kRefusal: return "refusal";
-    case StopReason::kOther: return "other";
+    case StopReason::kEndTurn:
+      return "end_turn";
+    case StopReason::kMaxTokens:
+      return "max_tokens";
+    case StopReason::kToolUse:
+      return "tool_use";
+    case StopReason::kStopSequence:
+      return "stop_sequence";
+    case StopReason::kRefusal:
+      return "refusal";
+    case StopReason::kOther:
+      return "other";
   }
   return "other";
 }
@@ -92,10 +115,14 @@ std::optional<StopReason> ParseStopReason(std::string_view name) {
 
 const char* RoleName(Role role) {
   switch (role) {
-    case Role::kSystem: return "system";
-    case Role::kUser: return "user";
-    case Role::kAssistant: return "assistant";
-    case Role::kTool: return "tool";
+    case Role::kSystem:
+      return "system";
+    case Role::kUser:
+      return "user";
+    case Role::kAssistant:
+      return "assistant";
+    case Role::kTool:
+      return "tool";
   }
   return "user";
 }
@@ -107,7 +134,9 @@ std::optional<Role> ParseRole(std::string_view name) {
 }
 
 json ToJson(const ToolCall& call) {
-  return json{{"id", call.id}, {"type", "function"}, {"function", {{"name", call.name}, {"arguments", call.arguments}}}};
+  return json{{"id", call.id},
+              {"type", "function"},
+              {"function", {{"name", call.name}, {"arguments", call.arguments}}}};
 }
 
 json ToJson(const Message& m) {
@@ -141,8 +170,12 @@ json ToJson(const ChatRequest& r) {
   for (const Message& m : r.messages) messages.push_back(ToJson(m));
   json tools = json::array();
   for (const ToolSpec& t : r.tools) tools.push_back(ToJson(t));
-  json j{{"model", r.model},           {"messages", std::move(messages)}, {"tools", std::move(tools)},
-         {"max_tokens", r.max_tokens}, {"stop", r.stop},                  {"prompt_cache", r.prompt_cache}};
+  json j{{"model", r.model},
+         {"messages", std::move(messages)},
+         {"tools", std::move(tools)},
+         {"max_tokens", r.max_tokens},
+         {"stop", r.stop},
+         {"prompt_cache", r.prompt_cache}};
   if (r.temperature) j["temperature"] = *r.temperature;
   if (r.top_p) j["top_p"] = *r.top_p;
   if (!r.tag.empty()) j["tag"] = r.tag;
@@ -162,13 +195,17 @@ json ToJson(const ChatResponse& r) {
          {"from_cache", r.from_cache},
          {"latency_s", r.latency_s}};
   if (!r.error.ok())
-    j["error"] = {{"kind", ErrorKindName(r.error.kind)}, {"http_status", r.error.http_status}, {"message", r.error.message}};
+    j["error"] = {{"kind", ErrorKindName(r.error.kind)},
+                  {"http_status", r.error.http_status},
+                  {"message", r.error.message}};
   return j;
 }
 
 namespace {
 
-Status Bad(const std::string& path, const std::string& what) { return Status::ParseError(path + ": " + what); }
+Status Bad(const std::string& path, const std::string& what) {
+  return Status::ParseError(path + ": " + what);
+}
 
 StatusOr<std::string> ContentText(const json& c, const std::string& path) {
   if (c.is_null()) return std::string();
@@ -221,11 +258,13 @@ StatusOr<Message> MessageFromJson(const json& j) {
   if (j.contains("tool_calls") && !j["tool_calls"].is_null()) {
     if (!j["tool_calls"].is_array()) return Bad("tool_calls", "must be a list");
     for (size_t i = 0; i < j["tool_calls"].size(); ++i) {
-      KFORGE_ASSIGN_OR_RETURN(ToolCall c, ToolCallFromJson(j["tool_calls"][i], "tool_calls[" + std::to_string(i) + "]"));
+      KFORGE_ASSIGN_OR_RETURN(ToolCall c,
+                              ToolCallFromJson(j["tool_calls"][i], "tool_calls[" + std::to_string(i) + "]"));
       m.tool_calls.push_back(std::move(c));
     }
   }
-  if (j.contains("tool_call_id") && j["tool_call_id"].is_string()) m.tool_call_id = j["tool_call_id"].get<std::string>();
+  if (j.contains("tool_call_id") && j["tool_call_id"].is_string())
+    m.tool_call_id = j["tool_call_id"].get<std::string>();
   if (m.role == Role::kTool && m.tool_call_id.empty()) return Bad("tool_call_id", "a tool message needs one");
   if (j.contains("is_error") && j["is_error"].is_boolean()) m.is_error = j["is_error"].get<bool>();
   return m;
@@ -244,7 +283,8 @@ StatusOr<std::vector<Message>> MessagesFromJson(const json& j) {
 
 StatusOr<ToolSpec> ToolSpecFromJson(const json& j) {
   const json* fn = (j.is_object() && j.contains("function")) ? &j["function"] : &j;
-  if (!fn->is_object() || !fn->contains("name") || !(*fn)["name"].is_string()) return Bad("tool", "missing name");
+  if (!fn->is_object() || !fn->contains("name") || !(*fn)["name"].is_string())
+    return Bad("tool", "missing name");
   ToolSpec t;
   t.name = (*fn)["name"].get<std::string>();
   t.description = fn->value("description", "");
@@ -268,7 +308,8 @@ StatusOr<ChatRequest> ChatRequestFromJson(const json& j) {
       }
     }
     r.max_tokens = j.value("max_tokens", 4096);
-    if (j.contains("temperature") && !j["temperature"].is_null()) r.temperature = j["temperature"].get<double>();
+    if (j.contains("temperature") && !j["temperature"].is_null())
+      r.temperature = j["temperature"].get<double>();
     if (j.contains("top_p") && !j["top_p"].is_null()) r.top_p = j["top_p"].get<double>();
     if (j.contains("stop")) r.stop = j["stop"].get<std::vector<std::string>>();
     r.prompt_cache = j.value("prompt_cache", true);

@@ -31,16 +31,21 @@ double EstimateTokens(const ChatRequest& r) {
     bytes += m.content.size();
     for (const ToolCall& c : m.tool_calls) bytes += c.name.size() + c.arguments.dump().size();
   }
-  for (const ToolSpec& t : r.tools) bytes += t.name.size() + t.description.size() + t.parameters.dump().size();
+  for (const ToolSpec& t : r.tools)
+    bytes += t.name.size() + t.description.size() + t.parameters.dump().size();
   return static_cast<double>(bytes) / 4 + r.max_tokens;
 }
 
 const char* FatalHint(ErrorKind kind) {
   switch (kind) {
-    case ErrorKind::kAuth: return "check the API key in the environment and its permissions";
-    case ErrorKind::kQuota: return "the account's quota is exhausted";
-    case ErrorKind::kBilling: return "the account needs credits or a payment method";
-    default: return "";
+    case ErrorKind::kAuth:
+      return "check the API key in the environment and its permissions";
+    case ErrorKind::kQuota:
+      return "the account's quota is exhausted";
+    case ErrorKind::kBilling:
+      return "the account needs credits or a payment method";
+    default:
+      return "";
   }
 }
 
@@ -160,7 +165,8 @@ class Client::Impl {
   }
 
   double Backoff(int attempt) {
-    const double cap = std::min(options_.max_backoff_s, options_.initial_backoff_s * std::pow(2.0, attempt - 1));
+    const double cap =
+        std::min(options_.max_backoff_s, options_.initial_backoff_s * std::pow(2.0, attempt - 1));
     return cap * std::uniform_real_distribution<double>(0.5, 1.0)(rng_);
   }
 
@@ -177,7 +183,8 @@ class Client::Impl {
       const ErrorKind kind = r.error.kind;
       if (r.ok()) {
         const Usage& u = r.usage;
-        limiter_.Adjust(now, job->estimate - static_cast<double>(u.input_tokens + u.output_tokens + u.cache_write_tokens));
+        limiter_.Adjust(now, job->estimate - static_cast<double>(u.input_tokens + u.output_tokens +
+                                                                 u.cache_write_tokens));
       } else if (IsRetryable(kind) && job->attempts < options_.max_attempts && fatal_.ok()) {
         double delay = Backoff(job->attempts);
         if (a.retry_after_s) {
@@ -194,8 +201,8 @@ class Client::Impl {
         cv_.notify_all();
         return;
       } else if (IsFatal(kind) && fatal_.ok()) {
-        fatal_ = Status::Unavailable("batch stopped: " + provider_->Name() + " " + ErrorKindName(kind) + " error (" +
-                                     r.error.message + "); " + FatalHint(kind));
+        fatal_ = Status::Unavailable("batch stopped: " + provider_->Name() + " " + ErrorKindName(kind) +
+                                     " error (" + r.error.message + "); " + FatalHint(kind));
         for (auto& [key, queued] : queue_) aborted.push_back(queued);
         queue_.clear();
       } else if (IsRetryable(kind)) {
@@ -274,7 +281,8 @@ class Client::Impl {
 
 StatusOr<std::unique_ptr<Client>> Client::Create(std::unique_ptr<Provider> provider, ClientOptions options) {
   if (!provider) return Status::InvalidArgument("llm client: no provider");
-  if (options.max_in_flight < 1) return Status::InvalidArgument("llm client: max_in_flight must be at least 1");
+  if (options.max_in_flight < 1)
+    return Status::InvalidArgument("llm client: max_in_flight must be at least 1");
   if (options.max_attempts < 1) return Status::InvalidArgument("llm client: max_attempts must be at least 1");
   std::optional<ResponseCache> cache;
   if (!options.cache_dir.empty()) {
@@ -286,14 +294,17 @@ StatusOr<std::unique_ptr<Client>> Client::Create(std::unique_ptr<Provider> provi
     record = std::make_unique<std::ofstream>(options.record_path, std::ios::app);
     if (!*record) return Status::IoError("record file " + options.record_path + ": cannot open for writing");
   }
-  auto impl = std::make_unique<Impl>(std::move(provider), std::move(options), std::move(cache), std::move(record));
+  auto impl =
+      std::make_unique<Impl>(std::move(provider), std::move(options), std::move(cache), std::move(record));
   return std::unique_ptr<Client>(new Client(std::move(impl)));
 }
 
 Client::Client(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Client::~Client() = default;
 
-void Client::Submit(ChatRequest request, ResponseCallback done) { impl_->Submit(std::move(request), std::move(done)); }
+void Client::Submit(ChatRequest request, ResponseCallback done) {
+  impl_->Submit(std::move(request), std::move(done));
+}
 
 std::future<ChatResponse> Client::Complete(ChatRequest request) {
   auto promise = std::make_shared<std::promise<ChatResponse>>();

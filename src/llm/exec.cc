@@ -72,7 +72,8 @@ RunResult RunCommand(const std::string& command, const std::string& input, doubl
   if (input.empty()) close(in_fd), in_fd = -1;
   int out_fd = out_pipe[0], err_fd = err_pipe[0];
   while (out_fd >= 0 || err_fd >= 0) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
       r.timed_out = true;
       kill(pid, SIGKILL);
@@ -123,7 +124,8 @@ Attempt ParseExecReply(const std::string& out) {
     HttpResult http;
     http.status = 200;
     http.body = out;
-    return j.contains("choices") ? OpenAiAttempt(http, std::time(nullptr)) : AnthropicAttempt(http, std::time(nullptr));
+    return j.contains("choices") ? OpenAiAttempt(http, std::time(nullptr))
+                                 : AnthropicAttempt(http, std::time(nullptr));
   }
   a.response.message = Message::Assistant(out);
   a.response.stop_reason = StopReason::kEndTurn;
@@ -154,10 +156,12 @@ class ExecProvider : public Provider {
         a.response.error = {ErrorKind::kExecFailed, 0,
                             "'" + command_ + "' timed out after " + std::to_string(timeout_s_) + " s"};
       } else if (!WIFEXITED(run.exit_status) || WEXITSTATUS(run.exit_status) != 0) {
-        std::string how = WIFEXITED(run.exit_status) ? "exited with status " + std::to_string(WEXITSTATUS(run.exit_status))
-                                                     : "killed by signal " + std::to_string(WTERMSIG(run.exit_status));
+        std::string how = WIFEXITED(run.exit_status)
+                              ? "exited with status " + std::to_string(WEXITSTATUS(run.exit_status))
+                              : "killed by signal " + std::to_string(WTERMSIG(run.exit_status));
         std::string tail = run.err.size() > 200 ? run.err.substr(run.err.size() - 200) : run.err;
-        a.response.error = {ErrorKind::kExecFailed, 0, SanitizeMessage("'" + command_ + "' " + how + ": " + tail)};
+        a.response.error = {ErrorKind::kExecFailed, 0,
+                            SanitizeMessage("'" + command_ + "' " + how + ": " + tail)};
       } else {
         a = ParseExecReply(run.out);
       }

@@ -53,7 +53,8 @@ std::string SanitizeMessage(std::string text) {
 
 void MaskSecret(std::string& text, const std::string& secret) {
   if (secret.empty()) return;
-  for (size_t p = text.find(secret); p != std::string::npos; p = text.find(secret)) text.replace(p, secret.size(), "***");
+  for (size_t p = text.find(secret); p != std::string::npos; p = text.find(secret))
+    text.replace(p, secret.size(), "***");
 }
 
 ErrorInfo ClassifyFailure(const HttpResult& http, const std::string& api_type, const std::string& api_code,
@@ -159,7 +160,8 @@ RateLimitInfo ParseRateLimits(const HeaderMap& h, std::time_t now) {
   // Anthropic: reset is an RFC 3339 time. tokens-* is the most restrictive of input/output.
   info.requests_limit = Header(h, "anthropic-ratelimit-requests-limit");
   info.requests_remaining = Header(h, "anthropic-ratelimit-requests-remaining");
-  if (auto r = HeaderText(h, "anthropic-ratelimit-requests-reset")) info.requests_reset_s = SecondsUntilRfc3339(*r, now);
+  if (auto r = HeaderText(h, "anthropic-ratelimit-requests-reset"))
+    info.requests_reset_s = SecondsUntilRfc3339(*r, now);
   const char* token_family = h.count("anthropic-ratelimit-tokens-limit") ? "tokens" : "input-tokens";
   const std::string prefix = std::string("anthropic-ratelimit-") + token_family;
   info.tokens_limit = Header(h, prefix + "-limit");

@@ -19,7 +19,7 @@ struct HttpRequest {
 };
 
 struct HttpResult {
-  int status = 0;  ///< 0 when no status line arrived
+  int status = 0;                              ///< 0 when no status line arrived
   std::map<std::string, std::string> headers;  ///< names lowercased; last value wins
   std::string body;
   bool timed_out = false;

@@ -44,8 +44,10 @@ json OpenAiRequestBody(const ChatRequest& r, const std::string& max_tokens_field
     if (!m.tool_calls.empty()) {
       json calls = json::array();
       for (const ToolCall& c : m.tool_calls) {
-        std::string args = c.arguments.is_string() ? c.arguments.get<std::string>() : c.arguments.dump(-1, ' ', false, kReplace);
-        calls.push_back({{"id", c.id}, {"type", "function"}, {"function", {{"name", c.name}, {"arguments", args}}}});
+        std::string args = c.arguments.is_string() ? c.arguments.get<std::string>()
+                                                   : c.arguments.dump(-1, ' ', false, kReplace);
+        calls.push_back(
+            {{"id", c.id}, {"type", "function"}, {"function", {{"name", c.name}, {"arguments", args}}}});
       }
       j["tool_calls"] = std::move(calls);
       if (m.content.empty()) j["content"] = nullptr;
@@ -76,7 +78,8 @@ Attempt OpenAiAttempt(const HttpResult& http, std::time_t now) {
     if (is_error_body && body["error"].is_object()) {
       const json& e = body["error"];
       type = Text(e, "type");
-      code = e.contains("code") && e["code"].is_number() ? std::to_string(e["code"].get<int64_t>()) : Text(e, "code");
+      code = e.contains("code") && e["code"].is_number() ? std::to_string(e["code"].get<int64_t>())
+                                                         : Text(e, "code");
       message = Text(e, "message");
     } else if (is_error_body && body["error"].is_string()) {  // Ollama, llama.cpp
       message = body["error"].get<std::string>();
@@ -86,8 +89,8 @@ Attempt OpenAiAttempt(const HttpResult& http, std::time_t now) {
     a.response.error = ClassifyFailure(h, type, code, message);
     return a;
   }
-  if (!body.is_object() || !body.contains("choices") || !body["choices"].is_array() || body["choices"].empty() ||
-      !body["choices"][0].is_object() || !body["choices"][0].contains("message") ||
+  if (!body.is_object() || !body.contains("choices") || !body["choices"].is_array() ||
+      body["choices"].empty() || !body["choices"][0].is_object() || !body["choices"][0].contains("message") ||
       !body["choices"][0]["message"].is_object()) {
     a.response.error = Malformed(http, body.is_discarded() ? "body is not JSON" : "no choices[0].message");
     return a;
@@ -122,7 +125,8 @@ Attempt OpenAiAttempt(const HttpResult& http, std::time_t now) {
   r.model = Text(body, "model");
   r.id = Text(body, "id");
   const json usage = body.contains("usage") ? body["usage"] : json::object();
-  const json details = usage.is_object() && usage.contains("prompt_tokens_details") ? usage["prompt_tokens_details"] : json();
+  const json details =
+      usage.is_object() && usage.contains("prompt_tokens_details") ? usage["prompt_tokens_details"] : json();
   r.usage.cache_read_tokens = Count(details, "cached_tokens");
   r.usage.input_tokens = std::max<int64_t>(0, Count(usage, "prompt_tokens") - r.usage.cache_read_tokens);
   r.usage.output_tokens = Count(usage, "completion_tokens");
@@ -164,7 +168,8 @@ class OpenAiProvider : public Provider {
 
 }  // namespace
 
-std::unique_ptr<Provider> MakeOpenAiProvider(std::string base_url, std::string api_key, const ProviderOptions& o) {
+std::unique_ptr<Provider> MakeOpenAiProvider(std::string base_url, std::string api_key,
+                                             const ProviderOptions& o) {
   return std::make_unique<OpenAiProvider>(std::move(base_url), std::move(api_key), o);
 }
 

@@ -8,8 +8,10 @@ namespace kforge::llm {
 
 StatusOr<PriceTable> PriceTable::FromJson(const nlohmann::json& j) {
   if (!j.is_object()) return Status::ParseError("prices: must be a JSON object");
-  if (j.value("schema", "") != "kforge.prices/1") return Status::ParseError("prices.schema: must be kforge.prices/1");
-  if (!j.contains("models") || !j["models"].is_object()) return Status::ParseError("prices.models: missing object");
+  if (j.value("schema", "") != "kforge.prices/1")
+    return Status::ParseError("prices.schema: must be kforge.prices/1");
+  if (!j.contains("models") || !j["models"].is_object())
+    return Status::ParseError("prices.models: missing object");
   PriceTable table;
   for (const auto& [name, p] : j["models"].items()) {
     const std::string path = "prices.models." + name;
@@ -20,7 +22,8 @@ StatusOr<PriceTable> PriceTable::FromJson(const nlohmann::json& j) {
       if (!value.is_number() || value.get<double>() < 0)
         return Status::ParseError(path + "." + field + ": must be a non-negative number");
     }
-    if (!p.contains("input") || !p.contains("output")) return Status::ParseError(path + ": needs input and output");
+    if (!p.contains("input") || !p.contains("output"))
+      return Status::ParseError(path + ": needs input and output");
     ModelPrice price;
     price.input = p["input"].get<double>();
     price.output = p["output"].get<double>();

@@ -25,15 +25,17 @@ StatusOr<std::unique_ptr<Provider>> MakeProvider(const std::string& spec, const 
   if (options.max_in_flight < 1) return Status::InvalidArgument("max_in_flight must be at least 1");
   if (spec == "anthropic") {
     std::string key = Env("ANTHROPIC_API_KEY");
-    if (key.empty()) return Status::InvalidArgument("provider anthropic: set ANTHROPIC_API_KEY in the environment");
-    return MakeAnthropicProvider(Endpoint(options, "ANTHROPIC_BASE_URL", "https://api.anthropic.com"), std::move(key),
-                                 options);
+    if (key.empty())
+      return Status::InvalidArgument("provider anthropic: set ANTHROPIC_API_KEY in the environment");
+    return MakeAnthropicProvider(Endpoint(options, "ANTHROPIC_BASE_URL", "https://api.anthropic.com"),
+                                 std::move(key), options);
   }
   if (spec == "openai") {
     std::string url = Endpoint(options, "OPENAI_BASE_URL", "https://api.openai.com/v1");
     std::string key = Env("OPENAI_API_KEY");
     if (key.empty() && url.find("api.openai.com") != std::string::npos)
-      return Status::InvalidArgument("provider openai: set OPENAI_API_KEY in the environment (or --base-url for a local server)");
+      return Status::InvalidArgument(
+          "provider openai: set OPENAI_API_KEY in the environment (or --base-url for a local server)");
     return MakeOpenAiProvider(std::move(url), std::move(key), options);
   }
   if (spec.rfind("replay:", 0) == 0) {
@@ -46,7 +48,8 @@ StatusOr<std::unique_ptr<Provider>> MakeProvider(const std::string& spec, const 
     if (command.empty()) return Status::InvalidArgument("provider exec: needs a command, as in exec:CMD");
     return MakeExecProvider(std::move(command), options);
   }
-  return Status::InvalidArgument("unknown provider '" + spec + "' (expected anthropic, openai, replay:FILE or exec:CMD)");
+  return Status::InvalidArgument("unknown provider '" + spec +
+                                 "' (expected anthropic, openai, replay:FILE or exec:CMD)");
 }
 
 }  // namespace kforge::llm

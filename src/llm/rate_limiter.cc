@@ -32,7 +32,8 @@ void RateLimiter::Bucket::Observe(const std::optional<double>& limit, const std:
     level = std::min(level, per_minute);
   }
   if (remaining && per_minute > 0) level = std::min(level, *remaining);
-  if (remaining && *remaining < 1 && reset_s && *reset_s > 0) blocked_until = std::max(blocked_until, now + *reset_s);
+  if (remaining && *remaining < 1 && reset_s && *reset_s > 0)
+    blocked_until = std::max(blocked_until, now + *reset_s);
 }
 
 double RateLimiter::TryAcquire(double now, double tokens) {

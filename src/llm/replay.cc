@@ -24,10 +24,10 @@ class ReplayProvider : public Provider {
       std::lock_guard<std::mutex> lock(mu_);
       auto it = entries_.find(key);
       if (it == entries_.end()) {
-        a.response.error = ErrorInfo{ErrorKind::kReplayMiss, 0,
-                                     "cassette " + path_ + " has no reply for request " + key.substr(0, 16) +
-                                         " (model '" + request.model + "', " + std::to_string(request.messages.size()) +
-                                         " messages)"};
+        a.response.error =
+            ErrorInfo{ErrorKind::kReplayMiss, 0,
+                      "cassette " + path_ + " has no reply for request " + key.substr(0, 16) + " (model '" +
+                          request.model + "', " + std::to_string(request.messages.size()) + " messages)"};
       } else {
         size_t& next = served_[key];
         a.response = it->second[std::min(next, it->second.size() - 1)];

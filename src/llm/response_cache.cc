@@ -24,7 +24,8 @@ StatusOr<ResponseCache> ResponseCache::Open(const std::string& dir) {
 std::string ResponseCache::Key(const std::string& provider_identity, const ChatRequest& request) {
   nlohmann::json j = ToJson(request);
   j.erase("tag");
-  return common::Sha256Hex(provider_identity + "\n" + j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  return common::Sha256Hex(provider_identity + "\n" +
+                           j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
 std::string ResponseCache::PathOf(const std::string& key) const {

@@ -18,17 +18,28 @@ namespace {
 
 const char* Reason(int status) {
   switch (status) {
-    case 200: return "OK";
-    case 400: return "Bad Request";
-    case 401: return "Unauthorized";
-    case 403: return "Forbidden";
-    case 404: return "Not Found";
-    case 408: return "Request Timeout";
-    case 429: return "Too Many Requests";
-    case 500: return "Internal Server Error";
-    case 503: return "Service Unavailable";
-    case 529: return "Overloaded";
-    default: return "Status";
+    case 200:
+      return "OK";
+    case 400:
+      return "Bad Request";
+    case 401:
+      return "Unauthorized";
+    case 403:
+      return "Forbidden";
+    case 404:
+      return "Not Found";
+    case 408:
+      return "Request Timeout";
+    case 429:
+      return "Too Many Requests";
+    case 500:
+      return "Internal Server Error";
+    case 503:
+      return "Service Unavailable";
+    case 529:
+      return "Overloaded";
+    default:
+      return "Status";
   }
 }
 
@@ -44,7 +55,8 @@ bool SendAll(int fd, const std::string& data) {
 
 }  // namespace
 
-FakeReply FakeReply::Json(int status, std::string body, std::vector<std::pair<std::string, std::string>> headers) {
+FakeReply FakeReply::Json(int status, std::string body,
+                          std::vector<std::pair<std::string, std::string>> headers) {
   FakeReply r;
   r.status = status;
   r.body = std::move(body);
@@ -165,7 +177,8 @@ void FakeHttpServer::Serve(int fd) {
         size_t colon = line.find(':');
         if (colon != std::string::npos) {
           std::string name = line.substr(0, colon);
-          std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
+          std::transform(name.begin(), name.end(), name.begin(),
+                         [](unsigned char c) { return std::tolower(c); });
           size_t v = line.find_first_not_of(' ', colon + 1);
           ex.headers[name] = v == std::string::npos ? "" : line.substr(v);
         }

@@ -30,7 +30,8 @@ struct FakeReply {
   int delay_ms = 0;   ///< wait before answering (cut short when the server stops)
   bool drop = false;  ///< close the connection without answering
 
-  static FakeReply Json(int status, std::string body, std::vector<std::pair<std::string, std::string>> headers = {});
+  static FakeReply Json(int status, std::string body,
+                        std::vector<std::pair<std::string, std::string>> headers = {});
 };
 
 class FakeHttpServer {

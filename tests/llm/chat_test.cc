@@ -50,7 +50,8 @@ TEST(ChatJsonTest, ErrorsNameThePath) {
   };
   const Case cases[] = {
       {R"([{"role": "robot", "content": "x"}])", "messages[0]: role: unknown role 'robot'"},
-      {R"([{"role": "user", "content": "x"}, {"role": "tool", "content": "y"}])", "messages[1]: tool_call_id"},
+      {R"([{"role": "user", "content": "x"}, {"role": "tool", "content": "y"}])",
+       "messages[1]: tool_call_id"},
       {R"([{"role": "assistant", "tool_calls": [{"id": "c"}]}])", "messages[0]: tool_calls[0].function.name"},
   };
   for (const Case& c : cases) {

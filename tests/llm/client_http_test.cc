@@ -30,7 +30,9 @@ std::string AnthropicText(const std::string& text, const std::string& stop = "en
               {"stop_reason", stop},
               {"stop_sequence", nullptr},
               {"usage",
-               {{"input_tokens", 100}, {"output_tokens", 50}, {"cache_read_input_tokens", 1000},
+               {{"input_tokens", 100},
+                {"output_tokens", 50},
+                {"cache_read_input_tokens", 1000},
                 {"cache_creation_input_tokens", 0}}}}
       .dump();
 }
@@ -85,14 +87,16 @@ class ClientHttpTest : public ::testing::Test {
   void SetUp() override {
     setenv("ANTHROPIC_API_KEY", kAnthropicKey, 1);
     setenv("OPENAI_API_KEY", kOpenAiKey, 1);
-    dir_ = std::filesystem::temp_directory_path() / ("kforge_llm_test_" + std::to_string(getpid()) + "_" +
-                                                     ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = std::filesystem::temp_directory_path() /
+           ("kforge_llm_test_" + std::to_string(getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
     std::filesystem::remove_all(dir_);
     std::filesystem::create_directories(dir_);
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
-  std::unique_ptr<Client> MakeClient(const std::string& spec, ClientOptions options = {}, double timeout_s = 10) {
+  std::unique_ptr<Client> MakeClient(const std::string& spec, ClientOptions options = {},
+                                     double timeout_s = 10) {
     ProviderOptions p;
     p.base_url = server_.url() + (spec == "openai" ? "/v1" : "");
     p.timeout_s = timeout_s;
@@ -172,31 +176,80 @@ FakeReply Slow(std::string body) {
 }
 
 TEST_F(ClientHttpTest, Scenarios) {
-  const std::string kRateLimited = AnthropicError("rate_limit_error", "Number of request tokens has exceeded your per-minute rate limit");
+  const std::string kRateLimited =
+      AnthropicError("rate_limit_error", "Number of request tokens has exceeded your per-minute rate limit");
   const Scenario scenarios[] = {
-      {"anthropic tool_use", "anthropic", {FakeReply::Json(200, AnthropicToolUse())}, ErrorKind::kNone, StopReason::kToolUse, 1},
-      {"anthropic max_tokens", "anthropic", {FakeReply::Json(200, AnthropicText("partial", "max_tokens"))}, ErrorKind::kNone, StopReason::kMaxTokens, 1},
-      {"openai tool_calls", "openai", {FakeReply::Json(200, OpenAiToolCall())}, ErrorKind::kNone, StopReason::kToolUse, 1},
-      {"openai length", "openai", {FakeReply::Json(200, OpenAiText("partial", "length"))}, ErrorKind::kNone, StopReason::kMaxTokens, 1},
-      {"429 retry-after then ok", "anthropic",
-       {FakeReply::Json(429, kRateLimited, {{"retry-after", "0"}}), FakeReply::Json(200, AnthropicText("ok"))},
-       ErrorKind::kNone, StopReason::kEndTurn, 2},
-      {"529 overloaded twice then ok", "anthropic",
+      {"anthropic tool_use",
+       "anthropic",
+       {FakeReply::Json(200, AnthropicToolUse())},
+       ErrorKind::kNone,
+       StopReason::kToolUse,
+       1},
+      {"anthropic max_tokens",
+       "anthropic",
+       {FakeReply::Json(200, AnthropicText("partial", "max_tokens"))},
+       ErrorKind::kNone,
+       StopReason::kMaxTokens,
+       1},
+      {"openai tool_calls",
+       "openai",
+       {FakeReply::Json(200, OpenAiToolCall())},
+       ErrorKind::kNone,
+       StopReason::kToolUse,
+       1},
+      {"openai length",
+       "openai",
+       {FakeReply::Json(200, OpenAiText("partial", "length"))},
+       ErrorKind::kNone,
+       StopReason::kMaxTokens,
+       1},
+      {"429 retry-after then ok",
+       "anthropic",
+       {FakeReply::Json(429, kRateLimited, {{"retry-after", "0"}}),
+        FakeReply::Json(200, AnthropicText("ok"))},
+       ErrorKind::kNone,
+       StopReason::kEndTurn,
+       2},
+      {"529 overloaded twice then ok",
+       "anthropic",
        {FakeReply::Json(529, AnthropicError("overloaded_error", "Overloaded")),
-        FakeReply::Json(529, AnthropicError("overloaded_error", "Overloaded")), FakeReply::Json(200, AnthropicText("ok"))},
-       ErrorKind::kNone, StopReason::kEndTurn, 3},
-      {"500 then ok", "openai",
+        FakeReply::Json(529, AnthropicError("overloaded_error", "Overloaded")),
+        FakeReply::Json(200, AnthropicText("ok"))},
+       ErrorKind::kNone,
+       StopReason::kEndTurn,
+       3},
+      {"500 then ok",
+       "openai",
        {FakeReply::Json(500, R"({"error":{"message":"The server had an error","type":"server_error"}})"),
         FakeReply::Json(200, OpenAiText("ok"))},
-       ErrorKind::kNone, StopReason::kEndTurn, 2},
-      {"dropped connection then ok", "openai", {Drop(), FakeReply::Json(200, OpenAiText("ok"))}, ErrorKind::kNone, StopReason::kEndTurn, 2},
-      {"malformed body", "anthropic", {FakeReply::Json(200, R"({"id": "msg_1", "content": )")}, ErrorKind::kMalformedResponse, StopReason::kOther, 1},
-      {"500 every time", "openai",
+       ErrorKind::kNone,
+       StopReason::kEndTurn,
+       2},
+      {"dropped connection then ok",
+       "openai",
+       {Drop(), FakeReply::Json(200, OpenAiText("ok"))},
+       ErrorKind::kNone,
+       StopReason::kEndTurn,
+       2},
+      {"malformed body",
+       "anthropic",
+       {FakeReply::Json(200, R"({"id": "msg_1", "content": )")},
+       ErrorKind::kMalformedResponse,
+       StopReason::kOther,
+       1},
+      {"500 every time",
+       "openai",
        {FakeReply::Json(500, "{}"), FakeReply::Json(500, "{}"), FakeReply::Json(500, "{}")},
-       ErrorKind::kServer, StopReason::kOther, 3},
-      {"invalid request not retried", "anthropic",
-       {FakeReply::Json(400, AnthropicError("invalid_request_error", "prompt is too long: 210000 tokens > 200000 maximum"))},
-       ErrorKind::kInvalidRequest, StopReason::kOther, 1},
+       ErrorKind::kServer,
+       StopReason::kOther,
+       3},
+      {"invalid request not retried",
+       "anthropic",
+       {FakeReply::Json(400, AnthropicError("invalid_request_error",
+                                            "prompt is too long: 210000 tokens > 200000 maximum"))},
+       ErrorKind::kInvalidRequest,
+       StopReason::kOther,
+       1},
   };
   for (const Scenario& s : scenarios) {
     SCOPED_TRACE(s.name);
@@ -230,8 +283,9 @@ TEST_F(ClientHttpTest, Scenarios) {
 }
 
 TEST_F(ClientHttpTest, HonoursRetryAfterMs) {
-  server_.Enqueue(FakeReply::Json(429, R"({"error":{"message":"Rate limit reached","code":"rate_limit_exceeded"}})",
-                                  {{"retry-after-ms", "400"}}));
+  server_.Enqueue(
+      FakeReply::Json(429, R"({"error":{"message":"Rate limit reached","code":"rate_limit_exceeded"}})",
+                      {{"retry-after-ms", "400"}}));
   server_.Enqueue(FakeReply::Json(200, OpenAiText("ok")));
   auto client = MakeClient("openai");
   ChatResponse r = client->Complete(Request("m")).get();
@@ -251,7 +305,8 @@ TEST_F(ClientHttpTest, SlowReplyPastTimeout) {
 }
 
 TEST_F(ClientHttpTest, AuthErrorStopsTheBatch) {
-  server_.Enqueue(FakeReply::Json(401, AnthropicError("authentication_error", std::string("invalid x-api-key ") + kAnthropicKey)));
+  server_.Enqueue(FakeReply::Json(
+      401, AnthropicError("authentication_error", std::string("invalid x-api-key ") + kAnthropicKey)));
   ClientOptions o;
   o.max_in_flight = 1;  // the rest are still queued when the 401 arrives
   auto client = MakeClient("anthropic", o);
@@ -272,7 +327,8 @@ TEST_F(ClientHttpTest, AuthErrorStopsTheBatch) {
 
 TEST_F(ClientHttpTest, QuotaIsNotRetried) {
   server_.Enqueue(FakeReply::Json(
-      429, R"({"error":{"message":"You exceeded your current quota, please check your plan and billing details.","type":"insufficient_quota","code":"insufficient_quota"}})"));
+      429,
+      R"({"error":{"message":"You exceeded your current quota, please check your plan and billing details.","type":"insufficient_quota","code":"insufficient_quota"}})"));
   auto client = MakeClient("openai");
   ChatResponse r = client->Complete(Request("m")).get();
   EXPECT_EQ(ErrorKindName(r.error.kind), std::string("quota")) << r.error.message;
@@ -324,12 +380,14 @@ TEST_F(ClientHttpTest, CacheAvoidsPayingTwiceAndRecordHasNoKey) {
   ChatResponse again = client->Complete(Request("claude-sonnet-4-5")).get();
   ASSERT_TRUE(again.ok()) << again.error.message;
   EXPECT_EQ(again.message.content, "first");
-  EXPECT_EQ(client->Complete(Request("claude-sonnet-4-5", "never recorded")).get().error.kind, ErrorKind::kReplayMiss);
+  EXPECT_EQ(client->Complete(Request("claude-sonnet-4-5", "never recorded")).get().error.kind,
+            ErrorKind::kReplayMiss);
 }
 
 TEST_F(ClientHttpTest, ManyInFlight) {
   FakeHttpServer server([](const fakes::HttpExchange& ex) {
-    FakeReply r = FakeReply::Json(200, OpenAiText(json::parse(ex.body)["messages"][1]["content"].get<std::string>()));
+    FakeReply r =
+        FakeReply::Json(200, OpenAiText(json::parse(ex.body)["messages"][1]["content"].get<std::string>()));
     r.delay_ms = 50;
     return r;
   });

@@ -19,7 +19,7 @@ TEST(PriceTableTest, CostAndPrefixMatch) {
   Usage u{1000000, 2000000, 1000000, 1000000};
   EXPECT_DOUBLE_EQ(*t->Cost("claude-sonnet-4-5", u), 3 + 30 + 0.3 + 3.75);
   EXPECT_DOUBLE_EQ(*t->Cost("claude-sonnet-4-5-20250929", u), 3 + 30 + 0.3 + 3.75);  // longest prefix wins
-  EXPECT_DOUBLE_EQ(t->Find("gpt-4o-mini")->cache_read, 0.15);                      // defaults to input
+  EXPECT_DOUBLE_EQ(t->Find("gpt-4o-mini")->cache_read, 0.15);                        // defaults to input
   EXPECT_FALSE(t->Cost("claude-sonnet-4.5x", u).has_value());
   EXPECT_FALSE(t->Cost("llama-3-8b", u).has_value());
 }
@@ -31,8 +31,10 @@ TEST(PriceTableTest, RejectsBadTables) {
   };
   const Case cases[] = {
       {R"({"models": {}})", "prices.schema"},
-      {R"({"schema": "kforge.prices/1", "models": {"m": {"input": 1}}})", "prices.models.m: needs input and output"},
-      {R"({"schema": "kforge.prices/1", "models": {"m": {"input": 1, "output": -2}}})", "prices.models.m.output"},
+      {R"({"schema": "kforge.prices/1", "models": {"m": {"input": 1}}})",
+       "prices.models.m: needs input and output"},
+      {R"({"schema": "kforge.prices/1", "models": {"m": {"input": 1, "output": -2}}})",
+       "prices.models.m.output"},
       {R"({"schema": "kforge.prices/1", "models": {"m": {"input": 1, "output": 2, "ouput": 2}}})",
        "prices.models.m.ouput: unknown field"},
   };

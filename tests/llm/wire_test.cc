@@ -91,20 +91,33 @@ TEST(WireTest, ClassifiesFailures) {
     ErrorKind expected;
   };
   const Case cases[] = {
-      {429, R"({"type":"error","error":{"type":"rate_limit_error","message":"slow"}})", false, ErrorKind::kRateLimited},
-      {529, R"({"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}})", false, ErrorKind::kOverloaded},
-      {200, R"({"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}})", false, ErrorKind::kOverloaded},
+      {429, R"({"type":"error","error":{"type":"rate_limit_error","message":"slow"}})", false,
+       ErrorKind::kRateLimited},
+      {529, R"({"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}})", false,
+       ErrorKind::kOverloaded},
+      {200, R"({"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}})", false,
+       ErrorKind::kOverloaded},
       {500, R"({"type":"error","error":{"type":"api_error","message":"x"}})", false, ErrorKind::kServer},
       {408, "", false, ErrorKind::kServer},
       {409, "", true, ErrorKind::kServer},
       {503, "<html>", true, ErrorKind::kServer},
-      {401, R"({"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}})", false, ErrorKind::kAuth},
-      {403, R"({"type":"error","error":{"type":"permission_error","message":"no"}})", false, ErrorKind::kAuth},
-      {400, R"({"type":"error","error":{"type":"invalid_request_error","message":"Your credit balance is too low"}})", false, ErrorKind::kBilling},
-      {400, R"({"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long"}})", false, ErrorKind::kInvalidRequest},
-      {429, R"({"error":{"message":"You exceeded your current quota","type":"insufficient_quota","code":"insufficient_quota"}})", true, ErrorKind::kQuota},
-      {429, R"({"error":{"message":"Rate limit reached","type":"requests","code":"rate_limit_exceeded"}})", true, ErrorKind::kRateLimited},
-      {401, R"({"error":{"message":"Incorrect API key provided: sk-abc12345678","type":"invalid_request_error","code":"invalid_api_key"}})", true, ErrorKind::kAuth},
+      {401, R"({"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}})",
+       false, ErrorKind::kAuth},
+      {403, R"({"type":"error","error":{"type":"permission_error","message":"no"}})", false,
+       ErrorKind::kAuth},
+      {400,
+       R"({"type":"error","error":{"type":"invalid_request_error","message":"Your credit balance is too low"}})",
+       false, ErrorKind::kBilling},
+      {400, R"({"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long"}})",
+       false, ErrorKind::kInvalidRequest},
+      {429,
+       R"({"error":{"message":"You exceeded your current quota","type":"insufficient_quota","code":"insufficient_quota"}})",
+       true, ErrorKind::kQuota},
+      {429, R"({"error":{"message":"Rate limit reached","type":"requests","code":"rate_limit_exceeded"}})",
+       true, ErrorKind::kRateLimited},
+      {401,
+       R"({"error":{"message":"Incorrect API key provided: sk-abc12345678","type":"invalid_request_error","code":"invalid_api_key"}})",
+       true, ErrorKind::kAuth},
       {404, R"({"error":"model 'x' not found"})", true, ErrorKind::kInvalidRequest},
       {200, "not json", true, ErrorKind::kMalformedResponse},
       {200, R"({"choices":[]})", true, ErrorKind::kMalformedResponse},
@@ -115,7 +128,8 @@ TEST(WireTest, ClassifiesFailures) {
     http.status = c.status;
     http.body = c.body;
     Attempt a = c.openai ? OpenAiAttempt(http, 0) : AnthropicAttempt(http, 0);
-    EXPECT_EQ(ErrorKindName(a.response.error.kind), std::string(ErrorKindName(c.expected))) << c.status << " " << c.body;
+    EXPECT_EQ(ErrorKindName(a.response.error.kind), std::string(ErrorKindName(c.expected)))
+        << c.status << " " << c.body;
     EXPECT_EQ(a.response.error.message.find("sk-abc12345678"), std::string::npos) << a.response.error.message;
   }
   HttpResult dropped;

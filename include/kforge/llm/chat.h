@@ -113,12 +113,12 @@ struct ChatResponse {
   std::string model;            ///< model name reported by the server
   std::string id;               ///< provider's response id
   Usage usage;
-  double cost_usd = 0;     ///< from the price table; 0 when the model is not priced
+  double cost_usd = 0;      ///< from the price table; 0 when the model is not priced
   bool cost_known = false;  ///< whether the price table had the model
   ErrorInfo error;
-  int attempts = 0;        ///< HTTP/exec attempts made in this run (0 for a cache hit)
+  int attempts = 0;         ///< HTTP/exec attempts made in this run (0 for a cache hit)
   bool from_cache = false;  ///< served from the on-disk response cache (nothing paid this run)
-  double latency_s = 0;    ///< from submission to completion, retries and pacing included
+  double latency_s = 0;     ///< from submission to completion, retries and pacing included
 
   bool ok() const { return error.ok(); }
 };

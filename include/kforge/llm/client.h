@@ -42,14 +42,14 @@ struct ClientOptions {
 
 /// Totals over every request that finished in this Client.
 struct ClientStats {
-  int64_t requests = 0;    ///< finished requests (ok or not)
+  int64_t requests = 0;  ///< finished requests (ok or not)
   int64_t succeeded = 0;
   int64_t failed = 0;
   int64_t cache_hits = 0;
-  int64_t attempts = 0;    ///< provider attempts, retries included
+  int64_t attempts = 0;  ///< provider attempts, retries included
   int64_t retries = 0;
-  Usage usage;             ///< paid this run (cache hits excluded)
-  double cost_usd = 0;     ///< paid this run (cache hits excluded)
+  Usage usage;          ///< paid this run (cache hits excluded)
+  double cost_usd = 0;  ///< paid this run (cache hits excluded)
 };
 
 using ResponseCallback = std::function<void(ChatResponse)>;
