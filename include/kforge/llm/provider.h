@@ -53,7 +53,8 @@ class Provider {
   /// Provider name plus endpoint (base URL, cassette path, command): part of the cache key.
   virtual std::string Identity() const = 0;
   /// Starts one attempt; `done` is called exactly once, possibly before Send returns. Thread-safe.
-  /// The destructor waits for attempts in progress.
+  /// Destroying a provider ends attempts in progress (HTTP ones fail with kTransport, exec ones
+  /// run to completion); each `done` still runs exactly once. Client destroys it only when idle.
   virtual void Send(const ChatRequest& request, AttemptCallback done) = 0;
 };
 
