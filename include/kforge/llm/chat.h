@@ -1,0 +1,149 @@
+// The canonical chat form shared by every provider, trajectory records and datasets. A Message maps
+// 1:1 to an OpenAI/TRL chat message (role, content, tool_calls, tool_call_id).
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kforge/common/status.h"
+
+namespace kforge::llm {
+
+enum class Role { kSystem, kUser, kAssistant, kTool };
+
+/// A tool invocation requested by the assistant. `arguments` is a JSON value (normally an object);
+/// when a model emits arguments that are not valid JSON they are kept as a JSON string.
+struct ToolCall {
+  std::string id;
+  std::string name;
+  nlohmann::json arguments = nlohmann::json::object();
+};
+
+struct Message {
+  Role role = Role::kUser;
+  /// Text content; empty for an assistant turn that only calls tools.
+  std::string content;
+  /// Assistant only.
+  std::vector<ToolCall> tool_calls;
+  /// Tool only: the ToolCall::id this message answers.
+  std::string tool_call_id;
+  /// Tool only: true when the content reports a failure of the tool (Anthropic `is_error`).
+  bool is_error = false;
+
+  static Message System(std::string text);
+  static Message User(std::string text);
+  static Message Assistant(std::string text, std::vector<ToolCall> calls = {});
+  static Message ToolResult(std::string tool_call_id, std::string text, bool is_error = false);
+};
+
+/// A function the model may call; `parameters` is a JSON Schema object.
+struct ToolSpec {
+  std::string name;
+  std::string description;
+  nlohmann::json parameters = nlohmann::json::object();
+};
+
+/// Everything that determines a reply. Two equal requests have equal cache and cassette keys.
+struct ChatRequest {
+  std::string model;
+  std::vector<Message> messages;  ///< system messages are allowed anywhere; providers hoist them
+  std::vector<ToolSpec> tools;
+  int max_tokens = 4096;
+  std::optional<double> temperature;
+  std::optional<double> top_p;
+  std::vector<std::string> stop;
+  /// Anthropic: mark the system prompt, the tools and the last message as cache breakpoints.
+  bool prompt_cache = true;
+  /// Free-form tag for logs and records (e.g. "task/sample/turn"); not sent, not part of the key.
+  std::string tag;
+};
+
+enum class StopReason { kEndTurn, kMaxTokens, kToolUse, kStopSequence, kRefusal, kOther };
+
+/// Token counts of one response. `input_tokens` excludes cache reads and writes on every provider.
+struct Usage {
+  int64_t input_tokens = 0;
+  int64_t output_tokens = 0;
+  int64_t cache_read_tokens = 0;
+  int64_t cache_write_tokens = 0;
+  Usage& operator+=(const Usage& o);
+};
+
+/// Why a request produced no reply. Expected failures are data, never exceptions.
+enum class ErrorKind {
+  kNone,
+  kTransport,          ///< connection refused/reset/dropped; retried
+  kTimeout,            ///< no full reply within the timeout; retried
+  kRateLimited,        ///< 429 (not quota); retried, honouring retry-after
+  kOverloaded,         ///< 529 or overloaded_error; retried
+  kServer,             ///< 408/409/5xx; retried
+  kMalformedResponse,  ///< 2xx with a body that is not the API's shape
+  kInvalidRequest,     ///< 400/404/413/422: this request is wrong; not retried
+  kAuth,               ///< 401/403 or missing key; fatal for the batch
+  kQuota,              ///< insufficient_quota and similar; fatal for the batch
+  kBilling,            ///< credit balance / payment required; fatal for the batch
+  kReplayMiss,         ///< replay cassette has no entry for this request
+  kExecFailed,         ///< exec provider command failed (exit status, timeout)
+  kAborted,            ///< not sent because the batch was stopped by a fatal error
+};
+
+struct ErrorInfo {
+  ErrorKind kind = ErrorKind::kNone;
+  int http_status = 0;  ///< 0 when there was no HTTP status
+  std::string message;  ///< one line; never contains an API key
+  bool ok() const { return kind == ErrorKind::kNone; }
+};
+
+/// Retried by Client (with backoff) when true.
+bool IsRetryable(ErrorKind kind);
+/// A batch must stop: every further request would fail the same way (auth, quota, billing).
+bool IsFatal(ErrorKind kind);
+const char* ErrorKindName(ErrorKind kind);
+const char* StopReasonName(StopReason reason);
+
+struct ChatResponse {
+  /// The assistant turn (role kAssistant): text and tool calls.
+  Message message;
+  StopReason stop_reason = StopReason::kOther;
+  std::string raw_stop_reason;  ///< provider's own word ("end_turn", "length", ...)
+  std::string model;            ///< model name reported by the server
+  std::string id;               ///< provider's response id
+  Usage usage;
+  double cost_usd = 0;      ///< from the price table; 0 when the model is not priced
+  bool cost_known = false;  ///< whether the price table had the model
+  ErrorInfo error;
+  int attempts = 0;         ///< HTTP/exec attempts made in this run (0 for a cache hit)
+  bool from_cache = false;  ///< served from the on-disk response cache (nothing paid this run)
+  double latency_s = 0;     ///< from submission to completion, retries and pacing included
+
+  bool ok() const { return error.ok(); }
+};
+
+nlohmann::json ToJson(const ToolCall& call);
+nlohmann::json ToJson(const Message& message);
+nlohmann::json ToJson(const ToolSpec& tool);
+nlohmann::json ToJson(const Usage& usage);
+/// Canonical form; keys are sorted, so dump() is stable and suitable for hashing.
+nlohmann::json ToJson(const ChatRequest& request);
+nlohmann::json ToJson(const ChatResponse& response);
+
+/// Accepts what ToJson writes and OpenAI/TRL messages (arguments as a JSON string or object,
+/// content null or a list of text parts). Errors name the JSON path.
+StatusOr<Message> MessageFromJson(const nlohmann::json& j);
+StatusOr<std::vector<Message>> MessagesFromJson(const nlohmann::json& j);
+StatusOr<ToolSpec> ToolSpecFromJson(const nlohmann::json& j);
+StatusOr<ChatRequest> ChatRequestFromJson(const nlohmann::json& j);
+StatusOr<ChatResponse> ChatResponseFromJson(const nlohmann::json& j);
+
+const char* RoleName(Role role);
+std::optional<Role> ParseRole(std::string_view name);
+std::optional<StopReason> ParseStopReason(std::string_view name);
+
+/// SHA-256 of the canonical request JSON (tag excluded). Used as the cassette key.
+std::string RequestKey(const ChatRequest& request);
+
+}  // namespace kforge::llm

@@ -1,0 +1,85 @@
+// Client: runs many chat requests through one Provider with retries (jittered exponential
+// backoff, retry-after), request/token pacing, an on-disk response cache, an optional cassette
+// recording, and usage/cost accounting. A fatal error (auth, quota, billing) stops the batch.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <future>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kforge/common/status.h"
+#include "kforge/llm/chat.h"
+#include "kforge/llm/prices.h"
+#include "kforge/llm/provider.h"
+
+namespace kforge::llm {
+
+struct ClientOptions {
+  /// Requests sent and not yet answered, at most.
+  int max_in_flight = 16;
+  /// Attempts per request, first one included.
+  int max_attempts = 6;
+  /// Backoff before retry n (n = 1, 2, ...) is uniform in [0.5, 1] * min(max, initial * 2^(n-1)).
+  double initial_backoff_s = 1.0;
+  double max_backoff_s = 60.0;
+  /// A retry-after above this is clamped (a hostile or broken server cannot park the batch).
+  double max_retry_after_s = 300.0;
+  /// Pacing; 0 = no limit until the server's rate-limit headers set one.
+  double requests_per_minute = 0;
+  double tokens_per_minute = 0;
+  /// Response cache directory; empty disables the cache (--no-cache).
+  std::string cache_dir;
+  /// Cassette to append every successful reply to (--record FILE); empty = none.
+  std::string record_path;
+  /// Prices for cost accounting; models not in it cost 0 with cost_known = false.
+  PriceTable prices;
+  /// Seed of the backoff jitter.
+  uint64_t seed = 0x6b666f726765;
+};
+
+/// Totals over every request that finished in this Client.
+struct ClientStats {
+  int64_t requests = 0;  ///< finished requests (ok or not)
+  int64_t succeeded = 0;
+  int64_t failed = 0;
+  int64_t cache_hits = 0;
+  int64_t attempts = 0;  ///< provider attempts, retries included
+  int64_t retries = 0;
+  Usage usage;          ///< paid this run (cache hits excluded)
+  double cost_usd = 0;  ///< paid this run (cache hits excluded)
+};
+
+using ResponseCallback = std::function<void(ChatResponse)>;
+
+class Client {
+ public:
+  /// Opens the cache directory and the record file; errors name the path.
+  static StatusOr<std::unique_ptr<Client>> Create(std::unique_ptr<Provider> provider, ClientOptions options);
+  /// Waits for every submitted request to finish.
+  ~Client();
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+
+  /// Queues a request; `done` runs exactly once, on an internal thread, with the final response
+  /// (after retries). After a fatal error, queued and new requests finish with kAborted.
+  void Submit(ChatRequest request, ResponseCallback done);
+  std::future<ChatResponse> Complete(ChatRequest request);
+  /// Runs a batch with up to max_in_flight in flight; responses in request order.
+  std::vector<ChatResponse> CompleteAll(std::vector<ChatRequest> requests);
+  /// Blocks until nothing is queued or in flight.
+  void Wait();
+
+  /// Non-ok once a fatal error stopped the batch; the message says what to fix.
+  Status fatal_status() const;
+  ClientStats stats() const;
+
+ private:
+  class Impl;
+  explicit Client(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace kforge::llm

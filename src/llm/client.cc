@@ -1,0 +1,330 @@
+// Client: scheduling (in-flight cap, pacing, backoff), cache, cassette recording and accounting.
+#include "kforge/llm/client.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <thread>
+
+#include "llm/rate_limiter.h"
+#include "llm/response_cache.h"
+
+namespace kforge::llm {
+namespace {
+
+double Now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+/// Rough pre-flight token count (4 bytes per token) plus the output cap, for pacing only.
+double EstimateTokens(const ChatRequest& r) {
+  size_t bytes = 0;
+  for (const Message& m : r.messages) {
+    bytes += m.content.size();
+    for (const ToolCall& c : m.tool_calls) bytes += c.name.size() + c.arguments.dump().size();
+  }
+  for (const ToolSpec& t : r.tools)
+    bytes += t.name.size() + t.description.size() + t.parameters.dump().size();
+  return static_cast<double>(bytes) / 4 + r.max_tokens;
+}
+
+const char* FatalHint(ErrorKind kind) {
+  switch (kind) {
+    case ErrorKind::kAuth:
+      return "check the API key in the environment and its permissions";
+    case ErrorKind::kQuota:
+      return "the account's quota is exhausted";
+    case ErrorKind::kBilling:
+      return "the account needs credits or a payment method";
+    default:
+      return "";
+  }
+}
+
+ChatResponse Aborted(const Status& why) {
+  ChatResponse r;
+  r.error = ErrorInfo{ErrorKind::kAborted, 0, "not sent: " + why.message()};
+  return r;
+}
+
+}  // namespace
+
+class Client::Impl {
+ public:
+  Impl(std::unique_ptr<Provider> provider, ClientOptions options, std::optional<ResponseCache> cache,
+       std::unique_ptr<std::ofstream> record)
+      : provider_(std::move(provider)),
+        options_(std::move(options)),
+        cache_(std::move(cache)),
+        record_(std::move(record)),
+        limiter_(options_.requests_per_minute, options_.tokens_per_minute),
+        rng_(options_.seed) {
+    scheduler_ = std::thread([this] { Schedule(); });
+  }
+
+  ~Impl() {
+    Wait();
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    scheduler_.join();
+    provider_.reset();
+  }
+
+  void Submit(ChatRequest request, ResponseCallback done) {
+    auto job = std::make_shared<Job>();
+    job->submitted = Now();
+    job->estimate = EstimateTokens(request);
+    if (cache_) job->cache_key = ResponseCache::Key(provider_->Identity(), request);
+    job->request = std::move(request);
+    job->done = std::move(done);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      ++outstanding_;
+    }
+    Status fatal = fatal_status();
+    if (!fatal.ok()) return Finish(job, Aborted(fatal), /*paid=*/false);
+    if (cache_) {
+      if (std::optional<ChatResponse> hit = cache_->Get(job->cache_key)) {
+        hit->from_cache = true;
+        hit->attempts = 0;
+        hit->latency_s = Now() - job->submitted;
+        return Finish(job, std::move(*hit), /*paid=*/false);
+      }
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      job->ready_at = job->submitted;
+      job->seq = next_seq_++;
+      queue_.emplace(std::make_pair(job->ready_at, job->seq), job);
+    }
+    cv_.notify_all();
+  }
+
+  void Wait() {
+    std::unique_lock<std::mutex> lock(mu_);
+    idle_cv_.wait(lock, [this] { return outstanding_ == 0; });
+  }
+
+  Status fatal_status() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return fatal_;
+  }
+
+  ClientStats stats() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return stats_;
+  }
+
+ private:
+  struct Job {
+    ChatRequest request;
+    ResponseCallback done;
+    std::string cache_key;
+    double submitted = 0, ready_at = 0, estimate = 0;
+    uint64_t seq = 0;
+    int attempts = 0;
+  };
+  using QueueKey = std::pair<double, uint64_t>;  // (ready_at, seq): earliest first, FIFO on ties
+
+  void Schedule() {
+    std::unique_lock<std::mutex> lock(mu_);
+    while (!stop_) {
+      if (queue_.empty() || in_flight_ >= options_.max_in_flight) {
+        cv_.wait(lock);
+        continue;
+      }
+      auto it = queue_.begin();
+      const double now = Now();
+      if (it->first.first > now) {
+        cv_.wait_for(lock, std::chrono::duration<double>(it->first.first - now));
+        continue;
+      }
+      std::shared_ptr<Job> job = it->second;
+      if (double wait = limiter_.TryAcquire(now, job->estimate); wait > 0) {
+        cv_.wait_for(lock, std::chrono::duration<double>(wait));
+        continue;
+      }
+      queue_.erase(it);
+      ++in_flight_;
+      ++job->attempts;
+      lock.unlock();
+      provider_->Send(job->request, [this, job](Attempt a) { OnAttempt(job, std::move(a)); });
+      lock.lock();
+    }
+  }
+
+  double Backoff(int attempt) {
+    const double cap =
+        std::min(options_.max_backoff_s, options_.initial_backoff_s * std::pow(2.0, attempt - 1));
+    return cap * std::uniform_real_distribution<double>(0.5, 1.0)(rng_);
+  }
+
+  void OnAttempt(const std::shared_ptr<Job>& job, Attempt a) {
+    ChatResponse r = std::move(a.response);
+    std::vector<std::shared_ptr<Job>> aborted;
+    Status fatal;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      const double now = Now();
+      --in_flight_;
+      ++stats_.attempts;
+      limiter_.Observe(a.limits, now);
+      const ErrorKind kind = r.error.kind;
+      if (r.ok()) {
+        const Usage& u = r.usage;
+        limiter_.Adjust(now, job->estimate - static_cast<double>(u.input_tokens + u.output_tokens +
+                                                                 u.cache_write_tokens));
+      } else if (IsRetryable(kind) && job->attempts < options_.max_attempts && fatal_.ok()) {
+        double delay = Backoff(job->attempts);
+        if (a.retry_after_s) {
+          delay = std::min(*a.retry_after_s, options_.max_retry_after_s) *
+                  std::uniform_real_distribution<double>(1.0, 1.1)(rng_);
+          if (kind == ErrorKind::kRateLimited) limiter_.BlockUntil(now + delay);  // the limit is per key
+        }
+        spdlog::debug("llm: {} (attempt {}/{}), retrying in {:.2f} s", r.error.message, job->attempts,
+                      options_.max_attempts, delay);
+        ++stats_.retries;
+        job->ready_at = now + delay;
+        job->seq = next_seq_++;
+        queue_.emplace(std::make_pair(job->ready_at, job->seq), job);
+        cv_.notify_all();
+        return;
+      } else if (IsFatal(kind) && fatal_.ok()) {
+        fatal_ = Status::Unavailable("batch stopped: " + provider_->Name() + " " + ErrorKindName(kind) +
+                                     " error (" + r.error.message + "); " + FatalHint(kind));
+        for (auto& [key, queued] : queue_) aborted.push_back(queued);
+        queue_.clear();
+      } else if (IsRetryable(kind)) {
+        r.error.message = "gave up after " + std::to_string(job->attempts) + " attempts: " + r.error.message;
+      }
+      fatal = fatal_;
+      cv_.notify_all();
+    }
+    if (!fatal.ok() && !aborted.empty()) spdlog::error("llm: {}", fatal.message());
+    r.attempts = job->attempts;
+    r.latency_s = Now() - job->submitted;
+    Finish(job, std::move(r), /*paid=*/true);
+    for (auto& j : aborted) Finish(j, Aborted(fatal), /*paid=*/false);
+  }
+
+  /// Prices, caches, records and delivers a final response, then counts the request done.
+  void Finish(const std::shared_ptr<Job>& job, ChatResponse r, bool paid) {
+    if (r.ok() && !r.from_cache) {
+      std::optional<double> cost = options_.prices.Cost(job->request.model, r.usage);
+      if (!cost && !r.model.empty()) cost = options_.prices.Cost(r.model, r.usage);
+      r.cost_usd = cost.value_or(0);
+      r.cost_known = cost.has_value();
+      if (cache_)
+        if (Status s = cache_->Put(job->cache_key, r); !s.ok()) spdlog::warn("llm: {}", s.ToString());
+    }
+    if (r.ok() && record_) Record(job->request, r);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      ++stats_.requests;
+      ++(r.ok() ? stats_.succeeded : stats_.failed);
+      if (r.from_cache) ++stats_.cache_hits;
+      if (paid && r.ok()) {
+        stats_.usage += r.usage;
+        stats_.cost_usd += r.cost_usd;
+      }
+    }
+    if (job->done) job->done(std::move(r));
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      --outstanding_;
+    }
+    idle_cv_.notify_all();
+  }
+
+  void Record(const ChatRequest& request, const ChatResponse& r) {
+    nlohmann::json line = {{"schema", "kforge.cassette/1"},
+                           {"key", RequestKey(request)},
+                           {"request", ToJson(request)},
+                           {"response", ToJson(r)}};
+    line["response"]["from_cache"] = false;
+    std::lock_guard<std::mutex> lock(record_mu_);
+    *record_ << line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    record_->flush();
+  }
+
+  std::unique_ptr<Provider> provider_;
+  const ClientOptions options_;
+  const std::optional<ResponseCache> cache_;
+  std::unique_ptr<std::ofstream> record_;
+  std::mutex record_mu_;
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;       // scheduler: queue, in-flight count, stop
+  std::condition_variable idle_cv_;  // Wait(): outstanding count
+  std::multimap<QueueKey, std::shared_ptr<Job>> queue_;
+  RateLimiter limiter_;
+  std::mt19937_64 rng_;
+  uint64_t next_seq_ = 0;
+  int in_flight_ = 0;
+  int64_t outstanding_ = 0;
+  bool stop_ = false;
+  Status fatal_;
+  ClientStats stats_;
+  std::thread scheduler_;
+};
+
+StatusOr<std::unique_ptr<Client>> Client::Create(std::unique_ptr<Provider> provider, ClientOptions options) {
+  if (!provider) return Status::InvalidArgument("llm client: no provider");
+  if (options.max_in_flight < 1)
+    return Status::InvalidArgument("llm client: max_in_flight must be at least 1");
+  if (options.max_attempts < 1) return Status::InvalidArgument("llm client: max_attempts must be at least 1");
+  std::optional<ResponseCache> cache;
+  if (!options.cache_dir.empty()) {
+    KFORGE_ASSIGN_OR_RETURN(ResponseCache c, ResponseCache::Open(options.cache_dir));
+    cache.emplace(std::move(c));
+  }
+  std::unique_ptr<std::ofstream> record;
+  if (!options.record_path.empty()) {
+    record = std::make_unique<std::ofstream>(options.record_path, std::ios::app);
+    if (!*record) return Status::IoError("record file " + options.record_path + ": cannot open for writing");
+  }
+  auto impl =
+      std::make_unique<Impl>(std::move(provider), std::move(options), std::move(cache), std::move(record));
+  return std::unique_ptr<Client>(new Client(std::move(impl)));
+}
+
+Client::Client(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Client::~Client() = default;
+
+void Client::Submit(ChatRequest request, ResponseCallback done) {
+  impl_->Submit(std::move(request), std::move(done));
+}
+
+std::future<ChatResponse> Client::Complete(ChatRequest request) {
+  auto promise = std::make_shared<std::promise<ChatResponse>>();
+  std::future<ChatResponse> f = promise->get_future();
+  Submit(std::move(request), [promise](ChatResponse r) { promise->set_value(std::move(r)); });
+  return f;
+}
+
+std::vector<ChatResponse> Client::CompleteAll(std::vector<ChatRequest> requests) {
+  std::vector<std::future<ChatResponse>> futures;
+  futures.reserve(requests.size());
+  for (ChatRequest& r : requests) futures.push_back(Complete(std::move(r)));
+  std::vector<ChatResponse> out;
+  out.reserve(futures.size());
+  for (auto& f : futures) out.push_back(f.get());
+  return out;
+}
+
+void Client::Wait() { impl_->Wait(); }
+Status Client::fatal_status() const { return impl_->fatal_status(); }
+ClientStats Client::stats() const { return impl_->stats(); }
+
+}  // namespace kforge::llm

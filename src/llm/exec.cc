@@ -1,0 +1,184 @@
+// The exec provider: runs `/bin/sh -c CMD` per request with the canonical request JSON on stdin.
+// stdout is a canonical response ({"message": ...}), an OpenAI or Anthropic reply body, or plain
+// text (taken as the assistant's text).
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <ctime>
+
+#include "llm/providers.h"
+#include "llm/thread_pool.h"
+#include "llm/wire.h"
+
+extern char** environ;
+
+namespace kforge::llm {
+namespace {
+
+struct RunResult {
+  int exit_status = -1;  // waitpid status
+  bool timed_out = false;
+  std::string out, err;
+  std::string spawn_error;
+};
+
+RunResult RunCommand(const std::string& command, const std::string& input, double timeout_s) {
+  RunResult r;
+  int in_pipe[2], out_pipe[2], err_pipe[2];
+  if (pipe2(in_pipe, O_CLOEXEC) != 0) return r.spawn_error = std::strerror(errno), r;
+  if (pipe2(out_pipe, O_CLOEXEC) != 0) {
+    close(in_pipe[0]), close(in_pipe[1]);
+    return r.spawn_error = std::strerror(errno), r;
+  }
+  if (pipe2(err_pipe, O_CLOEXEC) != 0) {
+    close(in_pipe[0]), close(in_pipe[1]), close(out_pipe[0]), close(out_pipe[1]);
+    return r.spawn_error = std::strerror(errno), r;
+  }
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, in_pipe[0], 0);
+  posix_spawn_file_actions_adddup2(&fa, out_pipe[1], 1);
+  posix_spawn_file_actions_adddup2(&fa, err_pipe[1], 2);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t none;
+  sigemptyset(&none);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
+  const char* argv[] = {"/bin/sh", "-c", command.c_str(), nullptr};
+  pid_t pid = -1;
+  int rc = posix_spawn(&pid, "/bin/sh", &fa, &attr, const_cast<char* const*>(argv), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  posix_spawnattr_destroy(&attr);
+  close(in_pipe[0]);
+  close(out_pipe[1]);
+  close(err_pipe[1]);
+  if (rc != 0) {
+    close(in_pipe[1]), close(out_pipe[0]), close(err_pipe[0]);
+    r.spawn_error = std::strerror(rc);
+    return r;
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  int in_fd = in_pipe[1];
+  fcntl(in_fd, F_SETFL, O_NONBLOCK);
+  size_t written = 0;
+  if (input.empty()) close(in_fd), in_fd = -1;
+  int out_fd = out_pipe[0], err_fd = err_pipe[0];
+  while (out_fd >= 0 || err_fd >= 0) {
+    auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      r.timed_out = true;
+      kill(pid, SIGKILL);
+      break;
+    }
+    pollfd fds[3] = {{in_fd, POLLOUT, 0}, {out_fd, POLLIN, 0}, {err_fd, POLLIN, 0}};
+    if (poll(fds, 3, static_cast<int>(std::min<long long>(left.count(), 1000))) < 0 && errno != EINTR) break;
+    if (in_fd >= 0 && (fds[0].revents & (POLLOUT | POLLERR | POLLHUP))) {
+      ssize_t n = write(in_fd, input.data() + written, input.size() - written);
+      if (n > 0) written += static_cast<size_t>(n);
+      if (n < 0 && errno != EAGAIN && errno != EINTR) written = input.size();  // reader gone
+      if (written == input.size()) close(in_fd), in_fd = -1;
+    }
+    for (int k : {1, 2}) {
+      int& fd = k == 1 ? out_fd : err_fd;
+      if (fd < 0 || !(fds[k].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      char buf[65536];
+      ssize_t n = read(fd, buf, sizeof buf);
+      if (n > 0) {
+        std::string& sink = k == 1 ? r.out : r.err;
+        if (sink.size() < (64u << 20)) sink.append(buf, static_cast<size_t>(n));
+      } else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+        close(fd), fd = -1;
+      }
+    }
+  }
+  for (int fd : {in_fd, out_fd, err_fd})
+    if (fd >= 0) close(fd);
+  waitpid(pid, &r.exit_status, 0);
+  return r;
+}
+
+Attempt ParseExecReply(const std::string& out) {
+  Attempt a;
+  nlohmann::json j = nlohmann::json::parse(out, nullptr, false);
+  if (j.is_object() && j.contains("message")) {
+    StatusOr<ChatResponse> r = ChatResponseFromJson(j);
+    if (r.ok()) {
+      a.response = std::move(*r);
+      a.response.attempts = 0;
+      a.response.from_cache = false;
+    } else {
+      a.response.error = {ErrorKind::kMalformedResponse, 0, SanitizeMessage(r.status().message())};
+    }
+    return a;
+  }
+  if (j.is_object() && (j.contains("choices") || (j.contains("content") && j["content"].is_array()))) {
+    HttpResult http;
+    http.status = 200;
+    http.body = out;
+    return j.contains("choices") ? OpenAiAttempt(http, std::time(nullptr))
+                                 : AnthropicAttempt(http, std::time(nullptr));
+  }
+  a.response.message = Message::Assistant(out);
+  a.response.stop_reason = StopReason::kEndTurn;
+  a.response.raw_stop_reason = "exec";
+  return a;
+}
+
+class ExecProvider : public Provider {
+ public:
+  ExecProvider(std::string command, const ProviderOptions& o)
+      : command_(std::move(command)), timeout_s_(o.timeout_s), pool_(o.max_in_flight, [] {
+          sigset_t pipe_set;  // a child that exits early must not kill us with SIGPIPE
+          sigemptyset(&pipe_set);
+          sigaddset(&pipe_set, SIGPIPE);
+          pthread_sigmask(SIG_BLOCK, &pipe_set, nullptr);
+        }) {}
+  std::string Name() const override { return "exec"; }
+  std::string Identity() const override { return "exec " + command_; }
+
+  void Send(const ChatRequest& request, AttemptCallback done) override {
+    std::string input = ToJson(request).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+    pool_.Post([this, input = std::move(input), done = std::move(done)] {
+      RunResult run = RunCommand(command_, input, timeout_s_);
+      Attempt a;
+      if (!run.spawn_error.empty()) {
+        a.response.error = {ErrorKind::kExecFailed, 0, "cannot run '" + command_ + "': " + run.spawn_error};
+      } else if (run.timed_out) {
+        a.response.error = {ErrorKind::kExecFailed, 0,
+                            "'" + command_ + "' timed out after " + std::to_string(timeout_s_) + " s"};
+      } else if (!WIFEXITED(run.exit_status) || WEXITSTATUS(run.exit_status) != 0) {
+        std::string how = WIFEXITED(run.exit_status)
+                              ? "exited with status " + std::to_string(WEXITSTATUS(run.exit_status))
+                              : "killed by signal " + std::to_string(WTERMSIG(run.exit_status));
+        std::string tail = run.err.size() > 200 ? run.err.substr(run.err.size() - 200) : run.err;
+        a.response.error = {ErrorKind::kExecFailed, 0,
+                            SanitizeMessage("'" + command_ + "' " + how + ": " + tail)};
+      } else {
+        a = ParseExecReply(run.out);
+      }
+      done(std::move(a));
+    });
+  }
+
+ private:
+  std::string command_;
+  double timeout_s_;
+  ThreadPool pool_;  // last member: joined before the rest is destroyed
+};
+
+}  // namespace
+
+std::unique_ptr<Provider> MakeExecProvider(std::string command, const ProviderOptions& o) {
+  return std::make_unique<ExecProvider>(std::move(command), o);
+}
+
+}  // namespace kforge::llm

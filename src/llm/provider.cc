@@ -1,0 +1,55 @@
+// MakeProvider: provider specs to providers; endpoints and keys from options and the environment.
+#include "kforge/llm/provider.h"
+
+#include <cstdlib>
+
+#include "llm/providers.h"
+
+namespace kforge::llm {
+namespace {
+
+std::string Env(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? std::string(v) : std::string();
+}
+
+std::string Endpoint(const ProviderOptions& o, const char* env_name, const char* fallback) {
+  if (!o.base_url.empty()) return o.base_url;
+  std::string from_env = Env(env_name);
+  return from_env.empty() ? fallback : from_env;
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<Provider>> MakeProvider(const std::string& spec, const ProviderOptions& options) {
+  if (options.max_in_flight < 1) return Status::InvalidArgument("max_in_flight must be at least 1");
+  if (spec == "anthropic") {
+    std::string key = Env("ANTHROPIC_API_KEY");
+    if (key.empty())
+      return Status::InvalidArgument("provider anthropic: set ANTHROPIC_API_KEY in the environment");
+    return MakeAnthropicProvider(Endpoint(options, "ANTHROPIC_BASE_URL", "https://api.anthropic.com"),
+                                 std::move(key), options);
+  }
+  if (spec == "openai") {
+    std::string url = Endpoint(options, "OPENAI_BASE_URL", "https://api.openai.com/v1");
+    std::string key = Env("OPENAI_API_KEY");
+    if (key.empty() && url.find("api.openai.com") != std::string::npos)
+      return Status::InvalidArgument(
+          "provider openai: set OPENAI_API_KEY in the environment (or --base-url for a local server)");
+    return MakeOpenAiProvider(std::move(url), std::move(key), options);
+  }
+  if (spec.rfind("replay:", 0) == 0) {
+    std::string path = spec.substr(7);
+    if (path.empty()) return Status::InvalidArgument("provider replay: needs a file, as in replay:FILE");
+    return MakeReplayProvider(path);
+  }
+  if (spec.rfind("exec:", 0) == 0) {
+    std::string command = spec.substr(5);
+    if (command.empty()) return Status::InvalidArgument("provider exec: needs a command, as in exec:CMD");
+    return MakeExecProvider(std::move(command), options);
+  }
+  return Status::InvalidArgument("unknown provider '" + spec +
+                                 "' (expected anthropic, openai, replay:FILE or exec:CMD)");
+}
+
+}  // namespace kforge::llm

@@ -1,0 +1,72 @@
+// The replay provider: serves the replies of a recorded cassette (JSON lines written by --record),
+// matched by RequestKey. Repeated requests get the recorded replies in order, then the last again.
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <vector>
+
+#include "llm/providers.h"
+
+namespace kforge::llm {
+namespace {
+
+class ReplayProvider : public Provider {
+ public:
+  ReplayProvider(std::string path, std::map<std::string, std::vector<ChatResponse>> entries)
+      : path_(std::move(path)), entries_(std::move(entries)) {}
+  std::string Name() const override { return "replay"; }
+  std::string Identity() const override { return "replay " + path_; }
+
+  void Send(const ChatRequest& request, AttemptCallback done) override {
+    const std::string key = RequestKey(request);
+    Attempt a;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = entries_.find(key);
+      if (it == entries_.end()) {
+        a.response.error =
+            ErrorInfo{ErrorKind::kReplayMiss, 0,
+                      "cassette " + path_ + " has no reply for request " + key.substr(0, 16) + " (model '" +
+                          request.model + "', " + std::to_string(request.messages.size()) + " messages)"};
+      } else {
+        size_t& next = served_[key];
+        a.response = it->second[std::min(next, it->second.size() - 1)];
+        ++next;
+      }
+    }
+    done(std::move(a));
+  }
+
+ private:
+  std::string path_;
+  std::map<std::string, std::vector<ChatResponse>> entries_;
+  std::mutex mu_;
+  std::map<std::string, size_t> served_;
+};
+
+}  // namespace
+
+StatusOr<std::unique_ptr<Provider>> MakeReplayProvider(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return Status::NotFound("cassette " + path + ": cannot open");
+  std::map<std::string, std::vector<ChatResponse>> entries;
+  std::string line;
+  for (int line_no = 1; std::getline(in, line); ++line_no) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    const std::string where = path + ":" + std::to_string(line_no);
+    nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+    if (!j.is_object()) return Status::ParseError(where + ": not a JSON object");
+    if (j.value("schema", "") != "kforge.cassette/1")
+      return Status::ParseError(where + ": schema must be kforge.cassette/1");
+    if (!j.contains("key") || !j["key"].is_string()) return Status::ParseError(where + ": missing key");
+    if (!j.contains("response")) return Status::ParseError(where + ": missing response");
+    StatusOr<ChatResponse> r = ChatResponseFromJson(j["response"]);
+    if (!r.ok()) return r.status().WithContext(where);
+    r->attempts = 0;
+    r->from_cache = false;
+    entries[j["key"].get<std::string>()].push_back(std::move(*r));
+  }
+  return std::unique_ptr<Provider>(std::make_unique<ReplayProvider>(path, std::move(entries)));
+}
+
+}  // namespace kforge::llm

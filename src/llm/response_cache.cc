@@ -1,0 +1,74 @@
+// On-disk response cache.
+#include "llm/response_cache.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "kforge/common/hash.h"
+
+namespace kforge::llm {
+
+namespace fs = std::filesystem;
+
+StatusOr<ResponseCache> ResponseCache::Open(const std::string& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec || !fs::is_directory(dir)) return Status::IoError("cache directory " + dir + ": " + ec.message());
+  return ResponseCache(dir);
+}
+
+std::string ResponseCache::Key(const std::string& provider_identity, const ChatRequest& request) {
+  nlohmann::json j = ToJson(request);
+  j.erase("tag");
+  return common::Sha256Hex(provider_identity + "\n" +
+                           j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+}
+
+std::string ResponseCache::PathOf(const std::string& key) const {
+  return dir_ + "/" + key.substr(0, 2) + "/" + key + ".json";
+}
+
+std::optional<ChatResponse> ResponseCache::Get(const std::string& key) const {
+  std::ifstream in(PathOf(key));
+  if (!in) return std::nullopt;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  nlohmann::json j = nlohmann::json::parse(ss.str(), nullptr, false);
+  if (!j.is_object() || j.value("schema", "") != "kforge.llm_cache/1" || j.value("key", "") != key ||
+      !j.contains("response"))
+    return std::nullopt;
+  StatusOr<ChatResponse> r = ChatResponseFromJson(j["response"]);
+  if (!r.ok() || !r->ok()) return std::nullopt;
+  return std::move(*r);
+}
+
+Status ResponseCache::Put(const std::string& key, const ChatResponse& response) const {
+  static std::atomic<uint64_t> counter{0};
+  const std::string path = PathOf(key);
+  std::error_code ec;
+  fs::create_directories(fs::path(path).parent_path(), ec);
+  if (ec) return Status::IoError("cache " + path + ": " + ec.message());
+  const std::string tmp = path + ".tmp." + std::to_string(getpid()) + "." + std::to_string(counter++);
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    nlohmann::json j = {{"schema", "kforge.llm_cache/1"}, {"key", key}, {"response", ToJson(response)}};
+    out << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    out.flush();
+    if (!out) {
+      fs::remove(tmp, ec);
+      return Status::IoError("cache " + tmp + ": write failed");
+    }
+  }
+  fs::rename(tmp, path, ec);
+  if (ec) {
+    fs::remove(tmp, ec);
+    return Status::IoError("cache " + path + ": rename failed");
+  }
+  return Status::Ok();
+}
+
+}  // namespace kforge::llm

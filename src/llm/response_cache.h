@@ -1,0 +1,34 @@
+// ResponseCache: successful replies on disk under DIR/<key[0:2]>/<key>.json, written atomically,
+// so that a rerun of a crashed batch does not pay for the same request twice.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "kforge/common/status.h"
+#include "kforge/llm/chat.h"
+
+namespace kforge::llm {
+
+class ResponseCache {
+ public:
+  /// Creates `dir` when missing.
+  static StatusOr<ResponseCache> Open(const std::string& dir);
+  /// The key: SHA-256 of the provider identity (name and endpoint) and the canonical request.
+  /// The API key is not part of either.
+  static std::string Key(const std::string& provider_identity, const ChatRequest& request);
+
+  /// A missing, unreadable or corrupt entry is a miss.
+  std::optional<ChatResponse> Get(const std::string& key) const;
+  /// Writes a temporary file and renames it into place.
+  Status Put(const std::string& key, const ChatResponse& response) const;
+
+  const std::string& dir() const { return dir_; }
+
+ private:
+  explicit ResponseCache(std::string dir) : dir_(std::move(dir)) {}
+  std::string PathOf(const std::string& key) const;
+  std::string dir_;
+};
+
+}  // namespace kforge::llm
