@@ -176,6 +176,9 @@ def main(argv=None):
     q.add_argument("--mem-limit-gb", type=float, default=12, help="address-space limit per problem process")
     q.add_argument("--only", help="regex on file names")
     common(q)
+    q = sub.add_parser("_worker", help=argparse.SUPPRESS)
+    q.add_argument("--out", required=True)
+    common(q)
     args = p.parse_args(argv)
     try:
         if args.command in ("kernelbench", "module"):
@@ -185,6 +188,10 @@ def main(argv=None):
             return 0
         if args.command == "task":
             return cmd_task(args)
+        if args.command == "_worker":
+            from kforge_tasks import bulk
+            bulk.worker_main(args)
+            return 0
         return cmd_bulk(args)
     except TaskError as e:
         print(f"FAIL {getattr(args, 'id', None) or args.command}: {e}", file=sys.stderr)
