@@ -1,0 +1,202 @@
+#!/usr/bin/env python3
+"""Builds kforge tasks (docs/formats.md, kforge.task/1) from PyTorch reference programs.
+
+  export_reference.py kernelbench FILE.py --out ROOT --id kernelbench/level1/19_ReLU --level 1
+  export_reference.py module FILE.py --out ROOT --id SUITE/NAME
+  export_reference.py task TASK_DIR... [--out ROOT] [--specs-only]
+  export_reference.py bulk-kernelbench DIR --out ROOT --levels 1,2,3 [--jobs N]
+
+See docs/tasks.md. A failure prints one line `FAIL <id>: <reason>` and leaves no folder behind.
+"""
+
+import argparse
+import json
+import os
+import re
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from kforge_tasks.schema import TaskError  # noqa: E402
+
+_TAG_WORDS = [
+    ("conv", "convolution"), ("matmul", "matmul"), ("gemm", "matmul"), ("linear", "matmul"),
+    ("softmax", "softmax"), ("norm", "normalization"), ("attention", "attention"), ("relu", "elementwise"),
+    ("gelu", "elementwise"), ("sigmoid", "elementwise"), ("tanh", "elementwise"), ("sum", "reduction"),
+    ("mean", "reduction"), ("max", "reduction"), ("min", "reduction"), ("argm", "reduction"),
+    ("cum", "scan"), ("pool", "pooling"), ("loss", "loss"), ("lstm", "rnn"), ("gru", "rnn"), ("rnn", "rnn"),
+]
+
+
+def _devices(arg):
+    import torch
+    if arg:
+        devices = [d.strip() for d in arg.split(",") if d.strip()]
+    else:
+        devices = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+    for d in devices:
+        if d not in ("cpu", "cuda"):
+            raise TaskError(f"--device: unknown device '{d}' (cpu, cuda)")
+        if d == "cuda" and not torch.cuda.is_available():
+            raise TaskError("--device cuda: no CUDA device on this machine")
+    return devices
+
+
+def _log(args):
+    return (lambda m: print(m, file=sys.stderr)) if args.verbose else (lambda m: None)
+
+
+def _docstring(path):
+    import ast
+    try:
+        tree = ast.parse(Path(path).read_text())
+    except (OSError, SyntaxError):
+        return ""
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and node.name == "Model":
+            return " ".join((ast.get_docstring(node) or "").split())
+    return ""
+
+
+def _import_one(args, level=None):
+    from kforge_tasks import exporter
+    name = args.id.rsplit("/", 1)[-1]
+    base = {"id": args.id}
+    if level is not None:
+        base["level"] = level
+    low = name.lower()
+    tags = ["kernelbench"] if args.command == "kernelbench" else []
+    tags += sorted({tag for word, tag in _TAG_WORDS if word in low})
+    base["tags"] = tags
+    doc = _docstring(args.file)
+    base["description"] = doc or f"Implement the PyTorch program {name} (see the reference code)."
+    out_dir = Path(args.out) / args.id
+    doc, notes = exporter.build(args.file, args.id, out_dir, base=base, devices=_devices(args.device),
+                                seed=args.seed, symbols_from_module=True, log=_log(args))
+    return out_dir, notes
+
+
+def cmd_import(args):
+    level = args.level if args.command == "kernelbench" else None
+    out_dir, notes = _import_one(args, level)
+    for n in notes:
+        print(f"note {args.id}: {n}", file=sys.stderr)
+    print(f"ok {args.id} -> {out_dir}")
+
+
+def cmd_task(args):
+    from kforge_tasks import exporter, schema
+    failed = 0
+    for task_dir in args.task_dir:
+        task_dir = Path(task_dir)
+        task_id = str(task_dir)
+        try:
+            try:
+                base = json.loads((task_dir / "task.json").read_text())
+            except (OSError, ValueError) as e:
+                raise TaskError(f"{task_dir / 'task.json'}: {e}") from None
+            task_id = base.get("id", task_id)
+            base.pop("artifacts", None)
+            derived = ("inputs", "params", "outputs", "constants")
+            if args.rederive:
+                for key in derived:
+                    base.pop(key, None)
+            out_dir = Path(args.out) / task_id if args.out else task_dir
+            if out_dir.resolve() == task_dir.resolve():
+                # Build next to the sources, then move only the generated files in.
+                tmp = task_dir.parent / f".{task_dir.name}.build{os.getpid()}"
+                doc, notes = exporter.build(task_dir / base.get("reference", "reference.py"), task_id, tmp,
+                                            base=base, devices=_devices(args.device), seed=args.seed, log=_log(args))
+                _merge_in_place(tmp, task_dir, doc, args.specs_only)
+            else:
+                doc, notes = exporter.build(task_dir / base.get("reference", "reference.py"), task_id, out_dir,
+                                            base=base, devices=_devices(args.device), seed=args.seed, log=_log(args))
+            for n in notes:
+                print(f"note {task_id}: {n}", file=sys.stderr)
+            print(f"ok {task_id} -> {out_dir}")
+        except TaskError as e:
+            failed += 1
+            print(f"FAIL {task_id}: {e}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+def _merge_in_place(tmp, task_dir, doc, specs_only):
+    from kforge_tasks import exporter
+    import shutil
+    try:
+        if specs_only:
+            doc = {k: v for k, v in doc.items() if k != "artifacts"}
+        else:
+            for f in tmp.iterdir():
+                if f.suffix in (".pt2", ".safetensors"):
+                    os.replace(f, task_dir / f.name)
+        new = task_dir / ".task.json.new"
+        new.write_text(exporter.dumps(doc))
+        os.replace(new, task_dir / "task.json")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def cmd_bulk(args):
+    from kforge_tasks import bulk
+    return bulk.run(args)
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="command", required=True)
+
+    def common(q):
+        q.add_argument("--device", help="comma list of cpu,cuda (default: cpu, plus cuda when present)")
+        q.add_argument("--seed", type=int, default=0, help="seed for parameters and the golden inputs")
+        q.add_argument("-v", "--verbose", action="store_true")
+
+    for name in ("kernelbench", "module"):
+        q = sub.add_parser(name, help=f"import one {'KernelBench problem' if name == 'kernelbench' else 'PyTorch module file'}")
+        q.add_argument("file")
+        q.add_argument("--out", required=True, help="task root; the task goes to ROOT/<id>/")
+        q.add_argument("--id", required=True, help="task id, e.g. kernelbench/level1/19_ReLU")
+        if name == "kernelbench":
+            q.add_argument("--level", type=int)
+        common(q)
+    q = sub.add_parser("task", help="(re)build hand-written task folders (task.json + reference.py)")
+    q.add_argument("task_dir", nargs="+")
+    q.add_argument("--out", help="write complete tasks to ROOT/<id>/ instead of updating the folder")
+    q.add_argument("--specs-only", action="store_true",
+                   help="in place: write the derived inputs/params/outputs into task.json, keep no artifacts")
+    q.add_argument("--rederive", action="store_true", help="recompute inputs/params/outputs instead of checking them")
+    common(q)
+    q = sub.add_parser("bulk-kernelbench", help="import every problem of KernelBench level folders")
+    q.add_argument("dir")
+    q.add_argument("--out", required=True)
+    q.add_argument("--levels", default="1,2,3")
+    q.add_argument("--jobs", type=int, default=1)
+    q.add_argument("--timeout", type=int, default=900, help="seconds per problem")
+    q.add_argument("--mem-limit-gb", type=float, default=12, help="address-space limit per problem process")
+    q.add_argument("--only", help="regex on file names")
+    common(q)
+    q = sub.add_parser("_worker", help=argparse.SUPPRESS)
+    q.add_argument("--out", required=True)
+    common(q)
+    args = p.parse_args(argv)
+    try:
+        if args.command in ("kernelbench", "module"):
+            if not re.fullmatch(r"[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)+", args.id):
+                raise TaskError(f"--id '{args.id}': expected <suite>/.../<name>")
+            cmd_import(args)
+            return 0
+        if args.command == "task":
+            return cmd_task(args)
+        if args.command == "_worker":
+            from kforge_tasks import bulk
+            bulk.worker_main(args)
+            return 0
+        return cmd_bulk(args)
+    except TaskError as e:
+        print(f"FAIL {getattr(args, 'id', None) or args.command}: {e}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

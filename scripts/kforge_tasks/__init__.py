@@ -1,0 +1,1 @@
+"""Building kforge tasks (task.json + torch.export reference packages) from PyTorch programs."""

@@ -1,0 +1,274 @@
+"""Exports one task: task.json, reference.py, per-variant per-device .pt2 packages, params, golden.
+
+Shapes come from FakeTensor runs of get_inputs() and of the exported graph, so no full-size input
+is ever allocated; real tensors are drawn only for the golden file (small tasks) and to fit the
+init of inputs that get_inputs() derives in non-affine ways.
+"""
+
+import copy
+import json
+import os
+import re
+import shutil
+import sys
+from pathlib import Path
+
+import torch
+from safetensors.torch import save_file
+from torch._subclasses.fake_tensor import FakeTensorMode
+from torch.export.pt2_archive._package import package_pt2
+from torch.func import functional_call
+
+from . import expr, program, provenance, shapes
+from .schema import SCHEMA, TaskError, validate
+
+GOLDEN_LIMIT = 64 << 20  # inputs + outputs of the golden file
+OBSERVE_LIMIT = 512 << 20  # materialise inputs to fit inexact init descriptions
+FIELD_ORDER = ("schema", "id", "level", "tags", "description", "spec", "reference", "symbols",
+               "constants", "inputs", "params", "outputs", "variants", "tolerance", "cost", "artifacts")
+
+
+class Lifted(torch.nn.Module):
+    """forward(inputs..., params..., buffers...) -> tuple of outputs, for the model in `model`."""
+
+    def __init__(self, model, probe, param_names, buffer_names):
+        super().__init__()
+        object.__setattr__(self, "_model", model)  # not a submodule: its state comes in as inputs
+        self._probe = probe
+        self._param_names = param_names
+        self._buffer_names = buffer_names
+
+    def forward(self, *args):
+        n = len(self._probe.tensors)
+        inputs, state_args = args[:n], args[n:]
+        np_ = len(self._param_names)
+        state = dict(zip(self._param_names, state_args[:np_]))
+        # Buffers are cloned so in-place updates (BatchNorm running stats) stay inside the graph.
+        state.update({k: v.clone() for k, v in zip(self._buffer_names, state_args[np_:])})
+        call = [None] * self._probe.count
+        for (pos, _, _, _, _), t in zip(self._probe.tensors, inputs):
+            call[pos] = t
+        for pos, name in enumerate(self._probe.names):
+            if name in self._probe.constants:
+                call[pos] = self._probe.constants[name]
+        out = functional_call(self._model, state, tuple(call))
+        if isinstance(out, torch.Tensor):
+            return (out,)
+        if isinstance(out, (tuple, list)) and all(isinstance(o, torch.Tensor) for o in out):
+            return tuple(out)
+        raise TaskError(f"forward must return a tensor or a tuple of tensors, got {type(out).__name__}")
+
+
+def _state(model, path):
+    params = [(n, p.detach()) for n, p in model.named_parameters()]
+    buffers = [(n, b.detach()) for n, b in model.named_buffers()]
+    for name, t in params + buffers:
+        program.dtype_name(t.dtype, f"{path}: parameter '{name}'")
+    return params, buffers
+
+
+def _export(lifted, probe, state, device):
+    mode = FakeTensorMode(allow_non_fake_inputs=True)
+    with mode:
+        args = [torch.empty(s, dtype=getattr(torch, d), device=device) for _, _, s, d, _ in probe.tensors]
+        args += [torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device=device) for _, t in state]
+    try:
+        ep = torch.export.export(lifted, tuple(args), strict=False)
+    except TaskError:
+        raise
+    except Exception as e:
+        raise TaskError(f"torch.export failed: {type(e).__name__}: {program._first_line(e)}") from None
+    ep.example_inputs = None  # fake tensors; NativeRT gets real ones at run time
+    outs = [n for n in ep.graph.nodes if n.op == "output"][0].args[0]
+    out_specs = []
+    for i, node in enumerate(outs):
+        val = node.meta.get("val") if hasattr(node, "meta") else None
+        if not isinstance(val, torch.Tensor):
+            raise TaskError(f"output {i} is not a tensor")
+        out_specs.append((f"out{i}", tuple(val.shape), program.dtype_name(val.dtype, f"output {i}")))
+    return ep, out_specs
+
+
+def _observe(t):
+    f = t.detach().double()
+    if f.numel() == 0:
+        return None
+    return (f.min().item(), f.max().item(), f.mean().item(), f.std().item() if f.numel() > 1 else 0.0)
+
+
+class Built:
+    """One variant, exported: probe, state, packages by device, output specs."""
+
+    def __init__(self, name, symbols, probe, params, buffers, out_specs, packages):
+        self.name, self.symbols, self.probe = name, symbols, probe
+        self.params, self.buffers = params, buffers
+        self.out_specs, self.packages = out_specs, packages
+
+
+def build_variant(path, name, symbols, overrides, devices, seed, workdir, log):
+    module = program.load(path, overrides)
+    probe = program.Probe(module, path)
+    model = program.make_model(module, path, seed)
+    params, buffers = _state(model, path)
+    lifted = Lifted(model, probe, [n for n, _ in params], [n for n, _ in buffers])
+    packages, out_specs = {}, None
+    for device in devices:
+        if device != "cpu":
+            model.to(device)
+        ep, specs = _export(lifted, probe, params + buffers, device)
+        if out_specs is not None and specs != out_specs:
+            raise TaskError(f"variant {name}: outputs differ between devices")
+        out_specs = specs
+        file = f"ref.{name}.{device}.pt2"
+        package_pt2(str(workdir / file), exported_programs={"forward": ep})
+        packages[device] = file
+        log(f"  exported {name}/{device}")
+    model.to("cpu")
+    built = Built(name, symbols, probe, params, buffers, out_specs, packages)
+    built.module, built.model, built.lifted = module, model, lifted
+    return built
+
+
+def _golden_and_inits(default, seed, workdir, golden_limit):
+    """Writes golden.safetensors when small; returns (golden artifact or None, inits, notes)."""
+    probe = default.probe
+    out_bytes = sum(program.nbytes(s, d) for _, s, d in default.out_specs)
+    small = probe.bytes + out_bytes <= golden_limit
+    need_observe = any(not (tag or {}).get("exact", False) for *_, tag in probe.tensors)
+    observe = small or (need_observe and probe.bytes <= OBSERVE_LIMIT)
+    notes = []
+    inits = {}
+    items = probe.materialise(seed) if observe else None
+    if items is not None:
+        for pos, name, shape, dt, _ in probe.tensors:
+            t = items[pos]
+            if not isinstance(t, torch.Tensor) or tuple(t.shape) != shape or program.dtype_name(t.dtype, name) != dt:
+                raise TaskError(f"get_inputs() is not deterministic in shape/dtype for input '{name}'")
+    for pos, name, shape, dt, tag in probe.tensors:
+        observed = _observe(items[pos]) if items is not None else None
+        init, exact = provenance.init_spec(tag, observed)
+        inits[name] = init
+        if not exact:
+            how = "fitted to observed values" if observed else "base distribution only (too large to observe)"
+            notes.append(f"input '{name}': init approximated ({how})")
+    if not small:
+        notes.append(f"golden omitted: inputs+outputs are {(probe.bytes + out_bytes) >> 20} MiB "
+                     f"(limit {golden_limit >> 20} MiB)")
+        return None, inits, notes
+    tensors = [items[pos] for pos, *_ in probe.tensors]
+    state = [t for _, t in default.params + default.buffers]
+    with torch.no_grad():
+        eager = default.lifted(*tensors, *state)
+    golden = {f"input.{name}": items[pos].contiguous() for pos, name, *_ in probe.tensors}
+    golden.update({f"output.{n}": o.detach().contiguous() for (n, _, _), o in zip(default.out_specs, eager)})
+    save_file(golden, str(workdir / "golden.safetensors"))
+    return {"seed": seed, "variant": "default", "file": "golden.safetensors"}, inits, notes
+
+
+def _tensor_specs(entries, variants, hand, single):
+    """entries: {name: [(shape, dtype) per variant]} -> [TensorSpec] with symbolic shapes."""
+    hand = {s["name"]: s for s in hand or []}
+    specs = []
+    for name, per_variant in entries.items():
+        dtype = per_variant[0][1]
+        if name in hand:
+            shape = hand[name]["shape"]
+            for (actual, _), syms in zip(per_variant, variants):
+                got = [expr.evaluate(d, syms) for d in shape]
+                if tuple(got) != tuple(actual):
+                    raise TaskError(f"task.json: shape of '{name}' evaluates to {got}, program gives {list(actual)}")
+            if hand[name].get("dtype", dtype) != dtype:
+                raise TaskError(f"task.json: dtype of '{name}' is {hand[name]['dtype']}, program gives {dtype}")
+        else:
+            shape = shapes.infer(name, [s for s, _ in per_variant], variants, single)
+        specs.append({"name": name, "dtype": dtype, "shape": shape})
+    return specs
+
+
+def build(path, task_id, out_dir, base=None, devices=("cpu",), seed=0, golden_limit=GOLDEN_LIMIT,
+          symbols_from_module=False, log=lambda m: None):
+    """Builds the task folder out_dir (replaced atomically). base: hand-written task.json fields."""
+    path = Path(path)
+    base = dict(base or {})
+    out_dir = Path(out_dir)
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    work = out_dir.parent / f".{out_dir.name}.tmp{os.getpid()}"
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir()
+    try:
+        doc, notes = _build_into(path, task_id, work, base, devices, seed, golden_limit, symbols_from_module, log)
+        _replace_dir(work, out_dir)
+    except BaseException:
+        shutil.rmtree(work, ignore_errors=True)
+        raise
+    return doc, notes
+
+
+def _build_into(path, task_id, work, base, devices, seed, golden_limit, symbols_from_module, log):
+    declared = base.get("symbols")
+    if declared is None:
+        declared = program.int_globals(program.load(path)) if symbols_from_module else {}
+    variant_defs = [("default", dict(declared))]
+    for v in base.get("variants", []):
+        variant_defs.append((v["name"], {**declared, **v["symbols"]}))
+    built = []
+    for name, syms in variant_defs:
+        built.append(build_variant(path, name, syms, syms if base.get("symbols") is not None else None,
+                                   devices, seed, work, log))
+    default = built[0]
+    for b in built[1:]:
+        if [(n, tuple(t.shape)) for n, t in b.params + b.buffers] != \
+           [(n, tuple(t.shape)) for n, t in default.params + default.buffers]:
+            raise TaskError(f"variant '{b.name}' changes parameter shapes; variants may change input shapes only")
+        if b.probe.constants != default.probe.constants or [t[1] for t in b.probe.tensors] != [t[1] for t in default.probe.tensors]:
+            raise TaskError(f"variant '{b.name}' changes the inputs' names or constants")
+    symtabs = [b.symbols for b in built]
+    single = len(built) == 1
+    golden, inits, notes = _golden_and_inits(default, seed, work, golden_limit)
+    inputs = _tensor_specs({n: [(b.probe.tensors[i][2], b.probe.tensors[i][3]) for b in built]
+                            for i, (_, n, *_r) in enumerate(default.probe.tensors)},
+                           symtabs, base.get("inputs"), single)
+    hand_inits = {s["name"]: s["init"] for s in base.get("inputs", []) if "init" in s}
+    for spec in inputs:
+        spec["init"] = hand_inits.get(spec["name"], inits[spec["name"]])
+    state = default.params + default.buffers
+    params = _tensor_specs({n: [(tuple(t.shape), program.dtype_name(t.dtype, n))] * len(built) for n, t in state},
+                           symtabs, base.get("params"), single)
+    outputs = _tensor_specs({n: [(b.out_specs[i][1], b.out_specs[i][2]) for b in built]
+                             for i, (n, _, _) in enumerate(default.out_specs)},
+                            symtabs, base.get("outputs"), single)
+    if state:
+        save_file({n: t.contiguous() for n, t in state}, str(work / "params.safetensors"))
+    shutil.copyfile(path, work / "reference.py")
+    doc = dict(base)
+    doc.update({"schema": SCHEMA, "id": task_id, "reference": "reference.py",
+                "symbols": declared, "inputs": inputs, "params": params, "outputs": outputs})
+    if default.probe.constants:
+        doc["constants"] = default.probe.constants
+    artifacts = {"packages": {b.name: b.packages for b in built}}
+    if state:
+        artifacts["params"] = "params.safetensors"
+    if golden:
+        artifacts["golden"] = golden
+    doc["artifacts"] = artifacts
+    doc = {k: doc[k] for k in FIELD_ORDER if k in doc}
+    validate(doc)
+    (work / "task.json").write_text(dumps(doc))
+    return doc, notes
+
+
+def dumps(doc):
+    """JSON with two-space indent and lists of scalars (shapes) kept on one line."""
+    text = json.dumps(doc, indent=2)
+    scalar_list = re.compile(r"\[\n\s*([^\[\]{}\n]+(?:,\n\s*[^\[\]{}\n]+)*)\n\s*\]")
+    return scalar_list.sub(lambda m: "[" + ", ".join(x.strip() for x in m.group(1).split(",\n")) + "]", text) + "\n"
+
+
+def _replace_dir(src, dst):
+    if dst.exists():
+        old = dst.parent / f".{dst.name}.old{os.getpid()}"
+        os.rename(dst, old)
+        os.rename(src, dst)
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        os.rename(src, dst)

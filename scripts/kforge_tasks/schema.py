@@ -1,0 +1,146 @@
+"""task.json (kforge.task/1) constants and validation, mirroring docs/formats.md."""
+
+from . import expr
+
+SCHEMA = "kforge.task/1"
+DTYPES = ("float32", "float16", "bfloat16", "float64", "int64", "int32", "int8", "uint8", "bool")
+DISTS = {
+    "randn": set(), "rand": set(), "uniform": {"low", "high"}, "randint": {"low", "high"},
+    "ones": set(), "zeros": set(),
+}
+TOP_FIELDS = {
+    "schema", "id", "level", "tags", "description", "spec", "reference", "symbols", "constants",
+    "inputs", "params", "outputs", "variants", "tolerance", "cost", "artifacts",
+}
+REQUIRED = ("schema", "id", "tags", "description", "reference", "symbols", "inputs", "params", "outputs")
+
+
+class TaskError(ValueError):
+    pass
+
+
+def _fail(path, msg):
+    raise TaskError(f"{path}: {msg}")
+
+
+def _check_keys(obj, allowed, path, required=()):
+    if not isinstance(obj, dict):
+        _fail(path, "expected an object")
+    for key in obj:
+        if key not in allowed:
+            _fail(f"{path}.{key}", "unknown field")
+    for key in required:
+        if key not in obj:
+            _fail(f"{path}.{key}", "missing")
+
+
+def _check_number(v, path):
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        _fail(path, "expected a number")
+
+
+def _check_tensor_spec(spec, path, symbols):
+    _check_keys(spec, {"name", "dtype", "shape", "init"}, path, ("name", "dtype", "shape"))
+    if not isinstance(spec["name"], str) or not spec["name"]:
+        _fail(f"{path}.name", "expected a non-empty string")
+    if spec["dtype"] not in DTYPES:
+        _fail(f"{path}.dtype", f"unsupported dtype '{spec['dtype']}'")
+    if not isinstance(spec["shape"], list):
+        _fail(f"{path}.shape", "expected a list")
+    for i, dim in enumerate(spec["shape"]):
+        try:
+            value = expr.evaluate(dim, symbols)
+        except expr.ExprError as e:
+            _fail(f"{path}.shape[{i}]", str(e))
+        if value < 0:
+            _fail(f"{path}.shape[{i}]", f"negative size {value}")
+    if "init" in spec:
+        init = spec["init"]
+        if not isinstance(init, dict) or init.get("dist") not in DISTS:
+            _fail(f"{path}.init.dist", f"expected one of {', '.join(DISTS)}")
+        extra = DISTS[init["dist"]]
+        _check_keys(init, {"dist", "scale", "shift"} | extra, f"{path}.init", tuple(extra))
+        for key in init:
+            if key != "dist":
+                _check_number(init[key], f"{path}.init.{key}")
+
+
+def validate(doc, task_id=None):
+    """Raises TaskError naming the JSON path of the first problem in a kforge.task/1 document."""
+    _check_keys(doc, TOP_FIELDS, "task", REQUIRED)
+    if doc["schema"] != SCHEMA:
+        _fail("task.schema", f"expected '{SCHEMA}', got {doc['schema']!r}")
+    if task_id is not None and doc["id"] != task_id:
+        _fail("task.id", f"'{doc['id']}' does not match the folder '{task_id}'")
+    if not isinstance(doc["id"], str) or doc["id"].count("/") < 1:
+        _fail("task.id", "expected '<suite>/.../<name>'")
+    if not isinstance(doc["tags"], list) or not all(isinstance(t, str) for t in doc["tags"]):
+        _fail("task.tags", "expected a list of strings")
+    for key in ("description", "reference") + (("spec",) if "spec" in doc else ()):
+        if not isinstance(doc[key], str):
+            _fail(f"task.{key}", "expected a string")
+    if "level" in doc and (isinstance(doc["level"], bool) or not isinstance(doc["level"], int)):
+        _fail("task.level", "expected an integer")
+    symbols = doc["symbols"]
+    if not isinstance(symbols, dict):
+        _fail("task.symbols", "expected an object")
+    for name, value in symbols.items():
+        if not name.isidentifier() or isinstance(value, bool) or not isinstance(value, int):
+            _fail(f"task.symbols.{name}", "expected an identifier mapped to an integer")
+    for name, value in doc.get("constants", {}).items():
+        _check_number(value, f"task.constants.{name}")
+    variants = doc.get("variants", [])
+    if not isinstance(variants, list):
+        _fail("task.variants", "expected a list")
+    seen = {"default"}
+    all_symbols = [symbols]
+    for i, v in enumerate(variants):
+        path = f"task.variants[{i}]"
+        _check_keys(v, {"name", "symbols"}, path, ("name", "symbols"))
+        if not isinstance(v["name"], str) or v["name"] in seen:
+            _fail(f"{path}.name", f"duplicate or invalid variant name {v['name']!r}")
+        seen.add(v["name"])
+        for name in v["symbols"]:
+            if name not in symbols:
+                _fail(f"{path}.symbols.{name}", "not a task symbol")
+        all_symbols.append({**symbols, **v["symbols"]})
+    names = set()
+    for group in ("inputs", "params", "outputs"):
+        if not isinstance(doc[group], list):
+            _fail(f"task.{group}", "expected a list")
+        for i, spec in enumerate(doc[group]):
+            for syms in all_symbols:
+                _check_tensor_spec(spec, f"task.{group}[{i}]", syms)
+            if spec["name"] in names:
+                _fail(f"task.{group}[{i}].name", f"duplicate tensor name '{spec['name']}'")
+            names.add(spec["name"])
+    for i, spec in enumerate(doc["outputs"]):
+        if spec["name"] != f"out{i}":
+            _fail(f"task.outputs[{i}].name", f"expected 'out{i}'")
+    if "tolerance" in doc:
+        _check_keys(doc["tolerance"], {"atol", "rtol"}, "task.tolerance")
+        for key, value in doc["tolerance"].items():
+            _check_number(value, f"task.tolerance.{key}")
+    if "cost" in doc:
+        _check_keys(doc["cost"], {"flops", "bytes"}, "task.cost")
+        for key, text in doc["cost"].items():
+            for syms in all_symbols:
+                try:
+                    expr.evaluate(text, syms)
+                except expr.ExprError as e:
+                    _fail(f"task.cost.{key}", str(e))
+    if "artifacts" in doc:
+        _check_artifacts(doc["artifacts"], seen)
+
+
+def _check_artifacts(art, variants):
+    _check_keys(art, {"packages", "params", "golden"}, "task.artifacts", ("packages",))
+    for variant, per_device in art["packages"].items():
+        if variant not in variants:
+            _fail(f"task.artifacts.packages.{variant}", "unknown variant")
+        _check_keys(per_device, {"cpu", "cuda"}, f"task.artifacts.packages.{variant}")
+    if "params" in art and not isinstance(art["params"], str):
+        _fail("task.artifacts.params", "expected a path")
+    if "golden" in art:
+        _check_keys(art["golden"], {"seed", "variant", "file"}, "task.artifacts.golden",
+                    ("seed", "variant", "file"))

@@ -1,0 +1,21 @@
+"""Apply ReLU to a float32 matrix."""
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+M = 1024
+N = 1024
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return torch.relu(x)
+
+
+def get_inputs():
+    return [torch.randn(M, N)]
+
+
+def get_init_inputs():
+    return []

@@ -1,0 +1,184 @@
+"""Tests of scripts/export_reference.py: task.json per docs/formats.md, params/golden, reload parity."""
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+from safetensors.torch import load_file
+
+REPO = Path(__file__).resolve().parents[2]
+SCRIPT = REPO / "scripts" / "export_reference.py"
+sys.path.insert(0, str(REPO / "scripts"))
+
+from kforge_tasks import expr, schema  # noqa: E402
+from torch.export.pt2_archive._package import load_pt2  # noqa: E402
+
+
+def run(*args):
+    proc = subprocess.run([sys.executable, str(SCRIPT), *map(str, args)], capture_output=True, text=True)
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def copy_task(src, tmp_path):
+    dst = tmp_path / "src" / src.name
+    shutil.copytree(src, dst)
+    return dst
+
+
+def run_package(task_dir, variant, inputs, params_doc):
+    package = task_dir / json.loads((task_dir / "task.json").read_text())["artifacts"]["packages"][variant]["cpu"]
+    ep = load_pt2(str(package)).exported_programs["forward"]
+    params = load_file(str(task_dir / "params.safetensors")) if params_doc else {}
+    return ep.module()(*inputs, *[params[p["name"]] for p in params_doc])
+
+
+@pytest.fixture(scope="module")
+def built_demo(tmp_path_factory):
+    out = tmp_path_factory.mktemp("out")
+    code, stdout, stderr = run("task", REPO / "tasks/demo/vector_add", "--out", out, "--device", "cpu")
+    assert code == 0, stderr
+    return out / "demo/vector_add"
+
+
+def test_demo_task_json_is_valid(built_demo):
+    doc = json.loads((built_demo / "task.json").read_text())
+    schema.validate(doc, "demo/vector_add")
+    assert [i["name"] for i in doc["inputs"]] == ["a", "b"]
+    assert doc["inputs"][0]["shape"] == ["N"] and doc["inputs"][0]["init"] == {"dist": "randn"}
+    assert doc["outputs"] == [{"name": "out0", "dtype": "float32", "shape": ["N"]}]
+    assert doc["artifacts"]["packages"] == {"default": {"cpu": "ref.default.cpu.pt2"},
+                                            "odd": {"cpu": "ref.odd.cpu.pt2"}}
+    assert doc["artifacts"]["golden"] == {"seed": 0, "variant": "default", "file": "golden.safetensors"}
+    assert (built_demo / "reference.py").read_text() == (REPO / "tasks/demo/vector_add/reference.py").read_text()
+
+
+def test_golden_matches_reloaded_package(built_demo):
+    doc = json.loads((built_demo / "task.json").read_text())
+    golden = load_file(str(built_demo / "golden.safetensors"))
+    assert sorted(golden) == ["input.a", "input.b", "output.out0"]
+    assert golden["input.a"].shape == (doc["symbols"]["N"],)
+    out = run_package(built_demo, "default", [golden["input.a"], golden["input.b"]], doc["params"])
+    torch.testing.assert_close(out[0], golden["output.out0"], rtol=0, atol=0)
+    torch.testing.assert_close(out[0], golden["input.a"] + golden["input.b"])
+
+
+def test_variant_package_runs_odd_shape(built_demo):
+    doc = json.loads((built_demo / "task.json").read_text())
+    n = expr.evaluate(doc["inputs"][0]["shape"][0], {**doc["symbols"], **doc["variants"][0]["symbols"]})
+    assert n == 1000003
+    a, b = torch.randn(n), torch.randn(n)
+    out = run_package(built_demo, "odd", [a, b], doc["params"])
+    torch.testing.assert_close(out[0], a + b)
+
+
+def test_params_are_lifted_inputs(tmp_path):
+    src = REPO / "tasks/core/linear_bias_relu"
+    code, _, stderr = run("task", src, "--out", tmp_path, "--device", "cpu")
+    assert code == 0, stderr
+    task_dir = tmp_path / "core/linear_bias_relu"
+    doc = json.loads((task_dir / "task.json").read_text())
+    assert [p["name"] for p in doc["params"]] == ["fc.weight", "fc.bias"]
+    assert doc["params"][0]["shape"] == ["OUT", "IN"]
+    params = load_file(str(task_dir / "params.safetensors"))
+    assert sorted(params) == ["fc.bias", "fc.weight"]
+    golden = load_file(str(task_dir / "golden.safetensors"))
+    x = golden["input.x"]
+    expected = torch.relu(x @ params["fc.weight"].T + params["fc.bias"])
+    torch.testing.assert_close(golden["output.out0"], expected)
+    # Different parameter values flow through: the package holds no weights of its own.
+    w = torch.randn_like(params["fc.weight"])
+    ep = load_pt2(str(task_dir / "ref.default.cpu.pt2")).exported_programs["forward"]
+    torch.testing.assert_close(ep.module()(x, w, params["fc.bias"])[0], torch.relu(x @ w.T + params["fc.bias"]))
+
+
+def test_constants_and_derived_init(tmp_path):
+    ref = tmp_path / "prog.py"
+    ref.write_text(
+        "import torch\nN = 64\n"
+        "class Model(torch.nn.Module):\n"
+        "    def forward(self, x, mask, k: float):\n        return (x * k * mask,)\n"
+        "def get_inputs():\n"
+        "    return [torch.rand(N, N) * 2 - 1, torch.randint(0, 2, (N, N)).float() * 2 - 1, 3.0]\n"
+        "def get_init_inputs():\n    return []\n")
+    code, _, stderr = run("module", ref, "--out", tmp_path / "out", "--id", "user/prog", "--device", "cpu")
+    assert code == 0, stderr
+    doc = json.loads((tmp_path / "out/user/prog/task.json").read_text())
+    schema.validate(doc, "user/prog")
+    assert doc["constants"] == {"k": 3.0}
+    assert doc["symbols"] == {"N": 64}
+    assert doc["inputs"][0]["init"] == {"dist": "rand", "scale": 2, "shift": -1}
+    assert doc["inputs"][1]["init"] == {"dist": "randint", "low": 0, "high": 2, "scale": 2, "shift": -1}
+
+
+BAD_PROGRAMS = {
+    "no_get_inputs": ("import torch\nclass Model(torch.nn.Module):\n    def forward(self, x):\n        return x\n",
+                      "no get_inputs defined"),
+    "syntax_error": ("import torch\nclass Model(torch.nn.Module)\n    pass\n", "SyntaxError"),
+    "complex_dtype": ("import torch\nclass Model(torch.nn.Module):\n    def forward(self, x):\n        return x * 2\n"
+                      "def get_inputs():\n    return [torch.randn(4, dtype=torch.complex64)]\n",
+                      "unsupported dtype complex64"),
+    "raises": ("import torch\nclass Model(torch.nn.Module):\n    def forward(self, x):\n        return x\n"
+               "def get_inputs():\n    raise ValueError('boom')\n", "get_inputs() failed: ValueError: boom"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD_PROGRAMS))
+def test_bad_program_fails_in_one_line_and_leaves_nothing(tmp_path, name):
+    source, reason = BAD_PROGRAMS[name]
+    ref = tmp_path / f"{name}.py"
+    ref.write_text(source)
+    out = tmp_path / "out"
+    code, stdout, stderr = run("module", ref, "--out", out, "--id", f"user/{name}", "--device", "cpu")
+    assert code == 1
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"FAIL user/{name}: "), stderr
+    assert reason in lines[0]
+    assert not out.exists() or not any(p.is_file() for p in out.rglob("*"))
+
+
+def test_task_json_errors_name_the_path():
+    doc = json.loads((REPO / "tasks/demo/relu/task.json").read_text())
+    doc["inputs"][0]["dtype"] = "float8"
+    with pytest.raises(schema.TaskError, match=r"task.inputs\[0\].dtype: unsupported dtype 'float8'"):
+        schema.validate(doc)
+    doc = json.loads((REPO / "tasks/demo/relu/task.json").read_text())
+    doc["colour"] = 1
+    with pytest.raises(schema.TaskError, match="task.colour: unknown field"):
+        schema.validate(doc)
+
+
+def all_task_dirs():
+    return sorted(p.parent for p in (REPO / "tasks").glob("*/*/task.json"))
+
+
+@pytest.mark.parametrize("task_dir", all_task_dirs(), ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_committed_task_json_is_valid(task_dir):
+    doc = json.loads((task_dir / "task.json").read_text())
+    schema.validate(doc, f"{task_dir.parent.name}/{task_dir.name}")
+    assert doc.get("variants"), "curated tasks carry at least one extra variant"
+    assert "artifacts" not in doc
+
+
+def test_curated_suite_size():
+    core = [p for p in all_task_dirs() if p.parent.name == "core"]
+    assert len(core) >= 24
+
+
+@pytest.mark.parametrize("expression,value", [
+    ("cdiv(N, 256)", 4), ("-7 / 2", -3), ("-7 % 2", -1), ("2 * (N + 1) - max(3, N)", 1002), ("min(N, 5)", 5),
+])
+def test_expressions(expression, value):
+    assert expr.evaluate(expression, {"N": 1000}) == value
+
+
+@pytest.mark.parametrize("expression,message", [
+    ("N / 0", "division by zero"), ("M + 1", "unknown symbol 'M'"), ("2 ** 3", "expected a number"),
+    ("9223372036854775807 + 1", "64-bit overflow"),
+])
+def test_expression_errors(expression, message):
+    with pytest.raises(expr.ExprError, match=message):
+        expr.evaluate(expression, {"N": 1})
