@@ -16,8 +16,8 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noh
 
 step "reference packages (cuda + cpu)"
 start=$(date +%s.%N)
-build/kforge tasks build tasks --device cuda >"$out/tasks-build.log" 2>&1 || { tail -20 "$out/tasks-build.log"; fail=1; }
-build/kforge tasks build tests/verify/tasks --device cuda >>"$out/tasks-build.log" 2>&1 || { tail -20 "$out/tasks-build.log"; fail=1; }
+build/kforge tasks build tasks --out build/tasks --device cuda >"$out/tasks-build.log" 2>&1 || { tail -20 "$out/tasks-build.log"; fail=1; }
+build/kforge tasks build tests/verify/tasks --out build/tasks --device cuda >>"$out/tasks-build.log" 2>&1 || { tail -20 "$out/tasks-build.log"; fail=1; }
 echo "built packages in $(echo "$(date +%s.%N) - $start" | bc) s"
 
 step "gpu tests"
@@ -32,4 +32,8 @@ import json,sys
 for l in open('$out/demo.jsonl'):
     v=json.loads(l); print(v['task'], v['status'], v['message'][:100], 'compile %.0f ms' % v['compile']['ms'])
 "
+if [ "${KFORGE_BENCH:-1}" = 1 ]; then
+  step "verify benchmark"
+  scripts/bench-verify.sh "${KFORGE_BENCH_N:-200}" 2>&1 | tee "$out/bench-verify.log"
+fi
 exit $fail

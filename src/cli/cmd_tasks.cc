@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -36,6 +37,7 @@ struct TasksOptions {
   std::string levels;
   std::string device = "cpu";
   int jobs = 1;
+  std::string build_out;
 };
 
 std::string DefaultRoot() {
@@ -194,6 +196,24 @@ std::string Python() {
   return built.empty() ? "python3" : built;
 }
 
+// The exporter's device list: CUDA packages come with CPU ones, for parity checks.
+std::string ExporterDevices(const std::string& device) { return device == "cuda" ? "cpu,cuda" : "cpu"; }
+
+// Every folder under `root` (or `root` itself) that holds a task.json, sorted.
+StatusOr<std::vector<std::string>> TaskDirs(const fs::path& root) {
+  std::error_code ec;
+  if (!fs::is_directory(root, ec)) return Status::NotFound(root.string() + ": no such folder");
+  std::vector<std::string> dirs;
+  if (fs::exists(root / "task.json", ec)) dirs.push_back(root.string());
+  for (auto it = fs::recursive_directory_iterator(root, ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec)) {
+    if (it->is_directory() && fs::exists(it->path() / "task.json")) dirs.push_back(it->path().string());
+  }
+  if (dirs.empty()) return Status::NotFound(root.string() + ": no task.json below it");
+  std::sort(dirs.begin(), dirs.end());
+  return dirs;
+}
+
 // Runs the exporter with `args`; its output streams through our stdout/stderr.
 int RunExporter(const std::vector<std::string>& args) {
   fs::path script = ExporterScript();
@@ -265,24 +285,32 @@ Runner AttachTasks(CLI::App& sub) {
   mod->add_option("--device", o->device, "Export packages for cpu or cuda")
       ->check(CLI::IsMember({"cpu", "cuda"}));
 
-  CLI::App* build = sub.add_subcommand("build", "Export packages, params and golden files for every task");
-  build->add_option("root", o->root, "Task root (default: $KFORGE_TASKS or tasks)");
-  build->add_option("--device", o->device, "Export packages for cpu or cuda")
+  CLI::App* build = sub.add_subcommand("build", "Export packages, params and golden files for every task under ROOT");
+  build->add_option("root", o->root, "Task root holding hand-written tasks (default: $KFORGE_TASKS or tasks)");
+  build->add_option("--out", o->build_out, "Write the built tasks to OUT/<id>/ instead of updating them in place");
+  build->add_option("--device", o->device, "Export packages for cpu, or for cuda (and cpu)")
       ->check(CLI::IsMember({"cpu", "cuda"}));
-  build->add_option("--jobs", o->jobs, "Parallel exports")->check(CLI::Range(1, 256));
 
   return [o, list, show, kb, mod, build]() -> int {
     if (list->parsed()) return List(*o);
     if (show->parsed()) return Show(*o);
     std::vector<std::string> args;
     if (kb->parsed()) {
-      args = {"import", "kernelbench",          o->source, "--out", o->out, "--device", o->device,
+      args = {"bulk-kernelbench", o->source, "--out", o->out, "--device", ExporterDevices(o->device),
               "--jobs", std::to_string(o->jobs)};
       if (!o->levels.empty()) args.insert(args.end(), {"--levels", o->levels});
     } else if (mod->parsed()) {
-      args = {"import", "module", o->source, "--out", o->out, "--id", o->id, "--device", o->device};
+      args = {"module", o->source, "--out", o->out, "--id", o->id, "--device", ExporterDevices(o->device)};
     } else if (build->parsed()) {
-      args = {"build", o->root, "--device", o->device, "--jobs", std::to_string(o->jobs)};
+      auto dirs = TaskDirs(o->root);
+      if (!dirs.ok()) {
+        std::fprintf(stderr, "kforge tasks build: %s\n", dirs.status().message().c_str());
+        return kExitUsage;
+      }
+      args = {"task"};
+      args.insert(args.end(), dirs->begin(), dirs->end());
+      args.insert(args.end(), {"--device", ExporterDevices(o->device)});
+      if (!o->build_out.empty()) args.insert(args.end(), {"--out", o->build_out});
     } else {
       return kExitUsage;
     }
