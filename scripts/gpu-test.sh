@@ -10,7 +10,11 @@ step() { echo "== $*" >&2; }
 fail=0
 
 step "setup and build"
-scripts/setup.sh 2>&1 | tail -5 || exit 1
+if ! scripts/setup.sh >"$out/setup.log" 2>&1; then
+  grep -E "error|Error" -A3 "$out/setup.log" | head -60
+  exit 1
+fi
+tail -3 "$out/setup.log"
 build/kforge --version
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader || true
 
