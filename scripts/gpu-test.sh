@@ -11,7 +11,8 @@ fail=0
 
 step "setup and build"
 if ! scripts/setup.sh >"$out/setup.log" 2>&1; then
-  grep -E "error|Error" -A3 "$out/setup.log" | head -60
+  cmake --build build -- -k 0 >"$out/build-all.log" 2>&1
+  grep -E "error:" "$out/build-all.log" | sort -u | head -40
   exit 1
 fi
 tail -3 "$out/setup.log"

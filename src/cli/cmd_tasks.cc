@@ -1,4 +1,5 @@
 // `kforge tasks`: list and show task folders; import and build them through the Python exporter.
+#include <cstdint>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>

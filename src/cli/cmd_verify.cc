@@ -1,4 +1,5 @@
 // `kforge verify`: verdict JSON lines on stdout, a summary on stderr, exit 0/1/2.
+#include <cstdint>
 #include <CLI/CLI.hpp>
 
 #include <cstdio>

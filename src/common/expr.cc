@@ -1,6 +1,7 @@
 // Recursive-descent evaluator for shape expressions (grammar in docs/formats.md).
 #include "kforge/common/expr.h"
 
+#include <cstdint>
 #include <cctype>
 #include <limits>
 

@@ -1,6 +1,7 @@
 // Strict JSON field access with JSON-path errors.
 #include "kforge/common/json_fields.h"
 
+#include <cstdint>
 #include <algorithm>
 
 namespace kforge::common {

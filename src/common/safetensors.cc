@@ -1,6 +1,7 @@
 // safetensors parsing and writing, validated so that a corrupt file is an error, not a crash.
 #include "kforge/common/safetensors.h"
 
+#include <cstdint>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>

@@ -1,6 +1,7 @@
 // Solution parsing and validation (structure and syntax; names are resolved against the task later).
 #include "kforge/common/solution.h"
 
+#include <cstdint>
 #include <array>
 #include <cctype>
 #include <cmath>

@@ -1,6 +1,7 @@
 // task.json loading and validation.
 #include "kforge/common/task.h"
 
+#include <cstdint>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>

@@ -1,6 +1,7 @@
 // Verdict records.
 #include "kforge/common/verdict.h"
 
+#include <cstdint>
 #include <array>
 
 #include "kforge/common/json_fields.h"

@@ -1,6 +1,7 @@
 // Guarded device buffers.
 #include "kforge/cuda/guarded_buffer.h"
 
+#include <cstdint>
 #include <cuda_runtime_api.h>
 
 #include <vector>

@@ -1,6 +1,7 @@
 // Launch plan resolution (names, expressions, limits) and execution.
 #include "kforge/cuda/launch_plan.h"
 
+#include <cstdint>
 #include <cmath>
 #include <cstring>
 

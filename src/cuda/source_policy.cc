@@ -2,6 +2,7 @@
 // pp_lexer. The header allowlist is the single table below.
 #include "kforge/cuda/source_policy.h"
 
+#include <cstdint>
 #include <algorithm>
 #include <array>
 

@@ -1,4 +1,5 @@
 // The Anthropic Messages API: request body, reply parsing, and the provider.
+#include <cstdint>
 #include <string>
 
 #include "llm/http_transport.h"

@@ -1,4 +1,6 @@
 // Canonical chat form: constructors, names and JSON conversion.
+#include <cstdint>
+
 #include "kforge/llm/chat.h"
 
 #include "kforge/common/hash.h"

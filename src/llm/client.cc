@@ -1,6 +1,7 @@
 // Client: scheduling (in-flight cap, pacing, backoff), cache, cassette recording and accounting.
 #include "kforge/llm/client.h"
 
+#include <cstdint>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>

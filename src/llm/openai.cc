@@ -1,5 +1,6 @@
 // OpenAI-compatible chat completions (OpenAI, vLLM, SGLang, Ollama, llama.cpp): request body,
 // reply parsing, and the provider.
+#include <cstdint>
 #include <string>
 
 #include "llm/http_transport.h"

@@ -1,6 +1,7 @@
 // On-disk response cache.
 #include "llm/response_cache.h"
 
+#include <cstdint>
 #include <unistd.h>
 
 #include <atomic>

@@ -1,4 +1,6 @@
 // Reference-vs-candidate comparison, computed with ATen on the reference's device.
+#include <cstdint>
+
 #include "kforge/reference/compare.h"
 
 #include "reference/torch_util.h"

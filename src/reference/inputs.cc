@@ -1,4 +1,5 @@
 // Seeded input generation, golden-file loading and candidate output buffers.
+#include <cstdint>
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/detail/CUDAHooksInterface.h>
 

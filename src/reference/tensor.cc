@@ -1,4 +1,5 @@
 // Tensor handles over ATen tensors.
+#include <cstdint>
 #include <c10/util/Exception.h>
 
 #include <cstring>

@@ -1,6 +1,7 @@
 // Candidate-versus-reference trials on the GPU (DESIGN.md, "Verification").
 #include "verify/gpu_check.h"
 
+#include <cstdint>
 #include <cuda_runtime_api.h>
 
 #include <cmath>

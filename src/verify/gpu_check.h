@@ -2,6 +2,7 @@
 // its launch plan on fresh inputs in guarded, poisoned buffers, run the reference, compare.
 #pragma once
 
+#include <cstdint>
 #include <chrono>
 #include <filesystem>
 #include <map>

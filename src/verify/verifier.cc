@@ -1,6 +1,7 @@
 // The verify pipeline: read, check statically, compile in parallel, run on GPU workers, emit in order.
 #include "kforge/verify/verifier.h"
 
+#include <cstdint>
 #include <condition_variable>
 #include <deque>
 #include <fstream>

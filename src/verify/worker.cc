@@ -1,6 +1,7 @@
 // The worker's request loop.
 #include "kforge/verify/worker.h"
 
+#include <cstdint>
 #include <sys/prctl.h>
 #include <signal.h>
 

@@ -1,6 +1,7 @@
 // Worker process management: spawn, line exchange with deadlines, reaping.
 #include "kforge/verify/worker_client.h"
 
+#include <cstdint>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>

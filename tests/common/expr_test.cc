@@ -1,5 +1,6 @@
 #include "kforge/common/expr.h"
 
+#include <cstdint>
 #include <gtest/gtest.h>
 
 #include <map>

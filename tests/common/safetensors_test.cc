@@ -1,5 +1,6 @@
 #include "kforge/common/safetensors.h"
 
+#include <cstdint>
 #include <gtest/gtest.h>
 
 #include <cstring>

@@ -1,5 +1,6 @@
 #include "kforge/common/task.h"
 
+#include <cstdint>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 

@@ -1,5 +1,6 @@
 #include "kforge/cuda/launch_plan.h"
 
+#include <cstdint>
 #include <gtest/gtest.h>
 
 namespace kforge::cuda {

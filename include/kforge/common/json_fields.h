@@ -2,6 +2,7 @@
 // rejection of unknown fields, so typos in hand-written files fail loudly.
 #pragma once
 
+#include <cstdint>
 #include <initializer_list>
 #include <string>
 #include <string_view>
