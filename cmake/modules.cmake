@@ -39,7 +39,7 @@ function(kforge_module_tests name)
       KFORGE_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
       KFORGE_BINARY="$<TARGET_FILE:kforge>")
     add_dependencies(${target} kforge)
-    gtest_discover_tests(${target} DISCOVERY_TIMEOUT 60
+    gtest_discover_tests(${target} DISCOVERY_TIMEOUT 60 DISCOVERY_MODE PRE_TEST
       PROPERTIES LABELS "${kind}" ENVIRONMENT "KFORGE_SOURCE_DIR=${PROJECT_SOURCE_DIR}")
   endforeach()
 endfunction()

@@ -10,8 +10,8 @@ tasks=${KFORGE_TASKS:-build/tasks}
 n=${1:-200}
 work=$(mktemp -d)
 export KFORGE_CACHE_DIR=$work/cache
-now() { date +%s.%N; }
-ms() { echo "($2 - $1) * 1000" | bc -l | xargs printf '%.0f'; }
+now() { date +%s%N; }
+ms() { echo $(( ($2 - $1) / 1000000 )); }
 
 t0=$(now); "$kforge" --version >/dev/null; t1=$(now)
 echo "process start (kforge --version): $(ms $t0 $t1) ms"

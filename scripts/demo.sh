@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 kforge=${KFORGE:-build/kforge}
 if nvidia-smi -L >/dev/null 2>&1; then
-  "$kforge" tasks build tasks/demo --out build/tasks --device cuda >&2
+  [ -e build/tasks/demo/relu/ref.default.cuda.pt2 ] || "$kforge" tasks build tasks/demo --out build/tasks --device cuda >&2
   exec "$kforge" verify --tasks build/tasks examples/demo/*.json
 fi
 echo "demo: no GPU here, so compile and plan checks only (--compile-only)" >&2

@@ -54,3 +54,12 @@ command -v ninja >/dev/null && generator=(-G Ninja)
 cmake -S . -B "$build_dir" "${generator[@]}" -DKFORGE_PYTHON="$python" >/dev/null
 cmake --build "$build_dir" -j "$(nproc)"
 say "built $build_dir/kforge"
+
+# Reference packages of the bundled tasks (CPU ones for the parity tests, CUDA ones too on a GPU).
+if "$build_dir/kforge" --version | grep -q "^libtorch [0-9]"; then
+  device=cpu
+  nvidia-smi -L >/dev/null 2>&1 && device=cuda
+  "$build_dir/kforge" tasks build tasks --out "$build_dir/tasks" --device $device >"$build_dir/tasks-build.log" 2>&1 ||
+    { tail -5 "$build_dir/tasks-build.log" >&2; say "building the bundled tasks failed (log: $build_dir/tasks-build.log)"; exit 1; }
+  say "built the bundled tasks ($device) into $build_dir/tasks"
+fi

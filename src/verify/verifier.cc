@@ -242,6 +242,8 @@ VerifySummary Verifier::Run(SolutionReader& reader, const std::function<void(con
     }
   };
   if (!options_.compile_only && impl.device_threads.empty()) {
+    // LibTorch's NativeRT warns about ops without static kernels on every load; keep workers quiet.
+    setenv("TORCH_CPP_LOG_LEVEL", "ERROR", 0);
     for (int device : options_.devices) impl.device_threads.emplace_back(device_loop, device);
   }
 

@@ -17,7 +17,8 @@ namespace kforge::reference::testing {
 /// Task folders (holding task.json) under $KFORGE_PARITY_ROOT and the repository's tasks/.
 inline std::vector<std::string> ParityTaskDirs() {
   std::vector<std::string> dirs;
-  std::vector<std::filesystem::path> roots = {std::filesystem::path(KFORGE_SOURCE_DIR) / "tasks"};
+  // Tasks built by `kforge tasks build tasks --out build/tasks` (scripts/setup.sh does this).
+  std::vector<std::filesystem::path> roots = {std::filesystem::path(KFORGE_BINARY).parent_path() / "tasks"};
   if (const char* env = std::getenv("KFORGE_PARITY_ROOT"); env && *env) roots.emplace_back(env);
   for (const auto& root : roots) {
     std::error_code ec;
