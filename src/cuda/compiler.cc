@@ -143,6 +143,18 @@ CompileResult Refuse(CompileStatus status, std::string message) {
 
 }  // namespace
 
+nlohmann::json KernelsToJson(const std::map<std::string, KernelInfo>& kernels) {
+  nlohmann::json json = nlohmann::json::object();
+  for (const auto& [name, k] : kernels) {
+    json[name] = {{"registers", k.registers},
+                  {"spill_store_bytes", k.spill_store_bytes},
+                  {"spill_load_bytes", k.spill_load_bytes},
+                  {"stack_bytes", k.stack_bytes},
+                  {"shared_bytes", k.shared_bytes}};
+  }
+  return json;
+}
+
 std::string_view CompileStatusName(CompileStatus status) {
   switch (status) {
     case CompileStatus::kOk:

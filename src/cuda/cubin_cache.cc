@@ -99,14 +99,7 @@ void CubinCache::Store(const std::string& key, const CompileResult& result) cons
   std::error_code ec;
   std::filesystem::create_directories(JsonPath(key).parent_path(), ec);
   if (ec) return;
-  nlohmann::json kernels = nlohmann::json::object();
-  for (const auto& [name, k] : result.kernels) {
-    kernels[name] = {{"registers", k.registers},
-                     {"spill_store_bytes", k.spill_store_bytes},
-                     {"spill_load_bytes", k.spill_load_bytes},
-                     {"stack_bytes", k.stack_bytes},
-                     {"shared_bytes", k.shared_bytes}};
-  }
+  nlohmann::json kernels = KernelsToJson(result.kernels);
   nlohmann::json j = {{"schema", kSchema},
                       {"key", key},
                       {"status", std::string(CompileStatusName(result.status))},

@@ -123,14 +123,7 @@ bool FinishCompile(Job& job) {
     Fail(job.verdict, VerdictStatus::kCompileError, std::string("compiler failure: ") + e.what());
     return false;
   }
-  nlohmann::json kernels = nlohmann::json::object();
-  for (const auto& [name, k] : result.kernels) {
-    kernels[name] = {{"registers", k.registers},
-                     {"spill_store_bytes", k.spill_store_bytes},
-                     {"spill_load_bytes", k.spill_load_bytes},
-                     {"stack_bytes", k.stack_bytes},
-                     {"shared_bytes", k.shared_bytes}};
-  }
+  nlohmann::json kernels = cuda::KernelsToJson(result.kernels);
   job.verdict.compile = {{"ms", result.wall_ms},
                          {"cached", result.cached},
                          {"log", result.log},

@@ -13,6 +13,8 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 namespace kforge::cuda {
 
 enum class CompileStatus {
@@ -33,6 +35,10 @@ struct KernelInfo {
   int stack_bytes = 0;
   int shared_bytes = 0;  // static shared memory
 };
+
+/// {name: {registers, spill_store_bytes, spill_load_bytes, stack_bytes, shared_bytes}}, as stored in
+/// the cache and in verdicts.
+nlohmann::json KernelsToJson(const std::map<std::string, KernelInfo>& kernels);
 
 struct CompileRequest {
   std::string source;
