@@ -36,6 +36,8 @@ foreach(lib IN LISTS torch_libs)
   list(APPEND torch_paths ${KFORGE_TORCH_DIR}/lib/lib${lib}.so)
 endforeach()
 # --no-as-needed keeps libtorch_cuda loaded so its CUDA kernels register even though no symbol is used.
-target_link_libraries(kforge_torch INTERFACE "-Wl,--no-as-needed" ${torch_paths} "-Wl,--as-needed"
-  "-Wl,-rpath,${KFORGE_TORCH_DIR}/lib")
+# libstdc++ goes first: libtorch.so exports its own std::filesystem copies, which must not
+# interpose on the system library's (they crash when called from kforge).
+target_link_libraries(kforge_torch INTERFACE "-Wl,--push-state,--no-as-needed" stdc++ ${torch_paths}
+  "-Wl,--pop-state" "-Wl,-rpath,${KFORGE_TORCH_DIR}/lib")
 message(STATUS "kforge: LibTorch ${KFORGE_TORCH_VERSION} from ${KFORGE_TORCH_DIR}")
