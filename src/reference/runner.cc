@@ -2,6 +2,7 @@
 #include "kforge/reference/runner.h"
 
 #include <cstdint>
+#include <ATen/Context.h>
 #include <ATen/detail/CUDAHooksInterface.h>
 #include <c10/core/InferenceMode.h>
 #include <torch/nativert/ModelRunnerHandle.h>
@@ -60,6 +61,11 @@ StatusOr<std::unique_ptr<ReferenceProgram>> ReferenceProgram::Load(const common:
     return Status::NotFound(where + ": no variant \"" + std::string(variant) + "\"");
   if (device.is_cuda() && device.index >= CudaDeviceCount())
     return Status::Unavailable(where + ": no CUDA device " + device.ToString());
+  if (device.is_cuda()) {
+    // fp32 references are exact fp32: TF32 convolutions (cuDNN's default) and matmuls are ~1e-3 off.
+    at::globalContext().setAllowTF32CuDNN(false);
+    at::globalContext().setAllowTF32CuBLAS(false);
+  }
   auto by_variant = task.artifacts.packages.find(std::string(variant));
   if (by_variant == task.artifacts.packages.end() ||
       !by_variant->second.count(std::string(device.KindName())))

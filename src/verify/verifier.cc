@@ -180,6 +180,14 @@ VerifySummary Verifier::Run(SolutionReader& reader, const std::function<void(con
     WorkerClient client(argv);
     bool no_gpu = false;
     std::string no_gpu_message;
+    // Start the worker now, so that CUDA and LibTorch initialise while the first compiles run.
+    if (!options_.sanitize) {
+      WorkerClient::Reply hello = client.Call({{"op", "hello"}}, std::chrono::seconds(120));
+      if (hello.kind == WorkerClient::Reply::Kind::kOk && hello.body.value("status", "") == "no_gpu") {
+        no_gpu = true;
+        no_gpu_message = hello.body.value("message", "");
+      }
+    }
     while (true) {
       std::shared_ptr<Job> job;
       {

@@ -82,16 +82,16 @@ std::vector<nlohmann::json> ParseLines(const std::string& text) {
   return lines;
 }
 
-/// A task root for the test: directory links to the demo and core suites and the test-only tasks.
+/// A task root for the test: directory links to the built demo and core suites and test-only tasks
+/// (`kforge tasks build ... --out build/tasks`, done by scripts/setup.sh and scripts/gpu-test.sh).
 class TaskRoot {
  public:
   TaskRoot() {
     std::string pattern = (fs::path(testing::TempDir()) / "kforge_tasks_XXXXXX").string();
     if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
     root_ = pattern;
-    fs::create_directory_symlink(kSourceDir / "tasks/demo", root_ / "demo");
-    fs::create_directory_symlink(kSourceDir / "tasks/core", root_ / "core");
-    fs::create_directory_symlink(kSourceDir / "tests/verify/tasks/adversarial", root_ / "adversarial");
+    const fs::path built = fs::path(KFORGE_BINARY).parent_path() / "tasks";
+    for (const char* suite : {"demo", "core", "adversarial"}) fs::create_directory_symlink(built / suite, root_ / suite);
   }
   ~TaskRoot() {
     std::error_code ignored;
