@@ -41,6 +41,9 @@ wall = float(sys.argv[2]) / 1000
 c = collections.Counter(v["status"] for v in vs)
 comp = sorted(v["compile"]["ms"] for v in vs if v.get("compile"))
 print(f"batch: {len(vs)} candidates in {wall:.1f} s = {len(vs)/wall:.2f} candidates/s; statuses {dict(c)}")
+bad = collections.Counter((v["task"], v["status"], v["message"][:120]) for v in vs if v["status"] != "ok")
+for (task, status, message), k in bad.most_common(5):
+    print(f"  {k} x {task}: {status}: {message}")
 if comp:
     print(f"compile ms p50 {comp[len(comp)//2]:.0f} p90 {comp[int(len(comp)*.9)]:.0f} (overlapped with GPU work)")
 PY
