@@ -105,6 +105,12 @@ class Trial {
   }
 
   /// One run of the plan from poisoned outputs; returns the outputs, or why the run failed.
+  /// Leaks the buffers: after a fatal failure the worker exits, and freeing memory that a still
+  /// running kernel uses would block until that kernel ends.
+  void Abandon() {
+    for (auto& [name, buffer] : bufs_.buffers) buffer.release();
+  }
+
   std::variant<TensorSet, Failure> Run(int repeat, const TensorSet& output_like) {
     for (auto& [name, buffer] : bufs_.buffers) {
       Status s = env_.tensors.at(name).writable ? buffer->Fill(kPoison[repeat % 2]) : Status::Ok();
@@ -287,6 +293,10 @@ GpuCheckResult GpuChecker::Check(const GpuCheckRequest& request) {
         if (auto* failure = std::get_if<Failure>(&run)) {
           if (failure->message.find("out of bounds") != std::string::npos) result.checks["guard_regions"] = "fail";
           if (failure->message.find("modified input") != std::string::npos) result.checks["inputs_unchanged"] = "fail";
+          if (failure->fatal) {
+            trial.Abandon();
+            library->release();
+          }
           return fail(failure->status, failure->message + where, failure->fatal);
         }
         runs.push_back(std::move(std::get<TensorSet>(run)));

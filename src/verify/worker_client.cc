@@ -139,7 +139,7 @@ WorkerClient::Reply WorkerClient::Call(const nlohmann::json& request, std::chron
       buffer_.erase(0, newline + 1);
       try {
         reply.body = nlohmann::json::parse(line);
-        if (reply.body.is_object() && reply.body.value("exiting", false)) Stop(false);
+        if (reply.body.is_object() && reply.body.value("exiting", false)) Stop(true);
         return reply;
       } catch (const nlohmann::json::parse_error&) {
         Stop(true);
