@@ -80,9 +80,8 @@ StatusOr<Tensor> CopyToTensor(const cuda::GuardedBuffer& buffer, const Tensor& l
 
 class Trial {
  public:
-  Trial(const common::Task& task, const cuda::PlanEnv& env, const cuda::BoundPlan& plan, cudaStream_t stream,
-        std::chrono::milliseconds timeout)
-      : task_(task), env_(env), plan_(plan), stream_(stream), timeout_(timeout) {}
+  Trial(const cuda::PlanEnv& env, const cuda::BoundPlan& plan, cudaStream_t stream, std::chrono::milliseconds timeout)
+      : env_(env), plan_(plan), stream_(stream), timeout_(timeout) {}
 
   /// Allocates guarded buffers: copies of the inputs and params, poisoned outputs and scratch.
   Status Prepare(const TensorSet& inputs, const TensorSet& params) {
@@ -148,7 +147,6 @@ class Trial {
   }
 
  private:
-  const common::Task& task_;
   const cuda::PlanEnv& env_;
   const cuda::BoundPlan& plan_;
   cudaStream_t stream_;
@@ -283,7 +281,7 @@ GpuCheckResult GpuChecker::Check(const GpuCheckRequest& request) {
       auto outputs_like = reference::AllocateOutputs(task, variant.name, reference::Device::Cuda(device_.index));
       if (!outputs_like.ok()) return fail(VerdictStatus::kCrash, outputs_like.status().message(), true);
 
-      Trial trial(task, env, *bound, stream, request.kernel_timeout);
+      Trial trial(env, *bound, stream, request.kernel_timeout);
       Status prepared = trial.Prepare(*inputs, (*program)->params());
       if (!prepared.ok()) return fail(VerdictStatus::kCrash, prepared.message(), true);
       int repeats = t == 0 && v == 0 ? kRepeatsOnFirstTrial : 1;

@@ -130,10 +130,10 @@ bool FinishCompile(Job& job) {
                          {"arch", job.verdict.toolchain.value("arch", "")},
                          {"kernels", kernels}};
   if (result.status != cuda::CompileStatus::kOk) {
-    auto status = common::ParseVerdictStatus(cuda::CompileStatusName(result.status));
-    Fail(job.verdict, status.ok() ? *status : VerdictStatus::kCompileError,
-         result.message.empty() ? "compile failed" : result.message);
-    if (result.status == cuda::CompileStatus::kTimeout) job.verdict.status = VerdictStatus::kCompileError;
+    // A compile that outlives its deadline is a compile error: `timeout` is for kernels that hang.
+    VerdictStatus status = result.status == cuda::CompileStatus::kInvalidSolution ? VerdictStatus::kInvalidSolution
+                                                                                  : VerdictStatus::kCompileError;
+    Fail(job.verdict, status, result.message.empty() ? "compile failed" : result.message);
     return false;
   }
   for (size_t i = 0; i < job.solution.launches.size(); ++i) {
