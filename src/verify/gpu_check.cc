@@ -5,6 +5,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cmath>
+#include <cstring>
 #include <thread>
 
 #include "kforge/common/hash.h"
@@ -155,6 +156,14 @@ class Trial {
   TensorSet originals_;
 };
 
+/// True when a candidate value is one of the poison patterns (an element never written).
+bool LooksPoisoned(double value) {
+  float poison_5a;
+  uint32_t bits = 0x5A5A5A5Au;
+  std::memcpy(&poison_5a, &bits, sizeof bits);
+  return std::isnan(value) || value == static_cast<double>(poison_5a);
+}
+
 /// Relative L2 error allowed on every output: ten times the element rtol, at least 1e-3.
 double RelL2Bound(const common::Tolerance& tol) { return std::max(10 * tol.rtol, 1e-3); }
 
@@ -179,6 +188,7 @@ std::optional<std::string> JudgeOutputs(const std::vector<reference::CompareResu
   for (const reference::CompareResult& r : results) {
     if (NearConstant(r, tol)) checks["degenerate_reference"] = r.name + " is near-constant; norm check applied";
     if (!r.ok()) {
+      if (LooksPoisoned(r.cand_at_first)) checks["poisoned_outputs"] = "fail";
       return r.name + ": " + std::to_string(r.mismatches) + " of " + std::to_string(r.numel) +
              " elements differ (first at index " + std::to_string(r.first_mismatch) + ": got " +
              std::to_string(r.cand_at_first) + ", expected " + std::to_string(r.ref_at_first) + ")";
