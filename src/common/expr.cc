@@ -76,6 +76,8 @@ class Evaluator {
   int64_t Product() {
     int64_t value = Unary();
     while (!failed()) {
+      SkipSpace();
+      size_t op_pos = pos_;
       char op = 0;
       if (Eat('*')) op = '*';
       else if (Eat('/')) op = '/';
@@ -83,6 +85,7 @@ class Evaluator {
       else break;
       int64_t rhs = Unary();
       if (failed()) break;
+      if (rhs == 0 && op != '*') pos_ = op_pos;  // point at the operator, not past the divisor
       value = Apply(op, value, rhs);
     }
     return value;

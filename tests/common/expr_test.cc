@@ -57,7 +57,7 @@ TEST(ExprTest, Evaluates) {
 TEST(ExprTest, RejectsWithPosition) {
   struct Case { const char* text; const char* message; };
   const Case cases[] = {
-      {"N / 0", "in \"N / 0\" at 6: division by zero"},
+      {"N / 0", "in \"N / 0\" at 3: division by zero"},
       {"N % (B - 16)", "modulo by zero"},
       {"cdiv(N, 0)", "cdiv by zero"},
       {"9223372036854775807 + 1", "integer overflow"},
