@@ -1,8 +1,8 @@
 // Compile latency of typical candidate kernels: cold (fresh cache directory, a distinct salt per
 // repetition so nothing hits) and cached. Prints p50/p90 milliseconds per kernel and mode.
 //   compile_bench [repetitions=5] [arch=sm_90a]
-#include <cstdint>
 #include <stdlib.h>
+#include <cstdint>
 
 #include <algorithm>
 #include <cstdio>

@@ -1,9 +1,9 @@
 // `kforge tasks`: list and show task folders; import and build them through the Python exporter.
-#include <cstdint>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <CLI/CLI.hpp>
+#include <cstdint>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -286,9 +286,12 @@ Runner AttachTasks(CLI::App& sub) {
   mod->add_option("--device", o->device, "Export packages for cpu or cuda")
       ->check(CLI::IsMember({"cpu", "cuda"}));
 
-  CLI::App* build = sub.add_subcommand("build", "Export packages, params and golden files for every task under ROOT");
-  build->add_option("root", o->root, "Task root holding hand-written tasks (default: $KFORGE_TASKS or tasks)");
-  build->add_option("--out", o->build_out, "Write the built tasks to OUT/<id>/ instead of updating them in place");
+  CLI::App* build =
+      sub.add_subcommand("build", "Export packages, params and golden files for every task under ROOT");
+  build->add_option("root", o->root,
+                    "Task root holding hand-written tasks (default: $KFORGE_TASKS or tasks)");
+  build->add_option("--out", o->build_out,
+                    "Write the built tasks to OUT/<id>/ instead of updating them in place");
   build->add_option("--device", o->device, "Export packages for cpu, or for cuda (and cpu)")
       ->check(CLI::IsMember({"cpu", "cuda"}));
 
@@ -297,8 +300,14 @@ Runner AttachTasks(CLI::App& sub) {
     if (show->parsed()) return Show(*o);
     std::vector<std::string> args;
     if (kb->parsed()) {
-      args = {"bulk-kernelbench", o->source, "--out", o->out, "--device", ExporterDevices(o->device),
-              "--jobs", std::to_string(o->jobs)};
+      args = {"bulk-kernelbench",
+              o->source,
+              "--out",
+              o->out,
+              "--device",
+              ExporterDevices(o->device),
+              "--jobs",
+              std::to_string(o->jobs)};
       if (!o->levels.empty()) args.insert(args.end(), {"--levels", o->levels});
     } else if (mod->parsed()) {
       args = {"module", o->source, "--out", o->out, "--id", o->id, "--device", ExporterDevices(o->device)};

@@ -1,10 +1,10 @@
 // `kforge verify`: verdict JSON lines on stdout, a summary on stderr, exit 0/1/2.
-#include <cstdint>
 #include <CLI/CLI.hpp>
+#include <cstdint>
 
+#include <unistd.h>
 #include <cstdio>
 #include <memory>
-#include <unistd.h>
 
 #include "cli/command.h"
 #include "cli/options.h"
@@ -22,7 +22,8 @@ Runner AttachVerify(CLI::App& sub) {
     bool no_cache = false;
   };
   auto args = std::make_shared<Args>();
-  sub.add_option("solutions", args->sources, "Solution files (.json, model reply, .jsonl), or - for JSON lines on stdin")
+  sub.add_option("solutions", args->sources,
+                 "Solution files (.json, model reply, .jsonl), or - for JSON lines on stdin")
       ->required();
   AddTasksRootOption(sub, args->options.tasks_root);
   sub.add_option("--task", args->options.task, "Task id for solutions that do not name one");
@@ -32,7 +33,8 @@ Runner AttachVerify(CLI::App& sub) {
   auto* seed = sub.add_option("--seed", args->seed, "Run seed (random by default; recorded in verdicts)");
   sub.add_flag("--compile-only", args->options.compile_only, "Compile and check plans only; no GPU needed");
   sub.add_option("--devices", args->devices, "GPUs to use, e.g. 0,1")->default_val("0");
-  sub.add_flag("--sanitize", args->options.sanitize, "Run candidates under compute-sanitizer memcheck (slow)");
+  sub.add_flag("--sanitize", args->options.sanitize,
+               "Run candidates under compute-sanitizer memcheck (slow)");
   sub.add_option("--arch", args->options.arch, "NVRTC target architecture")->default_val("sm_90a");
   sub.add_option("--kernel-timeout", args->kernel_timeout_s, "Seconds a candidate's launches may run")
       ->default_val(10)
@@ -53,14 +55,16 @@ Runner AttachVerify(CLI::App& sub) {
     verify::Verifier verifier(options);
     verify::SolutionReader reader(args->sources);
     verify::VerifySummary summary = verifier.Run(reader, [](const common::Verdict& verdict) {
-      std::string line = verdict.ToJson().dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+      std::string line =
+          verdict.ToJson().dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
       std::fwrite(line.data(), 1, line.size(), stdout);
       std::fflush(stdout);
     });
     std::string counts;
     for (const auto& [status, n] : summary.by_status) counts += ", " + std::to_string(n) + " " + status;
-    std::fprintf(stderr, "verify: %d solution%s%s (seed %llu)\n", summary.total, summary.total == 1 ? "" : "s",
-                 counts.c_str(), static_cast<unsigned long long>(verifier.seed()));
+    std::fprintf(stderr, "verify: %d solution%s%s (seed %llu)\n", summary.total,
+                 summary.total == 1 ? "" : "s", counts.c_str(),
+                 static_cast<unsigned long long>(verifier.seed()));
     if (summary.no_gpu) return kExitUsage;
     return summary.ok == summary.total ? kExitOk : kExitFailed;
   };

@@ -11,9 +11,9 @@ class App;
 namespace kforge::cli {
 
 /// Exit codes shared by every subcommand.
-inline constexpr int kExitOk = 0;        // everything passed
-inline constexpr int kExitFailed = 1;    // ran, and some result was not ok
-inline constexpr int kExitUsage = 2;     // bad usage, bad input or a broken environment
+inline constexpr int kExitOk = 0;      // everything passed
+inline constexpr int kExitFailed = 1;  // ran, and some result was not ok
+inline constexpr int kExitUsage = 2;   // bad usage, bad input or a broken environment
 
 /// Runs a subcommand after its options are parsed; returns the exit code.
 using Runner = std::function<int()>;

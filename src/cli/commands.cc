@@ -1,7 +1,7 @@
 // The command table and the top-level parser.
-#include <CLI/CLI.hpp>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
+#include <CLI/CLI.hpp>
 
 #include <cstdio>
 #include <exception>
@@ -29,8 +29,10 @@ Runner NotBuilt(CLI::App& sub) {
 }
 
 const Command kCommands[] = {
-    {"generate", "Ask a teacher LLM for kernels, verify them, feed results back; record trajectories", NotBuilt},
-    {"verify", "Compile and check solutions against their task's reference; one verdict per solution", AttachVerify},
+    {"generate", "Ask a teacher LLM for kernels, verify them, feed results back; record trajectories",
+     NotBuilt},
+    {"verify", "Compile and check solutions against their task's reference; one verdict per solution",
+     AttachVerify},
     {"bench", "Time solutions and references on the same inputs", NotBuilt},
     {"export", "Turn trajectories into fine-tuning datasets and KernelBench solutions", NotBuilt},
     {"finetune-launch", "Render a trainer config (TRL, axolotl) and launch it locally or on Slurm", NotBuilt},
@@ -45,7 +47,8 @@ std::span<const Command> Commands() { return kCommands; }
 
 int Main(int argc, char** argv) {
   CLI::App app{"kforge: verified CUDA kernels from LLMs, and datasets from them", "kforge"};
-  app.set_version_flag("--version", [] { return VersionText(); }, "Print kforge, CUDA, NVRTC and LibTorch versions");
+  app.set_version_flag(
+      "--version", [] { return VersionText(); }, "Print kforge, CUDA, NVRTC and LibTorch versions");
   app.require_subcommand(1);
   bool verbose = false;
   app.add_flag("-v,--verbose", verbose, "Debug logging on stderr");

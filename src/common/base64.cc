@@ -53,7 +53,8 @@ StatusOr<std::string> Base64Decode(std::string_view text) {
         continue;
       }
       int8_t d = kTable[static_cast<uint8_t>(c)];
-      if (d < 0 || pad > 0) return Status::InvalidArgument("base64: bad character at " + std::to_string(i + k));
+      if (d < 0 || pad > 0)
+        return Status::InvalidArgument("base64: bad character at " + std::to_string(i + k));
       v = v << 6 | static_cast<uint32_t>(d);
     }
     out += static_cast<char>(v >> 16);

@@ -1,8 +1,8 @@
 // Recursive-descent evaluator for shape expressions (grammar in docs/formats.md).
 #include "kforge/common/expr.h"
 
-#include <cstdint>
 #include <cctype>
+#include <cstdint>
 #include <limits>
 
 namespace kforge::common {
@@ -79,10 +79,14 @@ class Evaluator {
       SkipSpace();
       size_t op_pos = pos_;
       char op = 0;
-      if (Eat('*')) op = '*';
-      else if (Eat('/')) op = '/';
-      else if (Eat('%')) op = '%';
-      else break;
+      if (Eat('*'))
+        op = '*';
+      else if (Eat('/'))
+        op = '/';
+      else if (Eat('%'))
+        op = '%';
+      else
+        break;
       int64_t rhs = Unary();
       if (failed()) break;
       if (rhs == 0 && op != '*') pos_ = op_pos;  // point at the operator, not past the divisor
@@ -157,8 +161,8 @@ class Evaluator {
 
   std::string Identifier() {
     size_t start = pos_;
-    while (pos_ < text_.size() &&
-           (std::isalnum(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '_' || text_[pos_] == '.')) {
+    while (pos_ < text_.size() && (std::isalnum(static_cast<unsigned char>(text_[pos_])) ||
+                                   text_[pos_] == '_' || text_[pos_] == '.')) {
       ++pos_;
     }
     return std::string(text_.substr(start, pos_ - start));

@@ -1,8 +1,8 @@
 // Strict JSON field access with JSON-path errors.
 #include "kforge/common/json_fields.h"
 
-#include <cstdint>
 #include <algorithm>
+#include <cstdint>
 
 namespace kforge::common {
 
@@ -79,8 +79,8 @@ StatusOr<nlohmann::json> ParseJson(std::string_view text, const std::string& whe
         ++column;
       }
     }
-    return Status::ParseError(where + ": line " + std::to_string(line) + ", column " + std::to_string(column) +
-                              ": malformed JSON");
+    return Status::ParseError(where + ": line " + std::to_string(line) + ", column " +
+                              std::to_string(column) + ": malformed JSON");
   }
 }
 

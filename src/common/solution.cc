@@ -1,10 +1,10 @@
 // Solution parsing and validation (structure and syntax; names are resolved against the task later).
 #include "kforge/common/solution.h"
 
-#include <cstdint>
 #include <array>
 #include <cctype>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 
 #include "kforge/common/dtype.h"
@@ -24,11 +24,11 @@ struct ScalarPrefix {
   LaunchArg::Kind kind;
 };
 constexpr std::array<ScalarPrefix, 6> kScalarPrefixes = {{{"i32:", LaunchArg::Kind::kI32},
-                                                           {"i64:", LaunchArg::Kind::kI64},
-                                                           {"u32:", LaunchArg::Kind::kU32},
-                                                           {"u64:", LaunchArg::Kind::kU64},
-                                                           {"f32:", LaunchArg::Kind::kF32},
-                                                           {"f64:", LaunchArg::Kind::kF64}}};
+                                                          {"i64:", LaunchArg::Kind::kI64},
+                                                          {"u32:", LaunchArg::Kind::kU32},
+                                                          {"u64:", LaunchArg::Kind::kU64},
+                                                          {"f32:", LaunchArg::Kind::kF32},
+                                                          {"f64:", LaunchArg::Kind::kF64}}};
 
 std::string Indexed(const std::string& path, size_t i) { return path + "[" + std::to_string(i) + "]"; }
 
@@ -61,7 +61,8 @@ StatusOr<std::vector<std::string>> ReadDims(const nlohmann::json& value, const s
 }
 
 StatusOr<LaunchArg> ReadArg(const nlohmann::json& value, const std::string& path) {
-  if (!value.is_string()) return Status::InvalidArgument(path + ": expected a string, got " + JsonTypeName(value));
+  if (!value.is_string())
+    return Status::InvalidArgument(path + ": expected a string, got " + JsonTypeName(value));
   std::string text = value.get<std::string>();
   for (const ScalarPrefix& p : kScalarPrefixes) {
     if (text.rfind(p.prefix, 0) != 0) continue;
@@ -80,8 +81,9 @@ StatusOr<LaunchArg> ReadArg(const nlohmann::json& value, const std::string& path
     return arg;
   }
   if (!IsTensorName(text)) {
-    return Status::InvalidArgument(path + ": \"" + text.substr(0, 40) +
-                                   "\" is neither a tensor name nor a typed scalar (i32:, i64:, u32:, u64:, f32:, f64:)");
+    return Status::InvalidArgument(
+        path + ": \"" + text.substr(0, 40) +
+        "\" is neither a tensor name nor a typed scalar (i32:, i64:, u32:, u64:, f32:, f64:)");
   }
   return LaunchArg{LaunchArg::Kind::kTensor, text, 0};
 }
@@ -128,9 +130,11 @@ StatusOr<ScratchBuffer> ReadScratch(const nlohmann::json& value, const std::stri
   KFORGE_ASSIGN_OR_RETURN(buffer.name, f.String("name"));
   if (!IsTensorName(buffer.name)) return f.Error("name", "expected an identifier");
   KFORGE_ASSIGN_OR_RETURN(buffer.dtype, f.String("dtype"));
-  if (!ParseDType(buffer.dtype)) return f.Error("dtype", "unknown dtype \"" + buffer.dtype.substr(0, 40) + "\"");
+  if (!ParseDType(buffer.dtype))
+    return f.Error("dtype", "unknown dtype \"" + buffer.dtype.substr(0, 40) + "\"");
   KFORGE_ASSIGN_OR_RETURN(const nlohmann::json* shape, f.Get("shape"));
-  if (!shape->is_array() || shape->size() > 8) return f.Error("shape", "expected an array of at most 8 sizes");
+  if (!shape->is_array() || shape->size() > 8)
+    return f.Error("shape", "expected an array of at most 8 sizes");
   for (size_t i = 0; i < shape->size(); ++i) {
     KFORGE_ASSIGN_OR_RETURN(std::string dim, ReadExpr((*shape)[i], Indexed(f.Child("shape"), i)));
     buffer.shape.push_back(std::move(dim));
@@ -160,7 +164,8 @@ Status ReadPlan(const JsonFields& f, const nlohmann::json& json, Solution& solut
     const nlohmann::json& options = json["options"];
     if (!options.is_array()) return f.Error("options", "expected an array of strings");
     for (size_t i = 0; i < options.size(); ++i) {
-      if (!options[i].is_string()) return Status::InvalidArgument(Indexed(f.Child("options"), i) + ": expected a string");
+      if (!options[i].is_string())
+        return Status::InvalidArgument(Indexed(f.Child("options"), i) + ": expected a string");
       solution.options.push_back(options[i].get<std::string>());
     }
   }
@@ -221,7 +226,8 @@ StatusOr<Solution> SolutionFromJson(const nlohmann::json& json, const std::strin
     if (f.Has("schema")) {
       KFORGE_ASSIGN_OR_RETURN(std::string schema, f.String("schema"));
       if (schema != kSolutionSchema) {
-        return f.Error("schema", "expected \"" + std::string(kSolutionSchema) + "\", got \"" + schema.substr(0, 40) + "\"");
+        return f.Error("schema", "expected \"" + std::string(kSolutionSchema) + "\", got \"" +
+                                     schema.substr(0, 40) + "\"");
       }
     }
     KFORGE_ASSIGN_OR_RETURN(solution.task, f.StringOr("task", ""));
@@ -243,8 +249,10 @@ StatusOr<Solution> ParseSolutionText(std::string_view text, const std::string& w
   }
   std::vector<Fence> cuda, plan;
   for (Fence& fence : FindFences(text)) {
-    if (IsCudaLang(fence.lang)) cuda.push_back(std::move(fence));
-    else if (fence.lang == "json") plan.push_back(std::move(fence));
+    if (IsCudaLang(fence.lang))
+      cuda.push_back(std::move(fence));
+    else if (fence.lang == "json")
+      plan.push_back(std::move(fence));
   }
   if (cuda.size() != 1 || plan.size() != 1) {
     return Status::InvalidArgument(where + ": expected one ```cuda block and one ```json block, found " +
@@ -276,7 +284,8 @@ nlohmann::json SolutionToJson(const Solution& solution) {
     }
     nlohmann::json args = nlohmann::json::array();
     for (const LaunchArg& arg : step.args) {
-      static constexpr std::array<const char*, 7> kPrefix = {"", "i32:", "i64:", "u32:", "u64:", "f32:", "f64:"};
+      static constexpr std::array<const char*, 7> kPrefix = {
+          "", "i32:", "i64:", "u32:", "u64:", "f32:", "f64:"};
       args.push_back(kPrefix[static_cast<int>(arg.kind)] + arg.text);
     }
     launches.push_back({{"kernel", step.kernel},

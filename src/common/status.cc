@@ -6,14 +6,22 @@ namespace {
 
 const char* CodeName(Status::Code code) {
   switch (code) {
-    case Status::Code::kOk: return "ok";
-    case Status::Code::kInvalidArgument: return "invalid argument";
-    case Status::Code::kNotFound: return "not found";
-    case Status::Code::kIoError: return "io error";
-    case Status::Code::kParseError: return "parse error";
-    case Status::Code::kUnavailable: return "unavailable";
-    case Status::Code::kUnimplemented: return "not implemented";
-    case Status::Code::kInternal: return "internal error";
+    case Status::Code::kOk:
+      return "ok";
+    case Status::Code::kInvalidArgument:
+      return "invalid argument";
+    case Status::Code::kNotFound:
+      return "not found";
+    case Status::Code::kIoError:
+      return "io error";
+    case Status::Code::kParseError:
+      return "parse error";
+    case Status::Code::kUnavailable:
+      return "unavailable";
+    case Status::Code::kUnimplemented:
+      return "not implemented";
+    case Status::Code::kInternal:
+      return "internal error";
   }
   return "unknown";
 }

@@ -1,16 +1,16 @@
 // Verdict records.
 #include "kforge/common/verdict.h"
 
-#include <cstdint>
 #include <array>
+#include <cstdint>
 
 #include "kforge/common/json_fields.h"
 
 namespace kforge::common {
 namespace {
 
-constexpr std::array<std::string_view, 8> kNames = {"ok",       "compile_error", "invalid_solution", "launch_error",
-                                                     "mismatch", "timeout",       "crash",            "no_gpu"};
+constexpr std::array<std::string_view, 8> kNames = {
+    "ok", "compile_error", "invalid_solution", "launch_error", "mismatch", "timeout", "crash", "no_gpu"};
 
 }  // namespace
 
@@ -42,8 +42,8 @@ nlohmann::json Verdict::ToJson() const {
 
 StatusOr<Verdict> Verdict::FromJson(const nlohmann::json& json) {
   JsonFields f(json, "");
-  KFORGE_RETURN_IF_ERROR(f.CheckObject({"schema", "task", "solution", "solution_hash", "status", "message", "compile",
-                                        "seed", "trials", "checks", "device", "toolchain"}));
+  KFORGE_RETURN_IF_ERROR(f.CheckObject({"schema", "task", "solution", "solution_hash", "status", "message",
+                                        "compile", "seed", "trials", "checks", "device", "toolchain"}));
   KFORGE_ASSIGN_OR_RETURN(std::string schema, f.String("schema"));
   if (schema != kVerdictSchema) return f.Error("schema", "expected \"" + std::string(kVerdictSchema) + "\"");
   Verdict v;
@@ -55,7 +55,8 @@ StatusOr<Verdict> Verdict::FromJson(const nlohmann::json& json) {
   KFORGE_ASSIGN_OR_RETURN(v.message, f.StringOr("message", ""));
   if (f.Has("seed")) {
     const nlohmann::json& seed = json["seed"];
-    if (!seed.is_number_unsigned() && !seed.is_number_integer()) return f.Error("seed", "expected an integer");
+    if (!seed.is_number_unsigned() && !seed.is_number_integer())
+      return f.Error("seed", "expected an integer");
     v.seed = seed.get<uint64_t>();
   }
   v.compile = json.value("compile", nlohmann::json());

@@ -9,8 +9,8 @@
 #include <initializer_list>
 #include <stdexcept>
 
-#include "kforge/common/status.h"
 #include <string>
+#include "kforge/common/status.h"
 
 namespace kforge::cuda::internal {
 
@@ -53,9 +53,9 @@ inline ::kforge::Status CudaStatus(cudaError_t result, const char* call, const c
 #define KFORGE_CUDA_CHECK_ALLOW(expr, ...) \
   ::kforge::cuda::internal::CheckCuda((expr), #expr, __FILE__, __LINE__, {__VA_ARGS__})
 /// Returns a Status from the enclosing function unless `expr` returns cudaSuccess.
-#define KFORGE_CUDA_RETURN_IF_ERROR(expr)                                                       \
-  do {                                                                                          \
-    cudaError_t kforge_cuda_result_ = (expr);                                                   \
-    if (kforge_cuda_result_ != cudaSuccess)                                                     \
+#define KFORGE_CUDA_RETURN_IF_ERROR(expr)                                                          \
+  do {                                                                                             \
+    cudaError_t kforge_cuda_result_ = (expr);                                                      \
+    if (kforge_cuda_result_ != cudaSuccess)                                                        \
       return ::kforge::cuda::internal::CudaStatus(kforge_cuda_result_, #expr, __FILE__, __LINE__); \
   } while (0)

@@ -1,8 +1,8 @@
 // Guarded device buffers.
 #include "kforge/cuda/guarded_buffer.h"
 
-#include <cstdint>
 #include <cuda_runtime_api.h>
+#include <cstdint>
 
 #include <vector>
 
@@ -46,9 +46,10 @@ Status GuardedBuffer::CheckGuards() const {
     KFORGE_CUDA_RETURN_IF_ERROR(cudaMemcpy(host.data(), s.start, kGuardBytes, cudaMemcpyDeviceToHost));
     for (size_t i = 0; i < kGuardBytes; ++i) {
       if (host[i] != kGuardPattern) {
-        long long offset = s.side[0] == 'b' ? -static_cast<long long>(kGuardBytes - i) : static_cast<long long>(bytes_ + i);
-        return Status::InvalidArgument(std::string("write out of bounds ") + s.side + " the buffer (byte offset " +
-                                       std::to_string(offset) + ")");
+        long long offset =
+            s.side[0] == 'b' ? -static_cast<long long>(kGuardBytes - i) : static_cast<long long>(bytes_ + i);
+        return Status::InvalidArgument(std::string("write out of bounds ") + s.side +
+                                       " the buffer (byte offset " + std::to_string(offset) + ")");
       }
     }
   }

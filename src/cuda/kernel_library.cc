@@ -7,7 +7,8 @@ namespace kforge::cuda {
 
 StatusOr<std::unique_ptr<KernelLibrary>> KernelLibrary::Load(std::string_view cubin) {
   cudaLibrary_t library = nullptr;
-  KFORGE_CUDA_RETURN_IF_ERROR(cudaLibraryLoadData(&library, cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0));
+  KFORGE_CUDA_RETURN_IF_ERROR(
+      cudaLibraryLoadData(&library, cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0));
   return std::unique_ptr<KernelLibrary>(new KernelLibrary(library));
 }
 
@@ -18,7 +19,8 @@ StatusOr<cudaKernel_t> KernelLibrary::Kernel(const std::string& name) const {
   cudaError_t error = cudaLibraryGetKernel(&kernel, library_, name.c_str());
   if (error != cudaSuccess) {
     cudaGetLastError();
-    return Status::NotFound("no kernel \"" + name + "\" in the compiled source (declare it extern \"C\" __global__)");
+    return Status::NotFound("no kernel \"" + name +
+                            "\" in the compiled source (declare it extern \"C\" __global__)");
   }
   return kernel;
 }

@@ -1,8 +1,8 @@
 // Launch plan resolution (names, expressions, limits) and execution.
 #include "kforge/cuda/launch_plan.h"
 
-#include <cstdint>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 
 #include "cuda/check.h"
@@ -44,7 +44,8 @@ Status ResolveDims(const std::vector<std::string>& exprs, const common::ExprEnv&
     std::string at = path + "[" + std::to_string(d) + "]";
     KFORGE_ASSIGN_OR_RETURN(int64_t v, Eval(exprs[d], env, at));
     if (v < 1 || v > max_dims[d]) {
-      return Status::InvalidArgument(at + ": " + std::to_string(v) + " is outside 1.." + std::to_string(max_dims[d]));
+      return Status::InvalidArgument(at + ": " + std::to_string(v) + " is outside 1.." +
+                                     std::to_string(max_dims[d]));
     }
     *fields[d] = static_cast<unsigned int>(v);
   }
@@ -56,7 +57,8 @@ StatusOr<ResolvedArg> ResolveArg(const LaunchArg& arg, const PlanEnv& env, const
   ResolvedArg out;
   switch (arg.kind) {
     case LaunchArg::Kind::kTensor:
-      if (!env.tensors.count(arg.text)) return Status::InvalidArgument(path + ": unknown tensor \"" + arg.text + "\"");
+      if (!env.tensors.count(arg.text))
+        return Status::InvalidArgument(path + ": unknown tensor \"" + arg.text + "\"");
       out.tensor = arg.text;
       out.size = sizeof(void*);
       return out;
@@ -79,7 +81,8 @@ StatusOr<ResolvedArg> ResolveArg(const LaunchArg& arg, const PlanEnv& env, const
   bool is_signed = arg.kind == LaunchArg::Kind::kI32 || arg.kind == LaunchArg::Kind::kI64;
   int64_t lo = is_signed ? (is32 ? INT32_MIN : INT64_MIN) : 0;
   int64_t hi = is32 ? (is_signed ? INT32_MAX : int64_t{UINT32_MAX}) : INT64_MAX;
-  if (v < lo || v > hi) return Status::InvalidArgument(path + ": " + std::to_string(v) + " does not fit the type");
+  if (v < lo || v > hi)
+    return Status::InvalidArgument(path + ": " + std::to_string(v) + " does not fit the type");
   return ResolvedArg{"", is32 ? uint64_t(uint32_t(v)) : uint64_t(v), is32 ? size_t{4} : size_t{8}};
 }
 
@@ -166,7 +169,8 @@ Status AddScratch(const common::Solution& solution, const LaunchLimits& limits, 
   return Status::Ok();
 }
 
-StatusOr<ResolvedPlan> ResolvePlan(const common::Solution& solution, const PlanEnv& env, const LaunchLimits& limits) {
+StatusOr<ResolvedPlan> ResolvePlan(const common::Solution& solution, const PlanEnv& env,
+                                   const LaunchLimits& limits) {
   common::ExprEnv eval_env = ExprEnvFor(env);
   ResolvedPlan plan;
   for (size_t i = 0; i < solution.launches.size(); ++i) {
@@ -184,7 +188,8 @@ StatusOr<ResolvedPlan> ResolvePlan(const common::Solution& solution, const PlanE
       }
       std::optional<uint8_t> byte = RepeatedByte(step.memset_value, it->second.dtype);
       if (!byte) {
-        return Status::InvalidArgument(path + ".value: memset fills bytes; use 0 (or a kernel) for this value");
+        return Status::InvalidArgument(path +
+                                       ".value: memset fills bytes; use 0 (or a kernel) for this value");
       }
       out.memset_target = step.memset_target;
       out.memset_byte = *byte;
@@ -194,10 +199,12 @@ StatusOr<ResolvedPlan> ResolvePlan(const common::Solution& solution, const PlanE
     }
     out.kernel = step.kernel;
     KFORGE_RETURN_IF_ERROR(ResolveDims(step.grid, eval_env, path + ".grid", limits.max_grid_dims, out.grid));
-    KFORGE_RETURN_IF_ERROR(ResolveDims(step.block, eval_env, path + ".block", limits.max_block_dims, out.block));
+    KFORGE_RETURN_IF_ERROR(
+        ResolveDims(step.block, eval_env, path + ".block", limits.max_block_dims, out.block));
     uint64_t threads = uint64_t(out.block.x) * out.block.y * out.block.z;
     if (threads > static_cast<uint64_t>(limits.max_threads_per_block)) {
-      return Status::InvalidArgument(path + ".block: " + std::to_string(threads) + " threads per block, over " +
+      return Status::InvalidArgument(path + ".block: " + std::to_string(threads) +
+                                     " threads per block, over " +
                                      std::to_string(limits.max_threads_per_block));
     }
     KFORGE_ASSIGN_OR_RETURN(int64_t shared, Eval(step.shared_bytes, eval_env, path + ".shared_bytes"));
@@ -207,8 +214,8 @@ StatusOr<ResolvedPlan> ResolvePlan(const common::Solution& solution, const PlanE
     }
     out.shared_bytes = static_cast<size_t>(shared);
     for (size_t a = 0; a < step.args.size(); ++a) {
-      KFORGE_ASSIGN_OR_RETURN(ResolvedArg arg,
-                              ResolveArg(step.args[a], env, eval_env, path + ".args[" + std::to_string(a) + "]"));
+      KFORGE_ASSIGN_OR_RETURN(ResolvedArg arg, ResolveArg(step.args[a], env, eval_env,
+                                                          path + ".args[" + std::to_string(a) + "]"));
       out.args.push_back(std::move(arg));
     }
     plan.steps.push_back(std::move(out));
@@ -242,8 +249,8 @@ StatusOr<BoundPlan> BoundPlan::Bind(const ResolvedPlan& plan, const KernelLibrar
       }
     }
     if (step.shared_bytes > 48 * 1024) {
-      KFORGE_CUDA_RETURN_IF_ERROR(cudaKernelSetAttributeForDevice(*kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                        static_cast<int>(step.shared_bytes), 0));
+      KFORGE_CUDA_RETURN_IF_ERROR(cudaKernelSetAttributeForDevice(
+          *kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(step.shared_bytes), 0));
     }
     bound.kernels_.push_back(*kernel);
   }
@@ -254,7 +261,8 @@ Status BoundPlan::Run(cudaStream_t stream, const std::map<std::string, void*>& p
   for (size_t i = 0; i < plan_.steps.size(); ++i) {
     const ResolvedStep& step = plan_.steps[i];
     if (step.kind == LaunchStep::Kind::kMemset) {
-      cudaError_t error = cudaMemsetAsync(pointers.at(step.memset_target), step.memset_byte, step.memset_bytes, stream);
+      cudaError_t error =
+          cudaMemsetAsync(pointers.at(step.memset_target), step.memset_byte, step.memset_bytes, stream);
       if (error != cudaSuccess) {
         return Status::Unavailable(StepPath(i) + ": memset failed: " + cudaGetErrorName(error));
       }
@@ -274,8 +282,8 @@ Status BoundPlan::Run(cudaStream_t stream, const std::map<std::string, void*>& p
     cudaError_t error = cudaLaunchKernel(reinterpret_cast<const void*>(kernels_[i]), step.grid, step.block,
                                          values.data(), step.shared_bytes, stream);
     if (error != cudaSuccess) {
-      return Status::Unavailable(StepPath(i) + ": launch of \"" + step.kernel + "\" failed: " +
-                                 cudaGetErrorName(error) + ": " + cudaGetErrorString(error));
+      return Status::Unavailable(StepPath(i) + ": launch of \"" + step.kernel +
+                                 "\" failed: " + cudaGetErrorName(error) + ": " + cudaGetErrorString(error));
     }
   }
   return Status::Ok();

@@ -2,9 +2,9 @@
 // pp_lexer. The header allowlist is the single table below.
 #include "kforge/cuda/source_policy.h"
 
-#include <cstdint>
 #include <algorithm>
 #include <array>
+#include <cstdint>
 
 #include "cuda/pp_lexer.h"
 

@@ -1,8 +1,8 @@
 // Client: scheduling (in-flight cap, pacing, backoff), cache, cassette recording and accounting.
 #include "kforge/llm/client.h"
 
-#include <cstdint>
 #include <spdlog/spdlog.h>
+#include <cstdint>
 
 #include <algorithm>
 #include <chrono>

@@ -1,8 +1,8 @@
 // On-disk response cache.
 #include "llm/response_cache.h"
 
-#include <cstdint>
 #include <unistd.h>
+#include <cstdint>
 
 #include <atomic>
 #include <filesystem>

@@ -20,7 +20,8 @@ StatusOr<CompareResult> Compare(const Tensor& ref, const Tensor& cand, const com
   if (res.numel == 0) return res;
 
   at::Tensor diff = (c - r).abs();
-  at::Tensor close = (c == r) | (r.isfinite() & (diff <= tol.atol + tol.rtol * r.abs())) | (c.isnan() & r.isnan());
+  at::Tensor close =
+      (c == r) | (r.isfinite() & (diff <= tol.atol + tol.rtol * r.abs())) | (c.isnan() & r.isnan());
   at::Tensor mismatch = close.logical_not();
   res.mismatches = mismatch.sum().item<int64_t>();
   if (res.mismatches > 0) {

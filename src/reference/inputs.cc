@@ -1,7 +1,7 @@
 // Seeded input generation, golden-file loading and candidate output buffers.
-#include <cstdint>
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/detail/CUDAHooksInterface.h>
+#include <cstdint>
 
 #include "kforge/common/safetensors.h"
 #include "kforge/reference/runner.h"

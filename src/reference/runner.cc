@@ -1,12 +1,12 @@
 // Reference programs: torch.export packages run by NativeRT, with parameters kept on the device.
 #include "kforge/reference/runner.h"
 
-#include <cstdint>
 #include <ATen/Context.h>
 #include <ATen/detail/CUDAHooksInterface.h>
 #include <c10/core/InferenceMode.h>
 #include <torch/nativert/ModelRunnerHandle.h>
 #include <torch/version.h>
+#include <cstdint>
 
 #include <mutex>
 

@@ -1,6 +1,6 @@
 // Tensor handles over ATen tensors.
-#include <cstdint>
 #include <c10/util/Exception.h>
+#include <cstdint>
 
 #include <cstring>
 

@@ -1,8 +1,8 @@
 // Candidate-versus-reference trials on the GPU (DESIGN.md, "Verification").
 #include "verify/gpu_check.h"
 
-#include <cstdint>
 #include <cuda_runtime_api.h>
+#include <cstdint>
 
 #include <cmath>
 #include <cstring>
@@ -55,7 +55,8 @@ std::optional<Failure> WaitForStream(cudaStream_t stream, std::chrono::milliseco
     if (e == cudaSuccess) return std::nullopt;
     if (e != cudaErrorNotReady) {
       return Failure{VerdictStatus::kCrash,
-                     std::string("kernel faulted: ") + cudaGetErrorName(e) + ": " + cudaGetErrorString(e), true};
+                     std::string("kernel faulted: ") + cudaGetErrorName(e) + ": " + cudaGetErrorString(e),
+                     true};
     }
     if (std::chrono::steady_clock::now() > end) {
       return Failure{VerdictStatus::kTimeout,
@@ -81,7 +82,8 @@ StatusOr<Tensor> CopyToTensor(const cuda::GuardedBuffer& buffer, const Tensor& l
 
 class Trial {
  public:
-  Trial(const cuda::PlanEnv& env, const cuda::BoundPlan& plan, cudaStream_t stream, std::chrono::milliseconds timeout)
+  Trial(const cuda::PlanEnv& env, const cuda::BoundPlan& plan, cudaStream_t stream,
+        std::chrono::milliseconds timeout)
       : env_(env), plan_(plan), stream_(stream), timeout_(timeout) {}
 
   /// Allocates guarded buffers: copies of the inputs and params, poisoned outputs and scratch.
@@ -92,8 +94,8 @@ class Trial {
       if (source == nullptr) source = params.Find(name);
       if (source != nullptr) {
         if (source->bytes() != spec.bytes()) {
-          return Status::Internal("tensor " + name + " has " + std::to_string(source->bytes()) + " bytes, expected " +
-                                  std::to_string(spec.bytes()));
+          return Status::Internal("tensor " + name + " has " + std::to_string(source->bytes()) +
+                                  " bytes, expected " + std::to_string(spec.bytes()));
         }
         KFORGE_RETURN_IF_ERROR(buffer->CopyFrom(source->view().data));
         originals_.Set(name, *source);
@@ -124,7 +126,8 @@ class Trial {
     if (!launched.ok()) {
       cudaGetLastError();
       bool healthy = cudaDeviceSynchronize() == cudaSuccess;
-      return Failure{healthy ? VerdictStatus::kLaunchError : VerdictStatus::kCrash, launched.message(), !healthy};
+      return Failure{healthy ? VerdictStatus::kLaunchError : VerdictStatus::kCrash, launched.message(),
+                     !healthy};
     }
     if (auto failure = WaitForStream(stream_, timeout_)) return *failure;
     for (auto& [name, buffer] : bufs_.buffers) {
@@ -173,20 +176,22 @@ bool NearConstant(const reference::CompareResult& r, const common::Tolerance& to
 }
 
 nlohmann::json OutputJson(const reference::CompareResult& r) {
-  return {{"name", r.name},
-          {"max_abs_err", std::isfinite(r.max_abs_err) ? nlohmann::json(r.max_abs_err) : nlohmann::json("inf")},
-          {"max_rel_err", std::isfinite(r.max_rel_err) ? nlohmann::json(r.max_rel_err) : nlohmann::json("inf")},
-          {"rel_l2_err", std::isfinite(r.rel_l2_err) ? nlohmann::json(r.rel_l2_err) : nlohmann::json("inf")},
-          {"mismatches", r.mismatches},
-          {"numel", r.numel},
-          {"first_mismatch", r.first_mismatch < 0 ? nlohmann::json(nullptr) : nlohmann::json(r.first_mismatch)}};
+  return {
+      {"name", r.name},
+      {"max_abs_err", std::isfinite(r.max_abs_err) ? nlohmann::json(r.max_abs_err) : nlohmann::json("inf")},
+      {"max_rel_err", std::isfinite(r.max_rel_err) ? nlohmann::json(r.max_rel_err) : nlohmann::json("inf")},
+      {"rel_l2_err", std::isfinite(r.rel_l2_err) ? nlohmann::json(r.rel_l2_err) : nlohmann::json("inf")},
+      {"mismatches", r.mismatches},
+      {"numel", r.numel},
+      {"first_mismatch", r.first_mismatch < 0 ? nlohmann::json(nullptr) : nlohmann::json(r.first_mismatch)}};
 }
 
 /// The first problem with one run's outputs against the reference, if any.
 std::optional<std::string> JudgeOutputs(const std::vector<reference::CompareResult>& results,
                                         const common::Tolerance& tol, nlohmann::json& checks) {
   for (const reference::CompareResult& r : results) {
-    if (NearConstant(r, tol)) checks["degenerate_reference"] = r.name + " is near-constant; norm check applied";
+    if (NearConstant(r, tol))
+      checks["degenerate_reference"] = r.name + " is near-constant; norm check applied";
     if (!r.ok()) {
       if (LooksPoisoned(r.cand_at_first)) checks["poisoned_outputs"] = "fail";
       return r.name + ": " + std::to_string(r.mismatches) + " of " + std::to_string(r.numel) +
@@ -215,12 +220,13 @@ StatusOr<const common::Task*> GpuChecker::TaskFor(const std::filesystem::path& d
   return slot.get();
 }
 
-StatusOr<reference::ReferenceProgram*> GpuChecker::ProgramFor(const common::Task& task, const std::string& variant) {
+StatusOr<reference::ReferenceProgram*> GpuChecker::ProgramFor(const common::Task& task,
+                                                              const std::string& variant) {
   std::string key = task.dir.string() + "#" + variant;
   auto it = programs_.find(key);
   if (it != programs_.end()) return it->second.get();
-  KFORGE_ASSIGN_OR_RETURN(auto program,
-                          reference::ReferenceProgram::Load(task, variant, reference::Device::Cuda(device_.index)));
+  KFORGE_ASSIGN_OR_RETURN(
+      auto program, reference::ReferenceProgram::Load(task, variant, reference::Device::Cuda(device_.index)));
   auto& slot = programs_[key];
   slot = std::move(program);
   return slot.get();
@@ -239,7 +245,8 @@ GpuCheckResult GpuChecker::Check(const GpuCheckRequest& request) {
   const common::Task& task = **task_or;
 
   auto library = cuda::KernelLibrary::Load(request.cubin);
-  if (!library.ok()) return fail(VerdictStatus::kLaunchError, "cannot load the CUBIN: " + library.status().message());
+  if (!library.ok())
+    return fail(VerdictStatus::kLaunchError, "cannot load the CUBIN: " + library.status().message());
   cudaStream_t stream = nullptr;
   if (cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) != cudaSuccess) {
     return fail(VerdictStatus::kCrash, "cannot create a stream", true);
@@ -267,7 +274,8 @@ GpuCheckResult GpuChecker::Check(const GpuCheckRequest& request) {
       if (value == std::floor(value)) env.symbols[name] = static_cast<int64_t>(value);
     }
     auto add = [&](const std::vector<common::TensorSpec>& specs, bool writable) {
-      for (const common::TensorSpec& spec : specs) env.tensors[spec.name] = {spec.dtype, shapes->at(spec.name), writable};
+      for (const common::TensorSpec& spec : specs)
+        env.tensors[spec.name] = {spec.dtype, shapes->at(spec.name), writable};
     };
     add(task.inputs, false);
     add(task.params, false);
@@ -280,15 +288,19 @@ GpuCheckResult GpuChecker::Check(const GpuCheckRequest& request) {
     auto bound = cuda::BoundPlan::Bind(*resolved, **library);
     if (!bound.ok()) return fail(VerdictStatus::kInvalidSolution, bound.status().message() + where);
     auto program = ProgramFor(task, variant.name);
-    if (!program.ok()) return fail(VerdictStatus::kInvalidSolution, "reference: " + program.status().message());
+    if (!program.ok())
+      return fail(VerdictStatus::kInvalidSolution, "reference: " + program.status().message());
 
     int trials = v == 0 ? request.trials : 1;
     for (int t = 0; t < trials; ++t) {
       int dist = t % reference::kNumDistributions;
       uint64_t seed = TrialSeed(request.seed, solution_hash, static_cast<int>(v), t);
-      auto inputs = reference::GenerateInputs(task, variant.name, seed, dist, reference::Device::Cuda(device_.index));
-      if (!inputs.ok()) return fail(VerdictStatus::kCrash, "input generation: " + inputs.status().message(), true);
-      auto outputs_like = reference::AllocateOutputs(task, variant.name, reference::Device::Cuda(device_.index));
+      auto inputs =
+          reference::GenerateInputs(task, variant.name, seed, dist, reference::Device::Cuda(device_.index));
+      if (!inputs.ok())
+        return fail(VerdictStatus::kCrash, "input generation: " + inputs.status().message(), true);
+      auto outputs_like =
+          reference::AllocateOutputs(task, variant.name, reference::Device::Cuda(device_.index));
       if (!outputs_like.ok()) return fail(VerdictStatus::kCrash, outputs_like.status().message(), true);
 
       Trial trial(env, *bound, stream, request.kernel_timeout);
@@ -299,8 +311,10 @@ GpuCheckResult GpuChecker::Check(const GpuCheckRequest& request) {
       for (int r = 0; r < repeats; ++r) {
         auto run = trial.Run(r, *outputs_like);
         if (auto* failure = std::get_if<Failure>(&run)) {
-          if (failure->message.find("out of bounds") != std::string::npos) result.checks["guard_regions"] = "fail";
-          if (failure->message.find("modified input") != std::string::npos) result.checks["inputs_unchanged"] = "fail";
+          if (failure->message.find("out of bounds") != std::string::npos)
+            result.checks["guard_regions"] = "fail";
+          if (failure->message.find("modified input") != std::string::npos)
+            result.checks["inputs_unchanged"] = "fail";
           if (failure->fatal) {
             trial.Abandon();
             library->release();
@@ -311,10 +325,11 @@ GpuCheckResult GpuChecker::Check(const GpuCheckRequest& request) {
       }
       // The reference runs only now, after the candidate, on the same inputs.
       auto expected = (*program)->Run(*inputs);
-      if (!expected.ok()) return fail(VerdictStatus::kCrash, "reference: " + expected.status().message(), true);
+      if (!expected.ok())
+        return fail(VerdictStatus::kCrash, "reference: " + expected.status().message(), true);
 
-      nlohmann::json record = {{"variant", variant.name}, {"trial", t}, {"distribution", dist},
-                               {"seed", seed},            {"runs", repeats}};
+      nlohmann::json record = {
+          {"variant", variant.name}, {"trial", t}, {"distribution", dist}, {"seed", seed}, {"runs", repeats}};
       for (int r = 0; r < repeats; ++r) {
         auto compared = reference::CompareAll(*expected, runs[r], task.tolerance);
         if (!compared.ok()) return fail(VerdictStatus::kCrash, compared.status().message(), true);

@@ -2,8 +2,8 @@
 // its launch plan on fresh inputs in guarded, poisoned buffers, run the reference, compare.
 #pragma once
 
-#include <cstdint>
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -26,8 +26,8 @@ struct GpuCheckRequest {
   std::filesystem::path task_dir;
   common::Solution solution;
   std::string cubin;
-  int trials = 5;               ///< Trials on the default variant; each extra variant gets one more.
-  uint64_t seed = 0;            ///< Run seed; trial inputs also depend on the solution's hash.
+  int trials = 5;     ///< Trials on the default variant; each extra variant gets one more.
+  uint64_t seed = 0;  ///< Run seed; trial inputs also depend on the solution's hash.
   std::chrono::milliseconds kernel_timeout{10000};
 };
 

@@ -36,7 +36,8 @@ std::optional<StatusOr<std::string>> ReadLine(std::FILE* file) {
     if (line.size() < SolutionReader::kMaxBytes) line += static_cast<char>(c);
   }
   if (!any) return std::nullopt;
-  if (line.size() >= SolutionReader::kMaxBytes) return StatusOr<std::string>(Status::InvalidArgument("line longer than 64 MiB"));
+  if (line.size() >= SolutionReader::kMaxBytes)
+    return StatusOr<std::string>(Status::InvalidArgument("line longer than 64 MiB"));
   return StatusOr<std::string>(std::move(line));
 }
 

@@ -1,8 +1,8 @@
 // The verify pipeline: read, check statically, compile in parallel, run on GPU workers, emit in order.
 #include "kforge/verify/verifier.h"
 
-#include <cstdint>
 #include <condition_variable>
+#include <cstdint>
 #include <deque>
 #include <fstream>
 #include <future>
@@ -100,7 +100,8 @@ struct Verifier::Impl {
 
 Verifier::Verifier(VerifyOptions options)
     : options_(std::move(options)),
-      seed_(options_.seed ? *options_.seed : std::random_device{}() * uint64_t{0x100000000} + std::random_device{}()),
+      seed_(options_.seed ? *options_.seed
+                          : std::random_device{}() * uint64_t{0x100000000} + std::random_device{}()),
       impl_(std::make_unique<Impl>(options_)) {}
 
 Verifier::~Verifier() {
@@ -131,8 +132,9 @@ bool FinishCompile(Job& job) {
                          {"kernels", kernels}};
   if (result.status != cuda::CompileStatus::kOk) {
     // A compile that outlives its deadline is a compile error: `timeout` is for kernels that hang.
-    VerdictStatus status = result.status == cuda::CompileStatus::kInvalidSolution ? VerdictStatus::kInvalidSolution
-                                                                                  : VerdictStatus::kCompileError;
+    VerdictStatus status = result.status == cuda::CompileStatus::kInvalidSolution
+                               ? VerdictStatus::kInvalidSolution
+                               : VerdictStatus::kCompileError;
     Fail(job.verdict, status, result.message.empty() ? "compile failed" : result.message);
     return false;
   }
@@ -171,10 +173,11 @@ VerifySummary Verifier::Run(SolutionReader& reader, const std::function<void(con
 
   auto device_loop = [this, &impl, &summary, &summary_mu](int device) {
     std::vector<std::string> argv;
-    std::string sanitizer_log = "/tmp/kforge-sanitizer-" + std::to_string(getpid()) + "-" + std::to_string(device) + ".log";
+    std::string sanitizer_log =
+        "/tmp/kforge-sanitizer-" + std::to_string(getpid()) + "-" + std::to_string(device) + ".log";
     if (options_.sanitize) {
-      argv = {"/usr/local/cuda/bin/compute-sanitizer", "--tool", "memcheck", "--error-exitcode",
-              std::to_string(kSanitizerExitCode), "--log-file", sanitizer_log};
+      argv = {"/usr/local/cuda/bin/compute-sanitizer", "--tool",     "memcheck",   "--error-exitcode",
+              std::to_string(kSanitizerExitCode),      "--log-file", sanitizer_log};
     }
     argv.insert(argv.end(), {options_.worker_program.string(), "worker", "--device", std::to_string(device)});
     WorkerClient client(argv);
@@ -264,7 +267,8 @@ VerifySummary Verifier::Run(SolutionReader& reader, const std::function<void(con
     v.task = job->solution.task.empty() ? options_.task : job->solution.task;
     if (!v.task.empty()) {
       auto it = impl.tasks.find(v.task);
-      if (it == impl.tasks.end()) it = impl.tasks.emplace(v.task, common::FindTask(options_.tasks_root, v.task)).first;
+      if (it == impl.tasks.end())
+        it = impl.tasks.emplace(v.task, common::FindTask(options_.tasks_root, v.task)).first;
       if (!it->second.ok()) {
         Fail(v, VerdictStatus::kInvalidSolution, "task " + v.task + ": " + it->second.status().message());
         job->finished = true;
@@ -278,7 +282,8 @@ VerifySummary Verifier::Run(SolutionReader& reader, const std::function<void(con
         return job;
       }
     } else if (!options_.compile_only) {
-      Fail(v, VerdictStatus::kInvalidSolution, "no task: name it in the solution's \"task\" field or with --task");
+      Fail(v, VerdictStatus::kInvalidSolution,
+           "no task: name it in the solution's \"task\" field or with --task");
       job->finished = true;
       return job;
     }

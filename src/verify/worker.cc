@@ -1,9 +1,9 @@
 // The worker's request loop.
 #include "kforge/verify/worker.h"
 
-#include <cstdint>
-#include <sys/prctl.h>
 #include <signal.h>
+#include <sys/prctl.h>
+#include <cstdint>
 
 #include <cstdio>
 #include <iostream>
@@ -43,7 +43,8 @@ int RunWorker(int device_index) {
   std::unique_ptr<cuda::DeviceInfo> device;
   if (no_gpu.empty()) {
     if (cuda::DeviceCount() <= device_index) {
-      no_gpu = "no CUDA device " + std::to_string(device_index) + " (found " + std::to_string(cuda::DeviceCount()) + ")";
+      no_gpu = "no CUDA device " + std::to_string(device_index) + " (found " +
+               std::to_string(cuda::DeviceCount()) + ")";
     } else {
       auto info = cuda::OpenDevice(device_index);
       if (info.ok()) {

@@ -1,7 +1,6 @@
 // Worker process management: spawn, line exchange with deadlines, reaping.
 #include "kforge/verify/worker_client.h"
 
-#include <cstdint>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -9,6 +8,7 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <cstdint>
 
 #include <cerrno>
 

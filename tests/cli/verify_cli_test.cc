@@ -58,7 +58,8 @@ class VerifyCliTest : public ::testing::Test {
     return path.string();
   }
   std::string Solution(const std::string& source, const std::string& launch) {
-    nlohmann::json j = {{"task", "demo/relu"}, {"source", source}, {"launches", nlohmann::json::parse(launch)}};
+    nlohmann::json j = {
+        {"task", "demo/relu"}, {"source", source}, {"launches", nlohmann::json::parse(launch)}};
     return j.dump();
   }
   fs::path dir_;
@@ -80,25 +81,36 @@ TEST_F(VerifyCliTest, BadInputsGetOneLineVerdictsInOrder) {
   const std::string secret = "TOP-SECRET-CONTENT";
   std::vector<Case> cases = {
       {Write("good.json", Solution(kRelu, kLaunch)), "ok", ""},
-      {Write("malformed.json", "{\"task\": \"demo/relu\", " + secret), "invalid_solution", "malformed.json: line 1, column"},
+      {Write("malformed.json", "{\"task\": \"demo/relu\", " + secret), "invalid_solution",
+       "malformed.json: line 1, column"},
       {Write("unknown.json", R"({"task": "demo/relu", "sauce": "x", "launches": []})"), "invalid_solution",
        "unknown.json: sauce: unknown field"},
-      {Write("missing_kernel.json", Solution(kRelu, R"([{"kernel": "gelu", "grid": [1], "block": [1], "args": []}])")),
+      {Write("missing_kernel.json",
+             Solution(kRelu, R"([{"kernel": "gelu", "grid": [1], "block": [1], "args": []}])")),
        "invalid_solution", "launches[0].kernel: no kernel \"gelu\""},
-      {Write("div_zero.json", Solution(kRelu, R"([{"kernel": "relu", "grid": ["numel(x) / 0"], "block": [1], "args": []}])")),
+      {Write("div_zero.json",
+             Solution(kRelu, R"([{"kernel": "relu", "grid": ["numel(x) / 0"], "block": [1], "args": []}])")),
        "invalid_solution", "launches[0].grid[0]: in \"numel(x) / 0\" at 10: division by zero"},
-      {Write("overflow.json",
-             Solution(kRelu, R"([{"kernel": "relu", "grid": ["numel(x) * 9223372036854775807"], "block": [1], "args": []}])")),
+      {Write(
+           "overflow.json",
+           Solution(
+               kRelu,
+               R"([{"kernel": "relu", "grid": ["numel(x) * 9223372036854775807"], "block": [1], "args": []}])")),
        "invalid_solution", "integer overflow"},
       {Write("huge.json", Solution(std::string(50 << 20, 'a'), kLaunch)), "invalid_solution",
        "source: 52428800 bytes, over the 256 KiB limit"},
-      {Write("garbage.json", std::string("\x7f" "ELF\x01\x02\x00\xff", 8) + secret), "invalid_solution",
-       "expected one ```cuda block and one ```json block"},
-      {Write("passwd.json", Solution("#include \"/etc/passwd\"\n" + std::string(kRelu), kLaunch)), "invalid_solution",
-       "/etc/passwd"},
-      {Write("unknown_task.json", R"({"task": "demo/nope", "source": "x", "launches": [{"memset": "out0"}]})"),
+      {Write("garbage.json", std::string("\x7f"
+                                         "ELF\x01\x02\x00\xff",
+                                         8) +
+                                 secret),
+       "invalid_solution", "expected one ```cuda block and one ```json block"},
+      {Write("passwd.json", Solution("#include \"/etc/passwd\"\n" + std::string(kRelu), kLaunch)),
+       "invalid_solution", "/etc/passwd"},
+      {Write("unknown_task.json",
+             R"({"task": "demo/nope", "source": "x", "launches": [{"memset": "out0"}]})"),
        "invalid_solution", "task demo/nope"},
-      {Write("compile_error.json", Solution("extern \"C\" __global__ void relu(float* y) { y[0] = 1 }", kLaunch)),
+      {Write("compile_error.json",
+             Solution("extern \"C\" __global__ void relu(float* y) { y[0] = 1 }", kLaunch)),
        "compile_error", "kernel.cu(1): error"},
   };
   std::vector<std::string> files;
@@ -111,7 +123,8 @@ TEST_F(VerifyCliTest, BadInputsGetOneLineVerdictsInOrder) {
     EXPECT_EQ(v["solution"], cases[i].file);
     EXPECT_EQ(v["status"], cases[i].status) << cases[i].file << ": " << v["message"];
     std::string message = v["message"];
-    EXPECT_NE(message.find(cases[i].message), std::string::npos) << "got: " << message << "\nwant: " << cases[i].message;
+    EXPECT_NE(message.find(cases[i].message), std::string::npos)
+        << "got: " << message << "\nwant: " << cases[i].message;
     EXPECT_EQ(message.find('\n'), std::string::npos) << "message must be one line: " << message;
   }
   EXPECT_EQ(run.output.find(secret), std::string::npos);

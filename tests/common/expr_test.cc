@@ -1,7 +1,7 @@
 #include "kforge/common/expr.h"
 
-#include <cstdint>
 #include <gtest/gtest.h>
+#include <cstdint>
 
 #include <map>
 
@@ -10,7 +10,8 @@ namespace {
 
 ExprEnv TestEnv() {
   static const std::map<std::string, int64_t> symbols = {{"N", 1000}, {"B", 16}, {"D", 4096}};
-  static const std::map<std::string, std::vector<int64_t>> shapes = {{"x", {16, 4096}}, {"conv.weight", {8, 3, 3, 3}}};
+  static const std::map<std::string, std::vector<int64_t>> shapes = {{"x", {16, 4096}},
+                                                                     {"conv.weight", {8, 3, 3, 3}}};
   ExprEnv env;
   env.symbol = [](std::string_view name) -> std::optional<int64_t> {
     auto it = symbols.find(std::string(name));
@@ -26,7 +27,10 @@ ExprEnv TestEnv() {
 }
 
 TEST(ExprTest, Evaluates) {
-  struct Case { const char* text; int64_t value; };
+  struct Case {
+    const char* text;
+    int64_t value;
+  };
   const Case cases[] = {
       {"42", 42},
       {"1 + 2 * 3", 7},
@@ -55,7 +59,10 @@ TEST(ExprTest, Evaluates) {
 }
 
 TEST(ExprTest, RejectsWithPosition) {
-  struct Case { const char* text; const char* message; };
+  struct Case {
+    const char* text;
+    const char* message;
+  };
   const Case cases[] = {
       {"N / 0", "in \"N / 0\" at 3: division by zero"},
       {"N % (B - 16)", "modulo by zero"},
@@ -79,7 +86,8 @@ TEST(ExprTest, RejectsWithPosition) {
   for (const Case& c : cases) {
     auto v = EvalExpr(c.text, env);
     ASSERT_FALSE(v.ok()) << c.text;
-    EXPECT_NE(v.status().message().find(c.message), std::string::npos) << c.text << " -> " << v.status().message();
+    EXPECT_NE(v.status().message().find(c.message), std::string::npos)
+        << c.text << " -> " << v.status().message();
   }
 }
 

@@ -1,7 +1,7 @@
 #include "kforge/common/safetensors.h"
 
-#include <cstdint>
 #include <gtest/gtest.h>
+#include <cstdint>
 
 #include <cstring>
 #include <filesystem>
@@ -54,7 +54,8 @@ TEST(SafetensorsTest, RoundTrip) {
 
 TEST(SafetensorsTest, ReadsTheReferenceLayout) {
   // As written by the Python safetensors package: one F16 tensor of 2 elements.
-  std::string img = Image(R"({"x":{"dtype":"F16","shape":[2],"data_offsets":[0,4]}})", std::string("\x00\x3c\x00\x40", 4));
+  std::string img =
+      Image(R"({"x":{"dtype":"F16","shape":[2],"data_offsets":[0,4]}})", std::string("\x00\x3c\x00\x40", 4));
   auto t = ParseSafetensors(img);
   ASSERT_TRUE(t.ok()) << t.status().ToString();
   EXPECT_EQ(t->at("x").dtype, DType::kFloat16);

@@ -63,7 +63,10 @@ TEST(SolutionTest, ParsesModelReply) {
 }
 
 TEST(SolutionTest, RejectsBadInputWithPath) {
-  struct Case { std::string text; std::string message; };
+  struct Case {
+    std::string text;
+    std::string message;
+  };
   auto with = [](const std::string& from, const std::string& to) {
     std::string s = kGood;
     size_t at = s.find(from);
@@ -74,7 +77,8 @@ TEST(SolutionTest, RejectsBadInputWithPath) {
       {"{\"source\": ", "sol.json: line 1, column 12: malformed JSON"},
       {with("\"options\"", "\"optoins\""), "sol.json: optoins: unknown field"},
       {with("kforge.solution/1", "kforge.solution/2"), "sol.json: schema: expected \"kforge.solution/1\""},
-      {with("\"cdiv(numel(x), 256)\"", "\"cdiv(numel(x), \""), "sol.json: launches[1].grid[0]: in \"cdiv(numel(x), \""},
+      {with("\"cdiv(numel(x), 256)\"", "\"cdiv(numel(x), \""),
+       "sol.json: launches[1].grid[0]: in \"cdiv(numel(x), \""},
       {with("[256, 1, 1]", "[256, 1, 1, 1]"), "launches[1].block: expected 1 to 3 sizes"},
       {with("\"i64:numel(x)\"", "\"q8:1\""), "launches[1].args[2]: \"q8:1\" is neither a tensor name"},
       {with("\"f32:1e-5\"", "\"f32:nan\""), "launches[1].args[3]: \"nan\" is not a finite number"},

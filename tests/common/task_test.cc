@@ -1,7 +1,7 @@
 #include "kforge/common/task.h"
 
-#include <cstdint>
 #include <gtest/gtest.h>
+#include <cstdint>
 #include <nlohmann/json.hpp>
 
 #include <filesystem>

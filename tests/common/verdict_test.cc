@@ -6,10 +6,12 @@ namespace kforge::common {
 namespace {
 
 TEST(VerdictTest, StatusNamesRoundTrip) {
-  const VerdictStatus all[] = {VerdictStatus::kOk,          VerdictStatus::kCompileError, VerdictStatus::kInvalidSolution,
-                               VerdictStatus::kLaunchError, VerdictStatus::kMismatch,     VerdictStatus::kTimeout,
-                               VerdictStatus::kCrash,       VerdictStatus::kNoGpu};
-  const char* names[] = {"ok", "compile_error", "invalid_solution", "launch_error", "mismatch", "timeout", "crash", "no_gpu"};
+  const VerdictStatus all[] = {
+      VerdictStatus::kOk,          VerdictStatus::kCompileError, VerdictStatus::kInvalidSolution,
+      VerdictStatus::kLaunchError, VerdictStatus::kMismatch,     VerdictStatus::kTimeout,
+      VerdictStatus::kCrash,       VerdictStatus::kNoGpu};
+  const char* names[] = {"ok",    "compile_error", "invalid_solution", "launch_error", "mismatch", "timeout",
+                         "crash", "no_gpu"};
   for (size_t i = 0; i < std::size(all); ++i) {
     EXPECT_EQ(VerdictStatusName(all[i]), names[i]);
     auto parsed = ParseVerdictStatus(names[i]);

@@ -1,7 +1,7 @@
 #include "kforge/cuda/launch_plan.h"
 
-#include <cstdint>
 #include <gtest/gtest.h>
+#include <cstdint>
 
 namespace kforge::cuda {
 namespace {
@@ -27,7 +27,8 @@ common::Solution Parse(const std::string& plan, const std::string& scratch = "[]
 
 TEST(LaunchPlanTest, ResolvesKernelStep) {
   PlanEnv env = TestEnv();
-  common::Solution s = Parse(R"J([{"memset": "out0"}, {"kernel": "k", "grid": ["cdiv(N, 256)", "size(conv.weight, 0)"],
+  common::Solution s =
+      Parse(R"J([{"memset": "out0"}, {"kernel": "k", "grid": ["cdiv(N, 256)", "size(conv.weight, 0)"],
       "block": [256], "shared_bytes": "4 * 256", "args": ["x", "out0", "i32:N", "u64:numel(x)", "f32:0.5", "f64:-2"]}])J");
   auto plan = ResolvePlan(s, env, LaunchLimits{});
   ASSERT_TRUE(plan.ok()) << plan.status().ToString();
@@ -51,17 +52,28 @@ TEST(LaunchPlanTest, ResolvesKernelStep) {
 }
 
 TEST(LaunchPlanTest, RejectsWithStepPath) {
-  struct Case { std::string plan; std::string message; };
+  struct Case {
+    std::string plan;
+    std::string message;
+  };
   const Case cases[] = {
-      {R"J([{"kernel": "k", "grid": [1], "block": [2048], "args": []}])J", "launches[0].block[0]: 2048 is outside 1..1024"},
-      {R"J([{"kernel": "k", "grid": [1], "block": [32, 32, 2], "args": []}])J", "launches[0].block: 2048 threads per block, over 1024"},
+      {R"J([{"kernel": "k", "grid": [1], "block": [2048], "args": []}])J",
+       "launches[0].block[0]: 2048 is outside 1..1024"},
+      {R"J([{"kernel": "k", "grid": [1], "block": [32, 32, 2], "args": []}])J",
+       "launches[0].block: 2048 threads per block, over 1024"},
       {R"J([{"kernel": "k", "grid": [0], "block": [1], "args": []}])J", "launches[0].grid[0]: 0 is outside"},
-      {R"J([{"kernel": "k", "grid": [1, 70000], "block": [1], "args": []}])J", "launches[0].grid[1]: 70000 is outside 1..65535"},
-      {R"J([{"kernel": "k", "grid": ["N / (N - 1000)"], "block": [1], "args": []}])J", "launches[0].grid[0]: in \"N / (N - 1000)\""},
-      {R"J([{"kernel": "k", "grid": [1], "block": [1], "shared_bytes": 1000000, "args": []}])J", "launches[0].shared_bytes: 1000000 is outside"},
-      {R"J([{"kernel": "k", "grid": [1], "block": [1], "args": ["y"]}])J", "launches[0].args[0]: unknown tensor \"y\""},
-      {R"J([{"kernel": "k", "grid": [1], "block": [1], "args": ["i32:5000000000"]}])J", "launches[0].args[0]: 5000000000 does not fit"},
-      {R"J([{"kernel": "k", "grid": [1], "block": [1], "args": ["u32:-1"]}])J", "launches[0].args[0]: -1 does not fit"},
+      {R"J([{"kernel": "k", "grid": [1, 70000], "block": [1], "args": []}])J",
+       "launches[0].grid[1]: 70000 is outside 1..65535"},
+      {R"J([{"kernel": "k", "grid": ["N / (N - 1000)"], "block": [1], "args": []}])J",
+       "launches[0].grid[0]: in \"N / (N - 1000)\""},
+      {R"J([{"kernel": "k", "grid": [1], "block": [1], "shared_bytes": 1000000, "args": []}])J",
+       "launches[0].shared_bytes: 1000000 is outside"},
+      {R"J([{"kernel": "k", "grid": [1], "block": [1], "args": ["y"]}])J",
+       "launches[0].args[0]: unknown tensor \"y\""},
+      {R"J([{"kernel": "k", "grid": [1], "block": [1], "args": ["i32:5000000000"]}])J",
+       "launches[0].args[0]: 5000000000 does not fit"},
+      {R"J([{"kernel": "k", "grid": [1], "block": [1], "args": ["u32:-1"]}])J",
+       "launches[0].args[0]: -1 does not fit"},
       {R"J([{"memset": "x"}])J", "launches[0].memset: \"x\" is read-only"},
       {R"J([{"memset": "nope"}])J", "launches[0].memset: unknown tensor \"nope\""},
       {R"J([{"memset": "out0", "value": 1.5}])J", "launches[0].value: memset fills bytes"},
@@ -75,11 +87,16 @@ TEST(LaunchPlanTest, RejectsWithStepPath) {
 }
 
 TEST(LaunchPlanTest, MemsetValuesThatRepeatABytePass) {
-  struct Case { std::string target; double value; uint8_t byte; };
+  struct Case {
+    std::string target;
+    double value;
+    uint8_t byte;
+  };
   const Case cases[] = {{"out0", 0, 0}, {"idx", -1, 0xff}, {"idx", 0, 0}};
   for (const Case& c : cases) {
-    auto plan = ResolvePlan(Parse(R"J([{"memset": ")J" + c.target + R"J(", "value": )J" + std::to_string(c.value) + "}]"),
-                            TestEnv(), LaunchLimits{});
+    auto plan = ResolvePlan(
+        Parse(R"J([{"memset": ")J" + c.target + R"J(", "value": )J" + std::to_string(c.value) + "}]"),
+        TestEnv(), LaunchLimits{});
     ASSERT_TRUE(plan.ok()) << plan.status().ToString();
     EXPECT_EQ(plan->steps[0].memset_byte, c.byte);
   }
@@ -88,7 +105,8 @@ TEST(LaunchPlanTest, MemsetValuesThatRepeatABytePass) {
 
 TEST(LaunchPlanTest, ScratchIsSizedAndCapped) {
   PlanEnv env = TestEnv();
-  common::Solution s = Parse(R"J([{"memset": "tmp"}])J", R"J([{"name": "tmp", "dtype": "float64", "shape": ["N", 2]}])J");
+  common::Solution s =
+      Parse(R"J([{"memset": "tmp"}])J", R"J([{"name": "tmp", "dtype": "float64", "shape": ["N", 2]}])J");
   ASSERT_TRUE(AddScratch(s, LaunchLimits{}, env).ok());
   EXPECT_EQ(env.tensors.at("tmp").bytes(), 16000u);
   EXPECT_TRUE(env.tensors.at("tmp").writable);
@@ -97,12 +115,16 @@ TEST(LaunchPlanTest, ScratchIsSizedAndCapped) {
   EXPECT_EQ(plan->steps[0].memset_bytes, 16000u);
 
   PlanEnv env2 = TestEnv();
-  common::Solution huge = Parse(R"J([{"memset": "tmp"}])J", R"J([{"name": "tmp", "dtype": "float32", "shape": [1073741824, 2]}])J");
+  common::Solution huge = Parse(R"J([{"memset": "tmp"}])J",
+                                R"J([{"name": "tmp", "dtype": "float32", "shape": [1073741824, 2]}])J");
   Status status = AddScratch(huge, LaunchLimits{}, env2);
-  EXPECT_NE(status.message().find("scratch[0]: larger than the scratch limit"), std::string::npos) << status.message();
+  EXPECT_NE(status.message().find("scratch[0]: larger than the scratch limit"), std::string::npos)
+      << status.message();
   PlanEnv env3 = TestEnv();
-  common::Solution clash = Parse(R"J([{"memset": "x"}])J", R"J([{"name": "x", "dtype": "float32", "shape": [1]}])J");
-  EXPECT_NE(AddScratch(clash, LaunchLimits{}, env3).message().find("already a task tensor"), std::string::npos);
+  common::Solution clash =
+      Parse(R"J([{"memset": "x"}])J", R"J([{"name": "x", "dtype": "float32", "shape": [1]}])J");
+  EXPECT_NE(AddScratch(clash, LaunchLimits{}, env3).message().find("already a task tensor"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -15,7 +15,8 @@ GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(ParityTest);
 
 TEST(ParityDiscoveryTest, ReportsWhatItFound) {
   if (testing::ParityTaskDirs().empty())
-    GTEST_SKIP() << "no built task folders under build/tasks or $KFORGE_PARITY_ROOT; only the fixture is checked";
+    GTEST_SKIP()
+        << "no built task folders under build/tasks or $KFORGE_PARITY_ROOT; only the fixture is checked";
 }
 
 TEST(ParityFixtureTest, ExportedFixtureMatchesGolden) {

@@ -1,5 +1,5 @@
-#include <cstdint>
 #include <gtest/gtest.h>
+#include <cstdint>
 
 #include <cmath>
 #include <cstring>

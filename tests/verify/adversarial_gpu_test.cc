@@ -91,7 +91,8 @@ class TaskRoot {
     if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
     root_ = pattern;
     const fs::path built = fs::path(KFORGE_BINARY).parent_path() / "tasks";
-    for (const char* suite : {"demo", "core", "adversarial"}) fs::create_directory_symlink(built / suite, root_ / suite);
+    for (const char* suite : {"demo", "core", "adversarial"})
+      fs::create_directory_symlink(built / suite, root_ / suite);
   }
   ~TaskRoot() {
     std::error_code ignored;

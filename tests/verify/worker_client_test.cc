@@ -20,7 +20,8 @@ TEST(WorkerClientTest, ExchangesLinesWithOneProcess) {
 }
 
 TEST(WorkerClientTest, MissedDeadlineKillsAndNextCallRespawns) {
-  WorkerClient client = Shell("read line; case \"$line\" in *hang*) sleep 60;; esac; echo '{\"fine\": true}'");
+  WorkerClient client =
+      Shell("read line; case \"$line\" in *hang*) sleep 60;; esac; echo '{\"fine\": true}'");
   auto reply = client.Call({{"op", "hang"}}, 200ms);
   EXPECT_EQ(reply.kind, WorkerClient::Reply::Kind::kTimeout);
   EXPECT_NE(reply.detail.find("no reply within 200 ms"), std::string::npos);

@@ -21,7 +21,7 @@ inline constexpr size_t kMaxSourceBytes = 256 * 1024;
 struct LaunchArg {
   enum class Kind { kTensor, kI32, kI64, kU32, kU64, kF32, kF64 };
   Kind kind = Kind::kTensor;
-  std::string text;  ///< Tensor name, integer expression, or decimal number (for f32/f64).
+  std::string text;   ///< Tensor name, integer expression, or decimal number (for f32/f64).
   double number = 0;  ///< Parsed value of f32/f64 arguments.
 };
 
@@ -29,13 +29,13 @@ struct LaunchArg {
 struct LaunchStep {
   enum class Kind { kKernel, kMemset };
   Kind kind = Kind::kKernel;
-  std::string kernel;                          ///< Kernel name (kKernel).
+  std::string kernel;                             ///< Kernel name (kKernel).
   std::vector<std::string> grid{"1", "1", "1"};   ///< Always three expressions.
   std::vector<std::string> block{"1", "1", "1"};  ///< Always three expressions.
-  std::string shared_bytes = "0";              ///< Expression.
+  std::string shared_bytes = "0";                 ///< Expression.
   std::vector<LaunchArg> args;
-  std::string memset_target;                   ///< Tensor name (kMemset).
-  double memset_value = 0;                     ///< Fill value, converted to the tensor's dtype.
+  std::string memset_target;  ///< Tensor name (kMemset).
+  double memset_value = 0;    ///< Fill value, converted to the tensor's dtype.
 };
 
 /// A temporary buffer that kforge allocates for the candidate.

@@ -11,7 +11,16 @@ namespace kforge {
 
 class Status {
  public:
-  enum class Code { kOk, kInvalidArgument, kNotFound, kIoError, kParseError, kUnavailable, kUnimplemented, kInternal };
+  enum class Code {
+    kOk,
+    kInvalidArgument,
+    kNotFound,
+    kIoError,
+    kParseError,
+    kUnavailable,
+    kUnimplemented,
+    kInternal
+  };
 
   Status() = default;
   static Status Ok() { return Status(); }
@@ -62,17 +71,16 @@ class StatusOr {
 }  // namespace kforge
 
 /// Returns early from the enclosing function when `expr` yields a non-ok Status.
-#define KFORGE_RETURN_IF_ERROR(expr)         \
-  do {                                       \
-    ::kforge::Status kforge_status_ = (expr); \
+#define KFORGE_RETURN_IF_ERROR(expr)                 \
+  do {                                               \
+    ::kforge::Status kforge_status_ = (expr);        \
     if (!kforge_status_.ok()) return kforge_status_; \
   } while (0)
 
 #define KFORGE_CONCAT_INNER(a, b) a##b
 #define KFORGE_CONCAT(a, b) KFORGE_CONCAT_INNER(a, b)
 /// `KFORGE_ASSIGN_OR_RETURN(auto x, Fn());` binds the value or returns the Status.
-#define KFORGE_ASSIGN_OR_RETURN(lhs, expr)                               \
-  auto KFORGE_CONCAT(kforge_or_, __LINE__) = (expr);                     \
-  if (!KFORGE_CONCAT(kforge_or_, __LINE__).ok())                         \
-    return KFORGE_CONCAT(kforge_or_, __LINE__).status();                 \
+#define KFORGE_ASSIGN_OR_RETURN(lhs, expr)                                                            \
+  auto KFORGE_CONCAT(kforge_or_, __LINE__) = (expr);                                                  \
+  if (!KFORGE_CONCAT(kforge_or_, __LINE__).ok()) return KFORGE_CONCAT(kforge_or_, __LINE__).status(); \
   lhs = std::move(KFORGE_CONCAT(kforge_or_, __LINE__)).value()

@@ -13,7 +13,16 @@ namespace kforge::common {
 
 inline constexpr std::string_view kVerdictSchema = "kforge.verdict/1";
 
-enum class VerdictStatus { kOk, kCompileError, kInvalidSolution, kLaunchError, kMismatch, kTimeout, kCrash, kNoGpu };
+enum class VerdictStatus {
+  kOk,
+  kCompileError,
+  kInvalidSolution,
+  kLaunchError,
+  kMismatch,
+  kTimeout,
+  kCrash,
+  kNoGpu
+};
 
 /// "ok", "compile_error", ... as written in records.
 std::string_view VerdictStatusName(VerdictStatus status);
@@ -24,12 +33,12 @@ struct Verdict {
   std::string solution;       ///< Where the solution came from: a path, or "-:N" for line N of stdin.
   std::string solution_hash;  ///< SolutionHash(), empty when the solution did not parse.
   VerdictStatus status = VerdictStatus::kOk;
-  std::string message;        ///< One line; empty when ok.
-  nlohmann::json compile;     ///< {ms, cached, log, arch, kernels}, or null when not compiled.
+  std::string message;     ///< One line; empty when ok.
+  nlohmann::json compile;  ///< {ms, cached, log, arch, kernels}, or null when not compiled.
   uint64_t seed = 0;
   nlohmann::json trials = nlohmann::json::array();
   nlohmann::json checks = nlohmann::json::object();
-  nlohmann::json device;      ///< {name, cc, ...} or null without a GPU.
+  nlohmann::json device;  ///< {name, cc, ...} or null without a GPU.
   nlohmann::json toolchain = nlohmann::json::object();
 
   nlohmann::json ToJson() const;

@@ -36,7 +36,7 @@ struct LaunchLimits {
   int max_threads_per_block = 1024;
   int max_block_dims[3] = {1024, 1024, 64};
   int max_grid_dims[3] = {2147483647, 65535, 65535};
-  size_t max_shared_bytes = 227 * 1024;      ///< Dynamic shared memory per block.
+  size_t max_shared_bytes = 227 * 1024;        ///< Dynamic shared memory per block.
   size_t max_scratch_bytes = size_t{4} << 30;  ///< All scratch buffers together.
 };
 
@@ -47,9 +47,9 @@ LaunchLimits LimitsFor(const DeviceInfo& device);
 Status AddScratch(const common::Solution& solution, const LaunchLimits& limits, PlanEnv& env);
 
 struct ResolvedArg {
-  std::string tensor;     ///< Tensor name, or empty for a scalar.
-  uint64_t bits = 0;      ///< Scalar value, little-endian in the low `size` bytes.
-  size_t size = 8;        ///< Bytes the kernel parameter must have.
+  std::string tensor;  ///< Tensor name, or empty for a scalar.
+  uint64_t bits = 0;   ///< Scalar value, little-endian in the low `size` bytes.
+  size_t size = 8;     ///< Bytes the kernel parameter must have.
 };
 
 struct ResolvedStep {
@@ -68,7 +68,8 @@ struct ResolvedPlan {
 };
 
 /// Checks every name, expression and limit. Errors name the step: `launches[1].grid[0]: ...`.
-StatusOr<ResolvedPlan> ResolvePlan(const common::Solution& solution, const PlanEnv& env, const LaunchLimits& limits);
+StatusOr<ResolvedPlan> ResolvePlan(const common::Solution& solution, const PlanEnv& env,
+                                   const LaunchLimits& limits);
 
 /// A resolved plan whose kernels are loaded and whose arguments match their parameter lists.
 class BoundPlan {

@@ -11,8 +11,8 @@
 
 namespace kforge::reference {
 
-/// Element i mismatches unless c == r, both are NaN, or r is finite and |c - r| <= atol + rtol * |r|. So a NaN
-/// where the reference has a number (or the reverse) and an infinity of the wrong sign mismatch.
+/// Element i mismatches unless c == r, both are NaN, or r is finite and |c - r| <= atol + rtol * |r|. So a
+/// NaN where the reference has a number (or the reverse) and an infinity of the wrong sign mismatch.
 struct CompareResult {
   std::string name;
   int64_t numel = 0;
