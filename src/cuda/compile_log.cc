@@ -12,6 +12,19 @@ namespace {
 
 bool StartsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
 
+// The lines of `text`, without their '\n'.
+std::vector<std::string_view> Lines(std::string_view text) {
+  std::vector<std::string_view> lines;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string_view::npos) end = text.size();
+    lines.push_back(text.substr(pos, end - pos));
+    pos = end + 1;
+  }
+  return lines;
+}
+
 // The integer just before `suffix` in `text` ("12 bytes stack frame" -> 12), or 0.
 int NumberBefore(std::string_view text, std::string_view suffix) {
   const size_t at = text.find(suffix);
@@ -50,12 +63,7 @@ std::string ExtractPtxasInfo(std::string_view log, std::map<std::string, KernelI
   std::map<std::string, KernelInfo> props;  // by function, from "Function properties for"
   std::vector<std::string> entries;
   std::string entry, props_for;
-  size_t pos = 0;
-  while (pos < log.size()) {
-    size_t end = log.find('\n', pos);
-    if (end == std::string_view::npos) end = log.size();
-    const std::string_view line = log.substr(pos, end - pos);
-    pos = end + 1;
+  for (const std::string_view line : Lines(log)) {
     if (StartsWith(line, "ptxas info")) {
       const size_t colon = line.find(':');
       const std::string_view body = colon == std::string_view::npos ? line : line.substr(colon + 1);
@@ -79,7 +87,7 @@ std::string ExtractPtxasInfo(std::string_view log, std::map<std::string, KernelI
       continue;
     }
     out.append(line);
-    if (end < log.size()) out.push_back('\n');
+    if (line.data() + line.size() < log.data() + log.size()) out.push_back('\n');  // it had one
   }
   for (const std::string& e : entries) (*kernels)[e] = props[e];
   return out;
@@ -113,12 +121,7 @@ bool LogNamesOnlyAllowedFiles(std::string_view log, std::string_view program,
     i = end;
   }
   // Diagnostic locations: "<file>(<line>): " at the start of a line.
-  size_t pos = 0;
-  while (pos < log.size()) {
-    size_t end = log.find('\n', pos);
-    if (end == std::string_view::npos) end = log.size();
-    const std::string_view line = log.substr(pos, end - pos);
-    pos = end + 1;
+  for (const std::string_view line : Lines(log)) {
     const size_t paren = line.find('(');
     if (paren == std::string_view::npos || paren == 0) continue;
     const size_t close = line.find("): ", paren);
@@ -157,12 +160,7 @@ bool IsAllowedOpenedFile(std::string_view path, const std::vector<std::string>& 
 
 std::string FirstErrorLine(std::string_view log) {
   std::string_view first;
-  size_t pos = 0;
-  while (pos < log.size()) {
-    size_t end = log.find('\n', pos);
-    if (end == std::string_view::npos) end = log.size();
-    const std::string_view line = log.substr(pos, end - pos);
-    pos = end + 1;
+  for (const std::string_view line : Lines(log)) {
     if (line.empty()) continue;
     if (first.empty()) first = line;
     if (line.find("error") != std::string_view::npos) {
