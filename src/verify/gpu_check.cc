@@ -14,6 +14,7 @@
 #include "kforge/cuda/launch_plan.h"
 #include "kforge/reference/compare.h"
 #include "kforge/reference/runner.h"
+#include "kforge/verify/plan_env.h"
 
 namespace kforge::verify {
 namespace {
@@ -266,20 +267,9 @@ GpuCheckResult GpuChecker::Check(const GpuCheckRequest& request) {
 
   for (size_t v = 0; v < task.variants.size(); ++v) {
     const common::Variant& variant = task.variants[v];
-    auto shapes = common::ResolveShapes(task, variant.name);
-    if (!shapes.ok()) return fail(VerdictStatus::kInvalidSolution, shapes.status().message());
-    cuda::PlanEnv env;
-    env.symbols = variant.symbols;
-    for (const auto& [name, value] : task.constants) {
-      if (value == std::floor(value)) env.symbols[name] = static_cast<int64_t>(value);
-    }
-    auto add = [&](const std::vector<common::TensorSpec>& specs, bool writable) {
-      for (const common::TensorSpec& spec : specs)
-        env.tensors[spec.name] = {spec.dtype, shapes->at(spec.name), writable};
-    };
-    add(task.inputs, false);
-    add(task.params, false);
-    add(task.outputs, true);
+    auto env_or = PlanEnvFor(task, variant);
+    if (!env_or.ok()) return fail(VerdictStatus::kInvalidSolution, env_or.status().message());
+    cuda::PlanEnv& env = *env_or;
     std::string where = task.variants.size() > 1 ? " (variant " + variant.name + ")" : "";
     Status scratch = cuda::AddScratch(request.solution, limits, env);
     if (!scratch.ok()) return fail(VerdictStatus::kInvalidSolution, scratch.message() + where);

@@ -18,6 +18,7 @@
 #include "kforge/cuda/compiler.h"
 #include "kforge/cuda/launch_plan.h"
 #include "kforge/cuda/versions.h"
+#include "kforge/verify/plan_env.h"
 #include "kforge/verify/worker_client.h"
 #ifdef KFORGE_WITH_TORCH
 #include "kforge/reference/runner.h"
@@ -63,15 +64,7 @@ void Fail(Verdict& verdict, VerdictStatus status, std::string message) {
 
 /// Shapes of the default variant plus the solution's scratch, for the static plan check.
 Status CheckPlanStatically(const common::Task& task, const common::Solution& solution) {
-  KFORGE_ASSIGN_OR_RETURN(auto shapes, common::ResolveShapes(task, "default"));
-  cuda::PlanEnv env;
-  env.symbols = task.variants.front().symbols;
-  auto add = [&](const std::vector<common::TensorSpec>& specs, bool writable) {
-    for (const auto& spec : specs) env.tensors[spec.name] = {spec.dtype, shapes.at(spec.name), writable};
-  };
-  add(task.inputs, false);
-  add(task.params, false);
-  add(task.outputs, true);
+  KFORGE_ASSIGN_OR_RETURN(cuda::PlanEnv env, PlanEnvFor(task, task.variants.front()));
   cuda::LaunchLimits limits;
   KFORGE_RETURN_IF_ERROR(cuda::AddScratch(solution, limits, env));
   KFORGE_ASSIGN_OR_RETURN(cuda::ResolvedPlan plan, cuda::ResolvePlan(solution, env, limits));

@@ -1,0 +1,25 @@
+// Plan environments from task specs.
+#include "kforge/verify/plan_env.h"
+
+#include <cmath>
+
+namespace kforge::verify {
+
+StatusOr<cuda::PlanEnv> PlanEnvFor(const common::Task& task, const common::Variant& variant) {
+  KFORGE_ASSIGN_OR_RETURN(auto shapes, common::ResolveShapes(task, variant.name));
+  cuda::PlanEnv env;
+  env.symbols = variant.symbols;
+  for (const auto& [name, value] : task.constants) {
+    if (value == std::floor(value)) env.symbols[name] = static_cast<int64_t>(value);
+  }
+  auto add = [&](const std::vector<common::TensorSpec>& specs, bool writable) {
+    for (const common::TensorSpec& spec : specs)
+      env.tensors[spec.name] = {spec.dtype, shapes.at(spec.name), writable};
+  };
+  add(task.inputs, false);
+  add(task.params, false);
+  add(task.outputs, true);
+  return env;
+}
+
+}  // namespace kforge::verify
