@@ -1,9 +1,14 @@
-# kforge_module(NAME DEPS ...): a static library from src/NAME/*.cc, headers in include/.
+# kforge_module(NAME [SHARED] DEPS ...): a library (static unless SHARED) from src/NAME/*.cc,
+# headers in include/.
 function(kforge_module name)
-  cmake_parse_arguments(ARG "" "" "DEPS;PRIVATE_DEPS" ${ARGN})
+  cmake_parse_arguments(ARG "SHARED" "" "DEPS;PRIVATE_DEPS" ${ARGN})
   file(GLOB srcs CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/${name}/*.cc)
   list(FILTER srcs EXCLUDE REGEX ".*/main\\.cc$")
-  add_library(kforge_${name} STATIC ${srcs})
+  if(ARG_SHARED)
+    add_library(kforge_${name} SHARED ${srcs})
+  else()
+    add_library(kforge_${name} STATIC ${srcs})
+  endif()
   target_include_directories(kforge_${name}
     PUBLIC ${PROJECT_SOURCE_DIR}/include
     PRIVATE ${PROJECT_SOURCE_DIR}/src)

@@ -15,6 +15,10 @@ ms() { echo $(( ($2 - $1) / 1000000 )); }
 
 t0=$(now); "$kforge" --version >/dev/null; t1=$(now)
 echo "process start (kforge --version): $(ms $t0 $t1) ms"
+for i in 1 2; do
+  t0=$(now); echo '{"op":"hello"}' | "$kforge" worker >/dev/null; t1=$(now)
+  echo "worker start to first reply (CUDA context + LibTorch load, overlapped), run $i: $(ms $t0 $t1) ms"
+done
 t0=$(now); "$kforge" verify --compile-only --no-cache --tasks "$tasks" examples/demo/relu.json >/dev/null 2>&1 || true; t1=$(now)
 echo "compile-only verify, cold: $(ms $t0 $t1) ms"
 for i in 1 2 3; do

@@ -37,6 +37,16 @@ import json,sys
 for l in open('$out/demo.jsonl'):
     v=json.loads(l); print(v['task'], v['status'], v['message'][:100], 'compile %.0f ms' % v['compile']['ms'])
 "
+step "verify --sanitize (compute-sanitizer memcheck around the worker)"
+build/kforge verify --sanitize --tasks build/tasks examples/demo/relu.json examples/core/softmax.json \
+  >"$out/sanitize.jsonl" 2>"$out/sanitize.err"
+echo "exit $?"; cat "$out/sanitize.err"
+python3 -c "
+import json
+for l in open('$out/sanitize.jsonl'):
+    v=json.loads(l); print(v['task'], v['status'], v['checks'].get('sanitizer'), v['message'][:160])
+"
+
 if [ "${KFORGE_BENCH:-1}" = 1 ]; then
   step "verify benchmark"
   scripts/bench-verify.sh "${KFORGE_BENCH_N:-200}" 2>&1 | tee "$out/bench-verify.log"

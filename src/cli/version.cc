@@ -2,9 +2,7 @@
 #include "cli/version.h"
 
 #include "kforge/cuda/versions.h"
-#ifdef KFORGE_WITH_TORCH
-#include "kforge/reference/runner.h"
-#endif
+#include "kforge/verify/worker.h"
 
 namespace kforge::cli {
 
@@ -13,11 +11,12 @@ std::string VersionText() {
   text += "cuda runtime " + cuda::RuntimeVersion() + "\n";
   text += "cuda driver " + cuda::DriverVersion() + "\n";
   text += "nvrtc " + cuda::NvrtcVersion() + "\n";
-#ifdef KFORGE_WITH_TORCH
-  text += "libtorch " + reference::LibTorchVersion();
-#else
-  text += "libtorch none (built without the reference runner)";
-#endif
+  if (*KFORGE_LIBTORCH_VERSION) {
+    text += std::string("libtorch ") + KFORGE_LIBTORCH_VERSION + " (" + verify::WorkerLibraryPath().string() +
+            ")";
+  } else {
+    text += "libtorch none (built without the reference runner)";
+  }
   return text;
 }
 

@@ -1,5 +1,2 @@
-set(kforge_verify_deps kforge_common kforge_cuda)
-if(TARGET kforge_reference)
-  list(APPEND kforge_verify_deps kforge_reference)
-endif()
-kforge_module(verify DEPS ${kforge_verify_deps})
+# The parent side of verification; the GPU side is the worker library (src/worker), loaded at run time.
+kforge_module(verify DEPS kforge_common kforge_cuda PRIVATE_DEPS ${CMAKE_DL_LIBS})

@@ -20,9 +20,6 @@
 #include "kforge/cuda/versions.h"
 #include "kforge/verify/plan_env.h"
 #include "kforge/verify/worker_client.h"
-#ifdef KFORGE_WITH_TORCH
-#include "kforge/reference/runner.h"
-#endif
 
 namespace kforge::verify {
 namespace {
@@ -51,9 +48,7 @@ nlohmann::json Toolchain(const std::string& arch) {
                          {"nvrtc", cuda::NvrtcVersion()},
                          {"cuda_runtime", cuda::RuntimeVersion()},
                          {"arch", arch}};
-#ifdef KFORGE_WITH_TORCH
-  json["libtorch"] = reference::LibTorchVersion();
-#endif
+  if (*KFORGE_LIBTORCH_VERSION) json["libtorch"] = KFORGE_LIBTORCH_VERSION;
   return json;
 }
 

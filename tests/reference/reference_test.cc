@@ -210,5 +210,8 @@ TEST_F(ProgramTest, LoadErrorsNameTheArtifact) {
 
 TEST(VersionTest, LibTorch) { EXPECT_EQ(LibTorchVersion().rfind("2.", 0), 0u) << LibTorchVersion(); }
 
+// Verdicts and `kforge --version` report the version the build was configured with.
+TEST(VersionTest, MatchesTheConfiguredVersion) { EXPECT_EQ(LibTorchVersion(), KFORGE_LIBTORCH_VERSION); }
+
 }  // namespace
 }  // namespace kforge::reference

@@ -2,9 +2,15 @@
 // stdout (protocol in docs/worker.md). It holds the CUDA context, tasks and reference programs.
 #pragma once
 
+#include <filesystem>
+
 namespace kforge::verify {
 
 /// Serves requests until stdin closes or the CUDA context becomes unusable; returns the exit code.
+/// Without the device, or without the worker library, every reply is no_gpu.
 int RunWorker(int device_index);
+
+/// The worker library: $KFORGE_WORKER_LIBRARY, else libkforge_worker.so beside the executable.
+std::filesystem::path WorkerLibraryPath();
 
 }  // namespace kforge::verify

@@ -1,5 +1,5 @@
 // Candidate-versus-reference trials on the GPU (DESIGN.md, "Verification").
-#include "verify/gpu_check.h"
+#include "worker/check.h"
 
 #include <cuda_runtime_api.h>
 #include <cstdint>
@@ -16,7 +16,7 @@
 #include "kforge/reference/runner.h"
 #include "kforge/verify/plan_env.h"
 
-namespace kforge::verify {
+namespace kforge::worker {
 namespace {
 
 using common::VerdictStatus;
@@ -267,7 +267,7 @@ GpuCheckResult GpuChecker::Check(const GpuCheckRequest& request) {
 
   for (size_t v = 0; v < task.variants.size(); ++v) {
     const common::Variant& variant = task.variants[v];
-    auto env_or = PlanEnvFor(task, variant);
+    auto env_or = verify::PlanEnvFor(task, variant);
     if (!env_or.ok()) return fail(VerdictStatus::kInvalidSolution, env_or.status().message());
     cuda::PlanEnv& env = *env_or;
     std::string where = task.variants.size() > 1 ? " (variant " + variant.name + ")" : "";
@@ -346,4 +346,4 @@ GpuCheckResult GpuChecker::Check(const GpuCheckRequest& request) {
   return result;
 }
 
-}  // namespace kforge::verify
+}  // namespace kforge::worker

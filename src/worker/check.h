@@ -20,7 +20,7 @@ namespace kforge::reference {
 class ReferenceProgram;
 }
 
-namespace kforge::verify {
+namespace kforge::worker {
 
 struct GpuCheckRequest {
   std::filesystem::path task_dir;
@@ -60,4 +60,4 @@ class GpuChecker {
   std::map<std::string, std::unique_ptr<reference::ReferenceProgram>> programs_;
 };
 
-}  // namespace kforge::verify
+}  // namespace kforge::worker

@@ -1,0 +1,83 @@
+// `kforge worker`: finds a device, then loads the worker library (LibTorch and the GPU checks) and
+// hands it stdin/stdout. Loading LibTorch takes most of a second, so it overlaps CUDA context creation,
+// and the parent process, which never loads it, starts fast.
+#include "kforge/verify/worker.h"
+
+#include <cuda_runtime_api.h>
+#include <dlfcn.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <string>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "kforge/common/verdict.h"
+#include "kforge/cuda/device.h"
+
+namespace kforge::verify {
+namespace {
+
+constexpr char kLibraryName[] = "libkforge_worker.so";
+constexpr char kEntryPoint[] = "kforge_worker_serve";
+
+/// Answers every request with no_gpu and `why` (no device, or no worker library).
+int ServeNoGpu(const std::string& why) {
+  nlohmann::json reply = {{"status", common::VerdictStatusName(common::VerdictStatus::kNoGpu)},
+                          {"message", why}};
+  std::string line = reply.dump() + "\n";
+  std::string request;
+  while (std::getline(std::cin, request)) {
+    std::fwrite(line.data(), 1, line.size(), stdout);
+    std::fflush(stdout);
+  }
+  return 0;
+}
+
+/// Creates the device's primary context (the worker library then finds it ready).
+std::string InitDevice(int device_index) {
+  auto device = cuda::OpenDevice(device_index);
+  if (!device.ok()) return device.status().message();
+  if (cudaFree(nullptr) != cudaSuccess) return cudaGetErrorString(cudaGetLastError());
+  return "";
+}
+
+}  // namespace
+
+std::filesystem::path WorkerLibraryPath() {
+  if (const char* path = std::getenv("KFORGE_WORKER_LIBRARY"); path && *path) return path;
+  std::error_code error;
+  std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", error);
+  return exe.parent_path() / kLibraryName;
+}
+
+int RunWorker(int device_index) {
+  prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the parent
+  int count = cuda::DeviceCount();
+  if (count <= device_index) {
+    return ServeNoGpu("no CUDA device " + std::to_string(device_index) + " (found " + std::to_string(count) +
+                      ")");
+  }
+  std::string device_error;
+  std::thread init([&] { device_error = InitDevice(device_index); });
+  std::filesystem::path path = WorkerLibraryPath();
+  void* library = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  init.join();
+  if (!device_error.empty()) return ServeNoGpu(device_error);
+  if (library == nullptr) {
+    const char* error = dlerror();
+    return ServeNoGpu("cannot load the worker library (this kforge may be built without LibTorch): " +
+                      std::string(error ? error : path.string()));
+  }
+  auto serve = reinterpret_cast<int (*)(int)>(dlsym(library, kEntryPoint));
+  if (serve == nullptr) return ServeNoGpu(path.string() + " has no " + kEntryPoint);
+  return serve(device_index);
+}
+
+}  // namespace kforge::verify
