@@ -37,13 +37,15 @@ nlohmann::json Verdict::ToJson() const {
   json["checks"] = checks;
   json["device"] = device;
   json["toolchain"] = toolchain;
+  json["timing"] = timing;
   return json;
 }
 
 StatusOr<Verdict> Verdict::FromJson(const nlohmann::json& json) {
   JsonFields f(json, "");
-  KFORGE_RETURN_IF_ERROR(f.CheckObject({"schema", "task", "solution", "solution_hash", "status", "message",
-                                        "compile", "seed", "trials", "checks", "device", "toolchain"}));
+  KFORGE_RETURN_IF_ERROR(
+      f.CheckObject({"schema", "task", "solution", "solution_hash", "status", "message", "compile", "seed",
+                     "trials", "checks", "device", "toolchain", "timing"}));
   KFORGE_ASSIGN_OR_RETURN(std::string schema, f.String("schema"));
   if (schema != kVerdictSchema) return f.Error("schema", "expected \"" + std::string(kVerdictSchema) + "\"");
   Verdict v;
@@ -64,6 +66,7 @@ StatusOr<Verdict> Verdict::FromJson(const nlohmann::json& json) {
   v.checks = json.value("checks", nlohmann::json::object());
   v.device = json.value("device", nlohmann::json());
   v.toolchain = json.value("toolchain", nlohmann::json::object());
+  v.timing = json.value("timing", nlohmann::json::object());
   return v;
 }
 

@@ -4,6 +4,7 @@
 #include <ATen/Context.h>
 #include <ATen/detail/CUDAHooksInterface.h>
 #include <c10/core/InferenceMode.h>
+#include <c10/util/Logging.h>
 #include <torch/nativert/ModelRunnerHandle.h>
 #include <torch/version.h>
 #include <cstdint>
@@ -56,6 +57,9 @@ std::string ShapeText(const std::vector<int64_t>& shape) {
 
 StatusOr<std::unique_ptr<ReferenceProgram>> ReferenceProgram::Load(const common::Task& task,
                                                                    std::string_view variant, Device device) {
+  // LibTorch reads TORCH_CPP_LOG_LEVEL only when asked to (a library loaded late misses it otherwise).
+  static std::once_flag logging_once;
+  std::call_once(logging_once, [] { c10::initLogging(); });
   std::string where = "task " + task.id;
   if (!task.FindVariant(variant))
     return Status::NotFound(where + ": no variant \"" + std::string(variant) + "\"");

@@ -7,8 +7,10 @@
 #include <fstream>
 #include <future>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <thread>
+#include <utility>
 
 #include <unistd.h>
 
@@ -164,16 +166,29 @@ VerifySummary Verifier::Run(SolutionReader& reader, const std::function<void(con
     std::string sanitizer_log =
         "/tmp/kforge-sanitizer-" + std::to_string(getpid()) + "-" + std::to_string(device) + ".log";
     if (options_.sanitize) {
-      argv = {"/usr/local/cuda/bin/compute-sanitizer", "--tool",     "memcheck",   "--error-exitcode",
-              std::to_string(kSanitizerExitCode),      "--log-file", sanitizer_log};
+      // API errors are not reported: every CUDA call is checked, and some fail on purpose
+      // (cudaFuncGetParamInfo past the last parameter counts the parameters).
+      argv = {"/usr/local/cuda/bin/compute-sanitizer",
+              "--tool",
+              "memcheck",
+              "--report-api-errors",
+              "no",
+              "--error-exitcode",
+              std::to_string(kSanitizerExitCode),
+              "--log-file",
+              sanitizer_log};
     }
     argv.insert(argv.end(), {options_.worker_program.string(), "worker", "--device", std::to_string(device)});
     WorkerClient client(argv);
     bool no_gpu = false;
     std::string no_gpu_message;
+    std::optional<double> worker_start_ms;  // reported on the first verdict this worker serves
     // Start the worker now, so that CUDA and LibTorch initialise while the first compiles run.
     if (!options_.sanitize) {
+      auto start = std::chrono::steady_clock::now();
       WorkerClient::Reply hello = client.Call({{"op", "hello"}}, std::chrono::seconds(120));
+      worker_start_ms =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
       if (hello.kind == WorkerClient::Reply::Kind::kOk && hello.body.value("status", "") == "no_gpu") {
         no_gpu = true;
         no_gpu_message = hello.body.value("message", "");
@@ -212,6 +227,9 @@ VerifySummary Verifier::Run(SolutionReader& reader, const std::function<void(con
             verdict.trials = reply.body.value("trials", nlohmann::json::array());
             verdict.checks = reply.body.value("checks", nlohmann::json::object());
             verdict.device = reply.body.value("device", nlohmann::json());
+            verdict.timing = reply.body.value("timing", nlohmann::json::object());
+            if (worker_start_ms)
+              verdict.timing["worker_start_ms"] = *std::exchange(worker_start_ms, std::nullopt);
             if (verdict.status == VerdictStatus::kNoGpu) {
               no_gpu = true;
               no_gpu_message = verdict.message;

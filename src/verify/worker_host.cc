@@ -67,7 +67,8 @@ int RunWorker(int device_index) {
   std::string device_error;
   std::thread init([&] { device_error = InitDevice(device_index); });
   std::filesystem::path path = WorkerLibraryPath();
-  void* library = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  // Lazy binding: LibTorch has far more symbols than a worker ever calls.
+  void* library = dlopen(path.c_str(), RTLD_LAZY | RTLD_LOCAL);
   init.join();
   if (!device_error.empty()) return ServeNoGpu(device_error);
   if (library == nullptr) {

@@ -277,7 +277,10 @@ GpuCheckResult GpuChecker::Check(const GpuCheckRequest& request) {
     if (!resolved.ok()) return fail(VerdictStatus::kInvalidSolution, resolved.status().message() + where);
     auto bound = cuda::BoundPlan::Bind(*resolved, **library);
     if (!bound.ok()) return fail(VerdictStatus::kInvalidSolution, bound.status().message() + where);
+    auto load_start = std::chrono::steady_clock::now();
     auto program = ProgramFor(task, variant.name);
+    result.reference_load_ms +=
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - load_start).count();
     if (!program.ok())
       return fail(VerdictStatus::kInvalidSolution, "reference: " + program.status().message());
 

@@ -36,6 +36,8 @@ struct GpuCheckResult {
   std::string message;
   nlohmann::json trials = nlohmann::json::array();
   nlohmann::json checks = nlohmann::json::object();
+  /// Milliseconds spent loading reference programs (0 when all were cached).
+  double reference_load_ms = 0;
   /// The CUDA context is unusable (sticky error) or a kernel is still running: the worker must exit.
   bool worker_must_exit = false;
 };

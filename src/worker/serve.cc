@@ -2,6 +2,7 @@
 // `kforge worker` loads once it has a device. It links LibTorch; the kforge executable does not.
 #include "worker/serve.h"
 
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <iostream>
@@ -63,12 +64,16 @@ int Serve(int device_index) {
         Reply(Crash("worker: bad check request: " + check.status().message()));
         continue;
       }
+      auto start = std::chrono::steady_clock::now();
       GpuCheckResult result = checker.Check(*check);
+      double gpu_ms =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
       Reply({{"status", common::VerdictStatusName(result.status)},
              {"message", result.message},
              {"trials", result.trials},
              {"checks", result.checks},
              {"device", device->ToJson()},
+             {"timing", {{"gpu_ms", gpu_ms}, {"reference_load_ms", result.reference_load_ms}}},
              {"exiting", result.worker_must_exit}});
       if (result.worker_must_exit) std::_Exit(3);  // a context with a sticky error or a hung kernel
     } else {

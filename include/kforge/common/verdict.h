@@ -40,6 +40,8 @@ struct Verdict {
   nlohmann::json checks = nlohmann::json::object();
   nlohmann::json device;  ///< {name, cc, ...} or null without a GPU.
   nlohmann::json toolchain = nlohmann::json::object();
+  /// Where the time went, in ms: {gpu_ms, reference_load_ms, worker_start_ms}; keys appear when measured.
+  nlohmann::json timing = nlohmann::json::object();
 
   nlohmann::json ToJson() const;
   static StatusOr<Verdict> FromJson(const nlohmann::json& json);
