@@ -35,7 +35,9 @@ WorkerClient::WorkerClient(std::vector<std::string> argv) : argv_(std::move(argv
   signal(SIGPIPE, SIG_IGN);
 }
 
-WorkerClient::~WorkerClient() { Stop(false); }
+// A worker keeps nothing worth an orderly exit, and tearing down LibTorch and the CUDA context
+// takes longer than the kill. Shutdown() is the orderly way (compute-sanitizer reports at exit).
+WorkerClient::~WorkerClient() { Stop(true); }
 
 bool WorkerClient::Start(std::string& error) {
   int in_pipe[2], out_pipe[2];

@@ -16,6 +16,7 @@ class WorkerClient {
  public:
   /// `argv[0]` is the program to run (absolute path); nothing is started until the first Call.
   explicit WorkerClient(std::vector<std::string> argv);
+  /// Kills a worker still running (see Shutdown for an orderly exit).
   ~WorkerClient();
   WorkerClient(const WorkerClient&) = delete;
   WorkerClient& operator=(const WorkerClient&) = delete;
