@@ -54,7 +54,7 @@ Runner AttachVerify(CLI::App& sub) {
     options.worker_program = SelfExecutable();
     verify::Verifier verifier(options);
     verify::SolutionReader reader(args->sources);
-    verify::VerifySummary summary = verifier.Run(reader, [](const common::Verdict& verdict) {
+    verify::VerifySummary summary = verifier.Run(reader, [](const common::Verdict& verdict, const nlohmann::json&) {
       std::string line =
           verdict.ToJson().dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
       std::fwrite(line.data(), 1, line.size(), stdout);

@@ -13,6 +13,7 @@
 
 namespace kforge::cli {
 
+Runner AttachBench(CLI::App& sub);
 Runner AttachTasks(CLI::App& sub);
 Runner AttachVerify(CLI::App& sub);
 Runner AttachWorker(CLI::App& sub);
@@ -33,7 +34,7 @@ const Command kCommands[] = {
      NotBuilt},
     {"verify", "Compile and check solutions against their task's reference; one verdict per solution",
      AttachVerify},
-    {"bench", "Time solutions and references on the same inputs", NotBuilt},
+    {"bench", "Time solutions and references on the same inputs", AttachBench},
     {"export", "Turn trajectories into fine-tuning datasets and KernelBench solutions", NotBuilt},
     {"finetune-launch", "Render a trainer config (TRL, axolotl) and launch it locally or on Slurm", NotBuilt},
     {"tasks", "List, show, import and build tasks", AttachTasks},

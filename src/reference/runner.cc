@@ -4,6 +4,8 @@
 #include <ATen/Context.h>
 #include <ATen/detail/CUDAHooksInterface.h>
 #include <c10/core/InferenceMode.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
 #include <c10/util/Logging.h>
 #include <torch/nativert/ModelRunnerHandle.h>
 #include <torch/version.h>
@@ -175,5 +177,15 @@ StatusOr<TensorSet> ReferenceProgram::Run(const TensorSet& inputs) {
   }
   return out;
 }
+
+struct CudaStreamScope::Impl {
+  c10::cuda::CUDAStreamGuard guard;
+};
+
+CudaStreamScope::CudaStreamScope(cudaStream_t stream, int device)
+    : impl_(std::make_unique<Impl>(
+          Impl{c10::cuda::CUDAStreamGuard(c10::cuda::getStreamFromExternal(stream, device))})) {}
+
+CudaStreamScope::~CudaStreamScope() = default;
 
 }  // namespace kforge::reference

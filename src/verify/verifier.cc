@@ -41,6 +41,7 @@ struct Job {
   bool finished = false;  ///< Verdict final before compiling.
   std::future<cuda::CompileResult> compile;
   std::string cubin;
+  nlohmann::json after;  ///< What VerifyOptions::after_check returned.
   std::promise<Verdict> done;
   std::future<Verdict> result = done.get_future();
 };
@@ -156,7 +157,8 @@ std::string SanitizerSummary(const std::string& log_path) {
 
 }  // namespace
 
-VerifySummary Verifier::Run(SolutionReader& reader, const std::function<void(const Verdict&)>& emit) {
+VerifySummary Verifier::Run(SolutionReader& reader,
+                            const std::function<void(const Verdict&, const nlohmann::json&)>& emit) {
   Impl& impl = *impl_;
   VerifySummary summary;
   std::mutex summary_mu;
@@ -207,6 +209,8 @@ VerifySummary Verifier::Run(SolutionReader& reader, const std::function<void(con
       if (FinishCompile(*job)) {
         if (no_gpu) {
           Fail(verdict, VerdictStatus::kNoGpu, no_gpu_message);
+        } else if (!options_.gpu_check) {
+          verdict.checks["gpu_check"] = "skipped";
         } else {
           nlohmann::json request = {{"op", "check"},
                                     {"task_dir", job->task->dir.string()},
@@ -243,6 +247,9 @@ VerifySummary Verifier::Run(SolutionReader& reader, const std::function<void(con
             verdict.checks["sanitizer"] = verdict.status == VerdictStatus::kCrash ? "fail" : "pass";
           }
         }
+      }
+      if (options_.after_check && verdict.status == VerdictStatus::kOk && !no_gpu) {
+        job->after = options_.after_check({client, *job->task, job->solution, job->cubin, seed_});
       }
       {
         std::lock_guard<std::mutex> lock(summary_mu);
@@ -335,7 +342,7 @@ VerifySummary Verifier::Run(SolutionReader& reader, const std::function<void(con
     ++summary.total;
     if (verdict.status == VerdictStatus::kOk) ++summary.ok;
     ++summary.by_status[std::string(common::VerdictStatusName(verdict.status))];
-    emit(verdict);
+    emit(verdict, job->after);
   }
   return summary;
 }

@@ -187,7 +187,8 @@ nlohmann::json OutputJson(const reference::CompareResult& r) {
       {"first_mismatch", r.first_mismatch < 0 ? nlohmann::json(nullptr) : nlohmann::json(r.first_mismatch)}};
 }
 
-/// The first problem with one run's outputs against the reference, if any.
+}  // namespace
+
 std::optional<std::string> JudgeOutputs(const std::vector<reference::CompareResult>& results,
                                         const common::Tolerance& tol, nlohmann::json& checks) {
   for (const reference::CompareResult& r : results) {
@@ -206,8 +207,6 @@ std::optional<std::string> JudgeOutputs(const std::vector<reference::CompareResu
   }
   return std::nullopt;
 }
-
-}  // namespace
 
 GpuChecker::GpuChecker(cuda::DeviceInfo device) : device_(std::move(device)) {}
 GpuChecker::~GpuChecker() = default;

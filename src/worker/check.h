@@ -7,7 +7,9 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -18,7 +20,8 @@
 
 namespace kforge::reference {
 class ReferenceProgram;
-}
+struct CompareResult;
+}  // namespace kforge::reference
 
 namespace kforge::worker {
 
@@ -42,6 +45,11 @@ struct GpuCheckResult {
   bool worker_must_exit = false;
 };
 
+/// The first problem with a candidate's outputs against the reference's, if any: an element out of
+/// tolerance or a relative L2 error over the bound. Notes degenerate references and poison in `checks`.
+std::optional<std::string> JudgeOutputs(const std::vector<reference::CompareResult>& results,
+                                        const common::Tolerance& tol, nlohmann::json& checks);
+
 /// Owns the device side of a worker: loaded tasks and reference programs are cached across requests.
 class GpuChecker {
  public:
@@ -53,9 +61,12 @@ class GpuChecker {
   GpuCheckResult Check(const GpuCheckRequest& request);
   const cuda::DeviceInfo& device() const { return device_; }
 
- private:
+  /// The task in `dir`, loaded once per worker.
   StatusOr<const common::Task*> TaskFor(const std::filesystem::path& dir);
+  /// The CUDA reference program of a task's variant, loaded once per worker.
   StatusOr<reference::ReferenceProgram*> ProgramFor(const common::Task& task, const std::string& variant);
+
+ private:
 
   cuda::DeviceInfo device_;
   std::map<std::filesystem::path, std::unique_ptr<common::Task>> tasks_;

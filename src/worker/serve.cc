@@ -14,6 +14,7 @@
 #include "kforge/common/base64.h"
 #include "kforge/common/verdict.h"
 #include "kforge/cuda/device.h"
+#include "worker/bench_op.h"
 #include "worker/check.h"
 
 namespace kforge::worker {
@@ -76,6 +77,12 @@ int Serve(int device_index) {
              {"timing", {{"gpu_ms", gpu_ms}, {"reference_load_ms", result.reference_load_ms}}},
              {"exiting", result.worker_must_exit}});
       if (result.worker_must_exit) std::_Exit(3);  // a context with a sticky error or a hung kernel
+    } else if (op == "bench") {
+      bool must_exit = false;
+      nlohmann::json reply = RunBench(checker, request, must_exit);
+      reply["exiting"] = must_exit;
+      Reply(reply);
+      if (must_exit) std::_Exit(3);
     } else {
       Reply(Crash("worker: unknown op \"" + op.substr(0, 40) + "\""));
     }

@@ -2,6 +2,8 @@
 // the inputs it is judged on.
 #pragma once
 
+#include <cuda_runtime_api.h>
+
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -42,6 +44,20 @@ StatusOr<TensorSet> LoadTensors(const std::filesystem::path& file, std::string_v
 /// Output buffers for a candidate: the task's outputs for `variant`, filled per `fill`.
 StatusOr<TensorSet> AllocateOutputs(const common::Task& task, std::string_view variant, Device device,
                                     Fill fill = {});
+
+/// Makes `stream` LibTorch's current CUDA stream on `device` for the scope's lifetime, so that a
+/// reference run enqueues its kernels there (bench times it with its own events).
+class CudaStreamScope {
+ public:
+  CudaStreamScope(cudaStream_t stream, int device);
+  ~CudaStreamScope();
+  CudaStreamScope(const CudaStreamScope&) = delete;
+  CudaStreamScope& operator=(const CudaStreamScope&) = delete;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 /// One loaded reference package with its parameters resident on the device.
 /// Run is serialised internally; the object may be shared between threads.

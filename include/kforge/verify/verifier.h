@@ -11,10 +11,24 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "kforge/common/solution.h"
+#include "kforge/common/task.h"
 #include "kforge/common/verdict.h"
 #include "kforge/verify/solution_reader.h"
+#include "kforge/verify/worker_client.h"
 
 namespace kforge::verify {
+
+/// What a follow-up stage gets for a solution that passed: its worker, task, solution and CUBIN.
+struct AfterCheck {
+  WorkerClient& worker;
+  const common::Task& task;
+  const common::Solution& solution;
+  const std::string& cubin;
+  uint64_t seed;
+};
 
 struct VerifyOptions {
   /// Root of the task folders; task ids are looked up below it. Default "tasks".
@@ -43,6 +57,11 @@ struct VerifyOptions {
   size_t compile_threads = 0;
   /// The kforge executable that serves `kforge worker`.
   std::filesystem::path worker_program;
+  /// Run the GPU check. Default true; when false, compiled solutions go straight to `after_check`.
+  bool gpu_check = true;
+  /// Work for each solution that passed, on its device thread and worker (bench times it there). Its
+  /// result reaches `emit` beside the verdict. Default none.
+  std::function<nlohmann::json(const AfterCheck&)> after_check;
 };
 
 /// Counts by status, for the summary and the exit code.
@@ -59,8 +78,9 @@ class Verifier {
   ~Verifier();
 
   /// Checks every solution `reader` yields; `emit` receives each verdict, in input order, as soon
-  /// as it and all earlier ones are done.
-  VerifySummary Run(SolutionReader& reader, const std::function<void(const common::Verdict&)>& emit);
+  /// as it and all earlier ones are done, with what `after_check` returned (null when it did not run).
+  VerifySummary Run(SolutionReader& reader,
+                    const std::function<void(const common::Verdict&, const nlohmann::json& after)>& emit);
 
   uint64_t seed() const { return seed_; }
 

@@ -1,0 +1,56 @@
+// bench: verify each solution briefly, then time it against its reference in the GPU worker
+// (bench::Measure there) and turn the samples into records; or time references alone.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "kforge/bench/measure.h"
+#include "kforge/bench/report.h"
+#include "kforge/verify/solution_reader.h"
+#include "kforge/verify/verifier.h"
+
+namespace kforge::bench {
+
+struct BenchOptions {
+  /// Compile, static checks, devices, seed and the brief GPU check before timing. Its `trials`
+  /// default here is 2; `after_check` is set by the Bencher.
+  verify::VerifyOptions verify;
+  /// How to sample (cold or hot, noise target, bounds).
+  MeasureOptions measure;
+};
+
+/// Records by status, for the summary and the exit code.
+struct BenchSummary {
+  int total = 0;
+  int ok = 0;
+  bool no_gpu = false;
+};
+
+class Bencher {
+ public:
+  explicit Bencher(BenchOptions options);
+
+  /// One record per solution, in input order: "ok" with timings, or the status that stopped it
+  /// (the verdict's, or the timed runs').
+  BenchSummary Run(verify::SolutionReader& reader, const std::function<void(const BenchResult&)>& emit);
+
+  /// One record per task id: its reference alone, timed on the first device.
+  BenchSummary RunReferences(const std::vector<std::string>& task_ids,
+                             const std::function<void(const BenchResult&)>& emit);
+
+  uint64_t seed() const { return seed_; }
+
+ private:
+  nlohmann::json BenchRequest(const common::Task& task, uint64_t seed) const;
+  BenchResult FromReply(const common::Task& task, const nlohmann::json& reply, bool reference_only) const;
+
+  BenchOptions options_;
+  uint64_t seed_;
+};
+
+/// The cost of one run of the task's default variant from its formulas; nullopt without them.
+std::optional<TaskCost> CostOf(const common::Task& task);
+
+}  // namespace kforge::bench

@@ -1,0 +1,127 @@
+// `kforge bench`: bench JSON lines on stdout, a readable table on stderr, exit 0/1/2.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cli/command.h"
+#include "cli/options.h"
+#include "kforge/bench/bencher.h"
+
+namespace kforge::cli {
+namespace {
+
+/// "0.5%" -> 0.005; "0.005" -> 0.005.
+StatusOr<double> ParseFraction(const std::string& text) {
+  std::string number = text;
+  bool percent = !number.empty() && number.back() == '%';
+  if (percent) number.pop_back();
+  char* end = nullptr;
+  double value = std::strtod(number.c_str(), &end);
+  if (number.empty() || end != number.c_str() + number.size() || !(value >= 0))
+    return Status::InvalidArgument("expected a fraction such as 0.005 or 0.5%, got \"" + text + "\"");
+  return percent ? value / 100 : value;
+}
+
+}  // namespace
+
+Runner AttachBench(CLI::App& sub) {
+  struct Args {
+    bench::BenchOptions options;
+    std::vector<std::string> sources;
+    std::vector<std::string> references;
+    std::string devices = "0";
+    std::string max_noise = "0.5%";
+    uint64_t seed = 0;
+    bool hot = false, cold = false, no_verify = false, no_cache = false;
+    double kernel_timeout_s = 10;
+  };
+  auto args = std::make_shared<Args>();
+  sub.add_option("solutions", args->sources,
+                 "Solution files (.json, model reply, .jsonl), or - for JSON lines on stdin");
+  sub.add_option("--reference", args->references, "Time these tasks' references alone (task ids)");
+  AddTasksRootOption(sub, args->options.verify.tasks_root);
+  sub.add_option("--task", args->options.verify.task, "Task id for solutions that do not name one");
+  auto* cold = sub.add_flag("--cold", args->cold, "Flush L2 before every sample (default)");
+  sub.add_flag("--hot", args->hot, "Time back-to-back runs (warm caches)")->excludes(cold);
+  sub.add_option("--max-noise", args->max_noise,
+                 "Stop when the median is known this precisely (95% CI half-width), e.g. 0.5%")
+      ->default_val("0.5%");
+  sub.add_option("--min-samples", args->options.measure.min_samples, "Samples before stopping may happen")
+      ->default_val(10)
+      ->check(CLI::Range(1, 1000000));
+  sub.add_option("--max-samples", args->options.measure.max_samples, "Most samples per subject")
+      ->default_val(2000)
+      ->check(CLI::Range(1, 1000000));
+  sub.add_option("--max-time", args->options.measure.max_seconds, "Most seconds of sampling per solution")
+      ->default_val(10)
+      ->check(CLI::Range(0.01, 3600.0));
+  sub.add_option("--trials", args->options.verify.trials, "Verification trials before timing")
+      ->default_val(2)
+      ->check(CLI::Range(1, 1000));
+  sub.add_flag("--no-verify", args->no_verify, "Time without the verification trials (timed runs are still checked)");
+  auto* seed = sub.add_option("--seed", args->seed, "Run seed (random by default; recorded)");
+  sub.add_option("--devices", args->devices, "GPUs to use, e.g. 0,1")->default_val("0");
+  sub.add_option("--arch", args->options.verify.arch, "NVRTC target architecture")->default_val("sm_90a");
+  sub.add_option("--kernel-timeout", args->kernel_timeout_s, "Seconds a candidate's launches may run")
+      ->default_val(10)
+      ->check(CLI::Range(0.01, 3600.0));
+  sub.add_flag("--no-cache", args->no_cache, "Do not use the on-disk CUBIN cache");
+  return [args, seed]() {
+    bench::BenchOptions& options = args->options;
+    if (args->sources.empty() == args->references.empty()) {
+      std::fprintf(stderr, "kforge bench: give solutions, or --reference TASK... (not both)\n");
+      return kExitUsage;
+    }
+    auto max_noise = ParseFraction(args->max_noise);
+    auto devices = ParseDeviceList(args->devices);
+    if (!max_noise.ok() || !devices.ok()) {
+      std::fprintf(stderr, "kforge bench: %s\n",
+                   (!max_noise.ok() ? "--max-noise: " + max_noise.status().message()
+                                    : "--devices: " + devices.status().message())
+                       .c_str());
+      return kExitUsage;
+    }
+    options.measure.max_noise = *max_noise;
+    options.measure.mode = args->hot ? bench::Mode::kHot : bench::Mode::kCold;
+    if (Status valid = bench::ValidateMeasureOptions(options.measure); !valid.ok()) {
+      std::fprintf(stderr, "kforge bench: %s\n", valid.message().c_str());
+      return kExitUsage;
+    }
+    if (seed->count() > 0) options.verify.seed = args->seed;
+    options.verify.devices = *devices;
+    options.verify.gpu_check = !args->no_verify;
+    options.verify.use_cache = !args->no_cache;
+    options.verify.kernel_timeout = std::chrono::milliseconds(static_cast<int64_t>(args->kernel_timeout_s * 1000));
+    options.verify.worker_program = SelfExecutable();
+
+    bench::Bencher bencher(options);
+    std::vector<bench::BenchResult> results;
+    auto emit = [&results](const bench::BenchResult& result) {
+      std::string line =
+          bench::BenchResultToJson(result).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+      std::fwrite(line.data(), 1, line.size(), stdout);
+      std::fflush(stdout);
+      results.push_back(result);
+    };
+    bench::BenchSummary summary;
+    if (!args->references.empty()) {
+      summary = bencher.RunReferences(args->references, emit);
+    } else {
+      verify::SolutionReader reader(args->sources);
+      summary = bencher.Run(reader, emit);
+    }
+    bench::PrintTable(std::cerr, results);
+    std::fprintf(stderr, "bench: %d timed of %d (%s, seed %llu)\n", summary.ok, summary.total,
+                 std::string(bench::ModeName(options.measure.mode)).c_str(),
+                 static_cast<unsigned long long>(bencher.seed()));
+    if (summary.no_gpu) return kExitUsage;
+    return summary.ok == summary.total ? kExitOk : kExitFailed;
+  };
+}
+
+}  // namespace kforge::cli

@@ -1,0 +1,205 @@
+// Bench inside the worker: inputs, expected outputs, the candidate in guarded buffers, the reference
+// on kforge's stream, then bench::Measure. Every timed candidate run starts from poisoned outputs and
+// is compared with the reference, so a kernel that changes behaviour after its first launches fails.
+#include "worker/bench_op.h"
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "kforge/bench/measure.h"
+#include "kforge/bench/peak.h"
+#include "kforge/bench/wire.h"
+#include "kforge/common/base64.h"
+#include "kforge/common/verdict.h"
+#include "kforge/cuda/guarded_buffer.h"
+#include "kforge/cuda/kernel_library.h"
+#include "kforge/cuda/launch_plan.h"
+#include "kforge/reference/compare.h"
+#include "kforge/reference/runner.h"
+#include "kforge/verify/plan_env.h"
+
+namespace kforge::worker {
+namespace {
+
+using common::VerdictStatus;
+
+/// Poison for timed runs: NaN in every float type.
+constexpr uint8_t kPoison = 0xFF;
+
+nlohmann::json Fail(VerdictStatus status, const std::string& message) {
+  return {{"status", common::VerdictStatusName(status)}, {"message", message}};
+}
+
+class Stream {
+ public:
+  Stream() { ok_ = cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking) == cudaSuccess; }
+  ~Stream() {
+    if (ok_) cudaStreamDestroy(stream_);
+  }
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+  bool ok() const { return ok_; }
+  cudaStream_t get() const { return stream_; }
+
+ private:
+  cudaStream_t stream_ = nullptr;
+  bool ok_ = false;
+};
+
+/// The candidate's side of a bench: its buffers, bound plan and the expected outputs.
+class TimedCandidate {
+ public:
+  TimedCandidate(const cuda::PlanEnv& env, cuda::BoundPlan plan, const reference::TensorSet& expected,
+                 const common::Tolerance& tolerance)
+      : env_(env), plan_(std::move(plan)), expected_(expected), tolerance_(tolerance) {}
+
+  /// Guarded copies of the inputs and params; outputs and scratch poisoned.
+  Status Prepare(const reference::TensorSet& inputs, const reference::TensorSet& params) {
+    for (const auto& [name, spec] : env_.tensors) {
+      KFORGE_ASSIGN_OR_RETURN(auto buffer, cuda::GuardedBuffer::Allocate(spec.bytes()));
+      const reference::Tensor* source = inputs.Find(name);
+      if (source == nullptr) source = params.Find(name);
+      if (source != nullptr) KFORGE_RETURN_IF_ERROR(buffer->CopyFrom(source->view().data));
+      pointers_[name] = buffer->data();
+      buffers_[name] = std::move(buffer);
+    }
+    return Poison();
+  }
+
+  Status Run(cudaStream_t stream) { return plan_.Run(stream, pointers_); }
+
+  /// Guards intact and outputs within tolerance; then poisons the outputs for the next run.
+  Status Check(cudaStream_t stream) {
+    if (cudaStreamSynchronize(stream) != cudaSuccess)
+      return Status::Unavailable(std::string("kernel faulted: ") + cudaGetErrorName(cudaGetLastError()));
+    for (auto& [name, buffer] : buffers_) {
+      Status guards = buffer->CheckGuards();
+      if (!guards.ok()) return Mismatch(name + ": " + guards.message());
+    }
+    reference::TensorSet outputs;
+    for (const auto& [name, like] : expected_.items()) {
+      KFORGE_ASSIGN_OR_RETURN(reference::Tensor out, reference::EmptyLike(like));
+      if (cudaMemcpy(out.view().data, buffers_.at(name)->data(), out.bytes(), cudaMemcpyDeviceToDevice) !=
+          cudaSuccess)
+        return Status::Unavailable("copy of " + name + " failed");
+      outputs.Set(name, std::move(out));
+    }
+    KFORGE_ASSIGN_OR_RETURN(auto compared, reference::CompareAll(expected_, outputs, tolerance_));
+    nlohmann::json checks;
+    if (auto problem = JudgeOutputs(compared, tolerance_, checks)) {
+      return Mismatch(*problem + " on timed run " + std::to_string(checked_ + 1));
+    }
+    ++checked_;
+    return Poison();
+  }
+
+  int checked() const { return checked_; }
+  bool mismatched() const { return mismatched_; }
+
+ private:
+  Status Poison() {
+    for (auto& [name, buffer] : buffers_) {
+      if (env_.tensors.at(name).writable) KFORGE_RETURN_IF_ERROR(buffer->Fill(kPoison));
+    }
+    if (cudaDeviceSynchronize() != cudaSuccess) return Status::Unavailable("device error after poisoning");
+    return Status::Ok();
+  }
+  Status Mismatch(const std::string& message) {
+    mismatched_ = true;
+    return Status::InvalidArgument(message);
+  }
+
+  const cuda::PlanEnv& env_;
+  cuda::BoundPlan plan_;
+  const reference::TensorSet& expected_;
+  common::Tolerance tolerance_;
+  std::map<std::string, std::unique_ptr<cuda::GuardedBuffer>> buffers_;
+  std::map<std::string, void*> pointers_;
+  int checked_ = 0;
+  bool mismatched_ = false;
+};
+
+}  // namespace
+
+nlohmann::json RunBench(GpuChecker& state, const nlohmann::json& request, bool& must_exit) {
+  const cuda::DeviceInfo& device = state.device();
+  auto options = bench::MeasureOptionsFromJson(request.value("measure", nlohmann::json::object()));
+  if (!options.ok()) return Fail(VerdictStatus::kInvalidSolution, options.status().message());
+  auto task_or = state.TaskFor(request.value("task_dir", ""));
+  if (!task_or.ok()) return Fail(VerdictStatus::kInvalidSolution, task_or.status().message());
+  const common::Task& task = **task_or;
+  const common::Variant& variant = task.variants.front();
+  auto program = state.ProgramFor(task, variant.name);
+  if (!program.ok()) return Fail(VerdictStatus::kInvalidSolution, "reference: " + program.status().message());
+
+  Stream stream;
+  if (!stream.ok()) return Fail(VerdictStatus::kCrash, "cannot create a stream");
+  reference::Device cuda_device = reference::Device::Cuda(device.index);
+  auto inputs = reference::GenerateInputs(task, variant.name, request.value("seed", uint64_t{0}), 0, cuda_device);
+  if (!inputs.ok()) return Fail(VerdictStatus::kCrash, "input generation: " + inputs.status().message());
+  auto expected = (*program)->Run(*inputs);
+  if (!expected.ok()) return Fail(VerdictStatus::kCrash, "reference: " + expected.status().message());
+
+  std::vector<bench::Subject> subjects;
+  std::unique_ptr<cuda::KernelLibrary> library;
+  std::unique_ptr<cuda::PlanEnv> env;
+  std::unique_ptr<TimedCandidate> candidate;
+  if (request.contains("solution")) {
+    auto solution = common::SolutionFromJson(request["solution"], "request");
+    auto cubin = common::Base64Decode(request.value("cubin_b64", ""));
+    if (!solution.ok() || !cubin.ok()) return Fail(VerdictStatus::kCrash, "worker: bad bench request");
+    auto loaded = cuda::KernelLibrary::Load(*cubin);
+    if (!loaded.ok()) return Fail(VerdictStatus::kLaunchError, "cannot load the CUBIN: " + loaded.status().message());
+    library = std::move(*loaded);
+    auto env_or = verify::PlanEnvFor(task, variant);
+    if (!env_or.ok()) return Fail(VerdictStatus::kInvalidSolution, env_or.status().message());
+    env = std::make_unique<cuda::PlanEnv>(std::move(*env_or));
+    cuda::LaunchLimits limits = cuda::LimitsFor(device);
+    Status scratch = cuda::AddScratch(*solution, limits, *env);
+    if (!scratch.ok()) return Fail(VerdictStatus::kInvalidSolution, scratch.message());
+    auto resolved = cuda::ResolvePlan(*solution, *env, limits);
+    if (!resolved.ok()) return Fail(VerdictStatus::kInvalidSolution, resolved.status().message());
+    auto bound = cuda::BoundPlan::Bind(*resolved, *library);
+    if (!bound.ok()) return Fail(VerdictStatus::kInvalidSolution, bound.status().message());
+    candidate = std::make_unique<TimedCandidate>(*env, std::move(*bound), *expected, task.tolerance);
+    Status prepared = candidate->Prepare(*inputs, (*program)->params());
+    if (!prepared.ok()) return Fail(VerdictStatus::kCrash, prepared.message());
+    TimedCandidate* c = candidate.get();
+    subjects.push_back({"candidate", nullptr, [c](cudaStream_t s) { return c->Run(s); },
+                        [c](cudaStream_t s) { return c->Check(s); }});
+  }
+  reference::ReferenceProgram* reference_program = *program;
+  const reference::TensorSet& reference_inputs = *inputs;
+  int device_index = device.index;
+  subjects.push_back({"reference", nullptr,
+                      [reference_program, &reference_inputs, device_index](cudaStream_t s) -> Status {
+                        reference::CudaStreamScope scope(s, device_index);
+                        return reference_program->Run(reference_inputs).status();
+                      },
+                      nullptr});
+
+  auto measured = bench::Measure(subjects, *options, stream.get());
+  if (!measured.ok()) {
+    if (candidate && candidate->mismatched())
+      return Fail(VerdictStatus::kMismatch, "timed run: " + measured.status().message());
+    // A faulting kernel leaves the context unusable; the parent starts a fresh worker.
+    bool healthy = cudaDeviceSynchronize() == cudaSuccess;
+    must_exit = !healthy;
+    return Fail(healthy ? VerdictStatus::kLaunchError : VerdictStatus::kCrash,
+                "bench: " + measured.status().message());
+  }
+  nlohmann::json reply = {{"status", "ok"},
+                          {"message", ""},
+                          {"measurement", bench::MeasurementToJson(*measured)},
+                          {"checked_runs", candidate ? candidate->checked() : 0},
+                          {"device", device.ToJson()}};
+  auto peak = bench::LoadOrMeasurePeak(device.index, bench::DefaultCacheDir());
+  reply["peak"] = peak.ok() ? peak->ToJson() : nlohmann::json(nullptr);
+  return reply;
+}
+
+}  // namespace kforge::worker
