@@ -1,0 +1,77 @@
+// Bench records (schema kforge.bench/1, docs/bench.md): one per solution, built from a
+// Measurement, written as JSON or as rows of a readable table.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "kforge/bench/measure.h"
+#include "kforge/bench/peak.h"
+#include "kforge/bench/stats.h"
+#include "kforge/common/status.h"
+
+namespace kforge::bench {
+
+inline constexpr std::string_view kBenchSchema = "kforge.bench/1";
+/// A speedup above this is flagged implausible_speedup.
+inline constexpr double kImplausibleSpeedup = 10.0;
+
+/// One subject's part of a record.
+struct SubjectResult {
+  SampleStats stats;               ///< Over the kept samples, in ms.
+  std::vector<double> samples_ms;  ///< Kept samples in the order taken.
+  int throttled = 0;               ///< Samples dropped for a throttled SM clock.
+  int batch = 1;                   ///< Runs per sample (hot mode batches).
+};
+
+struct BenchResult {
+  std::string task;
+  std::string solution_hash;
+  /// "ok" when measured, else a verdict status ("compile_error", "mismatch", ...) and no timing.
+  std::string status = "ok";
+  std::string message;  ///< One line; empty when ok.
+  Mode mode = Mode::kCold;
+  SubjectResult candidate;
+  std::optional<SubjectResult> reference;  ///< Absent when only the candidate was timed.
+  SpeedupEstimate speedup;                 ///< reference / candidate; NaN without a reference.
+  std::optional<Roofline> roofline;        ///< Of the candidate; absent without a task cost or peak.
+  /// BenchFlags of the other fields (MakeBenchResult sets it).
+  std::vector<std::string> flags;
+  bool converged = false;
+  int rounds = 0;
+  double wall_seconds = 0;
+  double sm_clock_mhz = 0;      ///< Median probe reading.
+  double max_sm_clock_mhz = 0;  ///< The device's maximum.
+  uint64_t seed = 0;            ///< Seeds the bootstrap (and, for the caller, the inputs).
+  nlohmann::json device;        ///< The device and its peaks, as the caller describes them; null if none.
+};
+
+/// A record with status "ok" from a measurement whose subjects are the candidate and, optionally,
+/// the reference, in that order: their statistics, the bootstrap speedup seeded by `seed`, the
+/// candidate's roofline when both `cost` and `peak` are given, and the flags. The caller fills in
+/// task, solution_hash and device. InvalidArgument unless there are one or two subjects.
+StatusOr<BenchResult> MakeBenchResult(const Measurement& measurement, uint64_t seed,
+                                      const std::optional<TaskCost>& cost,
+                                      const std::optional<DevicePeak>& peak);
+
+/// For an "ok" record, in this order: "implausible_speedup" (speedup above kImplausibleSpeedup),
+/// "faster_than_light" (candidate median below the speed-of-light time), "unconverged", "throttled"
+/// (any sample dropped). None for other statuses.
+std::vector<std::string> BenchFlags(const BenchResult& result);
+
+/// The record: schema, task, solution_hash, status, message, mode, seed, converged, rounds,
+/// wall_seconds, sm_clock_mhz, max_sm_clock_mhz, candidate, reference, speedup, roofline, flags,
+/// device. Times are in ms; what is unknown or absent is null.
+nlohmann::json BenchResultToJson(const BenchResult& result);
+
+/// An aligned table, one row per result: task, status, candidate median ± noise, reference median,
+/// speedup [CI], GB/s, %SOL (of the candidate), flags (or the message of a failed result).
+void PrintTable(std::ostream& out, const std::vector<BenchResult>& results);
+
+}  // namespace kforge::bench

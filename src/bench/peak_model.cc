@@ -1,0 +1,157 @@
+// FLOP peaks per architecture, the peak cache file, and the record form of a DevicePeak.
+#include "bench/peak_model.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "kforge/common/hash.h"
+
+namespace kforge::bench {
+namespace {
+
+constexpr const char* kCacheSchema = "kforge.peak_cache/1";
+
+std::string Env(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr ? std::string(v) : std::string();
+}
+
+nlohmann::json KnownOrNull(double value) {
+  return value > 0 ? nlohmann::json(value) : nlohmann::json(nullptr);
+}
+
+}  // namespace
+
+nlohmann::json DevicePeak::ToJson() const {
+  return {{"device", device},
+          {"uuid", uuid},
+          {"driver_version", driver_version},
+          {"cc", std::to_string(cc_major) + "." + std::to_string(cc_minor)},
+          {"sm_count", sm_count},
+          {"sm_clock_mhz", sm_clock_mhz},
+          {"dram_gbps", KnownOrNull(dram_gbps)},
+          {"copy_bytes", copy_bytes},
+          {"fp32_tflops", KnownOrNull(fp32_tflops)},
+          {"fp16_tflops", KnownOrNull(fp16_tflops)},
+          {"bf16_tflops", KnownOrNull(bf16_tflops)},
+          {"tf32_tflops", KnownOrNull(tf32_tflops)}};
+}
+
+std::filesystem::path DefaultCacheDir() {
+  if (const std::string root = Env("KFORGE_CACHE_DIR"); !root.empty()) return root;
+  if (const std::string xdg = Env("XDG_CACHE_HOME"); !xdg.empty())
+    return std::filesystem::path(xdg) / "kforge";
+  const std::string home = Env("HOME");
+  return std::filesystem::path(home.empty() ? "/tmp" : home) / ".cache" / "kforge";
+}
+
+double PeakTflops(const DevicePeak& peak, common::DType dtype) {
+  switch (dtype) {
+    case common::DType::kFloat32:
+      return std::max(peak.fp32_tflops, peak.tf32_tflops);
+    case common::DType::kFloat16:
+      return peak.fp16_tflops;
+    case common::DType::kBFloat16:
+      return peak.bf16_tflops;
+    default:
+      return 0;
+  }
+}
+
+namespace internal {
+
+SmFlopsPerClock FlopsPerClock(int cc_major, int cc_minor) {
+  if (cc_major == 9 && cc_minor == 0) return {256, 4096, 4096, 2048};
+  if (cc_major == 8 && cc_minor == 0) return {128, 2048, 2048, 1024};
+  return {};
+}
+
+void SetFlopPeaks(DevicePeak& peak) {
+  const SmFlopsPerClock per_clock = FlopsPerClock(peak.cc_major, peak.cc_minor);
+  const double clocks_per_second = peak.sm_count * peak.sm_clock_mhz * 1e6;
+  peak.fp32_tflops = clocks_per_second * per_clock.fp32 / 1e12;
+  peak.fp16_tflops = clocks_per_second * per_clock.fp16 / 1e12;
+  peak.bf16_tflops = clocks_per_second * per_clock.bf16 / 1e12;
+  peak.tf32_tflops = clocks_per_second * per_clock.tf32 / 1e12;
+}
+
+std::string FormatUuid(const unsigned char (&bytes)[16]) {
+  std::string out = "GPU-";
+  for (int i = 0; i < 16; ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) out += '-';
+    char hex[3];
+    std::snprintf(hex, sizeof(hex), "%02x", bytes[i]);
+    out += hex;
+  }
+  return out;
+}
+
+std::filesystem::path PeakCachePath(const std::filesystem::path& dir, const DevicePeak& peak) {
+  const std::string key = peak.device + "\n" + peak.uuid + "\n" + std::to_string(peak.driver_version);
+  return dir / ("peak-" + common::Sha256Hex(key).substr(0, 16) + ".json");
+}
+
+std::optional<CachedBandwidth> ReadPeakCache(const std::filesystem::path& path, const DevicePeak& peak) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::ostringstream text;
+  text << in.rdbuf();
+  const nlohmann::json j = nlohmann::json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) return std::nullopt;
+  const auto string_is = [&](const char* key, const std::string& want) {
+    return j.contains(key) && j[key].is_string() && j[key].get<std::string>() == want;
+  };
+  if (!string_is("schema", kCacheSchema) || !string_is("device", peak.device) ||
+      !string_is("uuid", peak.uuid)) {
+    return std::nullopt;
+  }
+  if (!j.contains("driver_version") || !j["driver_version"].is_number_integer() ||
+      j["driver_version"].get<int64_t>() != peak.driver_version) {
+    return std::nullopt;
+  }
+  if (!j.contains("dram_gbps") || !j["dram_gbps"].is_number() || !j.contains("copy_bytes") ||
+      !j["copy_bytes"].is_number_unsigned()) {
+    return std::nullopt;
+  }
+  CachedBandwidth cached{j["dram_gbps"].get<double>(), j["copy_bytes"].get<uint64_t>()};
+  if (!(cached.dram_gbps > 0)) return std::nullopt;
+  return cached;
+}
+
+bool WritePeakCache(const std::filesystem::path& path, const DevicePeak& peak) {
+  static std::atomic<unsigned> counter{0};
+  const nlohmann::json j = {{"schema", kCacheSchema},      {"device", peak.device},
+                            {"uuid", peak.uuid},           {"driver_version", peak.driver_version},
+                            {"dram_gbps", peak.dram_gbps}, {"copy_bytes", peak.copy_bytes}};
+  std::error_code ec;
+  std::filesystem::create_directories(path.parent_path(), ec);
+  if (ec) return false;
+  std::filesystem::path tmp = path;
+  tmp += ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) return false;
+    out << j.dump(2) << "\n";
+    out.close();
+    if (!out) {
+      std::filesystem::remove(tmp, ec);
+      return false;
+    }
+  }
+  std::filesystem::rename(tmp, path, ec);
+  if (!ec) return true;
+  std::error_code ignored;
+  std::filesystem::remove(tmp, ignored);
+  return false;
+}
+
+}  // namespace internal
+}  // namespace kforge::bench

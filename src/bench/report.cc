@@ -1,0 +1,196 @@
+// Bench records: assembly from a Measurement, JSON, and the table printer.
+#include "kforge/bench/report.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdio>
+
+namespace kforge::bench {
+namespace {
+
+using nlohmann::json;
+
+json Num(double value) { return std::isfinite(value) ? json(value) : json(nullptr); }
+json Positive(double value) { return std::isfinite(value) && value > 0 ? json(value) : json(nullptr); }
+
+SubjectResult ToResult(const SubjectSamples& samples) {
+  SubjectResult r;
+  r.stats = Summarize(samples.ms);
+  r.samples_ms = samples.ms;
+  r.throttled = samples.throttled;
+  r.batch = samples.batch;
+  return r;
+}
+
+json SubjectJson(const SubjectResult& r) {
+  json samples = json::array();
+  for (const double ms : r.samples_ms) samples.push_back(Num(std::round(ms * 1e6) / 1e6));  // 1 ns steps
+  const SampleStats& s = r.stats;
+  return {{"count", s.count},
+          {"median_ms", Num(s.median)},
+          {"p10_ms", Num(s.p10)},
+          {"p90_ms", Num(s.p90)},
+          {"mean_ms", Num(s.mean)},
+          {"min_ms", Num(s.min)},
+          {"max_ms", Num(s.max)},
+          {"noise", Num(s.noise)},
+          {"median_ci_ms", {Num(s.median_lo), Num(s.median_hi)}},
+          {"throttled", r.throttled},
+          {"batch", r.batch},
+          {"samples_ms", std::move(samples)}};
+}
+
+json RooflineJson(const Roofline& r) {
+  return {{"flops", Positive(r.flops)},
+          {"bytes", Positive(r.bytes)},
+          {"peak_gbps", Positive(r.peak_gbps)},
+          {"peak_tflops", Positive(r.peak_tflops)},
+          {"sol_ms", Positive(r.sol_ms)},
+          {"achieved_gbps", Positive(r.achieved_gbps)},
+          {"achieved_tflops", Positive(r.achieved_tflops)},
+          {"bandwidth_pct", Positive(r.bandwidth_pct)},
+          {"flops_pct", Positive(r.flops_pct)},
+          {"sol_pct", Positive(r.sol_pct)}};
+}
+
+std::string Printf(const char* format, double a, double b = 0, double c = 0) {
+  char buf[96];
+  std::snprintf(buf, sizeof(buf), format, a, b, c);
+  return buf;
+}
+
+// "12.345 us"; the unit follows the magnitude. "-" when not a number.
+std::string Duration(double ms) {
+  if (!std::isfinite(ms)) return "-";
+  if (ms < 1e-3) return Printf("%.1f ns", ms * 1e6);
+  if (ms < 1) return Printf("%.3f us", ms * 1e3);
+  if (ms < 1e3) return Printf("%.3f ms", ms);
+  return Printf("%.3f s", ms / 1e3);
+}
+
+// Display width: UTF-8 code points.
+size_t Width(const std::string& s) {
+  return static_cast<size_t>(std::count_if(s.begin(), s.end(), [](char c) { return (c & 0xC0) != 0x80; }));
+}
+
+std::string Join(const std::vector<std::string>& parts, const char* separator) {
+  std::string out;
+  for (const std::string& p : parts) out += (out.empty() ? "" : separator) + p;
+  return out;
+}
+
+constexpr size_t kColumns = 8;
+using Row = std::array<std::string, kColumns>;
+constexpr std::array<bool, kColumns> kRightAligned = {false, false, true, true, true, true, true, false};
+
+Row TableRow(const BenchResult& r) {
+  Row row = {r.task, r.status, "-", "-", "-", "-", "-", "-"};
+  if (r.status != "ok") {
+    if (!r.message.empty()) row[7] = r.message;
+    return row;
+  }
+  row[2] = Duration(r.candidate.stats.median);
+  if (std::isfinite(r.candidate.stats.noise))
+    row[2] += Printf(" \u00b1 %.2f%%", r.candidate.stats.noise * 100);
+  if (r.reference) row[3] = Duration(r.reference->stats.median);
+  if (std::isfinite(r.speedup.ratio)) {
+    row[4] = std::isfinite(r.speedup.lo) && std::isfinite(r.speedup.hi)
+                 ? Printf("%.2fx [%.2f, %.2f]", r.speedup.ratio, r.speedup.lo, r.speedup.hi)
+                 : Printf("%.2fx", r.speedup.ratio);
+  }
+  if (r.roofline && r.roofline->achieved_gbps > 0) row[5] = Printf("%.1f", r.roofline->achieved_gbps);
+  if (r.roofline && r.roofline->sol_pct > 0) row[6] = Printf("%.1f", r.roofline->sol_pct);
+  if (!r.flags.empty()) row[7] = Join(r.flags, ",");
+  return row;
+}
+
+}  // namespace
+
+StatusOr<BenchResult> MakeBenchResult(const Measurement& measurement, uint64_t seed,
+                                      const std::optional<TaskCost>& cost,
+                                      const std::optional<DevicePeak>& peak) {
+  const size_t n = measurement.subjects.size();
+  if (n != 1 && n != 2) {
+    return Status::InvalidArgument("a bench record needs a candidate and at most one reference, got " +
+                                   std::to_string(n) + " subjects");
+  }
+  BenchResult r;
+  r.mode = measurement.mode;
+  r.candidate = ToResult(measurement.subjects[0]);
+  if (n == 2) {
+    r.reference = ToResult(measurement.subjects[1]);
+    r.speedup = BootstrapSpeedup(measurement.subjects[1].ms, measurement.subjects[0].ms, seed);
+  } else {
+    r.speedup = BootstrapSpeedup({}, {}, seed);
+  }
+  if (cost && peak) r.roofline = ComputeRoofline(*cost, *peak, r.candidate.stats.median);
+  r.converged = measurement.converged;
+  r.rounds = measurement.rounds;
+  r.wall_seconds = measurement.wall_seconds;
+  r.sm_clock_mhz = measurement.sm_clock_mhz;
+  r.max_sm_clock_mhz = measurement.max_sm_clock_mhz;
+  r.seed = seed;
+  r.flags = BenchFlags(r);
+  return r;
+}
+
+std::vector<std::string> BenchFlags(const BenchResult& r) {
+  std::vector<std::string> flags;
+  if (r.status != "ok") return flags;
+  if (r.speedup.ratio > kImplausibleSpeedup) flags.push_back("implausible_speedup");
+  if (r.roofline && r.roofline->sol_ms > 0 && r.candidate.stats.median < r.roofline->sol_ms) {
+    flags.push_back("faster_than_light");
+  }
+  if (!r.converged) flags.push_back("unconverged");
+  if (r.candidate.throttled > 0 || (r.reference && r.reference->throttled > 0)) flags.push_back("throttled");
+  return flags;
+}
+
+json BenchResultToJson(const BenchResult& r) {
+  const bool ok = r.status == "ok";
+  json j = json::object();
+  j["schema"] = kBenchSchema;
+  j["task"] = r.task;
+  j["solution_hash"] = r.solution_hash;
+  j["status"] = r.status;
+  j["message"] = r.message;
+  j["mode"] = ModeName(r.mode);
+  j["seed"] = r.seed;
+  j["converged"] = r.converged;
+  j["rounds"] = r.rounds;
+  j["wall_seconds"] = Num(r.wall_seconds);
+  j["sm_clock_mhz"] = Positive(r.sm_clock_mhz);
+  j["max_sm_clock_mhz"] = Positive(r.max_sm_clock_mhz);
+  j["candidate"] = ok ? SubjectJson(r.candidate) : json(nullptr);
+  j["reference"] = ok && r.reference ? SubjectJson(*r.reference) : json(nullptr);
+  j["speedup"] = ok && std::isfinite(r.speedup.ratio) ? json{{"ratio", r.speedup.ratio},
+                                                             {"ci", {Num(r.speedup.lo), Num(r.speedup.hi)}},
+                                                             {"confidence", r.speedup.confidence},
+                                                             {"iterations", r.speedup.iterations}}
+                                                      : json(nullptr);
+  j["roofline"] = ok && r.roofline ? RooflineJson(*r.roofline) : json(nullptr);
+  j["flags"] = r.flags;
+  j["device"] = r.device;
+  return j;
+}
+
+void PrintTable(std::ostream& out, const std::vector<BenchResult>& results) {
+  std::vector<Row> rows = {{"task", "status", "candidate", "reference", "speedup", "GB/s", "%SOL", "flags"}};
+  for (const BenchResult& r : results) rows.push_back(TableRow(r));
+  std::array<size_t, kColumns> widths{};
+  for (const Row& row : rows) {
+    for (size_t c = 0; c < kColumns; ++c) widths[c] = std::max(widths[c], Width(row[c]));
+  }
+  for (const Row& row : rows) {
+    std::string line;
+    for (size_t c = 0; c < kColumns; ++c) {
+      const std::string pad(widths[c] - Width(row[c]), ' ');
+      if (c > 0) line += "  ";
+      line += kRightAligned[c] ? pad + row[c] : row[c] + (c + 1 < kColumns ? pad : "");
+    }
+    out << line << "\n";
+  }
+}
+
+}  // namespace kforge::bench
