@@ -68,7 +68,7 @@ nlohmann::json Bencher::BenchRequest(const common::Task& task, uint64_t seed) co
           {"measure", MeasureOptionsToJson(options_.measure)}};
 }
 
-BenchResult Bencher::FromReply(const common::Task& task, const nlohmann::json& reply, bool reference_only) const {
+BenchResult Bencher::FromReply(const common::Task& task, const nlohmann::json& reply) const {
   std::string status = reply.value("status", "crash");
   if (status != "ok") return Failed(task.id, "", status, reply.value("message", ""));
   auto measurement = MeasurementFromJson(reply.value("measurement", nlohmann::json()));
@@ -78,13 +78,13 @@ BenchResult Bencher::FromReply(const common::Task& task, const nlohmann::json& r
   auto result = MakeBenchResult(*measurement, seed_, CostOf(task), peak);
   if (!result.ok()) return Failed(task.id, "", "crash", result.status().message());
   result->task = task.id;
-  result->reference_only = reference_only;
   result->device = reply.value("device", nlohmann::json());
   if (peak) result->device["peak"] = peak->ToJson();
   return *result;
 }
 
-BenchSummary Bencher::Run(verify::SolutionReader& reader, const std::function<void(const BenchResult&)>& emit) {
+BenchSummary Bencher::Run(verify::SolutionReader& reader,
+                          const std::function<void(const BenchResult&)>& emit) {
   auto deadline = std::chrono::milliseconds(static_cast<int64_t>(options_.measure.max_seconds * 3000)) +
                   std::chrono::minutes(2);
   verify::VerifyOptions verify_options = options_.verify;
@@ -115,7 +115,7 @@ BenchSummary Bencher::Run(verify::SolutionReader& reader, const std::function<vo
           if (it == tasks.end()) {
             result = Failed(verdict.task, verdict.solution_hash, "crash", "task folder vanished: " + dir);
           } else {
-            result = FromReply(it->second, after, false);
+            result = FromReply(it->second, after);
           }
           result.solution_hash = verdict.solution_hash;
         }
@@ -145,7 +145,7 @@ BenchSummary Bencher::RunReferences(const std::vector<std::string>& task_ids,
     } else {
       nlohmann::json reply = CallWorker(worker, BenchRequest(*task, seed_), deadline);
       if (reply.value("status", "") == "no_gpu") summary.no_gpu = true;
-      result = FromReply(*task, reply, true);
+      result = FromReply(*task, reply);
     }
     result.seed = seed_;
     ++summary.total;

@@ -90,10 +90,16 @@ Row TableRow(const BenchResult& r) {
     if (!r.message.empty()) row[7] = r.message;
     return row;
   }
-  row[2] = Duration(r.candidate.stats.median);
-  if (std::isfinite(r.candidate.stats.noise))
-    row[2] += Printf(" \u00b1 %.2f%%", r.candidate.stats.noise * 100);
-  if (r.reference) row[3] = Duration(r.reference->stats.median);
+  if (r.candidate.stats.count > 0) {
+    row[2] = Duration(r.candidate.stats.median);
+    if (std::isfinite(r.candidate.stats.noise))
+      row[2] += Printf(" \u00b1 %.2f%%", r.candidate.stats.noise * 100);
+  }
+  if (r.reference) {
+    row[3] = Duration(r.reference->stats.median);
+    if (r.candidate.stats.count == 0 && std::isfinite(r.reference->stats.noise))
+      row[3] += Printf(" \u00b1 %.2f%%", r.reference->stats.noise * 100);
+  }
   if (std::isfinite(r.speedup.ratio)) {
     row[4] = std::isfinite(r.speedup.lo) && std::isfinite(r.speedup.hi)
                  ? Printf("%.2fx [%.2f, %.2f]", r.speedup.ratio, r.speedup.lo, r.speedup.hi)
@@ -117,14 +123,21 @@ StatusOr<BenchResult> MakeBenchResult(const Measurement& measurement, uint64_t s
   }
   BenchResult r;
   r.mode = measurement.mode;
-  r.candidate = ToResult(measurement.subjects[0]);
+  if (n == 1 && measurement.subjects[0].name == kReferenceSubject) {
+    // The reference alone: its roofline, no candidate and no speedup.
+    r.reference = ToResult(measurement.subjects[0]);
+    r.speedup = BootstrapSpeedup({}, {}, seed);
+    if (cost && peak) r.roofline = ComputeRoofline(*cost, *peak, r.reference->stats.median);
+  } else {
+    r.candidate = ToResult(measurement.subjects[0]);
+  }
   if (n == 2) {
     r.reference = ToResult(measurement.subjects[1]);
     r.speedup = BootstrapSpeedup(measurement.subjects[1].ms, measurement.subjects[0].ms, seed);
-  } else {
+  } else if (!r.reference) {
     r.speedup = BootstrapSpeedup({}, {}, seed);
   }
-  if (cost && peak) r.roofline = ComputeRoofline(*cost, *peak, r.candidate.stats.median);
+  if (cost && peak && !r.roofline) r.roofline = ComputeRoofline(*cost, *peak, r.candidate.stats.median);
   r.converged = measurement.converged;
   r.rounds = measurement.rounds;
   r.wall_seconds = measurement.wall_seconds;
@@ -139,7 +152,8 @@ std::vector<std::string> BenchFlags(const BenchResult& r) {
   std::vector<std::string> flags;
   if (r.status != "ok") return flags;
   if (r.speedup.ratio > kImplausibleSpeedup) flags.push_back("implausible_speedup");
-  if (r.roofline && r.roofline->sol_ms > 0 && r.candidate.stats.median < r.roofline->sol_ms) {
+  if (r.roofline && r.roofline->sol_ms > 0 && r.candidate.stats.count > 0 &&
+      r.candidate.stats.median < r.roofline->sol_ms) {
     flags.push_back("faster_than_light");
   }
   if (!r.converged) flags.push_back("unconverged");
@@ -162,7 +176,7 @@ json BenchResultToJson(const BenchResult& r) {
   j["wall_seconds"] = Num(r.wall_seconds);
   j["sm_clock_mhz"] = Positive(r.sm_clock_mhz);
   j["max_sm_clock_mhz"] = Positive(r.max_sm_clock_mhz);
-  j["candidate"] = ok ? SubjectJson(r.candidate) : json(nullptr);
+  j["candidate"] = ok && r.candidate.stats.count > 0 ? SubjectJson(r.candidate) : json(nullptr);
   j["reference"] = ok && r.reference ? SubjectJson(*r.reference) : json(nullptr);
   j["speedup"] = ok && std::isfinite(r.speedup.ratio) ? json{{"ratio", r.speedup.ratio},
                                                              {"ci", {Num(r.speedup.lo), Num(r.speedup.hi)}},

@@ -1,6 +1,7 @@
 // Measurement <-> JSON (the worker's bench reply) and MeasureOptions <-> JSON (its request).
 #include "kforge/bench/wire.h"
 
+#include <cstdlib>
 #include <string>
 
 namespace kforge::bench {
@@ -61,15 +62,37 @@ StatusOr<Measurement> MeasurementFromJson(const nlohmann::json& json) {
   return m;
 }
 
+StatusOr<DevicePeak> DevicePeakFromJson(const nlohmann::json& json) {
+  if (!json.is_object()) return Bad("peak", "expected an object");
+  auto number = [&json](const char* key) {
+    return json.contains(key) && json[key].is_number() ? json[key].get<double>() : 0.0;
+  };
+  DevicePeak peak;
+  peak.device = json.value("device", "");
+  peak.uuid = json.value("uuid", "");
+  peak.driver_version = static_cast<int>(number("driver_version"));
+  std::string cc = json.value("cc", "");
+  if (size_t dot = cc.find('.'); dot != std::string::npos) {
+    peak.cc_major = std::atoi(cc.substr(0, dot).c_str());
+    peak.cc_minor = std::atoi(cc.substr(dot + 1).c_str());
+  }
+  peak.sm_count = static_cast<int>(number("sm_count"));
+  peak.sm_clock_mhz = number("sm_clock_mhz");
+  peak.dram_gbps = number("dram_gbps");
+  peak.copy_bytes = static_cast<uint64_t>(number("copy_bytes"));
+  peak.fp32_tflops = number("fp32_tflops");
+  peak.fp16_tflops = number("fp16_tflops");
+  peak.bf16_tflops = number("bf16_tflops");
+  peak.tf32_tflops = number("tf32_tflops");
+  if (!(peak.dram_gbps > 0)) return Bad("peak.dram_gbps", "expected a positive number");
+  return peak;
+}
+
 nlohmann::json MeasureOptionsToJson(const MeasureOptions& o) {
-  return {{"mode", ModeName(o.mode)},
-          {"max_noise", o.max_noise},
-          {"min_samples", o.min_samples},
-          {"max_samples", o.max_samples},
-          {"min_seconds", o.min_seconds},
-          {"max_seconds", o.max_seconds},
-          {"warmup_runs", o.warmup_runs},
-          {"throttle_threshold", o.throttle_threshold}};
+  return {{"mode", ModeName(o.mode)},     {"max_noise", o.max_noise},
+          {"min_samples", o.min_samples}, {"max_samples", o.max_samples},
+          {"min_seconds", o.min_seconds}, {"max_seconds", o.max_seconds},
+          {"warmup_runs", o.warmup_runs}, {"throttle_threshold", o.throttle_threshold}};
 }
 
 StatusOr<MeasureOptions> MeasureOptionsFromJson(const nlohmann::json& json) {

@@ -63,7 +63,8 @@ Runner AttachBench(CLI::App& sub) {
   sub.add_option("--trials", args->options.verify.trials, "Verification trials before timing")
       ->default_val(2)
       ->check(CLI::Range(1, 1000));
-  sub.add_flag("--no-verify", args->no_verify, "Time without the verification trials (timed runs are still checked)");
+  sub.add_flag("--no-verify", args->no_verify,
+               "Time without the verification trials (timed runs are still checked)");
   auto* seed = sub.add_option("--seed", args->seed, "Run seed (random by default; recorded)");
   sub.add_option("--devices", args->devices, "GPUs to use, e.g. 0,1")->default_val("0");
   sub.add_option("--arch", args->options.verify.arch, "NVRTC target architecture")->default_val("sm_90a");
@@ -96,14 +97,16 @@ Runner AttachBench(CLI::App& sub) {
     options.verify.devices = *devices;
     options.verify.gpu_check = !args->no_verify;
     options.verify.use_cache = !args->no_cache;
-    options.verify.kernel_timeout = std::chrono::milliseconds(static_cast<int64_t>(args->kernel_timeout_s * 1000));
+    options.verify.kernel_timeout =
+        std::chrono::milliseconds(static_cast<int64_t>(args->kernel_timeout_s * 1000));
     options.verify.worker_program = SelfExecutable();
 
     bench::Bencher bencher(options);
     std::vector<bench::BenchResult> results;
     auto emit = [&results](const bench::BenchResult& result) {
       std::string line =
-          bench::BenchResultToJson(result).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+          bench::BenchResultToJson(result).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) +
+          "\n";
       std::fwrite(line.data(), 1, line.size(), stdout);
       std::fflush(stdout);
       results.push_back(result);

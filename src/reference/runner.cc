@@ -179,12 +179,12 @@ StatusOr<TensorSet> ReferenceProgram::Run(const TensorSet& inputs) {
 }
 
 struct CudaStreamScope::Impl {
+  Impl(cudaStream_t stream, int device) : guard(c10::cuda::getStreamFromExternal(stream, device)) {}
   c10::cuda::CUDAStreamGuard guard;
 };
 
 CudaStreamScope::CudaStreamScope(cudaStream_t stream, int device)
-    : impl_(std::make_unique<Impl>(
-          Impl{c10::cuda::CUDAStreamGuard(c10::cuda::getStreamFromExternal(stream, device))})) {}
+    : impl_(std::make_unique<Impl>(stream, device)) {}
 
 CudaStreamScope::~CudaStreamScope() = default;
 

@@ -139,7 +139,8 @@ nlohmann::json RunBench(GpuChecker& state, const nlohmann::json& request, bool& 
   Stream stream;
   if (!stream.ok()) return Fail(VerdictStatus::kCrash, "cannot create a stream");
   reference::Device cuda_device = reference::Device::Cuda(device.index);
-  auto inputs = reference::GenerateInputs(task, variant.name, request.value("seed", uint64_t{0}), 0, cuda_device);
+  auto inputs =
+      reference::GenerateInputs(task, variant.name, request.value("seed", uint64_t{0}), 0, cuda_device);
   if (!inputs.ok()) return Fail(VerdictStatus::kCrash, "input generation: " + inputs.status().message());
   auto expected = (*program)->Run(*inputs);
   if (!expected.ok()) return Fail(VerdictStatus::kCrash, "reference: " + expected.status().message());
@@ -153,7 +154,8 @@ nlohmann::json RunBench(GpuChecker& state, const nlohmann::json& request, bool& 
     auto cubin = common::Base64Decode(request.value("cubin_b64", ""));
     if (!solution.ok() || !cubin.ok()) return Fail(VerdictStatus::kCrash, "worker: bad bench request");
     auto loaded = cuda::KernelLibrary::Load(*cubin);
-    if (!loaded.ok()) return Fail(VerdictStatus::kLaunchError, "cannot load the CUBIN: " + loaded.status().message());
+    if (!loaded.ok())
+      return Fail(VerdictStatus::kLaunchError, "cannot load the CUBIN: " + loaded.status().message());
     library = std::move(*loaded);
     auto env_or = verify::PlanEnvFor(task, variant);
     if (!env_or.ok()) return Fail(VerdictStatus::kInvalidSolution, env_or.status().message());

@@ -67,7 +67,6 @@ class GpuChecker {
   StatusOr<reference::ReferenceProgram*> ProgramFor(const common::Task& task, const std::string& variant);
 
  private:
-
   cuda::DeviceInfo device_;
   std::map<std::filesystem::path, std::unique_ptr<common::Task>> tasks_;
   std::map<std::string, std::unique_ptr<reference::ReferenceProgram>> programs_;

@@ -188,6 +188,7 @@ TEST(BenchJsonTest, AbsentPartsAreNull) {
 TEST(BenchTableTest, AlignedRows) {
   BenchResult fast;
   fast.task = "level1/19_ReLU";
+  fast.candidate.stats.count = 40;
   fast.candidate.stats.median = 0.012345;
   fast.candidate.stats.noise = 0.004;
   fast.reference = SubjectResult{};
@@ -202,6 +203,7 @@ TEST(BenchTableTest, AlignedRows) {
   failed.message = "kernel.cu(3): error: expected a \";\"";
   BenchResult lone;
   lone.task = "x";
+  lone.candidate.stats.count = 1;
   lone.candidate.stats.median = 1.5;
   lone.candidate.stats.noise = kNaN;
   lone.speedup.ratio = kNaN;
@@ -219,12 +221,38 @@ TEST(BenchTableTest, AlignedRows) {
       "unconverged,throttled\n");
 }
 
+// `kforge bench --reference`: one subject named "reference" fills the reference slot.
+TEST(BenchReportTest, ReferenceAlone) {
+  Measurement m;
+  m.subjects.push_back({std::string(kReferenceSubject), {0.5, 0.5, 0.5}, 0, 1, 0.0015});
+  m.converged = true;
+  DevicePeak peak;
+  peak.dram_gbps = 1000;
+  TaskCost cost{0, 250e6, common::DType::kFloat32};  // 250 MB at 1 TB/s: 0.25 ms
+  auto r = MakeBenchResult(m, 1, cost, peak);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->candidate.stats.count, 0);
+  ASSERT_TRUE(r->reference.has_value());
+  EXPECT_DOUBLE_EQ(r->reference->stats.median, 0.5);
+  ASSERT_TRUE(r->roofline.has_value());
+  EXPECT_DOUBLE_EQ(r->roofline->sol_pct, 50.0);
+  EXPECT_TRUE(r->flags.empty()) << "a reference alone is never faster than light or implausible";
+  const json j = BenchResultToJson(*r);
+  EXPECT_TRUE(j["candidate"].is_null());
+  EXPECT_TRUE(j["speedup"].is_null());
+  EXPECT_EQ(j["reference"]["median_ms"], 0.5);
+  std::ostringstream out;
+  PrintTable(out, {*r});
+  EXPECT_NE(out.str().find("500.000 us"), std::string::npos) << out.str();
+}
+
 TEST(BenchTableTest, DurationUnits) {
   const std::pair<double, const char*> cases[] = {
       {0.0000456, "45.6 ns"}, {0.25, "250.000 us"}, {12.5, "12.500 ms"}, {2500, "2.500 s"}};
   for (const auto& [ms, text] : cases) {
     BenchResult r;
     r.task = "t";
+    r.candidate.stats.count = 1;
     r.candidate.stats.median = ms;
     r.candidate.stats.noise = kNaN;
     r.speedup.ratio = kNaN;

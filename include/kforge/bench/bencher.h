@@ -44,7 +44,7 @@ class Bencher {
 
  private:
   nlohmann::json BenchRequest(const common::Task& task, uint64_t seed) const;
-  BenchResult FromReply(const common::Task& task, const nlohmann::json& reply, bool reference_only) const;
+  BenchResult FromReply(const common::Task& task, const nlohmann::json& reply) const;
 
   BenchOptions options_;
   uint64_t seed_;

@@ -19,6 +19,8 @@
 namespace kforge::bench {
 
 inline constexpr std::string_view kBenchSchema = "kforge.bench/1";
+/// The subject name that marks a measurement of the reference alone (`kforge bench --reference`).
+inline constexpr std::string_view kReferenceSubject = "reference";
 /// A speedup above this is flagged implausible_speedup.
 inline constexpr double kImplausibleSpeedup = 10.0;
 
@@ -53,9 +55,11 @@ struct BenchResult {
 };
 
 /// A record with status "ok" from a measurement whose subjects are the candidate and, optionally,
-/// the reference, in that order: their statistics, the bootstrap speedup seeded by `seed`, the
-/// candidate's roofline when both `cost` and `peak` are given, and the flags. The caller fills in
-/// task, solution_hash and device. InvalidArgument unless there are one or two subjects.
+/// the reference, in that order, or the reference alone (one subject named kReferenceSubject: then
+/// the record has no candidate or speedup, and the roofline is the reference's): their statistics, the
+/// bootstrap speedup seeded by `seed`, the candidate's roofline when both `cost` and `peak` are given, and
+/// the flags. The caller fills in task, solution_hash and device. InvalidArgument unless there are one or two
+/// subjects.
 StatusOr<BenchResult> MakeBenchResult(const Measurement& measurement, uint64_t seed,
                                       const std::optional<TaskCost>& cost,
                                       const std::optional<DevicePeak>& peak);

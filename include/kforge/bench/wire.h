@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kforge/bench/measure.h"
+#include "kforge/bench/peak.h"
 #include "kforge/common/status.h"
 
 namespace kforge::bench {
@@ -11,6 +12,9 @@ namespace kforge::bench {
 nlohmann::json MeasurementToJson(const Measurement& measurement);
 /// Errors name the JSON path of the first bad field.
 StatusOr<Measurement> MeasurementFromJson(const nlohmann::json& json);
+
+/// The inverse of DevicePeak::ToJson (null peaks read as 0, unknown).
+StatusOr<DevicePeak> DevicePeakFromJson(const nlohmann::json& json);
 
 nlohmann::json MeasureOptionsToJson(const MeasureOptions& options);
 /// Fields left out keep their defaults; the result passes ValidateMeasureOptions.

@@ -1,0 +1,82 @@
+#include "kforge/bench/wire.h"
+
+#include <gtest/gtest.h>
+
+namespace kforge::bench {
+namespace {
+
+TEST(BenchWireTest, MeasurementRoundTrip) {
+  Measurement m;
+  m.mode = Mode::kHot;
+  m.subjects.push_back({"candidate", {0.25, 0.5}, 3, 8, 0.004});
+  m.subjects.push_back({"reference", {1.0}, 0, 2, 0.002});
+  m.converged = true;
+  m.rounds = 5;
+  m.wall_seconds = 1.5;
+  m.sm_clock_mhz = 1980;
+  m.max_sm_clock_mhz = 1980;
+  m.l2_flush_bytes = 0;
+  auto back = MeasurementFromJson(MeasurementToJson(m));
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back->mode, Mode::kHot);
+  ASSERT_EQ(back->subjects.size(), 2u);
+  EXPECT_EQ(back->subjects[0].ms, (std::vector<double>{0.25, 0.5}));
+  EXPECT_EQ(back->subjects[0].throttled, 3);
+  EXPECT_EQ(back->subjects[0].batch, 8);
+  EXPECT_EQ(back->subjects[1].name, "reference");
+  EXPECT_TRUE(back->converged);
+  EXPECT_EQ(back->rounds, 5);
+  EXPECT_DOUBLE_EQ(back->sm_clock_mhz, 1980);
+}
+
+TEST(BenchWireTest, BadMeasurementNamesTheField) {
+  nlohmann::json j = MeasurementToJson(Measurement{});
+  j["mode"] = "warm";
+  auto bad = MeasurementFromJson(j);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("measurement.mode"), std::string::npos) << bad.status().message();
+  EXPECT_FALSE(MeasurementFromJson(nlohmann::json::array()).ok());
+  j = MeasurementToJson(Measurement{});
+  j.erase("rounds");
+  EXPECT_FALSE(MeasurementFromJson(j).ok());
+}
+
+TEST(BenchWireTest, OptionsRoundTripAndValidation) {
+  MeasureOptions o;
+  o.mode = Mode::kHot;
+  o.max_noise = 0.01;
+  o.min_samples = 20;
+  auto back = MeasureOptionsFromJson(MeasureOptionsToJson(o));
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back->mode, Mode::kHot);
+  EXPECT_DOUBLE_EQ(back->max_noise, 0.01);
+  EXPECT_EQ(back->min_samples, 20);
+  EXPECT_TRUE(MeasureOptionsFromJson(nlohmann::json::object()).ok()) << "defaults";
+  EXPECT_FALSE(MeasureOptionsFromJson({{"min_samples", 0}}).ok());
+  EXPECT_FALSE(MeasureOptionsFromJson({{"mode", "lukewarm"}}).ok());
+  EXPECT_FALSE(MeasureOptionsFromJson({{"max_noise", "small"}}).ok());
+}
+
+TEST(BenchWireTest, PeakRoundTrip) {
+  DevicePeak p;
+  p.device = "NVIDIA H200";
+  p.uuid = "GPU-0";
+  p.driver_version = 13000;
+  p.cc_major = 9;
+  p.sm_count = 132;
+  p.sm_clock_mhz = 1980;
+  p.dram_gbps = 4300;
+  p.copy_bytes = 1 << 30;
+  p.fp32_tflops = 66.9;
+  auto back = DevicePeakFromJson(p.ToJson());
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back->cc_major, 9);
+  EXPECT_EQ(back->cc_minor, 0);
+  EXPECT_DOUBLE_EQ(back->dram_gbps, 4300);
+  EXPECT_DOUBLE_EQ(back->fp32_tflops, 66.9);
+  EXPECT_DOUBLE_EQ(back->bf16_tflops, 0) << "null reads as unknown";
+  EXPECT_FALSE(DevicePeakFromJson(nlohmann::json(nullptr)).ok());
+}
+
+}  // namespace
+}  // namespace kforge::bench
