@@ -19,7 +19,7 @@ done
 python3 - "$work" "$runs" <<'PY'
 import json, sys, statistics
 work, runs = sys.argv[1], int(sys.argv[2])
-rows = {}
+rows, clocks = {}, {}
 for i in range(1, runs + 1):
     for line in open(f"{work}/run{i}.jsonl"):
         r = json.loads(line)
@@ -27,6 +27,7 @@ for i in range(1, runs + 1):
             print(f"run {i}: {r['task']}: {r['status']}: {r['message'][:100]}")
             continue
         rows.setdefault(r["task"], []).append((r["candidate"]["median_ms"], r["speedup"]["ratio"]))
+        clocks.setdefault(i, []).append(r["sm_clock_mhz"] or 0)
 print(f"{'task':22} {'median ms (runs)':>40} {'spread':>8} {'speedup spread':>15}")
 worst = 0.0
 for task, values in rows.items():
@@ -36,6 +37,7 @@ for task, values in rows.items():
     sspread = (max(speedups) - min(speedups)) / statistics.mean(speedups)
     worst = max(worst, spread)
     print(f"{task:22} {' '.join(f'{m:.4f}' for m in medians):>40} {spread * 100:7.2f}% {sspread * 100:14.2f}%")
+print("median SM clock per run (MHz): " + " ".join(f"{statistics.median(c):.0f}" for c in clocks.values()))
 print(f"largest run-to-run spread of a median: {worst * 100:.2f}% over {runs} runs (target: under 2%)")
 PY
 rm -rf "$work"

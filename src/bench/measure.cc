@@ -139,6 +139,7 @@ Status ValidateMeasureOptions(const MeasureOptions& o) {
   if (!(o.min_seconds >= 0)) return Status::InvalidArgument("min_seconds must be >= 0");
   if (!(o.max_seconds > 0)) return Status::InvalidArgument("max_seconds must be > 0");
   if (o.warmup_runs < 0) return Status::InvalidArgument("warmup_runs must be >= 0");
+  if (!(o.warmup_seconds >= 0)) return Status::InvalidArgument("warmup_seconds must be >= 0");
   if (!(o.throttle_threshold >= 0 && o.throttle_threshold <= 1)) {
     return Status::InvalidArgument("throttle_threshold must be in [0, 1]");
   }
@@ -156,7 +157,8 @@ StatusOr<Measurement> Measure(std::vector<Subject>& subjects, const MeasureOptio
   // Warm-up: untimed for the statistics; its times size the hot batches and the lead-in spins.
   std::vector<Warmup> warmups(n);
   const int warmup_runs = options.mode == Mode::kHot ? std::max(options.warmup_runs, 1) : options.warmup_runs;
-  for (int w = 0; w < warmup_runs; ++w) {
+  const double warmup_seconds = std::min(options.warmup_seconds, options.max_seconds / 2);
+  for (int w = 0; w < warmup_runs || SecondsSince(begin) < warmup_seconds; ++w) {
     for (size_t position = 0; position < n; ++position) {
       const size_t i = Interleaved(position, w, n);
       const uint64_t lead_in = internal::LeadInNs(warmups[i].EnqueueSeconds(), 1);

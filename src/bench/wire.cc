@@ -89,10 +89,15 @@ StatusOr<DevicePeak> DevicePeakFromJson(const nlohmann::json& json) {
 }
 
 nlohmann::json MeasureOptionsToJson(const MeasureOptions& o) {
-  return {{"mode", ModeName(o.mode)},     {"max_noise", o.max_noise},
-          {"min_samples", o.min_samples}, {"max_samples", o.max_samples},
-          {"min_seconds", o.min_seconds}, {"max_seconds", o.max_seconds},
-          {"warmup_runs", o.warmup_runs}, {"throttle_threshold", o.throttle_threshold}};
+  return {{"mode", ModeName(o.mode)},
+          {"max_noise", o.max_noise},
+          {"min_samples", o.min_samples},
+          {"max_samples", o.max_samples},
+          {"min_seconds", o.min_seconds},
+          {"max_seconds", o.max_seconds},
+          {"warmup_runs", o.warmup_runs},
+          {"warmup_seconds", o.warmup_seconds},
+          {"throttle_threshold", o.throttle_threshold}};
 }
 
 StatusOr<MeasureOptions> MeasureOptionsFromJson(const nlohmann::json& json) {
@@ -110,6 +115,7 @@ StatusOr<MeasureOptions> MeasureOptionsFromJson(const nlohmann::json& json) {
     o.min_seconds = json.value("min_seconds", o.min_seconds);
     o.max_seconds = json.value("max_seconds", o.max_seconds);
     o.warmup_runs = json.value("warmup_runs", o.warmup_runs);
+    o.warmup_seconds = json.value("warmup_seconds", o.warmup_seconds);
     o.throttle_threshold = json.value("throttle_threshold", o.throttle_threshold);
   } catch (const nlohmann::json::exception& e) {
     return Status::InvalidArgument(std::string("measure options: ") + e.what());

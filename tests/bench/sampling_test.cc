@@ -118,6 +118,7 @@ TEST(BenchSamplingTest, OptionChecks) {
   EXPECT_TRUE(bad([](MeasureOptions& o) { o.min_seconds = kNaN; }));
   EXPECT_TRUE(bad([](MeasureOptions& o) { o.max_seconds = 0; }));
   EXPECT_TRUE(bad([](MeasureOptions& o) { o.warmup_runs = -1; }));
+  EXPECT_TRUE(bad([](MeasureOptions& o) { o.warmup_seconds = -0.5; }));
   EXPECT_TRUE(bad([](MeasureOptions& o) { o.throttle_threshold = 1.5; }));
 }
 

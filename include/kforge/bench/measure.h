@@ -45,6 +45,9 @@ struct MeasureOptions {
   /// Untimed runs of every subject before the first sample (hot mode does at least one, to size its
   /// batches). Default 3.
   int warmup_runs = 3;
+  /// Warm-up goes on, in rounds, until this much wall-clock time has passed (at most half of
+  /// max_seconds), so that the GPU's clocks have left their idle state. Default 0.1 s.
+  double warmup_seconds = 0.1;
   /// A sample whose SM clock is below this fraction of the device's maximum SM clock is dropped.
   /// Default 0.75; 0 keeps every sample.
   double throttle_threshold = 0.75;
