@@ -15,12 +15,12 @@
 #include "kforge/bench/wire.h"
 #include "kforge/common/base64.h"
 #include "kforge/common/verdict.h"
-#include "kforge/cuda/guarded_buffer.h"
 #include "kforge/cuda/kernel_library.h"
 #include "kforge/cuda/launch_plan.h"
 #include "kforge/reference/compare.h"
 #include "kforge/reference/runner.h"
 #include "kforge/verify/plan_env.h"
+#include "worker/candidate_buffers.h"
 
 namespace kforge::worker {
 namespace {
@@ -59,33 +59,20 @@ class TimedCandidate {
 
   /// Guarded copies of the inputs and params; outputs and scratch poisoned.
   Status Prepare(const reference::TensorSet& inputs, const reference::TensorSet& params) {
-    for (const auto& [name, spec] : env_.tensors) {
-      KFORGE_ASSIGN_OR_RETURN(auto buffer, cuda::GuardedBuffer::Allocate(spec.bytes()));
-      const reference::Tensor* source = inputs.Find(name);
-      if (source == nullptr) source = params.Find(name);
-      if (source != nullptr) KFORGE_RETURN_IF_ERROR(buffer->CopyFrom(source->view().data));
-      pointers_[name] = buffer->data();
-      buffers_[name] = std::move(buffer);
-    }
+    KFORGE_ASSIGN_OR_RETURN(buffers_, CandidateBuffers::Allocate(env_, inputs, params));
     return Poison();
   }
 
-  Status Run(cudaStream_t stream) { return plan_.Run(stream, pointers_); }
+  Status Run(cudaStream_t stream) { return plan_.Run(stream, buffers_.pointers()); }
 
   /// Guards intact and outputs within tolerance; then poisons the outputs for the next run.
   Status Check(cudaStream_t stream) {
     if (cudaStreamSynchronize(stream) != cudaSuccess)
       return Status::Unavailable(std::string("kernel faulted: ") + cudaGetErrorName(cudaGetLastError()));
-    for (auto& [name, buffer] : buffers_) {
-      Status guards = buffer->CheckGuards();
-      if (!guards.ok()) return Mismatch(name + ": " + guards.message());
-    }
+    if (Status guards = buffers_.CheckGuards(); !guards.ok()) return Mismatch(guards.message());
     reference::TensorSet outputs;
     for (const auto& [name, like] : expected_.items()) {
-      KFORGE_ASSIGN_OR_RETURN(reference::Tensor out, reference::EmptyLike(like));
-      if (cudaMemcpy(out.view().data, buffers_.at(name)->data(), out.bytes(), cudaMemcpyDeviceToDevice) !=
-          cudaSuccess)
-        return Status::Unavailable("copy of " + name + " failed");
+      KFORGE_ASSIGN_OR_RETURN(reference::Tensor out, buffers_.Read(name, like));
       outputs.Set(name, std::move(out));
     }
     KFORGE_ASSIGN_OR_RETURN(auto compared, reference::CompareAll(expected_, outputs, tolerance_));
@@ -102,9 +89,7 @@ class TimedCandidate {
 
  private:
   Status Poison() {
-    for (auto& [name, buffer] : buffers_) {
-      if (env_.tensors.at(name).writable) KFORGE_RETURN_IF_ERROR(buffer->Fill(kPoison));
-    }
+    KFORGE_RETURN_IF_ERROR(buffers_.Poison(env_, kPoison));
     if (cudaDeviceSynchronize() != cudaSuccess) return Status::Unavailable("device error after poisoning");
     return Status::Ok();
   }
@@ -117,8 +102,7 @@ class TimedCandidate {
   cuda::BoundPlan plan_;
   const reference::TensorSet& expected_;
   common::Tolerance tolerance_;
-  std::map<std::string, std::unique_ptr<cuda::GuardedBuffer>> buffers_;
-  std::map<std::string, void*> pointers_;
+  CandidateBuffers buffers_;
   int checked_ = 0;
   bool mismatched_ = false;
 };

@@ -15,6 +15,7 @@
 #include "kforge/reference/compare.h"
 #include "kforge/reference/runner.h"
 #include "kforge/verify/plan_env.h"
+#include "worker/candidate_buffers.h"
 
 namespace kforge::worker {
 namespace {
@@ -67,63 +68,30 @@ std::optional<Failure> WaitForStream(cudaStream_t stream, std::chrono::milliseco
   }
 }
 
-/// The candidate-visible copy of every tensor, in guarded buffers.
-struct CandidateBuffers {
-  std::map<std::string, std::unique_ptr<cuda::GuardedBuffer>> buffers;
-  std::map<std::string, void*> pointers;
-};
-
-StatusOr<Tensor> CopyToTensor(const cuda::GuardedBuffer& buffer, const Tensor& like) {
-  KFORGE_ASSIGN_OR_RETURN(Tensor out, reference::EmptyLike(like));
-  if (cudaMemcpy(out.view().data, buffer.data(), buffer.bytes(), cudaMemcpyDeviceToDevice) != cudaSuccess) {
-    return Status::Unavailable(std::string("copy failed: ") + cudaGetErrorName(cudaGetLastError()));
-  }
-  return out;
-}
-
 class Trial {
  public:
   Trial(const cuda::PlanEnv& env, const cuda::BoundPlan& plan, cudaStream_t stream,
         std::chrono::milliseconds timeout)
       : env_(env), plan_(plan), stream_(stream), timeout_(timeout) {}
 
-  /// Allocates guarded buffers: copies of the inputs and params, poisoned outputs and scratch.
+  /// Allocates guarded buffers: copies of the inputs and params, outputs and scratch.
   Status Prepare(const TensorSet& inputs, const TensorSet& params) {
-    for (const auto& [name, spec] : env_.tensors) {
-      KFORGE_ASSIGN_OR_RETURN(auto buffer, cuda::GuardedBuffer::Allocate(spec.bytes()));
-      const Tensor* source = inputs.Find(name);
-      if (source == nullptr) source = params.Find(name);
-      if (source != nullptr) {
-        if (source->bytes() != spec.bytes()) {
-          return Status::Internal("tensor " + name + " has " + std::to_string(source->bytes()) +
-                                  " bytes, expected " + std::to_string(spec.bytes()));
-        }
-        KFORGE_RETURN_IF_ERROR(buffer->CopyFrom(source->view().data));
-        originals_.Set(name, *source);
-      }
-      bufs_.pointers[name] = buffer->data();
-      bufs_.buffers[name] = std::move(buffer);
-    }
+    KFORGE_ASSIGN_OR_RETURN(bufs_, CandidateBuffers::Allocate(env_, inputs, params));
     return Status::Ok();
   }
 
   /// One run of the plan from poisoned outputs; returns the outputs, or why the run failed.
   /// Leaks the buffers: after a fatal failure the worker exits, and freeing memory that a still
   /// running kernel uses would block until that kernel ends.
-  void Abandon() {
-    for (auto& [name, buffer] : bufs_.buffers) buffer.release();
-  }
+  void Abandon() { bufs_.Abandon(); }
 
   std::variant<TensorSet, Failure> Run(int repeat, const TensorSet& output_like) {
-    for (auto& [name, buffer] : bufs_.buffers) {
-      Status s = env_.tensors.at(name).writable ? buffer->Fill(kPoison[repeat % 2]) : Status::Ok();
-      if (s.ok()) s = buffer->ArmGuards();
-      if (!s.ok()) return Failure{VerdictStatus::kCrash, s.message(), true};
-    }
+    Status poisoned = bufs_.Poison(env_, kPoison[repeat % 2]);
+    if (!poisoned.ok()) return Failure{VerdictStatus::kCrash, poisoned.message(), true};
     if (cudaDeviceSynchronize() != cudaSuccess) {
       return Failure{VerdictStatus::kCrash, "device error before launch", true};
     }
-    Status launched = plan_.Run(stream_, bufs_.pointers);
+    Status launched = plan_.Run(stream_, bufs_.pointers());
     if (!launched.ok()) {
       cudaGetLastError();
       bool healthy = cudaDeviceSynchronize() == cudaSuccess;
@@ -131,12 +99,10 @@ class Trial {
                      !healthy};
     }
     if (auto failure = WaitForStream(stream_, timeout_)) return *failure;
-    for (auto& [name, buffer] : bufs_.buffers) {
-      Status guards = buffer->CheckGuards();
-      if (!guards.ok()) return Failure{VerdictStatus::kMismatch, name + ": " + guards.message()};
-    }
-    for (const auto& [name, original] : originals_.items()) {
-      auto now = CopyToTensor(*bufs_.buffers.at(name), original);
+    if (Status guards = bufs_.CheckGuards(); !guards.ok())
+      return Failure{VerdictStatus::kMismatch, guards.message()};
+    for (const auto& [name, original] : bufs_.originals().items()) {
+      auto now = bufs_.Read(name, original);
       if (!now.ok()) return Failure{VerdictStatus::kCrash, now.status().message(), true};
       if (!reference::BitwiseEqual(*now, original)) {
         return Failure{VerdictStatus::kMismatch, "the candidate modified input \"" + name + "\""};
@@ -144,7 +110,7 @@ class Trial {
     }
     TensorSet outputs;
     for (const auto& [name, like] : output_like.items()) {
-      auto out = CopyToTensor(*bufs_.buffers.at(name), like);
+      auto out = bufs_.Read(name, like);
       if (!out.ok()) return Failure{VerdictStatus::kCrash, out.status().message(), true};
       outputs.Set(name, *out);
     }
@@ -157,7 +123,6 @@ class Trial {
   cudaStream_t stream_;
   std::chrono::milliseconds timeout_;
   CandidateBuffers bufs_;
-  TensorSet originals_;
 };
 
 /// True when a candidate value is one of the poison patterns (an element never written).
