@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Run-to-run stability of `kforge bench`: the same solutions benched RUNS times (default 5), each run
 # a fresh process; prints, per solution, the spread of the candidate's median ((max - min) / mean)
-# and of the speedup. Needs a GPU and build/tasks (scripts/setup.sh).
+# and of the speedup. Needs a GPU and build/tasks (scripts/setup.sh). KFORGE_BENCH_ARGS adds flags
+# (e.g. "--hot").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 kforge=${KFORGE:-build/kforge}
@@ -13,7 +14,7 @@ solutions=("$@")
   examples/core/matmul.json examples/core/gelu.json examples/core/conv2d_3x3.json examples/core/cumsum.json)
 work=$(mktemp -d)
 for i in $(seq 1 "$runs"); do
-  "$kforge" bench --tasks "$tasks" --seed 1 "${solutions[@]}" >"$work/run$i.jsonl" 2>"$work/run$i.err" || true
+  "$kforge" bench --tasks "$tasks" --seed 1 ${KFORGE_BENCH_ARGS:-} "${solutions[@]}" >"$work/run$i.jsonl" 2>"$work/run$i.err" || true
   tail -1 "$work/run$i.err"
 done
 python3 - "$work" "$runs" <<'PY'
