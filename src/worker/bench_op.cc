@@ -5,6 +5,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -29,6 +30,37 @@ using common::VerdictStatus;
 
 /// Poison for timed runs: NaN in every float type.
 constexpr uint8_t kPoison = 0xFF;
+/// Copies of the inputs (and of the candidate's buffers) that successive samples rotate through, so
+/// that a median does not hang on where one allocation happened to land in memory (L2 slices, DRAM
+/// channels); fewer when they would take more than a quarter of the free device memory.
+constexpr int kPlacements = 4;
+
+/// How many placements fit: each takes `bytes`.
+int PlacementsFor(size_t bytes) {
+  size_t free_bytes = 0, total_bytes = 0;
+  if (cudaMemGetInfo(&free_bytes, &total_bytes) != cudaSuccess || bytes == 0) return 1;
+  size_t fit = free_bytes / 4 / bytes;
+  return static_cast<int>(std::clamp<size_t>(fit, 1, kPlacements));
+}
+
+/// A device copy of every tensor in `set`.
+StatusOr<reference::TensorSet> Clone(const reference::TensorSet& set) {
+  reference::TensorSet copy;
+  for (const auto& [name, tensor] : set.items()) {
+    KFORGE_ASSIGN_OR_RETURN(reference::Tensor out, reference::EmptyLike(tensor));
+    if (cudaMemcpy(out.view().data, tensor.view().data, tensor.bytes(), cudaMemcpyDeviceToDevice) !=
+        cudaSuccess)
+      return Status::Unavailable("copy of input " + name + " failed");
+    copy.Set(name, std::move(out));
+  }
+  return copy;
+}
+
+size_t BytesOf(const reference::TensorSet& set) {
+  size_t bytes = 0;
+  for (const auto& [name, tensor] : set.items()) bytes += tensor.bytes();
+  return bytes;
+}
 
 nlohmann::json Fail(VerdictStatus status, const std::string& message) {
   return {{"status", common::VerdictStatusName(status)}, {"message", message}};
@@ -50,29 +82,33 @@ class Stream {
   bool ok_ = false;
 };
 
-/// The candidate's side of a bench: its buffers, bound plan and the expected outputs.
+/// The candidate's side of a bench: its buffer sets (one per placement), bound plan and the expected
+/// outputs. A sample runs on one set; its check moves on to the next.
 class TimedCandidate {
  public:
   TimedCandidate(const cuda::PlanEnv& env, cuda::BoundPlan plan, const reference::TensorSet& expected,
                  const common::Tolerance& tolerance)
       : env_(env), plan_(std::move(plan)), expected_(expected), tolerance_(tolerance) {}
 
-  /// Guarded copies of the inputs and params; outputs and scratch poisoned.
-  Status Prepare(const reference::TensorSet& inputs, const reference::TensorSet& params) {
-    KFORGE_ASSIGN_OR_RETURN(buffers_, CandidateBuffers::Allocate(env_, inputs, params));
-    return Poison();
+  /// Guarded copies of one set of inputs and the params; outputs and scratch poisoned.
+  Status AddPlacement(const reference::TensorSet& inputs, const reference::TensorSet& params) {
+    KFORGE_ASSIGN_OR_RETURN(CandidateBuffers buffers, CandidateBuffers::Allocate(env_, inputs, params));
+    KFORGE_RETURN_IF_ERROR(buffers.Poison(env_, kPoison));
+    sets_.push_back(std::move(buffers));
+    return Status::Ok();
   }
 
-  Status Run(cudaStream_t stream) { return plan_.Run(stream, buffers_.pointers()); }
+  Status Run(cudaStream_t stream) { return plan_.Run(stream, sets_[next_].pointers()); }
 
   /// Guards intact and outputs within tolerance; then poisons the outputs for the next run.
   Status Check(cudaStream_t stream) {
     if (cudaStreamSynchronize(stream) != cudaSuccess)
       return Status::Unavailable(std::string("kernel faulted: ") + cudaGetErrorName(cudaGetLastError()));
-    if (Status guards = buffers_.CheckGuards(); !guards.ok()) return Mismatch(guards.message());
+    CandidateBuffers& buffers = sets_[next_];
+    if (Status guards = buffers.CheckGuards(); !guards.ok()) return Mismatch(guards.message());
     reference::TensorSet outputs;
     for (const auto& [name, like] : expected_.items()) {
-      KFORGE_ASSIGN_OR_RETURN(reference::Tensor out, buffers_.Read(name, like));
+      KFORGE_ASSIGN_OR_RETURN(reference::Tensor out, buffers.Read(name, like));
       outputs.Set(name, std::move(out));
     }
     KFORGE_ASSIGN_OR_RETURN(auto compared, reference::CompareAll(expected_, outputs, tolerance_));
@@ -81,18 +117,16 @@ class TimedCandidate {
       return Mismatch(*problem + " on timed run " + std::to_string(checked_ + 1));
     }
     ++checked_;
-    return Poison();
+    KFORGE_RETURN_IF_ERROR(buffers.Poison(env_, kPoison));
+    if (cudaDeviceSynchronize() != cudaSuccess) return Status::Unavailable("device error after poisoning");
+    next_ = (next_ + 1) % sets_.size();
+    return Status::Ok();
   }
 
   int checked() const { return checked_; }
   bool mismatched() const { return mismatched_; }
 
  private:
-  Status Poison() {
-    KFORGE_RETURN_IF_ERROR(buffers_.Poison(env_, kPoison));
-    if (cudaDeviceSynchronize() != cudaSuccess) return Status::Unavailable("device error after poisoning");
-    return Status::Ok();
-  }
   Status Mismatch(const std::string& message) {
     mismatched_ = true;
     return Status::InvalidArgument(message);
@@ -102,7 +136,8 @@ class TimedCandidate {
   cuda::BoundPlan plan_;
   const reference::TensorSet& expected_;
   common::Tolerance tolerance_;
-  CandidateBuffers buffers_;
+  std::vector<CandidateBuffers> sets_;
+  size_t next_ = 0;
   int checked_ = 0;
   bool mismatched_ = false;
 };
@@ -128,6 +163,14 @@ nlohmann::json RunBench(GpuChecker& state, const nlohmann::json& request, bool& 
   if (!inputs.ok()) return Fail(VerdictStatus::kCrash, "input generation: " + inputs.status().message());
   auto expected = (*program)->Run(*inputs);
   if (!expected.ok()) return Fail(VerdictStatus::kCrash, "reference: " + expected.status().message());
+  // Candidate sets hold inputs, outputs and scratch; a reference placement about as much.
+  const int placements = PlacementsFor(2 * (BytesOf(*inputs) + BytesOf(*expected)) + (64u << 20));
+  std::vector<reference::TensorSet> input_sets = {*inputs};
+  for (int k = 1; k < placements; ++k) {
+    auto copy = Clone(*inputs);
+    if (!copy.ok()) return Fail(VerdictStatus::kCrash, copy.status().message());
+    input_sets.push_back(std::move(*copy));
+  }
 
   std::vector<bench::Subject> subjects;
   std::unique_ptr<cuda::KernelLibrary> library;
@@ -152,21 +195,26 @@ nlohmann::json RunBench(GpuChecker& state, const nlohmann::json& request, bool& 
     auto bound = cuda::BoundPlan::Bind(*resolved, *library);
     if (!bound.ok()) return Fail(VerdictStatus::kInvalidSolution, bound.status().message());
     candidate = std::make_unique<TimedCandidate>(*env, std::move(*bound), *expected, task.tolerance);
-    Status prepared = candidate->Prepare(*inputs, (*program)->params());
-    if (!prepared.ok()) return Fail(VerdictStatus::kCrash, prepared.message());
+    for (const reference::TensorSet& set : input_sets) {
+      Status prepared = candidate->AddPlacement(set, (*program)->params());
+      if (!prepared.ok()) return Fail(VerdictStatus::kCrash, prepared.message());
+    }
     TimedCandidate* c = candidate.get();
     subjects.push_back({"candidate", nullptr, [c](cudaStream_t s) { return c->Run(s); },
                         [c](cudaStream_t s) { return c->Check(s); }});
   }
   reference::ReferenceProgram* reference_program = *program;
-  const reference::TensorSet& reference_inputs = *inputs;
   int device_index = device.index;
+  size_t reference_next = 0;  // the reference rotates through the input sets like the candidate
   subjects.push_back({"reference", nullptr,
-                      [reference_program, &reference_inputs, device_index](cudaStream_t s) -> Status {
+                      [&, reference_program, device_index](cudaStream_t s) -> Status {
                         reference::CudaStreamScope scope(s, device_index);
-                        return reference_program->Run(reference_inputs).status();
+                        return reference_program->Run(input_sets[reference_next]).status();
                       },
-                      nullptr});
+                      [&](cudaStream_t) {
+                        reference_next = (reference_next + 1) % input_sets.size();
+                        return Status::Ok();
+                      }});
 
   auto measured = bench::Measure(subjects, *options, stream.get());
   if (!measured.ok()) {
@@ -182,6 +230,7 @@ nlohmann::json RunBench(GpuChecker& state, const nlohmann::json& request, bool& 
                           {"message", ""},
                           {"measurement", bench::MeasurementToJson(*measured)},
                           {"checked_runs", candidate ? candidate->checked() : 0},
+                          {"placements", placements},
                           {"device", device.ToJson()}};
   auto peak = bench::LoadOrMeasurePeak(device.index, bench::DefaultCacheDir());
   reply["peak"] = peak.ok() ? peak->ToJson() : nlohmann::json(nullptr);
