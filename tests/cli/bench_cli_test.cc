@@ -1,0 +1,104 @@
+// `kforge bench` end to end on the CPU: usage errors exit 2 with one line, bad solutions and
+// unknown tasks get their own records, and without a GPU every record says no_gpu (exit 2).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct BenchRun {
+  int exit_code = -1;
+  std::vector<nlohmann::json> records;
+  std::string stderr_text;
+};
+
+BenchRun Bench(const std::string& args) {
+  fs::path err_path = fs::temp_directory_path() / ("kforge_bench_cli_" + std::to_string(getpid()));
+  std::string command = std::string(KFORGE_BINARY) + " bench --tasks " + KFORGE_SOURCE_DIR + "/tasks " +
+                        args + " 2>" + err_path.string();
+  BenchRun run;
+  FILE* pipe = popen(command.c_str(), "r");
+  std::string out;
+  char buffer[4096];
+  while (size_t n = fread(buffer, 1, sizeof buffer, pipe)) out.append(buffer, n);
+  int status = pclose(pipe);
+  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream err(err_path);
+  run.stderr_text.assign(std::istreambuf_iterator<char>(err), {});
+  fs::remove(err_path);
+  size_t start = 0;
+  while (start < out.size()) {
+    size_t end = out.find('\n', start);
+    run.records.push_back(nlohmann::json::parse(out.substr(start, end - start)));
+    start = end + 1;
+  }
+  return run;
+}
+
+bool HasGpu() { return std::system("nvidia-smi -L >/dev/null 2>&1") == 0; }
+
+TEST(BenchCliTest, UsageErrorsExitTwoWithOneLine) {
+  const std::string softmax = std::string(KFORGE_SOURCE_DIR) + "/examples/core/softmax.json";
+  struct Case {
+    std::string args;
+    std::string says;
+  } cases[] = {
+      {"", "give solutions, or --reference"},        {softmax + " --reference core/softmax", "not both"},
+      {"--max-noise abc " + softmax, "--max-noise"}, {"--max-noise -1% " + softmax, "--max-noise"},
+      {"--hot --cold " + softmax, "excludes"},       {"--devices x " + softmax, "--devices"},
+      {"--min-samples 0 " + softmax, "min-samples"},
+  };
+  for (const Case& c : cases) {
+    BenchRun run = Bench(c.args);
+    EXPECT_EQ(run.exit_code, 2) << c.args;
+    EXPECT_TRUE(run.records.empty()) << c.args;
+    EXPECT_NE(run.stderr_text.find(c.says), std::string::npos) << c.args << "\n" << run.stderr_text;
+  }
+}
+
+TEST(BenchCliTest, BadSolutionAndUnknownTaskGetRecords) {
+  fs::path bad = fs::temp_directory_path() / ("kforge_bench_bad_" + std::to_string(getpid()) + ".json");
+  std::ofstream(bad) << "{\"schema\": \"kforge.solution/1\", \"task\": \"core/softmax\", \"source\": 3}";
+  BenchRun run = Bench(bad.string());
+  fs::remove(bad);
+  ASSERT_EQ(run.records.size(), 1u) << run.stderr_text;
+  EXPECT_EQ(run.records[0]["schema"], "kforge.bench/1");
+  EXPECT_EQ(run.records[0]["status"], "invalid_solution");
+  EXPECT_NE(run.records[0]["message"].get<std::string>().find("source"), std::string::npos);
+  EXPECT_TRUE(run.records[0]["candidate"].is_null());
+  EXPECT_EQ(run.exit_code, 1);
+
+  run = Bench("--reference no/such_task");
+  ASSERT_EQ(run.records.size(), 1u) << run.stderr_text;
+  EXPECT_EQ(run.records[0]["task"], "no/such_task");
+  EXPECT_EQ(run.records[0]["status"], "invalid_solution");
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_NE(run.stderr_text.find("bench: 0 timed of 1"), std::string::npos) << run.stderr_text;
+}
+
+TEST(BenchCliTest, WithoutGpuEveryRecordSaysNoGpu) {
+  if (HasGpu()) GTEST_SKIP() << "a GPU is present (the GPU tests cover this path)";
+  BenchRun run = Bench(std::string(KFORGE_SOURCE_DIR) + "/examples/core/softmax.json");
+  EXPECT_EQ(run.exit_code, 2);
+  ASSERT_EQ(run.records.size(), 1u);
+  EXPECT_EQ(run.records[0]["status"], "no_gpu");
+  EXPECT_EQ(run.records[0]["task"], "core/softmax");
+  EXPECT_FALSE(run.records[0]["solution_hash"].get<std::string>().empty());
+
+  run = Bench("--reference core/gelu");
+  EXPECT_EQ(run.exit_code, 2);
+  ASSERT_EQ(run.records.size(), 1u);
+  EXPECT_EQ(run.records[0]["status"], "no_gpu");
+}
+
+}  // namespace
