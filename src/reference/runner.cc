@@ -117,7 +117,8 @@ StatusOr<std::unique_ptr<ReferenceProgram>> ReferenceProgram::Load(const common:
   return std::unique_ptr<ReferenceProgram>(new ReferenceProgram(std::move(impl)));
 }
 
-StatusOr<TensorSet> ReferenceProgram::Run(const TensorSet& inputs) {
+/// Checks the inputs and runs the program; returns its outputs as LibTorch gives them.
+StatusOr<std::vector<at::Tensor>> ReferenceProgram::Invoke(const TensorSet& inputs) {
   Impl& p = *impl_;
   std::string where = "task " + p.task_id;
   std::vector<c10::IValue> args;
@@ -160,6 +161,15 @@ StatusOr<TensorSet> ReferenceProgram::Run(const TensorSet& inputs) {
     std::string msg = e.what();
     return Status::Internal(where + ": reference failed: " + msg.substr(0, msg.find('\n')));
   }
+  return results;
+}
+
+Status ReferenceProgram::Execute(const TensorSet& inputs) { return Invoke(inputs).status(); }
+
+StatusOr<TensorSet> ReferenceProgram::Run(const TensorSet& inputs) {
+  Impl& p = *impl_;
+  std::string where = "task " + p.task_id;
+  KFORGE_ASSIGN_OR_RETURN(std::vector<at::Tensor> results, Invoke(inputs));
   if (results.size() != p.outputs.size())
     return Status::Internal(where + ": reference returned " + std::to_string(results.size()) +
                             " outputs, task.json lists " + std::to_string(p.outputs.size()));

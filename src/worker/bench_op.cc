@@ -209,7 +209,7 @@ nlohmann::json RunBench(GpuChecker& state, const nlohmann::json& request, bool& 
   subjects.push_back({"reference", nullptr,
                       [&, reference_program, device_index](cudaStream_t s) -> Status {
                         reference::CudaStreamScope scope(s, device_index);
-                        return reference_program->Run(input_sets[reference_next]).status();
+                        return reference_program->Execute(input_sets[reference_next]);
                       },
                       [&](cudaStream_t) {
                         reference_next = (reference_next + 1) % input_sets.size();

@@ -184,6 +184,12 @@ TEST_F(ProgramTest, RunsThePackageAndChecksInputs) {
   ASSERT_FALSE(rejected.ok());
   EXPECT_NE(rejected.status().message().find("expected float32[3, 8]"), std::string::npos)
       << rejected.status().message();
+  // Execute (what bench times) runs the same program with the same input checks.
+  EXPECT_TRUE((*program)->Execute(in).ok());
+  Status execute_rejected = (*program)->Execute(bad);
+  ASSERT_FALSE(execute_rejected.ok());
+  EXPECT_NE(execute_rejected.message().find("expected float32[3, 8]"), std::string::npos)
+      << execute_rejected.message();
 
   auto outputs = AllocateOutputs(task_, "default", Device::Cpu());
   ASSERT_TRUE(outputs.ok());
