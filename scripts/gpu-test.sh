@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # On a GPU machine: build kforge, build the CUDA reference packages of the bundled tasks, run the
-# tests labelled gpu, then an end-to-end smoke (the README's demo). Offline-safe.
+# tests labelled gpu, then end-to-end smokes (the README's demo, --sanitize, bench) and the verify
+# benchmark. Offline-safe.
 # Logs go to $OUT when set (the device runner collects them), else to build/gpu-test/.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -46,6 +47,10 @@ import json
 for l in open('$out/sanitize.jsonl'):
     v=json.loads(l); print(v['task'], v['status'], v['checks'].get('sanitizer'), v['message'][:160])
 "
+
+step "bench (demo solutions against their references)"
+build/kforge bench --tasks build/tasks examples/demo/*.json >"$out/bench-demo.jsonl" 2>"$out/bench-demo.err" || fail=1
+cat "$out/bench-demo.err"
 
 if [ "${KFORGE_BENCH:-1}" = 1 ]; then
   step "verify benchmark"
