@@ -2,7 +2,7 @@
 # On a GPU machine: build kforge, build the CUDA reference packages of the bundled tasks, run the
 # tests labelled gpu, then end-to-end smokes (the README's demo, --sanitize, bench) and the verify
 # benchmark. Offline-safe.
-# Logs go to $OUT when set (the device runner collects them), else to build/gpu-test/.
+# Logs go to $OUT when set, else to build/gpu-test/.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-build/gpu-test}
