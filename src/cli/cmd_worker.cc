@@ -10,8 +10,11 @@ namespace kforge::cli {
 
 Runner AttachWorker(CLI::App& sub) {
   auto device = std::make_shared<int>(0);
+  auto orderly_exit = std::make_shared<bool>(false);
   sub.add_option("--device", *device, "CUDA device index")->default_val(0);
-  return [device]() { return verify::RunWorker(*device); };
+  sub.add_flag("--orderly-exit", *orderly_exit,
+               "Tear down LibTorch and CUDA at exit (for compute-sanitizer)");
+  return [device, orderly_exit]() { return verify::RunWorker(*device, *orderly_exit); };
 }
 
 }  // namespace kforge::cli

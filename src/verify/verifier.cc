@@ -181,6 +181,7 @@ VerifySummary Verifier::Run(SolutionReader& reader,
               sanitizer_log};
     }
     argv.insert(argv.end(), {options_.worker_program.string(), "worker", "--device", std::to_string(device)});
+    if (options_.sanitize) argv.push_back("--orderly-exit");
     WorkerClient client(argv);
     bool no_gpu = false;
     std::string no_gpu_message;

@@ -57,7 +57,7 @@ std::filesystem::path WorkerLibraryPath() {
   return exe.parent_path() / kLibraryName;
 }
 
-int RunWorker(int device_index) {
+int RunWorker(int device_index, bool orderly_exit) {
   prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the parent
   int count = cuda::DeviceCount();
   if (count <= device_index) {
@@ -79,6 +79,7 @@ int RunWorker(int device_index) {
   auto serve = reinterpret_cast<int (*)(int)>(dlsym(library, kEntryPoint));
   if (serve == nullptr) return ServeNoGpu(path.string() + " has no " + kEntryPoint);
   int rc = serve(device_index);
+  if (orderly_exit) return rc;  // e.g. under compute-sanitizer, which reports at exit
   std::fflush(stdout);
   std::_Exit(rc);  // skips LibTorch's and the CUDA context's teardown
 }

@@ -7,8 +7,9 @@
 namespace kforge::verify {
 
 /// Serves requests until stdin closes or the CUDA context becomes unusable; returns the exit code.
-/// Without the device, or without the worker library, every reply is no_gpu.
-int RunWorker(int device_index);
+/// Without the device, or without the worker library, every reply is no_gpu. Unless `orderly_exit`,
+/// the process then exits at once, skipping LibTorch's and the CUDA context's teardown.
+int RunWorker(int device_index, bool orderly_exit = false);
 
 /// The worker library: $KFORGE_WORKER_LIBRARY, else libkforge_worker.so beside the executable.
 std::filesystem::path WorkerLibraryPath();
