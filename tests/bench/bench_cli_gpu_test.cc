@@ -4,14 +4,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <sstream>
 #include <string>
 #include <vector>
 
-#include <sys/wait.h>
-
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+
+#include "fakes/command.h"
 
 namespace kforge::bench {
 namespace {
@@ -29,19 +28,8 @@ struct BenchRun {
 BenchRun Bench(const std::string& args) {
   std::string command =
       std::string(KFORGE_BINARY) + " bench --tasks " + kTasks.string() + " --seed 7 " + args + " 2>/dev/null";
-  BenchRun run;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return run;
-  std::string output;
-  char buffer[4096];
-  size_t n = 0;
-  while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) output.append(buffer, n);
-  int status = pclose(pipe);
-  if (status != -1 && WIFEXITED(status)) run.exit_code = WEXITSTATUS(status);
-  std::istringstream lines(output);
-  std::string line;
-  while (std::getline(lines, line)) run.records.push_back(nlohmann::json::parse(line, nullptr, false));
-  return run;
+  kforge::fakes::CommandResult result = kforge::fakes::RunCommand(command);
+  return {kforge::fakes::JsonLines(result.out), result.exit_code};
 }
 
 bool HasCudaDevice() { return std::system("nvidia-smi -L >/dev/null 2>&1") == 0; }

@@ -1,7 +1,6 @@
 // `kforge bench` end to end on the CPU: usage errors exit 2 with one line, bad solutions and
 // unknown tasks get their own records, and without a GPU every record says no_gpu (exit 2).
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -11,6 +10,8 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "fakes/command.h"
 
 namespace {
 
@@ -26,22 +27,13 @@ BenchRun Bench(const std::string& args) {
   fs::path err_path = fs::temp_directory_path() / ("kforge_bench_cli_" + std::to_string(getpid()));
   std::string command = std::string(KFORGE_BINARY) + " bench --tasks " + KFORGE_SOURCE_DIR + "/tasks " +
                         args + " 2>" + err_path.string();
+  kforge::fakes::CommandResult result = kforge::fakes::RunCommand(command);
   BenchRun run;
-  FILE* pipe = popen(command.c_str(), "r");
-  std::string out;
-  char buffer[4096];
-  while (size_t n = fread(buffer, 1, sizeof buffer, pipe)) out.append(buffer, n);
-  int status = pclose(pipe);
-  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  run.exit_code = result.exit_code;
+  run.records = kforge::fakes::JsonLines(result.out);
   std::ifstream err(err_path);
   run.stderr_text.assign(std::istreambuf_iterator<char>(err), {});
   fs::remove(err_path);
-  size_t start = 0;
-  while (start < out.size()) {
-    size_t end = out.find('\n', start);
-    run.records.push_back(nlohmann::json::parse(out.substr(start, end - start)));
-    start = end + 1;
-  }
   return run;
 }
 

@@ -1,15 +1,15 @@
 // `kforge worker` without a usable device or worker library: every request gets a no_gpu reply
 // saying why, one line each, and the process exits when stdin closes.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
 #include <cstdio>
 #include <cstdlib>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "fakes/command.h"
 
 namespace {
 
@@ -21,17 +21,8 @@ struct WorkerRun {
 WorkerRun Worker(const std::string& env, const std::string& args) {
   std::string command = "printf '{\"op\":\"hello\"}\\n{\"op\":\"check\"}\\n' | " + env + " " +
                         std::string(KFORGE_BINARY) + " worker " + args;
-  WorkerRun run;
-  FILE* pipe = popen(command.c_str(), "r");
-  std::string out;
-  char buffer[4096];
-  while (size_t n = fread(buffer, 1, sizeof buffer, pipe)) out.append(buffer, n);
-  int status = pclose(pipe);
-  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::istringstream lines(out);
-  std::string line;
-  while (std::getline(lines, line)) run.replies.push_back(nlohmann::json::parse(line, nullptr, false));
-  return run;
+  kforge::fakes::CommandResult result = kforge::fakes::RunCommand(command);
+  return {result.exit_code, kforge::fakes::JsonLines(result.out)};
 }
 
 bool HasGpu() { return std::system("nvidia-smi -L >/dev/null 2>&1") == 0; }
