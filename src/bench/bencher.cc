@@ -68,6 +68,11 @@ nlohmann::json Bencher::BenchRequest(const common::Task& task, uint64_t seed) co
           {"measure", MeasureOptionsToJson(options_.measure)}};
 }
 
+std::chrono::milliseconds Bencher::BenchDeadline() const {
+  return std::chrono::milliseconds(static_cast<int64_t>(options_.measure.max_seconds * 3000)) +
+         std::chrono::minutes(2);
+}
+
 BenchResult Bencher::FromReply(const common::Task& task, const nlohmann::json& reply) const {
   std::string status = reply.value("status", "crash");
   if (status != "ok") return Failed(task.id, "", status, reply.value("message", ""));
@@ -85,8 +90,7 @@ BenchResult Bencher::FromReply(const common::Task& task, const nlohmann::json& r
 
 BenchSummary Bencher::Run(verify::SolutionReader& reader,
                           const std::function<void(const BenchResult&)>& emit) {
-  auto deadline = std::chrono::milliseconds(static_cast<int64_t>(options_.measure.max_seconds * 3000)) +
-                  std::chrono::minutes(2);
+  std::chrono::milliseconds deadline = BenchDeadline();
   verify::VerifyOptions verify_options = options_.verify;
   verify_options.after_check = [this, deadline](const verify::AfterCheck& c) {
     nlohmann::json request = BenchRequest(c.task, c.seed);
@@ -135,8 +139,7 @@ BenchSummary Bencher::RunReferences(const std::vector<std::string>& task_ids,
   setenv("TORCH_CPP_LOG_LEVEL", "ERROR", 0);
   verify::WorkerClient worker(
       {options_.verify.worker_program.string(), "worker", "--device", std::to_string(device)});
-  auto deadline = std::chrono::milliseconds(static_cast<int64_t>(options_.measure.max_seconds * 3000)) +
-                  std::chrono::minutes(2);
+  std::chrono::milliseconds deadline = BenchDeadline();
   for (const std::string& id : task_ids) {
     BenchResult result;
     auto task = common::FindTask(options_.verify.tasks_root, id);

@@ -50,10 +50,10 @@ std::string_view ClockProbePtx() { return kPtx; }
 StatusOr<ClockProbe> ClockProbe::Load() {
   cudaLibrary_t raw = nullptr;
   KFORGE_CUDA_RETURN_IF_ERROR(cudaLibraryLoadData(&raw, kPtx, nullptr, nullptr, 0, nullptr, nullptr, 0));
-  Library library(raw);
+  cuda::Library library(raw);
   cudaKernel_t kernel = nullptr;
   KFORGE_CUDA_RETURN_IF_ERROR(cudaLibraryGetKernel(&kernel, library.get(), "kforge_clock_probe"));
-  KFORGE_ASSIGN_OR_RETURN(HostMemory slot, AllocateMappedHost(2 * sizeof(uint64_t)));
+  KFORGE_ASSIGN_OR_RETURN(cuda::HostMemory slot, cuda::AllocateMappedHost(2 * sizeof(uint64_t)));
   auto* host = static_cast<uint64_t*>(slot.get());
   host[0] = host[1] = 0;
   void* device_slot = nullptr;

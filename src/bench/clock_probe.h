@@ -8,8 +8,8 @@
 #include <cstdint>
 #include <string_view>
 
-#include "bench/cuda_owners.h"
 #include "kforge/common/status.h"
+#include "kforge/cuda/owners.h"
 
 namespace kforge::bench::internal {
 
@@ -32,13 +32,13 @@ class ClockProbe {
   double LastClockMhz() const;
 
  private:
-  ClockProbe(Library library, cudaKernel_t kernel, HostMemory slot, void* device_slot)
+  ClockProbe(cuda::Library library, cudaKernel_t kernel, cuda::HostMemory slot, void* device_slot)
       : library_(std::move(library)), kernel_(kernel), slot_(std::move(slot)), device_slot_(device_slot) {}
   Status Launch(cudaStream_t stream, void* out, uint64_t spin_ns);
 
-  Library library_;
+  cuda::Library library_;
   cudaKernel_t kernel_;
-  HostMemory slot_;  // two uint64_t: clock delta, ns delta
+  cuda::HostMemory slot_;  // two uint64_t: clock delta, ns delta
   void* device_slot_;
 };
 

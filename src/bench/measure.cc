@@ -7,10 +7,10 @@
 #include <limits>
 
 #include "bench/clock_probe.h"
-#include "bench/cuda_owners.h"
 #include "bench/sampling.h"
 #include "cuda/check.h"
 #include "kforge/bench/stats.h"
+#include "kforge/cuda/owners.h"
 
 namespace kforge::bench {
 namespace {
@@ -44,13 +44,13 @@ class Sampler {
     KFORGE_CUDA_RETURN_IF_ERROR(cudaGetDevice(&device));
     KFORGE_CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, device));
     KFORGE_CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, device));
-    KFORGE_ASSIGN_OR_RETURN(internal::Event start, internal::CreateEvent());
-    KFORGE_ASSIGN_OR_RETURN(internal::Event stop, internal::CreateEvent());
+    KFORGE_ASSIGN_OR_RETURN(cuda::Event start, cuda::CreateEvent());
+    KFORGE_ASSIGN_OR_RETURN(cuda::Event stop, cuda::CreateEvent());
     KFORGE_ASSIGN_OR_RETURN(ClockProbe probe, ClockProbe::Load());
-    internal::DeviceMemory flush;
+    cuda::DeviceMemory flush;
     const size_t flush_bytes = mode == Mode::kCold ? 2 * static_cast<size_t>(std::max(l2_bytes, 0)) : 0;
     if (flush_bytes > 0) {
-      KFORGE_ASSIGN_OR_RETURN(flush, internal::AllocateDevice(flush_bytes));
+      KFORGE_ASSIGN_OR_RETURN(flush, cuda::AllocateDevice(flush_bytes));
     }
     return Sampler(stream, std::move(start), std::move(stop), std::move(probe), std::move(flush), flush_bytes,
                    clock_khz / 1000.0);
@@ -85,8 +85,8 @@ class Sampler {
   size_t flush_bytes() const { return flush_bytes_; }
 
  private:
-  Sampler(cudaStream_t stream, internal::Event start, internal::Event stop, ClockProbe probe,
-          internal::DeviceMemory flush, size_t flush_bytes, double max_clock_mhz)
+  Sampler(cudaStream_t stream, cuda::Event start, cuda::Event stop, ClockProbe probe,
+          cuda::DeviceMemory flush, size_t flush_bytes, double max_clock_mhz)
       : stream_(stream),
         start_(std::move(start)),
         stop_(std::move(stop)),
@@ -96,9 +96,9 @@ class Sampler {
         max_clock_mhz_(max_clock_mhz) {}
 
   cudaStream_t stream_;
-  internal::Event start_, stop_;
+  cuda::Event start_, stop_;
   ClockProbe probe_;
-  internal::DeviceMemory flush_;  // 2x L2, cold mode only
+  cuda::DeviceMemory flush_;  // 2x L2, cold mode only
   size_t flush_bytes_;
   double max_clock_mhz_;
 };

@@ -6,9 +6,9 @@
 #include <algorithm>
 #include <limits>
 
-#include "bench/cuda_owners.h"
 #include "bench/peak_model.h"
 #include "cuda/check.h"
+#include "kforge/cuda/owners.h"
 
 namespace kforge::bench {
 namespace {
@@ -67,11 +67,11 @@ Status MeasureDramBandwidth(DevicePeak& peak) {
   KFORGE_CUDA_RETURN_IF_ERROR(cudaMemGetInfo(&free_bytes, &total_bytes));
   uint64_t bytes = kCopyBytes;
   while (bytes > kMinCopyBytes && 2 * bytes + kFreeMemoryMargin > free_bytes) bytes /= 2;
-  KFORGE_ASSIGN_OR_RETURN(internal::DeviceMemory src, internal::AllocateDevice(bytes));
-  KFORGE_ASSIGN_OR_RETURN(internal::DeviceMemory dst, internal::AllocateDevice(bytes));
-  KFORGE_ASSIGN_OR_RETURN(internal::Stream stream, internal::CreateStream());
-  KFORGE_ASSIGN_OR_RETURN(internal::Event start, internal::CreateEvent());
-  KFORGE_ASSIGN_OR_RETURN(internal::Event stop, internal::CreateEvent());
+  KFORGE_ASSIGN_OR_RETURN(cuda::DeviceMemory src, cuda::AllocateDevice(bytes));
+  KFORGE_ASSIGN_OR_RETURN(cuda::DeviceMemory dst, cuda::AllocateDevice(bytes));
+  KFORGE_ASSIGN_OR_RETURN(cuda::Stream stream, cuda::CreateStream());
+  KFORGE_ASSIGN_OR_RETURN(cuda::Event start, cuda::CreateEvent());
+  KFORGE_ASSIGN_OR_RETURN(cuda::Event stop, cuda::CreateEvent());
   KFORGE_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(src.get(), 1, bytes, stream.get()));
   KFORGE_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(dst.get(), 0, bytes, stream.get()));
   KFORGE_CUDA_RETURN_IF_ERROR(

@@ -18,6 +18,7 @@
 #include "kforge/common/verdict.h"
 #include "kforge/cuda/kernel_library.h"
 #include "kforge/cuda/launch_plan.h"
+#include "kforge/cuda/owners.h"
 #include "kforge/reference/compare.h"
 #include "kforge/reference/runner.h"
 #include "kforge/verify/plan_env.h"
@@ -65,22 +66,6 @@ size_t BytesOf(const reference::TensorSet& set) {
 nlohmann::json Fail(VerdictStatus status, const std::string& message) {
   return {{"status", common::VerdictStatusName(status)}, {"message", message}};
 }
-
-class Stream {
- public:
-  Stream() { ok_ = cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking) == cudaSuccess; }
-  ~Stream() {
-    if (ok_) cudaStreamDestroy(stream_);
-  }
-  Stream(const Stream&) = delete;
-  Stream& operator=(const Stream&) = delete;
-  bool ok() const { return ok_; }
-  cudaStream_t get() const { return stream_; }
-
- private:
-  cudaStream_t stream_ = nullptr;
-  bool ok_ = false;
-};
 
 /// The candidate's side of a bench: its buffer sets (one per placement), bound plan and the expected
 /// outputs. A sample runs on one set; its check moves on to the next.
@@ -155,8 +140,8 @@ nlohmann::json RunBench(GpuChecker& state, const nlohmann::json& request, bool& 
   auto program = state.ProgramFor(task, variant.name);
   if (!program.ok()) return Fail(VerdictStatus::kInvalidSolution, "reference: " + program.status().message());
 
-  Stream stream;
-  if (!stream.ok()) return Fail(VerdictStatus::kCrash, "cannot create a stream");
+  auto stream = cuda::CreateStream();
+  if (!stream.ok()) return Fail(VerdictStatus::kCrash, stream.status().message());
   reference::Device cuda_device = reference::Device::Cuda(device.index);
   auto inputs =
       reference::GenerateInputs(task, variant.name, request.value("seed", uint64_t{0}), 0, cuda_device);
@@ -216,7 +201,7 @@ nlohmann::json RunBench(GpuChecker& state, const nlohmann::json& request, bool& 
                         return Status::Ok();
                       }});
 
-  auto measured = bench::Measure(subjects, *options, stream.get());
+  auto measured = bench::Measure(subjects, *options, stream->get());
   if (!measured.ok()) {
     if (candidate && candidate->mismatched())
       return Fail(VerdictStatus::kMismatch, "timed run: " + measured.status().message());

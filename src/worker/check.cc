@@ -12,6 +12,7 @@
 #include "kforge/cuda/guarded_buffer.h"
 #include "kforge/cuda/kernel_library.h"
 #include "kforge/cuda/launch_plan.h"
+#include "kforge/cuda/owners.h"
 #include "kforge/reference/compare.h"
 #include "kforge/reference/runner.h"
 #include "kforge/verify/plan_env.h"
@@ -212,14 +213,9 @@ GpuCheckResult GpuChecker::Check(const GpuCheckRequest& request) {
   auto library = cuda::KernelLibrary::Load(request.cubin);
   if (!library.ok())
     return fail(VerdictStatus::kLaunchError, "cannot load the CUBIN: " + library.status().message());
-  cudaStream_t stream = nullptr;
-  if (cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) != cudaSuccess) {
-    return fail(VerdictStatus::kCrash, "cannot create a stream", true);
-  }
-  struct StreamGuard {
-    cudaStream_t s;
-    ~StreamGuard() { cudaStreamDestroy(s); }
-  } stream_guard{stream};
+  auto owned_stream = cuda::CreateStream();
+  if (!owned_stream.ok()) return fail(VerdictStatus::kCrash, owned_stream.status().message(), true);
+  cudaStream_t stream = owned_stream->get();
 
   std::string solution_hash = common::SolutionHash(request.solution);
   cuda::LaunchLimits limits = cuda::LimitsFor(device_);

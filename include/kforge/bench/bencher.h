@@ -2,6 +2,7 @@
 // (bench::Measure there) and turn the samples into records; or time references alone.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <string>
 #include <vector>
@@ -44,6 +45,8 @@ class Bencher {
 
  private:
   nlohmann::json BenchRequest(const common::Task& task, uint64_t seed) const;
+  /// How long a bench request may take before its worker is killed (three times --max-time, plus 2 min).
+  std::chrono::milliseconds BenchDeadline() const;
   BenchResult FromReply(const common::Task& task, const nlohmann::json& reply) const;
 
   BenchOptions options_;

@@ -1,5 +1,5 @@
-// RAII owners of the CUDA resources that the sampler and the peak measurement create: events,
-// streams, device and mapped host memory, libraries. Movable; copying is deleted.
+// RAII owners of CUDA resources: events, streams, device and mapped host memory, libraries.
+// Movable; copying is deleted.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -9,7 +9,7 @@
 
 #include "kforge/common/status.h"
 
-namespace kforge::bench::internal {
+namespace kforge::cuda {
 
 /// Owns `Handle` and releases it with `kRelease` (whose error, at destruction, is ignored).
 template <class Handle, cudaError_t (*kRelease)(Handle)>
@@ -53,4 +53,4 @@ StatusOr<DeviceMemory> AllocateDevice(size_t bytes);
 /// `bytes` of pinned host memory mapped into the device's address space (cudaHostAllocMapped).
 StatusOr<HostMemory> AllocateMappedHost(size_t bytes);
 
-}  // namespace kforge::bench::internal
+}  // namespace kforge::cuda

@@ -1,9 +1,9 @@
 // Creation of the owned CUDA resources.
-#include "bench/cuda_owners.h"
+#include "kforge/cuda/owners.h"
 
 #include "cuda/check.h"
 
-namespace kforge::bench::internal {
+namespace kforge::cuda {
 
 StatusOr<Event> CreateEvent() {
   cudaEvent_t event = nullptr;
@@ -29,4 +29,4 @@ StatusOr<HostMemory> AllocateMappedHost(size_t bytes) {
   return HostMemory(memory);
 }
 
-}  // namespace kforge::bench::internal
+}  // namespace kforge::cuda
