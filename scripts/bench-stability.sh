@@ -2,7 +2,7 @@
 # Run-to-run stability of `kforge bench`: the same solutions benched RUNS times (default 5), each run
 # a fresh process; prints, per solution, the spread of the candidate's median ((max - min) / mean)
 # and of the speedup. Needs a GPU and build/tasks (scripts/setup.sh). KFORGE_BENCH_ARGS adds flags
-# (e.g. "--hot").
+# (e.g. "--hot"; "--reference" with task ids in place of solutions times references alone).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 kforge=${KFORGE:-build/kforge}
@@ -27,7 +27,9 @@ for i in range(1, runs + 1):
         if r["status"] != "ok":
             print(f"run {i}: {r['task']}: {r['status']}: {r['message'][:100]}")
             continue
-        rows.setdefault(r["task"], []).append((r["candidate"]["median_ms"], r["speedup"]["ratio"]))
+        subject = r["candidate"] or r["reference"]  # `--reference` records time the reference alone
+        speedup = r["speedup"]["ratio"] if r["speedup"] else 1.0
+        rows.setdefault(r["task"], []).append((subject["median_ms"], speedup))
         clocks.setdefault(i, []).append(r["sm_clock_mhz"] or 0)
 print(f"{'task':22} {'median ms (runs)':>40} {'spread':>8} {'speedup spread':>15}")
 worst = 0.0

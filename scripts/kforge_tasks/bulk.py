@@ -23,9 +23,11 @@ RECYCLE = 20
 
 
 def _limit(gb):
+    # RLIMIT_DATA (heap and private writable mappings), not RLIMIT_AS: the CUDA driver reserves
+    # far more address space than any limit on memory would allow, and fails to start under one.
     def apply():
         limit = int(gb * (1 << 30))
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+        resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
     return apply
 
 

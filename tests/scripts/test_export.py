@@ -182,3 +182,31 @@ def test_expressions(expression, value):
 def test_expression_errors(expression, message):
     with pytest.raises(expr.ExprError, match=message):
         expr.evaluate(expression, {"N": 1})
+
+
+def test_bulk_import_survives_a_problem_over_the_memory_limit(tmp_path):
+    level = tmp_path / "kb" / "level1"
+    level.mkdir(parents=True)
+    body = '''import torch
+class Model(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.big = torch.ones(%d)
+    def forward(self, x):
+        return x * 2
+def get_inputs():
+    return [torch.rand(8)]
+def get_init_inputs():
+    return []
+'''
+    (level / "1_Small.py").write_text(body % 1)
+    (level / "2_Huge.py").write_text(body % (1 << 30))  # 4 GiB of real memory, over the 2 GiB limit
+    out = tmp_path / "out"
+    code, stdout, stderr = run("bulk-kernelbench", tmp_path / "kb", "--out", out, "--levels", "1",
+                               "--mem-limit-gb", "2", "--device", "cpu")
+    assert code == 1, stdout + stderr
+    assert "ok   kernelbench/level1/1_Small" in stdout
+    assert "FAIL kernelbench/level1/2_Huge" in stdout
+    assert "level1: 1/2 imported, 1 failed" in stdout
+    assert (out / "kernelbench/level1/1_Small/task.json").is_file()
+    assert not (out / "kernelbench/level1/2_Huge").exists()
