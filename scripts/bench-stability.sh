@@ -31,7 +31,7 @@ for i in range(1, runs + 1):
         speedup = r["speedup"]["ratio"] if r["speedup"] else 1.0
         rows.setdefault(r["task"], []).append((subject["median_ms"], speedup))
         clocks.setdefault(i, []).append(r["sm_clock_mhz"] or 0)
-print(f"{'task':22} {'median ms (runs)':>40} {'spread':>8} {'speedup spread':>15}")
+print(f"{'task':22} {'median us (runs)':>50} {'spread':>8} {'speedup spread':>15}")
 worst = 0.0
 for task, values in rows.items():
     medians = [m for m, _ in values]
@@ -39,7 +39,7 @@ for task, values in rows.items():
     spread = (max(medians) - min(medians)) / statistics.mean(medians)
     sspread = (max(speedups) - min(speedups)) / statistics.mean(speedups)
     worst = max(worst, spread)
-    print(f"{task:22} {' '.join(f'{m:.4f}' for m in medians):>40} {spread * 100:7.2f}% {sspread * 100:14.2f}%")
+    print(f"{task:22} {' '.join(f'{m * 1000:.2f}' for m in medians):>50} {spread * 100:7.2f}% {sspread * 100:14.2f}%")
 print("median SM clock per run (MHz): " + " ".join(f"{statistics.median(c):.0f}" for c in clocks.values()))
 print(f"largest run-to-run spread of a median: {worst * 100:.2f}% over {runs} runs (target: under 2%)")
 PY
