@@ -34,11 +34,9 @@ Runner AttachBench(CLI::App& sub) {
     bench::BenchOptions options;
     std::vector<std::string> sources;
     std::vector<std::string> references;
-    std::string devices = "0";
+    GpuRunFlags gpu;
     std::string max_noise = "0.5%";
-    uint64_t seed = 0;
-    bool hot = false, cold = false, no_verify = false, no_cache = false;
-    double kernel_timeout_s = 10;
+    bool hot = false, cold = false, no_verify = false;
   };
   auto args = std::make_shared<Args>();
   sub.add_option("solutions", args->sources,
@@ -65,26 +63,20 @@ Runner AttachBench(CLI::App& sub) {
       ->check(CLI::Range(1, 1000));
   sub.add_flag("--no-verify", args->no_verify,
                "Time without the verification trials (timed runs are still checked)");
-  auto* seed = sub.add_option("--seed", args->seed, "Run seed (random by default; recorded)");
-  sub.add_option("--devices", args->devices, "GPUs to use, e.g. 0,1")->default_val("0");
-  sub.add_option("--arch", args->options.verify.arch, "NVRTC target architecture")->default_val("sm_90a");
-  sub.add_option("--kernel-timeout", args->kernel_timeout_s, "Seconds a candidate's launches may run")
-      ->default_val(10)
-      ->check(CLI::Range(0.01, 3600.0));
-  sub.add_flag("--no-cache", args->no_cache, "Do not use the on-disk CUBIN cache");
-  return [args, seed]() {
+  AddGpuRunFlags(sub, args->gpu, args->options.verify.arch);
+  return [args]() {
     bench::BenchOptions& options = args->options;
     if (args->sources.empty() == args->references.empty()) {
       std::fprintf(stderr, "kforge bench: give solutions, or --reference TASK... (not both)\n");
       return kExitUsage;
     }
     auto max_noise = ParseFraction(args->max_noise);
-    auto devices = ParseDeviceList(args->devices);
-    if (!max_noise.ok() || !devices.ok()) {
-      std::fprintf(stderr, "kforge bench: %s\n",
-                   (!max_noise.ok() ? "--max-noise: " + max_noise.status().message()
-                                    : "--devices: " + devices.status().message())
-                       .c_str());
+    if (!max_noise.ok()) {
+      std::fprintf(stderr, "kforge bench: --max-noise: %s\n", max_noise.status().message().c_str());
+      return kExitUsage;
+    }
+    if (Status applied = ApplyGpuRunFlags(args->gpu, options.verify); !applied.ok()) {
+      std::fprintf(stderr, "kforge bench: %s\n", applied.message().c_str());
       return kExitUsage;
     }
     options.measure.max_noise = *max_noise;
@@ -93,22 +85,12 @@ Runner AttachBench(CLI::App& sub) {
       std::fprintf(stderr, "kforge bench: %s\n", valid.message().c_str());
       return kExitUsage;
     }
-    if (seed->count() > 0) options.verify.seed = args->seed;
-    options.verify.devices = *devices;
     options.verify.gpu_check = !args->no_verify;
-    options.verify.use_cache = !args->no_cache;
-    options.verify.kernel_timeout =
-        std::chrono::milliseconds(static_cast<int64_t>(args->kernel_timeout_s * 1000));
-    options.verify.worker_program = SelfExecutable();
 
     bench::Bencher bencher(options);
     std::vector<bench::BenchResult> results;
     auto emit = [&results](const bench::BenchResult& result) {
-      std::string line =
-          bench::BenchResultToJson(result).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) +
-          "\n";
-      std::fwrite(line.data(), 1, line.size(), stdout);
-      std::fflush(stdout);
+      PrintJsonLine(bench::BenchResultToJson(result));
       results.push_back(result);
     };
     bench::BenchSummary summary;

@@ -1,15 +1,20 @@
 // Option helpers shared by subcommands.
 #pragma once
 
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <vector>
 
 #include "kforge/common/status.h"
+#include "kforge/verify/verifier.h"
 
 namespace CLI {
 class App;
-}
+class Option;
+}  // namespace CLI
 
 namespace kforge::cli {
 
@@ -21,5 +26,24 @@ StatusOr<std::vector<int>> ParseDeviceList(const std::string& text);
 
 /// Absolute path of the running kforge binary (to start workers).
 std::filesystem::path SelfExecutable();
+
+/// Flags of every command that runs candidates on GPUs.
+struct GpuRunFlags {
+  uint64_t seed = 0;
+  CLI::Option* seed_option = nullptr;  ///< counts whether --seed was given
+  std::string devices = "0";
+  double kernel_timeout_s = 10;
+  bool no_cache = false;
+};
+
+/// Adds --seed, --devices, --arch (into `arch`), --kernel-timeout and --no-cache.
+void AddGpuRunFlags(CLI::App& sub, GpuRunFlags& flags, std::string& arch);
+
+/// Sets the seed (when given), devices, kernel timeout, cache use and worker program of `options`;
+/// InvalidArgument naming the flag when --devices is malformed.
+Status ApplyGpuRunFlags(const GpuRunFlags& flags, verify::VerifyOptions& options);
+
+/// Writes `record` to stdout as one JSON line (invalid UTF-8 replaced) and flushes.
+void PrintJsonLine(const nlohmann::json& record);
 
 }  // namespace kforge::cli

@@ -142,4 +142,17 @@ TEST_F(VerifyCliTest, AllGoodExitsZeroAndUsageErrorsExitTwo) {
   EXPECT_TRUE(bad_flag.verdicts.empty());
 }
 
+TEST_F(VerifyCliTest, SharedGpuFlagsApply) {
+  std::string good = Write("good.json", Solution(kRelu, kLaunch));
+  CliRun seeded = Verify({"--seed", "7", good});
+  ASSERT_EQ(seeded.verdicts.size(), 1u) << seeded.output;
+  EXPECT_EQ(seeded.verdicts[0]["seed"], 7);
+  EXPECT_NE(seeded.output.find("(seed 7)"), std::string::npos) << seeded.output;
+  CliRun bad_devices = Verify({"--devices", "0,x", good});
+  EXPECT_EQ(bad_devices.exit_code, 2);
+  EXPECT_TRUE(bad_devices.verdicts.empty());
+  EXPECT_NE(bad_devices.output.find("--devices: \"x\" is not a device index"), std::string::npos)
+      << bad_devices.output;
+}
+
 }  // namespace
