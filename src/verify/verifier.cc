@@ -225,7 +225,9 @@ VerifySummary Verifier::Run(SolutionReader& reader,
           if (reply.kind == WorkerClient::Reply::Kind::kTimeout) {
             Fail(verdict, VerdictStatus::kTimeout, "worker: " + reply.detail);
           } else if (reply.kind == WorkerClient::Reply::Kind::kDied) {
-            Fail(verdict, VerdictStatus::kCrash, "worker died: " + reply.detail);
+            // Candidate faults are answered in-band before the worker exits; a worker that dies
+            // without answering is kforge's failure.
+            Fail(verdict, VerdictStatus::kHarnessError, "worker died: " + reply.detail);
           } else {
             auto status = common::ParseVerdictStatus(reply.body.value("status", "crash"));
             Fail(verdict, status.ok() ? *status : VerdictStatus::kCrash, reply.body.value("message", ""));
@@ -233,6 +235,7 @@ VerifySummary Verifier::Run(SolutionReader& reader,
             verdict.checks = reply.body.value("checks", nlohmann::json::object());
             verdict.device = reply.body.value("device", nlohmann::json());
             verdict.timing = reply.body.value("timing", nlohmann::json::object());
+            verdict.memory = reply.body.value("memory", nlohmann::json());
             if (worker_start_ms)
               verdict.timing["worker_start_ms"] = *std::exchange(worker_start_ms, std::nullopt);
             if (verdict.status == VerdictStatus::kNoGpu) {
