@@ -110,9 +110,12 @@ def main():
     for k in range(3):
         wall, verdicts, tail = run_verify(root, [files["relu"][n + k]], env)
         v = verdicts[0] if verdicts else {}
-        t = v.get("timing", {})
+        if not v:
+            print(f"cold single verify, 19_ReLU, run {k + 1}: no verdict; {' '.join(tail)}")
+            continue
+        t = v.get("timing") or {}
         print(f"cold single verify, 19_ReLU, run {k + 1}: {wall * 1000:.0f} ms wall ({v.get('status')}; "
-              f"compile {v.get('compile', {}).get('ms', 0):.0f} ms, worker start {t.get('worker_start_ms', 0):.0f} ms, "
+              f"compile {(v.get('compile') or {}).get('ms', 0):.0f} ms, worker start {t.get('worker_start_ms', 0):.0f} ms, "
               f"GPU check {t.get('gpu_ms', 0):.0f} ms, reference load {t.get('reference_load_ms', 0):.0f} ms)")
     report("batch, 19_ReLU", *run_verify(root, files["relu"][:n], env))
     report("batch, 47_Sum_reduction_over_a_dimension", *run_verify(root, files["colsum"][:n], env))

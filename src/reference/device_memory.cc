@@ -1,14 +1,27 @@
 // Device memory through LibTorch's caching allocator (kforge/reference/device_memory.h).
 #include "kforge/reference/device_memory.h"
 
+#include <ATen/Context.h>
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <cuda_runtime_api.h>
 
+#include <mutex>
+
 namespace kforge::reference {
+namespace {
 
 namespace allocator = c10::cuda::CUDACachingAllocator;
 
+/// LibTorch sets its CUDA allocator up on first use by a tensor; raw allocations need it earlier.
+void EnsureAllocator() {
+  static std::once_flag once;
+  std::call_once(once, [] { at::globalContext().lazyInitDevice(c10::DeviceType::CUDA); });
+}
+
+}  // namespace
+
 void* AllocateDeviceMemory(size_t bytes) {
+  EnsureAllocator();
   try {
     return allocator::raw_alloc(bytes);
   } catch (const std::exception&) {  // c10::OutOfMemoryError
@@ -19,6 +32,7 @@ void* AllocateDeviceMemory(size_t bytes) {
 void FreeDeviceMemory(void* ptr) { allocator::raw_delete(ptr); }
 
 DeviceMemoryUse DeviceMemoryOf(int device) {
+  EnsureAllocator();
   DeviceMemoryUse use;
   auto stats = allocator::getDeviceStats(static_cast<c10::DeviceIndex>(device));
   const auto aggregate = static_cast<size_t>(c10::CachingAllocator::StatType::AGGREGATE);
@@ -37,9 +51,13 @@ DeviceMemoryUse DeviceMemoryOf(int device) {
 }
 
 void ResetPeakDeviceMemory(int device) {
+  EnsureAllocator();
   allocator::resetPeakStats(static_cast<c10::DeviceIndex>(device));
 }
 
-void ReleaseCachedDeviceMemory() { allocator::emptyCache(); }
+void ReleaseCachedDeviceMemory() {
+  EnsureAllocator();
+  allocator::emptyCache();
+}
 
 }  // namespace kforge::reference

@@ -30,7 +30,9 @@ at::Generator MakeGenerator(Device device, uint64_t seed) {
   return at::detail::createCPUGenerator(seed);
 }
 
-/// Elements drawn at a time: temporaries stay at a few hundred MiB whatever the input's size.
+/// Elements drawn at a time: in place (float32/float64, no temporaries) and through a cast copy
+/// (temporaries of a few hundred MiB whatever the input's size).
+constexpr int64_t kDrawChunkInPlace = int64_t{1} << 26;
 constexpr int64_t kDrawChunk = int64_t{1} << 24;
 
 // Draws one tensor; floating draws happen in float32 (float64 stays float64) and are cast.
@@ -87,14 +89,17 @@ at::Tensor Draw(const common::TensorSpec& spec, const std::vector<int64_t>& shap
   return x.to(target).contiguous();
 }
 
+/// True when DrawInto writes `spec`'s values straight into a tensor of `type` (no cast, no copy).
+bool DrawsInPlace(const common::TensorSpec& spec, at::ScalarType type) {
+  return (type == at::kFloat || type == at::kDouble) && spec.init.dist != InitSpec::Dist::kRandint;
+}
+
 /// Draws into `dst` (a contiguous slice): in place for float32/float64 draws, which need no cast
 /// (one pass over the memory), through Draw and a copy otherwise.
 void DrawInto(const common::TensorSpec& spec, at::Tensor dst, int dist_index, at::Generator& gen,
               const at::TensorOptions& device_opts) {
   const InitSpec& init = spec.init;
-  bool in_place = (dst.scalar_type() == at::kFloat || dst.scalar_type() == at::kDouble) &&
-                  init.dist != InitSpec::Dist::kRandint;
-  if (!in_place) {
+  if (!DrawsInPlace(spec, dst.scalar_type())) {
     dst.copy_(Draw(spec, {dst.numel()}, dist_index, gen, device_opts));
     return;
   }
@@ -155,8 +160,9 @@ Status GenerateInputsInto(const common::Task& task, std::string_view variant, ui
       at::Generator gen =
           MakeGenerator(device, Mix(seed ^ Mix(i * 131 + static_cast<uint64_t>(distribution_index))));
       at::Tensor flat = Unwrap(*dst).view({-1});
-      for (int64_t start = 0; start < flat.numel(); start += kDrawChunk) {
-        int64_t n = std::min(kDrawChunk, flat.numel() - start);
+      const int64_t chunk = DrawsInPlace(spec, flat.scalar_type()) ? kDrawChunkInPlace : kDrawChunk;
+      for (int64_t start = 0; start < flat.numel(); start += chunk) {
+        int64_t n = std::min(chunk, flat.numel() - start);
         DrawInto(spec, flat.narrow(0, start, n), distribution_index, gen, opts);
       }
     } catch (const std::exception& e) {
