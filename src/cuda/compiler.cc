@@ -85,8 +85,13 @@ std::string Demangle(const std::string& symbol) {
   return out;
 }
 
-// The name in a demangled signature: "void ns::f<int, 2>(int*)" -> "ns::f<int, 2>".
-std::string NameOf(const std::string& signature) {
+// The name in a demangled signature: "void ns::f<int, 2>(int*)" -> "ns::f<int, 2>". An anonymous
+// namespace is left out: no launch can name it.
+std::string NameOf(std::string signature) {
+  constexpr std::string_view kAnonymous = "(anonymous namespace)::";
+  for (size_t at = signature.find(kAnonymous); at != std::string::npos; at = signature.find(kAnonymous)) {
+    signature.erase(at, kAnonymous.size());
+  }
   int depth = 0;
   size_t start = 0;
   for (size_t i = 0; i < signature.size(); ++i) {
