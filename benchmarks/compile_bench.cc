@@ -142,8 +142,8 @@ int main(int argc, char** argv) {
   }
   if (!all_cold.empty()) {
     std::printf("%-18s %10.1f %10.1f\n", "all (cold)", Percentile(all_cold, 0.5), Percentile(all_cold, 0.9));
-    std::printf("%-18s %10.1f   (%d compile process%s)\n", "first compile", first_ms, compiler.processes_started(),
-                compiler.processes_started() == 1 ? "" : "es");
+    std::printf("%-18s %10.1f   (%d compile process%s)\n", "first compile", first_ms,
+                compiler.processes_started(), compiler.processes_started() == 1 ? "" : "es");
   }
   std::filesystem::remove_all(templ);
   return failures == 0 ? 0 : 1;

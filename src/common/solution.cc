@@ -104,7 +104,8 @@ StatusOr<LaunchStep> ReadStep(const nlohmann::json& value, const std::string& pa
   KFORGE_RETURN_IF_ERROR(f.CheckObject({"kernel", "grid", "block", "shared_bytes", "args"}));
   KFORGE_ASSIGN_OR_RETURN(step.kernel, f.String("kernel"));
   if (!IsKernelName(step.kernel)) {
-    return f.Error("kernel", "expected a kernel name (an identifier, or a template instance such as \"k<float, 256>\")");
+    return f.Error(
+        "kernel", "expected a kernel name (an identifier, or a template instance such as \"k<float, 256>\")");
   }
   KFORGE_ASSIGN_OR_RETURN(const nlohmann::json* grid, f.Get("grid"));
   KFORGE_ASSIGN_OR_RETURN(step.grid, ReadDims(*grid, f.Child("grid")));
@@ -221,7 +222,8 @@ bool IsKernelName(std::string_view name) {
   for (char c : name) {
     if (std::isalnum(static_cast<unsigned char>(c)) || c == '_') continue;
     symbol = false;
-    if (c != ':' && c != '<' && c != '>' && c != ',' && c != ' ' && c != '*' && c != '&' && c != '-') return false;
+    if (c != ':' && c != '<' && c != '>' && c != ',' && c != ' ' && c != '*' && c != '&' && c != '-')
+      return false;
   }
   return symbol || name.size() <= 256;
 }

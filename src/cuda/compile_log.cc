@@ -69,8 +69,8 @@ std::optional<Location> ParseLocation(std::string_view line) {
   const size_t close = line.find("): ", paren);
   if (close == std::string_view::npos) return std::nullopt;
   const std::string_view digits = line.substr(paren + 1, close - paren - 1);
-  if (digits.empty() ||
-      !std::all_of(digits.begin(), digits.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
+  if (digits.empty() || !std::all_of(digits.begin(), digits.end(),
+                                     [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
     return std::nullopt;
   }
   const std::string_view file = line.substr(0, paren);
@@ -78,7 +78,9 @@ std::optional<Location> ParseLocation(std::string_view line) {
   return Location{file, line.substr(close + 3)};
 }
 
-bool IsError(std::string_view rest) { return StartsWith(rest, "error") || StartsWith(rest, "catastrophic error"); }
+bool IsError(std::string_view rest) {
+  return StartsWith(rest, "error") || StartsWith(rest, "catastrophic error");
+}
 
 }  // namespace
 
@@ -136,7 +138,8 @@ std::vector<std::string> FilesNamedInLog(std::string_view log) {
   for (const std::string_view line : Lines(log)) {
     if (std::optional<Location> at = ParseLocation(line)) files.emplace_back(at->file);
     // "... at line 12 of /path/header.h" (the file is left out for the program itself).
-    for (size_t at = line.find(" at line "); at != std::string_view::npos; at = line.find(" at line ", at + 1)) {
+    for (size_t at = line.find(" at line "); at != std::string_view::npos;
+         at = line.find(" at line ", at + 1)) {
       size_t i = at + 9;
       const size_t digits = i;
       while (i < line.size() && std::isdigit(static_cast<unsigned char>(line[i]))) ++i;
@@ -150,7 +153,8 @@ std::vector<std::string> FilesNamedInLog(std::string_view log) {
   return files;
 }
 
-bool LogNamesOnlyAllowedFiles(std::string_view log, std::string_view program, const std::vector<std::string>& dirs,
+bool LogNamesOnlyAllowedFiles(std::string_view log, std::string_view program,
+                              const std::vector<std::string>& dirs,
                               const std::vector<std::string>& in_memory) {
   for (const std::string& file : FilesNamedInLog(log)) {
     if (file != program && !IsAllowedOpenedFile(file, dirs, in_memory)) return false;
@@ -169,7 +173,8 @@ bool ErrorsOnlyInNameMap(std::string_view log) {
   return any;
 }
 
-std::map<std::string, std::string> NameMapErrors(std::string_view log, const std::vector<std::string>& names) {
+std::map<std::string, std::string> NameMapErrors(std::string_view log,
+                                                 const std::vector<std::string>& names) {
   std::map<std::string, std::string> errors;
   const std::vector<std::string_view> lines = Lines(log);
   for (size_t i = 0; i + 1 < lines.size(); ++i) {
@@ -180,7 +185,8 @@ std::map<std::string, std::string> NameMapErrors(std::string_view log, const std
     constexpr std::string_view kPragma = "#pragma nv_mangled_name ";
     if (quoted.substr(0, kPragma.size()) != kPragma) continue;
     quoted.remove_prefix(kPragma.size());
-    while (!quoted.empty() && std::isspace(static_cast<unsigned char>(quoted.back()))) quoted.remove_suffix(1);
+    while (!quoted.empty() && std::isspace(static_cast<unsigned char>(quoted.back())))
+      quoted.remove_suffix(1);
     for (const std::string& name : names) {
       if (name == quoted && !errors.count(name)) {
         std::string_view text = at->rest;

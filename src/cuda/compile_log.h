@@ -30,7 +30,8 @@ std::string ShortenPaths(std::string log, std::vector<PathAlias> aliases);
 std::vector<std::string> FilesNamedInLog(std::string_view log);
 
 /// True when every file of FilesNamedInLog(log) is `program` or passes IsAllowedOpenedFile.
-bool LogNamesOnlyAllowedFiles(std::string_view log, std::string_view program, const std::vector<std::string>& dirs,
+bool LogNamesOnlyAllowedFiles(std::string_view log, std::string_view program,
+                              const std::vector<std::string>& dirs,
                               const std::vector<std::string>& in_memory = {});
 
 /// The headers listed in an NVRTC --fdevice-time-trace file; false when it cannot be parsed.

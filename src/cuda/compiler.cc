@@ -118,7 +118,8 @@ std::string KernelList(const CompileResult& result) {
     ++shown;
   }
   if (shown > 8) list += ", and " + std::to_string(shown - 8) + " more";
-  std::string out = shown == 0 ? "; the source has no kernels (__global__ functions)" : "; the source has " + list;
+  std::string out =
+      shown == 0 ? "; the source has no kernels (__global__ functions)" : "; the source has " + list;
   return out + "; a template kernel is named by an instance, as in \"softmax<float, 256>\"";
 }
 
@@ -276,7 +277,8 @@ CompileResult Compiler::Compile(const CompileRequest& request) const {
       // NVRTC often reports running out of memory itself; sometimes it crashes instead.
       std::string message = "the compile process died (" + outcome.detail + ")";
       if (options_.memory_limit_bytes > 0) {
-        message += ", perhaps at its memory limit of " + std::to_string(options_.memory_limit_bytes >> 20) + " MiB";
+        message +=
+            ", perhaps at its memory limit of " + std::to_string(options_.memory_limit_bytes >> 20) + " MiB";
       }
       return finish(Refuse(CompileStatus::kCompileError, message));
     }

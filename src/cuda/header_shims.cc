@@ -94,7 +94,8 @@ constexpr std::string_view kFloatH = R"h(// kforge: <float.h> for NVRTC
 constexpr std::string_view kCfloat = "// kforge: <cfloat> for NVRTC\n#pragma once\n#include <float.h>\n";
 
 // libcu++ defines the C typedefs and macros in the global namespace under NVRTC.
-constexpr std::string_view kStdintH = "// kforge: <stdint.h> for NVRTC\n#pragma once\n#include <cuda/std/cstdint>\n";
+constexpr std::string_view kStdintH =
+    "// kforge: <stdint.h> for NVRTC\n#pragma once\n#include <cuda/std/cstdint>\n";
 
 constexpr std::string_view kCstdint = R"h(// kforge: <cstdint> for NVRTC
 #pragma once
@@ -110,7 +111,8 @@ using ::intptr_t; using ::uintptr_t; using ::intmax_t; using ::uintmax_t;
 }
 )h";
 
-constexpr std::string_view kLimitsH = "// kforge: <limits.h> for NVRTC\n#pragma once\n#include <cuda/std/climits>\n";
+constexpr std::string_view kLimitsH =
+    "// kforge: <limits.h> for NVRTC\n#pragma once\n#include <cuda/std/climits>\n";
 constexpr std::string_view kClimits = "// kforge: <climits> for NVRTC\n#pragma once\n#include <limits.h>\n";
 
 // size_t, ptrdiff_t and NULL are NVRTC builtins; __INTADDR__ is the front end's constant address.
@@ -143,7 +145,8 @@ namespace std {
 using ::abs; using ::labs; using ::llabs; using ::malloc; using ::free;
 }
 )h";
-constexpr std::string_view kStringH = "// kforge: <string.h> for NVRTC (memcpy and memset are builtins)\n#pragma once\n";
+constexpr std::string_view kStringH =
+    "// kforge: <string.h> for NVRTC (memcpy and memset are builtins)\n#pragma once\n";
 constexpr std::string_view kCstring = R"h(// kforge: <cstring> for NVRTC
 #pragma once
 #include <string.h>
@@ -220,7 +223,8 @@ using cuda::std::make_index_sequence;
 )h";
 
 // The driver API is host code (NVRTC refuses its declarations); kernels take only its types.
-constexpr std::string_view kCudaH = R"h(// kforge: <cuda.h> for NVRTC: the runtime header and the driver API's device-side types
+constexpr std::string_view kCudaH =
+    R"h(// kforge: <cuda.h> for NVRTC: the runtime header and the driver API's device-side types
 #pragma once
 #include <cuda_runtime.h>
 typedef unsigned long long CUdeviceptr;
@@ -229,6 +233,8 @@ typedef struct CUtensorMap_st {
 } CUtensorMap;
 )h";
 
+// One header a line.
+// clang-format off
 constexpr std::array<HeaderShim, 52> kHeaderShims = {{
     {"math.h", kMathH, "", ""},
     {"cmath", kCmath, "math.h", ""},
@@ -283,20 +289,22 @@ constexpr std::array<HeaderShim, 52> kHeaderShims = {{
     {"numeric", "", "", kHostLibrary},
     {"iterator", "", "", kHostLibrary},
 }};
+// clang-format on
 
 }  // namespace
 
 const HeaderShim* FindHeaderShim(std::string_view header) {
   for (const HeaderShim& shim : kHeaderShims) {
-    const bool match = shim.name.back() == '/'
-                           ? header.size() > shim.name.size() && header.substr(0, shim.name.size()) == shim.name
-                           : header == shim.name;
+    const bool match = shim.name.back() == '/' ? header.size() > shim.name.size() &&
+                                                     header.substr(0, shim.name.size()) == shim.name
+                                               : header == shim.name;
     if (match) return &shim;
   }
   return nullptr;
 }
 
-std::vector<InMemoryHeader> ShimsFor(const std::vector<std::string>& headers, std::vector<std::string>* warnings) {
+std::vector<InMemoryHeader> ShimsFor(const std::vector<std::string>& headers,
+                                     std::vector<std::string>* warnings) {
   std::vector<InMemoryHeader> out;
   auto added = [&out](std::string_view name) {
     return std::any_of(out.begin(), out.end(), [&](const InMemoryHeader& h) { return h.name == name; });

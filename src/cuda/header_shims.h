@@ -33,6 +33,7 @@ struct InMemoryHeader {
 
 /// The in-memory headers a source that names `headers` needs: the shims among them and the ones
 /// those include, each once. Appends one warning per dropped header to `warnings`.
-std::vector<InMemoryHeader> ShimsFor(const std::vector<std::string>& headers, std::vector<std::string>* warnings);
+std::vector<InMemoryHeader> ShimsFor(const std::vector<std::string>& headers,
+                                     std::vector<std::string>* warnings);
 
 }  // namespace kforge::cuda::internal

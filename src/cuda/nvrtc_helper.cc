@@ -75,15 +75,19 @@ std::string HowItEnded(int status) {
 nlohmann::json JobToJson(const NvrtcJob& job, std::chrono::milliseconds budget) {
   nlohmann::json headers = nlohmann::json::array();
   for (const InMemoryHeader& h : job.headers) headers.push_back({h.name, h.text});
-  return {{"source", job.source},   {"name", job.name},
-          {"options", job.options}, {"headers", headers},
-          {"name_expressions", job.name_expressions}, {"budget_ms", std::max<int64_t>(0, budget.count())}};
+  return {{"source", job.source},
+          {"name", job.name},
+          {"options", job.options},
+          {"headers", headers},
+          {"name_expressions", job.name_expressions},
+          {"budget_ms", std::max<int64_t>(0, budget.count())}};
 }
 
 NvrtcOutcome OutcomeFromJson(const nlohmann::json& j) {
   NvrtcOutcome out;
   const std::string result = j.at("result").get<std::string>();
-  if (result == "failure") throw std::runtime_error("NVRTC helper: " + j.value("message", std::string("failed")));
+  if (result == "failure")
+    throw std::runtime_error("NVRTC helper: " + j.value("message", std::string("failed")));
   if (result == "success") {
     out.kind = NvrtcOutcome::Kind::kSuccess;
   } else if (result == "compile_error") {
@@ -103,8 +107,10 @@ NvrtcOutcome OutcomeFromJson(const nlohmann::json& j) {
     if (!cubin.ok()) throw std::runtime_error("NVRTC helper: bad CUBIN encoding");
     out.cubin = std::move(*cubin);
   }
-  if (j.contains("lowered_names")) out.lowered_names = j.at("lowered_names").get<std::map<std::string, std::string>>();
-  if (j.contains("opened") && j.at("opened").is_array()) out.opened = j.at("opened").get<std::vector<std::string>>();
+  if (j.contains("lowered_names"))
+    out.lowered_names = j.at("lowered_names").get<std::map<std::string, std::string>>();
+  if (j.contains("opened") && j.at("opened").is_array())
+    out.opened = j.at("opened").get<std::vector<std::string>>();
   return out;
 }
 
@@ -121,7 +127,8 @@ bool WriteFrame(int fd, std::string_view payload) {
 bool ReadFrame(int fd, std::string* payload, std::optional<Clock::time_point> deadline) {
   unsigned char header[4];
   if (!ReceiveAll(fd, reinterpret_cast<char*>(header), 4, deadline)) return false;
-  const size_t n = size_t{header[0]} | size_t{header[1]} << 8 | size_t{header[2]} << 16 | size_t{header[3]} << 24;
+  const size_t n =
+      size_t{header[0]} | size_t{header[1]} << 8 | size_t{header[2]} << 16 | size_t{header[3]} << 24;
   if (n > kMaxFrameBytes) return false;
   payload->resize(n);
   return ReceiveAll(fd, payload->data(), n, deadline);
@@ -251,7 +258,9 @@ std::unique_ptr<NvrtcHelpers::Helper> NvrtcHelpers::Take(Clock::time_point deadl
 }
 
 NvrtcOutcome NvrtcHelpers::Run(const NvrtcJob& job, Clock::time_point deadline) {
-  const auto budget = [&] { return std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()); };
+  const auto budget = [&] {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+  };
   std::unique_ptr<Helper> helper = Take(deadline);
   if (!helper->Send(JobToJson(job, budget()).dump())) {
     // An idle helper that has gone away (killed from outside) is replaced once.

@@ -43,8 +43,8 @@ class Program {
       texts.push_back(h.text.c_str());
       names.push_back(h.name.c_str());
     }
-    KFORGE_NVRTC_CHECK(nvrtcCreateProgram(&prog_, source.c_str(), name.c_str(), static_cast<int>(headers.size()),
-                                          texts.data(), names.data()));
+    KFORGE_NVRTC_CHECK(nvrtcCreateProgram(&prog_, source.c_str(), name.c_str(),
+                                          static_cast<int>(headers.size()), texts.data(), names.data()));
   }
   ~Program() { nvrtcDestroyProgram(&prog_); }
   Program(const Program&) = delete;
@@ -122,7 +122,8 @@ nlohmann::json Compile(const nlohmann::json& job, const std::filesystem::path& d
   nlohmann::json lowered = nlohmann::json::object();
   for (const std::string& n : names) {
     const char* symbol = nullptr;
-    if (nvrtcGetLoweredName(prog.get(), n.c_str(), &symbol) == NVRTC_SUCCESS && symbol != nullptr) lowered[n] = symbol;
+    if (nvrtcGetLoweredName(prog.get(), n.c_str(), &symbol) == NVRTC_SUCCESS && symbol != nullptr)
+      lowered[n] = symbol;
   }
   out["lowered_names"] = lowered;
   std::vector<std::string> opened;

@@ -86,7 +86,8 @@ std::vector<std::string> NameExpressions(const common::Solution& solution) {
     const bool plain = std::all_of(step.kernel.begin(), step.kernel.end(), [](char c) {
       return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
     });
-    if (!plain && std::find(names.begin(), names.end(), step.kernel) == names.end()) names.push_back(step.kernel);
+    if (!plain && std::find(names.begin(), names.end(), step.kernel) == names.end())
+      names.push_back(step.kernel);
   }
   return names;
 }
@@ -138,12 +139,9 @@ bool FinishCompile(Job& job) {
     return false;
   }
   nlohmann::json kernels = cuda::KernelsToJson(result.kernels);
-  job.verdict.compile = {{"ms", result.wall_ms},
-                         {"cached", result.cached},
-                         {"log", result.log},
-                         {"arch", job.verdict.toolchain.value("arch", "")},
-                         {"kernels", kernels},
-                         {"warnings", result.warnings}};
+  job.verdict.compile = {{"ms", result.wall_ms}, {"cached", result.cached},
+                         {"log", result.log},    {"arch", job.verdict.toolchain.value("arch", "")},
+                         {"kernels", kernels},   {"warnings", result.warnings}};
   if (result.status != cuda::CompileStatus::kOk) {
     // A compile that outlives its deadline is a compile error: `timeout` is for kernels that hang.
     VerdictStatus status = result.status == cuda::CompileStatus::kInvalidSolution

@@ -52,7 +52,8 @@ class CompileCliTest : public ::testing::Test {
 TEST_F(CompileCliTest, ExpansionBombIsACompileErrorAtTheDeadlineAndTheProcessExits) {
   std::string bomb = "#define A0 x x\n";
   for (int i = 1; i <= 60; ++i) {
-    bomb += "#define A" + std::to_string(i) + " A" + std::to_string(i - 1) + " A" + std::to_string(i - 1) + "\n";
+    bomb +=
+        "#define A" + std::to_string(i) + " A" + std::to_string(i - 1) + " A" + std::to_string(i - 1) + "\n";
   }
   bomb += "extern \"C\" __global__ void relu(const float* x, float* y, long long n) { A60; }\n";
   const std::string file = Write("bomb.json", bomb, "relu");
@@ -81,16 +82,20 @@ TEST_F(CompileCliTest, VerdictsOfTheCompileStage) {
   const std::vector<Case> cases = {
       {Write("headers.json",
              "#include <torch/extension.h>\n#include <math.h>\n#include <cfloat>\n#include <cstdint>\n"
-             "extern \"C\" __global__ void relu" + relu_body,
+             "extern \"C\" __global__ void relu" +
+                 relu_body,
              "relu"),
        "ok", "", "#include <torch/extension.h> dropped: not needed: host code is not part of a solution"},
-      {Write("template.json", "template <typename T>\n__global__ void relu" + relu_body, "relu<float>"), "ok", "",
-       "_Z4reluIfE"},
+      {Write("template.json", "template <typename T>\n__global__ void relu" + relu_body, "relu<float>"), "ok",
+       "", "_Z4reluIfE"},
       {Write("cxx_kernel.json", "__global__ void relu" + relu_body, "relu"), "ok", "", "_Z4reluPKfPfx"},
-      {Write("missing.json", "template <typename T>\n__global__ void relu" + relu_body, "relu"), "invalid_solution",
+      {Write("missing.json", "template <typename T>\n__global__ void relu" + relu_body, "relu"),
+       "invalid_solution",
        "launches[0].kernel: no kernel \"relu\" in the compiled source; the source has no kernels", ""},
-      {Write("missing_instance.json", "template <typename T>\n__global__ void relu" + relu_body, "gelu<float>"),
-       "invalid_solution", "launches[0].kernel: no kernel \"gelu<float>\": identifier \"gelu\" is undefined", ""},
+      {Write("missing_instance.json", "template <typename T>\n__global__ void relu" + relu_body,
+             "gelu<float>"),
+       "invalid_solution", "launches[0].kernel: no kernel \"gelu<float>\": identifier \"gelu\" is undefined",
+       ""},
       {Write("path_in_literal.json",
              "extern \"C\" __global__ void relu(const float* x, float* y, long long n) {\n"
              "  const char* p = \"/etc/passwd\"; y[0] = undefined_name;\n}\n",
@@ -107,7 +112,8 @@ TEST_F(CompileCliTest, VerdictsOfTheCompileStage) {
     EXPECT_EQ(v.value("status", ""), cases[i].status) << cases[i].file << ": " << v.value("message", "");
     EXPECT_NE(v.value("message", "").find(cases[i].message), std::string::npos)
         << cases[i].file << ": " << v.value("message", "");
-    EXPECT_NE(v["compile"].dump().find(cases[i].compile), std::string::npos) << cases[i].file << ": " << v["compile"];
+    EXPECT_NE(v["compile"].dump().find(cases[i].compile), std::string::npos)
+        << cases[i].file << ": " << v["compile"];
   }
 }
 
@@ -115,7 +121,8 @@ TEST_F(CompileCliTest, VerdictsOfTheCompileStage) {
 // compile and pass the static plan check here, without a GPU.
 TEST_F(CompileCliTest, DeviceLibrarySolutionsCompile) {
   std::vector<std::string> files;
-  for (const auto& entry : fs::directory_iterator(fs::path(KFORGE_SOURCE_DIR) / "tests/verify/device_libraries")) {
+  for (const auto& entry :
+       fs::directory_iterator(fs::path(KFORGE_SOURCE_DIR) / "tests/verify/device_libraries")) {
     files.push_back(entry.path().string());
   }
   ASSERT_EQ(files.size(), 3u);
@@ -123,8 +130,9 @@ TEST_F(CompileCliTest, DeviceLibrarySolutionsCompile) {
   const std::vector<nlohmann::json> verdicts = kforge::fakes::JsonLines(run.out);
   ASSERT_EQ(verdicts.size(), files.size()) << run.out;
   for (const nlohmann::json& v : verdicts) {
-    EXPECT_EQ(v.value("status", ""), "ok") << v.value("solution", "") << ": " << v.value("message", "") << "\n"
-                                          << v["compile"].value("log", "");
+    EXPECT_EQ(v.value("status", ""), "ok")
+        << v.value("solution", "") << ": " << v.value("message", "") << "\n"
+        << v["compile"].value("log", "");
   }
   EXPECT_EQ(run.exit_code, 0);
 }

@@ -53,9 +53,11 @@ TEST(LogNamesOnlyAllowedFiles, Table) {
       {"math.h(4): error: x\ntorch/extension.h(1): warning: y\n", true},
       {"__nv_name_map(2): error: identifier \"k\" is undefined\n", true},
       {"__nv_nvrtc_builtin_header.h(9): error: x\n", true},
-      {"kernel.cu(1): error: x\n  detected during instantiation of \"f<int>\" at line 7 of /c/include/cub/a.cuh\n",
+      {"kernel.cu(1): error: x\n  detected during instantiation of \"f<int>\" at line 7 of "
+       "/c/include/cub/a.cuh\n",
        true},
-      {"kernel.cu(1): error: x\n  detected during instantiation of \"f<int>\" at line 7 of /home/u/a.h\n", false},
+      {"kernel.cu(1): error: x\n  detected during instantiation of \"f<int>\" at line 7 of /home/u/a.h\n",
+       false},
       {"kernel.cu(1): error: x\n  detected during instantiation of \"f<int>\" at line 7\n", true},
       // Paths that are not file reads: source lines quoted under a diagnostic, prose, literals.
       {"kernel.cu(3): error: expected a \";\"\n  const char* p = \"/etc/passwd\" x\n    ^\n", true},
@@ -69,8 +71,9 @@ TEST(LogNamesOnlyAllowedFiles, Table) {
 }
 
 TEST(FilesNamedInLog, LocationsAndInstantiationContexts) {
-  EXPECT_EQ(FilesNamedInLog("a.cu(1): error: x\n  \"/q/r\"\n  at line 3 of /x/y.h\nat line 4\nb.h(2): note\n"),
-            (std::vector<std::string>{"a.cu", "/x/y.h", "b.h"}));
+  EXPECT_EQ(
+      FilesNamedInLog("a.cu(1): error: x\n  \"/q/r\"\n  at line 3 of /x/y.h\nat line 4\nb.h(2): note\n"),
+      (std::vector<std::string>{"a.cu", "/x/y.h", "b.h"}));
 }
 
 TEST(NameMap, ErrorsAreAttributedToTheirNames) {

@@ -41,7 +41,8 @@ std::vector<int> Children() {
 // About 60 lines of nested #defines: 2^60 tokens, all in the preprocessor.
 std::string ExpansionBomb() {
   std::string s = "#define A0 x x\n";
-  for (int i = 1; i <= 60; ++i) s += "#define A" + std::to_string(i) + " A" + std::to_string(i - 1) + " A" + std::to_string(i - 1) + "\n";
+  for (int i = 1; i <= 60; ++i)
+    s += "#define A" + std::to_string(i) + " A" + std::to_string(i - 1) + " A" + std::to_string(i - 1) + "\n";
   return s + "extern \"C\" __global__ void k(float* p) { int x = 0; A60; }\n";
 }
 
@@ -62,7 +63,8 @@ TEST(CompileProcess, ExpansionBombIsKilledAtTheDeadlineAndNothingOutlivesTheComp
   request.source = ExpansionBomb();
   const auto start = Clock::now();
   const CompileResult r = compiler->Compile(request);
-  EXPECT_LT(Clock::now() - start, std::chrono::milliseconds(1500 + 1000)) << "Compile returns at the deadline";
+  EXPECT_LT(Clock::now() - start, std::chrono::milliseconds(1500 + 1000))
+      << "Compile returns at the deadline";
   EXPECT_EQ(r.status, CompileStatus::kTimeout) << r.message;
   EXPECT_EQ(r.message, "compile exceeded the 1500 ms deadline");
   EXPECT_TRUE(Children().empty()) << "the stuck compile's process is killed, not abandoned";

@@ -252,18 +252,21 @@ TEST_F(CompilerTest, AbsolutePathsInTheSourceAreNotFileReads) {
   };
   const Row rows[] = {
       {"string_literal",
-       "extern \"C\" __global__ void k(float* x) {\n  const char* p = \"/etc/passwd\"; x[0] = undefined_name;\n}\n",
+       "extern \"C\" __global__ void k(float* x) {\n  const char* p = \"/etc/passwd\"; x[0] = "
+       "undefined_name;\n}\n",
        CompileStatus::kCompileError, "identifier \"undefined_name\" is undefined"},
       {"literal_on_the_error_line",
        "extern \"C\" __global__ void k(float* x) {\n  x[0] = sizeof(\"/home/user/.ssh/id_rsa\") + nope;\n}\n",
        CompileStatus::kCompileError, "/home/user/.ssh/id_rsa"},
       {"static_assert_message",
-       "static_assert(sizeof(int) == 3, \"/etc/shadow(1): error: fake\");\nextern \"C\" __global__ void k() {}\n",
+       "static_assert(sizeof(int) == 3, \"/etc/shadow(1): error: fake\");\nextern \"C\" __global__ void k() "
+       "{}\n",
        CompileStatus::kCompileError, "static assertion failed"},
       {"error_directive", "#error see /usr/local/secret/config.h\n", CompileStatus::kCompileError,
        "/usr/local/secret/config.h"},
       {"warning_quoting_a_path",
-       "extern \"C\" __global__ void k(float* x) {\n  const char* unused = \"/etc/passwd\";\n  x[0] = 1.f;\n}\n",
+       "extern \"C\" __global__ void k(float* x) {\n  const char* unused = \"/etc/passwd\";\n  x[0] = "
+       "1.f;\n}\n",
        CompileStatus::kOk, "\"/etc/passwd\""},
   };
   const Compiler compiler(Options(false));

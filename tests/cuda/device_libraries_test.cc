@@ -80,7 +80,8 @@ extern "C" __global__ void convert(const __half* h, const __nv_bfloat16* b, __nv
 }
 )";
 
-const char* kWgmma = R"(extern "C" __global__ void wgmma_m64n8k16(float* out, unsigned long long da, unsigned long long db) {
+const char* kWgmma =
+    R"(extern "C" __global__ void wgmma_m64n8k16(float* out, unsigned long long da, unsigned long long db) {
   float d0 = 0.f, d1 = 0.f, d2 = 0.f, d3 = 0.f;
   asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
   asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %6, 0;\n"
@@ -122,7 +123,8 @@ std::vector<LibraryCase> Cases() {
       {"fp16_bf16_fp8", kFloatTypes, "sm_90a", CompileStatus::kOk, "convert"},
       {"wgmma_inline_ptx", kWgmma, "sm_90a", CompileStatus::kOk, "wgmma_m64n8k16"},
       // wgmma exists only on sm_90a: the arch reaches ptxas, and its error is the log.
-      {"wgmma_needs_sm90a", kWgmma, "sm_90", CompileStatus::kCompileError, "not supported on .target 'sm_90'"},
+      {"wgmma_needs_sm90a", kWgmma, "sm_90", CompileStatus::kCompileError,
+       "not supported on .target 'sm_90'"},
       {"tma_inline_ptx", kTma, "sm_90a", CompileStatus::kOk, "tma_load"},
   };
 }

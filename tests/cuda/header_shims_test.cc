@@ -23,8 +23,9 @@ struct HeaderCase {
 
 // Each source checks meanings with static_assert, so a wrong definition fails the compile.
 std::vector<HeaderCase> Cases() {
-  const std::string same = "template <class A, class B> struct same { static constexpr bool v = false; };\n"
-                           "template <class A> struct same<A, A> { static constexpr bool v = true; };\n";
+  const std::string same =
+      "template <class A, class B> struct same { static constexpr bool v = false; };\n"
+      "template <class A> struct same<A, A> { static constexpr bool v = true; };\n";
   return {
       {"math_h",
        "#include <math.h>\n"
@@ -32,7 +33,8 @@ std::vector<HeaderCase> Cases() {
        "static_assert(HUGE_VALF == INFINITY && HUGE_VAL > 1e308, \"\");\n"
        "static_assert(M_PI > 3.14159 && M_PI < 3.1416, \"\");\n"
        "__device__ const float kNegInf = -INFINITY;\n"
-       "extern \"C\" __global__ void k(float* x) { x[0] = fmaxf(sqrtf(x[1]), kNegInf) + (isnan(x[2]) ? NAN : 0.f); }\n",
+       "extern \"C\" __global__ void k(float* x) { x[0] = fmaxf(sqrtf(x[1]), kNegInf) + (isnan(x[2]) ? NAN : "
+       "0.f); }\n",
        {}},
       {"cmath",
        "#include <cmath>\n" + same +
@@ -41,7 +43,8 @@ std::vector<HeaderCase> Cases() {
            "  static_assert(same<decltype(std::sqrt(x[0])), float>::v, \"\");\n"
            "  static_assert(same<decltype(std::exp(d[0])), double>::v, \"\");\n"
            "  static_assert(same<decltype(std::pow(x[0], 2)), float>::v, \"\");\n"
-           "  x[0] = std::tanh(x[1]) + std::fmax(x[2], x[3]) + std::round(x[4]) + (std::isinf(x[5]) ? 1.f : 0.f);\n"
+           "  x[0] = std::tanh(x[1]) + std::fmax(x[2], x[3]) + std::round(x[4]) + (std::isinf(x[5]) ? 1.f : "
+           "0.f);\n"
            "  d[0] = std::floor(d[1]) + std::abs(-3) + M_PI;\n}\n",
        {}},
       {"float_h_and_cfloat",
@@ -70,13 +73,15 @@ std::vector<HeaderCase> Cases() {
       {"algorithm",
        "#include <algorithm>\n"
        "static_assert(std::min(3, 4) == 3 && std::max(3, 4) == 4 && std::clamp(9, 0, 5) == 5, \"\");\n"
-       "struct Greater {\n  __host__ __device__ constexpr bool operator()(int a, int b) const { return a > b; }\n};\n"
+       "struct Greater {\n  __host__ __device__ constexpr bool operator()(int a, int b) const { return a > "
+       "b; }\n};\n"
        "static_assert(std::max(1, 2, Greater()) == 1 && std::min(1, 2, Greater()) == 2, \"\");\n"
        "extern \"C\" __global__ void k(float* x) { x[0] = std::min(x[1], x[2]) + std::max(x[3], 0.f); }\n",
        {}},
       {"stdio_stdlib_string_assert_stddef",
        "#include <stdio.h>\n#include <cstdio>\n#include <stdlib.h>\n#include <cstdlib>\n#include <string.h>\n"
-       "#include <cstring>\n#include <assert.h>\n#include <cassert>\n#include <stddef.h>\n#include <cstddef>\n"
+       "#include <cstring>\n#include <assert.h>\n#include <cassert>\n#include <stddef.h>\n#include "
+       "<cstddef>\n"
        "struct P { int a; float b; };\nstatic_assert(offsetof(P, b) == 4, \"\");\n"
        "extern \"C\" __global__ void k(float* x) {\n  assert(x != NULL);\n  std::size_t n = sizeof(P);\n"
        "  if (threadIdx.x == 0) std::printf(\"%d %f\\n\", std::abs(-2), x[0]);\n"
@@ -84,7 +89,8 @@ std::vector<HeaderCase> Cases() {
        {}},
       {"cuda_h_and_runtime",
        "#include <cuda.h>\n#include <cuda_runtime.h>\n#include <cuda_runtime_api.h>\n"
-       "static_assert(sizeof(CUdeviceptr) == 8 && sizeof(CUtensorMap) == 128 && alignof(CUtensorMap) == 64, \"\");\n"
+       "static_assert(sizeof(CUdeviceptr) == 8 && sizeof(CUtensorMap) == 128 && alignof(CUtensorMap) == 64, "
+       "\"\");\n"
        "extern \"C\" __global__ void k(float* x) { x[threadIdx.x] = 0.f; }\n",
        {}},
       {"type_traits_and_utility",
@@ -155,7 +161,8 @@ TEST(HeaderShims, ErrorsInsideAShimAreCompileErrorsThatNameIt) {
 }
 
 TEST(HeaderShims, WarningsAreRecomputedForCachedResults) {
-  const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("kforge-shim-cache-" + std::to_string(getpid()));
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("kforge-shim-cache-" + std::to_string(getpid()));
   CompilerOptions options;
   options.cache_dir = dir;
   const Compiler compiler(options);
@@ -187,10 +194,11 @@ TEST(HeaderShims, FindByNameAndFamily) {
     const char* header;
     bool found;
   };
-  const Row rows[] = {{"math.h", true},       {"cmath", true},      {"ATen/ATen.h", true},
-                      {"torch/", false},      {"torchx/y.h", false}, {"cuda_fp16.h", false},
-                      {"math", false},        {"Python.h", true},    {"vector", true}};
-  for (const Row& row : rows) EXPECT_EQ(internal::FindHeaderShim(row.header) != nullptr, row.found) << row.header;
+  const Row rows[] = {{"math.h", true},  {"cmath", true},       {"ATen/ATen.h", true},
+                      {"torch/", false}, {"torchx/y.h", false}, {"cuda_fp16.h", false},
+                      {"math", false},   {"Python.h", true},    {"vector", true}};
+  for (const Row& row : rows)
+    EXPECT_EQ(internal::FindHeaderShim(row.header) != nullptr, row.found) << row.header;
 }
 
 }  // namespace

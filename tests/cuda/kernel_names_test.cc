@@ -32,16 +32,16 @@ __global__ void hidden(float* p) { p[0] = 6.f; }
 )";
 
 struct NameCase {
-  const char* launch;  // what a launch names
-  bool expression;     // handed to NVRTC as a name expression
-  std::string symbol;  // the symbol found ("...x": one ending in x), or "" when none is
+  const char* launch;                // what a launch names
+  bool expression;                   // handed to NVRTC as a name expression
+  std::string symbol;                // the symbol found ("...x": one ending in x), or "" when none is
   std::vector<std::string> message;  // parts of the NotFound message
 };
 
 std::vector<NameCase> Cases() {
-  const std::vector<std::string> listing = {"the source has", "cfun", "plain(float*)",
-                                            "softmax<double, 64>(double const*, double*)",
-                                            "a template kernel is named by an instance, as in \"softmax<float, 256>\""};
+  const std::vector<std::string> listing = {
+      "the source has", "cfun", "plain(float*)", "softmax<double, 64>(double const*, double*)",
+      "a template kernel is named by an instance, as in \"softmax<float, 256>\""};
   auto with = [&](std::vector<std::string> parts) {
     parts.insert(parts.end(), listing.begin(), listing.end());
     return parts;
@@ -61,7 +61,9 @@ std::vector<NameCase> Cases() {
       {"nosuch", false, "", with({"no kernel \"nosuch\" in the compiled source"})},
       {"softmax<float>", true, "", with({"no kernel \"softmax<float>\": cannot determine which instance"})},
       {"nosuch<int>", true, "", with({"no kernel \"nosuch<int>\": identifier \"nosuch\" is undefined"})},
-      {"helper<float>", true, "", with({"no kernel \"helper<float>\": Name expression cannot form address of a non-__global__ function"})},
+      {"helper<float>", true, "",
+       with({"no kernel \"helper<float>\": Name expression cannot form address of a non-__global__ "
+             "function"})},
       {"over", false, "", with({"several kernels are named \"over\""})},
   };
 }
@@ -88,7 +90,8 @@ TEST_P(KernelNamesTest, Resolves) {
     ASSERT_TRUE(symbol.ok()) << symbol.status().message();
     if (c.symbol.rfind("...", 0) == 0) {
       const std::string end = c.symbol.substr(3);
-      EXPECT_TRUE(symbol->size() > end.size() && symbol->substr(symbol->size() - end.size()) == end) << *symbol;
+      EXPECT_TRUE(symbol->size() > end.size() && symbol->substr(symbol->size() - end.size()) == end)
+          << *symbol;
     } else {
       EXPECT_EQ(*symbol, c.symbol);
     }
@@ -103,7 +106,8 @@ TEST_P(KernelNamesTest, Resolves) {
 
 INSTANTIATE_TEST_SUITE_P(Table, KernelNamesTest, ::testing::ValuesIn(Cases()), [](const auto& info) {
   std::string name;
-  for (const char c : std::string(info.param.launch)) name += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  for (const char c : std::string(info.param.launch))
+    name += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
   return name + "_" + std::to_string(info.index);
 });
 

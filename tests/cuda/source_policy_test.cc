@@ -59,8 +59,10 @@ std::vector<PolicyCase> Cases() {
        "#include <stdio.h>\n#include <math.h>\n#include <cfloat>\n#include <cstdint>\n#include <limits>\n"
        "#include <algorithm>\n#include <cuda.h>\n#include <vector>\n",
        true, ""},
-      {"host_only_headers", "#include <torch/extension.h>\n#include <ATen/cuda/CUDAContext.h>\n"
-       "#include <c10/cuda/CUDAGuard.h>\n#include <pybind11/pybind11.h>\n", true, ""},
+      {"host_only_headers",
+       "#include <torch/extension.h>\n#include <ATen/cuda/CUDAContext.h>\n"
+       "#include <c10/cuda/CUDAGuard.h>\n#include <pybind11/pybind11.h>\n",
+       true, ""},
       {"host_header_dotdot", "#include <torch/../../etc/passwd>\n", false, "is not allowed"},
       {"torch_alone", "#include <torch/>\n", false, "is not allowed"},
       {"libstdcxx_internals", "#include <bits/stdc++.h>\n", false, "is not allowed"},
