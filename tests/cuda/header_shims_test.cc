@@ -148,6 +148,31 @@ TEST_P(HeaderShimsTest, CompilesAndWarns) {
 INSTANTIATE_TEST_SUITE_P(Table, HeaderShimsTest, ::testing::ValuesIn(Cases()),
                          [](const auto& info) { return std::string(info.param.name); });
 
+TEST(HeaderShims, EveryShimCompilesUnderEachAllowedDialect) {
+  std::string source;
+  for (const char* h :
+       {"math.h",   "cmath",   "float.h",   "cfloat", "stdint.h",    "cstdint", "limits.h", "climits",
+        "stddef.h", "cstddef", "stdio.h",   "cstdio", "stdlib.h",    "cstdlib", "string.h", "cstring",
+        "assert.h", "cassert", "algorithm", "limits", "type_traits", "utility", "cuda.h"}) {
+    source += std::string("#include <") + h + ">\n";
+  }
+  source +=
+      "extern \"C\" __global__ void k(float* x) { x[0] = std::min(FLT_MAX, INFINITY) + (int64_t)INT_MAX; }\n";
+  CompilerOptions options;
+  options.use_cache = false;
+  const Compiler compiler(options);
+  for (const std::vector<std::string>& flags : std::vector<std::vector<std::string>>{
+           {}, {"--std=c++20"}, {"-default-device"}, {"--use_fast_math", "-std=c++17"}}) {
+    CompileRequest request;
+    request.source = source;
+    request.options = flags;
+    const CompileResult r = compiler.Compile(request);
+    EXPECT_EQ(r.status, CompileStatus::kOk) << ::testing::PrintToString(flags) << ": " << r.message << "\n"
+                                            << r.log;
+    EXPECT_TRUE(r.warnings.empty());
+  }
+}
+
 TEST(HeaderShims, ErrorsInsideAShimAreCompileErrorsThatNameIt) {
   CompilerOptions options;
   options.use_cache = false;
