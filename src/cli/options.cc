@@ -37,6 +37,9 @@ void AddGpuRunFlags(CLI::App& sub, GpuRunFlags& flags, std::string& arch) {
   sub.add_option("--kernel-timeout", flags.kernel_timeout_s, "Seconds a candidate's launches may run")
       ->default_val(10)
       ->check(CLI::Range(0.01, 3600.0));
+  sub.add_option("--compile-timeout", flags.compile_timeout_s, "Seconds one NVRTC compile may take")
+      ->default_val(30)
+      ->check(CLI::Range(0.1, 3600.0));
   sub.add_flag("--no-cache", flags.no_cache, "Do not use the on-disk CUBIN cache");
 }
 
@@ -46,6 +49,7 @@ Status ApplyGpuRunFlags(const GpuRunFlags& flags, verify::VerifyOptions& options
   if (flags.seed_option != nullptr && flags.seed_option->count() > 0) options.seed = flags.seed;
   options.devices = *devices;
   options.kernel_timeout = std::chrono::milliseconds(static_cast<int64_t>(flags.kernel_timeout_s * 1000));
+  options.compile_timeout = std::chrono::milliseconds(static_cast<int64_t>(flags.compile_timeout_s * 1000));
   options.use_cache = !flags.no_cache;
   options.worker_program = SelfExecutable();
   return Status::Ok();

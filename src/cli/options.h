@@ -33,13 +33,15 @@ struct GpuRunFlags {
   CLI::Option* seed_option = nullptr;  ///< counts whether --seed was given
   std::string devices = "0";
   double kernel_timeout_s = 10;
+  double compile_timeout_s = 30;
   bool no_cache = false;
 };
 
-/// Adds --seed, --devices, --arch (into `arch`), --kernel-timeout and --no-cache.
+/// Adds --seed, --devices, --arch (into `arch`), --kernel-timeout, --compile-timeout and --no-cache.
 void AddGpuRunFlags(CLI::App& sub, GpuRunFlags& flags, std::string& arch);
 
-/// Sets the seed (when given), devices, kernel timeout, cache use and worker program of `options`;
+/// Sets the seed (when given), devices, kernel and compile timeouts, cache use and worker program of
+/// `options`;
 /// InvalidArgument naming the flag when --devices is malformed.
 Status ApplyGpuRunFlags(const GpuRunFlags& flags, verify::VerifyOptions& options);
 

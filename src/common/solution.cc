@@ -103,8 +103,9 @@ StatusOr<LaunchStep> ReadStep(const nlohmann::json& value, const std::string& pa
   }
   KFORGE_RETURN_IF_ERROR(f.CheckObject({"kernel", "grid", "block", "shared_bytes", "args"}));
   KFORGE_ASSIGN_OR_RETURN(step.kernel, f.String("kernel"));
-  if (!IsTensorName(step.kernel) || step.kernel.find('.') != std::string::npos) {
-    return f.Error("kernel", "expected a C identifier");
+  if (!IsKernelName(step.kernel)) {
+    return f.Error(
+        "kernel", "expected a kernel name (an identifier, or a template instance such as \"k<float, 256>\")");
   }
   KFORGE_ASSIGN_OR_RETURN(const nlohmann::json* grid, f.Get("grid"));
   KFORGE_ASSIGN_OR_RETURN(step.grid, ReadDims(*grid, f.Child("grid")));
@@ -212,6 +213,19 @@ bool IsTensorName(std::string_view name) {
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '.') return false;
   }
   return true;
+}
+
+bool IsKernelName(std::string_view name) {
+  if (name.empty() || name.size() > 1024) return false;
+  if (!std::isalpha(static_cast<unsigned char>(name[0])) && name[0] != '_' && name[0] != ':') return false;
+  bool symbol = true;
+  for (char c : name) {
+    if (std::isalnum(static_cast<unsigned char>(c)) || c == '_') continue;
+    symbol = false;
+    if (c != ':' && c != '<' && c != '>' && c != ',' && c != ' ' && c != '*' && c != '&' && c != '-')
+      return false;
+  }
+  return symbol || name.size() <= 256;
 }
 
 StatusOr<Solution> SolutionFromJson(const nlohmann::json& json, const std::string& where) {

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -54,6 +55,31 @@ bool UnderDir(std::string_view path, const std::vector<std::string>& dirs) {
     if (StartsWith(normal, dir)) return true;
   }
   return false;
+}
+
+// "<file>(<line>): <rest>" at the start of a line.
+struct Location {
+  std::string_view file;
+  std::string_view rest;
+};
+
+std::optional<Location> ParseLocation(std::string_view line) {
+  const size_t paren = line.find('(');
+  if (paren == std::string_view::npos || paren == 0) return std::nullopt;
+  const size_t close = line.find("): ", paren);
+  if (close == std::string_view::npos) return std::nullopt;
+  const std::string_view digits = line.substr(paren + 1, close - paren - 1);
+  if (digits.empty() || !std::all_of(digits.begin(), digits.end(),
+                                     [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
+    return std::nullopt;
+  }
+  const std::string_view file = line.substr(0, paren);
+  if (file.find(' ') != std::string_view::npos) return std::nullopt;  // prose, not a location
+  return Location{file, line.substr(close + 3)};
+}
+
+bool IsError(std::string_view rest) {
+  return StartsWith(rest, "error") || StartsWith(rest, "catastrophic error");
 }
 
 }  // namespace
@@ -107,35 +133,70 @@ std::string ShortenPaths(std::string log, std::vector<PathAlias> aliases) {
   return log;
 }
 
-bool LogNamesOnlyAllowedFiles(std::string_view log, std::string_view program,
-                              const std::vector<std::string>& dirs) {
-  auto is_path_char = [](char c) {
-    return !(std::isspace(static_cast<unsigned char>(c)) || c == '"' || c == '\'' || c == '(' || c == ')' ||
-             c == ',' || c == ':' || c == ';' || c == '<' || c == '>' || c == '`');
-  };
-  for (size_t i = 0; i < log.size(); ++i) {
-    if (log[i] != '/' || (i > 0 && is_path_char(log[i - 1]))) continue;
-    size_t end = i;
-    while (end < log.size() && is_path_char(log[end])) ++end;
-    if (!UnderDir(log.substr(i, end - i), dirs)) return false;
-    i = end;
-  }
-  // Diagnostic locations: "<file>(<line>): " at the start of a line.
+std::vector<std::string> FilesNamedInLog(std::string_view log) {
+  std::vector<std::string> files;
   for (const std::string_view line : Lines(log)) {
-    const size_t paren = line.find('(');
-    if (paren == std::string_view::npos || paren == 0) continue;
-    const size_t close = line.find("): ", paren);
-    if (close == std::string_view::npos) continue;
-    const std::string_view digits = line.substr(paren + 1, close - paren - 1);
-    if (digits.empty() || !std::all_of(digits.begin(), digits.end(),
-                                       [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
-      continue;
+    if (std::optional<Location> at = ParseLocation(line)) files.emplace_back(at->file);
+    // "... at line 12 of /path/header.h" (the file is left out for the program itself).
+    for (size_t at = line.find(" at line "); at != std::string_view::npos;
+         at = line.find(" at line ", at + 1)) {
+      size_t i = at + 9;
+      const size_t digits = i;
+      while (i < line.size() && std::isdigit(static_cast<unsigned char>(line[i]))) ++i;
+      if (i == digits || line.substr(i, 4) != " of ") continue;
+      i += 4;
+      size_t end = i;
+      while (end < line.size() && !std::isspace(static_cast<unsigned char>(line[end]))) ++end;
+      if (end > i) files.emplace_back(line.substr(i, end - i));
     }
-    const std::string_view file = line.substr(0, paren);
-    if (file.find(' ') != std::string_view::npos) continue;  // prose, not a location
-    if (file != program && !UnderDir(file, dirs)) return false;
+  }
+  return files;
+}
+
+bool LogNamesOnlyAllowedFiles(std::string_view log, std::string_view program,
+                              const std::vector<std::string>& dirs,
+                              const std::vector<std::string>& in_memory) {
+  for (const std::string& file : FilesNamedInLog(log)) {
+    if (file != program && !IsAllowedOpenedFile(file, dirs, in_memory)) return false;
   }
   return true;
+}
+
+bool ErrorsOnlyInNameMap(std::string_view log) {
+  bool any = false;
+  for (const std::string_view line : Lines(log)) {
+    const std::optional<Location> at = ParseLocation(line);
+    if (!at || !IsError(at->rest)) continue;
+    if (at->file != kNameMapFile) return false;
+    any = true;
+  }
+  return any;
+}
+
+std::map<std::string, std::string> NameMapErrors(std::string_view log,
+                                                 const std::vector<std::string>& names) {
+  std::map<std::string, std::string> errors;
+  const std::vector<std::string_view> lines = Lines(log);
+  for (size_t i = 0; i + 1 < lines.size(); ++i) {
+    const std::optional<Location> at = ParseLocation(lines[i]);
+    if (!at || at->file != kNameMapFile || !IsError(at->rest)) continue;
+    std::string_view quoted = lines[i + 1];
+    while (!quoted.empty() && quoted.front() == ' ') quoted.remove_prefix(1);
+    constexpr std::string_view kPragma = "#pragma nv_mangled_name ";
+    if (quoted.substr(0, kPragma.size()) != kPragma) continue;
+    quoted.remove_prefix(kPragma.size());
+    while (!quoted.empty() && std::isspace(static_cast<unsigned char>(quoted.back())))
+      quoted.remove_suffix(1);
+    for (const std::string& name : names) {
+      if (name == quoted && !errors.count(name)) {
+        std::string_view text = at->rest;
+        const size_t colon = text.find(": ");
+        if (colon != std::string_view::npos) text.remove_prefix(colon + 2);  // past "error: "
+        errors[name] = std::string(text.substr(0, 200));
+      }
+    }
+  }
+  return errors;
 }
 
 bool ReadOpenedHeaders(const std::string& trace_json, std::vector<std::string>* headers) {
@@ -152,9 +213,12 @@ bool ReadOpenedHeaders(const std::string& trace_json, std::vector<std::string>* 
   return true;
 }
 
-bool IsAllowedOpenedFile(std::string_view path, const std::vector<std::string>& dirs) {
+bool IsAllowedOpenedFile(std::string_view path, const std::vector<std::string>& dirs,
+                         const std::vector<std::string>& in_memory) {
   // NVRTC's builtin headers have bare names such as __nv_nvrtc_builtin_header.h.
   if (StartsWith(path, "__nv") && path.find('/') == std::string_view::npos) return true;
+  // The helper's working directory is empty, so a relative path can only be an in-memory header.
+  if (std::find(in_memory.begin(), in_memory.end(), path) != in_memory.end()) return true;
   return !path.empty() && path.front() == '/' && UnderDir(path, dirs);
 }
 

@@ -1,26 +1,22 @@
-// Compiler: policy checks, cache lookup, the NVRTC compile under a deadline, the opened-files
-// audit, and log post-processing.
+// Compiler: policy checks, shim headers, cache lookup, the NVRTC compile in a helper process, the
+// opened-files audit, log post-processing, and finding kernels by name.
 #include "kforge/cuda/compiler.h"
 
+#include <cxxabi.h>
 #include <stdlib.h>
 
 #include <algorithm>
-#include <atomic>
-#include <condition_variable>
 #include <cstdlib>
-#include <exception>
-#include <fstream>
 #include <memory>
-#include <mutex>
-#include <sstream>
-#include <thread>
 
 #include <nlohmann/json.hpp>
 
-#include "cuda/check.h"
 #include "cuda/compile_log.h"
 #include "cuda/cubin_cache.h"
+#include "cuda/header_shims.h"
+#include "cuda/nvrtc_helper.h"
 #include "kforge/common/hash.h"
+#include "kforge/common/solution.h"
 #include "kforge/cuda/source_policy.h"
 #include "kforge/cuda/versions.h"
 
@@ -58,87 +54,73 @@ bool HasUserStd(const std::vector<std::string>& options) {
   });
 }
 
-// Cancels the compile from NVRTC's flow callback once the deadline has passed.
-struct Deadline {
-  Clock::time_point at;
-  std::atomic<bool> expired{false};
-};
-
-int FlowCallback(void* payload, void* /*reserved*/) {
-  auto* d = static_cast<Deadline*>(payload);
-  if (d->expired.load(std::memory_order_relaxed)) return 1;
-  if (Clock::now() < d->at) return 0;
-  d->expired.store(true, std::memory_order_relaxed);
-  return 1;
-}
-
-// Owns an nvrtcProgram.
-class Program {
- public:
-  Program(const std::string& source, const std::string& name) {
-    KFORGE_NVRTC_CHECK(nvrtcCreateProgram(&prog_, source.c_str(), name.c_str(), 0, nullptr, nullptr));
-  }
-  ~Program() { nvrtcDestroyProgram(&prog_); }
-  Program(const Program&) = delete;
-  Program& operator=(const Program&) = delete;
-  nvrtcProgram get() const { return prog_; }
-
- private:
-  nvrtcProgram prog_ = nullptr;
-};
-
-// A private temporary directory for NVRTC's time-trace output, removed on destruction.
-class TempDir {
- public:
-  TempDir() {
-    std::string templ = (std::filesystem::temp_directory_path() / "kforge-nvrtc-XXXXXX").string();
-    if (::mkdtemp(templ.data()) == nullptr) throw std::runtime_error("mkdtemp failed for " + templ);
-    path_ = templ;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
-
-// NVRTC appends ".json" to the trace file name; read whichever file it wrote.
-std::optional<std::string> ReadTrace(const std::filesystem::path& dir) {
-  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
-    std::ifstream in(entry.path(), std::ios::binary);
-    std::ostringstream buf;
-    buf << in.rdbuf();
-    return buf.str();
-  }
-  return std::nullopt;
-}
-
-// One NVRTC compile, shared between the calling thread and the thread that runs it, so the caller
-// can walk away at the deadline while NVRTC's front end (which never calls the flow callback)
-// finishes; the compile then stops at its next flow-callback check.
-struct Job {
-  Job(const std::string& source, const std::string& name) : prog(source, name) {}
-  Program prog;
-  TempDir trace_dir;
-  Deadline deadline;
-  std::vector<std::string> options;
-  std::mutex mu;
-  std::condition_variable cv;
-  bool done = false;
-  nvrtcResult rc = NVRTC_SUCCESS;
-  std::exception_ptr error;
-};
-
 CompileResult Refuse(CompileStatus status, std::string message) {
   CompileResult r;
   r.status = status;
   r.message = std::move(message);
   return r;
+}
+
+/// Largest number of name expressions in one request.
+constexpr size_t kMaxNameExpressions = 64;
+
+Status CheckNameExpressions(const std::vector<std::string>& names) {
+  if (names.size() > kMaxNameExpressions) return Status::InvalidArgument("more than 64 kernel names");
+  for (const std::string& n : names) {
+    if (!common::IsKernelName(n)) {
+      return Status::InvalidArgument("kernel name \"" + n.substr(0, 64) + "\" is not a C++ name");
+    }
+  }
+  return Status::Ok();
+}
+
+// "void softmax<float, 256>(float const*, float*)" for a mangled symbol; the symbol otherwise.
+std::string Demangle(const std::string& symbol) {
+  if (symbol.rfind("_Z", 0) != 0) return symbol;
+  int status = 0;
+  char* text = abi::__cxa_demangle(symbol.c_str(), nullptr, nullptr, &status);
+  if (status != 0 || text == nullptr) return symbol;
+  std::string out(text);
+  std::free(text);
+  return out;
+}
+
+// The name in a demangled signature: "void ns::f<int, 2>(int*)" -> "ns::f<int, 2>". An anonymous
+// namespace is left out: no launch can name it.
+std::string NameOf(std::string signature) {
+  constexpr std::string_view kAnonymous = "(anonymous namespace)::";
+  for (size_t at = signature.find(kAnonymous); at != std::string::npos; at = signature.find(kAnonymous)) {
+    signature.erase(at, kAnonymous.size());
+  }
+  int depth = 0;
+  size_t start = 0;
+  for (size_t i = 0; i < signature.size(); ++i) {
+    const char c = signature[i];
+    if (c == '<') ++depth;
+    if (c == '>') --depth;
+    if (depth == 0 && c == ' ') start = i + 1;  // past a return type
+    if (depth == 0 && c == '(') return signature.substr(start, i - start);
+  }
+  return signature.substr(start);
+}
+
+// "; the source has a, ns::f(float*), ..." (at most 8), and how to name a template instance.
+std::string KernelList(const CompileResult& result) {
+  std::string list;
+  size_t shown = 0;
+  for (const auto& [symbol, info] : result.kernels) {
+    std::string signature = Demangle(symbol);
+    if (shown < 8) {
+      // The return type of a template instance is always void: leave it out.
+      if (signature.rfind("void ", 0) == 0) signature.erase(0, 5);
+      list += (shown == 0 ? "" : ", ") + signature;
+    }
+    ++shown;
+  }
+  if (shown > 8) list += ", and " + std::to_string(shown - 8) + " more";
+  std::string out =
+      shown == 0 ? "; the source has no kernels (__global__ functions)" : "; the source has " + list;
+  return out + "; a template kernel is named by an instance, as in \"softmax<float, 256>\"";
 }
 
 }  // namespace
@@ -178,28 +160,7 @@ std::filesystem::path DefaultCacheDir() {
   return std::filesystem::path(home.empty() ? "/tmp" : home) / ".cache" / "kforge" / "cubin";
 }
 
-void Compiler::Background::Start() {
-  std::lock_guard<std::mutex> lock(mu);
-  ++running;
-}
-
-void Compiler::Background::Finish() {
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    --running;
-  }
-  cv.notify_all();
-}
-
-Compiler::~Compiler() {
-  std::unique_lock<std::mutex> lock(background_->mu);
-  background_->cv.wait(lock, [this] { return background_->running == 0; });
-}
-
-Compiler::Compiler(CompilerOptions options)
-    : options_(std::move(options)),
-      nvrtc_version_(NvrtcVersion()),
-      background_(std::make_shared<Background>()) {
+Compiler::Compiler(CompilerOptions options) : options_(std::move(options)), nvrtc_version_(NvrtcVersion()) {
   if (options_.cccl_include_dir.empty()) {
     const std::string env = Env("KFORGE_CCCL_INCLUDE");
     options_.cccl_include_dir =
@@ -209,16 +170,26 @@ Compiler::Compiler(CompilerOptions options)
   options_.cccl_include_dir = options_.cccl_include_dir.lexically_normal();
   options_.cuda_include_dir = options_.cuda_include_dir.lexically_normal();
   if (options_.use_cache && options_.cache_dir.empty()) options_.cache_dir = DefaultCacheDir();
+  if (options_.helper_program.empty()) options_.helper_program = internal::DefaultHelperProgram();
+  helpers_ = std::make_unique<internal::NvrtcHelpers>(options_.helper_program, options_.memory_limit_bytes);
 }
 
+Compiler::~Compiler() = default;
+
+int Compiler::processes_started() const { return helpers_->started(); }
+
 CompileResult Compiler::Compile(const CompileRequest& request) const {
+  using Kind = internal::NvrtcOutcome::Kind;
   const Clock::time_point start = Clock::now();
+  std::vector<std::string> warnings;
   auto finish = [&](CompileResult r) {
     r.wall_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+    r.warnings = warnings;
     return r;
   };
 
-  if (Status s = CheckSourcePolicy(request.source); !s.ok()) {
+  std::vector<std::string> named;
+  if (Status s = CheckSourcePolicy(request.source, &named); !s.ok()) {
     return finish(Refuse(CompileStatus::kInvalidSolution, "source: " + s.message()));
   }
   if (Status s = CheckCompileOptions(request.options); !s.ok()) {
@@ -228,16 +199,39 @@ CompileResult Compiler::Compile(const CompileRequest& request) const {
     return finish(Refuse(CompileStatus::kInvalidSolution,
                          "arch \"" + request.arch.substr(0, 16) + "\" is not of the form sm_XX[a|f]"));
   }
+  if (Status s = CheckNameExpressions(request.name_expressions); !s.ok()) {
+    return finish(Refuse(CompileStatus::kInvalidSolution, s.message()));
+  }
 
-  const std::string name = ProgramName(request.name);
+  internal::NvrtcJob job;
+  job.source = request.source;
+  job.name = ProgramName(request.name);
+  job.headers = internal::ShimsFor(named, &warnings);
+  std::vector<std::string> in_memory;
+  std::string shim_texts;
+  for (const internal::InMemoryHeader& h : job.headers) {
+    in_memory.push_back(h.name);
+    shim_texts += h.name + '\0' + h.text + '\0';
+  }
+  job.name_expressions = request.name_expressions;
+  std::sort(job.name_expressions.begin(), job.name_expressions.end());
+  job.name_expressions.erase(std::unique(job.name_expressions.begin(), job.name_expressions.end()),
+                             job.name_expressions.end());
+
   const std::string cccl = options_.cccl_include_dir.string();
   const std::string cuda = options_.cuda_include_dir.string();
-
   std::vector<std::string> sorted_options = request.options;
   std::sort(sorted_options.begin(), sorted_options.end());
-  const nlohmann::json key_doc = {
-      {"source", request.source}, {"options", sorted_options}, {"arch", request.arch}, {"name", name},
-      {"nvrtc", nvrtc_version_},  {"kforge", KFORGE_VERSION},  {"cccl", cccl},         {"cuda", cuda}};
+  const nlohmann::json key_doc = {{"source", request.source},
+                                  {"options", sorted_options},
+                                  {"arch", request.arch},
+                                  {"name", job.name},
+                                  {"name_expressions", job.name_expressions},
+                                  {"shims", common::Sha256Hex(shim_texts)},
+                                  {"nvrtc", nvrtc_version_},
+                                  {"kforge", KFORGE_VERSION},
+                                  {"cccl", cccl},
+                                  {"cuda", cuda}};
   const std::string key = common::Sha256Hex(key_doc.dump());
   std::optional<internal::CubinCache> cache;
   if (options_.use_cache) {
@@ -245,100 +239,112 @@ CompileResult Compiler::Compile(const CompileRequest& request) const {
     if (std::optional<CompileResult> hit = cache->Load(key)) return finish(std::move(*hit));
   }
 
-  auto job = std::make_shared<Job>(request.source, name);
-  const TempDir& trace_dir = job->trace_dir;
-  std::vector<std::string>& opts = job->options;
-  opts = {"-arch=" + request.arch,
-          "-I" + cccl,
-          "-I" + cuda,
-          "--no-source-include",
-          "--ptxas-options=-v",
-          "--fdevice-time-trace=" + (trace_dir.path() / "trace").string()};
-  if (!HasUserStd(request.options)) opts.push_back("-std=c++17");
-  opts.insert(opts.end(), request.options.begin(), request.options.end());
+  // No --no-source-include: CUDA's own headers include their neighbours by quoted relative names
+  // (<mma.h> needs "mma.hpp"). The program's directory is the helper's empty working directory.
+  job.options = {"-arch=" + request.arch, "-I" + cccl, "-I" + cuda, "--ptxas-options=-v"};
+  if (!HasUserStd(request.options)) job.options.push_back("-std=c++17");
+  job.options.insert(job.options.end(), request.options.begin(), request.options.end());
   const std::chrono::milliseconds timeout = request.timeout.count() > 0 ? request.timeout : options_.timeout;
-  job->deadline.at = start + timeout;
-  const Program& prog = job->prog;
-  KFORGE_NVRTC_CHECK(nvrtcSetFlowCallback(prog.get(), &FlowCallback, &job->deadline));
+  const Clock::time_point deadline = start + timeout;
 
-  background_->Start();
-  std::thread([job, background = background_] {
-    std::vector<const char*> argv;
-    for (const std::string& o : job->options) argv.push_back(o.c_str());
-    nvrtcResult rc = NVRTC_SUCCESS;
-    std::exception_ptr error;
-    try {
-      rc = KFORGE_NVRTC_CHECK_ALLOW(
-          nvrtcCompileProgram(job->prog.get(), static_cast<int>(argv.size()), argv.data()),
-          NVRTC_ERROR_COMPILATION, NVRTC_ERROR_INVALID_OPTION, NVRTC_ERROR_CANCELLED);
-    } catch (...) {
-      error = std::current_exception();
+  internal::NvrtcOutcome outcome = helpers_->Run(job, deadline);
+  std::map<std::string, std::string> name_errors;
+  if (outcome.kind == Kind::kCompileError && !job.name_expressions.empty() &&
+      internal::ErrorsOnlyInNameMap(outcome.log)) {
+    // Only name expressions failed: compile again without them, so the source's own result (and
+    // its list of kernels) can say what the launch should have named.
+    name_errors = internal::NameMapErrors(outcome.log, job.name_expressions);
+    if (name_errors.empty()) {
+      for (const std::string& n : job.name_expressions) name_errors[n] = "NVRTC could not resolve it";
     }
-    {
-      std::lock_guard<std::mutex> lock(job->mu);
-      job->rc = rc;
-      job->error = error;
-      job->done = true;
+    std::vector<std::string> kept;
+    for (const std::string& n : job.name_expressions) {
+      if (!name_errors.count(n)) kept.push_back(n);
     }
-    job->cv.notify_all();
-    background->Finish();
-  }).detach();
-
-  nvrtcResult rc;
-  {
-    std::unique_lock<std::mutex> lock(job->mu);
-    const bool done = job->cv.wait_until(lock, job->deadline.at, [&] { return job->done; });
-    if (!done) job->deadline.expired.store(true);
-    if (job->error) std::rethrow_exception(job->error);
-    rc = job->rc;
-  }
-  if (rc == NVRTC_ERROR_CANCELLED || job->deadline.expired.load()) {
-    return finish(Refuse(CompileStatus::kTimeout,
-                         "compile exceeded the " + std::to_string(timeout.count()) + " ms deadline"));
+    job.name_expressions = kept;
+    outcome = helpers_->Run(job, deadline);
   }
 
-  size_t log_size = 0;
-  KFORGE_NVRTC_CHECK(nvrtcGetProgramLogSize(prog.get(), &log_size));
-  std::string raw_log(log_size, '\0');
-  KFORGE_NVRTC_CHECK(nvrtcGetProgramLog(prog.get(), raw_log.data()));
-  while (!raw_log.empty() && raw_log.back() == '\0') raw_log.pop_back();
+  switch (outcome.kind) {
+    case Kind::kCancelled:
+      return finish(Refuse(CompileStatus::kTimeout,
+                           "compile exceeded the " + std::to_string(timeout.count()) + " ms deadline"));
+    case Kind::kOutOfMemory:
+      return finish(Refuse(CompileStatus::kCompileError,
+                           "the compile ran out of memory (limit " +
+                               std::to_string(options_.memory_limit_bytes >> 20) + " MiB)"));
+    case Kind::kDied: {
+      // NVRTC often reports running out of memory itself; sometimes it crashes instead.
+      std::string message = "the compile process died (" + outcome.detail + ")";
+      if (options_.memory_limit_bytes > 0) {
+        message +=
+            ", perhaps at its memory limit of " + std::to_string(options_.memory_limit_bytes >> 20) + " MiB";
+      }
+      return finish(Refuse(CompileStatus::kCompileError, message));
+    }
+    default:
+      break;
+  }
 
   // Second line of defence behind the source policy: every file the compile read must come from
-  // the CUDA or CCCL include directories, or nothing of this compile is returned.
+  // the CUDA or CCCL include directories or kforge's in-memory headers, or nothing of this compile
+  // is returned.
   const std::vector<std::string> dirs = {cccl, cuda};
   const std::string kAuditFailed = "the compile read a file outside the CUDA include directories";
-  if (!internal::LogNamesOnlyAllowedFiles(raw_log, name, dirs)) {
+  if (!internal::LogNamesOnlyAllowedFiles(outcome.log, job.name, dirs, in_memory)) {
     return finish(Refuse(CompileStatus::kInvalidSolution, kAuditFailed));
   }
-  if (rc == NVRTC_SUCCESS) {
-    const std::optional<std::string> trace = ReadTrace(trace_dir.path());
-    std::vector<std::string> headers;
-    if (!trace || !internal::ReadOpenedHeaders(*trace, &headers)) {
+  if (outcome.kind == Kind::kSuccess) {
+    if (!outcome.opened) {
       return finish(Refuse(CompileStatus::kInvalidSolution, "could not verify which files the compile read"));
     }
-    for (const std::string& h : headers) {
-      if (!internal::IsAllowedOpenedFile(h, dirs))
+    for (const std::string& h : *outcome.opened) {
+      if (!internal::IsAllowedOpenedFile(h, dirs, in_memory))
         return finish(Refuse(CompileStatus::kInvalidSolution, kAuditFailed));
     }
   }
 
   CompileResult result;
-  result.log = internal::ShortenPaths(internal::ExtractPtxasInfo(raw_log, &result.kernels),
+  result.log = internal::ShortenPaths(internal::ExtractPtxasInfo(outcome.log, &result.kernels),
                                       {{cccl, "<cccl>"}, {cuda, "<cuda>"}});
-  if (rc == NVRTC_SUCCESS) {
-    size_t cubin_size = 0;
-    KFORGE_NVRTC_CHECK(nvrtcGetCUBINSize(prog.get(), &cubin_size));
-    result.cubin.resize(cubin_size);
-    KFORGE_NVRTC_CHECK(nvrtcGetCUBIN(prog.get(), result.cubin.data()));
+  if (outcome.kind == Kind::kSuccess) {
     result.status = CompileStatus::kOk;
+    result.cubin = std::move(outcome.cubin);
+    result.lowered_names = std::move(outcome.lowered_names);
+    result.name_errors = std::move(name_errors);
   } else {
     result.status = CompileStatus::kCompileError;
     result.kernels.clear();
     result.message = internal::FirstErrorLine(result.log);
     if (result.message.empty()) result.message = "NVRTC rejected the compile options";
   }
-  if (cache) cache->Store(key, result);
+  // Running out of memory depends on the limit, which the key does not cover.
+  const bool out_of_memory = result.log.find("out of memory") != std::string::npos;
+  if (cache && !out_of_memory) cache->Store(key, result);
   return finish(std::move(result));
+}
+
+StatusOr<std::string> FindKernel(const CompileResult& result, std::string_view name) {
+  const std::string wanted(name);
+  if (auto it = result.lowered_names.find(wanted); it != result.lowered_names.end()) {
+    if (result.kernels.count(it->second)) return it->second;
+    return Status::NotFound("\"" + wanted + "\" is not a __global__ function" + KernelList(result));
+  }
+  if (auto it = result.name_errors.find(wanted); it != result.name_errors.end()) {
+    return Status::NotFound("no kernel \"" + wanted + "\": " + it->second + KernelList(result));
+  }
+  if (result.kernels.count(wanted)) return wanted;
+  const std::string plain = wanted.rfind("::", 0) == 0 ? wanted.substr(2) : wanted;
+  std::vector<std::string> matches;
+  for (const auto& [symbol, info] : result.kernels) {
+    if (symbol.rfind("_Z", 0) == 0 && NameOf(Demangle(symbol)) == plain) matches.push_back(symbol);
+  }
+  if (matches.size() == 1) return matches.front();
+  if (matches.size() > 1) {
+    return Status::NotFound("several kernels are named \"" + wanted +
+                            "\" (overloads); give each its own name" + KernelList(result));
+  }
+  return Status::NotFound("no kernel \"" + wanted + "\" in the compiled source" + KernelList(result));
 }
 
 }  // namespace kforge::cuda

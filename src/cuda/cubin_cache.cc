@@ -15,7 +15,7 @@
 namespace kforge::cuda::internal {
 namespace {
 
-constexpr const char* kSchema = "kforge.cubin_cache/1";
+constexpr const char* kSchema = "kforge.cubin_cache/2";
 
 std::optional<std::string> ReadFile(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
@@ -75,6 +75,8 @@ std::optional<CompileResult> CubinCache::Load(const std::string& key) const {
     }
     r.message = j.at("message").get<std::string>();
     r.log = j.at("log").get<std::string>();
+    r.lowered_names = j.at("lowered_names").get<std::map<std::string, std::string>>();
+    r.name_errors = j.at("name_errors").get<std::map<std::string, std::string>>();
     for (const auto& [name, k] : j.at("kernels").items()) {
       r.kernels[name] = KernelInfo{k.at("registers").get<int>(), k.at("spill_store_bytes").get<int>(),
                                    k.at("spill_load_bytes").get<int>(), k.at("stack_bytes").get<int>(),
@@ -106,6 +108,8 @@ void CubinCache::Store(const std::string& key, const CompileResult& result) cons
                       {"message", result.message},
                       {"log", result.log},
                       {"kernels", kernels},
+                      {"lowered_names", result.lowered_names},
+                      {"name_errors", result.name_errors},
                       {"cubin_sha256", common::Sha256Hex(result.cubin)},
                       {"cubin_bytes", result.cubin.size()}};
   // The CUBIN goes first: the JSON is the commit record that makes the entry visible.

@@ -19,8 +19,7 @@ StatusOr<cudaKernel_t> KernelLibrary::Kernel(const std::string& name) const {
   cudaError_t error = cudaLibraryGetKernel(&kernel, library_, name.c_str());
   if (error != cudaSuccess) {
     cudaGetLastError();
-    return Status::NotFound("no kernel \"" + name +
-                            "\" in the compiled source (declare it extern \"C\" __global__)");
+    return Status::NotFound("no kernel with the symbol \"" + name + "\" in the CUBIN");
   }
   return kernel;
 }

@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdint>
 
+#include "cuda/header_shims.h"
 #include "cuda/pp_lexer.h"
 
 namespace kforge::cuda {
@@ -16,8 +17,9 @@ using internal::TokenKind;
 using internal::Truncate;
 
 // Headers NVRTC compiles from the CUDA and CCCL include directories. An entry ending in '/' allows
-// every header below that directory. thrust/ is left out (host-side, and it pulls in <cmath>, which
-// NVRTC lacks); so are <cstdint> and friends, which NVRTC does not ship (use <cuda/std/cstdint>).
+// every header below that directory. thrust/ is left out (host-side). Standard and host-only
+// headers (<cstdint>, <math.h>, <torch/extension.h>...) are allowed through the shims of
+// header_shims.cc, which kforge supplies itself.
 constexpr std::array<std::string_view, 22> kAllowedHeaders = {"cuda_runtime.h",
                                                               "cuda_runtime_api.h",
                                                               "vector_types.h",
@@ -138,10 +140,13 @@ bool IsSafeHeaderPath(std::string_view h) {
   return true;
 }
 
-Status CheckHeader(const PpToken& tok, std::string_view form) {
+Status CheckHeader(const PpToken& tok, std::string_view form, std::vector<std::string>* named) {
   if (!IsAllowedHeader(tok.text)) {
     return Fail(tok.line, std::string(form) + " of \"" + Truncate(tok.text) +
-                              "\" is not allowed (only the CUDA headers listed in docs/compile.md)");
+                              "\" is not allowed (only the headers listed in docs/compile.md)");
+  }
+  if (named != nullptr && std::find(named->begin(), named->end(), tok.text) == named->end()) {
+    named->push_back(tok.text);
   }
   return Status::Ok();
 }
@@ -189,7 +194,8 @@ std::vector<std::string> PragmaWordsFromString(std::string_view lit) {
 
 class DirectiveChecker {
  public:
-  explicit DirectiveChecker(const std::vector<PpToken>& toks) : t_(toks) {}
+  DirectiveChecker(const std::vector<PpToken>& toks, std::vector<std::string>* headers)
+      : t_(toks), headers_(headers) {}
 
   Status Run() {
     for (size_t i = 0; i < t_.size(); ++i) {
@@ -226,7 +232,7 @@ class DirectiveChecker {
       if (header == nullptr || header->kind != TokenKind::kHeaderName) {
         return Fail(line, "#include must name a header directly as <name> or \"name\"");
       }
-      KFORGE_RETURN_IF_ERROR(CheckHeader(*header, "#include"));
+      KFORGE_RETURN_IF_ERROR(CheckHeader(*header, "#include", headers_));
       if (At(hash + 3) != nullptr) return Fail(line, "unexpected tokens after #include");
     } else if (name->text == "pragma") {
       std::vector<std::string> words;
@@ -252,7 +258,7 @@ class DirectiveChecker {
           close->text != ")") {
         return Fail(tok.line, "__has_include must name a header directly as <name> or \"name\"");
       }
-      return CheckHeader(*header, "__has_include");
+      return CheckHeader(*header, "__has_include", headers_);
     }
     if (tok.text == "_Pragma") {
       const PpToken* open = At(i + 1);
@@ -268,12 +274,14 @@ class DirectiveChecker {
   }
 
   const std::vector<PpToken>& t_;
+  std::vector<std::string>* headers_;
 };
 
 }  // namespace
 
 bool IsAllowedHeader(std::string_view header) {
   if (!IsSafeHeaderPath(header)) return false;
+  if (internal::FindHeaderShim(header) != nullptr) return true;
   for (const std::string_view entry : kAllowedHeaders) {
     if (entry.back() == '/' ? header.substr(0, entry.size()) == entry && header.size() > entry.size()
                             : header == entry) {
@@ -283,10 +291,10 @@ bool IsAllowedHeader(std::string_view header) {
   return false;
 }
 
-Status CheckSourcePolicy(std::string_view source) {
+Status CheckSourcePolicy(std::string_view source, std::vector<std::string>* headers) {
   KFORGE_RETURN_IF_ERROR(CheckBytes(source));
   KFORGE_ASSIGN_OR_RETURN(std::vector<PpToken> tokens, internal::LexPreprocessingTokens(source));
-  return DirectiveChecker(tokens).Run();
+  return DirectiveChecker(tokens, headers).Run();
 }
 
 }  // namespace kforge::cuda

@@ -1,6 +1,8 @@
 // The verify pipeline: read, check statically, compile in parallel, run on GPU workers, emit in order.
 #include "kforge/verify/verifier.h"
 
+#include <algorithm>
+#include <cctype>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -36,7 +38,7 @@ constexpr int kSanitizerExitCode = 86;
 
 struct Job {
   Verdict verdict;
-  common::Solution solution;
+  common::Solution solution;  ///< Once compiled, its launches name kernels by symbol.
   const common::Task* task = nullptr;
   bool finished = false;  ///< Verdict final before compiling.
   std::future<cuda::CompileResult> compile;
@@ -69,11 +71,32 @@ Status CheckPlanStatically(const common::Task& task, const common::Solution& sol
   return Status::Ok();
 }
 
+cuda::CompilerOptions CompilerOptionsFor(const VerifyOptions& options) {
+  cuda::CompilerOptions compiler;
+  compiler.timeout = options.compile_timeout;
+  compiler.use_cache = options.use_cache;
+  return compiler;
+}
+
+/// The kernel names of a plan that only NVRTC can resolve (template instances, qualified names).
+std::vector<std::string> NameExpressions(const common::Solution& solution) {
+  std::vector<std::string> names;
+  for (const common::LaunchStep& step : solution.launches) {
+    if (step.kind != common::LaunchStep::Kind::kKernel) continue;
+    const bool plain = std::all_of(step.kernel.begin(), step.kernel.end(), [](char c) {
+      return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+    });
+    if (!plain && std::find(names.begin(), names.end(), step.kernel) == names.end())
+      names.push_back(step.kernel);
+  }
+  return names;
+}
+
 }  // namespace
 
 struct Verifier::Impl {
   explicit Impl(const VerifyOptions& options)
-      : compiler(cuda::CompilerOptions{options.compile_timeout, {}, options.use_cache, {}, {}}),
+      : compiler(CompilerOptionsFor(options)),
         pool(compiler, options.compile_threads),
         toolchain(Toolchain(options.arch)) {}
 
@@ -116,11 +139,9 @@ bool FinishCompile(Job& job) {
     return false;
   }
   nlohmann::json kernels = cuda::KernelsToJson(result.kernels);
-  job.verdict.compile = {{"ms", result.wall_ms},
-                         {"cached", result.cached},
-                         {"log", result.log},
-                         {"arch", job.verdict.toolchain.value("arch", "")},
-                         {"kernels", kernels}};
+  job.verdict.compile = {{"ms", result.wall_ms}, {"cached", result.cached},
+                         {"log", result.log},    {"arch", job.verdict.toolchain.value("arch", "")},
+                         {"kernels", kernels},   {"warnings", result.warnings}};
   if (result.status != cuda::CompileStatus::kOk) {
     // A compile that outlives its deadline is a compile error: `timeout` is for kernels that hang.
     VerdictStatus status = result.status == cuda::CompileStatus::kInvalidSolution
@@ -129,14 +150,17 @@ bool FinishCompile(Job& job) {
     Fail(job.verdict, status, result.message.empty() ? "compile failed" : result.message);
     return false;
   }
+  // The worker looks kernels up by symbol: from here on the plan names them so.
   for (size_t i = 0; i < job.solution.launches.size(); ++i) {
-    const common::LaunchStep& step = job.solution.launches[i];
-    if (step.kind == common::LaunchStep::Kind::kKernel && !result.kernels.count(step.kernel)) {
+    common::LaunchStep& step = job.solution.launches[i];
+    if (step.kind != common::LaunchStep::Kind::kKernel) continue;
+    StatusOr<std::string> symbol = cuda::FindKernel(result, step.kernel);
+    if (!symbol.ok()) {
       Fail(job.verdict, VerdictStatus::kInvalidSolution,
-           "launches[" + std::to_string(i) + "].kernel: no kernel \"" + step.kernel +
-               "\" in the compiled source (declare it extern \"C\" __global__)");
+           "launches[" + std::to_string(i) + "].kernel: " + symbol.status().message());
       return false;
     }
+    step.kernel = *symbol;
   }
   job.cubin = std::move(result.cubin);
   return true;
@@ -308,6 +332,7 @@ VerifySummary Verifier::Run(SolutionReader& reader,
     request.source = job->solution.source;
     request.options = job->solution.options;
     request.arch = options_.arch;
+    request.name_expressions = NameExpressions(job->solution);
     job->compile = impl.pool.Submit(std::move(request));
     return job;
   };

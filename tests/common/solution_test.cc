@@ -83,7 +83,9 @@ TEST(SolutionTest, RejectsBadInputWithPath) {
       {with("\"i64:numel(x)\"", "\"q8:1\""), "launches[1].args[2]: \"q8:1\" is neither a tensor name"},
       {with("\"f32:1e-5\"", "\"f32:nan\""), "launches[1].args[3]: \"nan\" is not a finite number"},
       {with("\"float32\"", "\"float33\""), "scratch[0].dtype: unknown dtype \"float33\""},
-      {with("\"kernel\": \"relu\"", "\"kernel\": \"a-b\""), "launches[1].kernel: expected a C identifier"},
+      {with("\"kernel\": \"relu\"", "\"kernel\": \"a/b\""), "launches[1].kernel: expected a kernel name"},
+      {with("\"kernel\": \"relu\"", "\"kernel\": \"k<1>\\n#include </etc/passwd>\""),
+       "launches[1].kernel: expected a kernel name"},
       {with("\"kernel\": \"relu\", ", ""), "sol.json: launches[1].kernel: missing"},
       {"[1, 2]", "reply: expected one ```cuda block and one ```json block, found 0 and 0"},
       {"```cuda\nx\n```\n", "expected one ```cuda block and one ```json block, found 1 and 0"},
@@ -97,6 +99,34 @@ TEST(SolutionTest, RejectsBadInputWithPath) {
     EXPECT_NE(solution.status().message().find(c.message), std::string::npos)
         << "got: " << solution.status().message() << "\nwant: " << c.message;
   }
+}
+
+TEST(SolutionTest, KernelNames) {
+  struct Row {
+    std::string name;
+    bool valid;
+  };
+  const Row rows[] = {
+      {"relu", true},
+      {"_Z7softmaxIfLi256EEvPKT_PS0_", true},
+      {"softmax<float, 256>", true},
+      {"ns::scale", true},
+      {"::scale", true},
+      {"gemm<__half, 128, -1>", true},
+      {"k<const float*>", true},
+      {std::string(1024, 'k'), true},  // a long mangled symbol
+      {std::string(1025, 'k'), false},
+      {"k<" + std::string(300, '1') + ">", false},  // a name expression is at most 256 characters
+      {"", false},
+      {"1k", false},
+      {"a.b", false},
+      {"k<\"x\">", false},
+      {"k<1>\n#include </etc/passwd>", false},
+      {"k<1> /* c */", false},
+      {"k(1)", false},
+      {"k#1", false},
+  };
+  for (const Row& row : rows) EXPECT_EQ(IsKernelName(row.name), row.valid) << row.name.substr(0, 40);
 }
 
 TEST(SolutionTest, RejectsOversizedSourceWithoutEchoingIt) {

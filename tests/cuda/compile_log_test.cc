@@ -40,13 +40,59 @@ TEST(ShortenPaths, LongestPrefixFirst) {
 
 TEST(LogNamesOnlyAllowedFiles, Table) {
   const std::vector<std::string> dirs = {"/c/include/cccl", "/c/include"};
-  EXPECT_TRUE(
-      LogNamesOnlyAllowedFiles("kernel.cu(2): error: x\n/c/include/mma.h(3): note\n", "kernel.cu", dirs));
-  EXPECT_FALSE(LogNamesOnlyAllowedFiles("/etc/passwd(1): error: x\n", "kernel.cu", dirs));
-  EXPECT_FALSE(LogNamesOnlyAllowedFiles("other.h(1): error: x\n", "kernel.cu", dirs));
-  EXPECT_FALSE(LogNamesOnlyAllowedFiles("in file \"/c/include/../../etc/shadow\"\n", "kernel.cu", dirs));
-  EXPECT_FALSE(LogNamesOnlyAllowedFiles("see /home/u/secret\n", "kernel.cu", dirs));
-  EXPECT_TRUE(LogNamesOnlyAllowedFiles("x = a/b; (3): text\n", "kernel.cu", dirs));
+  const std::vector<std::string> in_memory = {"math.h", "torch/extension.h"};
+  struct Row {
+    const char* log;
+    bool allowed;
+  };
+  const Row rows[] = {
+      {"kernel.cu(2): error: x\n/c/include/mma.h(3): note\n", true},
+      {"/etc/passwd(1): error: x\n", false},
+      {"other.h(1): error: x\n", false},
+      {"/c/include/../../etc/shadow(1): error: x\n", false},
+      {"math.h(4): error: x\ntorch/extension.h(1): warning: y\n", true},
+      {"__nv_name_map(2): error: identifier \"k\" is undefined\n", true},
+      {"__nv_nvrtc_builtin_header.h(9): error: x\n", true},
+      {"kernel.cu(1): error: x\n  detected during instantiation of \"f<int>\" at line 7 of "
+       "/c/include/cub/a.cuh\n",
+       true},
+      {"kernel.cu(1): error: x\n  detected during instantiation of \"f<int>\" at line 7 of /home/u/a.h\n",
+       false},
+      {"kernel.cu(1): error: x\n  detected during instantiation of \"f<int>\" at line 7\n", true},
+      // Paths that are not file reads: source lines quoted under a diagnostic, prose, literals.
+      {"kernel.cu(3): error: expected a \";\"\n  const char* p = \"/etc/passwd\" x\n    ^\n", true},
+      {"kernel.cu(3): error: identifier \"y\" is undefined\n  f(\"/home/u/secret(1): error\", y);\n", true},
+      {"see /home/u/secret\n", true},
+      {"x = a/b; (3): text\n", true},
+  };
+  for (const Row& row : rows) {
+    EXPECT_EQ(LogNamesOnlyAllowedFiles(row.log, "kernel.cu", dirs, in_memory), row.allowed) << row.log;
+  }
+}
+
+TEST(FilesNamedInLog, LocationsAndInstantiationContexts) {
+  EXPECT_EQ(
+      FilesNamedInLog("a.cu(1): error: x\n  \"/q/r\"\n  at line 3 of /x/y.h\nat line 4\nb.h(2): note\n"),
+      (std::vector<std::string>{"a.cu", "/x/y.h", "b.h"}));
+}
+
+TEST(NameMap, ErrorsAreAttributedToTheirNames) {
+  const std::string log =
+      "__nv_name_map(2): error: identifier \"nosuch\" is undefined\n"
+      "  #pragma nv_mangled_name nosuch\n"
+      "                          ^\n\n"
+      "__nv_name_map(3): error: cannot determine which instance of function template \"f\" is intended\n"
+      "  #pragma nv_mangled_name f<float>\n\n"
+      "2 errors detected in the compilation of \"kernel.cu\".\n";
+  EXPECT_TRUE(ErrorsOnlyInNameMap(log));
+  const std::map<std::string, std::string> errors = NameMapErrors(log, {"nosuch", "f<float>", "ok<int>"});
+  ASSERT_EQ(errors.size(), 2u);
+  EXPECT_EQ(errors.at("nosuch"), "identifier \"nosuch\" is undefined");
+  EXPECT_EQ(errors.at("f<float>"), "cannot determine which instance of function template \"f\" is intended");
+
+  EXPECT_FALSE(ErrorsOnlyInNameMap("kernel.cu(1): error: x\n" + log));
+  EXPECT_FALSE(ErrorsOnlyInNameMap("kernel.cu(1): warning: x\n"));
+  EXPECT_TRUE(ErrorsOnlyInNameMap("kernel.cu(1): warning: x\n__nv_name_map(2): error: y\n"));
 }
 
 TEST(ReadOpenedHeaders, ParsesTrace) {
@@ -67,6 +113,9 @@ TEST(IsAllowedOpenedFile, Table) {
   EXPECT_FALSE(IsAllowedOpenedFile("/c/include/../secret", dirs));
   EXPECT_FALSE(IsAllowedOpenedFile("/tmp/x.h", dirs));
   EXPECT_FALSE(IsAllowedOpenedFile("x.h", dirs));
+  EXPECT_TRUE(IsAllowedOpenedFile("math.h", dirs, {"math.h"}));
+  EXPECT_FALSE(IsAllowedOpenedFile("./math.h", dirs, {"math.h"}));
+  EXPECT_TRUE(IsAllowedOpenedFile("__nv_name_map", dirs));
 }
 
 }  // namespace

@@ -217,13 +217,13 @@ extern "C" __global__ void k(float* x) {
   EXPECT_FALSE(compiler.Compile(req).cached);  // timeouts are not cached
 }
 
-TEST_F(CompilerTest, RunawayFrontEndIsAbandonedAtDeadline) {
+TEST_F(CompilerTest, RunawayFrontEndIsStoppedAtDeadline) {
   CompileResult r;
   {
     const Compiler compiler(Options());
     CompileRequest req;
     // Exponential template instantiation: the front end, which NVRTC cannot interrupt, runs for
-    // about a second; Compile still returns at the deadline and the destructor waits for the rest.
+    // about a second; Compile returns at the deadline, and the compile's process is killed.
     req.source = R"(
 template <int N, int M> struct Fib {
   static constexpr long long value = Fib<N - 1, M * 2>::value + Fib<N - 2, M * 2 + 1>::value;
@@ -238,6 +238,48 @@ extern "C" __global__ void k(long long* out) { out[0] = Fib<18, 1>::value; }
   }
   EXPECT_EQ(r.status, CompileStatus::kTimeout) << r.message << r.log;
   EXPECT_EQ(r.message, "compile exceeded the 50 ms deadline");
+}
+
+// A failed compile whose source holds an absolute path (in a string literal, a static_assert
+// message, an #error) is a compile error with its log: only files the compile read may make it
+// invalid_solution. The same holds for a warning quoting such a line in a successful compile.
+TEST_F(CompilerTest, AbsolutePathsInTheSourceAreNotFileReads) {
+  struct Row {
+    const char* name;
+    std::string source;
+    CompileStatus status;
+    const char* log_part;
+  };
+  const Row rows[] = {
+      {"string_literal",
+       "extern \"C\" __global__ void k(float* x) {\n  const char* p = \"/etc/passwd\"; x[0] = "
+       "undefined_name;\n}\n",
+       CompileStatus::kCompileError, "identifier \"undefined_name\" is undefined"},
+      {"literal_on_the_error_line",
+       "extern \"C\" __global__ void k(float* x) {\n  x[0] = sizeof(\"/home/user/.ssh/id_rsa\") + nope;\n}\n",
+       CompileStatus::kCompileError, "/home/user/.ssh/id_rsa"},
+      {"static_assert_message",
+       "static_assert(sizeof(int) == 3, \"/etc/shadow(1): error: fake\");\nextern \"C\" __global__ void k() "
+       "{}\n",
+       CompileStatus::kCompileError, "static assertion failed"},
+      {"error_directive", "#error see /usr/local/secret/config.h\n", CompileStatus::kCompileError,
+       "/usr/local/secret/config.h"},
+      {"warning_quoting_a_path",
+       "extern \"C\" __global__ void k(float* x) {\n  const char* unused = \"/etc/passwd\";\n  x[0] = "
+       "1.f;\n}\n",
+       CompileStatus::kOk, "\"/etc/passwd\""},
+  };
+  const Compiler compiler(Options(false));
+  for (const Row& row : rows) {
+    CompileRequest req;
+    req.source = row.source;
+    const CompileResult r = compiler.Compile(req);
+    EXPECT_EQ(r.status, row.status) << row.name << ": " << r.message << "\n" << r.log;
+    EXPECT_NE(r.log.find(row.log_part), std::string::npos) << row.name << ":\n" << r.log;
+    if (row.status == CompileStatus::kCompileError) {
+      EXPECT_NE(r.message.find("kernel.cu("), std::string::npos) << row.name << ": " << r.message;
+    }
+  }
 }
 
 TEST_F(CompilerTest, PoolCompilesConcurrently) {

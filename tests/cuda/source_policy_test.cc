@@ -55,7 +55,17 @@ std::vector<PolicyCase> Cases() {
       {"dotdot_inside_prefix", "#include <cuda/../../../etc/passwd>\n", false, "is not allowed"},
       {"dot_component", "#include <cub/./x.cuh>\n", false, "is not allowed"},
       {"backslash_path", "#include <cub\\..\\x>\n", false, "not allowed"},
-      {"stdio", "#include <stdio.h>\n", false, "\"stdio.h\" is not allowed"},
+      {"c_and_cxx_library_headers",
+       "#include <stdio.h>\n#include <math.h>\n#include <cfloat>\n#include <cstdint>\n#include <limits>\n"
+       "#include <algorithm>\n#include <cuda.h>\n#include <vector>\n",
+       true, ""},
+      {"host_only_headers",
+       "#include <torch/extension.h>\n#include <ATen/cuda/CUDAContext.h>\n"
+       "#include <c10/cuda/CUDAGuard.h>\n#include <pybind11/pybind11.h>\n",
+       true, ""},
+      {"host_header_dotdot", "#include <torch/../../etc/passwd>\n", false, "is not allowed"},
+      {"torch_alone", "#include <torch/>\n", false, "is not allowed"},
+      {"libstdcxx_internals", "#include <bits/stdc++.h>\n", false, "is not allowed"},
       {"thrust", "#include <thrust/complex.h>\n", false, "is not allowed"},
       {"cuda_prefix_alone", "#include <cuda/>\n", false, "is not allowed"},
       {"local_header", "#include \"kernel.cuh\"\n", false, "is not allowed"},
@@ -147,22 +157,34 @@ INSTANTIATE_TEST_SUITE_P(Table, SourcePolicyTest, ::testing::ValuesIn(Cases()),
                          [](const auto& info) { return std::string(info.param.name); });
 
 TEST(SourcePolicy, MessageNamesLine) {
-  const Status s = CheckSourcePolicy("int a;\n\n#include <stdio.h>\n");
+  const Status s = CheckSourcePolicy("int a;\n\n#include <thrust/complex.h>\n");
   EXPECT_EQ(s.message().substr(0, 7), "line 3:");
 }
 
 TEST(SourcePolicy, MessageDoesNotEchoOtherContent) {
-  const Status s = CheckSourcePolicy("// SECRET_TOKEN\n#include <stdio.h>\n");
+  const Status s = CheckSourcePolicy("// SECRET_TOKEN\n#include <thrust/complex.h>\n");
   EXPECT_EQ(s.message().find("SECRET"), std::string::npos);
+}
+
+TEST(SourcePolicy, ListsTheHeadersNamed) {
+  std::vector<std::string> headers;
+  const Status s = CheckSourcePolicy(
+      "#include <math.h>\n#include \"cuda_fp16.h\"\n#if __has_include(<cstdint>)\n#endif\n#include <math.h>\n"
+      "// #include <vector>\n",
+      &headers);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(headers, (std::vector<std::string>{"math.h", "cuda_fp16.h", "cstdint"}));
 }
 
 TEST(HeaderAllowlist, Table) {
   for (const char* h : {"cuda_fp16.h", "cuda/std/cstdint", "cub/warp/warp_reduce.cuh", "nv/target",
-                        "cooperative_groups/memcpy_async.h"}) {
+                        "cooperative_groups/memcpy_async.h", "stdint.h", "cmath", "torch/extension.h",
+                        "ATen/ATen.h", "vector"}) {
     EXPECT_TRUE(IsAllowedHeader(h)) << h;
   }
-  for (const char* h : {"", "/cuda_fp16.h", "cuda_fp16.h/", "cuda//std", "cub/.hidden", "stdint.h",
-                        "cooperative_groups/details/helpers.h", "cuda/std/../../x", "cuda_fp16.h "}) {
+  for (const char* h : {"", "/cuda_fp16.h", "cuda_fp16.h/", "cuda//std", "cub/.hidden", "stdint.hpp",
+                        "cooperative_groups/details/helpers.h", "cuda/std/../../x", "cuda_fp16.h ", "torch/",
+                        "torch/../x", "bits/stdc++.h", "crt/mma.hpp", "mma.hpp"}) {
     EXPECT_FALSE(IsAllowedHeader(h)) << h;
   }
 }

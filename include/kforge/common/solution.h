@@ -29,7 +29,7 @@ struct LaunchArg {
 struct LaunchStep {
   enum class Kind { kKernel, kMemset };
   Kind kind = Kind::kKernel;
-  std::string kernel;                             ///< Kernel name (kKernel).
+  std::string kernel;                             ///< Kernel name (kKernel); see IsKernelName.
   std::vector<std::string> grid{"1", "1", "1"};   ///< Always three expressions.
   std::vector<std::string> block{"1", "1", "1"};  ///< Always three expressions.
   std::string shared_bytes = "0";                 ///< Expression.
@@ -69,5 +69,12 @@ std::string SolutionHash(const Solution& solution);
 
 /// Ordinary identifier or module path: [A-Za-z_][A-Za-z0-9_.]*.
 bool IsTensorName(std::string_view name);
+
+/// A kernel as a launch names it: a symbol (an identifier of up to 1024 characters, such as an
+/// extern "C" name or a mangled one), or a C++ name of up to 256 characters made of identifiers,
+/// numbers, spaces and `: < > , * & -`, such as `ns::scale` or `softmax<float, 256>`. The second
+/// form is handed to NVRTC as a name expression, so it can never hold a quote, `#`, `/`, a
+/// backslash or a line break.
+bool IsKernelName(std::string_view name);
 
 }  // namespace kforge::common

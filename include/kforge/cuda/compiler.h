@@ -3,17 +3,17 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <filesystem>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "kforge/common/status.h"
 
 namespace kforge::cuda {
 
@@ -50,6 +50,9 @@ struct CompileRequest {
   std::string name = "kernel.cu";
   /// Overrides CompilerOptions::timeout when non-zero.
   std::chrono::milliseconds timeout{0};
+  /// C++ names of kernels, such as "softmax<float, 256>", to resolve with NVRTC name expressions
+  /// (which also instantiate templates). Each must pass common::IsKernelName; at most 64.
+  std::vector<std::string> name_expressions;
 };
 
 struct CompileResult {
@@ -63,6 +66,13 @@ struct CompileResult {
   std::string cubin;
   /// Keyed by the kernel's symbol name (the mangled one for kernels without extern "C").
   std::map<std::string, KernelInfo> kernels;
+  /// Symbol of each name expression NVRTC resolved ("softmax<float, 256>" -> "_Z7softmax...").
+  std::map<std::string, std::string> lowered_names;
+  /// Why a name expression did not resolve (NVRTC's error), for each one that did not. The rest of
+  /// the source still compiled: a name that names nothing is the launch's fault, not the source's.
+  std::map<std::string, std::string> name_errors;
+  /// Things done to the source that the author should know of (an include dropped); one line each.
+  std::vector<std::string> warnings;
   double wall_ms = 0;
   /// True when the result came from the on-disk cache.
   bool cached = false;
@@ -79,43 +89,54 @@ struct CompilerOptions {
   std::filesystem::path cccl_include_dir;
   /// CUDA include directory; empty means the one found at build time.
   std::filesystem::path cuda_include_dir;
+  /// Data-segment limit of each compile process (RLIMIT_DATA); 0 means none. Default 4 GiB.
+  size_t memory_limit_bytes = size_t{4} << 30;
+  /// The kforge-nvrtc executable; empty means the one next to the running program, else the one
+  /// of this build.
+  std::filesystem::path helper_program;
 };
 
 /// $KFORGE_CACHE_DIR/cubin, else $XDG_CACHE_HOME/kforge/cubin, else ~/.cache/kforge/cubin.
 std::filesystem::path DefaultCacheDir();
 
+namespace internal {
+class NvrtcHelpers;
+}
+
 /// Thread-safe: Compile may be called from many threads at once.
 ///
-/// Deadlines: NVRTC's flow callback cancels optimisation and code generation promptly, but the C++
-/// front end never calls it. A compile stuck there is abandoned at the deadline (Compile returns
-/// kTimeout) and keeps a background thread busy until the front end finishes and the next callback
-/// cancels it; the destructor waits for such compiles.
+/// Every NVRTC compile runs in a helper process (kforge-nvrtc) under CompilerOptions'
+/// memory limit. At the deadline NVRTC's flow callback cancels optimisation and code generation;
+/// a compile stuck where NVRTC never checks (the C++ front end, the preprocessor) is killed with its
+/// process. Either way Compile returns kTimeout at the deadline, and nothing keeps running.
 class Compiler {
  public:
   explicit Compiler(CompilerOptions options = {});
+  /// Ends the helper processes.
   ~Compiler();
   Compiler(const Compiler&) = delete;
   Compiler& operator=(const Compiler&) = delete;
 
   /// Never throws for anything the request contains; throws std::runtime_error when NVRTC itself
-  /// fails (out of memory, internal error).
+  /// fails (an internal error) or no compile process can be started.
   CompileResult Compile(const CompileRequest& request) const;
 
   const CompilerOptions& options() const { return options_; }
 
- private:
-  // Counts compiles still running on their own thread, including abandoned ones.
-  struct Background {
-    std::mutex mu;
-    std::condition_variable cv;
-    int running = 0;
-    void Start();
-    void Finish();
-  };
+  /// Compile processes started so far.
+  int processes_started() const;
 
+ private:
   CompilerOptions options_;
   std::string nvrtc_version_;
-  std::shared_ptr<Background> background_;
+  std::unique_ptr<internal::NvrtcHelpers> helpers_;
 };
+
+/// The symbol of the kernel that a launch names `name` in a successful compile: a name expression
+/// the compile resolved, a symbol (an extern "C" name, or a mangled one), or the plain or qualified
+/// name of a C++ kernel that is not a template ("scale", "ns::scale") when exactly one kernel has it.
+/// NotFound otherwise, with a one-line message that lists the kernels there are and how to name a
+/// template instance.
+StatusOr<std::string> FindKernel(const CompileResult& result, std::string_view name);
 
 }  // namespace kforge::cuda

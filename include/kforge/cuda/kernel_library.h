@@ -20,7 +20,8 @@ class KernelLibrary {
   KernelLibrary(const KernelLibrary&) = delete;
   KernelLibrary& operator=(const KernelLibrary&) = delete;
 
-  /// The kernel named `name` (an extern "C" __global__ function); NotFound otherwise.
+  /// The kernel whose symbol is `name` (an extern "C" name, or a mangled one: see FindKernel in
+  /// compiler.h); NotFound otherwise.
   StatusOr<cudaKernel_t> Kernel(const std::string& name) const;
   /// Size in bytes of each parameter, in order.
   StatusOr<std::vector<size_t>> ParamSizes(cudaKernel_t kernel) const;

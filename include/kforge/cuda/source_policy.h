@@ -19,9 +19,11 @@ inline constexpr size_t kMaxSourceBytes = 256 * 1024;
 /// other than \t \n \v \f \r\n), every #include and __has_include names an allowlisted header, and
 /// only allowlisted directives and pragmas occur. Otherwise InvalidArgument with a one-line message
 /// that names the line and the offending directive or header (truncated), never other content.
-Status CheckSourcePolicy(std::string_view source);
+/// When OK and `headers` is not null, it receives every header named, once each, in order.
+Status CheckSourcePolicy(std::string_view source, std::vector<std::string>* headers = nullptr);
 
-/// True when `header` (as written between <> or "") is on the allowlist of CUDA headers.
+/// True when `header` (as written between <> or "") is on the allowlist: a CUDA or CCCL header, or
+/// one that kforge supplies itself (a C or C++ library header, or a host-only one it drops).
 bool IsAllowedHeader(std::string_view header);
 
 /// OK when every entry is on the NVRTC option allowlist of docs/formats.md ("options").

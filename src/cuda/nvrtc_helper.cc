@@ -1,0 +1,305 @@
+// The parent side of the NVRTC helpers: starting them, the wire, waiting with a deadline, killing.
+#include "cuda/nvrtc_helper.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <stdexcept>
+
+#include <nlohmann/json.hpp>
+
+#include "kforge/common/base64.h"
+
+extern char** environ;
+
+namespace kforge::cuda::internal {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+/// How long past its deadline a helper may take to answer after NVRTC's flow callback cancelled
+/// the compile, before it is killed.
+constexpr std::chrono::milliseconds kGrace{100};
+
+bool SendAll(int fd, const char* data, size_t size) {
+  while (size > 0) {
+    // MSG_NOSIGNAL: a helper that died must not raise SIGPIPE in the parent.
+    const ssize_t n = ::send(fd, data, size, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    data += n;
+    size -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+// Reads exactly `size` bytes; false on end of stream, an error or the deadline.
+bool ReceiveAll(int fd, char* data, size_t size, std::optional<Clock::time_point> deadline) {
+  while (size > 0) {
+    if (deadline) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - Clock::now());
+      if (left.count() <= 0) return false;
+      pollfd p{fd, POLLIN, 0};
+      const int r = ::poll(&p, 1, static_cast<int>(std::min<int64_t>(left.count() + 1, 60000)));
+      if (r < 0 && errno == EINTR) continue;
+      if (r < 0) return false;
+      if (r == 0) continue;
+    }
+    const ssize_t n = ::read(fd, data, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    data += n;
+    size -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+std::string HowItEnded(int status) {
+  if (WIFSIGNALED(status)) {
+    const char* name = sigabbrev_np(WTERMSIG(status));
+    return name != nullptr ? std::string("killed by SIG") + name
+                           : "killed by signal " + std::to_string(WTERMSIG(status));
+  }
+  return "exit code " + std::to_string(WEXITSTATUS(status));
+}
+
+nlohmann::json JobToJson(const NvrtcJob& job, std::chrono::milliseconds budget) {
+  nlohmann::json headers = nlohmann::json::array();
+  for (const InMemoryHeader& h : job.headers) headers.push_back({h.name, h.text});
+  return {{"source", job.source},
+          {"name", job.name},
+          {"options", job.options},
+          {"headers", headers},
+          {"name_expressions", job.name_expressions},
+          {"budget_ms", std::max<int64_t>(0, budget.count())}};
+}
+
+NvrtcOutcome OutcomeFromJson(const nlohmann::json& j) {
+  NvrtcOutcome out;
+  const std::string result = j.at("result").get<std::string>();
+  if (result == "failure")
+    throw std::runtime_error("NVRTC helper: " + j.value("message", std::string("failed")));
+  if (result == "success") {
+    out.kind = NvrtcOutcome::Kind::kSuccess;
+  } else if (result == "compile_error") {
+    out.kind = NvrtcOutcome::Kind::kCompileError;
+  } else if (result == "invalid_option") {
+    out.kind = NvrtcOutcome::Kind::kInvalidOption;
+  } else if (result == "cancelled") {
+    out.kind = NvrtcOutcome::Kind::kCancelled;
+  } else if (result == "out_of_memory") {
+    out.kind = NvrtcOutcome::Kind::kOutOfMemory;
+  } else {
+    throw std::runtime_error("NVRTC helper: unknown result \"" + result.substr(0, 40) + "\"");
+  }
+  out.log = j.at("log").get<std::string>();
+  if (j.contains("cubin_b64")) {
+    StatusOr<std::string> cubin = common::Base64Decode(j.at("cubin_b64").get<std::string>());
+    if (!cubin.ok()) throw std::runtime_error("NVRTC helper: bad CUBIN encoding");
+    out.cubin = std::move(*cubin);
+  }
+  if (j.contains("lowered_names"))
+    out.lowered_names = j.at("lowered_names").get<std::map<std::string, std::string>>();
+  if (j.contains("opened") && j.at("opened").is_array())
+    out.opened = j.at("opened").get<std::vector<std::string>>();
+  return out;
+}
+
+}  // namespace
+
+bool WriteFrame(int fd, std::string_view payload) {
+  if (payload.size() > kMaxFrameBytes) return false;
+  const uint32_t n = static_cast<uint32_t>(payload.size());
+  const char header[4] = {static_cast<char>(n & 0xff), static_cast<char>((n >> 8) & 0xff),
+                          static_cast<char>((n >> 16) & 0xff), static_cast<char>((n >> 24) & 0xff)};
+  return SendAll(fd, header, 4) && SendAll(fd, payload.data(), payload.size());
+}
+
+bool ReadFrame(int fd, std::string* payload, std::optional<Clock::time_point> deadline) {
+  unsigned char header[4];
+  if (!ReceiveAll(fd, reinterpret_cast<char*>(header), 4, deadline)) return false;
+  const size_t n =
+      size_t{header[0]} | size_t{header[1]} << 8 | size_t{header[2]} << 16 | size_t{header[3]} << 24;
+  if (n > kMaxFrameBytes) return false;
+  payload->resize(n);
+  return ReceiveAll(fd, payload->data(), n, deadline);
+}
+
+// One helper process, its socket and its private directory.
+class NvrtcHelpers::Helper {
+ public:
+  Helper(const std::filesystem::path& program, size_t memory_limit_bytes) {
+    std::string templ = (std::filesystem::temp_directory_path() / "kforge-nvrtc-XXXXXX").string();
+    if (::mkdtemp(templ.data()) == nullptr) throw std::runtime_error("mkdtemp failed for " + templ);
+    dir_ = templ;
+    int fds[2];
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) {
+      RemoveDir();
+      throw std::runtime_error(std::string("socketpair: ") + strerror(errno));
+    }
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_adddup2(&actions, fds[1], 3);
+    posix_spawn_file_actions_addclosefrom_np(&actions, 4);  // the helper holds nothing else of ours
+    // Signals as a fresh process has them: the helper's alarm must be able to end it.
+    posix_spawnattr_t attr;
+    posix_spawnattr_init(&attr);
+    sigset_t none, defaults;
+    sigemptyset(&none);
+    sigemptyset(&defaults);
+    sigaddset(&defaults, SIGALRM);
+    posix_spawnattr_setsigmask(&attr, &none);
+    posix_spawnattr_setsigdefault(&attr, &defaults);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+    std::vector<std::string> argv = {program.string(), dir_.string(), std::to_string(memory_limit_bytes)};
+    std::vector<char*> args;
+    for (std::string& a : argv) args.push_back(a.data());
+    args.push_back(nullptr);
+    const int rc = posix_spawn(&pid_, args[0], &actions, &attr, args.data(), environ);
+    posix_spawnattr_destroy(&attr);
+    posix_spawn_file_actions_destroy(&actions);
+    ::close(fds[1]);
+    fd_ = fds[0];
+    if (rc != 0) {
+      pid_ = -1;
+      Stop();
+      throw std::runtime_error("cannot start the NVRTC helper " + program.string() + ": " + strerror(rc));
+    }
+  }
+  ~Helper() { Stop(); }
+  Helper(const Helper&) = delete;
+  Helper& operator=(const Helper&) = delete;
+
+  // Reads the hello; throws when the helper is not a matching kforge-nvrtc.
+  void Greet(Clock::time_point deadline) {
+    std::string hello;
+    // Starting takes a fraction of a second; allow that even when the compile deadline is near.
+    if (!ReadFrame(fd_, &hello, std::max(deadline, Clock::now() + std::chrono::seconds(30)))) {
+      throw std::runtime_error("the NVRTC helper did not start (" + End() + ")");
+    }
+    const nlohmann::json j = nlohmann::json::parse(hello, nullptr, /*allow_exceptions=*/false);
+    if (!j.is_object() || j.value("schema", "") != kNvrtcWireSchema) {
+      throw std::runtime_error("the NVRTC helper speaks another protocol");
+    }
+  }
+
+  bool Send(const std::string& payload) { return WriteFrame(fd_, payload); }
+  bool Receive(std::string* payload, Clock::time_point deadline) { return ReadFrame(fd_, payload, deadline); }
+
+  // Kills the process and says how it ended.
+  std::string End() {
+    if (pid_ <= 0) return "not running";
+    ::kill(pid_, SIGKILL);
+    return Reap();
+  }
+
+ private:
+  std::string Reap() {
+    int status = 0;
+    pid_t r;
+    do {
+      r = ::waitpid(pid_, &status, 0);
+    } while (r < 0 && errno == EINTR);
+    pid_ = -1;
+    return r < 0 ? "lost" : HowItEnded(status);
+  }
+
+  void RemoveDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+
+  void Stop() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+    End();
+    RemoveDir();
+  }
+
+  pid_t pid_ = -1;
+  int fd_ = -1;
+  std::filesystem::path dir_;
+};
+
+NvrtcHelpers::NvrtcHelpers(std::filesystem::path program, size_t memory_limit_bytes)
+    : program_(std::move(program)), memory_limit_bytes_(memory_limit_bytes) {}
+
+NvrtcHelpers::~NvrtcHelpers() = default;
+
+int NvrtcHelpers::started() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return started_;
+}
+
+std::unique_ptr<NvrtcHelpers::Helper> NvrtcHelpers::Take(Clock::time_point deadline) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!idle_.empty()) {
+      std::unique_ptr<Helper> helper = std::move(idle_.back());
+      idle_.pop_back();
+      return helper;
+    }
+    ++started_;
+  }
+  auto helper = std::make_unique<Helper>(program_, memory_limit_bytes_);
+  helper->Greet(deadline);
+  return helper;
+}
+
+NvrtcOutcome NvrtcHelpers::Run(const NvrtcJob& job, Clock::time_point deadline) {
+  const auto budget = [&] {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+  };
+  std::unique_ptr<Helper> helper = Take(deadline);
+  if (!helper->Send(JobToJson(job, budget()).dump())) {
+    // An idle helper that has gone away (killed from outside) is replaced once.
+    helper->End();
+    helper = Take(deadline);
+    if (!helper->Send(JobToJson(job, budget()).dump())) {
+      throw std::runtime_error("the NVRTC helper refused a job (" + helper->End() + ")");
+    }
+  }
+  std::string reply;
+  NvrtcOutcome outcome;
+  if (!helper->Receive(&reply, deadline + kGrace)) {
+    // Past the deadline: the compile is stuck where NVRTC never checks for cancellation (the C++
+    // front end), or the helper died (a crash, or the memory limit).
+    outcome.detail = helper->End();
+    const bool late = Clock::now() >= deadline + kGrace;
+    outcome.kind = late ? NvrtcOutcome::Kind::kCancelled : NvrtcOutcome::Kind::kDied;
+    return outcome;
+  }
+  const nlohmann::json j = nlohmann::json::parse(reply, nullptr, /*allow_exceptions=*/false);
+  try {
+    outcome = OutcomeFromJson(j);
+  } catch (const nlohmann::json::exception& e) {
+    helper->End();
+    throw std::runtime_error(std::string("NVRTC helper: malformed answer: ") + e.what());
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  idle_.push_back(std::move(helper));
+  return outcome;
+}
+
+std::filesystem::path DefaultHelperProgram() {
+  std::error_code ec;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    const std::filesystem::path sibling = self.parent_path() / "kforge-nvrtc";
+    if (std::filesystem::exists(sibling, ec)) return sibling;
+  }
+  return KFORGE_NVRTC_HELPER;
+}
+
+}  // namespace kforge::cuda::internal
