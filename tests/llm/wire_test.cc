@@ -20,7 +20,7 @@ ChatRequest ToolConversation() {
 }
 
 TEST(AnthropicWireTest, RequestBody) {
-  json b = AnthropicRequestBody(ToolConversation());
+  json b = AnthropicRequestBody(ToolConversation(), /*stream=*/false);
   EXPECT_EQ(b["system"][0]["text"], "sys");
   EXPECT_EQ(b["system"][0]["cache_control"]["type"], "ephemeral");
   ASSERT_EQ(b["messages"].size(), 3u);  // user, assistant, user(tool_result + text)
@@ -44,7 +44,7 @@ TEST(AnthropicWireTest, ParsesToolUseReply) {
     "content":[{"type":"text","text":"Here."},{"type":"tool_use","id":"toolu_1","name":"submit","input":{"a":1}}],
     "stop_reason":"tool_use","stop_sequence":null,
     "usage":{"input_tokens":11,"output_tokens":22,"cache_read_input_tokens":33,"cache_creation_input_tokens":44}})";
-  Attempt a = AnthropicAttempt(http, 0);
+  Attempt a = AnthropicAttempt(http, 0, {});
   ASSERT_TRUE(a.response.ok()) << a.response.error.message;
   EXPECT_EQ(a.response.message.content, "Here.");
   EXPECT_EQ(a.response.message.tool_calls.at(0).id, "toolu_1");
@@ -56,7 +56,9 @@ TEST(AnthropicWireTest, ParsesToolUseReply) {
 }
 
 TEST(OpenAiWireTest, RequestBody) {
-  json b = OpenAiRequestBody(ToolConversation(), "max_completion_tokens");
+  OpenAiDialect dialect;
+  dialect.max_tokens_field = "max_completion_tokens";
+  json b = OpenAiRequestBody(ToolConversation(), dialect, /*stream=*/false);
   ASSERT_EQ(b["messages"].size(), 5u);
   EXPECT_EQ(b["messages"][0]["role"], "system");
   EXPECT_EQ(b["messages"][2]["tool_calls"][0]["function"]["arguments"], R"({"source":"k"})");
@@ -74,7 +76,7 @@ TEST(OpenAiWireTest, ParsesToolCallsAndCachedUsage) {
     "message":{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function",
     "function":{"name":"submit","arguments":"{\"a\": 2}"}}]},"finish_reason":"tool_calls"}],
     "usage":{"prompt_tokens":100,"completion_tokens":7,"total_tokens":107,"prompt_tokens_details":{"cached_tokens":60}}})";
-  Attempt a = OpenAiAttempt(http, 0);
+  Attempt a = OpenAiAttempt(http, 0, {});
   ASSERT_TRUE(a.response.ok()) << a.response.error.message;
   EXPECT_EQ(a.response.message.tool_calls.at(0).arguments["a"], 2);
   EXPECT_EQ(a.response.stop_reason, StopReason::kToolUse);
@@ -118,7 +120,7 @@ TEST(WireTest, ClassifiesFailures) {
       {401,
        R"({"error":{"message":"Incorrect API key provided: sk-abc12345678","type":"invalid_request_error","code":"invalid_api_key"}})",
        true, ErrorKind::kAuth},
-      {404, R"({"error":"model 'x' not found"})", true, ErrorKind::kInvalidRequest},
+      {404, R"({"error":"model 'x' not found"})", true, ErrorKind::kNotFound},
       {200, "not json", true, ErrorKind::kMalformedResponse},
       {200, R"({"choices":[]})", true, ErrorKind::kMalformedResponse},
       {200, R"({"content":"nope"})", false, ErrorKind::kMalformedResponse},
@@ -127,18 +129,18 @@ TEST(WireTest, ClassifiesFailures) {
     HttpResult http;
     http.status = c.status;
     http.body = c.body;
-    Attempt a = c.openai ? OpenAiAttempt(http, 0) : AnthropicAttempt(http, 0);
+    Attempt a = c.openai ? OpenAiAttempt(http, 0, {}) : AnthropicAttempt(http, 0, {});
     EXPECT_EQ(ErrorKindName(a.response.error.kind), std::string(ErrorKindName(c.expected)))
         << c.status << " " << c.body;
     EXPECT_EQ(a.response.error.message.find("sk-abc12345678"), std::string::npos) << a.response.error.message;
   }
   HttpResult dropped;
   dropped.transport_error = "Empty reply from server";
-  EXPECT_EQ(OpenAiAttempt(dropped, 0).response.error.kind, ErrorKind::kTransport);
+  EXPECT_EQ(OpenAiAttempt(dropped, 0, {}).response.error.kind, ErrorKind::kTransport);
   HttpResult slow;
   slow.transport_error = "Operation timed out";
   slow.timed_out = true;
-  EXPECT_EQ(AnthropicAttempt(slow, 0).response.error.kind, ErrorKind::kTimeout);
+  EXPECT_EQ(AnthropicAttempt(slow, 0, {}).response.error.kind, ErrorKind::kTimeout);
 }
 
 TEST(WireTest, RetryAfter) {
@@ -182,7 +184,7 @@ TEST(WireTest, GoDurationsAndSanitizing) {
   EXPECT_DOUBLE_EQ(*ParseGoDuration("1.5s"), 1.5);
   EXPECT_DOUBLE_EQ(*ParseGoDuration("2"), 2);
   EXPECT_FALSE(ParseGoDuration("3 days").has_value());
-  EXPECT_EQ(SanitizeMessage("bad key sk-ant-api03-abcdefgh_XYZ\nline"), "bad key sk-*** line");
+  EXPECT_EQ(SanitizeMessage("bad key sk-ant-api03-abcdefgh_XYZ\nline", {}), "bad key sk-*** line");
   std::string text = "key=SECRETKEY1 and SECRETKEY1";
   MaskSecret(text, "SECRETKEY1");
   EXPECT_EQ(text, "key=*** and ***");
