@@ -78,11 +78,12 @@ bool IsKeyChar(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '*';
 }
 
-/// Cuts `text` to at most `limit` bytes without splitting a UTF-8 sequence.
+/// Cuts `text` to at most `limit` bytes without splitting a UTF-8 sequence or a "***" mask.
 void CutUtf8(std::string& text, size_t limit) {
   if (text.size() <= limit) return;
   size_t cut = limit;
   while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+  while (cut > 0 && text[cut] == '*' && text[cut - 1] == '*') --cut;
   text.resize(cut);
   text += "...";
 }
@@ -91,25 +92,21 @@ void CutUtf8(std::string& text, size_t limit) {
 
 void MaskSecret(std::string& text, const std::string& secret) {
   if (secret.empty()) return;
-  for (const std::string& form : {secret, JsonEscaped(secret)}) {
-    std::vector<bool> covered(text.size(), false);
-    MarkSecretRuns(text, form, form.size(), covered);
-    text = ReplaceCovered(text, covered);
-  }
+  std::vector<bool> covered(text.size(), false);
+  for (const std::string& form : {secret, JsonEscaped(secret)}) MarkSecretRuns(text, form, form.size(), covered);
+  text = ReplaceCovered(text, covered);
 }
 
 std::string SanitizeMessage(std::string text, const Secrets& secrets) {
-  // 1. Mask, on the whole text: a key straddling the cut below must not leave its start behind.
+  // 1. Mask, on the whole text and in one pass (so that overlapping finds make one "***"): a key
+  // straddling the cut below must not leave its start behind.
+  std::vector<bool> covered(text.size(), false);
   for (const std::string& secret : secrets) {
     if (secret.empty()) continue;
-    for (const std::string& form : {secret, JsonEscaped(secret)}) {
-      std::vector<bool> covered(text.size(), false);
+    for (const std::string& form : {secret, JsonEscaped(secret)})
       MarkSecretRuns(text, form, std::min<size_t>(form.size(), 8), covered);
-      text = ReplaceCovered(text, covered);
-    }
   }
   // Key-like tokens ("sk-...", "sk-ant-...") that error messages echo back.
-  std::vector<bool> covered(text.size(), false);
   for (size_t pos = text.find("sk-"); pos != std::string::npos; pos = text.find("sk-", pos + 3)) {
     size_t end = pos + 3;
     while (end < text.size() && IsKeyChar(text[end])) ++end;
