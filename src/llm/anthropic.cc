@@ -137,7 +137,7 @@ ErrorInfo Malformed(const HttpResult& http, const std::string& why, const Secret
 /// Appends one reply content block to the assistant turn; false for a tool_use without a name.
 bool AppendBlock(const json& b, Message& m) {
   if (!b.is_object()) return true;
-  const std::string type = b.value("type", "");
+  const std::string type = Text(b, "type");
   ContentBlock block;
   if (type == "text") {
     block.type = ContentBlock::Type::kText;
@@ -222,7 +222,7 @@ class AnthropicStream : public StreamAssembler {
     r.message.role = Role::kAssistant;
     for (size_t i = 0; i < blocks_.size(); ++i) {
       json& b = blocks_[i];
-      if (b.value("type", "") == "tool_use") {
+      if (Text(b, "type") == "tool_use") {
         const std::string& raw = inputs_[i];
         json input = raw.empty() ? json::object() : json::parse(raw, nullptr, false);
         b["input"] = input.is_discarded() ? json(raw) : input;
@@ -249,7 +249,7 @@ class AnthropicStream : public StreamAssembler {
       if (malformed_.empty()) malformed_ = "event '" + e.event + "' has no JSON object";
       return;
     }
-    const std::string type = data.value("type", e.event);
+    const std::string type = data.contains("type") ? Text(data, "type") : e.event;
     if (type == "error" || e.event == "error") {
       error_ = ParseApiError(data);
     } else if (type == "message_start" && data.contains("message") && data["message"].is_object()) {
@@ -267,7 +267,7 @@ class AnthropicStream : public StreamAssembler {
       if (i >= kMaxBlocks) return;
       const json& d = data["delta"];
       json& b = Block(i);
-      const std::string kind = d.value("type", "");
+      const std::string kind = Text(d, "type");
       if (kind == "text_delta") {
         b["text"] = Text(b, "text") + Text(d, "text");
       } else if (kind == "thinking_delta") {
@@ -389,7 +389,7 @@ Attempt AnthropicAttempt(const HttpResult& http, std::time_t now, const Secrets&
   Attempt a;
   ReadHeaders(http, now, a);
   json body = json::parse(http.body, nullptr, /*allow_exceptions=*/false);
-  const bool is_error_body = body.is_object() && body.value("type", "") == "error";
+  const bool is_error_body = Text(body, "type") == "error";
   if (!http.transport_error.empty() || http.status < 200 || http.status >= 300 || is_error_body) {
     ApiError api = ParseApiError(body);
     HttpResult h = http;

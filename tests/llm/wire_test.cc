@@ -446,6 +446,34 @@ TEST(StreamTest, IncompleteOrFailedStreamsAreRetryableErrors) {
   EXPECT_EQ(router->Finish(ok, 0, {}).response.error.kind, ErrorKind::kServer);
 }
 
+TEST(StreamTest, OddlyTypedEventsAreNeverFatal) {
+  const char* events[] = {
+      "event: message_start\ndata: {\"type\":5,\"message\":[]}\n\n",
+      "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":\"x\",\"content_block\":1}\n\n",
+      "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":99999999,\"content_block\":{}}\n\n",
+      "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":{}}}\n\n",
+      "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":[1]}}\n\n",
+      "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":7}}\n\n",
+      "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":\"no\",\"usage\":{\"output_tokens\":\"many\"}}\n\n",
+      "event: message_stop\ndata: not json\n\n",
+      "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n",
+  };
+  auto anthropic = MakeAnthropicStream();
+  auto openai = MakeOpenAiStream();
+  for (const char* e : events) {
+    anthropic->Feed(e);
+    openai->Feed(e);
+  }
+  openai->Feed("data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":-1},{\"function\":5},7]},\"finish_reason\":3}]}\n\n");
+  HttpResult http;
+  http.status = 200;
+  http.streamed = true;
+  EXPECT_EQ(anthropic->Finish(http, 0, {}).response.error.kind, ErrorKind::kMalformedResponse);
+  EXPECT_NE(openai->Finish(http, 0, {}).response.error.kind, ErrorKind::kNone);
+  http.body = R"({"type":7,"content":[{"type":3},{"type":"text","text":[1]},{"type":"thinking","signature":2}],"usage":[]})";
+  EXPECT_TRUE(AnthropicAttempt(http, 0, {}).response.ok());
+}
+
 TEST(StreamTest, WhenToStream) {
   ProviderOptions o;
   ChatRequest r;
