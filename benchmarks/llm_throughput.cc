@@ -44,10 +44,12 @@ int StartServer(int delay_ms, bool stream, int* control_fd, pid_t* child) {
           events.push_back(R"(data: {"id":"chatcmpl-b","model":"bench","choices":[{"index":0,"delta":)"
                            R"({"content":"__global__ void k() {} "},"finish_reason":null}]})"
                            "\n\n");
-        events.push_back(R"(data: {"id":"chatcmpl-b","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]})"
-                         "\n\n");
-        events.push_back(R"(data: {"id":"chatcmpl-b","choices":[],"usage":{"prompt_tokens":120,"completion_tokens":30}})"
-                         "\n\ndata: [DONE]\n\n");
+        events.push_back(
+            R"(data: {"id":"chatcmpl-b","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]})"
+            "\n\n");
+        events.push_back(
+            R"(data: {"id":"chatcmpl-b","choices":[],"usage":{"prompt_tokens":120,"completion_tokens":30}})"
+            "\n\ndata: [DONE]\n\n");
         FakeReply r = FakeReply::Sse(std::move(events));
         r.delay_ms = delay_ms;
         return r;
@@ -146,8 +148,8 @@ int main(int argc, char** argv) {
 
   const double achieved = requests / wall;
   const double ideal = in_flight * 1000.0 / delay_ms;
-  std::printf("requests=%d in_flight=%d server_delay_ms=%d stream=%d failed=%d\n", requests, in_flight, delay_ms,
-              stream ? 1 : 0, failed);
+  std::printf("requests=%d in_flight=%d server_delay_ms=%d stream=%d failed=%d\n", requests, in_flight,
+              delay_ms, stream ? 1 : 0, failed);
   std::printf("wall_s=%.3f achieved_rps=%.1f ideal_rps=%.1f efficiency=%.1f%%\n", wall, achieved, ideal,
               100 * achieved / ideal);
   std::printf("cpu_s=%.3f cpu_ms_per_request=%.3f\n", cpu, 1000 * cpu / requests);

@@ -18,9 +18,7 @@ const json kEphemeral = {{"type", "ephemeral"}};
 /// What an empty tool result says: the API rejects empty content (with is_error) and blank text.
 constexpr const char* kNoOutput = "(no output)";
 
-bool IsBlank(const std::string& text) {
-  return text.find_first_not_of(" \t\n\r\f\v") == std::string::npos;
-}
+bool IsBlank(const std::string& text) { return text.find_first_not_of(" \t\n\r\f\v") == std::string::npos; }
 
 json ToolUseInput(const json& arguments) { return arguments.is_object() ? arguments : json::object(); }
 
@@ -118,7 +116,8 @@ StopReason MapStop(const std::string& s) {
 /// Copies the counts present in `usage` (a streamed message_delta carries only some).
 void ReadUsage(const json& usage, Usage& u) {
   auto read = [&](const char* key, int64_t& out) {
-    if (usage.is_object() && usage.contains(key) && usage[key].is_number_integer()) out = usage[key].get<int64_t>();
+    if (usage.is_object() && usage.contains(key) && usage[key].is_number_integer())
+      out = usage[key].get<int64_t>();
   };
   read("input_tokens", u.input_tokens);
   read("output_tokens", u.output_tokens);
@@ -131,7 +130,8 @@ std::string Text(const json& obj, const char* key) {
 }
 
 ErrorInfo Malformed(const HttpResult& http, const std::string& why, const Secrets& secrets) {
-  return ErrorInfo{ErrorKind::kMalformedResponse, http.status, SanitizeMessage("malformed reply: " + why, secrets)};
+  return ErrorInfo{ErrorKind::kMalformedResponse, http.status,
+                   SanitizeMessage("malformed reply: " + why, secrets)};
 }
 
 /// Appends one reply content block to the assistant turn; false for a tool_use without a name.
@@ -154,7 +154,8 @@ bool AppendBlock(const json& b, Message& m) {
     block.data = Text(b, "data");
   } else if (type == "tool_use") {
     if (!b.contains("name") || !b["name"].is_string()) return false;
-    ToolCall call{Text(b, "id"), b["name"].get<std::string>(), b.contains("input") ? b["input"] : json::object()};
+    ToolCall call{Text(b, "id"), b["name"].get<std::string>(),
+                  b.contains("input") ? b["input"] : json::object()};
     block.type = ContentBlock::Type::kToolUse;
     block.tool_call_id = call.id;
     m.tool_calls.push_back(std::move(call));
@@ -175,7 +176,8 @@ void SettleBlocks(Message& m) {
 /// A tool call is a tool call, whatever the stop reason says (unless the output was cut).
 StopReason Stop(const std::string& raw, const Message& m) {
   StopReason s = MapStop(raw);
-  if (!m.tool_calls.empty() && (s == StopReason::kEndTurn || s == StopReason::kOther)) return StopReason::kToolUse;
+  if (!m.tool_calls.empty() && (s == StopReason::kEndTurn || s == StopReason::kOther))
+    return StopReason::kToolUse;
   return s;
 }
 
@@ -209,8 +211,9 @@ class AnthropicStream : public StreamAssembler {
       if (!http.transport_error.empty()) {
         a.response.error = ClassifyFailure(http, {}, secrets);
       } else {
-        a.response.error = {ErrorKind::kTransport, http.status,
-                            started_ ? "stream ended before message_stop" : "stream ended before message_start"};
+        a.response.error = {
+            ErrorKind::kTransport, http.status,
+            started_ ? "stream ended before message_stop" : "stream ended before message_start"};
       }
       return a;
     }
@@ -292,7 +295,8 @@ class AnthropicStream : public StreamAssembler {
   static constexpr size_t kMaxBlocks = 4096;  // a broken index must not allocate without bound
 
   static size_t Index(const json& data) {
-    return data.contains("index") && data["index"].is_number_unsigned() ? data["index"].get<size_t>() : kMaxBlocks;
+    return data.contains("index") && data["index"].is_number_unsigned() ? data["index"].get<size_t>()
+                                                                        : kMaxBlocks;
   }
   json& Block(size_t i) {
     if (blocks_.size() <= i) {
@@ -359,7 +363,8 @@ json AnthropicRequestBody(const ChatRequest& r, bool stream) {
   if (!r.tools.empty()) {
     json tools = json::array();
     for (const ToolSpec& t : r.tools)
-      tools.push_back({{"name", t.name}, {"description", t.description}, {"input_schema", InputSchema(t.parameters)}});
+      tools.push_back(
+          {{"name", t.name}, {"description", t.description}, {"input_schema", InputSchema(t.parameters)}});
     if (r.prompt_cache) tools.back()["cache_control"] = kEphemeral;
     body["tools"] = std::move(tools);
   }
@@ -367,7 +372,8 @@ json AnthropicRequestBody(const ChatRequest& r, bool stream) {
     body["thinking"] = {{"type", "enabled"}, {"budget_tokens", r.thinking_budget_tokens}};
     // Thinking allows no temperature but 1 and top_p only in [0.95, 1].
     if (r.temperature && *r.temperature == 1) body["temperature"] = 1;
-    if (r.top_p && *r.top_p >= 0.95 && *r.top_p <= 1 && !body.contains("temperature")) body["top_p"] = *r.top_p;
+    if (r.top_p && *r.top_p >= 0.95 && *r.top_p <= 1 && !body.contains("temperature"))
+      body["top_p"] = *r.top_p;
   } else {
     // Newer models reject temperature together with top_p; temperature wins.
     if (r.temperature) body["temperature"] = *r.temperature;
@@ -379,7 +385,8 @@ json AnthropicRequestBody(const ChatRequest& r, bool stream) {
 }
 
 std::string AnthropicRequestProblem(const ChatRequest& r) {
-  if (r.thinking_budget_tokens > 0 && (r.thinking_budget_tokens < 1024 || r.thinking_budget_tokens >= r.max_tokens))
+  if (r.thinking_budget_tokens > 0 &&
+      (r.thinking_budget_tokens < 1024 || r.thinking_budget_tokens >= r.max_tokens))
     return "thinking_budget_tokens " + std::to_string(r.thinking_budget_tokens) +
            " must be at least 1024 and below max_tokens " + std::to_string(r.max_tokens);
   return "";
@@ -464,10 +471,11 @@ class AnthropicProvider : public Provider {
     transport_.Send(std::move(http), [secrets, assembler, url = std::move(url), model = request.model,
                                       done = std::move(done)](HttpResult result) {
       const std::time_t now = std::time(nullptr);
-      Attempt a = result.streamed ? assembler->Finish(result, now, secrets) : AnthropicAttempt(result, now, secrets);
+      Attempt a =
+          result.streamed ? assembler->Finish(result, now, secrets) : AnthropicAttempt(result, now, secrets);
       if (a.response.error.kind == ErrorKind::kNotFound)
-        a.response.error.message =
-            SanitizeMessage(NotFoundHint(url, model, /*anthropic=*/true) + " (" + a.response.error.message + ")", secrets);
+        a.response.error.message = SanitizeMessage(
+            NotFoundHint(url, model, /*anthropic=*/true) + " (" + a.response.error.message + ")", secrets);
       done(std::move(a));
     });
   }

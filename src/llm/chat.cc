@@ -101,11 +101,22 @@ const char* ErrorKindName(ErrorKind kind) {
 
 namespace {
 
-constexpr ErrorKind kAllErrorKinds[] = {
-    ErrorKind::kNone,           ErrorKind::kTransport,  ErrorKind::kTimeout,           ErrorKind::kRateLimited,
-    ErrorKind::kOverloaded,     ErrorKind::kServer,     ErrorKind::kMalformedResponse, ErrorKind::kInvalidRequest,
-    ErrorKind::kModeration,     ErrorKind::kNotFound,   ErrorKind::kAuth,              ErrorKind::kQuota,
-    ErrorKind::kBilling,        ErrorKind::kReplayMiss, ErrorKind::kExecFailed,        ErrorKind::kAborted};
+constexpr ErrorKind kAllErrorKinds[] = {ErrorKind::kNone,
+                                        ErrorKind::kTransport,
+                                        ErrorKind::kTimeout,
+                                        ErrorKind::kRateLimited,
+                                        ErrorKind::kOverloaded,
+                                        ErrorKind::kServer,
+                                        ErrorKind::kMalformedResponse,
+                                        ErrorKind::kInvalidRequest,
+                                        ErrorKind::kModeration,
+                                        ErrorKind::kNotFound,
+                                        ErrorKind::kAuth,
+                                        ErrorKind::kQuota,
+                                        ErrorKind::kBilling,
+                                        ErrorKind::kReplayMiss,
+                                        ErrorKind::kExecFailed,
+                                        ErrorKind::kAborted};
 
 constexpr std::pair<ContentBlock::Type, const char*> kBlockTypes[] = {
     {ContentBlock::Type::kText, "text"},
@@ -344,7 +355,8 @@ StatusOr<Message> MessageFromJson(const json& j) {
   if (j.contains("blocks") && !j["blocks"].is_null()) {
     if (!j["blocks"].is_array()) return Bad("blocks", "must be a list");
     for (size_t i = 0; i < j["blocks"].size(); ++i) {
-      KFORGE_ASSIGN_OR_RETURN(ContentBlock b, BlockFromJson(j["blocks"][i], "blocks[" + std::to_string(i) + "]"));
+      KFORGE_ASSIGN_OR_RETURN(ContentBlock b,
+                              BlockFromJson(j["blocks"][i], "blocks[" + std::to_string(i) + "]"));
       m.blocks.push_back(std::move(b));
     }
   }

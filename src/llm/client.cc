@@ -8,11 +8,11 @@
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
+#include <cstdio>
 #include <fstream>
 #include <map>
 #include <mutex>
 #include <optional>
-#include <cstdio>
 #include <random>
 #include <thread>
 
@@ -169,8 +169,8 @@ class Client::Impl {
   }
 
   double Backoff(int attempt) {
-    const double cap =
-        std::min(options_.max_backoff_s, options_.initial_backoff_s * std::pow(2.0, std::min(attempt - 1, 60)));
+    const double cap = std::min(options_.max_backoff_s,
+                                options_.initial_backoff_s * std::pow(2.0, std::min(attempt - 1, 60)));
     return cap * std::uniform_real_distribution<double>(0.75, 1.0)(rng_);
   }
 
@@ -186,7 +186,8 @@ class Client::Impl {
     }
     if (a.retry_after_s && *a.retry_after_s > options_.max_retry_after_s) {
       char text[160];
-      std::snprintf(text, sizeof text, " (the server asked to wait %.0f s, more than max_retry_after_s %.0f s)",
+      std::snprintf(text, sizeof text,
+                    " (the server asked to wait %.0f s, more than max_retry_after_s %.0f s)",
                     *a.retry_after_s, options_.max_retry_after_s);
       why_not = text;
       return false;
@@ -209,8 +210,8 @@ class Client::Impl {
         const Usage& u = r.usage;
         limiter_.Adjust(now, job->estimate - static_cast<double>(u.input_tokens + u.output_tokens +
                                                                  u.cache_write_tokens));
-      } else if (std::string why_not; WantsRetry(a, why_not) && job->attempts < options_.max_attempts &&
-                                       fatal_.ok()) {
+      } else if (std::string why_not;
+                 WantsRetry(a, why_not) && job->attempts < options_.max_attempts && fatal_.ok()) {
         double delay = Backoff(job->attempts);
         if (a.retry_after_s && *a.retry_after_s > 0) {
           delay = *a.retry_after_s * std::uniform_real_distribution<double>(1.0, 1.1)(rng_);
@@ -228,13 +229,14 @@ class Client::Impl {
         if (!why_not.empty()) {
           r.error.message += why_not;
         } else if (job->attempts > 1 && (a.should_retry.value_or(IsRetryable(kind)))) {
-          r.error.message = "gave up after " + std::to_string(job->attempts) + " attempts: " + r.error.message;
+          r.error.message =
+              "gave up after " + std::to_string(job->attempts) + " attempts: " + r.error.message;
         }
         if (IsFatal(kind) && fatal_.ok()) {
           const std::string hint = FatalHint(kind);
           fatal_ = Status::Unavailable(provider_->Redact("batch stopped: " + provider_->Name() + " " +
-                                                         ErrorKindName(kind) + " error (" + r.error.message + ")" +
-                                                         (hint.empty() ? "" : "; " + hint)));
+                                                         ErrorKindName(kind) + " error (" + r.error.message +
+                                                         ")" + (hint.empty() ? "" : "; " + hint)));
           for (auto& [key, queued] : queue_) aborted.push_back(queued);
           queue_.clear();
         }

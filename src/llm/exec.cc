@@ -137,7 +137,8 @@ Attempt ParseExecReply(const std::string& out, const Secrets& secrets) {
 /// The keys the child inherits: its messages (stderr, command line) must not show them.
 Secrets KeysInEnvironment(const ProviderOptions& o) {
   Secrets keys;
-  for (const std::string& var : {std::string("ANTHROPIC_API_KEY"), std::string("OPENAI_API_KEY"), o.api_key_env}) {
+  for (const std::string& var :
+       {std::string("ANTHROPIC_API_KEY"), std::string("OPENAI_API_KEY"), o.api_key_env}) {
     if (var.empty()) continue;
     const char* value = std::getenv(var.c_str());
     if (value && *value) keys.emplace_back(value);
@@ -148,7 +149,10 @@ Secrets KeysInEnvironment(const ProviderOptions& o) {
 class ExecProvider : public Provider {
  public:
   ExecProvider(std::string command, const ProviderOptions& o)
-      : command_(std::move(command)), timeout_s_(o.timeout_s), secrets_(KeysInEnvironment(o)), pool_(o.max_in_flight, [] {
+      : command_(std::move(command)),
+        timeout_s_(o.timeout_s),
+        secrets_(KeysInEnvironment(o)),
+        pool_(o.max_in_flight, [] {
           sigset_t pipe_set;  // a child that exits early must not kill us with SIGPIPE
           sigemptyset(&pipe_set);
           sigaddset(&pipe_set, SIGPIPE);
@@ -170,9 +174,10 @@ class ExecProvider : public Provider {
         a.response.error = {ErrorKind::kExecFailed, 0,
                             SanitizeMessage("cannot run '" + command_ + "': " + run.spawn_error, secrets_)};
       } else if (run.timed_out) {
-        a.response.error = {ErrorKind::kExecFailed, 0,
-                            SanitizeMessage("'" + command_ + "' timed out after " + std::to_string(timeout_s_) + " s",
-                                            secrets_)};
+        a.response.error = {
+            ErrorKind::kExecFailed, 0,
+            SanitizeMessage("'" + command_ + "' timed out after " + std::to_string(timeout_s_) + " s",
+                            secrets_)};
       } else if (!WIFEXITED(run.exit_status) || WEXITSTATUS(run.exit_status) != 0) {
         std::string how = WIFEXITED(run.exit_status)
                               ? "exited with status " + std::to_string(WEXITSTATUS(run.exit_status))

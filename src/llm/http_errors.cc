@@ -93,7 +93,8 @@ void CutUtf8(std::string& text, size_t limit) {
 void MaskSecret(std::string& text, const std::string& secret) {
   if (secret.empty()) return;
   std::vector<bool> covered(text.size(), false);
-  for (const std::string& form : {secret, JsonEscaped(secret)}) MarkSecretRuns(text, form, form.size(), covered);
+  for (const std::string& form : {secret, JsonEscaped(secret)})
+    MarkSecretRuns(text, form, form.size(), covered);
   text = ReplaceCovered(text, covered);
 }
 
@@ -134,8 +135,9 @@ ApiError ParseApiError(const nlohmann::json& body) {
     return err.contains(key) && err[key].is_string() ? err[key].get<std::string>() : std::string();
   };
   e.type = text("type");
-  e.code = err.contains("code") && err["code"].is_number_integer() ? std::to_string(err["code"].get<int64_t>())
-                                                                   : text("code");
+  e.code = err.contains("code") && err["code"].is_number_integer()
+               ? std::to_string(err["code"].get<int64_t>())
+               : text("code");
   e.message = text("message");
   if (err.contains("metadata") && err["metadata"].is_object()) {
     const nlohmann::json& meta = err["metadata"];

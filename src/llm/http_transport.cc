@@ -3,11 +3,11 @@
 
 #include <curl/curl.h>
 
-#include <cstdio>
 #include <algorithm>
 #include <cctype>
 #include <chrono>
 #include <condition_variable>
+#include <cstdio>
 #include <deque>
 #include <mutex>
 #include <stdexcept>

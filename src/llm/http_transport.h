@@ -14,7 +14,7 @@ namespace kforge::llm {
 struct HttpRequest {
   std::string url;
   std::vector<std::pair<std::string, std::string>> headers;
-  std::string body;  ///< POSTed when non-empty, else GET
+  std::string body;        ///< POSTed when non-empty, else GET
   double timeout_s = 600;  ///< whole transfer; 0 = none
   double connect_timeout_s = 20;
   /// The transfer fails (timed_out) when no byte arrived for this long; 0 = no idle limit.

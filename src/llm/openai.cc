@@ -29,7 +29,8 @@ StopReason MapStop(const std::string& s) {
 /// Tool calls that arrive with finish_reason "stop" (vLLM, Ollama, some routers) are tool calls.
 StopReason Stop(const std::string& raw, const Message& m) {
   StopReason s = MapStop(raw);
-  if (!m.tool_calls.empty() && (s == StopReason::kEndTurn || s == StopReason::kOther)) return StopReason::kToolUse;
+  if (!m.tool_calls.empty() && (s == StopReason::kEndTurn || s == StopReason::kOther))
+    return StopReason::kToolUse;
   return s;
 }
 
@@ -49,7 +50,8 @@ std::string Reasoning(const json& msg) {
 }
 
 ErrorInfo Malformed(const HttpResult& http, const std::string& why, const Secrets& secrets) {
-  return ErrorInfo{ErrorKind::kMalformedResponse, http.status, SanitizeMessage("malformed reply: " + why, secrets)};
+  return ErrorInfo{ErrorKind::kMalformedResponse, http.status,
+                   SanitizeMessage("malformed reply: " + why, secrets)};
 }
 
 json ParseArguments(const json& args) {
@@ -166,7 +168,7 @@ class OpenAiStream : public StreamAssembler {
       const json& c = d["tool_calls"][k];
       if (!c.is_object()) continue;
       const int64_t index = c.contains("index") && c["index"].is_number_integer() ? c["index"].get<int64_t>()
-                                                                                   : static_cast<int64_t>(k);
+                                                                                  : static_cast<int64_t>(k);
       if (index < 0 || (calls_.size() >= kMaxCalls && !calls_.count(index))) continue;
       Call& call = calls_[index];
       if (call.id.empty()) call.id = Text(c, "id");
@@ -198,15 +200,17 @@ bool IsOpenAiReasoningModel(const std::string& model) {
          (name.size() == 2 || name[2] == '-');
 }
 
-OpenAiDialect ResolveOpenAiDialect(const ProviderOptions& o, const std::string& base_url, const std::string& model) {
+OpenAiDialect ResolveOpenAiDialect(const ProviderOptions& o, const std::string& base_url,
+                                   const std::string& model) {
   OpenAiDialect d;
   d.reasoning_model = o.openai_reasoning_model.value_or(IsOpenAiReasoningModel(model));
   d.max_tokens_field = !o.openai_max_tokens_field.empty() ? o.openai_max_tokens_field
-                       : d.reasoning_model               ? "max_completion_tokens"
-                                                         : "max_tokens";
+                       : d.reasoning_model                ? "max_completion_tokens"
+                                                          : "max_tokens";
   d.echo = o.openai_reasoning_echo;
   if (d.echo == ReasoningEcho::kAuto)
-    d.echo = base_url.find("deepseek.com") != std::string::npos ? ReasoningEcho::kToolCalls : ReasoningEcho::kNone;
+    d.echo =
+        base_url.find("deepseek.com") != std::string::npos ? ReasoningEcho::kToolCalls : ReasoningEcho::kNone;
   if (!o.openai_reasoning_field.empty()) d.reasoning_field = o.openai_reasoning_field;
   return d;
 }
@@ -285,9 +289,9 @@ Attempt OpenAiAttempt(const HttpResult& http, std::time_t now, const Secrets& se
         r.error = Malformed(http, "tool call without function.name", secrets);
         return a;
       }
-      r.message.tool_calls.push_back(ToolCall{Text(c, "id"), fn["name"].get<std::string>(),
-                                              fn.contains("arguments") ? ParseArguments(fn["arguments"])
-                                                                       : json::object()});
+      r.message.tool_calls.push_back(
+          ToolCall{Text(c, "id"), fn["name"].get<std::string>(),
+                   fn.contains("arguments") ? ParseArguments(fn["arguments"]) : json::object()});
     }
   }
   r.raw_stop_reason = Text(choice, "finish_reason");
@@ -338,10 +342,11 @@ class OpenAiProvider : public Provider {
     transport_.Send(std::move(http), [secrets, assembler, url = std::move(url), model = request.model,
                                       done = std::move(done)](HttpResult result) {
       const std::time_t now = std::time(nullptr);
-      Attempt a = result.streamed ? assembler->Finish(result, now, secrets) : OpenAiAttempt(result, now, secrets);
+      Attempt a =
+          result.streamed ? assembler->Finish(result, now, secrets) : OpenAiAttempt(result, now, secrets);
       if (a.response.error.kind == ErrorKind::kNotFound)
-        a.response.error.message =
-            SanitizeMessage(NotFoundHint(url, model, /*anthropic=*/false) + " (" + a.response.error.message + ")", secrets);
+        a.response.error.message = SanitizeMessage(
+            NotFoundHint(url, model, /*anthropic=*/false) + " (" + a.response.error.message + ")", secrets);
       done(std::move(a));
     });
   }

@@ -88,7 +88,8 @@ std::optional<ModelPrice> PriceTable::Find(const std::string& provider, const st
   if (!p) return std::nullopt;
   // replay and exec have no rule of their own: the model's maker decides.
   auto it = cache_rules_.find(provider);
-  if (it == cache_rules_.end()) it = cache_rules_.find(model.rfind("claude", 0) == 0 ? "anthropic" : "openai");
+  if (it == cache_rules_.end())
+    it = cache_rules_.find(model.rfind("claude", 0) == 0 ? "anthropic" : "openai");
   const CacheRule rule = it == cache_rules_.end() ? CacheRule{} : it->second;
   if (!p->cache_read) p->cache_read = p->input * rule.read;
   if (!p->cache_write) p->cache_write = p->input * rule.write;

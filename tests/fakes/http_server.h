@@ -34,7 +34,7 @@ struct FakeReply {
   int status = 200;
   std::vector<std::pair<std::string, std::string>> headers;
   std::string body;
-  int delay_ms = 0;   ///< wait before answering (cut short when the server stops)
+  int delay_ms = 0;  ///< wait before answering (cut short when the server stops)
   /// Close the connection without answering; with `chunks`, after the last chunk instead of
   /// ending the body (a stream cut off).
   bool drop = false;

@@ -408,7 +408,8 @@ TEST_F(ClientHttpTest, ManyInFlight) {
 TEST_F(ClientHttpTest, RetriesFollowTheSdks) {
   EXPECT_EQ(ClientOptions{}.max_attempts, 3) << "the SDKs' 2 retries";
   const std::string kServerError = R"({"type":"error","error":{"type":"api_error","message":"Internal"}})";
-  const std::string kBadRequest = R"({"type":"error","error":{"type":"invalid_request_error","message":"bad"}})";
+  const std::string kBadRequest =
+      R"({"type":"error","error":{"type":"invalid_request_error","message":"bad"}})";
   struct Case {
     const char* name;
     std::vector<FakeReply> replies;
@@ -418,25 +419,39 @@ TEST_F(ClientHttpTest, RetriesFollowTheSdks) {
   };
   const Case cases[] = {
       {"x-should-retry true retries a 400",
-       {FakeReply::Json(400, kBadRequest, {{"x-should-retry", "true"}}), FakeReply::Json(200, AnthropicText("ok"))},
-       ErrorKind::kNone, 2, ""},
+       {FakeReply::Json(400, kBadRequest, {{"x-should-retry", "true"}}),
+        FakeReply::Json(200, AnthropicText("ok"))},
+       ErrorKind::kNone,
+       2,
+       ""},
       {"x-should-retry false stops a 500",
-       {FakeReply::Json(500, kServerError, {{"x-should-retry", "false"}}), FakeReply::Json(200, AnthropicText("ok"))},
-       ErrorKind::kServer, 1, "x-should-retry: false"},
+       {FakeReply::Json(500, kServerError, {{"x-should-retry", "false"}}),
+        FakeReply::Json(200, AnthropicText("ok"))},
+       ErrorKind::kServer,
+       1,
+       "x-should-retry: false"},
       {"retry-after beyond the cap is not waited for",
        {FakeReply::Json(429, AnthropicError("rate_limit_error", "slow"), {{"retry-after", "100000"}})},
-       ErrorKind::kRateLimited, 1, "more than max_retry_after_s"},
+       ErrorKind::kRateLimited,
+       1,
+       "more than max_retry_after_s"},
       {"529, 503, then ok",
-       {FakeReply::Json(529, AnthropicError("overloaded_error", "Overloaded")), FakeReply::Json(503, kServerError),
-        FakeReply::Json(200, AnthropicText("ok"))},
-       ErrorKind::kNone, 3, ""},
+       {FakeReply::Json(529, AnthropicError("overloaded_error", "Overloaded")),
+        FakeReply::Json(503, kServerError), FakeReply::Json(200, AnthropicText("ok"))},
+       ErrorKind::kNone,
+       3,
+       ""},
       {"three 500s give up",
-       {FakeReply::Json(500, kServerError), FakeReply::Json(500, kServerError), FakeReply::Json(500, kServerError),
-        FakeReply::Json(200, AnthropicText("never"))},
-       ErrorKind::kServer, 3, "gave up after 3 attempts"},
+       {FakeReply::Json(500, kServerError), FakeReply::Json(500, kServerError),
+        FakeReply::Json(500, kServerError), FakeReply::Json(200, AnthropicText("never"))},
+       ErrorKind::kServer,
+       3,
+       "gave up after 3 attempts"},
       {"408 and 409 are retried",
        {FakeReply::Json(408, "{}"), FakeReply::Json(409, "{}"), FakeReply::Json(200, AnthropicText("ok"))},
-       ErrorKind::kNone, 3, ""},
+       ErrorKind::kNone,
+       3,
+       ""},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
@@ -458,18 +473,19 @@ TEST_F(ClientHttpTest, RetriesFollowTheSdks) {
 
 TEST_F(ClientHttpTest, NotFoundStopsTheBatchWithAHintNamingTheUrl) {
   // A vLLM base URL given without /v1: the server answers 404 for /chat/completions.
-  FakeHttpServer server([](const fakes::HttpExchange&) {
-    return FakeReply::Json(404, R"({"detail":"Not Found"})");
-  });
+  FakeHttpServer server(
+      [](const fakes::HttpExchange&) { return FakeReply::Json(404, R"({"detail":"Not Found"})"); });
   ProviderOptions p;
   p.base_url = server.url();
   ClientOptions o;
   o.max_in_flight = 1;
   auto client = std::move(*Client::Create(std::move(*MakeProvider("openai", p)), o));
-  std::vector<ChatResponse> out = client->CompleteAll({Request("Qwen/Qwen3-8B"), Request("Qwen/Qwen3-8B", "2")});
+  std::vector<ChatResponse> out =
+      client->CompleteAll({Request("Qwen/Qwen3-8B"), Request("Qwen/Qwen3-8B", "2")});
   EXPECT_EQ(out[0].error.kind, ErrorKind::kNotFound);
   EXPECT_EQ(out[0].attempts, 1);
-  EXPECT_NE(out[0].error.message.find(server.url() + "/chat/completions"), std::string::npos) << out[0].error.message;
+  EXPECT_NE(out[0].error.message.find(server.url() + "/chat/completions"), std::string::npos)
+      << out[0].error.message;
   EXPECT_NE(out[0].error.message.find("/v1"), std::string::npos) << out[0].error.message;
   EXPECT_NE(out[0].error.message.find("Qwen/Qwen3-8B"), std::string::npos) << out[0].error.message;
   EXPECT_EQ(out[1].error.kind, ErrorKind::kAborted);
@@ -495,11 +511,12 @@ TEST_F(ClientHttpTest, ModerationFlagFailsThatRequestNotTheBatch) {
   ClientOptions o;
   o.max_in_flight = 1;
   auto client = MakeClient("openai", o);
-  std::vector<ChatResponse> out =
-      client->CompleteAll({Request("anthropic/claude-sonnet-4.5", "a"), Request("anthropic/claude-sonnet-4.5", "b")});
+  std::vector<ChatResponse> out = client->CompleteAll(
+      {Request("anthropic/claude-sonnet-4.5", "a"), Request("anthropic/claude-sonnet-4.5", "b")});
   EXPECT_EQ(out[0].error.kind, ErrorKind::kModeration) << out[0].error.message;
   EXPECT_EQ(out[0].attempts, 1);
-  EXPECT_EQ(out[1].error.kind, ErrorKind::kServer) << "the next request was sent (the fake has no reply for it)";
+  EXPECT_EQ(out[1].error.kind, ErrorKind::kServer)
+      << "the next request was sent (the fake has no reply for it)";
   EXPECT_TRUE(client->fatal_status().ok());
 }
 

@@ -32,7 +32,7 @@ const std::vector<std::string> kKeys = {
     "***sk-",
     "a",
     "HTTP",
-    "token-abc123",            // vLLM's documented example
+    "token-abc123",  // vLLM's documented example
     "key with spaces and\ttab",
     "quote\"back\\slash/",
     "\xd0\xba\xd0\xbb\xd1\x8e\xd1\x87-\xe2\x82\xac-0123456789",  // UTF-8
@@ -50,7 +50,8 @@ char FillerFor(const std::string& key) {
 /// What a reader sees of the key in `out`: the masks and the cut marker are not the key.
 std::string Visible(std::string out, bool was_cut) {
   if (was_cut && out.size() >= 3 && out.compare(out.size() - 3, 3, "...") == 0) out.resize(out.size() - 3);
-  for (size_t p = out.find("***"); p != std::string::npos; p = out.find("***", p + 1)) out.replace(p, 3, "\x01");
+  for (size_t p = out.find("***"); p != std::string::npos; p = out.find("***", p + 1))
+    out.replace(p, 3, "\x01");
   return out;
 }
 
@@ -65,8 +66,8 @@ void ExpectNoPartOf(const std::string& key, const std::string& text, const std::
 TEST(SecretsTest, MaskedBeforeTheCutForKeysOfEveryShape) {
   for (const std::string& key : kKeys) {
     const char filler = FillerFor(key);
-    for (size_t offset : {size_t{0}, size_t{10}, size_t{250}, size_t{280}, size_t{292}, size_t{295}, size_t{299},
-                          size_t{300}, size_t{301}, size_t{320}}) {
+    for (size_t offset : {size_t{0}, size_t{10}, size_t{250}, size_t{280}, size_t{292}, size_t{295},
+                          size_t{299}, size_t{300}, size_t{301}, size_t{320}}) {
       SCOPED_TRACE("key '" + key.substr(0, 40) + "' at " + std::to_string(offset));
       const std::string text =
           std::string(offset, filler) + key + std::string(20, filler) + key + std::string(400, filler);
@@ -92,8 +93,8 @@ TEST(SecretsTest, PartialEchoesAndEscapedFormsAreMasked) {
 }
 
 TEST(SecretsTest, MaskingTerminatesForAnyKey) {
-  for (const std::string& key : {std::string("*"), std::string("**"), std::string("***"), std::string("sk-***"),
-                                 std::string("*sk-*"), std::string("...")}) {
+  for (const std::string& key : {std::string("*"), std::string("**"), std::string("***"),
+                                 std::string("sk-***"), std::string("*sk-*"), std::string("...")}) {
     std::string text = "a*b**c***d sk-*** ... " + key + key;
     MaskSecret(text, key);  // must return
     EXPECT_EQ(Visible(text, false).find(key), std::string::npos) << key << " -> " << text;
@@ -135,8 +136,8 @@ class SecretsHttpTest : public ::testing::Test {
 
 TEST_F(SecretsHttpTest, NoPathShowsTheKey) {
   // Keys a header can carry; the server echoes them back everywhere it can.
-  const std::vector<std::string> keys = {kKeys[0], "*", "sk-***", "token-abc123", "quote\"back\\slash/",
-                                         std::string(1000, 'Z') + "-long"};
+  const std::vector<std::string> keys = {
+      kKeys[0], "*", "sk-***", "token-abc123", "quote\"back\\slash/", std::string(1000, 'Z') + "-long"};
   std::ostringstream log;
   auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(log);
   auto previous = spdlog::default_logger();
@@ -153,19 +154,22 @@ TEST_F(SecretsHttpTest, NoPathShowsTheKey) {
       //    contains it, then a 401 that echoes it (fatal: the batch's status).
       const std::string echo = std::string(280, filler) + key + " " + key;
       const std::string error_body =
-          spec == "anthropic" ? json{{"type", "error"}, {"error", {{"type", "api_error"}, {"message", echo}}}}.dump()
-                              : json{{"error", {{"message", echo}, {"type", "server_error"}}}}.dump();
+          spec == "anthropic"
+              ? json{{"type", "error"}, {"error", {{"type", "api_error"}, {"message", echo}}}}.dump()
+              : json{{"error", {{"message", echo}, {"type", "server_error"}}}}.dump();
       const std::string reply_body =
           spec == "anthropic"
               ? json{{"content", json::array({{{"type", "text"}, {"text", "your key is " + key}}})},
                      {"stop_reason", "end_turn"}}
                     .dump()
-              : json{{"choices", json::array({{{"message", {{"role", "assistant"}, {"content", "your key is " + key}}},
-                                               {"finish_reason", "stop"}}})}}
+              : json{{"choices",
+                      json::array({{{"message", {{"role", "assistant"}, {"content", "your key is " + key}}},
+                                    {"finish_reason", "stop"}}})}}
                     .dump();
       const std::string auth_body =
           spec == "anthropic"
-              ? json{{"type", "error"}, {"error", {{"type", "authentication_error"}, {"message", echo}}}}.dump()
+              ? json{{"type", "error"}, {"error", {{"type", "authentication_error"}, {"message", echo}}}}
+                    .dump()
               : json{{"error", {{"message", echo}, {"code", "invalid_api_key"}}}}.dump();
       FakeHttpServer server;
       server.Enqueue(FakeReply::Json(500, error_body));

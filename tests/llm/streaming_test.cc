@@ -30,26 +30,26 @@ json Delta(int index, const json& delta) {
 std::vector<std::string> AnthropicThinkingStream() {
   const std::string thinking = kThinking;
   return {
-      Event("message_start",
-            {{"type", "message_start"},
-             {"message",
-              {{"id", "msg_s"},
-               {"type", "message"},
-               {"role", "assistant"},
-               {"model", "claude-sonnet-4-5-20250929"},
-               {"content", json::array()},
-               {"stop_reason", nullptr},
-               {"usage",
-                {{"input_tokens", 120},
-                 {"output_tokens", 1},
-                 {"cache_read_input_tokens", 1000},
-                 {"cache_creation_input_tokens", 0}}}}}}),
+      Event("message_start", {{"type", "message_start"},
+                              {"message",
+                               {{"id", "msg_s"},
+                                {"type", "message"},
+                                {"role", "assistant"},
+                                {"model", "claude-sonnet-4-5-20250929"},
+                                {"content", json::array()},
+                                {"stop_reason", nullptr},
+                                {"usage",
+                                 {{"input_tokens", 120},
+                                  {"output_tokens", 1},
+                                  {"cache_read_input_tokens", 1000},
+                                  {"cache_creation_input_tokens", 0}}}}}}),
       Event("ping", {{"type", "ping"}}),
       Event("content_block_start",
             {{"type", "content_block_start"},
              {"index", 0},
              {"content_block", {{"type", "thinking"}, {"thinking", ""}, {"signature", ""}}}}),
-      Event("content_block_delta", Delta(0, {{"type", "thinking_delta"}, {"thinking", thinking.substr(0, 9)}})),
+      Event("content_block_delta",
+            Delta(0, {{"type", "thinking_delta"}, {"thinking", thinking.substr(0, 9)}})),
       Event("content_block_delta", Delta(0, {{"type", "thinking_delta"}, {"thinking", thinking.substr(9)}})),
       Event("content_block_delta", Delta(0, {{"type", "signature_delta"}, {"signature", kSignature}})),
       Event("content_block_stop", {{"type", "content_block_stop"}, {"index", 0}}),
@@ -58,18 +58,21 @@ std::vector<std::string> AnthropicThinkingStream() {
              {"index", 1},
              {"content_block", {{"type", "redacted_thinking"}, {"data", "EmwKAhgBEgy3va3pzix"}}}}),
       Event("content_block_stop", {{"type", "content_block_stop"}, {"index", 1}}),
-      Event("content_block_start",
-            {{"type", "content_block_start"}, {"index", 2}, {"content_block", {{"type", "text"}, {"text", ""}}}}),
+      Event("content_block_start", {{"type", "content_block_start"},
+                                    {"index", 2},
+                                    {"content_block", {{"type", "text"}, {"text", ""}}}}),
       Event("content_block_delta", Delta(2, {{"type", "text_delta"}, {"text", "Submit"}})),
       Event("content_block_delta", Delta(2, {{"type", "text_delta"}, {"text", "ting."}})),
       Event("content_block_stop", {{"type", "content_block_stop"}, {"index", 2}}),
       Event("content_block_start",
             {{"type", "content_block_start"},
              {"index", 3},
-             {"content_block", {{"type", "tool_use"}, {"id", "toolu_s"}, {"name", "submit"}, {"input", json::object()}}}}),
+             {"content_block",
+              {{"type", "tool_use"}, {"id", "toolu_s"}, {"name", "submit"}, {"input", json::object()}}}}),
       Event("content_block_delta", Delta(3, {{"type", "input_json_delta"}, {"partial_json", ""}})),
       Event("content_block_delta", Delta(3, {{"type", "input_json_delta"}, {"partial_json", "{\"sou"}})),
-      Event("content_block_delta", Delta(3, {{"type", "input_json_delta"}, {"partial_json", "rce\": \"k\"}"}})),
+      Event("content_block_delta",
+            Delta(3, {{"type", "input_json_delta"}, {"partial_json", "rce\": \"k\"}"}})),
       Event("content_block_stop", {{"type", "content_block_stop"}, {"index", 3}}),
       Event("message_delta", {{"type", "message_delta"},
                               {"delta", {{"stop_reason", "tool_use"}, {"stop_sequence", nullptr}}},
@@ -80,10 +83,11 @@ std::vector<std::string> AnthropicThinkingStream() {
 
 /// The blocks of that reply as the API expects them back.
 json ExpectedAnthropicBlocks() {
-  return json::array({{{"type", "thinking"}, {"thinking", kThinking}, {"signature", kSignature}},
-                      {{"type", "redacted_thinking"}, {"data", "EmwKAhgBEgy3va3pzix"}},
-                      {{"type", "text"}, {"text", "Submitting."}},
-                      {{"type", "tool_use"}, {"id", "toolu_s"}, {"name", "submit"}, {"input", {{"source", "k"}}}}});
+  return json::array(
+      {{{"type", "thinking"}, {"thinking", kThinking}, {"signature", kSignature}},
+       {{"type", "redacted_thinking"}, {"data", "EmwKAhgBEgy3va3pzix"}},
+       {{"type", "text"}, {"text", "Submitting."}},
+       {{"type", "tool_use"}, {"id", "toolu_s"}, {"name", "submit"}, {"input", {{"source", "k"}}}}});
 }
 
 std::string Chunk(const json& delta, const json& finish = nullptr) {
@@ -182,8 +186,9 @@ TEST_F(StreamingTest, AnthropicThinkingTextAndToolUseAssembledAndEchoedBack) {
   EXPECT_EQ(r.id, "msg_s");
 
   // The next turn carries the blocks back unchanged, in their order.
-  server_.Enqueue(FakeReply::Sse({Event("message_start", {{"type", "message_start"}, {"message", {{"id", "m2"}}}}),
-                                  Event("message_stop", {{"type", "message_stop"}})}));
+  server_.Enqueue(
+      FakeReply::Sse({Event("message_start", {{"type", "message_start"}, {"message", {{"id", "m2"}}}}),
+                      Event("message_stop", {{"type", "message_stop"}})}));
   ChatRequest next = first;
   next.messages.push_back(r.message);
   next.messages.push_back(Message::ToolResult("toolu_s", "compiled"));
@@ -264,9 +269,10 @@ TEST_F(StreamingTest, LargeMaxTokensAreStreamedSmallOnesAreNot) {
     server.Enqueue(spec == "anthropic" ? FakeReply::Sse(AnthropicThinkingStream())
                                        : FakeReply::Sse(OpenAiToolStream()));
     server.Enqueue(FakeReply::Json(
-        200, spec == "anthropic"
-                 ? R"({"content":[{"type":"text","text":"short"}],"stop_reason":"end_turn"})"
-                 : R"({"choices":[{"message":{"role":"assistant","content":"short"},"finish_reason":"stop"}]})"));
+        200,
+        spec == "anthropic"
+            ? R"({"content":[{"type":"text","text":"short"}],"stop_reason":"end_turn"})"
+            : R"({"choices":[{"message":{"role":"assistant","content":"short"},"finish_reason":"stop"}]})"));
     ProviderOptions p;  // kAuto
     p.base_url = server.url();
     auto client = std::move(*Client::Create(std::move(*MakeProvider(spec, p)), {}));
@@ -326,7 +332,8 @@ TEST_F(StreamingTest, CutOrFailingStreamsAreRetried) {
   FakeReply cut = FakeReply::Sse({events.begin(), events.begin() + 4});
   cut.drop = true;  // the connection closes in the middle of the reply
   server_.Enqueue(cut);
-  server_.Enqueue(FakeReply::Sse({"data: " + json{{"error", {{"code", 502}, {"message", "upstream error"}}}}.dump() + "\n\n"}));
+  server_.Enqueue(FakeReply::Sse(
+      {"data: " + json{{"error", {{"code", 502}, {"message", "upstream error"}}}}.dump() + "\n\n"}));
   server_.Enqueue(FakeReply::Sse(events));
   auto client = MakeClient("openai", Streamed());
   ChatResponse r = client->Complete(Request("m")).get();
@@ -334,8 +341,8 @@ TEST_F(StreamingTest, CutOrFailingStreamsAreRetried) {
   EXPECT_EQ(r.attempts, 3);
   EXPECT_EQ(r.message.tool_calls.size(), 2u);
 
-  server_.Enqueue(FakeReply::Sse({Event("error", {{"type", "error"},
-                                                  {"error", {{"type", "overloaded_error"}, {"message", "Overloaded"}}}})}));
+  server_.Enqueue(FakeReply::Sse({Event(
+      "error", {{"type", "error"}, {"error", {{"type", "overloaded_error"}, {"message", "Overloaded"}}}})}));
   server_.Enqueue(FakeReply::Sse(AnthropicThinkingStream()));
   auto anthropic = MakeClient("anthropic", Streamed());
   ChatResponse a = anthropic->Complete(Request("claude-sonnet-4-5")).get();
@@ -344,8 +351,9 @@ TEST_F(StreamingTest, CutOrFailingStreamsAreRetried) {
 }
 
 TEST_F(StreamingTest, ErrorStatusOnAStreamedRequestIsClassified) {
-  server_.Enqueue(FakeReply::Json(
-      429, R"({"type":"error","error":{"type":"rate_limit_error","message":"slow down"}})", {{"retry-after", "0"}}));
+  server_.Enqueue(
+      FakeReply::Json(429, R"({"type":"error","error":{"type":"rate_limit_error","message":"slow down"}})",
+                      {{"retry-after", "0"}}));
   server_.Enqueue(FakeReply::Sse(AnthropicThinkingStream()));
   auto client = MakeClient("anthropic", Streamed());
   ChatResponse r = client->Complete(Request("claude-sonnet-4-5")).get();

@@ -365,8 +365,13 @@ TEST(OpenAiWireTest, ReasoningRecordedAndSentBackWhereRequired) {
   Message silent_tool_turn = Message::Assistant("", {ToolCall{"call_2", "run", json::object()}});
   ChatRequest r;
   r.model = "deepseek-reasoner";
-  r.messages = {Message::User("u"), plain, Message::User("again"), tool_turn,
-                Message::ToolResult("call_1", "ok"), silent_tool_turn, Message::ToolResult("call_2", "ok")};
+  r.messages = {Message::User("u"),
+                plain,
+                Message::User("again"),
+                tool_turn,
+                Message::ToolResult("call_1", "ok"),
+                silent_tool_turn,
+                Message::ToolResult("call_2", "ok")};
   auto sent = [&](ProviderOptions o, const std::string& base_url) {
     return OpenAiRequestBody(r, ResolveOpenAiDialect(o, base_url, r.model), false)["messages"];
   };
@@ -388,29 +393,35 @@ TEST(OpenAiWireTest, ReasoningRecordedAndSentBackWhereRequired) {
 TEST(WireTest, ToolCallsAreToolCallsWhateverTheStopReason) {
   HttpResult http;
   http.status = 200;
-  http.body = R"({"choices":[{"message":{"role":"assistant","content":null,"tool_calls":[{"id":"c","type":"function",
+  http.body =
+      R"({"choices":[{"message":{"role":"assistant","content":null,"tool_calls":[{"id":"c","type":"function",
     "function":{"name":"submit","arguments":"{}"}}]},"finish_reason":"stop"}]})";
   Attempt o = OpenAiAttempt(http, 0, {});
   EXPECT_EQ(o.response.stop_reason, StopReason::kToolUse);
   EXPECT_EQ(o.response.raw_stop_reason, "stop");
-  http.body = R"({"content":[{"type":"tool_use","id":"t","name":"submit","input":{}}],"stop_reason":"end_turn"})";
+  http.body =
+      R"({"content":[{"type":"tool_use","id":"t","name":"submit","input":{}}],"stop_reason":"end_turn"})";
   EXPECT_EQ(AnthropicAttempt(http, 0, {}).response.stop_reason, StopReason::kToolUse);
-  http.body = R"({"choices":[{"message":{"role":"assistant","content":"cut","tool_calls":[{"id":"c","type":"function",
+  http.body =
+      R"({"choices":[{"message":{"role":"assistant","content":"cut","tool_calls":[{"id":"c","type":"function",
     "function":{"name":"submit","arguments":"{\"so"}}]},"finish_reason":"length"}]})";
-  EXPECT_EQ(OpenAiAttempt(http, 0, {}).response.stop_reason, StopReason::kMaxTokens) << "a cut call stays cut";
+  EXPECT_EQ(OpenAiAttempt(http, 0, {}).response.stop_reason, StopReason::kMaxTokens)
+      << "a cut call stays cut";
 }
 
 // ---- Streaming ----
 
 TEST(SseTest, ParsesAnyChunkingAndLineEnd) {
   const std::string stream =
-      ": keep-alive\r\n\r\nevent: a\r\ndata: {\"x\":1}\r\n\r\nevent:b\ndata:line1\ndata: line2\n\ndata: [DONE]\r\r";
+      ": keep-alive\r\n\r\nevent: a\r\ndata: {\"x\":1}\r\n\r\nevent:b\ndata:line1\ndata: line2\n\ndata: "
+      "[DONE]\r\r";
   for (size_t piece : {size_t{1}, size_t{2}, size_t{7}, stream.size()}) {
     SCOPED_TRACE(piece);
     SseParser parser;
     std::vector<SseEvent> events;
     for (size_t i = 0; i < stream.size(); i += piece)
-      parser.Feed(std::string_view(stream).substr(i, piece), [&](SseEvent e) { events.push_back(std::move(e)); });
+      parser.Feed(std::string_view(stream).substr(i, piece),
+                  [&](SseEvent e) { events.push_back(std::move(e)); });
     ASSERT_EQ(events.size(), 3u);
     EXPECT_EQ(events[0].event, "a");
     EXPECT_EQ(events[0].data, R"({"x":1})");
@@ -429,7 +440,8 @@ TEST(StreamTest, IncompleteOrFailedStreamsAreRetryableErrors) {
   EXPECT_EQ(anthropic->Finish(http, 0, {}).response.error.kind, ErrorKind::kTransport);
   auto overloaded = MakeAnthropicStream();
   overloaded->Feed(
-      "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n");
+      "event: error\ndata: "
+      "{\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n");
   Attempt o = overloaded->Finish(http, 0, {});
   EXPECT_EQ(o.response.error.kind, ErrorKind::kOverloaded);
   EXPECT_NE(o.response.error.message.find("stream"), std::string::npos);
@@ -449,12 +461,18 @@ TEST(StreamTest, IncompleteOrFailedStreamsAreRetryableErrors) {
 TEST(StreamTest, OddlyTypedEventsAreNeverFatal) {
   const char* events[] = {
       "event: message_start\ndata: {\"type\":5,\"message\":[]}\n\n",
-      "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":\"x\",\"content_block\":1}\n\n",
-      "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":99999999,\"content_block\":{}}\n\n",
-      "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":{}}}\n\n",
-      "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":[1]}}\n\n",
-      "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":7}}\n\n",
-      "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":\"no\",\"usage\":{\"output_tokens\":\"many\"}}\n\n",
+      "event: content_block_start\ndata: "
+      "{\"type\":\"content_block_start\",\"index\":\"x\",\"content_block\":1}\n\n",
+      "event: content_block_start\ndata: "
+      "{\"type\":\"content_block_start\",\"index\":99999999,\"content_block\":{}}\n\n",
+      "event: content_block_start\ndata: "
+      "{\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":{}}}\n\n",
+      "event: content_block_delta\ndata: "
+      "{\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":[1]}}\n\n",
+      "event: content_block_delta\ndata: "
+      "{\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":7}}\n\n",
+      "event: message_delta\ndata: "
+      "{\"type\":\"message_delta\",\"delta\":\"no\",\"usage\":{\"output_tokens\":\"many\"}}\n\n",
       "event: message_stop\ndata: not json\n\n",
       "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n",
   };
@@ -464,13 +482,17 @@ TEST(StreamTest, OddlyTypedEventsAreNeverFatal) {
     anthropic->Feed(e);
     openai->Feed(e);
   }
-  openai->Feed("data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":-1},{\"function\":5},7]},\"finish_reason\":3}]}\n\n");
+  openai->Feed(
+      "data: "
+      "{\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":-1},{\"function\":5},7]},\"finish_reason\":3}]}"
+      "\n\n");
   HttpResult http;
   http.status = 200;
   http.streamed = true;
   EXPECT_EQ(anthropic->Finish(http, 0, {}).response.error.kind, ErrorKind::kMalformedResponse);
   EXPECT_NE(openai->Finish(http, 0, {}).response.error.kind, ErrorKind::kNone);
-  http.body = R"({"type":7,"content":[{"type":3},{"type":"text","text":[1]},{"type":"thinking","signature":2}],"usage":[]})";
+  http.body =
+      R"({"type":7,"content":[{"type":3},{"type":"text","text":[1]},{"type":"thinking","signature":2}],"usage":[]})";
   EXPECT_TRUE(AnthropicAttempt(http, 0, {}).response.ok());
 }
 
@@ -508,13 +530,15 @@ TEST(WireTest, ModerationNotFoundAndShouldRetry) {
        true, ErrorKind::kModeration},
       {403, R"({"error":{"code":403,"message":"Your request was flagged by moderation"}})", true,
        ErrorKind::kModeration},
-      {403, R"({"error":{"message":"Project does not have access to model","type":"invalid_request_error"}})", true,
-       ErrorKind::kAuth},
+      {403, R"({"error":{"message":"Project does not have access to model","type":"invalid_request_error"}})",
+       true, ErrorKind::kAuth},
       {404, R"({"type":"error","error":{"type":"not_found_error","message":"model: claude-nope"}})", false,
        ErrorKind::kNotFound},
-      {404, R"({"error":{"message":"The model `gpt-9` does not exist","type":"invalid_request_error","code":"model_not_found"}})",
+      {404,
+       R"({"error":{"message":"The model `gpt-9` does not exist","type":"invalid_request_error","code":"model_not_found"}})",
        true, ErrorKind::kNotFound},
-      {200, R"({"error":{"code":429,"message":"Rate limit exceeded upstream"}})", true, ErrorKind::kRateLimited},
+      {200, R"({"error":{"code":429,"message":"Rate limit exceeded upstream"}})", true,
+       ErrorKind::kRateLimited},
   };
   for (const Case& c : cases) {
     HttpResult http;
