@@ -416,6 +416,7 @@ TEST_F(ClientHttpTest, RetriesFollowTheSdks) {
     ErrorKind expected;
     int expected_attempts;
     const char* message_part;
+    double min_latency_s = 0;
   };
   const Case cases[] = {
       {"x-should-retry true retries a 400",
@@ -435,12 +436,14 @@ TEST_F(ClientHttpTest, RetriesFollowTheSdks) {
        ErrorKind::kRateLimited,
        1,
        "more than max_retry_after_s"},
-      {"529, 503, then ok",
-       {FakeReply::Json(529, AnthropicError("overloaded_error", "Overloaded")),
-        FakeReply::Json(503, kServerError), FakeReply::Json(200, AnthropicText("ok"))},
+      {"529, 503 with retry-after, then ok",
+       {FakeReply::Json(529, AnthropicError("overloaded_error", "Overloaded"), {{"retry-after-ms", "300"}}),
+        FakeReply::Json(503, kServerError, {{"retry-after", "0.2"}}),
+        FakeReply::Json(200, AnthropicText("ok"))},
        ErrorKind::kNone,
        3,
-       ""},
+       "",
+       0.5},
       {"three 500s give up",
        {FakeReply::Json(500, kServerError), FakeReply::Json(500, kServerError),
         FakeReply::Json(500, kServerError), FakeReply::Json(200, AnthropicText("never"))},
@@ -468,6 +471,7 @@ TEST_F(ClientHttpTest, RetriesFollowTheSdks) {
     EXPECT_EQ(r.attempts, c.expected_attempts);
     EXPECT_EQ(server.request_count(), c.expected_attempts);
     EXPECT_NE(r.error.message.find(c.message_part), std::string::npos) << r.error.message;
+    EXPECT_GE(r.latency_s, c.min_latency_s) << "the retry-after headers were waited for";
   }
 }
 

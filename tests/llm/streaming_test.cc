@@ -317,7 +317,7 @@ TEST_F(StreamingTest, AStreamThatKeepsSendingOutlivesTheTotalTimeout) {
   server_.Enqueue(FakeReply::Sse(events, /*gap_ms=*/60));  // about 1.2 s in all
   ProviderOptions p = Streamed();
   p.timeout_s = 0.3;  // would end a reply that is not streamed
-  p.idle_timeout_s = 1.0;
+  p.idle_timeout_s = 2.0;
   ClientOptions one;
   one.max_attempts = 1;
   auto client = MakeClient("anthropic", p, one);
