@@ -42,16 +42,24 @@ std::optional<std::string> HeaderText(const HeaderMap& h, const std::string& nam
 namespace {
 
 /// Marks in `covered` every byte of `text` inside a run of at least `min_run` bytes that also
-/// occurs in `secret`. Linear in the text: each window of `min_run` bytes is looked up in the set
-/// of the secret's windows.
+/// occurs in `secret`. Linear in the text: the whole secret is found with find(); shorter runs by
+/// looking each window of `min_run` bytes up in the set of the secret's windows.
 void MarkSecretRuns(std::string_view text, std::string_view secret, size_t min_run,
                     std::vector<bool>& covered) {
-  if (secret.size() < min_run || text.size() < min_run) return;
+  if (secret.size() < min_run || text.size() < min_run || min_run == 0) return;
+  size_t marked_until = 0;  // overlapping hits mark each byte once
+  auto mark = [&](size_t from) {
+    for (size_t k = std::max(from, marked_until); k < from + min_run; ++k) covered[k] = true;
+    marked_until = std::max(marked_until, from + min_run);
+  };
+  if (min_run == secret.size()) {
+    for (size_t p = text.find(secret); p != std::string_view::npos; p = text.find(secret, p + 1)) mark(p);
+    return;
+  }
   std::unordered_set<std::string_view> windows;
   for (size_t j = 0; j + min_run <= secret.size(); ++j) windows.insert(secret.substr(j, min_run));
   for (size_t i = 0; i + min_run <= text.size(); ++i)
-    if (windows.count(text.substr(i, min_run)))
-      for (size_t k = i; k < i + min_run; ++k) covered[k] = true;
+    if (windows.count(text.substr(i, min_run))) mark(i);
 }
 
 /// Replaces each maximal covered stretch of `text` with "***".
