@@ -160,10 +160,7 @@ class ExecProvider : public Provider {
         }) {}
   std::string Name() const override { return "exec"; }
   std::string Identity() const override { return "exec " + command_; }
-  std::string Redact(std::string text) const override {
-    for (const std::string& key : secrets_) MaskSecret(text, key);
-    return text;
-  }
+  std::string Redact(std::string text) const override { return RedactSecrets(std::move(text), secrets_); }
 
   void Send(const ChatRequest& request, AttemptCallback done) override {
     std::string input = ToJson(request).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
@@ -183,7 +180,8 @@ class ExecProvider : public Provider {
                               ? "exited with status " + std::to_string(WEXITSTATUS(run.exit_status))
                               : "killed by signal " + std::to_string(WTERMSIG(run.exit_status));
         // The whole stderr is masked before its tail is cut, so a key straddling the cut is caught.
-        std::string err = Redact(std::move(run.err));
+        std::string err = std::move(run.err);
+        for (const std::string& key : secrets_) MaskSecret(err, key);
         std::string tail = err.size() > 200 ? err.substr(err.size() - 200) : err;
         a.response.error = {ErrorKind::kExecFailed, 0,
                             SanitizeMessage("'" + command_ + "' " + how + ": " + tail, secrets_)};

@@ -106,6 +106,12 @@ void MaskSecret(std::string& text, const std::string& secret) {
   text = ReplaceCovered(text, covered);
 }
 
+std::string RedactSecrets(std::string text, const Secrets& secrets) {
+  for (const std::string& secret : secrets)
+    if (secret.size() >= kMinRedactedSecret) MaskSecret(text, secret);
+  return text;
+}
+
 std::string SanitizeMessage(std::string text, const Secrets& secrets) {
   // 1. Mask, on the whole text and in one pass (so that overlapping finds make one "***"): a key
   // straddling the cut below must not leave its start behind.

@@ -314,10 +314,7 @@ class OpenAiProvider : public Provider {
   }
   std::string Name() const override { return "openai"; }
   std::string Identity() const override { return "openai " + base_url_; }
-  std::string Redact(std::string text) const override {
-    MaskSecret(text, key_);
-    return text;
-  }
+  std::string Redact(std::string text) const override { return RedactSecrets(std::move(text), {key_}); }
 
   void Send(const ChatRequest& request, AttemptCallback done) override {
     const Secrets secrets = {key_};

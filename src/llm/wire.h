@@ -159,5 +159,10 @@ std::string SanitizeMessage(std::string text, const Secrets& secrets);
 /// Replaces every occurrence of `secret` and of its JSON-escaped form in `text` with "***".
 /// Terminates for any secret, "*" included.
 void MaskSecret(std::string& text, const std::string& secret);
+/// What Provider::Redact does to data written to files and logs: MaskSecret for secrets of at least
+/// kMinRedactedSecret bytes. Shorter values are the placeholders local servers take ("x", "EMPTY");
+/// masking them would mangle the data ("threadIdx.x"), so data keeps them (messages do not).
+constexpr size_t kMinRedactedSecret = 8;
+std::string RedactSecrets(std::string text, const Secrets& secrets);
 
 }  // namespace kforge::llm

@@ -211,9 +211,16 @@ TEST_F(SecretsHttpTest, NoPathShowsTheKey) {
       ASSERT_NE(logged.find("retrying"), std::string::npos) << "the retry was logged";
       ExpectNoPartOf(key, logged, "log");
       log.str("");
-      // 2. The reply that contained the key was recorded and cached without it.
+      // 2. The reply that contained the key was recorded and cached without it. (Data keeps a key
+      //    shorter than 8 bytes, a placeholder: masking it would mangle kernels.)
       const std::string cassette = ReadAll(dir_ / "cassette.jsonl");
       ASSERT_NE(cassette.find("your key is"), std::string::npos);
+      if (key.size() < kMinRedactedSecret) {
+        EXPECT_NE(cassette.find(json("your key is " + key).dump()), std::string::npos) << cassette;
+        std::filesystem::remove_all(dir_ / "cache");
+        std::filesystem::remove(dir_ / "cassette.jsonl");
+        continue;
+      }
       ExpectNoPartOf(key, Visible(cassette, false), "cassette");
       std::string escaped = json(key).dump();
       EXPECT_EQ(Visible(cassette, false).find(escaped.substr(1, escaped.size() - 2)), std::string::npos);
@@ -224,6 +231,32 @@ TEST_F(SecretsHttpTest, NoPathShowsTheKey) {
     }
   }
   spdlog::set_default_logger(previous);
+}
+
+TEST_F(SecretsHttpTest, PlaceholderKeysDoNotMangleData) {
+  setenv("KFORGE_TEST_SECRET_KEY", "x", 1);  // what a local server is often given
+  FakeHttpServer server([](const fakes::HttpExchange&) {
+    return FakeReply::Json(500, R"({"error":{"message":"key x rejected","type":"server_error"}})");
+  });
+  server.Enqueue(FakeReply::Json(
+      200, json{{"choices",
+                 json::array({{{"message", {{"role", "assistant"}, {"content", "int i = threadIdx.x;"}}},
+                               {"finish_reason", "stop"}}})}}
+               .dump()));
+  ProviderOptions p;
+  p.base_url = server.url();
+  p.api_key_env = "KFORGE_TEST_SECRET_KEY";
+  ClientOptions o;
+  o.max_attempts = 1;
+  o.record_path = (dir_ / "cassette.jsonl").string();
+  auto client = std::move(*Client::Create(std::move(*MakeProvider("openai", p)), o));
+  ChatRequest r;
+  r.messages = {Message::User("u")};
+  ASSERT_TRUE(client->Complete(r).get().ok());
+  EXPECT_NE(ReadAll(dir_ / "cassette.jsonl").find("int i = threadIdx.x;"), std::string::npos);
+  r.messages = {Message::User("v")};
+  EXPECT_EQ(client->Complete(r).get().error.message, "HTTP 500 server_error: key *** rejected")
+      << "messages mask any key";
 }
 
 TEST_F(SecretsHttpTest, ExecCommandsDoNotShowInheritedKeys) {

@@ -93,8 +93,9 @@ class Provider {
   /// run to completion); each `done` still runs exactly once. Client destroys it only when idle.
   /// Error messages in the attempt never contain the provider's key.
   virtual void Send(const ChatRequest& request, AttemptCallback done) = 0;
-  /// `text` with every secret this provider holds (its API key) masked as "***". Client passes
-  /// what it writes (cassettes, cache files, logs) through it.
+  /// `text` with every secret this provider holds (its API key, when at least 8 bytes: shorter ones
+  /// are placeholders such as "x" that masking would mangle data with) masked as "***". Client
+  /// passes what it writes (cassettes, cache files, logs) through it.
   virtual std::string Redact(std::string text) const { return text; }
 };
 
