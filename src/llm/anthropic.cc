@@ -1,5 +1,6 @@
-// The Anthropic Messages API: request body, reply parsing, and the provider.
+// The Anthropic Messages API: request body, reply parsing (whole and streamed), and the provider.
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "llm/http_transport.h"
@@ -12,25 +13,95 @@ using nlohmann::json;
 
 namespace {
 
+constexpr auto kReplace = json::error_handler_t::replace;
 const json kEphemeral = {{"type", "ephemeral"}};
+/// What an empty tool result says: the API rejects empty content (with is_error) and blank text.
+constexpr const char* kNoOutput = "(no output)";
+
+bool IsBlank(const std::string& text) { return text.find_first_not_of(" \t\n\r\f\v") == std::string::npos; }
 
 json ToolUseInput(const json& arguments) { return arguments.is_object() ? arguments : json::object(); }
 
 std::string AnthropicRole(Role role) { return role == Role::kAssistant ? "assistant" : "user"; }
 
-json Blocks(const Message& m) {
-  json blocks = json::array();
-  if (m.role == Role::kTool) {
-    json b = {{"type", "tool_result"}, {"tool_use_id", m.tool_call_id}, {"content", m.content}};
-    if (m.is_error) b["is_error"] = true;
-    blocks.push_back(std::move(b));
-    return blocks;
+json TextBlock(const std::string& text) { return json{{"type", "text"}, {"text", text}}; }
+
+json ToolUseBlock(const ToolCall& c) {
+  return json{{"type", "tool_use"}, {"id", c.id}, {"name", c.name}, {"input", ToolUseInput(c.arguments)}};
+}
+
+/// An assistant turn with reasoning blocks: the blocks in their order, thinking ones unchanged.
+/// Text and tool uses come from `content` and `tool_calls`, which stay the truth if edited.
+json OrderedBlocks(const Message& m) {
+  std::string block_text;
+  for (const ContentBlock& b : m.blocks)
+    if (b.type == ContentBlock::Type::kText) block_text += b.text;
+  const bool texts_current = block_text == m.content;
+  bool content_sent = false;
+  std::vector<bool> call_sent(m.tool_calls.size(), false);
+  auto send_content = [&](json& out) {
+    if (!content_sent && !IsBlank(m.content)) out.push_back(TextBlock(m.content));
+    content_sent = true;
+  };
+  json out = json::array();
+  for (const ContentBlock& b : m.blocks) {
+    switch (b.type) {
+      case ContentBlock::Type::kThinking:
+        out.push_back({{"type", "thinking"}, {"thinking", b.text}, {"signature", b.signature}});
+        break;
+      case ContentBlock::Type::kRedactedThinking:
+        out.push_back({{"type", "redacted_thinking"}, {"data", b.data}});
+        break;
+      case ContentBlock::Type::kText:
+        if (!texts_current) {
+          send_content(out);
+        } else if (!IsBlank(b.text)) {
+          out.push_back(TextBlock(b.text));
+          content_sent = true;
+        }
+        break;
+      case ContentBlock::Type::kToolUse:
+        send_content(out);
+        for (size_t i = 0; i < m.tool_calls.size(); ++i)
+          if (!call_sent[i] && m.tool_calls[i].id == b.tool_call_id) {
+            out.push_back(ToolUseBlock(m.tool_calls[i]));
+            call_sent[i] = true;
+            break;
+          }
+        break;
+    }
   }
-  if (!m.content.empty()) blocks.push_back({{"type", "text"}, {"text", m.content}});
-  for (const ToolCall& c : m.tool_calls)
-    blocks.push_back(
-        {{"type", "tool_use"}, {"id", c.id}, {"name", c.name}, {"input", ToolUseInput(c.arguments)}});
+  send_content(out);
+  for (size_t i = 0; i < m.tool_calls.size(); ++i)
+    if (!call_sent[i]) out.push_back(ToolUseBlock(m.tool_calls[i]));
+  return out;
+}
+
+json Blocks(const Message& m) {
+  if (m.role == Role::kTool) {
+    json b = {{"type", "tool_result"},
+              {"tool_use_id", m.tool_call_id},
+              {"content", IsBlank(m.content) ? kNoOutput : m.content}};
+    if (m.is_error) b["is_error"] = true;
+    return json::array({std::move(b)});
+  }
+  if (m.role == Role::kAssistant && !m.blocks.empty()) return OrderedBlocks(m);
+  json blocks = json::array();
+  if (!IsBlank(m.content)) blocks.push_back(TextBlock(m.content));
+  for (const ToolCall& c : m.tool_calls) blocks.push_back(ToolUseBlock(c));
   return blocks;
+}
+
+bool IsReasoningBlock(const json& b) {
+  const std::string type = b.value("type", "");
+  return type == "thinking" || type == "redacted_thinking";
+}
+
+json InputSchema(const json& parameters) {
+  if (!parameters.is_object()) return json{{"type", "object"}};
+  json schema = parameters;
+  if (!schema.contains("type")) schema["type"] = "object";
+  return schema;
 }
 
 StopReason MapStop(const std::string& s) {
@@ -42,23 +113,217 @@ StopReason MapStop(const std::string& s) {
   return StopReason::kOther;
 }
 
-int64_t Count(const json& usage, const char* key) {
-  if (!usage.is_object() || !usage.contains(key) || !usage[key].is_number_integer()) return 0;
-  return usage[key].get<int64_t>();
+/// Copies the counts present in `usage` (a streamed message_delta carries only some).
+void ReadUsage(const json& usage, Usage& u) {
+  auto read = [&](const char* key, int64_t& out) {
+    if (usage.is_object() && usage.contains(key) && usage[key].is_number_integer())
+      out = usage[key].get<int64_t>();
+  };
+  read("input_tokens", u.input_tokens);
+  read("output_tokens", u.output_tokens);
+  read("cache_read_input_tokens", u.cache_read_tokens);
+  read("cache_creation_input_tokens", u.cache_write_tokens);
 }
 
-ErrorInfo Malformed(const HttpResult& http, const std::string& why) {
-  return ErrorInfo{ErrorKind::kMalformedResponse, http.status, SanitizeMessage("malformed reply: " + why)};
+std::string Text(const json& obj, const char* key) {
+  return obj.is_object() && obj.contains(key) && obj[key].is_string() ? obj[key].get<std::string>() : "";
 }
+
+ErrorInfo Malformed(const HttpResult& http, const std::string& why, const Secrets& secrets) {
+  return ErrorInfo{ErrorKind::kMalformedResponse, http.status,
+                   SanitizeMessage("malformed reply: " + why, secrets)};
+}
+
+/// Appends one reply content block to the assistant turn; false for a tool_use without a name.
+bool AppendBlock(const json& b, Message& m) {
+  if (!b.is_object()) return true;
+  const std::string type = Text(b, "type");
+  ContentBlock block;
+  if (type == "text") {
+    block.type = ContentBlock::Type::kText;
+    block.text = Text(b, "text");
+    m.content += block.text;
+  } else if (type == "thinking") {
+    block.type = ContentBlock::Type::kThinking;
+    block.text = Text(b, "thinking");
+    block.signature = Text(b, "signature");
+    if (!m.reasoning.empty() && !block.text.empty()) m.reasoning += "\n\n";
+    m.reasoning += block.text;
+  } else if (type == "redacted_thinking") {
+    block.type = ContentBlock::Type::kRedactedThinking;
+    block.data = Text(b, "data");
+  } else if (type == "tool_use") {
+    if (!b.contains("name") || !b["name"].is_string()) return false;
+    ToolCall call{Text(b, "id"), b["name"].get<std::string>(),
+                  b.contains("input") ? b["input"] : json::object()};
+    block.type = ContentBlock::Type::kToolUse;
+    block.tool_call_id = call.id;
+    m.tool_calls.push_back(std::move(call));
+  } else {
+    return true;  // server tools, citations-only blocks and the like: not part of the canonical turn
+  }
+  m.blocks.push_back(std::move(block));
+  return true;
+}
+
+/// Keeps `blocks` only when the turn has reasoning blocks to send back.
+void SettleBlocks(Message& m) {
+  for (const ContentBlock& b : m.blocks)
+    if (b.type == ContentBlock::Type::kThinking || b.type == ContentBlock::Type::kRedactedThinking) return;
+  m.blocks.clear();
+}
+
+/// A tool call is a tool call, whatever the stop reason says (unless the output was cut).
+StopReason Stop(const std::string& raw, const Message& m) {
+  StopReason s = MapStop(raw);
+  if (!m.tool_calls.empty() && (s == StopReason::kEndTurn || s == StopReason::kOther))
+    return StopReason::kToolUse;
+  return s;
+}
+
+void ReadHeaders(const HttpResult& http, std::time_t now, Attempt& a) {
+  a.limits = ParseRateLimits(http.headers, now);
+  a.retry_after_s = ParseRetryAfter(http.headers, now);
+  a.should_retry = ParseShouldRetry(http.headers);
+}
+
+/// The status an error carried inside a 2xx reply or a stream stands for.
+int StatusOfErrorType(const std::string& type) {
+  if (type == "overloaded_error") return 529;
+  if (type == "rate_limit_error") return 429;
+  return 500;
+}
+
+class AnthropicStream : public StreamAssembler {
+ public:
+  Attempt Finish(const HttpResult& http, std::time_t now, const Secrets& secrets) override {
+    Attempt a;
+    ReadHeaders(http, now, a);
+    if (error_) {
+      HttpResult h = http;
+      h.transport_error.clear();
+      h.status = StatusOfErrorType(error_->type);
+      a.response.error = ClassifyFailure(h, *error_, secrets);
+      a.response.error.message = SanitizeMessage("stream: " + a.response.error.message, secrets);
+      return a;
+    }
+    if (!stopped_) {
+      if (!http.transport_error.empty()) {
+        a.response.error = ClassifyFailure(http, {}, secrets);
+      } else {
+        a.response.error = {
+            ErrorKind::kTransport, http.status,
+            started_ ? "stream ended before message_stop" : "stream ended before message_start"};
+      }
+      return a;
+    }
+    if (!malformed_.empty()) {
+      a.response.error = Malformed(http, malformed_, secrets);
+      return a;
+    }
+    ChatResponse& r = a.response;
+    r.message.role = Role::kAssistant;
+    for (size_t i = 0; i < blocks_.size(); ++i) {
+      json& b = blocks_[i];
+      if (Text(b, "type") == "tool_use") {
+        const std::string& raw = inputs_[i];
+        json input = raw.empty() ? json::object() : json::parse(raw, nullptr, false);
+        b["input"] = input.is_discarded() ? json(raw) : input;
+      }
+      if (!AppendBlock(b, r.message)) {
+        r.error = Malformed(http, "tool_use block without a name", secrets);
+        return a;
+      }
+    }
+    SettleBlocks(r.message);
+    r.raw_stop_reason = stop_reason_;
+    r.stop_reason = Stop(stop_reason_, r.message);
+    r.model = model_;
+    r.id = id_;
+    r.usage = usage_;
+    return a;
+  }
+
+ protected:
+  void OnEvent(const SseEvent& e) override {
+    if (e.event == "ping") return;
+    json data = json::parse(e.data, nullptr, false);
+    if (!data.is_object()) {
+      if (malformed_.empty()) malformed_ = "event '" + e.event + "' has no JSON object";
+      return;
+    }
+    const std::string type = data.contains("type") ? Text(data, "type") : e.event;
+    if (type == "error" || e.event == "error") {
+      error_ = ParseApiError(data);
+    } else if (type == "message_start" && data.contains("message") && data["message"].is_object()) {
+      const json& m = data["message"];
+      started_ = true;
+      id_ = Text(m, "id");
+      model_ = Text(m, "model");
+      if (m.contains("usage")) ReadUsage(m["usage"], usage_);
+    } else if (type == "content_block_start") {
+      const size_t i = Index(data);
+      if (i < kMaxBlocks && data.contains("content_block") && data["content_block"].is_object())
+        Block(i) = data["content_block"];
+    } else if (type == "content_block_delta" && data.contains("delta") && data["delta"].is_object()) {
+      const size_t i = Index(data);
+      if (i >= kMaxBlocks) return;
+      const json& d = data["delta"];
+      json& b = Block(i);
+      const std::string kind = Text(d, "type");
+      if (kind == "text_delta") {
+        b["text"] = Text(b, "text") + Text(d, "text");
+      } else if (kind == "thinking_delta") {
+        b["thinking"] = Text(b, "thinking") + Text(d, "thinking");
+      } else if (kind == "signature_delta") {
+        b["signature"] = Text(d, "signature");  // the whole signature, sent once at the end
+      } else if (kind == "input_json_delta") {
+        inputs_[i] += Text(d, "partial_json");
+      }
+    } else if (type == "message_delta") {
+      if (data.contains("delta") && data["delta"].is_object()) {
+        const std::string stop = Text(data["delta"], "stop_reason");
+        if (!stop.empty()) stop_reason_ = stop;
+      }
+      if (data.contains("usage")) ReadUsage(data["usage"], usage_);
+    } else if (type == "message_stop") {
+      stopped_ = true;
+    }
+  }
+
+ private:
+  static constexpr size_t kMaxBlocks = 4096;  // a broken index must not allocate without bound
+
+  static size_t Index(const json& data) {
+    return data.contains("index") && data["index"].is_number_unsigned() ? data["index"].get<size_t>()
+                                                                        : kMaxBlocks;
+  }
+  json& Block(size_t i) {
+    if (blocks_.size() <= i) {
+      blocks_.resize(i + 1, json::object());
+      inputs_.resize(i + 1);
+    }
+    return blocks_[i];
+  }
+
+  std::vector<json> blocks_;
+  std::vector<std::string> inputs_;  // tool_use input, as JSON text in pieces
+  std::string id_, model_, stop_reason_, malformed_;
+  Usage usage_;
+  std::optional<ApiError> error_;
+  bool started_ = false;
+  bool stopped_ = false;
+};
 
 }  // namespace
 
-json AnthropicRequestBody(const ChatRequest& r) {
+json AnthropicRequestBody(const ChatRequest& r, bool stream) {
   json body = {{"model", r.model}, {"max_tokens", r.max_tokens}};
   std::string system;
   json messages = json::array();
   for (const Message& m : r.messages) {
     if (m.role == Role::kSystem) {
+      if (IsBlank(m.content)) continue;
       if (!system.empty()) system += "\n\n";
       system += m.content;
       continue;
@@ -72,76 +337,95 @@ json AnthropicRequestBody(const ChatRequest& r) {
       messages.push_back({{"role", role}, {"content", std::move(blocks)}});
     }
   }
+  // A final assistant turn (a prefill) may not end in whitespace.
+  if (!messages.empty() && messages.back()["role"] == "assistant") {
+    json& last = messages.back()["content"].back();
+    if (last.value("type", "") == "text") {
+      std::string text = last["text"].get<std::string>();
+      text.erase(text.find_last_not_of(" \t\n\r\f\v") + 1);
+      last["text"] = text;
+    }
+  }
   if (!system.empty()) {
-    json block = {{"type", "text"}, {"text", system}};
+    json block = TextBlock(system);
     if (r.prompt_cache) block["cache_control"] = kEphemeral;
     body["system"] = json::array({std::move(block)});
   }
-  if (r.prompt_cache && !messages.empty()) messages.back()["content"].back()["cache_control"] = kEphemeral;
+  if (r.prompt_cache && !messages.empty()) {
+    json& content = messages.back()["content"];
+    for (auto it = content.rbegin(); it != content.rend(); ++it)  // thinking blocks take no cache_control
+      if (!IsReasoningBlock(*it)) {
+        (*it)["cache_control"] = kEphemeral;
+        break;
+      }
+  }
   body["messages"] = std::move(messages);
   if (!r.tools.empty()) {
     json tools = json::array();
     for (const ToolSpec& t : r.tools)
-      tools.push_back({{"name", t.name}, {"description", t.description}, {"input_schema", t.parameters}});
+      tools.push_back(
+          {{"name", t.name}, {"description", t.description}, {"input_schema", InputSchema(t.parameters)}});
     if (r.prompt_cache) tools.back()["cache_control"] = kEphemeral;
     body["tools"] = std::move(tools);
   }
-  if (r.temperature) body["temperature"] = *r.temperature;
-  if (r.top_p) body["top_p"] = *r.top_p;
+  if (r.thinking_budget_tokens > 0) {
+    body["thinking"] = {{"type", "enabled"}, {"budget_tokens", r.thinking_budget_tokens}};
+    // Thinking allows no temperature but 1 and top_p only in [0.95, 1].
+    if (r.temperature && *r.temperature == 1) body["temperature"] = 1;
+    if (r.top_p && *r.top_p >= 0.95 && *r.top_p <= 1 && !body.contains("temperature"))
+      body["top_p"] = *r.top_p;
+  } else {
+    // Newer models reject temperature together with top_p; temperature wins.
+    if (r.temperature) body["temperature"] = *r.temperature;
+    if (r.top_p && !r.temperature) body["top_p"] = *r.top_p;
+  }
   if (!r.stop.empty()) body["stop_sequences"] = r.stop;
+  if (stream) body["stream"] = true;
   return body;
 }
 
-Attempt AnthropicAttempt(const HttpResult& http, std::time_t now) {
+std::string AnthropicRequestProblem(const ChatRequest& r) {
+  if (r.thinking_budget_tokens > 0 &&
+      (r.thinking_budget_tokens < 1024 || r.thinking_budget_tokens >= r.max_tokens))
+    return "thinking_budget_tokens " + std::to_string(r.thinking_budget_tokens) +
+           " must be at least 1024 and below max_tokens " + std::to_string(r.max_tokens);
+  return "";
+}
+
+Attempt AnthropicAttempt(const HttpResult& http, std::time_t now, const Secrets& secrets) {
   Attempt a;
-  a.limits = ParseRateLimits(http.headers, now);
-  a.retry_after_s = ParseRetryAfter(http.headers, now);
+  ReadHeaders(http, now, a);
   json body = json::parse(http.body, nullptr, /*allow_exceptions=*/false);
-  const bool is_error_body = body.is_object() && body.value("type", "") == "error";
+  const bool is_error_body = Text(body, "type") == "error";
   if (!http.transport_error.empty() || http.status < 200 || http.status >= 300 || is_error_body) {
-    std::string type, message;
-    if (body.is_object() && body.contains("error") && body["error"].is_object()) {
-      type = body["error"].value("type", "");
-      message = body["error"].value("message", "");
-    }
+    ApiError api = ParseApiError(body);
     HttpResult h = http;
-    if (h.status >= 200 && h.status < 300) h.status = type == "overloaded_error" ? 529 : 500;
-    a.response.error = ClassifyFailure(h, type, "", message);
+    if (h.status >= 200 && h.status < 300) h.status = StatusOfErrorType(api.type);
+    a.response.error = ClassifyFailure(h, api, secrets);
     return a;
   }
   if (!body.is_object() || !body.contains("content") || !body["content"].is_array()) {
-    a.response.error = Malformed(http, body.is_discarded() ? "body is not JSON" : "no content list");
+    a.response.error = Malformed(http, body.is_discarded() ? "body is not JSON" : "no content list", secrets);
     return a;
   }
   ChatResponse& r = a.response;
   r.message.role = Role::kAssistant;
   for (const json& b : body["content"]) {
-    if (!b.is_object()) continue;
-    const std::string type = b.value("type", "");
-    if (type == "text" && b.contains("text") && b["text"].is_string()) {
-      r.message.content += b["text"].get<std::string>();
-    } else if (type == "tool_use") {
-      if (!b.contains("name") || !b["name"].is_string()) {
-        r.error = Malformed(http, "tool_use block without a name");
-        return a;
-      }
-      r.message.tool_calls.push_back(ToolCall{b.value("id", ""), b["name"].get<std::string>(),
-                                              b.contains("input") ? b["input"] : json::object()});
+    if (!AppendBlock(b, r.message)) {
+      r.error = Malformed(http, "tool_use block without a name", secrets);
+      return a;
     }
   }
-  r.raw_stop_reason = body.contains("stop_reason") && body["stop_reason"].is_string()
-                          ? body["stop_reason"].get<std::string>()
-                          : "";
-  r.stop_reason = MapStop(r.raw_stop_reason);
-  r.model = body.contains("model") && body["model"].is_string() ? body["model"].get<std::string>() : "";
-  r.id = body.contains("id") && body["id"].is_string() ? body["id"].get<std::string>() : "";
-  const json usage = body.contains("usage") ? body["usage"] : json::object();
-  r.usage.input_tokens = Count(usage, "input_tokens");
-  r.usage.output_tokens = Count(usage, "output_tokens");
-  r.usage.cache_read_tokens = Count(usage, "cache_read_input_tokens");
-  r.usage.cache_write_tokens = Count(usage, "cache_creation_input_tokens");
+  SettleBlocks(r.message);
+  r.raw_stop_reason = Text(body, "stop_reason");
+  r.stop_reason = Stop(r.raw_stop_reason, r.message);
+  r.model = Text(body, "model");
+  r.id = Text(body, "id");
+  if (body.contains("usage")) ReadUsage(body["usage"], r.usage);
   return a;
 }
+
+std::unique_ptr<StreamAssembler> MakeAnthropicStream() { return std::make_unique<AnthropicStream>(); }
 
 namespace {
 
@@ -153,19 +437,42 @@ class AnthropicProvider : public Provider {
   }
   std::string Name() const override { return "anthropic"; }
   std::string Identity() const override { return "anthropic " + base_url_; }
+  std::string Redact(std::string text) const override { return RedactSecrets(std::move(text), {key_}); }
 
   void Send(const ChatRequest& request, AttemptCallback done) override {
+    const Secrets secrets = {key_};
+    if (std::string problem = AnthropicRequestProblem(request); !problem.empty()) {
+      Attempt a;
+      a.response.error = {ErrorKind::kInvalidRequest, 0, SanitizeMessage(problem, secrets)};
+      done(std::move(a));
+      return;
+    }
+    const bool stream = ShouldStream(options_, request, /*anthropic=*/true);
     HttpRequest http;
     http.url = base_url_ + "/v1/messages";
     http.headers = {{"content-type", "application/json"},
                     {"x-api-key", key_},
                     {"anthropic-version", options_.anthropic_version}};
-    http.body = AnthropicRequestBody(request).dump(-1, ' ', false, json::error_handler_t::replace);
-    http.timeout_s = options_.timeout_s;
+    http.body = AnthropicRequestBody(request, stream).dump(-1, ' ', false, kReplace);
     http.connect_timeout_s = options_.connect_timeout_s;
-    transport_.Send(std::move(http), [key = key_, done = std::move(done)](HttpResult result) {
-      Attempt a = AnthropicAttempt(result, std::time(nullptr));
-      MaskSecret(a.response.error.message, key);
+    std::shared_ptr<StreamAssembler> assembler;
+    if (stream) {
+      assembler = MakeAnthropicStream();
+      http.timeout_s = 0;
+      http.idle_timeout_s = options_.idle_timeout_s;
+      http.on_stream_data = [assembler](std::string_view bytes) { assembler->Feed(bytes); };
+    } else {
+      http.timeout_s = options_.timeout_s;
+    }
+    std::string url = http.url;
+    transport_.Send(std::move(http), [secrets, assembler, url = std::move(url), model = request.model,
+                                      done = std::move(done)](HttpResult result) {
+      const std::time_t now = std::time(nullptr);
+      Attempt a =
+          result.streamed ? assembler->Finish(result, now, secrets) : AnthropicAttempt(result, now, secrets);
+      if (a.response.error.kind == ErrorKind::kNotFound)
+        a.response.error.message = SanitizeMessage(
+            NotFoundHint(url, model, /*anthropic=*/true) + " (" + a.response.error.message + ")", secrets);
       done(std::move(a));
     });
   }

@@ -9,13 +9,29 @@ namespace kforge::llm {
 
 using nlohmann::json;
 
-Message Message::System(std::string text) { return Message{Role::kSystem, std::move(text), {}, {}, false}; }
-Message Message::User(std::string text) { return Message{Role::kUser, std::move(text), {}, {}, false}; }
+namespace {
+
+Message Make(Role role, std::string text) {
+  Message m;
+  m.role = role;
+  m.content = std::move(text);
+  return m;
+}
+
+}  // namespace
+
+Message Message::System(std::string text) { return Make(Role::kSystem, std::move(text)); }
+Message Message::User(std::string text) { return Make(Role::kUser, std::move(text)); }
 Message Message::Assistant(std::string text, std::vector<ToolCall> calls) {
-  return Message{Role::kAssistant, std::move(text), std::move(calls), {}, false};
+  Message m = Make(Role::kAssistant, std::move(text));
+  m.tool_calls = std::move(calls);
+  return m;
 }
 Message Message::ToolResult(std::string tool_call_id, std::string text, bool is_error) {
-  return Message{Role::kTool, std::move(text), {}, std::move(tool_call_id), is_error};
+  Message m = Make(Role::kTool, std::move(text));
+  m.tool_call_id = std::move(tool_call_id);
+  m.is_error = is_error;
+  return m;
 }
 
 Usage& Usage::operator+=(const Usage& o) {
@@ -23,6 +39,7 @@ Usage& Usage::operator+=(const Usage& o) {
   output_tokens += o.output_tokens;
   cache_read_tokens += o.cache_read_tokens;
   cache_write_tokens += o.cache_write_tokens;
+  reasoning_tokens += o.reasoning_tokens;
   return *this;
 }
 
@@ -40,7 +57,8 @@ bool IsRetryable(ErrorKind kind) {
 }
 
 bool IsFatal(ErrorKind kind) {
-  return kind == ErrorKind::kAuth || kind == ErrorKind::kQuota || kind == ErrorKind::kBilling;
+  return kind == ErrorKind::kAuth || kind == ErrorKind::kQuota || kind == ErrorKind::kBilling ||
+         kind == ErrorKind::kNotFound;
 }
 
 const char* ErrorKindName(ErrorKind kind) {
@@ -61,6 +79,10 @@ const char* ErrorKindName(ErrorKind kind) {
       return "malformed_response";
     case ErrorKind::kInvalidRequest:
       return "invalid_request";
+    case ErrorKind::kModeration:
+      return "moderation";
+    case ErrorKind::kNotFound:
+      return "not_found";
     case ErrorKind::kAuth:
       return "auth";
     case ErrorKind::kQuota:
@@ -79,11 +101,28 @@ const char* ErrorKindName(ErrorKind kind) {
 
 namespace {
 
-constexpr ErrorKind kAllErrorKinds[] = {
-    ErrorKind::kNone,       ErrorKind::kTransport, ErrorKind::kTimeout,           ErrorKind::kRateLimited,
-    ErrorKind::kOverloaded, ErrorKind::kServer,    ErrorKind::kMalformedResponse, ErrorKind::kInvalidRequest,
-    ErrorKind::kAuth,       ErrorKind::kQuota,     ErrorKind::kBilling,           ErrorKind::kReplayMiss,
-    ErrorKind::kExecFailed, ErrorKind::kAborted};
+constexpr ErrorKind kAllErrorKinds[] = {ErrorKind::kNone,
+                                        ErrorKind::kTransport,
+                                        ErrorKind::kTimeout,
+                                        ErrorKind::kRateLimited,
+                                        ErrorKind::kOverloaded,
+                                        ErrorKind::kServer,
+                                        ErrorKind::kMalformedResponse,
+                                        ErrorKind::kInvalidRequest,
+                                        ErrorKind::kModeration,
+                                        ErrorKind::kNotFound,
+                                        ErrorKind::kAuth,
+                                        ErrorKind::kQuota,
+                                        ErrorKind::kBilling,
+                                        ErrorKind::kReplayMiss,
+                                        ErrorKind::kExecFailed,
+                                        ErrorKind::kAborted};
+
+constexpr std::pair<ContentBlock::Type, const char*> kBlockTypes[] = {
+    {ContentBlock::Type::kText, "text"},
+    {ContentBlock::Type::kThinking, "thinking"},
+    {ContentBlock::Type::kRedactedThinking, "redacted_thinking"},
+    {ContentBlock::Type::kToolUse, "tool_use"}};
 
 constexpr StopReason kAllStopReasons[] = {StopReason::kEndTurn, StopReason::kMaxTokens,
                                           StopReason::kToolUse, StopReason::kStopSequence,
@@ -141,12 +180,33 @@ json ToJson(const ToolCall& call) {
               {"function", {{"name", call.name}, {"arguments", call.arguments}}}};
 }
 
+json ToJson(const ContentBlock& b) {
+  switch (b.type) {
+    case ContentBlock::Type::kText:
+      return json{{"type", "text"}, {"text", b.text}};
+    case ContentBlock::Type::kThinking:
+      return json{{"type", "thinking"}, {"thinking", b.text}, {"signature", b.signature}};
+    case ContentBlock::Type::kRedactedThinking:
+      return json{{"type", "redacted_thinking"}, {"data", b.data}};
+    case ContentBlock::Type::kToolUse:
+      return json{{"type", "tool_use"}, {"id", b.tool_call_id}};
+  }
+  return json::object();
+}
+
 json ToJson(const Message& m) {
   json j{{"role", RoleName(m.role)}, {"content", m.content}};
   if (!m.tool_calls.empty()) {
     json calls = json::array();
     for (const ToolCall& c : m.tool_calls) calls.push_back(ToJson(c));
     j["tool_calls"] = std::move(calls);
+  }
+  // Written only when present, so that requests without reasoning keep their keys.
+  if (!m.reasoning.empty()) j["reasoning_content"] = m.reasoning;
+  if (!m.blocks.empty()) {
+    json blocks = json::array();
+    for (const ContentBlock& b : m.blocks) blocks.push_back(ToJson(b));
+    j["blocks"] = std::move(blocks);
   }
   if (m.role == Role::kTool) {
     j["tool_call_id"] = m.tool_call_id;
@@ -164,7 +224,8 @@ json ToJson(const Usage& u) {
   return json{{"input_tokens", u.input_tokens},
               {"output_tokens", u.output_tokens},
               {"cache_read_tokens", u.cache_read_tokens},
-              {"cache_write_tokens", u.cache_write_tokens}};
+              {"cache_write_tokens", u.cache_write_tokens},
+              {"reasoning_tokens", u.reasoning_tokens}};
 }
 
 json ToJson(const ChatRequest& r) {
@@ -180,6 +241,8 @@ json ToJson(const ChatRequest& r) {
          {"prompt_cache", r.prompt_cache}};
   if (r.temperature) j["temperature"] = *r.temperature;
   if (r.top_p) j["top_p"] = *r.top_p;
+  if (r.thinking_budget_tokens > 0) j["thinking_budget_tokens"] = r.thinking_budget_tokens;
+  if (!r.reasoning_effort.empty()) j["reasoning_effort"] = r.reasoning_effort;
   if (!r.tag.empty()) j["tag"] = r.tag;
   return j;
 }
@@ -245,6 +308,28 @@ StatusOr<ToolCall> ToolCallFromJson(const json& j, const std::string& path) {
   return call;
 }
 
+StatusOr<ContentBlock> BlockFromJson(const json& j, const std::string& path) {
+  if (!j.is_object() || !j.contains("type") || !j["type"].is_string())
+    return Bad(path + ".type", "missing or not a string");
+  const std::string type = j["type"].get<std::string>();
+  ContentBlock b;
+  bool known = false;
+  for (const auto& [t, name] : kBlockTypes)
+    if (type == name) b.type = t, known = true;
+  if (!known) return Bad(path + ".type", "unknown block type '" + type + "'");
+  auto text = [&](const char* key, std::string& out) -> Status {
+    if (!j.contains(key)) return Status::Ok();
+    if (!j[key].is_string()) return Bad(path + "." + key, "must be a string");
+    out = j[key].get<std::string>();
+    return Status::Ok();
+  };
+  KFORGE_RETURN_IF_ERROR(text(b.type == ContentBlock::Type::kThinking ? "thinking" : "text", b.text));
+  KFORGE_RETURN_IF_ERROR(text("signature", b.signature));
+  KFORGE_RETURN_IF_ERROR(text("data", b.data));
+  KFORGE_RETURN_IF_ERROR(text("id", b.tool_call_id));
+  return b;
+}
+
 }  // namespace
 
 StatusOr<Message> MessageFromJson(const json& j) {
@@ -263,6 +348,16 @@ StatusOr<Message> MessageFromJson(const json& j) {
       KFORGE_ASSIGN_OR_RETURN(ToolCall c,
                               ToolCallFromJson(j["tool_calls"][i], "tool_calls[" + std::to_string(i) + "]"));
       m.tool_calls.push_back(std::move(c));
+    }
+  }
+  for (const char* key : {"reasoning_content", "reasoning"})
+    if (m.reasoning.empty() && j.contains(key) && j[key].is_string()) m.reasoning = j[key].get<std::string>();
+  if (j.contains("blocks") && !j["blocks"].is_null()) {
+    if (!j["blocks"].is_array()) return Bad("blocks", "must be a list");
+    for (size_t i = 0; i < j["blocks"].size(); ++i) {
+      KFORGE_ASSIGN_OR_RETURN(ContentBlock b,
+                              BlockFromJson(j["blocks"][i], "blocks[" + std::to_string(i) + "]"));
+      m.blocks.push_back(std::move(b));
     }
   }
   if (j.contains("tool_call_id") && j["tool_call_id"].is_string())
@@ -315,6 +410,8 @@ StatusOr<ChatRequest> ChatRequestFromJson(const json& j) {
     if (j.contains("top_p") && !j["top_p"].is_null()) r.top_p = j["top_p"].get<double>();
     if (j.contains("stop")) r.stop = j["stop"].get<std::vector<std::string>>();
     r.prompt_cache = j.value("prompt_cache", true);
+    r.thinking_budget_tokens = j.value("thinking_budget_tokens", 0);
+    r.reasoning_effort = j.value("reasoning_effort", "");
     r.tag = j.value("tag", "");
   } catch (const json::exception& e) {
     return Bad("request", e.what());
@@ -339,6 +436,7 @@ StatusOr<ChatResponse> ChatResponseFromJson(const json& j) {
       r.usage.output_tokens = u.value("output_tokens", int64_t{0});
       r.usage.cache_read_tokens = u.value("cache_read_tokens", int64_t{0});
       r.usage.cache_write_tokens = u.value("cache_write_tokens", int64_t{0});
+      r.usage.reasoning_tokens = u.value("reasoning_tokens", int64_t{0});
     }
     r.cost_usd = j.value("cost_usd", 0.0);
     r.cost_known = j.value("cost_known", false);

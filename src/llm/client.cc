@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
+#include <cstdio>
 #include <fstream>
 #include <map>
 #include <mutex>
@@ -29,7 +30,8 @@ double Now() {
 double EstimateTokens(const ChatRequest& r) {
   size_t bytes = 0;
   for (const Message& m : r.messages) {
-    bytes += m.content.size();
+    bytes += m.content.size() + m.reasoning.size();
+    for (const ContentBlock& b : m.blocks) bytes += b.signature.size() + b.data.size();
     for (const ToolCall& c : m.tool_calls) bytes += c.name.size() + c.arguments.dump().size();
   }
   for (const ToolSpec& t : r.tools)
@@ -45,6 +47,7 @@ const char* FatalHint(ErrorKind kind) {
       return "the account's quota is exhausted";
     case ErrorKind::kBilling:
       return "the account needs credits or a payment method";
+    case ErrorKind::kNotFound:  // the message has the hint, with the URL
     default:
       return "";
   }
@@ -166,9 +169,30 @@ class Client::Impl {
   }
 
   double Backoff(int attempt) {
-    const double cap =
-        std::min(options_.max_backoff_s, options_.initial_backoff_s * std::pow(2.0, attempt - 1));
-    return cap * std::uniform_real_distribution<double>(0.5, 1.0)(rng_);
+    const double cap = std::min(options_.max_backoff_s,
+                                options_.initial_backoff_s * std::pow(2.0, std::min(attempt - 1, 60)));
+    return cap * std::uniform_real_distribution<double>(0.75, 1.0)(rng_);
+  }
+
+  /// Whether a failed attempt is tried again, as the official SDKs decide: the server's
+  /// x-should-retry first, then the kind; a retry-after longer than the cap is not waited for.
+  bool WantsRetry(const Attempt& a, std::string& why_not) const {
+    const ErrorKind kind = a.response.error.kind;
+    if (a.should_retry) {
+      if (!*a.should_retry && IsRetryable(kind)) why_not = " (x-should-retry: false)";
+      if (!*a.should_retry) return false;
+    } else if (!IsRetryable(kind)) {
+      return false;
+    }
+    if (a.retry_after_s && *a.retry_after_s > options_.max_retry_after_s) {
+      char text[160];
+      std::snprintf(text, sizeof text,
+                    " (the server asked to wait %.0f s, more than max_retry_after_s %.0f s)",
+                    *a.retry_after_s, options_.max_retry_after_s);
+      why_not = text;
+      return false;
+    }
+    return true;
   }
 
   void OnAttempt(const std::shared_ptr<Job>& job, Attempt a) {
@@ -186,33 +210,41 @@ class Client::Impl {
         const Usage& u = r.usage;
         limiter_.Adjust(now, job->estimate - static_cast<double>(u.input_tokens + u.output_tokens +
                                                                  u.cache_write_tokens));
-      } else if (IsRetryable(kind) && job->attempts < options_.max_attempts && fatal_.ok()) {
+      } else if (std::string why_not;
+                 WantsRetry(a, why_not) && job->attempts < options_.max_attempts && fatal_.ok()) {
         double delay = Backoff(job->attempts);
-        if (a.retry_after_s) {
-          delay = std::min(*a.retry_after_s, options_.max_retry_after_s) *
-                  std::uniform_real_distribution<double>(1.0, 1.1)(rng_);
+        if (a.retry_after_s && *a.retry_after_s > 0) {
+          delay = *a.retry_after_s * std::uniform_real_distribution<double>(1.0, 1.1)(rng_);
           if (kind == ErrorKind::kRateLimited) limiter_.BlockUntil(now + delay);  // the limit is per key
         }
-        spdlog::debug("llm: {} (attempt {}/{}), retrying in {:.2f} s", r.error.message, job->attempts,
-                      options_.max_attempts, delay);
+        spdlog::debug("llm: {} (attempt {}/{}), retrying in {:.2f} s", provider_->Redact(r.error.message),
+                      job->attempts, options_.max_attempts, delay);
         ++stats_.retries;
         job->ready_at = now + delay;
         job->seq = next_seq_++;
         queue_.emplace(std::make_pair(job->ready_at, job->seq), job);
         cv_.notify_all();
         return;
-      } else if (IsFatal(kind) && fatal_.ok()) {
-        fatal_ = Status::Unavailable("batch stopped: " + provider_->Name() + " " + ErrorKindName(kind) +
-                                     " error (" + r.error.message + "); " + FatalHint(kind));
-        for (auto& [key, queued] : queue_) aborted.push_back(queued);
-        queue_.clear();
-      } else if (IsRetryable(kind)) {
-        r.error.message = "gave up after " + std::to_string(job->attempts) + " attempts: " + r.error.message;
+      } else {
+        if (!why_not.empty()) {
+          r.error.message += why_not;
+        } else if (job->attempts > 1 && (a.should_retry.value_or(IsRetryable(kind)))) {
+          r.error.message =
+              "gave up after " + std::to_string(job->attempts) + " attempts: " + r.error.message;
+        }
+        if (IsFatal(kind) && fatal_.ok()) {
+          const std::string hint = FatalHint(kind);
+          fatal_ = Status::Unavailable(provider_->Redact("batch stopped: " + provider_->Name() + " " +
+                                                         ErrorKindName(kind) + " error (" + r.error.message +
+                                                         ")" + (hint.empty() ? "" : "; " + hint)));
+          for (auto& [key, queued] : queue_) aborted.push_back(queued);
+          queue_.clear();
+        }
       }
       fatal = fatal_;
       cv_.notify_all();
     }
-    if (!fatal.ok() && !aborted.empty()) spdlog::error("llm: {}", fatal.message());
+    if (!fatal.ok() && !aborted.empty()) spdlog::error("llm: {}", fatal.message());  // redacted above
     r.attempts = job->attempts;
     r.latency_s = Now() - job->submitted;
     Finish(job, std::move(r), /*paid=*/true);
@@ -222,8 +254,9 @@ class Client::Impl {
   /// Prices, caches, records and delivers a final response, then counts the request done.
   void Finish(const std::shared_ptr<Job>& job, ChatResponse r, bool paid) {
     if (r.ok() && !r.from_cache) {
-      std::optional<double> cost = options_.prices.Cost(job->request.model, r.usage);
-      if (!cost && !r.model.empty()) cost = options_.prices.Cost(r.model, r.usage);
+      const std::string provider = provider_->Name();
+      std::optional<double> cost = options_.prices.Cost(provider, job->request.model, r.usage);
+      if (!cost && !r.model.empty()) cost = options_.prices.Cost(provider, r.model, r.usage);
       r.cost_usd = cost.value_or(0);
       r.cost_known = cost.has_value();
       if (cache_)
@@ -254,8 +287,10 @@ class Client::Impl {
                            {"request", ToJson(request)},
                            {"response", ToJson(r)}};
     line["response"]["from_cache"] = false;
+    const std::string text =
+        provider_->Redact(line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
     std::lock_guard<std::mutex> lock(record_mu_);
-    *record_ << line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    *record_ << text << "\n";
     record_->flush();
   }
 
@@ -287,7 +322,10 @@ StatusOr<std::unique_ptr<Client>> Client::Create(std::unique_ptr<Provider> provi
   if (options.max_attempts < 1) return Status::InvalidArgument("llm client: max_attempts must be at least 1");
   std::optional<ResponseCache> cache;
   if (!options.cache_dir.empty()) {
-    KFORGE_ASSIGN_OR_RETURN(ResponseCache c, ResponseCache::Open(options.cache_dir));
+    const Provider* p = provider.get();
+    KFORGE_ASSIGN_OR_RETURN(ResponseCache c, ResponseCache::Open(options.cache_dir, [p](std::string text) {
+                              return p->Redact(std::move(text));
+                            }));
     cache.emplace(std::move(c));
   }
   std::unique_ptr<std::ofstream> record;

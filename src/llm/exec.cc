@@ -10,6 +10,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 
@@ -106,7 +107,7 @@ RunResult RunCommand(const std::string& command, const std::string& input, doubl
   return r;
 }
 
-Attempt ParseExecReply(const std::string& out) {
+Attempt ParseExecReply(const std::string& out, const Secrets& secrets) {
   Attempt a;
   nlohmann::json j = nlohmann::json::parse(out, nullptr, false);
   if (j.is_object() && j.contains("message")) {
@@ -116,7 +117,7 @@ Attempt ParseExecReply(const std::string& out) {
       a.response.attempts = 0;
       a.response.from_cache = false;
     } else {
-      a.response.error = {ErrorKind::kMalformedResponse, 0, SanitizeMessage(r.status().message())};
+      a.response.error = {ErrorKind::kMalformedResponse, 0, SanitizeMessage(r.status().message(), secrets)};
     }
     return a;
   }
@@ -124,8 +125,8 @@ Attempt ParseExecReply(const std::string& out) {
     HttpResult http;
     http.status = 200;
     http.body = out;
-    return j.contains("choices") ? OpenAiAttempt(http, std::time(nullptr))
-                                 : AnthropicAttempt(http, std::time(nullptr));
+    return j.contains("choices") ? OpenAiAttempt(http, std::time(nullptr), secrets)
+                                 : AnthropicAttempt(http, std::time(nullptr), secrets);
   }
   a.response.message = Message::Assistant(out);
   a.response.stop_reason = StopReason::kEndTurn;
@@ -133,10 +134,25 @@ Attempt ParseExecReply(const std::string& out) {
   return a;
 }
 
+/// The keys the child inherits: its messages (stderr, command line) must not show them.
+Secrets KeysInEnvironment(const ProviderOptions& o) {
+  Secrets keys;
+  for (const std::string& var :
+       {std::string("ANTHROPIC_API_KEY"), std::string("OPENAI_API_KEY"), o.api_key_env}) {
+    if (var.empty()) continue;
+    const char* value = std::getenv(var.c_str());
+    if (value && *value) keys.emplace_back(value);
+  }
+  return keys;
+}
+
 class ExecProvider : public Provider {
  public:
   ExecProvider(std::string command, const ProviderOptions& o)
-      : command_(std::move(command)), timeout_s_(o.timeout_s), pool_(o.max_in_flight, [] {
+      : command_(std::move(command)),
+        timeout_s_(o.timeout_s),
+        secrets_(KeysInEnvironment(o)),
+        pool_(o.max_in_flight, [] {
           sigset_t pipe_set;  // a child that exits early must not kill us with SIGPIPE
           sigemptyset(&pipe_set);
           sigaddset(&pipe_set, SIGPIPE);
@@ -144,6 +160,7 @@ class ExecProvider : public Provider {
         }) {}
   std::string Name() const override { return "exec"; }
   std::string Identity() const override { return "exec " + command_; }
+  std::string Redact(std::string text) const override { return RedactSecrets(std::move(text), secrets_); }
 
   void Send(const ChatRequest& request, AttemptCallback done) override {
     std::string input = ToJson(request).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
@@ -151,19 +168,25 @@ class ExecProvider : public Provider {
       RunResult run = RunCommand(command_, input, timeout_s_);
       Attempt a;
       if (!run.spawn_error.empty()) {
-        a.response.error = {ErrorKind::kExecFailed, 0, "cannot run '" + command_ + "': " + run.spawn_error};
-      } else if (run.timed_out) {
         a.response.error = {ErrorKind::kExecFailed, 0,
-                            "'" + command_ + "' timed out after " + std::to_string(timeout_s_) + " s"};
+                            SanitizeMessage("cannot run '" + command_ + "': " + run.spawn_error, secrets_)};
+      } else if (run.timed_out) {
+        a.response.error = {
+            ErrorKind::kExecFailed, 0,
+            SanitizeMessage("'" + command_ + "' timed out after " + std::to_string(timeout_s_) + " s",
+                            secrets_)};
       } else if (!WIFEXITED(run.exit_status) || WEXITSTATUS(run.exit_status) != 0) {
         std::string how = WIFEXITED(run.exit_status)
                               ? "exited with status " + std::to_string(WEXITSTATUS(run.exit_status))
                               : "killed by signal " + std::to_string(WTERMSIG(run.exit_status));
-        std::string tail = run.err.size() > 200 ? run.err.substr(run.err.size() - 200) : run.err;
+        // The whole stderr is masked before its tail is cut, so a key straddling the cut is caught.
+        std::string err = std::move(run.err);
+        for (const std::string& key : secrets_) MaskSecret(err, key);
+        std::string tail = err.size() > 200 ? err.substr(err.size() - 200) : err;
         a.response.error = {ErrorKind::kExecFailed, 0,
-                            SanitizeMessage("'" + command_ + "' " + how + ": " + tail)};
+                            SanitizeMessage("'" + command_ + "' " + how + ": " + tail, secrets_)};
       } else {
-        a = ParseExecReply(run.out);
+        a = ParseExecReply(run.out, secrets_);
       }
       done(std::move(a));
     });
@@ -172,6 +195,7 @@ class ExecProvider : public Provider {
  private:
   std::string command_;
   double timeout_s_;
+  Secrets secrets_;
   ThreadPool pool_;  // last member: joined before the rest is destroyed
 };
 

@@ -2,6 +2,9 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <string_view>
+#include <unordered_set>
+#include <vector>
 
 #include "llm/wire.h"
 
@@ -36,59 +39,168 @@ std::optional<std::string> HeaderText(const HeaderMap& h, const std::string& nam
 
 }  // namespace
 
-std::string SanitizeMessage(std::string text) {
-  for (char& c : text)
-    if (c == '\n' || c == '\r' || c == '\t') c = ' ';
-  // Mask key-like tokens ("sk-...", "sk-ant-...") that error messages sometimes echo back.
-  for (size_t pos = text.find("sk-"); pos != std::string::npos; pos = text.find("sk-", pos + 3)) {
-    size_t end = pos + 3;
-    while (end < text.size() && (std::isalnum(static_cast<unsigned char>(text[end])) || text[end] == '-' ||
-                                 text[end] == '_' || text[end] == '*'))
-      ++end;
-    if (end - pos > 8) text.replace(pos, end - pos, "sk-***");
+namespace {
+
+/// Marks in `covered` every byte of `text` inside a run of at least `min_run` bytes that also
+/// occurs in `secret`. Linear in the text: the whole secret is found with find(); shorter runs by
+/// looking each window of `min_run` bytes up in the set of the secret's windows.
+void MarkSecretRuns(std::string_view text, std::string_view secret, size_t min_run,
+                    std::vector<bool>& covered) {
+  if (secret.size() < min_run || text.size() < min_run || min_run == 0) return;
+  size_t marked_until = 0;  // overlapping hits mark each byte once
+  auto mark = [&](size_t from) {
+    for (size_t k = std::max(from, marked_until); k < from + min_run; ++k) covered[k] = true;
+    marked_until = std::max(marked_until, from + min_run);
+  };
+  if (min_run == secret.size()) {
+    for (size_t p = text.find(secret); p != std::string_view::npos; p = text.find(secret, p + 1)) mark(p);
+    return;
   }
-  if (text.size() > 300) text = text.substr(0, 300) + "...";
-  return text;
+  std::unordered_set<std::string_view> windows;
+  for (size_t j = 0; j + min_run <= secret.size(); ++j) windows.insert(secret.substr(j, min_run));
+  for (size_t i = 0; i + min_run <= text.size(); ++i)
+    if (windows.count(text.substr(i, min_run))) mark(i);
 }
+
+/// Replaces each maximal covered stretch of `text` with "***".
+std::string ReplaceCovered(const std::string& text, const std::vector<bool>& covered) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size();) {
+    if (!covered[i]) {
+      out.push_back(text[i++]);
+      continue;
+    }
+    out += "***";
+    while (i < text.size() && covered[i]) ++i;
+  }
+  return out;
+}
+
+std::string JsonEscaped(const std::string& secret) {
+  std::string quoted = nlohmann::json(secret).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return quoted.substr(1, quoted.size() - 2);
+}
+
+bool IsKeyChar(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '*';
+}
+
+/// Cuts `text` to at most `limit` bytes without splitting a UTF-8 sequence or a "***" mask.
+void CutUtf8(std::string& text, size_t limit) {
+  if (text.size() <= limit) return;
+  size_t cut = limit;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+  while (cut > 0 && text[cut] == '*' && text[cut - 1] == '*') --cut;
+  text.resize(cut);
+  text += "...";
+}
+
+}  // namespace
 
 void MaskSecret(std::string& text, const std::string& secret) {
   if (secret.empty()) return;
-  for (size_t p = text.find(secret); p != std::string::npos; p = text.find(secret))
-    text.replace(p, secret.size(), "***");
+  std::vector<bool> covered(text.size(), false);
+  for (const std::string& form : {secret, JsonEscaped(secret)})
+    MarkSecretRuns(text, form, form.size(), covered);
+  text = ReplaceCovered(text, covered);
 }
 
-ErrorInfo ClassifyFailure(const HttpResult& http, const std::string& api_type, const std::string& api_code,
-                          const std::string& api_message) {
+std::string RedactSecrets(std::string text, const Secrets& secrets) {
+  for (const std::string& secret : secrets)
+    if (secret.size() >= kMinRedactedSecret) MaskSecret(text, secret);
+  return text;
+}
+
+std::string SanitizeMessage(std::string text, const Secrets& secrets) {
+  // 1. Mask, on the whole text and in one pass (so that overlapping finds make one "***"): a key
+  // straddling the cut below must not leave its start behind.
+  std::vector<bool> covered(text.size(), false);
+  for (const std::string& secret : secrets) {
+    if (secret.empty()) continue;
+    for (const std::string& form : {secret, JsonEscaped(secret)})
+      MarkSecretRuns(text, form, std::min<size_t>(form.size(), 8), covered);
+  }
+  // Key-like tokens ("sk-...", "sk-ant-...") that error messages echo back.
+  for (size_t pos = text.find("sk-"); pos != std::string::npos; pos = text.find("sk-", pos + 3)) {
+    size_t end = pos + 3;
+    while (end < text.size() && IsKeyChar(text[end])) ++end;
+    if (end - pos > 8)
+      for (size_t k = pos + 3; k < end; ++k) covered[k] = true;
+  }
+  text = ReplaceCovered(text, covered);
+  // 2. Flatten and cut.
+  for (char& c : text)
+    if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+  CutUtf8(text, 300);
+  return text;
+}
+
+ApiError ParseApiError(const nlohmann::json& body) {
+  ApiError e;
+  if (!body.is_object() || !body.contains("error")) return e;
+  const nlohmann::json& err = body["error"];
+  if (err.is_string()) {  // Ollama, llama.cpp
+    e.message = err.get<std::string>();
+    return e;
+  }
+  if (!err.is_object()) return e;
+  auto text = [&](const char* key) {
+    return err.contains(key) && err[key].is_string() ? err[key].get<std::string>() : std::string();
+  };
+  e.type = text("type");
+  e.code = err.contains("code") && err["code"].is_number_integer()
+               ? std::to_string(err["code"].get<int64_t>())
+               : text("code");
+  e.message = text("message");
+  if (err.contains("metadata") && err["metadata"].is_object()) {
+    const nlohmann::json& meta = err["metadata"];
+    e.flagged = meta.contains("reasons") || meta.contains("flagged_input");
+  }
+  return e;
+}
+
+std::string NotFoundHint(const std::string& url, const std::string& model, bool anthropic) {
+  std::string hint = "POST " + url + " was not found: check the model name '" + model + "' and the base URL";
+  if (anthropic) return hint + " (the server's root: /v1/messages is added to it)";
+  return hint + " (it must end where /chat/completions is added, usually in /v1, as in http://host:8000/v1)";
+}
+
+ErrorInfo ClassifyFailure(const HttpResult& http, const ApiError& api, const Secrets& secrets) {
   ErrorInfo e;
   e.http_status = http.status;
   if (!http.transport_error.empty()) {
     e.kind = http.timed_out ? ErrorKind::kTimeout : ErrorKind::kTransport;
-    e.message = SanitizeMessage(http.transport_error);
+    e.message = SanitizeMessage(http.transport_error, secrets);
     return e;
   }
   const int s = http.status;
-  const std::string what = api_type + " " + api_code + " " + api_message;
-  if (s == 401 || s == 403 || api_type == "authentication_error" || api_type == "permission_error") {
+  const std::string what = api.type + " " + api.code + " " + api.message;
+  if (s == 403 && (api.flagged || Contains(api.message, "flagged") || Contains(api.message, "moderation"))) {
+    e.kind = ErrorKind::kModeration;
+  } else if (s == 401 || s == 403 || api.type == "authentication_error" || api.type == "permission_error") {
     e.kind = ErrorKind::kAuth;
-  } else if (Contains(api_code, "insufficient_quota") || Contains(api_type, "insufficient_quota") ||
-             Contains(api_message, "exceeded your current quota")) {
+  } else if (Contains(api.code, "insufficient_quota") || Contains(api.type, "insufficient_quota") ||
+             Contains(api.message, "exceeded your current quota")) {
     e.kind = ErrorKind::kQuota;
-  } else if (s == 402 || api_type == "billing_error" || Contains(what, "credit balance")) {
+  } else if (s == 402 || api.type == "billing_error" || Contains(what, "credit balance")) {
     e.kind = ErrorKind::kBilling;
   } else if (s == 429) {
     e.kind = ErrorKind::kRateLimited;
-  } else if (s == 529 || api_type == "overloaded_error") {
+  } else if (s == 529 || api.type == "overloaded_error") {
     e.kind = ErrorKind::kOverloaded;
   } else if (s == 408 || s == 409 || s >= 500) {
     e.kind = ErrorKind::kServer;
+  } else if (s == 404) {
+    e.kind = ErrorKind::kNotFound;
   } else if (s >= 400) {
     e.kind = ErrorKind::kInvalidRequest;
   } else {
     e.kind = ErrorKind::kMalformedResponse;  // 1xx/3xx as a final status
   }
-  std::string detail = api_type.empty() ? "" : " " + api_type;
-  if (!api_message.empty()) detail += ": " + api_message;
-  e.message = SanitizeMessage("HTTP " + std::to_string(s) + detail);
+  std::string detail = api.type.empty() ? "" : " " + api.type;
+  if (!api.message.empty()) detail += ": " + api.message;
+  e.message = SanitizeMessage("HTTP " + std::to_string(s) + detail, secrets);
   return e;
 }
 
@@ -140,6 +252,13 @@ std::optional<double> SecondsUntilRfc3339(const std::string& text, std::time_t n
     return std::nullopt;
   }
   return static_cast<double>(timegm(&tm) - offset - now) + frac;
+}
+
+std::optional<bool> ParseShouldRetry(const HeaderMap& headers) {
+  auto text = HeaderText(headers, "x-should-retry");
+  if (text == "true") return true;
+  if (text == "false") return false;
+  return std::nullopt;
 }
 
 std::optional<double> ParseRetryAfter(const HeaderMap& headers, std::time_t now) {

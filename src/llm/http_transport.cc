@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <condition_variable>
+#include <cstdio>
 #include <deque>
 #include <mutex>
 #include <stdexcept>
@@ -15,6 +17,8 @@ namespace kforge::llm {
 namespace {
 
 constexpr size_t kMaxBodyBytes = 64u << 20;  // a reply larger than this is treated as broken
+
+using Clock = std::chrono::steady_clock;
 
 void GlobalInit() {
   static std::once_flag once;
@@ -31,6 +35,9 @@ struct Transfer {
   HttpResult result;
   std::function<void(HttpResult)> done;
   char error_buffer[CURL_ERROR_SIZE] = {};
+  Clock::time_point last_byte = Clock::now();  // for the idle timeout
+  bool body_started = false;
+  size_t streamed_bytes = 0;
 
   ~Transfer() {
     if (header_list) curl_slist_free_all(header_list);
@@ -38,9 +45,28 @@ struct Transfer {
   }
 };
 
+bool IsEventStream(const HttpResult& r) {
+  auto it = r.headers.find("content-type");
+  return r.status >= 200 && r.status < 300 && it != r.headers.end() &&
+         it->second.find("text/event-stream") != std::string::npos;
+}
+
 size_t OnBody(char* data, size_t size, size_t n, void* user) {
   auto* t = static_cast<Transfer*>(user);
   size_t bytes = size * n;
+  t->last_byte = Clock::now();
+  if (!t->body_started) {
+    t->body_started = true;
+    long status = 0;
+    curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &status);
+    t->result.status = static_cast<int>(status);
+    t->result.streamed = t->request.on_stream_data && IsEventStream(t->result);
+  }
+  if (t->result.streamed) {
+    t->streamed_bytes += bytes;
+    t->request.on_stream_data(std::string_view(data, bytes));
+    return bytes;
+  }
   if (t->result.body.size() + bytes > kMaxBodyBytes) return 0;  // aborts the transfer
   t->result.body.append(data, bytes);
   return bytes;
@@ -49,6 +75,7 @@ size_t OnBody(char* data, size_t size, size_t n, void* user) {
 size_t OnHeader(char* data, size_t size, size_t n, void* user) {
   auto* t = static_cast<Transfer*>(user);
   size_t bytes = size * n;
+  t->last_byte = Clock::now();
   std::string_view line(data, bytes);
   if (line.rfind("HTTP/", 0) == 0) {  // a new status line (after 100 Continue or a redirect)
     t->result.headers.clear();
@@ -114,7 +141,7 @@ class HttpTransport::Impl {
     curl_easy_setopt(e, CURLOPT_URL, r.url.c_str());
     curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, static_cast<long>(r.timeout_s * 1000));
+    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, static_cast<long>(r.timeout_s * 1000));  // 0 = none
     curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(r.connect_timeout_s * 1000));
     curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
     curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");
@@ -132,15 +159,51 @@ class HttpTransport::Impl {
       curl_easy_setopt(e, CURLOPT_POSTFIELDS, r.body.data());
       curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(r.body.size()));
     }
+    t->last_byte = Clock::now();
     curl_multi_add_handle(multi_, e);
     active_.push_back(std::move(t));
   }
 
   void Finish(std::unique_ptr<Transfer> t) {
+    // A stream that ended before its first byte is still a stream (its assembler says "empty").
+    if (!t->body_started && t->request.on_stream_data) t->result.streamed = IsEventStream(t->result);
     auto done = std::move(t->done);
     HttpResult result = std::move(t->result);
     t.reset();
     done(std::move(result));
+  }
+
+  /// Ends the transfers that received nothing for their idle timeout; returns the milliseconds
+  /// until the next one could expire (at most `cap_ms`).
+  long ExpireIdle(long cap_ms) {
+    const Clock::time_point now = Clock::now();
+    long next_ms = cap_ms;
+    for (size_t i = 0; i < active_.size();) {
+      Transfer& t = *active_[i];
+      const double idle = t.request.idle_timeout_s;
+      if (idle <= 0) {
+        ++i;
+        continue;
+      }
+      const double quiet = std::chrono::duration<double>(now - t.last_byte).count();
+      if (quiet < idle) {
+        next_ms = std::min(next_ms, static_cast<long>((idle - quiet) * 1000) + 1);
+        ++i;
+        continue;
+      }
+      std::unique_ptr<Transfer> expired = std::move(active_[i]);
+      active_.erase(active_.begin() + static_cast<std::ptrdiff_t>(i));
+      curl_multi_remove_handle(multi_, expired->easy);
+      long status = 0;
+      curl_easy_getinfo(expired->easy, CURLINFO_RESPONSE_CODE, &status);
+      expired->result.status = static_cast<int>(status);
+      expired->result.timed_out = true;
+      char what[128];
+      std::snprintf(what, sizeof what, "no data for %.1f s (idle timeout)", idle);
+      expired->result.transport_error = what;
+      Finish(std::move(expired));
+    }
+    return next_ms;
   }
 
   void Complete(CURL* easy, CURLcode code) {
@@ -175,7 +238,8 @@ class HttpTransport::Impl {
       int queued = 0;
       while (CURLMsg* msg = curl_multi_info_read(multi_, &queued))
         if (msg->msg == CURLMSG_DONE) Complete(msg->easy_handle, msg->data.result);
-      curl_multi_poll(multi_, nullptr, 0, 1000, nullptr);
+      const long wait_ms = ExpireIdle(1000);
+      curl_multi_poll(multi_, nullptr, 0, static_cast<int>(std::max(1L, wait_ms)), nullptr);
     }
     // Shutting down: whatever is still active is abandoned, and its caller told so.
     while (!active_.empty()) {

@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -13,15 +14,21 @@ namespace kforge::llm {
 struct HttpRequest {
   std::string url;
   std::vector<std::pair<std::string, std::string>> headers;
-  std::string body;  ///< POSTed when non-empty, else GET
-  double timeout_s = 600;
+  std::string body;        ///< POSTed when non-empty, else GET
+  double timeout_s = 600;  ///< whole transfer; 0 = none
   double connect_timeout_s = 20;
+  /// The transfer fails (timed_out) when no byte arrived for this long; 0 = no idle limit.
+  double idle_timeout_s = 0;
+  /// When set, the body of a 2xx text/event-stream reply goes here as it arrives (on the transport
+  /// thread) instead of into HttpResult::body. Other replies (errors) are collected as usual.
+  std::function<void(std::string_view)> on_stream_data;
 };
 
 struct HttpResult {
   int status = 0;                              ///< 0 when no status line arrived
   std::map<std::string, std::string> headers;  ///< names lowercased; last value wins
   std::string body;
+  bool streamed = false;  ///< the body went to on_stream_data
   bool timed_out = false;
   std::string transport_error;  ///< non-empty on a transport failure (curl's message)
 };

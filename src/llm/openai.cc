@@ -1,6 +1,9 @@
-// OpenAI-compatible chat completions (OpenAI, vLLM, SGLang, Ollama, llama.cpp): request body,
-// reply parsing, and the provider.
+// OpenAI-compatible chat completions (OpenAI, DeepSeek, OpenRouter, vLLM, SGLang, Ollama,
+// llama.cpp): the dialect per server and model, request body, reply parsing (whole and streamed),
+// and the provider.
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <string>
 
 #include "llm/http_transport.h"
@@ -23,6 +26,14 @@ StopReason MapStop(const std::string& s) {
   return StopReason::kOther;
 }
 
+/// Tool calls that arrive with finish_reason "stop" (vLLM, Ollama, some routers) are tool calls.
+StopReason Stop(const std::string& raw, const Message& m) {
+  StopReason s = MapStop(raw);
+  if (!m.tool_calls.empty() && (s == StopReason::kEndTurn || s == StopReason::kOther))
+    return StopReason::kToolUse;
+  return s;
+}
+
 int64_t Count(const json& obj, const char* key) {
   if (!obj.is_object() || !obj.contains(key) || !obj[key].is_number_integer()) return 0;
   return obj[key].get<int64_t>();
@@ -32,13 +43,179 @@ std::string Text(const json& obj, const char* key) {
   return obj.is_object() && obj.contains(key) && obj[key].is_string() ? obj[key].get<std::string>() : "";
 }
 
-ErrorInfo Malformed(const HttpResult& http, const std::string& why) {
-  return ErrorInfo{ErrorKind::kMalformedResponse, http.status, SanitizeMessage("malformed reply: " + why)};
+/// reasoning_content (DeepSeek, vLLM, SGLang) or reasoning (OpenRouter, newer vLLM, Ollama).
+std::string Reasoning(const json& msg) {
+  std::string r = Text(msg, "reasoning_content");
+  return r.empty() ? Text(msg, "reasoning") : r;
 }
+
+ErrorInfo Malformed(const HttpResult& http, const std::string& why, const Secrets& secrets) {
+  return ErrorInfo{ErrorKind::kMalformedResponse, http.status,
+                   SanitizeMessage("malformed reply: " + why, secrets)};
+}
+
+json ParseArguments(const json& args) {
+  if (!args.is_string()) return args;
+  const std::string& text = args.get_ref<const std::string&>();
+  if (text.empty()) return json::object();
+  json parsed = json::parse(text, nullptr, false);
+  return parsed.is_discarded() ? args : parsed;
+}
+
+Usage ReadUsage(const json& usage) {
+  Usage u;
+  const json details =
+      usage.is_object() && usage.contains("prompt_tokens_details") ? usage["prompt_tokens_details"] : json();
+  u.cache_read_tokens = Count(details, "cached_tokens");
+  if (u.cache_read_tokens == 0) u.cache_read_tokens = Count(usage, "prompt_cache_hit_tokens");  // DeepSeek
+  u.input_tokens = std::max<int64_t>(0, Count(usage, "prompt_tokens") - u.cache_read_tokens);
+  u.output_tokens = Count(usage, "completion_tokens");
+  const json out_details = usage.is_object() && usage.contains("completion_tokens_details")
+                               ? usage["completion_tokens_details"]
+                               : json();
+  u.reasoning_tokens = Count(out_details, "reasoning_tokens");
+  return u;
+}
+
+void ReadHeaders(const HttpResult& http, std::time_t now, Attempt& a) {
+  a.limits = ParseRateLimits(http.headers, now);
+  a.retry_after_s = ParseRetryAfter(http.headers, now);
+  a.should_retry = ParseShouldRetry(http.headers);
+}
+
+/// An error inside a 2xx body or a stream: its own code when it is an HTTP status, else a 500.
+ErrorInfo EmbeddedError(const HttpResult& http, const ApiError& api, const Secrets& secrets) {
+  HttpResult h = http;
+  h.transport_error.clear();
+  int code = 0;
+  if (!api.code.empty() && api.code.size() <= 3 && std::isdigit(static_cast<unsigned char>(api.code[0])))
+    code = std::atoi(api.code.c_str());
+  h.status = code >= 400 && code < 600 ? code : 500;
+  return ClassifyFailure(h, api, secrets);
+}
+
+class OpenAiStream : public StreamAssembler {
+ public:
+  Attempt Finish(const HttpResult& http, std::time_t now, const Secrets& secrets) override {
+    Attempt a;
+    ReadHeaders(http, now, a);
+    if (error_) {
+      a.response.error = EmbeddedError(http, *error_, secrets);
+      a.response.error.message = SanitizeMessage("stream: " + a.response.error.message, secrets);
+      return a;
+    }
+    if (!done_ && finish_reason_.empty()) {
+      if (!http.transport_error.empty()) {
+        a.response.error = ClassifyFailure(http, {}, secrets);
+      } else {
+        a.response.error = {ErrorKind::kTransport, http.status, "stream ended before a finish_reason"};
+      }
+      return a;
+    }
+    if (!malformed_.empty()) {
+      a.response.error = Malformed(http, malformed_, secrets);
+      return a;
+    }
+    ChatResponse& r = a.response;
+    r.message.role = Role::kAssistant;
+    r.message.content = std::move(content_);
+    r.message.reasoning = std::move(reasoning_);
+    for (auto& [index, call] : calls_) {
+      if (call.name.empty()) {
+        r.error = Malformed(http, "streamed tool call without a name", secrets);
+        return a;
+      }
+      r.message.tool_calls.push_back(ToolCall{call.id, call.name, ParseArguments(json(call.arguments))});
+    }
+    r.raw_stop_reason = finish_reason_;
+    r.stop_reason = Stop(finish_reason_, r.message);
+    r.model = model_;
+    r.id = id_;
+    r.usage = ReadUsage(usage_);
+    return a;
+  }
+
+ protected:
+  void OnEvent(const SseEvent& e) override {
+    if (e.data == "[DONE]") {
+      done_ = true;
+      return;
+    }
+    if (e.data.empty()) return;
+    json data = json::parse(e.data, nullptr, false);
+    if (!data.is_object()) {
+      if (malformed_.empty()) malformed_ = "a stream event is not a JSON object";
+      return;
+    }
+    if (data.contains("error") && !data["error"].is_null()) {
+      error_ = ParseApiError(data);
+      return;
+    }
+    if (id_.empty()) id_ = Text(data, "id");
+    if (model_.empty()) model_ = Text(data, "model");
+    if (data.contains("usage") && data["usage"].is_object()) usage_ = data["usage"];
+    if (!data.contains("choices") || !data["choices"].is_array() || data["choices"].empty()) return;
+    const json& choice = data["choices"][0];
+    if (!choice.is_object()) return;
+    const std::string finish = Text(choice, "finish_reason");
+    if (!finish.empty()) finish_reason_ = finish;
+    if (!choice.contains("delta") || !choice["delta"].is_object()) return;
+    const json& d = choice["delta"];
+    content_ += Text(d, "content");
+    reasoning_ += Reasoning(d);
+    if (!d.contains("tool_calls") || !d["tool_calls"].is_array()) return;
+    for (size_t k = 0; k < d["tool_calls"].size(); ++k) {
+      const json& c = d["tool_calls"][k];
+      if (!c.is_object()) continue;
+      const int64_t index = c.contains("index") && c["index"].is_number_integer() ? c["index"].get<int64_t>()
+                                                                                  : static_cast<int64_t>(k);
+      if (index < 0 || (calls_.size() >= kMaxCalls && !calls_.count(index))) continue;
+      Call& call = calls_[index];
+      if (call.id.empty()) call.id = Text(c, "id");
+      const json fn = c.contains("function") ? c["function"] : json();
+      if (call.name.empty()) call.name = Text(fn, "name");
+      call.arguments += Text(fn, "arguments");
+    }
+  }
+
+ private:
+  static constexpr size_t kMaxCalls = 1024;
+  struct Call {
+    std::string id, name, arguments;
+  };
+  std::map<int64_t, Call> calls_;  // by index: the order the model wrote them
+  std::string id_, model_, content_, reasoning_, finish_reason_, malformed_;
+  json usage_;
+  std::optional<ApiError> error_;
+  bool done_ = false;
+};
 
 }  // namespace
 
-json OpenAiRequestBody(const ChatRequest& r, const std::string& max_tokens_field) {
+bool IsOpenAiReasoningModel(const std::string& model) {
+  const size_t slash = model.rfind('/');
+  const std::string name = slash == std::string::npos ? model : model.substr(slash + 1);
+  if (name.rfind("gpt-5", 0) == 0) return true;
+  return name.size() >= 2 && name[0] == 'o' && (name[1] == '1' || name[1] == '3' || name[1] == '4') &&
+         (name.size() == 2 || name[2] == '-');
+}
+
+OpenAiDialect ResolveOpenAiDialect(const ProviderOptions& o, const std::string& base_url,
+                                   const std::string& model) {
+  OpenAiDialect d;
+  d.reasoning_model = o.openai_reasoning_model.value_or(IsOpenAiReasoningModel(model));
+  d.max_tokens_field = !o.openai_max_tokens_field.empty() ? o.openai_max_tokens_field
+                       : d.reasoning_model                ? "max_completion_tokens"
+                                                          : "max_tokens";
+  d.echo = o.openai_reasoning_echo;
+  if (d.echo == ReasoningEcho::kAuto)
+    d.echo =
+        base_url.find("deepseek.com") != std::string::npos ? ReasoningEcho::kToolCalls : ReasoningEcho::kNone;
+  if (!o.openai_reasoning_field.empty()) d.reasoning_field = o.openai_reasoning_field;
+  return d;
+}
+
+json OpenAiRequestBody(const ChatRequest& r, const OpenAiDialect& d, bool stream) {
   json messages = json::array();
   for (const Message& m : r.messages) {
     json j = {{"role", RoleName(m.role)}, {"content", m.content}};
@@ -53,47 +230,50 @@ json OpenAiRequestBody(const ChatRequest& r, const std::string& max_tokens_field
       j["tool_calls"] = std::move(calls);
       if (m.content.empty()) j["content"] = nullptr;
     }
+    if (m.role == Role::kAssistant) {
+      // DeepSeek's thinking mode needs the field on every turn that called tools, even when empty.
+      const bool echo = (d.echo == ReasoningEcho::kToolCalls && !m.tool_calls.empty()) ||
+                        (d.echo == ReasoningEcho::kAll && (!m.reasoning.empty() || !m.tool_calls.empty()));
+      if (echo) j[d.reasoning_field] = m.reasoning;
+    }
     if (m.role == Role::kTool) j["tool_call_id"] = m.tool_call_id;
     messages.push_back(std::move(j));
   }
-  json body = {{"model", r.model}, {"messages", std::move(messages)}, {max_tokens_field, r.max_tokens}};
+  json body = {{"model", r.model}, {"messages", std::move(messages)}, {d.max_tokens_field, r.max_tokens}};
   if (!r.tools.empty()) {
     json tools = json::array();
     for (const ToolSpec& t : r.tools) tools.push_back(ToJson(t));
     body["tools"] = std::move(tools);
   }
-  if (r.temperature) body["temperature"] = *r.temperature;
-  if (r.top_p) body["top_p"] = *r.top_p;
-  if (!r.stop.empty()) body["stop"] = r.stop;
+  // Reasoning models reject stop and any temperature or top_p but the default 1.
+  if (r.temperature && (!d.reasoning_model || *r.temperature == 1)) body["temperature"] = *r.temperature;
+  if (r.top_p && (!d.reasoning_model || *r.top_p == 1)) body["top_p"] = *r.top_p;
+  if (!r.stop.empty() && !d.reasoning_model) body["stop"] = r.stop;
+  if (!r.reasoning_effort.empty()) body["reasoning_effort"] = r.reasoning_effort;
+  if (stream) {
+    body["stream"] = true;
+    body["stream_options"] = {{"include_usage", true}};
+  }
   return body;
 }
 
-Attempt OpenAiAttempt(const HttpResult& http, std::time_t now) {
+Attempt OpenAiAttempt(const HttpResult& http, std::time_t now, const Secrets& secrets) {
   Attempt a;
-  a.limits = ParseRateLimits(http.headers, now);
-  a.retry_after_s = ParseRetryAfter(http.headers, now);
+  ReadHeaders(http, now, a);
   json body = json::parse(http.body, nullptr, /*allow_exceptions=*/false);
   const bool is_error_body = body.is_object() && body.contains("error") && !body["error"].is_null();
   if (!http.transport_error.empty() || http.status < 200 || http.status >= 300 || is_error_body) {
-    std::string type, code, message;
-    if (is_error_body && body["error"].is_object()) {
-      const json& e = body["error"];
-      type = Text(e, "type");
-      code = e.contains("code") && e["code"].is_number() ? std::to_string(e["code"].get<int64_t>())
-                                                         : Text(e, "code");
-      message = Text(e, "message");
-    } else if (is_error_body && body["error"].is_string()) {  // Ollama, llama.cpp
-      message = body["error"].get<std::string>();
-    }
-    HttpResult h = http;
-    if (h.status >= 200 && h.status < 300) h.status = 500;
-    a.response.error = ClassifyFailure(h, type, code, message);
+    const ApiError api = ParseApiError(body);
+    a.response.error = http.transport_error.empty() && http.status >= 200 && http.status < 300
+                           ? EmbeddedError(http, api, secrets)
+                           : ClassifyFailure(http, api, secrets);
     return a;
   }
   if (!body.is_object() || !body.contains("choices") || !body["choices"].is_array() ||
       body["choices"].empty() || !body["choices"][0].is_object() || !body["choices"][0].contains("message") ||
       !body["choices"][0]["message"].is_object()) {
-    a.response.error = Malformed(http, body.is_discarded() ? "body is not JSON" : "no choices[0].message");
+    a.response.error =
+        Malformed(http, body.is_discarded() ? "body is not JSON" : "no choices[0].message", secrets);
     return a;
   }
   const json& choice = body["choices"][0];
@@ -101,38 +281,28 @@ Attempt OpenAiAttempt(const HttpResult& http, std::time_t now) {
   ChatResponse& r = a.response;
   r.message.role = Role::kAssistant;
   r.message.content = Text(msg, "content");
+  r.message.reasoning = Reasoning(msg);
   if (msg.contains("tool_calls") && msg["tool_calls"].is_array()) {
     for (const json& c : msg["tool_calls"]) {
       const json fn = c.is_object() && c.contains("function") ? c["function"] : json();
       if (!fn.is_object() || !fn.contains("name") || !fn["name"].is_string()) {
-        r.error = Malformed(http, "tool call without function.name");
+        r.error = Malformed(http, "tool call without function.name", secrets);
         return a;
       }
-      ToolCall call{Text(c, "id"), fn["name"].get<std::string>(), json::object()};
-      if (fn.contains("arguments")) {
-        const json& args = fn["arguments"];
-        if (args.is_string()) {
-          json parsed = json::parse(args.get<std::string>(), nullptr, false);
-          call.arguments = parsed.is_discarded() ? args : parsed;
-        } else {
-          call.arguments = args;
-        }
-      }
-      r.message.tool_calls.push_back(std::move(call));
+      r.message.tool_calls.push_back(
+          ToolCall{Text(c, "id"), fn["name"].get<std::string>(),
+                   fn.contains("arguments") ? ParseArguments(fn["arguments"]) : json::object()});
     }
   }
   r.raw_stop_reason = Text(choice, "finish_reason");
-  r.stop_reason = MapStop(r.raw_stop_reason);
+  r.stop_reason = Stop(r.raw_stop_reason, r.message);
   r.model = Text(body, "model");
   r.id = Text(body, "id");
-  const json usage = body.contains("usage") ? body["usage"] : json::object();
-  const json details =
-      usage.is_object() && usage.contains("prompt_tokens_details") ? usage["prompt_tokens_details"] : json();
-  r.usage.cache_read_tokens = Count(details, "cached_tokens");
-  r.usage.input_tokens = std::max<int64_t>(0, Count(usage, "prompt_tokens") - r.usage.cache_read_tokens);
-  r.usage.output_tokens = Count(usage, "completion_tokens");
+  r.usage = ReadUsage(body.contains("usage") ? body["usage"] : json::object());
   return a;
 }
+
+std::unique_ptr<StreamAssembler> MakeOpenAiStream() { return std::make_unique<OpenAiStream>(); }
 
 namespace {
 
@@ -144,18 +314,36 @@ class OpenAiProvider : public Provider {
   }
   std::string Name() const override { return "openai"; }
   std::string Identity() const override { return "openai " + base_url_; }
+  std::string Redact(std::string text) const override { return RedactSecrets(std::move(text), {key_}); }
 
   void Send(const ChatRequest& request, AttemptCallback done) override {
+    const Secrets secrets = {key_};
+    const bool stream = ShouldStream(options_, request, /*anthropic=*/false);
     HttpRequest http;
     http.url = base_url_ + "/chat/completions";
     http.headers = {{"content-type", "application/json"}};
     if (!key_.empty()) http.headers.emplace_back("authorization", "Bearer " + key_);
-    http.body = OpenAiRequestBody(request, options_.openai_max_tokens_field).dump(-1, ' ', false, kReplace);
-    http.timeout_s = options_.timeout_s;
+    const OpenAiDialect dialect = ResolveOpenAiDialect(options_, base_url_, request.model);
+    http.body = OpenAiRequestBody(request, dialect, stream).dump(-1, ' ', false, kReplace);
     http.connect_timeout_s = options_.connect_timeout_s;
-    transport_.Send(std::move(http), [key = key_, done = std::move(done)](HttpResult result) {
-      Attempt a = OpenAiAttempt(result, std::time(nullptr));
-      MaskSecret(a.response.error.message, key);
+    std::shared_ptr<StreamAssembler> assembler;
+    if (stream) {
+      assembler = MakeOpenAiStream();
+      http.timeout_s = 0;
+      http.idle_timeout_s = options_.idle_timeout_s;
+      http.on_stream_data = [assembler](std::string_view bytes) { assembler->Feed(bytes); };
+    } else {
+      http.timeout_s = options_.timeout_s;
+    }
+    std::string url = http.url;
+    transport_.Send(std::move(http), [secrets, assembler, url = std::move(url), model = request.model,
+                                      done = std::move(done)](HttpResult result) {
+      const std::time_t now = std::time(nullptr);
+      Attempt a =
+          result.streamed ? assembler->Finish(result, now, secrets) : OpenAiAttempt(result, now, secrets);
+      if (a.response.error.kind == ErrorKind::kNotFound)
+        a.response.error.message = SanitizeMessage(
+            NotFoundHint(url, model, /*anthropic=*/false) + " (" + a.response.error.message + ")", secrets);
       done(std::move(a));
     });
   }

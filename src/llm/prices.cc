@@ -5,6 +5,27 @@
 #include <sstream>
 
 namespace kforge::llm {
+namespace {
+
+Status CheckPrices(const nlohmann::json& p, const std::string& path,
+                   std::initializer_list<const char*> fields) {
+  if (!p.is_object()) return Status::ParseError(path + ": must be an object");
+  for (const auto& [field, value] : p.items()) {
+    bool known = false;
+    for (const char* f : fields) known = known || field == f;
+    if (!known) return Status::ParseError(path + "." + field + ": unknown field");
+    if (!value.is_number() || value.get<double>() < 0)
+      return Status::ParseError(path + "." + field + ": must be a non-negative number");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+PriceTable::PriceTable() {
+  cache_rules_["anthropic"] = CacheRule{0.1, 1.25};
+  cache_rules_["openai"] = CacheRule{0.5, 1.0};
+}
 
 StatusOr<PriceTable> PriceTable::FromJson(const nlohmann::json& j) {
   if (!j.is_object()) return Status::ParseError("prices: must be a JSON object");
@@ -15,21 +36,22 @@ StatusOr<PriceTable> PriceTable::FromJson(const nlohmann::json& j) {
   PriceTable table;
   for (const auto& [name, p] : j["models"].items()) {
     const std::string path = "prices.models." + name;
-    if (!p.is_object()) return Status::ParseError(path + ": must be an object");
-    for (const auto& [field, value] : p.items()) {
-      if (field != "input" && field != "output" && field != "cache_read" && field != "cache_write")
-        return Status::ParseError(path + "." + field + ": unknown field");
-      if (!value.is_number() || value.get<double>() < 0)
-        return Status::ParseError(path + "." + field + ": must be a non-negative number");
-    }
+    KFORGE_RETURN_IF_ERROR(CheckPrices(p, path, {"input", "output", "cache_read", "cache_write"}));
     if (!p.contains("input") || !p.contains("output"))
       return Status::ParseError(path + ": needs input and output");
     ModelPrice price;
     price.input = p["input"].get<double>();
     price.output = p["output"].get<double>();
-    price.cache_read = p.value("cache_read", price.input);
-    price.cache_write = p.value("cache_write", price.input);
+    if (p.contains("cache_read")) price.cache_read = p["cache_read"].get<double>();
+    if (p.contains("cache_write")) price.cache_write = p["cache_write"].get<double>();
     table.prices_[name] = price;
+  }
+  if (j.contains("providers")) {
+    if (!j["providers"].is_object()) return Status::ParseError("prices.providers: must be an object");
+    for (const auto& [name, p] : j["providers"].items()) {
+      KFORGE_RETURN_IF_ERROR(CheckPrices(p, "prices.providers." + name, {"cache_read", "cache_write"}));
+      table.cache_rules_[name] = CacheRule{p.value("cache_read", 1.0), p.value("cache_write", 1.0)};
+    }
   }
   return table;
 }
@@ -61,11 +83,25 @@ std::optional<ModelPrice> PriceTable::Find(const std::string& model) const {
   return std::nullopt;
 }
 
-std::optional<double> PriceTable::Cost(const std::string& model, const Usage& u) const {
+std::optional<ModelPrice> PriceTable::Find(const std::string& provider, const std::string& model) const {
   std::optional<ModelPrice> p = Find(model);
   if (!p) return std::nullopt;
-  return (u.input_tokens * p->input + u.output_tokens * p->output + u.cache_read_tokens * p->cache_read +
-          u.cache_write_tokens * p->cache_write) /
+  // replay and exec have no rule of their own: the model's maker decides.
+  auto it = cache_rules_.find(provider);
+  if (it == cache_rules_.end())
+    it = cache_rules_.find(model.rfind("claude", 0) == 0 ? "anthropic" : "openai");
+  const CacheRule rule = it == cache_rules_.end() ? CacheRule{} : it->second;
+  if (!p->cache_read) p->cache_read = p->input * rule.read;
+  if (!p->cache_write) p->cache_write = p->input * rule.write;
+  return p;
+}
+
+std::optional<double> PriceTable::Cost(const std::string& provider, const std::string& model,
+                                       const Usage& u) const {
+  std::optional<ModelPrice> p = Find(provider, model);
+  if (!p) return std::nullopt;
+  return (u.input_tokens * p->input + u.output_tokens * p->output + u.cache_read_tokens * *p->cache_read +
+          u.cache_write_tokens * *p->cache_write) /
          1e6;
 }
 

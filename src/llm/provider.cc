@@ -23,19 +23,24 @@ std::string Endpoint(const ProviderOptions& o, const char* env_name, const char*
 
 StatusOr<std::unique_ptr<Provider>> MakeProvider(const std::string& spec, const ProviderOptions& options) {
   if (options.max_in_flight < 1) return Status::InvalidArgument("max_in_flight must be at least 1");
+  const bool named_key = !options.api_key_env.empty();
+  if (named_key && options.api_key_env.find_first_of("= \t\n") != std::string::npos)
+    return Status::InvalidArgument("api key env '" + options.api_key_env + "' is not a variable name");
   if (spec == "anthropic") {
-    std::string key = Env("ANTHROPIC_API_KEY");
-    if (key.empty())
-      return Status::InvalidArgument("provider anthropic: set ANTHROPIC_API_KEY in the environment");
+    const std::string var = named_key ? options.api_key_env : "ANTHROPIC_API_KEY";
+    std::string key = Env(var.c_str());
+    if (key.empty()) return Status::InvalidArgument("provider anthropic: set " + var + " in the environment");
     return MakeAnthropicProvider(Endpoint(options, "ANTHROPIC_BASE_URL", "https://api.anthropic.com"),
                                  std::move(key), options);
   }
   if (spec == "openai") {
     std::string url = Endpoint(options, "OPENAI_BASE_URL", "https://api.openai.com/v1");
-    std::string key = Env("OPENAI_API_KEY");
-    if (key.empty() && url.find("api.openai.com") != std::string::npos)
-      return Status::InvalidArgument(
-          "provider openai: set OPENAI_API_KEY in the environment (or --base-url for a local server)");
+    const std::string var = named_key ? options.api_key_env : "OPENAI_API_KEY";
+    std::string key = Env(var.c_str());
+    // A variable named on purpose must be set; the default one only for api.openai.com.
+    if (key.empty() && (named_key || url.find("api.openai.com") != std::string::npos))
+      return Status::InvalidArgument("provider openai: set " + var + " in the environment" +
+                                     (named_key ? "" : " (or --base-url for a local server)"));
     return MakeOpenAiProvider(std::move(url), std::move(key), options);
   }
   if (spec.rfind("replay:", 0) == 0) {

@@ -15,11 +15,11 @@ namespace kforge::llm {
 
 namespace fs = std::filesystem;
 
-StatusOr<ResponseCache> ResponseCache::Open(const std::string& dir) {
+StatusOr<ResponseCache> ResponseCache::Open(const std::string& dir, Redactor redact) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec || !fs::is_directory(dir)) return Status::IoError("cache directory " + dir + ": " + ec.message());
-  return ResponseCache(dir);
+  return ResponseCache(dir, std::move(redact));
 }
 
 std::string ResponseCache::Key(const std::string& provider_identity, const ChatRequest& request) {
@@ -57,7 +57,9 @@ Status ResponseCache::Put(const std::string& key, const ChatResponse& response) 
   {
     std::ofstream out(tmp, std::ios::trunc);
     nlohmann::json j = {{"schema", "kforge.llm_cache/1"}, {"key", key}, {"response", ToJson(response)}};
-    out << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    std::string text = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    if (redact_) text = redact_(std::move(text));
+    out << text << "\n";
     out.flush();
     if (!out) {
       fs::remove(tmp, ec);

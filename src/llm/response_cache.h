@@ -2,6 +2,7 @@
 // so that a rerun of a crashed batch does not pay for the same request twice.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -12,8 +13,9 @@ namespace kforge::llm {
 
 class ResponseCache {
  public:
-  /// Creates `dir` when missing.
-  static StatusOr<ResponseCache> Open(const std::string& dir);
+  using Redactor = std::function<std::string(std::string)>;
+  /// Creates `dir` when missing. `redact` masks secrets in the text of every file written.
+  static StatusOr<ResponseCache> Open(const std::string& dir, Redactor redact = {});
   /// The key: SHA-256 of the provider identity (name and endpoint) and the canonical request.
   /// The API key is not part of either.
   static std::string Key(const std::string& provider_identity, const ChatRequest& request);
@@ -26,9 +28,10 @@ class ResponseCache {
   const std::string& dir() const { return dir_; }
 
  private:
-  explicit ResponseCache(std::string dir) : dir_(std::move(dir)) {}
+  ResponseCache(std::string dir, Redactor redact) : dir_(std::move(dir)), redact_(std::move(redact)) {}
   std::string PathOf(const std::string& key) const;
   std::string dir_;
+  Redactor redact_;
 };
 
 }  // namespace kforge::llm

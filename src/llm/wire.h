@@ -1,13 +1,17 @@
-// Wire formats: request bodies and reply parsing for the Anthropic Messages API and OpenAI chat
-// completions, HTTP error classification, retry-after and rate-limit headers. Pure functions.
+// Wire formats: request bodies and reply parsing (whole and streamed) for the Anthropic Messages
+// API and OpenAI chat completions, HTTP error classification, retry and rate-limit headers, and
+// the masking of secrets in messages. Pure functions and small state machines, no I/O.
 #pragma once
 
 #include <nlohmann/json.hpp>
 
 #include <ctime>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "kforge/llm/chat.h"
 #include "kforge/llm/provider.h"
@@ -16,30 +20,149 @@
 namespace kforge::llm {
 
 using HeaderMap = std::map<std::string, std::string>;
+/// Values that must never appear in a message, a log line or a file (API keys).
+using Secrets = std::vector<std::string>;
 
-nlohmann::json AnthropicRequestBody(const ChatRequest& request);
+// ---- Anthropic ----
+
+/// The /v1/messages body. Avoids the API's 400s: whitespace-only text blocks are dropped, an empty
+/// tool result says "(no output)", a tool schema without "type" gets "object", top_p is left out
+/// when temperature is set, and with thinking on only the values thinking allows are sent.
+nlohmann::json AnthropicRequestBody(const ChatRequest& request, bool stream);
 /// Turns one HTTP exchange with /v1/messages into an Attempt (reply or classified error).
-Attempt AnthropicAttempt(const HttpResult& http, std::time_t now);
+Attempt AnthropicAttempt(const HttpResult& http, std::time_t now, const Secrets& secrets);
+/// A one-line reason why the API would reject `request` before it is sent, or "" (thinking budget).
+std::string AnthropicRequestProblem(const ChatRequest& request);
 
-nlohmann::json OpenAiRequestBody(const ChatRequest& request, const std::string& max_tokens_field);
+// ---- OpenAI-compatible ----
+
+/// How a request is written for one server and model.
+struct OpenAiDialect {
+  std::string max_tokens_field = "max_tokens";
+  bool reasoning_model = false;  ///< no stop; temperature and top_p only when 1
+  ReasoningEcho echo = ReasoningEcho::kNone;
+  std::string reasoning_field = "reasoning_content";
+};
+/// gpt-5*, o1*, o3*, o4*, also after a "vendor/" prefix (OpenRouter, LiteLLM).
+bool IsOpenAiReasoningModel(const std::string& model);
+/// The options' overrides, else the rules by model name and base URL.
+OpenAiDialect ResolveOpenAiDialect(const ProviderOptions& options, const std::string& base_url,
+                                   const std::string& model);
+nlohmann::json OpenAiRequestBody(const ChatRequest& request, const OpenAiDialect& dialect, bool stream);
 /// Turns one HTTP exchange with /chat/completions into an Attempt.
-Attempt OpenAiAttempt(const HttpResult& http, std::time_t now);
+Attempt OpenAiAttempt(const HttpResult& http, std::time_t now, const Secrets& secrets);
 
-/// Classifies a non-2xx status or a transport failure. `api_type`, `api_code` and `api_message`
-/// come from the error body when it has one.
-ErrorInfo ClassifyFailure(const HttpResult& http, const std::string& api_type, const std::string& api_code,
-                          const std::string& api_message);
+// ---- Streaming (server-sent events) ----
+
+struct SseEvent {
+  std::string event;  ///< the `event:` field; empty when the server sent none
+  std::string data;   ///< the `data:` lines joined by '\n'
+};
+
+/// Splits a text/event-stream into events as its bytes arrive, in chunks of any size; lines end in
+/// \n, \r\n or \r.
+class SseParser {
+ public:
+  template <class OnEvent>
+  void Feed(std::string_view bytes, OnEvent&& on_event) {
+    for (char c : bytes) {
+      if (after_cr_ && c == '\n') {
+        after_cr_ = false;
+        continue;
+      }
+      after_cr_ = c == '\r';
+      if (c != '\r' && c != '\n') {
+        line_.push_back(c);
+        continue;
+      }
+      if (line_.empty()) {
+        if (has_data_ || !current_.event.empty()) on_event(std::move(current_));
+        current_ = SseEvent();
+        has_data_ = false;
+      } else {
+        Line();
+      }
+      line_.clear();
+    }
+  }
+
+ private:
+  void Line();
+  std::string line_;
+  bool after_cr_ = false;
+  bool has_data_ = false;
+  SseEvent current_;
+};
+
+/// Builds one reply from a streamed one as its bytes arrive.
+class StreamAssembler {
+ public:
+  virtual ~StreamAssembler() = default;
+  void Feed(std::string_view bytes) {
+    parser_.Feed(bytes, [this](SseEvent e) { OnEvent(e); });
+  }
+  /// The reply; or the error event the stream carried; or, when the stream ended before its end
+  /// event, a retryable error (kTimeout when `http` timed out, else kTransport).
+  virtual Attempt Finish(const HttpResult& http, std::time_t now, const Secrets& secrets) = 0;
+
+ protected:
+  virtual void OnEvent(const SseEvent& e) = 0;
+
+ private:
+  SseParser parser_;
+};
+
+/// message_start, content_block_start/delta/stop (text, thinking + signature, redacted_thinking,
+/// tool_use input_json_delta), message_delta (stop reason, usage), message_stop, ping, error.
+std::unique_ptr<StreamAssembler> MakeAnthropicStream();
+/// chat.completion.chunk deltas (content, reasoning_content/reasoning, tool_calls by index with
+/// argument fragments), finish_reason, the usage chunk, [DONE], and {"error": ...} events.
+std::unique_ptr<StreamAssembler> MakeOpenAiStream();
+/// Whether an attempt is streamed: kAlways, kNever, or for kAuto max_tokens above the limit (and
+/// for the Anthropic models the SDK caps lower, above theirs).
+bool ShouldStream(const ProviderOptions& options, const ChatRequest& request, bool anthropic);
+
+// ---- Errors and headers ----
+
+/// What an error body said.
+struct ApiError {
+  std::string type;
+  std::string code;
+  std::string message;
+  bool flagged = false;  ///< moderation metadata (OpenRouter: reasons, flagged_input)
+};
+
+/// Classifies a non-2xx status or a transport failure. The message is sanitized with `secrets`.
+ErrorInfo ClassifyFailure(const HttpResult& http, const ApiError& api, const Secrets& secrets);
+/// The `error` object of an Anthropic or OpenAI-compatible error body (or event).
+ApiError ParseApiError(const nlohmann::json& body);
+/// For a 404: what to check, naming the URL and the model.
+std::string NotFoundHint(const std::string& url, const std::string& model, bool anthropic);
 /// retry-after-ms, else retry-after (seconds or an HTTP date), in seconds from `now`.
 std::optional<double> ParseRetryAfter(const HeaderMap& headers, std::time_t now);
+/// x-should-retry: "true" or "false"; anything else is no opinion.
+std::optional<bool> ParseShouldRetry(const HeaderMap& headers);
 /// Anthropic (anthropic-ratelimit-*) and OpenAI (x-ratelimit-*) headers.
 RateLimitInfo ParseRateLimits(const HeaderMap& headers, std::time_t now);
 /// "6m0s", "1.5s", "120ms" -> seconds.
 std::optional<double> ParseGoDuration(const std::string& text);
 /// "2024-05-01T12:00:30Z" (RFC 3339) -> seconds from `now` (may be negative).
 std::optional<double> SecondsUntilRfc3339(const std::string& text, std::time_t now);
-/// One line, at most ~300 bytes, with anything that looks like an API key masked.
-std::string SanitizeMessage(std::string text);
-/// Replaces every occurrence of `secret` in `text` with "***".
+
+// ---- Secrets ----
+
+/// One line, at most ~300 bytes, safe to show. Masks first, then flattens and cuts (at a UTF-8
+/// boundary), so nothing of a key survives the cut: each secret, its JSON-escaped form and any run
+/// of 8 or more of its characters (a server's partial echo), then anything that looks like a key
+/// ("sk-...").
+std::string SanitizeMessage(std::string text, const Secrets& secrets);
+/// Replaces every occurrence of `secret` and of its JSON-escaped form in `text` with "***".
+/// Terminates for any secret, "*" included.
 void MaskSecret(std::string& text, const std::string& secret);
+/// What Provider::Redact does to data written to files and logs: MaskSecret for secrets of at least
+/// kMinRedactedSecret bytes. Shorter values are the placeholders local servers take ("x", "EMPTY");
+/// masking them would mangle the data ("threadIdx.x"), so data keeps them (messages do not).
+constexpr size_t kMinRedactedSecret = 8;
+std::string RedactSecrets(std::string text, const Secrets& secrets);
 
 }  // namespace kforge::llm

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <cstdio>
 #include <stdexcept>
 
 namespace kforge::fakes {
@@ -62,6 +63,13 @@ FakeReply FakeReply::Json(int status, std::string body,
   r.body = std::move(body);
   r.headers = std::move(headers);
   r.headers.emplace_back("content-type", "application/json");
+  return r;
+}
+
+FakeReply FakeReply::Sse(std::vector<std::string> events, int gap_ms) {
+  FakeReply r;
+  r.headers = {{"content-type", "text/event-stream"}, {"cache-control", "no-cache"}};
+  for (std::string& e : events) r.chunks.push_back(FakeChunk{gap_ms, std::move(e)});
   return r;
 }
 
@@ -200,11 +208,29 @@ void FakeHttpServer::Serve(int fd) {
         std::unique_lock<std::mutex> lock(mu_);
         stop_cv_.wait_for(lock, std::chrono::milliseconds(reply.delay_ms), [this] { return stop_.load(); });
       }
-      if (reply.drop || stop_) goto done;
+      if ((reply.drop && reply.chunks.empty()) || stop_) goto done;
       std::string out = "HTTP/1.1 " + std::to_string(reply.status) + " " + Reason(reply.status) + "\r\n";
       for (const auto& [name, value] : reply.headers) out += name + ": " + value + "\r\n";
-      out += "content-length: " + std::to_string(reply.body.size()) + "\r\n\r\n" + reply.body;
+      if (reply.chunks.empty()) {
+        out += "content-length: " + std::to_string(reply.body.size()) + "\r\n\r\n" + reply.body;
+        if (!SendAll(fd, out)) goto done;
+        continue;
+      }
+      out += "transfer-encoding: chunked\r\n\r\n";
       if (!SendAll(fd, out)) goto done;
+      if (!reply.body.empty()) reply.chunks.insert(reply.chunks.begin(), FakeChunk{0, reply.body});
+      for (const FakeChunk& c : reply.chunks) {
+        if (c.delay_ms > 0) {
+          std::unique_lock<std::mutex> lock(mu_);
+          stop_cv_.wait_for(lock, std::chrono::milliseconds(c.delay_ms), [this] { return stop_.load(); });
+        }
+        if (stop_) goto done;
+        if (c.data.empty()) continue;  // an empty chunk would end the body
+        char size[32];
+        std::snprintf(size, sizeof size, "%zx\r\n", c.data.size());
+        if (!SendAll(fd, size + c.data + "\r\n")) goto done;
+      }
+      if (reply.drop || !SendAll(fd, "0\r\n\r\n")) goto done;
     }
   }
 done:

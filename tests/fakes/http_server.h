@@ -1,6 +1,7 @@
 // FakeHttpServer: a real HTTP/1.1 server on 127.0.0.1 (ephemeral port) for tests and benchmarks.
-// Each reply is scripted: status, headers, body, a delay, or a dropped connection. One thread per
-// connection, keep-alive, so many requests can be in flight.
+// Each reply is scripted: status, headers, body, a delay, a dropped connection, or a body sent in
+// timed chunks (server-sent events, stalls). One thread per connection, keep-alive, so many
+// requests can be in flight.
 #pragma once
 
 #include <atomic>
@@ -23,15 +24,29 @@ struct HttpExchange {
   std::string body;
 };
 
+/// A piece of a chunked body, sent after a pause.
+struct FakeChunk {
+  int delay_ms = 0;  ///< wait before sending (cut short when the server stops)
+  std::string data;
+};
+
 struct FakeReply {
   int status = 200;
   std::vector<std::pair<std::string, std::string>> headers;
   std::string body;
-  int delay_ms = 0;   ///< wait before answering (cut short when the server stops)
-  bool drop = false;  ///< close the connection without answering
+  int delay_ms = 0;  ///< wait before answering (cut short when the server stops)
+  /// Close the connection without answering; with `chunks`, after the last chunk instead of
+  /// ending the body (a stream cut off).
+  bool drop = false;
+  /// When not empty the reply is sent with chunked transfer encoding: `body` first (if any), then
+  /// each chunk after its delay.
+  std::vector<FakeChunk> chunks;
 
   static FakeReply Json(int status, std::string body,
                         std::vector<std::pair<std::string, std::string>> headers = {});
+  /// A 200 text/event-stream reply: each event (already formatted, e.g. "event: x\ndata: {...}\n\n")
+  /// is one chunk, sent `gap_ms` after the previous one.
+  static FakeReply Sse(std::vector<std::string> events, int gap_ms = 0);
 };
 
 class FakeHttpServer {

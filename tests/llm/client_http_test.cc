@@ -405,6 +405,208 @@ TEST_F(ClientHttpTest, ManyInFlight) {
   EXPECT_LE(server.connection_count(), 16);  // connections are reused and capped
 }
 
+TEST_F(ClientHttpTest, RetriesFollowTheSdks) {
+  EXPECT_EQ(ClientOptions{}.max_attempts, 3) << "the SDKs' 2 retries";
+  const std::string kServerError = R"({"type":"error","error":{"type":"api_error","message":"Internal"}})";
+  const std::string kBadRequest =
+      R"({"type":"error","error":{"type":"invalid_request_error","message":"bad"}})";
+  struct Case {
+    const char* name;
+    std::vector<FakeReply> replies;
+    ErrorKind expected;
+    int expected_attempts;
+    const char* message_part;
+    double min_latency_s = 0;
+  };
+  const Case cases[] = {
+      {"x-should-retry true retries a 400",
+       {FakeReply::Json(400, kBadRequest, {{"x-should-retry", "true"}}),
+        FakeReply::Json(200, AnthropicText("ok"))},
+       ErrorKind::kNone,
+       2,
+       ""},
+      {"x-should-retry false stops a 500",
+       {FakeReply::Json(500, kServerError, {{"x-should-retry", "false"}}),
+        FakeReply::Json(200, AnthropicText("ok"))},
+       ErrorKind::kServer,
+       1,
+       "x-should-retry: false"},
+      {"retry-after beyond the cap is not waited for",
+       {FakeReply::Json(429, AnthropicError("rate_limit_error", "slow"), {{"retry-after", "100000"}})},
+       ErrorKind::kRateLimited,
+       1,
+       "more than max_retry_after_s"},
+      {"529, 503 with retry-after, then ok",
+       {FakeReply::Json(529, AnthropicError("overloaded_error", "Overloaded"), {{"retry-after-ms", "300"}}),
+        FakeReply::Json(503, kServerError, {{"retry-after", "0.2"}}),
+        FakeReply::Json(200, AnthropicText("ok"))},
+       ErrorKind::kNone,
+       3,
+       "",
+       0.5},
+      {"three 500s give up",
+       {FakeReply::Json(500, kServerError), FakeReply::Json(500, kServerError),
+        FakeReply::Json(500, kServerError), FakeReply::Json(200, AnthropicText("never"))},
+       ErrorKind::kServer,
+       3,
+       "gave up after 3 attempts"},
+      {"408 and 409 are retried",
+       {FakeReply::Json(408, "{}"), FakeReply::Json(409, "{}"), FakeReply::Json(200, AnthropicText("ok"))},
+       ErrorKind::kNone,
+       3,
+       ""},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    FakeHttpServer server;
+    for (const FakeReply& r : c.replies) server.Enqueue(r);
+    ProviderOptions p;
+    p.base_url = server.url();
+    ClientOptions o;  // the default attempts
+    o.initial_backoff_s = 0.01;
+    o.max_backoff_s = 0.02;
+    auto client = std::move(*Client::Create(std::move(*MakeProvider("anthropic", p)), o));
+    ChatResponse r = client->Complete(Request("m")).get();
+    EXPECT_EQ(ErrorKindName(r.error.kind), std::string(ErrorKindName(c.expected))) << r.error.message;
+    EXPECT_EQ(r.attempts, c.expected_attempts);
+    EXPECT_EQ(server.request_count(), c.expected_attempts);
+    EXPECT_NE(r.error.message.find(c.message_part), std::string::npos) << r.error.message;
+    EXPECT_GE(r.latency_s, c.min_latency_s) << "the retry-after headers were waited for";
+  }
+}
+
+TEST_F(ClientHttpTest, NotFoundStopsTheBatchWithAHintNamingTheUrl) {
+  // A vLLM base URL given without /v1: the server answers 404 for /chat/completions.
+  FakeHttpServer server(
+      [](const fakes::HttpExchange&) { return FakeReply::Json(404, R"({"detail":"Not Found"})"); });
+  ProviderOptions p;
+  p.base_url = server.url();
+  ClientOptions o;
+  o.max_in_flight = 1;
+  auto client = std::move(*Client::Create(std::move(*MakeProvider("openai", p)), o));
+  std::vector<ChatResponse> out =
+      client->CompleteAll({Request("Qwen/Qwen3-8B"), Request("Qwen/Qwen3-8B", "2")});
+  EXPECT_EQ(out[0].error.kind, ErrorKind::kNotFound);
+  EXPECT_EQ(out[0].attempts, 1);
+  EXPECT_NE(out[0].error.message.find(server.url() + "/chat/completions"), std::string::npos)
+      << out[0].error.message;
+  EXPECT_NE(out[0].error.message.find("/v1"), std::string::npos) << out[0].error.message;
+  EXPECT_NE(out[0].error.message.find("Qwen/Qwen3-8B"), std::string::npos) << out[0].error.message;
+  EXPECT_EQ(out[1].error.kind, ErrorKind::kAborted);
+  Status fatal = client->fatal_status();
+  ASSERT_FALSE(fatal.ok());
+  EXPECT_NE(fatal.message().find("not_found"), std::string::npos) << fatal.message();
+  EXPECT_NE(fatal.message().find("/chat/completions"), std::string::npos) << fatal.message();
+
+  // Anthropic: an unknown model.
+  server_.Enqueue(FakeReply::Json(404, AnthropicError("not_found_error", "model: claude-nope")));
+  auto anthropic = MakeClient("anthropic");
+  ChatResponse a = anthropic->Complete(Request("claude-nope")).get();
+  EXPECT_EQ(a.error.kind, ErrorKind::kNotFound);
+  EXPECT_NE(a.error.message.find("'claude-nope'"), std::string::npos) << a.error.message;
+  EXPECT_NE(a.error.message.find("/v1/messages"), std::string::npos) << a.error.message;
+  EXPECT_FALSE(anthropic->fatal_status().ok());
+}
+
+TEST_F(ClientHttpTest, ModerationFlagFailsThatRequestNotTheBatch) {
+  server_.Enqueue(FakeReply::Json(
+      403,
+      R"({"error":{"code":403,"message":"anthropic/claude-sonnet-4.5 requires moderation on OpenRouter. Your input was flagged for \"violence\".","metadata":{"reasons":["violence"],"flagged_input":"...","provider_name":"Anthropic","model_slug":"anthropic/claude-sonnet-4.5"}}})"));
+  ClientOptions o;
+  o.max_in_flight = 1;
+  auto client = MakeClient("openai", o);
+  std::vector<ChatResponse> out = client->CompleteAll(
+      {Request("anthropic/claude-sonnet-4.5", "a"), Request("anthropic/claude-sonnet-4.5", "b")});
+  EXPECT_EQ(out[0].error.kind, ErrorKind::kModeration) << out[0].error.message;
+  EXPECT_EQ(out[0].attempts, 1);
+  EXPECT_EQ(out[1].error.kind, ErrorKind::kServer)
+      << "the next request was sent (the fake has no reply for it)";
+  EXPECT_TRUE(client->fatal_status().ok());
+}
+
+TEST_F(ClientHttpTest, OpenAiReasoningModelsGetTheirParameters) {
+  server_.Enqueue(FakeReply::Json(200, OpenAiText("a")));
+  server_.Enqueue(FakeReply::Json(200, OpenAiText("b")));
+  server_.Enqueue(FakeReply::Json(200, OpenAiText("c")));
+  auto client = MakeClient("openai");
+  for (const char* model : {"gpt-5-mini", "gpt-4o-mini"}) {
+    ChatRequest r = Request(model);
+    r.stop = {"</answer>"};
+    r.temperature = 0.2;
+    r.reasoning_effort = "low";
+    ASSERT_TRUE(client->Complete(r).get().ok());
+  }
+  json reasoning = json::parse(server_.requests().at(0).body);
+  EXPECT_EQ(reasoning["max_completion_tokens"], 256);
+  EXPECT_FALSE(reasoning.contains("max_tokens"));
+  EXPECT_FALSE(reasoning.contains("stop"));
+  EXPECT_FALSE(reasoning.contains("temperature"));
+  EXPECT_EQ(reasoning["reasoning_effort"], "low");
+  json classic = json::parse(server_.requests().at(1).body);
+  EXPECT_EQ(classic["max_tokens"], 256);
+  EXPECT_EQ(classic["stop"][0], "</answer>");
+  EXPECT_EQ(classic["temperature"], 0.2);
+
+  ProviderOptions p;
+  p.base_url = server_.url() + "/v1";
+  p.openai_max_tokens_field = "max_completion_tokens";  // the override
+  auto overridden = std::move(*Client::Create(std::move(*MakeProvider("openai", p)), {}));
+  ASSERT_TRUE(overridden->Complete(Request("gpt-4o-mini", "x")).get().ok());
+  EXPECT_EQ(json::parse(server_.requests().at(2).body)["max_completion_tokens"], 256);
+}
+
+TEST_F(ClientHttpTest, ReasoningTokensAndCachedInputPricedPerProvider) {
+  server_.Enqueue(FakeReply::Json(
+      200, R"({"id":"c","model":"gpt-x","choices":[{"index":0,"message":{"role":"assistant","content":"ok",
+      "reasoning_content":"thinking"},"finish_reason":"stop"}],"usage":{"prompt_tokens":1000000,"completion_tokens":1000000,
+      "prompt_tokens_details":{"cached_tokens":600000},"completion_tokens_details":{"reasoning_tokens":700000}}})"));
+  ClientOptions o;
+  o.prices.Set("gpt-x", ModelPrice{10, 20, std::nullopt, std::nullopt});
+  auto client = MakeClient("openai", o);
+  ChatResponse r = client->Complete(Request("gpt-x")).get();
+  ASSERT_TRUE(r.ok()) << r.error.message;
+  EXPECT_EQ(r.message.reasoning, "thinking");
+  EXPECT_EQ(r.usage.reasoning_tokens, 700000);
+  EXPECT_EQ(client->stats().usage.reasoning_tokens, 700000);
+  // 0.4 M input at 10, 0.6 M cached at openai's half price, 1 M output (reasoning included) at 20.
+  EXPECT_DOUBLE_EQ(r.cost_usd, 4 + 3 + 20);
+
+  server_.Enqueue(FakeReply::Json(200, AnthropicText("ok")));  // 100 in, 50 out, 1000 cache reads
+  ClientOptions a;
+  a.prices.Set("claude-x", ModelPrice{10, 20, std::nullopt, std::nullopt});
+  auto anthropic = MakeClient("anthropic", a);
+  ChatResponse ar = anthropic->Complete(Request("claude-x")).get();
+  ASSERT_TRUE(ar.ok()) << ar.error.message;
+  EXPECT_DOUBLE_EQ(ar.cost_usd, (100 * 10 + 50 * 20 + 1000 * 1.0) / 1e6) << "anthropic reads at a tenth";
+}
+
+TEST(MakeProviderTest, ApiKeyEnvNamesTheVariable) {
+  setenv("OPENAI_API_KEY", "sk-default-key-000000", 1);
+  setenv("KFORGE_TEST_ROUTER_KEY", "sk-or-v1-named-key-111111", 1);
+  FakeHttpServer server([](const fakes::HttpExchange&) { return FakeReply::Json(200, OpenAiText("ok")); });
+  ProviderOptions p;
+  p.base_url = server.url() + "/v1";
+  p.api_key_env = "KFORGE_TEST_ROUTER_KEY";
+  auto named = std::move(*Client::Create(std::move(*MakeProvider("openai", p)), {}));
+  ASSERT_TRUE(named->Complete(Request("m")).get().ok());
+  EXPECT_EQ(server.requests().at(0).headers["authorization"], "Bearer sk-or-v1-named-key-111111");
+  p.api_key_env.clear();
+  auto plain = std::move(*Client::Create(std::move(*MakeProvider("openai", p)), {}));
+  ASSERT_TRUE(plain->Complete(Request("m")).get().ok());
+  EXPECT_EQ(server.requests().at(1).headers["authorization"], "Bearer sk-default-key-000000");
+
+  unsetenv("KFORGE_TEST_UNSET_KEY");
+  p.api_key_env = "KFORGE_TEST_UNSET_KEY";
+  for (const char* spec : {"openai", "anthropic"}) {
+    StatusOr<std::unique_ptr<Provider>> missing = MakeProvider(spec, p);
+    ASSERT_FALSE(missing.ok()) << spec << ": a named variable must be set, even for a local server";
+    EXPECT_NE(missing.status().message().find("KFORGE_TEST_UNSET_KEY"), std::string::npos);
+  }
+  setenv("KFORGE_TEST_ANTHROPIC_KEY", "sk-ant-named-222222", 1);
+  p.api_key_env = "KFORGE_TEST_ANTHROPIC_KEY";
+  EXPECT_TRUE(MakeProvider("anthropic", p).ok());
+}
+
 TEST(MakeProviderTest, SpecsAndKeys) {
   unsetenv("ANTHROPIC_API_KEY");
   StatusOr<std::unique_ptr<Provider>> p = MakeProvider("anthropic", {});

@@ -17,11 +17,11 @@ TEST(PriceTableTest, CostAndPrefixMatch) {
                "gpt-4o-mini": {"input": 0.15, "output": 0.6}}})"));
   ASSERT_TRUE(t.ok()) << t.status().ToString();
   Usage u{1000000, 2000000, 1000000, 1000000};
-  EXPECT_DOUBLE_EQ(*t->Cost("claude-sonnet-4-5", u), 3 + 30 + 0.3 + 3.75);
-  EXPECT_DOUBLE_EQ(*t->Cost("claude-sonnet-4-5-20250929", u), 3 + 30 + 0.3 + 3.75);  // longest prefix wins
-  EXPECT_DOUBLE_EQ(t->Find("gpt-4o-mini")->cache_read, 0.15);                        // defaults to input
-  EXPECT_FALSE(t->Cost("claude-sonnet-4.5x", u).has_value());
-  EXPECT_FALSE(t->Cost("llama-3-8b", u).has_value());
+  EXPECT_DOUBLE_EQ(*t->Cost("anthropic", "claude-sonnet-4-5", u), 3 + 30 + 0.3 + 3.75);
+  EXPECT_DOUBLE_EQ(*t->Cost("anthropic", "claude-sonnet-4-5-20250929", u),
+                   3 + 30 + 0.3 + 3.75);  // longest prefix
+  EXPECT_FALSE(t->Cost("anthropic", "claude-sonnet-4.5x", u).has_value());
+  EXPECT_FALSE(t->Cost("openai", "llama-3-8b", u).has_value());
 }
 
 TEST(PriceTableTest, RejectsBadTables) {

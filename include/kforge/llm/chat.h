@@ -1,5 +1,6 @@
 // The canonical chat form shared by every provider, trajectory records and datasets. A Message maps
-// 1:1 to an OpenAI/TRL chat message (role, content, tool_calls, tool_call_id).
+// 1:1 to an OpenAI/TRL chat message (role, content, tool_calls, tool_call_id, reasoning_content),
+// plus the ordered blocks an Anthropic reply needs back unchanged (thinking with its signature).
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -23,12 +24,33 @@ struct ToolCall {
   nlohmann::json arguments = nlohmann::json::object();
 };
 
+/// One part of an assistant turn, in the order the model produced it. Kept for the reasoning that
+/// a provider checks when it comes back: Anthropic `thinking` (text + `signature`) and
+/// `redacted_thinking` (`data`) blocks are sent back byte for byte.
+struct ContentBlock {
+  enum class Type { kText, kThinking, kRedactedThinking, kToolUse };
+  Type type = Type::kText;
+  std::string text;          ///< kText: the text; kThinking: the thinking text
+  std::string signature;     ///< kThinking: the signature the API checks
+  std::string data;          ///< kRedactedThinking: the encrypted reasoning
+  std::string tool_call_id;  ///< kToolUse: the ToolCall::id this block stands for
+
+  bool operator==(const ContentBlock&) const = default;
+};
+
 struct Message {
   Role role = Role::kUser;
   /// Text content; empty for an assistant turn that only calls tools.
   std::string content;
   /// Assistant only.
   std::vector<ToolCall> tool_calls;
+  /// Assistant only: the reasoning text the model showed (OpenAI-compatible `reasoning_content` or
+  /// `reasoning`; the text of Anthropic thinking blocks). For reading, records and datasets.
+  std::string reasoning;
+  /// Assistant only; empty unless the turn has reasoning blocks. The turn's parts in order: its
+  /// text blocks (whose concatenation is `content`), thinking blocks and tool uses (which refer to
+  /// `tool_calls` by id). The Anthropic provider sends these instead of content + tool_calls.
+  std::vector<ContentBlock> blocks;
   /// Tool only: the ToolCall::id this message answers.
   std::string tool_call_id;
   /// Tool only: true when the content reports a failure of the tool (Anthropic `is_error`).
@@ -58,6 +80,11 @@ struct ChatRequest {
   std::vector<std::string> stop;
   /// Anthropic: mark the system prompt, the tools and the last message as cache breakpoints.
   bool prompt_cache = true;
+  /// Anthropic extended thinking, `thinking: {type: enabled, budget_tokens}`, when > 0 (at least
+  /// 1024 and below max_tokens). Other providers ignore it.
+  int thinking_budget_tokens = 0;
+  /// OpenAI-compatible `reasoning_effort` ("minimal", "low", "medium", "high") when not empty.
+  std::string reasoning_effort;
   /// Free-form tag for logs and records (e.g. "task/sample/turn"); not sent, not part of the key.
   std::string tag;
 };
@@ -67,9 +94,12 @@ enum class StopReason { kEndTurn, kMaxTokens, kToolUse, kStopSequence, kRefusal,
 /// Token counts of one response. `input_tokens` excludes cache reads and writes on every provider.
 struct Usage {
   int64_t input_tokens = 0;
-  int64_t output_tokens = 0;
+  int64_t output_tokens = 0;  ///< reasoning included
   int64_t cache_read_tokens = 0;
   int64_t cache_write_tokens = 0;
+  /// The part of output_tokens spent on reasoning, where the server reports it (OpenAI-compatible
+  /// `completion_tokens_details.reasoning_tokens`; the Anthropic API does not report it).
+  int64_t reasoning_tokens = 0;
   Usage& operator+=(const Usage& o);
 };
 
@@ -82,7 +112,9 @@ enum class ErrorKind {
   kOverloaded,         ///< 529 or overloaded_error; retried
   kServer,             ///< 408/409/5xx; retried
   kMalformedResponse,  ///< 2xx with a body that is not the API's shape
-  kInvalidRequest,     ///< 400/404/413/422: this request is wrong; not retried
+  kInvalidRequest,     ///< 400/413/422: this request is wrong; not retried
+  kModeration,         ///< the input was flagged by moderation (OpenRouter 403); this request only
+  kNotFound,           ///< 404: wrong model or base URL; fatal for the batch
   kAuth,               ///< 401/403 or missing key; fatal for the batch
   kQuota,              ///< insufficient_quota and similar; fatal for the batch
   kBilling,            ///< credit balance / payment required; fatal for the batch
@@ -100,7 +132,8 @@ struct ErrorInfo {
 
 /// Retried by Client (with backoff) when true.
 bool IsRetryable(ErrorKind kind);
-/// A batch must stop: every further request would fail the same way (auth, quota, billing).
+/// A batch must stop: every further request would fail the same way (auth, quota, billing,
+/// not found).
 bool IsFatal(ErrorKind kind);
 const char* ErrorKindName(ErrorKind kind);
 const char* StopReasonName(StopReason reason);
@@ -124,6 +157,7 @@ struct ChatResponse {
 };
 
 nlohmann::json ToJson(const ToolCall& call);
+nlohmann::json ToJson(const ContentBlock& block);
 nlohmann::json ToJson(const Message& message);
 nlohmann::json ToJson(const ToolSpec& tool);
 nlohmann::json ToJson(const Usage& usage);
@@ -132,7 +166,8 @@ nlohmann::json ToJson(const ChatRequest& request);
 nlohmann::json ToJson(const ChatResponse& response);
 
 /// Accepts what ToJson writes and OpenAI/TRL messages (arguments as a JSON string or object,
-/// content null or a list of text parts). Errors name the JSON path.
+/// content null or a list of text parts, `reasoning_content` or `reasoning`). Errors name the
+/// JSON path.
 StatusOr<Message> MessageFromJson(const nlohmann::json& j);
 StatusOr<std::vector<Message>> MessagesFromJson(const nlohmann::json& j);
 StatusOr<ToolSpec> ToolSpecFromJson(const nlohmann::json& j);

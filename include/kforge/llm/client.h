@@ -1,6 +1,7 @@
-// Client: runs many chat requests through one Provider with retries (jittered exponential
-// backoff, retry-after), request/token pacing, an on-disk response cache, an optional cassette
-// recording, and usage/cost accounting. A fatal error (auth, quota, billing) stops the batch.
+// Client: runs many chat requests through one Provider with retries (as the official SDKs:
+// x-should-retry, capped retry-after, jittered exponential backoff), request/token pacing, an
+// on-disk response cache, an optional cassette recording, and usage/cost accounting. A fatal
+// error (auth, quota, billing, not found) stops the batch.
 #pragma once
 
 #include <cstdint>
@@ -20,13 +21,15 @@ namespace kforge::llm {
 struct ClientOptions {
   /// Requests sent and not yet answered, at most.
   int max_in_flight = 16;
-  /// Attempts per request, first one included.
-  int max_attempts = 6;
-  /// Backoff before retry n (n = 1, 2, ...) is uniform in [0.5, 1] * min(max, initial * 2^(n-1)).
-  double initial_backoff_s = 1.0;
-  double max_backoff_s = 60.0;
-  /// A retry-after above this is clamped (a hostile or broken server cannot park the batch).
-  double max_retry_after_s = 300.0;
+  /// Attempts per request, first one included (the SDKs' default of 2 retries).
+  int max_attempts = 3;
+  /// Backoff before retry n (n = 1, 2, ...) is uniform in [0.75, 1] * min(max, initial * 2^(n-1)),
+  /// as the SDKs do.
+  double initial_backoff_s = 0.5;
+  double max_backoff_s = 8.0;
+  /// A retry-after (or retry-after-ms) in (0, max] is waited for; a longer one is not: the request
+  /// fails with its error (openai-python's rule; a broken server cannot park the batch).
+  double max_retry_after_s = 120.0;
   /// Pacing; 0 = no limit until the server's rate-limit headers set one.
   double requests_per_minute = 0;
   double tokens_per_minute = 0;

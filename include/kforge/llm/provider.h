@@ -23,23 +23,59 @@ struct RateLimitInfo {
 struct Attempt {
   ChatResponse response;
   std::optional<double> retry_after_s;  ///< from retry-after / retry-after-ms
+  /// The server's `x-should-retry: true|false`; when set it decides over the error kind.
+  std::optional<bool> should_retry;
   RateLimitInfo limits;
+};
+
+/// When an HTTP provider streams a reply (server-sent events).
+enum class StreamMode {
+  kAuto,    ///< when max_tokens > stream_above_max_tokens (or a model's own non-streaming cap)
+  kAlways,  ///< every request
+  kNever,   ///< no request
+};
+
+/// Which assistant turns carry their reasoning back to an OpenAI-compatible server.
+enum class ReasoningEcho {
+  kAuto,       ///< kToolCalls for DeepSeek (api.deepseek.com), else kNone
+  kNone,       ///< never (OpenAI, most servers)
+  kToolCalls,  ///< turns that call tools (DeepSeek thinking mode rejects a tool loop without)
+  kAll,        ///< every assistant turn that has reasoning
 };
 
 struct ProviderOptions {
   /// Endpoint; empty means ANTHROPIC_BASE_URL / OPENAI_BASE_URL, then the public API.
   std::string base_url;
-  /// Whole-request timeout per attempt, seconds.
+  /// Environment variable that holds the API key (--api-key-env); empty means ANTHROPIC_API_KEY
+  /// or OPENAI_API_KEY. A variable named here must be set.
+  std::string api_key_env;
+  /// Whole-request timeout of an attempt that is not streamed, seconds.
   double timeout_s = 600;
+  /// A streamed attempt ends (kTimeout) when no byte arrived for this long, seconds. It has no
+  /// total timeout: a long generation that keeps sending finishes.
+  double idle_timeout_s = 300;
   /// TCP connect timeout, seconds.
   double connect_timeout_s = 20;
+  StreamMode stream = StreamMode::kAuto;
+  /// kAuto streams above this max_tokens: the Anthropic SDK's limit (an hour per 128k tokens must
+  /// stay under 10 minutes, so 21,333).
+  int stream_above_max_tokens = 21333;
   /// Upper bound on concurrent attempts (HTTP connections, exec processes).
   int max_in_flight = 16;
   /// Anthropic `anthropic-version` header.
   std::string anthropic_version = "2023-06-01";
-  /// OpenAI: JSON field for the output cap ("max_tokens" for vLLM/SGLang/Ollama/llama.cpp,
-  /// "max_completion_tokens" for OpenAI reasoning models).
-  std::string openai_max_tokens_field = "max_tokens";
+  /// OpenAI: JSON field for the output cap. Empty = by model: "max_completion_tokens" for OpenAI
+  /// reasoning models (gpt-5*, o1*, o3*, o4*, also behind a "vendor/" prefix), "max_tokens" for
+  /// the rest (vLLM, SGLang, Ollama, llama.cpp).
+  std::string openai_max_tokens_field;
+  /// OpenAI: whether the model takes only reasoning-model parameters (no `stop`, no temperature or
+  /// top_p other than 1, max_completion_tokens). Unset = by model name, as above.
+  std::optional<bool> openai_reasoning_model;
+  /// OpenAI-compatible: which assistant turns carry `openai_reasoning_field` back.
+  ReasoningEcho openai_reasoning_echo = ReasoningEcho::kAuto;
+  /// OpenAI-compatible: the message field reasoning is sent back in ("reasoning_content" for
+  /// DeepSeek, vLLM and SGLang; "reasoning" for OpenRouter).
+  std::string openai_reasoning_field = "reasoning_content";
 };
 
 /// Done callbacks run on a provider thread; they must be quick and must not call Send.
@@ -55,11 +91,17 @@ class Provider {
   /// Starts one attempt; `done` is called exactly once, possibly before Send returns. Thread-safe.
   /// Destroying a provider ends attempts in progress (HTTP ones fail with kTransport, exec ones
   /// run to completion); each `done` still runs exactly once. Client destroys it only when idle.
+  /// Error messages in the attempt never contain the provider's key.
   virtual void Send(const ChatRequest& request, AttemptCallback done) = 0;
+  /// `text` with every secret this provider holds (its API key, when at least 8 bytes: shorter ones
+  /// are placeholders such as "x" that masking would mangle data with) masked as "***". Client
+  /// passes what it writes (cassettes, cache files, logs) through it.
+  virtual std::string Redact(std::string text) const { return text; }
 };
 
 /// spec: "anthropic", "openai", "replay:FILE" or "exec:CMD". Keys come only from the environment
-/// (ANTHROPIC_API_KEY, OPENAI_API_KEY); a missing required key is an InvalidArgument status.
+/// (options.api_key_env, else ANTHROPIC_API_KEY, OPENAI_API_KEY); a missing required key is an
+/// InvalidArgument status that names the variable.
 StatusOr<std::unique_ptr<Provider>> MakeProvider(const std::string& spec, const ProviderOptions& options);
 
 }  // namespace kforge::llm
