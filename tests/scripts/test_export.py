@@ -123,6 +123,10 @@ BAD_PROGRAMS = {
                       "unsupported dtype complex64"),
     "raises": ("import torch\nclass Model(torch.nn.Module):\n    def forward(self, x):\n        return x\n"
                "def get_inputs():\n    raise ValueError('boom')\n", "get_inputs() failed: ValueError: boom"),
+    "eager_run_raises": ("import torch\nclass Model(torch.nn.Module):\n    def forward(self, x):\n"
+                         "        if not torch.compiler.is_exporting():\n            raise ValueError('eager boom')\n"
+                         "        return x\ndef get_inputs():\n    return [torch.rand(4)]\n",
+                         "ValueError: eager boom"),
 }
 
 
