@@ -196,6 +196,14 @@ def main(argv=None):
     except TaskError as e:
         print(f"FAIL {getattr(args, 'id', None) or args.command}: {e}", file=sys.stderr)
         return 1
+    except Exception as e:  # a fault of the exporter or of torch: still one line (the trace with -v)
+        if args.verbose:
+            import traceback
+            traceback.print_exc()
+        text = str(e).strip().splitlines()
+        reason = f"{type(e).__name__}: {text[0][:300] if text else ''}"
+        print(f"FAIL {getattr(args, 'id', None) or args.command}: {reason}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

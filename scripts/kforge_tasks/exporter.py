@@ -51,7 +51,8 @@ class Lifted(torch.nn.Module):
         for pos, name in enumerate(self._probe.names):
             if name in self._probe.constants:
                 call[pos] = self._probe.constants[name]
-        out = functional_call(self._model, state, tuple(call))
+        with program.FreshState(self._model):
+            out = functional_call(self._model, state, tuple(call))
         if isinstance(out, torch.Tensor):
             return (out,)
         if isinstance(out, (tuple, list)) and all(isinstance(o, torch.Tensor) for o in out):
@@ -109,6 +110,7 @@ def build_variant(path, name, symbols, overrides, devices, seed, workdir, log):
     module = program.load(path, overrides)
     probe = program.Probe(module, path)
     model = program.make_model(module, path, seed)
+    lifted_attrs = program.lift_tensor_attributes(model, path)
     params, buffers = _state(model, path)
     lifted = Lifted(model, probe, [n for n, _ in params], [n for n, _ in buffers])
     packages, out_specs = {}, None
@@ -126,6 +128,7 @@ def build_variant(path, name, symbols, overrides, devices, seed, workdir, log):
     model.to("cpu")
     built = Built(name, symbols, probe, params, buffers, out_specs, packages)
     built.module, built.model, built.lifted = module, model, lifted
+    built.notes = [f"plain tensor attribute '{n}' lifted into a buffer, a param of the task" for n in lifted_attrs]
     return built
 
 
@@ -231,6 +234,7 @@ def _build_into(path, task_id, work, base, devices, seed, golden_limit, symbols_
     symtabs = [b.symbols for b in built]
     single = len(built) == 1
     golden, inits, notes = _golden_and_inits(default, seed, work, golden_limit)
+    notes = default.notes + notes
     inputs = _tensor_specs({n: [(b.probe.tensors[i][2], b.probe.tensors[i][3]) for b in built]
                             for i, (_, n, *_r) in enumerate(default.probe.tensors)},
                            symtabs, base.get("inputs"), single)

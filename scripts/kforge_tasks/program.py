@@ -5,6 +5,7 @@ sizes from module-level integers. Overrides replace those integers after the fil
 how variants are built (docs/tasks.md, "Variants").
 """
 
+import ast
 import importlib.util
 import inspect
 import itertools
@@ -137,6 +138,76 @@ def _nbytes(shape, dtype):
 
 def nbytes(shape, dtype):
     return _nbytes(shape, dtype)
+
+
+def lift_tensor_attributes(model, path):
+    """Registers the plain tensor attributes that forward can read as buffers, in place.
+
+    A tensor kept as a plain attribute (`self.hidden = torch.randn(...)` in __init__) is not
+    state that torch.export lifts: read in forward it is baked into the package, and reassigned
+    in forward (`self.hidden = ...`) it leaks the trace's fake tensors into the model. As a
+    buffer it is an input of the task like any other state, holding the value __init__ gave it.
+    An attribute of a class defined in the reference file is lifted only when that file reads an
+    attribute of its name outside `__init__` (an unused `self.h0` stays out of the task, and out
+    of the way of an input named h0); one of a class from elsewhere is always lifted.
+    Returns the lifted names (module paths).
+    """
+    read = None
+    lifted = []
+    for prefix, mod in model.named_modules():
+        for key, value in list(vars(mod).items()):
+            if not isinstance(value, torch.Tensor):
+                continue
+            if type(mod).__module__ == model.__class__.__module__:
+                if read is None:
+                    read = _names_read_outside_init(path)
+                if key not in read:
+                    continue
+            del mod.__dict__[key]
+            mod.register_buffer(key, value.detach())
+            lifted.append(f"{prefix}.{key}" if prefix else key)
+    return lifted
+
+
+def _names_read_outside_init(path):
+    """Attribute names read (`x.name`, `x.name += 1`, `getattr(x, "name")`) in the file outside
+    `__init__` bodies; any string constant counts, to err on the side of lifting."""
+    tree = ast.parse(open(path, encoding="utf-8").read())
+    names = set()
+
+    def visit(node):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == "__init__":
+            return
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
+            names.add(node.attr)
+        elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Attribute):
+            names.add(node.target.attr)  # `self.x += 1` reads self.x
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            names.add(node.value)
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(tree)
+    return names
+
+
+class FreshState:
+    """Puts back every submodule's attributes on exit, so that attributes forward assigns (its
+    own state, `self.hidden = ...`) do not carry over: each call sees the model as __init__ left
+    it, as KernelBench's single call on a fresh model does."""
+
+    def __init__(self, model):
+        self.saved = [(mod, dict(vars(mod))) for mod in model.modules()]
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        for mod, attrs in self.saved:
+            for key in [k for k in vars(mod) if k not in attrs]:
+                del mod.__dict__[key]
+            mod.__dict__.update(attrs)
+        return False
 
 
 def make_model(module, path, seed):

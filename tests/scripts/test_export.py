@@ -123,6 +123,10 @@ BAD_PROGRAMS = {
                       "unsupported dtype complex64"),
     "raises": ("import torch\nclass Model(torch.nn.Module):\n    def forward(self, x):\n        return x\n"
                "def get_inputs():\n    raise ValueError('boom')\n", "get_inputs() failed: ValueError: boom"),
+    "eager_run_raises": ("import torch\nclass Model(torch.nn.Module):\n    def forward(self, x):\n"
+                         "        if not torch.compiler.is_exporting():\n            raise ValueError('eager boom')\n"
+                         "        return x\ndef get_inputs():\n    return [torch.rand(4)]\n",
+                         "ValueError: eager boom"),
 }
 
 
@@ -210,3 +214,66 @@ def get_init_inputs():
     assert "level1: 1/2 imported, 1 failed" in stdout
     assert (out / "kernelbench/level1/1_Small/task.json").is_file()
     assert not (out / "kernelbench/level1/2_Huge").exists()
+
+
+STATEFUL_PROGRAM = '''import torch
+B, N = 4, 8
+class Model(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(N, N)
+        self.hidden = torch.randn(B, N)  # a plain tensor attribute, reassigned in forward
+        self.h0 = torch.randn(B, N)      # another, never read outside __init__; forward has an input h0
+    def forward(self, x, h0):
+        self.hidden = self.hidden.to(x.device)
+        self.hidden.mul_(0.5)
+        if not hasattr(self, "steps"):   # state created by the first call
+            self.steps = torch.zeros(())
+        self.steps = self.steps + 1
+        self.hidden = torch.tanh(self.fc(x) + self.hidden + h0)
+        return self.hidden * self.steps
+def get_inputs():
+    return [torch.rand(B, N), torch.rand(B, N)]
+def get_init_inputs():
+    return []
+'''
+
+
+def test_tensor_attribute_reassigned_in_forward_becomes_a_buffer(tmp_path):
+    ref = tmp_path / "stateful.py"
+    ref.write_text(STATEFUL_PROGRAM)
+    code, _, stderr = run("module", ref, "--out", tmp_path / "out", "--id", "user/stateful", "--device", "cpu")
+    assert code == 0, stderr
+    assert "note user/stateful: plain tensor attribute 'hidden' lifted into a buffer" in stderr
+    assert "'h0' lifted" not in stderr
+    task_dir = tmp_path / "out/user/stateful"
+    doc = json.loads((task_dir / "task.json").read_text())
+    schema.validate(doc, "user/stateful")
+    assert [i["name"] for i in doc["inputs"]] == ["x", "h0"]
+    assert [p["name"] for p in doc["params"]] == ["fc.weight", "fc.bias", "hidden"]
+    assert doc["params"][2]["shape"] == ["B", "N"]
+
+    # The original program, first call on a fresh model built with the exporter's seed.
+    namespace = {}
+    exec(compile(STATEFUL_PROGRAM, str(ref), "exec"), namespace)
+    torch.manual_seed(0)
+    model = namespace["Model"]()
+    params = load_file(str(task_dir / "params.safetensors"))
+    torch.testing.assert_close(params["hidden"], model.hidden, rtol=0, atol=0)
+    golden = load_file(str(task_dir / "golden.safetensors"))
+    with torch.no_grad():
+        expected = model(golden["input.x"], golden["input.h0"])
+    torch.testing.assert_close(golden["output.out0"], expected, rtol=0, atol=0)
+
+    # The package carries no state from call to call and leaves its inputs alone.
+    ep = load_pt2(str(task_dir / "ref.default.cpu.pt2")).exported_programs["forward"]
+    state = [params[p["name"]] for p in doc["params"]]
+    hidden = params["hidden"].clone()
+    for _ in range(2):
+        out = ep.module()(golden["input.x"], golden["input.h0"], *state)
+        torch.testing.assert_close(out[0], expected)
+    # Likewise in NativeRT, which runs the package for kforge (the in-place mul_ stays on a clone).
+    runner = torch._C._nativert.PyModelRunner(str(task_dir / "ref.default.cpu.pt2"), "forward")
+    for _ in range(2):
+        torch.testing.assert_close(runner.run(golden["input.x"], golden["input.h0"], *state)[0], expected)
+    torch.testing.assert_close(params["hidden"], hidden, rtol=0, atol=0)
