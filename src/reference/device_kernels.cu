@@ -137,8 +137,15 @@ __global__ void __launch_bounds__(kThreads)
                  unsigned long long* partials) {
   uint64_t sum = 0;
   const uint64_t stride = static_cast<uint64_t>(gridDim.x) * blockDim.x;
-  for (uint64_t i = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < full_words; i += stride)
-    sum += Mix(words[i] + (i + 1) * 0x9e3779b97f4a7c15ull);
+  uint64_t i = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  for (; i + 3 * stride < full_words; i += 4 * stride) {  // four loads in flight per thread
+    uint64_t w[4];
+#pragma unroll
+    for (int k = 0; k < 4; ++k) w[k] = words[i + k * stride];
+#pragma unroll
+    for (int k = 0; k < 4; ++k) sum += Mix(w[k] + (i + k * stride + 1) * 0x9e3779b97f4a7c15ull);
+  }
+  for (; i < full_words; i += stride) sum += Mix(words[i] + (i + 1) * 0x9e3779b97f4a7c15ull);
   if (tail_bytes > 0 && blockIdx.x == 0 && threadIdx.x == 0) {
     uint64_t last = 0;
     for (int b = 0; b < tail_bytes; ++b) last |= static_cast<uint64_t>(tail[b]) << (8 * b);

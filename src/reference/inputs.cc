@@ -103,23 +103,28 @@ void DrawInto(const common::TensorSpec& spec, at::Tensor dst, int dist_index, at
     dst.copy_(Draw(spec, {dst.numel()}, dist_index, gen, device_opts));
     return;
   }
+  // Each transform is one pass: out = b + a * x (add_out) or b + a * x * x (addcmul_out).
+  auto affine = [&dst](double a, double b) { at::add_out(dst, at::scalar_tensor(b, dst.options()), dst, a); };
+  auto square = [&dst](double a, double b) {
+    at::addcmul_out(dst, at::scalar_tensor(b, dst.options()), dst, dst, a);
+  };
   switch (init.dist) {
     case InitSpec::Dist::kRandn:
       dst.normal_(0, 1, gen);
-      if (dist_index == 1) dst.mul_(4).add_(1);
-      if (dist_index == 2) dst.mul_(0.25).sub_(0.5);
+      if (dist_index == 1) affine(4, 1);
+      if (dist_index == 2) affine(0.25, -0.5);
       break;
     case InitSpec::Dist::kRand:
       dst.uniform_(0, 1, gen);
-      if (dist_index == 1) dst.square_();
-      if (dist_index == 2) dst.square_().neg_().add_(1);
+      if (dist_index == 1) square(1, 0);
+      if (dist_index == 2) square(-1, 1);
       break;
     case InitSpec::Dist::kUniform: {
       dst.uniform_(0, 1, gen);
       double span = init.high - init.low;
-      if (dist_index == 0) dst.mul_(span).add_(init.low);
-      if (dist_index == 1) dst.square_().mul_(span).add_(init.low);
-      if (dist_index == 2) dst.square_().mul_(-span).add_(init.high);
+      if (dist_index == 0) affine(span, init.low);
+      if (dist_index == 1) square(span, init.low);
+      if (dist_index == 2) square(-span, init.high);
       break;
     }
     case InitSpec::Dist::kOnes:
@@ -131,8 +136,7 @@ void DrawInto(const common::TensorSpec& spec, at::Tensor dst, int dist_index, at
     case InitSpec::Dist::kRandint:
       break;
   }
-  if (init.scale != 1) dst.mul_(init.scale);
-  if (init.shift != 0) dst.add_(init.shift);
+  if (init.scale != 1 || init.shift != 0) affine(init.scale, init.shift);
 }
 
 }  // namespace

@@ -214,7 +214,7 @@ TEST(AnthropicWireTest, ThinkingBlocksKeptAndSentBackByteForByte) {
   EXPECT_EQ(m.blocks[1].data, "EmwKAhgBEgy3va3pzix/LafPsn4a");
   EXPECT_EQ(m.blocks[3].tool_call_id, "toolu_1");
   EXPECT_EQ(m.content, "Submitting.");
-  EXPECT_EQ(m.reasoning, json::parse(kThinkingReply)["content"][0]["thinking"]);
+  EXPECT_EQ(m.reasoning, json::parse(kThinkingReply)["content"][0]["thinking"].get<std::string>());
 
   // Through the canonical JSON (cassettes, trajectories) and back into the next request.
   StatusOr<Message> stored = MessageFromJson(json::parse(ToJson(m).dump()));
