@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <limits>
 
 #include "kforge/common/dtype.h"
 #include "kforge/common/expr.h"
@@ -74,6 +75,9 @@ StatusOr<LaunchArg> ReadArg(const nlohmann::json& value, const std::string& path
       arg.number = std::strtod(begin, &end);
       if (arg.text.empty() || *end != '\0' || !std::isfinite(arg.number)) {
         return Status::InvalidArgument(path + ": " + Quote(arg.text) + " is not a finite number");
+      }
+      if (p.kind == LaunchArg::Kind::kF32 && std::fabs(arg.number) > std::numeric_limits<float>::max()) {
+        return Status::InvalidArgument(path + ": " + Quote(arg.text) + " does not fit a float");
       }
       return arg;
     }
