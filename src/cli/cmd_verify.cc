@@ -33,8 +33,11 @@ Runner AttachVerify(CLI::App& sub) {
   AddGpuRunFlags(sub, args->gpu, args->options.arch);
   return [args]() {
     verify::VerifyOptions& options = args->options;
-    if (Status applied = ApplyGpuRunFlags(args->gpu, options); !applied.ok()) {
-      std::fprintf(stderr, "kforge verify: %s\n", applied.message().c_str());
+    Status usage = ApplyGpuRunFlags(args->gpu, options);
+    if (usage.ok()) usage = verify::SolutionReader::CheckSources(args->sources);
+    if (usage.ok()) usage = CheckTasksRoot(options.tasks_root);
+    if (!usage.ok()) {
+      std::fprintf(stderr, "kforge verify: %s\n", usage.message().c_str());
       return kExitUsage;
     }
     verify::Verifier verifier(options);

@@ -49,6 +49,15 @@ TEST(BenchCliTest, UsageErrorsExitTwoWithOneLine) {
       {"--max-noise abc " + softmax, "--max-noise"}, {"--max-noise -1% " + softmax, "--max-noise"},
       {"--hot --cold " + softmax, "excludes"},       {"--devices x " + softmax, "--devices"},
       {"--min-samples 0 " + softmax, "min-samples"},
+      {"--reference core/matmul " + softmax, "a file, not a task id (solutions and --reference do not mix)"},
+      {"--reference core/matmul softmax.json", "--reference: malformed task id \"softmax.json\""},
+      {"--reference ../core/matmul", "malformed task id"},
+      {"--max-time nan " + softmax, "--max-time"},
+      {"--max-noise inf% " + softmax, "--max-noise"},
+      {"--kernel-timeout nan " + softmax, "--kernel-timeout"},
+      {"--seed -1 " + softmax, "--seed"},
+      {"--arch sm_20 " + softmax, "--arch \"sm_20\""},
+      {softmax + " " + softmax + ".missing", "softmax.json.missing: no such file"},
   };
   for (const Case& c : cases) {
     BenchRun run = Bench(c.args);
