@@ -36,8 +36,10 @@ Status CheckReferenceIds(const std::vector<std::string>& ids) {
   for (const std::string& id : ids) {
     std::error_code ec;
     if (std::filesystem::exists(id, ec))
-      return Status::InvalidArgument("--reference " + id + ": a file, not a task id (solutions and --reference do not mix)");
-    if (Status valid = common::CheckTaskId(id); !valid.ok()) return Status::InvalidArgument("--reference: " + valid.message());
+      return Status::InvalidArgument("--reference " + id +
+                                     ": a file, not a task id (solutions and --reference do not mix)");
+    if (Status valid = common::CheckTaskId(id); !valid.ok())
+      return Status::InvalidArgument("--reference: " + valid.message());
   }
   return Status::Ok();
 }

@@ -239,7 +239,8 @@ Status CheckImport(const TasksOptions& o, bool kernelbench) {
     start = end + 1;
   }
   if (present.empty())
-    return Status::InvalidArgument(o.source + ": no level folder (level1/, level2/, ...) for --levels " + levels);
+    return Status::InvalidArgument(o.source + ": no level folder (level1/, level2/, ...) for --levels " +
+                                   levels);
   return Status::Ok();
 }
 

@@ -43,7 +43,8 @@ Runner AttachVerify(CLI::App& sub) {
     verify::Verifier verifier(options);
     verify::SolutionReader reader(args->sources);
     verify::VerifySummary summary = verifier.Run(
-        reader, [](const common::Verdict& verdict, const nlohmann::json&) { PrintJsonLine(verdict.ToJson()); });
+        reader,
+        [](const common::Verdict& verdict, const nlohmann::json&) { PrintJsonLine(verdict.ToJson()); });
     std::string counts;
     for (const auto& [status, n] : summary.by_status) counts += ", " + std::to_string(n) + " " + status;
     std::fprintf(stderr, "verify: %d solution%s%s (seed %llu)\n", summary.total,

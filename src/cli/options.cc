@@ -23,7 +23,8 @@ Status CheckTasksRoot(const std::filesystem::path& root) {
   namespace fs = std::filesystem;
   std::error_code ec;
   if (!fs::is_directory(root, ec))
-    return Status::InvalidArgument("--tasks " + root.string() + ": no such folder (set --tasks or KFORGE_TASKS)");
+    return Status::InvalidArgument("--tasks " + root.string() +
+                                   ": no such folder (set --tasks or KFORGE_TASKS)");
   fs::recursive_directory_iterator it(root, fs::directory_options::skip_permission_denied, ec), end;
   for (size_t seen = 0; !ec && it != end && seen < 200000; it.increment(ec), ++seen) {
     if (it.depth() >= 8) {
@@ -69,7 +70,8 @@ void AddGpuRunFlags(CLI::App& sub, GpuRunFlags& flags, std::string& arch) {
                           ->check(
                               [](const std::string& text) -> std::string {
                                 uint64_t value = 0;
-                                auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+                                auto [end, error] =
+                                    std::from_chars(text.data(), text.data() + text.size(), value);
                                 bool whole = !text.empty() && text[0] != '-' && text[0] != '+' &&
                                              error == std::errc() && end == text.data() + text.size();
                                 return whole ? "" : "expected an integer from 0 to 2^64-1";

@@ -86,8 +86,8 @@ class Evaluator {
         continue;
       }
       int64_t out;
-      bool overflow = op == '+' ? __builtin_add_overflow(*value, *rhs, &out)
-                                : __builtin_sub_overflow(*value, *rhs, &out);
+      bool overflow =
+          op == '+' ? __builtin_add_overflow(*value, *rhs, &out) : __builtin_sub_overflow(*value, *rhs, &out);
       value = overflow ? Overflow() : Value(out);
     }
     return value;

@@ -218,7 +218,8 @@ StatusOr<nlohmann::json> ParseJson(std::string_view text, const std::string& whe
   if (ok) return std::move(builder.root());
   if (!builder.refusal().empty()) return Status::ParseError(where + ": " + builder.refusal());
   // Line and column rather than nlohmann's message, which can quote the input.
-  size_t offset = std::min<size_t>(builder.error_position() == 0 ? 0 : builder.error_position() - 1, text.size());
+  size_t offset =
+      std::min<size_t>(builder.error_position() == 0 ? 0 : builder.error_position() - 1, text.size());
   size_t line = 1, column = 1;
   for (size_t i = 0; i < offset; ++i) {
     if (text[i] == '\n') {

@@ -86,8 +86,9 @@ StatusOr<LaunchArg> ReadArg(const nlohmann::json& value, const std::string& path
     return arg;
   }
   if (!IsTensorName(text)) {
-    return Status::InvalidArgument(path + ": " + Quote(text) +
-                                   " is neither a tensor name nor a typed scalar (i32:, i64:, u32:, u64:, f32:, f64:)");
+    return Status::InvalidArgument(
+        path + ": " + Quote(text) +
+        " is neither a tensor name nor a typed scalar (i32:, i64:, u32:, u64:, f32:, f64:)");
   }
   return LaunchArg{LaunchArg::Kind::kTensor, text, 0};
 }
@@ -134,8 +135,7 @@ StatusOr<ScratchBuffer> ReadScratch(const nlohmann::json& value, const std::stri
   KFORGE_ASSIGN_OR_RETURN(buffer.name, f.String("name"));
   if (!IsTensorName(buffer.name)) return f.Error("name", "expected an identifier");
   KFORGE_ASSIGN_OR_RETURN(buffer.dtype, f.String("dtype"));
-  if (!ParseDType(buffer.dtype))
-    return f.Error("dtype", "unknown dtype " + Quote(buffer.dtype));
+  if (!ParseDType(buffer.dtype)) return f.Error("dtype", "unknown dtype " + Quote(buffer.dtype));
   KFORGE_ASSIGN_OR_RETURN(const nlohmann::json* shape, f.Get("shape"));
   if (!shape->is_array() || shape->size() > 8)
     return f.Error("shape", "expected an array of at most 8 sizes");

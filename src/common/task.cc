@@ -345,7 +345,8 @@ StatusOr<Task> ParseTask(const Checker& c, const json& root, const fs::path& dir
       variant.symbols = task.symbols;
       for (const auto& [name, value] : overrides) {
         if (!task.symbols.count(name))
-          return c.Error(path + ".symbols." + KeyText(name), "not a symbol of the task (symbols lists the defaults)");
+          return c.Error(path + ".symbols." + KeyText(name),
+                         "not a symbol of the task (symbols lists the defaults)");
         variant.symbols[name] = value;
       }
       task.variants.push_back(std::move(variant));
@@ -414,7 +415,8 @@ StatusOr<Task> ParseTask(const Checker& c, const json& root, const fs::path& dir
   if (root.contains("artifacts"))
     KFORGE_RETURN_IF_ERROR(ParseArtifacts(c, root["artifacts"], dir, task.artifacts));
   for (const auto& [variant, devices] : task.artifacts.packages)
-    if (!task.FindVariant(variant)) return c.Error("artifacts.packages." + KeyText(variant), "no such variant");
+    if (!task.FindVariant(variant))
+      return c.Error("artifacts.packages." + KeyText(variant), "no such variant");
   if (task.artifacts.golden && !task.FindVariant(task.artifacts.golden->variant))
     return c.Error("artifacts.golden.variant", "no such variant " + Quote(task.artifacts.golden->variant));
   return task;
@@ -433,15 +435,17 @@ std::string IdOf(const fs::path& rel) {
 
 Status CheckTaskId(std::string_view id) {
   auto bad = [&id] {
-    return Status::InvalidArgument("malformed task id " + Quote(id, 80) +
-                                   ": expected <suite>/.../<name>, 2 to 8 segments of letters, digits, '_', '.' "
-                                   "and '-' that do not start with '.' or '-'");
+    return Status::InvalidArgument(
+        "malformed task id " + Quote(id, 80) +
+        ": expected <suite>/.../<name>, 2 to 8 segments of letters, digits, '_', '.' "
+        "and '-' that do not start with '.' or '-'");
   };
   size_t segments = 0;
   size_t start = 0;
   while (true) {
     size_t end = id.find('/', start);
-    std::string_view segment = id.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
+    std::string_view segment =
+        id.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
     if (segment.empty() || segment.size() > 128 || segment[0] == '.' || segment[0] == '-') return bad();
     for (char ch : segment) {
       if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '_' && ch != '.' && ch != '-') return bad();
@@ -497,8 +501,8 @@ StatusOr<Task> LoadTask(const fs::path& task_dir) {
   if (!fs::is_regular_file(file, ec)) return Status::NotFound(file.string() + ": cannot open (not a file)");
   uintmax_t size = fs::file_size(file, ec);
   if (ec || size > kMaxTaskJsonBytes)
-    return Status::InvalidArgument(file.string() + ": larger than " + std::to_string(kMaxTaskJsonBytes >> 20) +
-                                   " MiB");
+    return Status::InvalidArgument(file.string() + ": larger than " +
+                                   std::to_string(kMaxTaskJsonBytes >> 20) + " MiB");
   std::ifstream in(file, std::ios::binary);
   if (!in) return Status::NotFound(file.string() + ": cannot open");
   std::stringstream buffer;
@@ -566,7 +570,8 @@ StatusOr<std::vector<int64_t>> ResolveShape(const TensorSpec& spec,
   std::vector<int64_t> shape;
   for (const std::string& dim : spec.shape) {
     KFORGE_ASSIGN_OR_RETURN(int64_t n, EvalExpr(dim, env));
-    if (n < 0) return Status::InvalidArgument("in " + Quote(dim, 60) + ": negative dimension " + std::to_string(n));
+    if (n < 0)
+      return Status::InvalidArgument("in " + Quote(dim, 60) + ": negative dimension " + std::to_string(n));
     shape.push_back(n);
   }
   return shape;

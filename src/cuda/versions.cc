@@ -57,8 +57,9 @@ Status CheckArch(std::string_view arch) {
     suffix = rest.back();
     rest.remove_suffix(1);
   }
-  if (rest.empty() || rest.size() > 4 ||
-      !std::all_of(rest.begin(), rest.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
+  if (rest.empty() || rest.size() > 4 || !std::all_of(rest.begin(), rest.end(), [](char c) {
+        return std::isdigit(static_cast<unsigned char>(c));
+      }))
     return bad("not of the form sm_XX[a|f]");
   int number = std::stoi(std::string(rest));
   if (std::find(supported.begin(), supported.end(), number) == supported.end()) return bad("not supported");

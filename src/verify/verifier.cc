@@ -2,8 +2,8 @@
 #include "kforge/verify/verifier.h"
 
 #include <condition_variable>
-#include <cstdio>
 #include <cstdint>
+#include <cstdio>
 #include <deque>
 #include <fstream>
 #include <future>
@@ -233,7 +233,8 @@ VerifySummary Verifier::Run(SolutionReader& reader,
                                       {"trials", options_.trials},
                                       {"seed", seed_},
                                       {"kernel_timeout_ms", options_.kernel_timeout.count()}};
-            auto deadline = std::chrono::milliseconds(120000) + options_.kernel_timeout * (options_.trials + 8);
+            auto deadline =
+                std::chrono::milliseconds(120000) + options_.kernel_timeout * (options_.trials + 8);
             WorkerClient::Reply reply = client.Call(request, deadline);
             if (reply.kind == WorkerClient::Reply::Kind::kTimeout) {
               Fail(verdict, VerdictStatus::kTimeout, "worker: " + reply.detail);
@@ -407,7 +408,8 @@ VerifySummary Verifier::Run(SolutionReader& reader,
     try {
       emit(verdict, job->after);
     } catch (const std::exception& e) {
-      std::fprintf(stderr, "kforge: internal error while reporting %s: %s\n", verdict.solution.c_str(), e.what());
+      std::fprintf(stderr, "kforge: internal error while reporting %s: %s\n", verdict.solution.c_str(),
+                   e.what());
     }
     {
       std::lock_guard<std::mutex> lock(window_mu);

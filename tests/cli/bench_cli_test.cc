@@ -45,9 +45,12 @@ TEST(BenchCliTest, UsageErrorsExitTwoWithOneLine) {
     std::string args;
     std::string says;
   } cases[] = {
-      {"", "give solutions, or --reference"},        {softmax + " --reference core/softmax", "not both"},
-      {"--max-noise abc " + softmax, "--max-noise"}, {"--max-noise -1% " + softmax, "--max-noise"},
-      {"--hot --cold " + softmax, "excludes"},       {"--devices x " + softmax, "--devices"},
+      {"", "give solutions, or --reference"},
+      {softmax + " --reference core/softmax", "not both"},
+      {"--max-noise abc " + softmax, "--max-noise"},
+      {"--max-noise -1% " + softmax, "--max-noise"},
+      {"--hot --cold " + softmax, "excludes"},
+      {"--devices x " + softmax, "--devices"},
       {"--min-samples 0 " + softmax, "min-samples"},
       {"--reference core/matmul " + softmax, "a file, not a task id (solutions and --reference do not mix)"},
       {"--reference core/matmul softmax.json", "--reference: malformed task id \"softmax.json\""},

@@ -56,8 +56,8 @@ TEST_F(TasksCliTest, ImportRefusesIdsThatLeaveOut) {
   Write(dir_ / "victim/keep.txt", "precious");
   Write(dir_ / "imp/out/.keep", "");
   Write(dir_ / "relu.py", kModule);
-  for (const char* id : {"../../victim", "../victim/x", "/tmp/x/y", "suite//x", "suite/./x", "suite/..", "single",
-                         "suite/x/", "suite/.hidden", "suite/-rf"}) {
+  for (const char* id : {"../../victim", "../victim/x", "/tmp/x/y", "suite//x", "suite/./x", "suite/..",
+                         "single", "suite/x/", "suite/.hidden", "suite/-rf"}) {
     TasksRun run = Tasks(std::string("import module relu.py --id '") + id + "' --out imp/out --device cpu");
     EXPECT_EQ(run.exit_code, 2) << id << "\n" << run.err;
     EXPECT_NE(run.err.find("--id: malformed task id"), std::string::npos) << id << "\n" << run.err;
@@ -67,7 +67,8 @@ TEST_F(TasksCliTest, ImportRefusesIdsThatLeaveOut) {
   std::ifstream keep(dir_ / "victim/keep.txt");
   EXPECT_EQ(std::string(std::istreambuf_iterator<char>(keep), {}), "precious");
   EXPECT_EQ(std::distance(fs::directory_iterator(dir_ / "imp/out"), fs::directory_iterator()), 1);  // .keep
-  EXPECT_EQ(std::distance(fs::directory_iterator(dir_), fs::directory_iterator()), 4);  // victim imp relu.py stderr
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir_), fs::directory_iterator()),
+            4);  // victim imp relu.py stderr
 }
 
 // Missing inputs and malformed flags say so on one line and exit 2 (they printed "0/0 imported",
@@ -83,7 +84,8 @@ TEST_F(TasksCliTest, ImportUsageErrorsAreOneLine) {
   } cases[] = {
       {"import kernelbench /nonexistent --out out", "/nonexistent: not a folder"},
       {"import kernelbench kb --levels 1,x --out out", "--levels 1,x: expected level numbers"},
-      {"import kernelbench kb --levels 2 --out out", "kb: no level folder (level1/, level2/, ...) for --levels 2"},
+      {"import kernelbench kb --levels 2 --out out",
+       "kb: no level folder (level1/, level2/, ...) for --levels 2"},
       {"import kernelbench kb --out afile", "--out afile: not a folder"},
       {"import module moddir --id a/b --out out", "moddir: not a file"},
       {"import module missing.py --id a/b --out out", "missing.py: not a file"},
@@ -127,7 +129,8 @@ TEST_F(TasksCliTest, OverflowingCostsAreMessagesNotSignals) {
   TasksRun show = Tasks("show root t/overflow");
   EXPECT_EQ(show.exit_code, 0) << show.err;
   EXPECT_NE(show.out.find("flops = cdiv(M, -1) = -1\n"), std::string::npos) << show.out;
-  EXPECT_NE(show.out.find("flops = cdiv(M, -1) = in \"cdiv(M, -1)\" at 12: integer overflow"), std::string::npos)
+  EXPECT_NE(show.out.find("flops = cdiv(M, -1) = in \"cdiv(M, -1)\" at 12: integer overflow"),
+            std::string::npos)
       << show.out;
 
   nlohmann::json broken = OverflowTask();
@@ -136,7 +139,8 @@ TEST_F(TasksCliTest, OverflowingCostsAreMessagesNotSignals) {
   Write(dir_ / "root/t/overflow/task.json", broken.dump());
   TasksRun list = Tasks("list root");
   EXPECT_EQ(list.exit_code, 2) << list.err;
-  EXPECT_NE(list.err.find("task.json: cost.flops: in \"cdiv(M, -1)\" at 12: integer overflow"), std::string::npos)
+  EXPECT_NE(list.err.find("task.json: cost.flops: in \"cdiv(M, -1)\" at 12: integer overflow"),
+            std::string::npos)
       << list.err;
 }
 

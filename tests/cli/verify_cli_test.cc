@@ -8,10 +8,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <algorithm>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -195,8 +195,10 @@ TEST_F(VerifyCliTest, EveryInputLineGetsExactlyOneVerdict) {
   std::string lines;
   for (const Case& c : cases) lines += c.line + "\n";
   std::string jsonl = Write("batch.jsonl", lines);
-  std::string reply = Write("reply.md", std::string("```cuda\n") + kRelu + "// \xff\xfe\n```\n```json\n{\"task\": \"demo/relu\", \"launches\": " +
-                                          kLaunch + "}\n```\n");
+  std::string reply =
+      Write("reply.md", std::string("```cuda\n") + kRelu +
+                            "// \xff\xfe\n```\n```json\n{\"task\": \"demo/relu\", \"launches\": " + kLaunch +
+                            "}\n```\n");
   CliRun run = Verify({jsonl, reply});
   EXPECT_EQ(run.exit_code, 1);
   ASSERT_EQ(run.verdicts.size(), cases.size() + 1) << run.output.substr(0, 2000);
@@ -208,28 +210,27 @@ TEST_F(VerifyCliTest, EveryInputLineGetsExactlyOneVerdict) {
         << i << ": " << v["message"] << "\nwant: " << cases[i].message;
   }
   EXPECT_EQ(run.verdicts.back()["status"], "invalid_solution");
-  EXPECT_NE(run.verdicts.back()["message"].get<std::string>().find("```cuda block: invalid UTF-8"), std::string::npos)
+  EXPECT_NE(run.verdicts.back()["message"].get<std::string>().find("```cuda block: invalid UTF-8"),
+            std::string::npos)
       << run.verdicts.back()["message"];
 }
 
 // The static plan check uses the task's real sizes, per variant: a plan that needs size(x, 1) != 1
 // is valid, and one that fails only on the "odd" variant says so.
 TEST_F(VerifyCliTest, PlansAreCheckedAgainstEveryVariantsRealShapes) {
-  std::string needs_sizes = Write(
-      "needs_sizes.json",
-      Solution(kRelu,
-               R"J([{"kernel": "relu", "grid": ["cdiv(numel(x), size(x, 1) - 1)"], "block": [256],
+  std::string needs_sizes =
+      Write("needs_sizes.json",
+            Solution(kRelu,
+                     R"J([{"kernel": "relu", "grid": ["cdiv(numel(x), size(x, 1) - 1)"], "block": [256],
                    "args": ["x", "out0", "i64:numel(x)"]}])J"));
   std::string odd_fails = Write(
-      "odd_fails.json",
-      Solution(kRelu, R"J([{"kernel": "relu", "grid": ["size(x, 0) - 333"], "block": [256],
+      "odd_fails.json", Solution(kRelu, R"J([{"kernel": "relu", "grid": ["size(x, 0) - 333"], "block": [256],
                                  "args": ["x", "out0", "i64:numel(x)"]}])J"));
   CliRun run = Verify({needs_sizes, odd_fails});
   ASSERT_EQ(run.verdicts.size(), 2u) << run.output;
   EXPECT_EQ(run.verdicts[0]["status"], "ok") << run.verdicts[0]["message"];
   EXPECT_EQ(run.verdicts[1]["status"], "invalid_solution");
-  EXPECT_EQ(run.verdicts[1]["message"],
-            "launches[0].grid[0]: 0 is outside 1..2147483647 (variant \"odd\")");
+  EXPECT_EQ(run.verdicts[1]["message"], "launches[0].grid[0]: 0 is outside 1..2147483647 (variant \"odd\")");
 }
 
 // Mistakes of the caller are usage errors: exit 2, one line on stderr, no verdict blaming a solution.
@@ -243,8 +244,10 @@ TEST_F(VerifyCliTest, CallerMistakesAreUsageErrors) {
     std::string says;
   } cases[] = {
       {"--compile-only" + tasks + (dir_ / "missing.json").string(), "missing.json: no such file"},
-      {"--compile-only" + tasks + good + " " + (dir_ / "d.jsonl").string(), "d.jsonl: a folder, not a solution file"},
-      {"--compile-only --tasks " + (dir_ / "nope").string() + " " + good, "--tasks " + (dir_ / "nope").string() + ": no such folder"},
+      {"--compile-only" + tasks + good + " " + (dir_ / "d.jsonl").string(),
+       "d.jsonl: a folder, not a solution file"},
+      {"--compile-only --tasks " + (dir_ / "nope").string() + " " + good,
+       "--tasks " + (dir_ / "nope").string() + ": no such folder"},
       {"--compile-only --tasks " + (dir_ / "empty_root").string() + " " + good, "no task.json below it"},
       {"--compile-only --arch sm_20" + tasks + good, "--arch \"sm_20\": not supported"},
       {"--compile-only --arch sm_80a" + tasks + good, "no such variant"},
@@ -297,7 +300,8 @@ TEST_F(VerifyCliTest, StreamAnswersEachLineBeforeTheNextArrives) {
     auto end = std::chrono::steady_clock::now() + std::chrono::seconds(60);
     while (buffer.find('\n') == std::string::npos) {
       int left = static_cast<int>(
-          std::chrono::duration_cast<std::chrono::milliseconds>(end - std::chrono::steady_clock::now()).count());
+          std::chrono::duration_cast<std::chrono::milliseconds>(end - std::chrono::steady_clock::now())
+              .count());
       pollfd fd{from_child[0], POLLIN, 0};
       if (left <= 0 || poll(&fd, 1, left) <= 0) return "";
       char chunk[4096];

@@ -129,7 +129,8 @@ TEST(ExprTest, SyntaxCheckRejectsOnlyWhatNamesCannotChange) {
       {"9223372036854775807 + 1 + N", false},
       {"99999999999999999999", false},
   };
-  for (const Case& c : cases) EXPECT_EQ(ParseExpr(c.text).ok(), c.ok) << c.text << ": " << ParseExpr(c.text).message();
+  for (const Case& c : cases)
+    EXPECT_EQ(ParseExpr(c.text).ok(), c.ok) << c.text << ": " << ParseExpr(c.text).message();
 }
 
 // Errors are one line and quote at most the start of the expression, whatever its length.

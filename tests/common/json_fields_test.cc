@@ -8,8 +8,14 @@ namespace kforge::common {
 namespace {
 
 TEST(ParseJsonTest, AcceptsWhatNlohmannAccepts) {
-  const char* cases[] = {"{}", "[]", "0", "-0.5e-3", "\"x\"", "{\"a\": [1, {\"b\": null}], \"c\": true}",
-                         "\xEF\xBB\xBF{\"bom\": 1}", "[1.7976931348623157e308, 18446744073709551615]"};
+  const char* cases[] = {"{}",
+                         "[]",
+                         "0",
+                         "-0.5e-3",
+                         "\"x\"",
+                         "{\"a\": [1, {\"b\": null}], \"c\": true}",
+                         "\xEF\xBB\xBF{\"bom\": 1}",
+                         "[1.7976931348623157e308, 18446744073709551615]"};
   for (const char* text : cases) {
     StatusOr<nlohmann::json> got = ParseJson(text, "t.json");
     ASSERT_TRUE(got.ok()) << text << ": " << got.status().ToString();

@@ -107,7 +107,8 @@ TEST(SolutionTest, HostileInputsGetAnErrorOrASolutionThatHashes) {
   };
   const std::string bad_utf8_reply =
       "```cuda\nextern \"C\" __global__ void k(float* y) { y[0] = 1; } // \xff\xfe\n```\n"
-      "```json\n{\"launches\": [{\"kernel\": \"k\", \"grid\": [1], \"block\": [1], \"args\": [\"out0\"]}]}\n```\n";
+      "```json\n{\"launches\": [{\"kernel\": \"k\", \"grid\": [1], \"block\": [1], \"args\": "
+      "[\"out0\"]}]}\n```\n";
   struct Case {
     std::string text;
     std::string message;  ///< Empty: the input parses.
@@ -122,13 +123,16 @@ TEST(SolutionTest, HostileInputsGetAnErrorOrASolutionThatHashes) {
        "sol.json: launches[0].memset: duplicate key"},
       {bad_utf8_reply, "sol.json: ```cuda block: invalid UTF-8 at byte 56 of the block"},
       {"\xEF\xBB\xBF" + std::string(kGood), ""},
-      {"\xEF\xBB\xBF" + bad_utf8_reply.substr(0, 8) + "// ok\n" + bad_utf8_reply.substr(bad_utf8_reply.find("```\n")),
+      {"\xEF\xBB\xBF" + bad_utf8_reply.substr(0, 8) + "// ok\n" +
+           bad_utf8_reply.substr(bad_utf8_reply.find("```\n")),
        ""},
       {with("\"options\": [\"--use_fast_math\"]", "\"options\": " + std::string(100000, '[')),
        "sol.json: options[0][0][0]"},
       {with("\"options\": [\"--use_fast_math\"]", "\"options\": " + std::string(100000, '[')),
        "[0]: nested deeper than 64 levels"},
       {with("\"schema\": \"kforge.solution/1\"", "\"schema\": \"a\\nb\""), "got \"a\\nb\""},
+      {with("\"f32:1e-5\"", "\"f32:1e39\""), "launches[1].args[3]: \"1e39\" does not fit a float"},
+      {with("\"f32:1e-5\"", "\"f64:1e39\""), ""},
   };
   for (const Case& c : cases) {
     StatusOr<Solution> solution = ParseSolutionText(c.text, "sol.json");

@@ -233,13 +233,13 @@ TEST_F(TaskTreeTest, TreeFindsEveryTaskAndChecksIds) {
 // One grammar for ids everywhere (scripts/kforge_tasks/schema.py has the same): nothing that could
 // name a folder outside the task root, or an option.
 TEST(TaskIdTest, Grammar) {
-  for (const char* id : {"core/softmax", "kernelbench/level1/19_ReLU", "kernelbench/level1/1_Square_matrix_.x-y",
-                         "a/b/c/d/e/f/g/h", "_/9"}) {
+  for (const char* id : {"core/softmax", "kernelbench/level1/19_ReLU",
+                         "kernelbench/level1/1_Square_matrix_.x-y", "a/b/c/d/e/f/g/h", "_/9"}) {
     EXPECT_TRUE(CheckTaskId(id).ok()) << id;
   }
-  for (const char* id : {"", "b", "../../victim", "core/..", "core/.", "core/../x", "/abs/x", "core//x", "core/x/",
-                         "/core/x", "core/.hidden", "core/-x", "core/a b", "core/x\\y", "a/b/c/d/e/f/g/h/i",
-                         "kernelbench/level1/.", "core/\xc3\xa9"}) {
+  for (const char* id : {"", "b", "../../victim", "core/..", "core/.", "core/../x", "/abs/x", "core//x",
+                         "core/x/", "/core/x", "core/.hidden", "core/-x", "core/a b", "core/x\\y",
+                         "a/b/c/d/e/f/g/h/i", "kernelbench/level1/.", "core/\xc3\xa9"}) {
     Status s = CheckTaskId(id);
     EXPECT_FALSE(s.ok()) << id;
     EXPECT_EQ(s.message().find('\n'), std::string::npos);
@@ -252,7 +252,8 @@ TEST_F(TaskTreeTest, MalformedIdsAreRefusedEverywhere) {
   Write("core/scale", Good("../../victim").dump());
   StatusOr<Task> loaded = LoadTask(root_ / "core/scale");
   ASSERT_FALSE(loaded.ok());
-  EXPECT_NE(loaded.status().message().find("task.json: id: malformed task id \"../../victim\""), std::string::npos)
+  EXPECT_NE(loaded.status().message().find("task.json: id: malformed task id \"../../victim\""),
+            std::string::npos)
       << loaded.status().message();
   for (const char* id : {"../core/scale", "core/../core/scale", "/core/scale", "core//scale"}) {
     StatusOr<Task> found = FindTask(root_, id);
@@ -278,7 +279,8 @@ TEST_F(TaskTreeTest, HostileTaskJsonGetsOneLineNamingTheFile) {
       {with("\"N\": 1024", "\"N\": 1024, \"N\": 7"), "symbols.N: duplicate key"},
       {with("\"flops\": \"numel(x)\"", "\"flops\": \"cdiv(-9223372036854775807-1, -1)\""),
        "cost.flops: in \"cdiv(-9223372036854775807-1, -1)\" at 33: integer overflow"},
-      {with("\"cdiv(N, 2) * 2\"", "\"cdiv(N, 2) *\\n $\""), "outputs[0].shape[1]: in \"cdiv(N, 2) *\\n $\" at 15"},
+      {with("\"cdiv(N, 2) * 2\"", "\"cdiv(N, 2) *\\n $\""),
+       "outputs[0].shape[1]: in \"cdiv(N, 2) *\\n $\" at 15"},
       {with("\"float32\"", "\"" + std::string(5000, 'f') + "\""), "unknown dtype \"fffff"},
       {"\xEF\xBB\xBF" + with("\"N\": 1024", "\"N\": 1024, \"N\": 7"), "duplicate key"},
       {std::string(20 << 20, ' '), "larger than 16 MiB"},
