@@ -30,7 +30,7 @@ nlohmann::json CallWorker(verify::WorkerClient& worker, const nlohmann::json& re
   if (reply.kind == verify::WorkerClient::Reply::Kind::kTimeout)
     return {{"status", "timeout"}, {"message", "worker: " + reply.detail}};
   if (reply.kind == verify::WorkerClient::Reply::Kind::kDied)
-    return {{"status", "crash"}, {"message", "worker died: " + reply.detail}};
+    return {{"status", "harness_error"}, {"message", "worker died: " + reply.detail}};
   return reply.body;
 }
 
@@ -77,11 +77,11 @@ BenchResult Bencher::FromReply(const common::Task& task, const nlohmann::json& r
   std::string status = reply.value("status", "crash");
   if (status != "ok") return Failed(task.id, "", status, reply.value("message", ""));
   auto measurement = MeasurementFromJson(reply.value("measurement", nlohmann::json()));
-  if (!measurement.ok()) return Failed(task.id, "", "crash", measurement.status().message());
+  if (!measurement.ok()) return Failed(task.id, "", "harness_error", measurement.status().message());
   std::optional<DevicePeak> peak;
   if (auto p = DevicePeakFromJson(reply.value("peak", nlohmann::json())); p.ok()) peak = *p;
   auto result = MakeBenchResult(*measurement, seed_, CostOf(task), peak);
-  if (!result.ok()) return Failed(task.id, "", "crash", result.status().message());
+  if (!result.ok()) return Failed(task.id, "", "harness_error", result.status().message());
   result->task = task.id;
   result->device = reply.value("device", nlohmann::json());
   if (peak) result->device["peak"] = peak->ToJson();
@@ -117,7 +117,7 @@ BenchSummary Bencher::Run(verify::SolutionReader& reader,
             if (task.ok()) it = tasks.emplace(dir, std::move(*task)).first;
           }
           if (it == tasks.end()) {
-            result = Failed(verdict.task, verdict.solution_hash, "crash", "task folder vanished: " + dir);
+            result = Failed(verdict.task, verdict.solution_hash, "harness_error", "task folder vanished: " + dir);
           } else {
             result = FromReply(it->second, after);
           }
@@ -126,6 +126,7 @@ BenchSummary Bencher::Run(verify::SolutionReader& reader,
         result.seed = seed_;
         ++summary.total;
         if (result.status == "ok") ++summary.ok;
+        if (result.status == "harness_error") ++summary.harness_errors;
         emit(result);
       });
   summary.no_gpu = verified.no_gpu;
@@ -153,6 +154,7 @@ BenchSummary Bencher::RunReferences(const std::vector<std::string>& task_ids,
     result.seed = seed_;
     ++summary.total;
     if (result.status == "ok") ++summary.ok;
+    if (result.status == "harness_error") ++summary.harness_errors;
     emit(result);
   }
   return summary;

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/cmd_tasks_check.h"
 #include "cli/command.h"
 #include "kforge/common/task.h"
 
@@ -324,8 +325,19 @@ Runner AttachTasks(CLI::App& sub) {
   build->add_option("--device", o->device, "Export packages for cpu, or for cuda (and cpu)")
       ->check(CLI::IsMember({"cpu", "cuda"}));
 
-  return [o, list, show, kb, mod, build]() -> int {
+  auto check_options = std::make_shared<TasksCheckOptions>();
+  CLI::App* check = sub.add_subcommand(
+      "check", "Run every task's reference through the GPU harness: memory, self-agreement, golden file");
+  check->add_option("root", check_options->root, "Task root")->required();
+  check->add_option("--filter", check_options->filter, "Only task ids matching this glob");
+  check->add_option("--device", check_options->device, "cuda or cuda:N")->default_val("cuda");
+  check->add_option("--seed", check_options->seed, "Input seed")->default_val(1);
+  check->add_option("--timeout", check_options->timeout_s, "Seconds per task")->check(CLI::Range(1, 86400));
+  check->add_flag("--json", check_options->json, "One JSON record per task");
+
+  return [o, list, show, kb, mod, build, check, check_options]() -> int {
     if (list->parsed()) return List(*o);
+    if (check->parsed()) return CheckTasks(*check_options);
     if (show->parsed()) return Show(*o);
     std::vector<std::string> args;
     if (kb->parsed() || mod->parsed()) {

@@ -25,7 +25,12 @@ Status CheckTasksRoot(const std::filesystem::path& root) {
   if (!fs::is_directory(root, ec))
     return Status::InvalidArgument("--tasks " + root.string() +
                                    ": no such folder (set --tasks or KFORGE_TASKS)");
-  fs::recursive_directory_iterator it(root, fs::directory_options::skip_permission_denied, ec), end;
+  // Suites may be symbolic links to folders (a root assembled from built suites); the depth and the
+  // entry count bound the search, links that loop included.
+  fs::recursive_directory_iterator it(
+      root, fs::directory_options::skip_permission_denied | fs::directory_options::follow_directory_symlink,
+      ec);
+  fs::recursive_directory_iterator end;
   for (size_t seen = 0; !ec && it != end && seen < 200000; it.increment(ec), ++seen) {
     if (it.depth() >= 8) {
       it.disable_recursion_pending();

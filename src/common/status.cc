@@ -22,6 +22,8 @@ const char* CodeName(Status::Code code) {
       return "not implemented";
     case Status::Code::kInternal:
       return "internal error";
+    case Status::Code::kResourceExhausted:
+      return "resource exhausted";
   }
   return "unknown";
 }

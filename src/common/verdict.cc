@@ -9,8 +9,9 @@
 namespace kforge::common {
 namespace {
 
-constexpr std::array<std::string_view, 8> kNames = {
-    "ok", "compile_error", "invalid_solution", "launch_error", "mismatch", "timeout", "crash", "no_gpu"};
+constexpr std::array<std::string_view, 9> kNames = {"ok",      "compile_error", "invalid_solution",
+                                                    "launch_error", "mismatch", "timeout",
+                                                    "crash",   "no_gpu",        "harness_error"};
 
 }  // namespace
 
@@ -38,6 +39,7 @@ nlohmann::json Verdict::ToJson() const {
   json["device"] = device;
   json["toolchain"] = toolchain;
   json["timing"] = timing;
+  json["memory"] = memory;
   return json;
 }
 
@@ -45,7 +47,7 @@ StatusOr<Verdict> Verdict::FromJson(const nlohmann::json& json) {
   JsonFields f(json, "");
   KFORGE_RETURN_IF_ERROR(
       f.CheckObject({"schema", "task", "solution", "solution_hash", "status", "message", "compile", "seed",
-                     "trials", "checks", "device", "toolchain", "timing"}));
+                     "trials", "checks", "device", "toolchain", "timing", "memory"}));
   KFORGE_ASSIGN_OR_RETURN(std::string schema, f.String("schema"));
   if (schema != kVerdictSchema) return f.Error("schema", "expected \"" + std::string(kVerdictSchema) + "\"");
   Verdict v;
@@ -67,6 +69,7 @@ StatusOr<Verdict> Verdict::FromJson(const nlohmann::json& json) {
   v.device = json.value("device", nlohmann::json());
   v.toolchain = json.value("toolchain", nlohmann::json::object());
   v.timing = json.value("timing", nlohmann::json::object());
+  v.memory = json.value("memory", nlohmann::json());
   return v;
 }
 

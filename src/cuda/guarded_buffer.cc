@@ -9,16 +9,42 @@
 #include "cuda/check.h"
 
 namespace kforge::cuda {
+namespace {
+
+DeviceAllocator& CurrentAllocator() {
+  static DeviceAllocator allocator;
+  return allocator;
+}
+
+}  // namespace
+
+void SetDeviceAllocator(DeviceAllocator allocator) { CurrentAllocator() = allocator; }
 
 StatusOr<std::unique_ptr<GuardedBuffer>> GuardedBuffer::Allocate(size_t bytes) {
   void* base = nullptr;
-  KFORGE_CUDA_RETURN_IF_ERROR(cudaMalloc(&base, bytes + 2 * kGuardBytes));
+  const DeviceAllocator& allocator = CurrentAllocator();
+  size_t total = bytes + 2 * kGuardBytes;
+  if (allocator.allocate) {
+    base = allocator.allocate(total);
+    if (base == nullptr) {
+      return Status::ResourceExhausted("out of device memory: cannot allocate " + std::to_string(total) + " bytes");
+    }
+  } else {
+    KFORGE_CUDA_RETURN_IF_ERROR(cudaMalloc(&base, total));
+  }
   std::unique_ptr<GuardedBuffer> buffer(new GuardedBuffer(static_cast<uint8_t*>(base), bytes));
   KFORGE_RETURN_IF_ERROR(buffer->ArmGuards());
   return buffer;
 }
 
-GuardedBuffer::~GuardedBuffer() { cudaFree(base_); }
+GuardedBuffer::~GuardedBuffer() {
+  const DeviceAllocator& allocator = CurrentAllocator();
+  if (allocator.free) {
+    allocator.free(base_);
+  } else {
+    cudaFree(base_);
+  }
+}
 
 Status GuardedBuffer::Fill(uint8_t byte) {
   KFORGE_CUDA_RETURN_IF_ERROR(cudaMemset(data(), byte, bytes_));

@@ -1,20 +1,79 @@
-// Reference-vs-candidate comparison, computed with ATen on the reference's device.
+// Reference-vs-candidate comparison: one fused pass of kforge's own kernel for tensors on a CUDA
+// device (any size), ATen for the rest; and the device digest.
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+
+#include <cmath>
 #include <cstdint>
+#include <limits>
 
 #include "kforge/reference/compare.h"
-
+#include "reference/device_kernels.h"
 #include "reference/torch_util.h"
 
 namespace kforge::reference {
+namespace {
 
-StatusOr<CompareResult> Compare(const Tensor& ref, const Tensor& cand, const common::Tolerance& tol) {
-  if (!ref.defined() || !cand.defined()) return Status::InvalidArgument("compare of an undefined tensor");
-  if (ref.dtype() != cand.dtype() || ref.shape() != cand.shape())
-    return Status::InvalidArgument("compare: dtype or shape differ");
-  at::InferenceMode guard;
-  const at::Tensor& rt = Unwrap(ref);
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+/// Merges per-block partials on the host, in block order (the result does not depend on timing).
+kernels::ComparePartial MergePartials(const kernels::ComparePartial* parts, int count) {
+  kernels::ComparePartial all = {0, 0, INT64_MAX, 0, 0, 0, 0, 0, 0, 0, 0};
+  for (int i = 0; i < count; ++i) {
+    const kernels::ComparePartial& b = parts[i];
+    all.mismatches += b.mismatches;
+    all.nonfinite_mismatches += b.nonfinite_mismatches;
+    all.first_mismatch = std::min(all.first_mismatch, b.first_mismatch);
+    all.max_abs_err = std::max(all.max_abs_err, b.max_abs_err);
+    all.max_rel_err = std::max(all.max_rel_err, b.max_rel_err);
+    all.sum_sq_err += b.sum_sq_err;
+    all.sum_sq_ref += b.sum_sq_ref;
+    all.ref_max_abs = std::max(all.ref_max_abs, b.ref_max_abs);
+    if (b.count == 0) continue;
+    double n = all.count + b.count;
+    double delta = b.mean - all.mean;
+    all.mean += delta * (b.count / n);
+    all.m2 += b.m2 + delta * delta * (all.count * b.count / n);
+    all.count = n;
+  }
+  return all;
+}
+
+StatusOr<CompareResult> CompareOnDevice(const at::Tensor& r, const at::Tensor& c, const common::Tolerance& tol) {
+  CompareResult res;
+  res.numel = r.numel();
+  if (res.numel == 0) return res;
+  c10::cuda::CUDAGuard device_guard(r.device());
+  cudaStream_t stream = c10::cuda::getCurrentCUDAStream(r.device().index()).stream();
+  const int blocks = kernels::BlocksFor(res.numel);
+  at::Tensor workspace = at::empty({static_cast<int64_t>(blocks * sizeof(kernels::ComparePartial))},
+                                   r.options().dtype(at::kByte));
+  cudaError_t launched = kernels::LaunchCompare(
+      r.data_ptr(), c.data_ptr(), static_cast<kernels::ElementType>(*FromScalarType(r.scalar_type())), res.numel,
+      tol.atol, tol.rtol, reinterpret_cast<kernels::ComparePartial*>(workspace.data_ptr()), stream);
+  if (launched != cudaSuccess)
+    return Status::Unavailable(std::string("compare kernel: ") + cudaGetErrorName(launched));
+  at::Tensor host = workspace.cpu();  // synchronises with the stream
+  kernels::ComparePartial all =
+      MergePartials(reinterpret_cast<const kernels::ComparePartial*>(host.data_ptr()), blocks);
+  res.mismatches = static_cast<int64_t>(all.mismatches);
+  if (res.mismatches > 0) {
+    res.first_mismatch = all.first_mismatch;
+    res.ref_at_first = r.view({-1})[res.first_mismatch].item<double>();
+    res.cand_at_first = c.view({-1})[res.first_mismatch].item<double>();
+  }
+  res.max_abs_err = all.nonfinite_mismatches > 0 ? kInf : all.max_abs_err;
+  res.max_rel_err = all.nonfinite_mismatches > 0 ? kInf : all.max_rel_err;
+  res.rel_l2_err = std::sqrt(all.sum_sq_err) / std::max(std::sqrt(all.sum_sq_ref), 1e-30);
+  res.ref_max_abs = all.ref_max_abs;
+  res.ref_std = res.numel > 1 ? std::sqrt(all.m2 / static_cast<double>(res.numel - 1)) : 0.0;
+  return res;
+}
+
+/// The ATen form (tensors on the CPU, or on different devices): builds full-size temporaries.
+StatusOr<CompareResult> CompareWithATen(const at::Tensor& rt, const at::Tensor& ct, const common::Tolerance& tol) {
   at::Tensor r = rt.to(at::kDouble).view({-1});
-  at::Tensor c = Unwrap(cand).to(rt.device()).to(at::kDouble).view({-1});
+  at::Tensor c = ct.to(rt.device()).to(at::kDouble).view({-1});
   CompareResult res;
   res.numel = r.numel();
   if (res.numel == 0) return res;
@@ -35,8 +94,8 @@ StatusOr<CompareResult> Compare(const Tensor& ref, const Tensor& cand, const com
   res.max_abs_err = fd.max().item<double>();
   res.max_rel_err = (fd / r.abs().clamp_min(1e-12)).max().item<double>();
   if ((mismatch & finite.logical_not()).any().item<bool>()) {
-    res.max_abs_err = std::numeric_limits<double>::infinity();
-    res.max_rel_err = std::numeric_limits<double>::infinity();
+    res.max_abs_err = kInf;
+    res.max_rel_err = kInf;
   }
   at::Tensor rf = at::where(finite, r, at::zeros_like(r));
   double ref_norm = rf.norm().item<double>();
@@ -45,6 +104,27 @@ StatusOr<CompareResult> Compare(const Tensor& ref, const Tensor& cand, const com
   res.ref_max_abs = ref_finite.abs().max().item<double>();
   res.ref_std = res.numel > 1 ? ref_finite.std().item<double>() : 0.0;
   return res;
+}
+
+}  // namespace
+
+StatusOr<CompareResult> Compare(const Tensor& ref, const Tensor& cand, const common::Tolerance& tol) {
+  if (!ref.defined() || !cand.defined()) return Status::InvalidArgument("compare of an undefined tensor");
+  if (ref.dtype() != cand.dtype() || ref.shape() != cand.shape())
+    return Status::InvalidArgument("compare: dtype or shape differ");
+  at::InferenceMode guard;
+  const at::Tensor& r = Unwrap(ref);
+  const at::Tensor& c = Unwrap(cand);
+  try {
+    if (r.is_cuda() && c.is_cuda() && r.device() == c.device()) return CompareOnDevice(r, c, tol);
+    return CompareWithATen(r, c, tol);
+  } catch (const c10::OutOfMemoryError& e) {
+    std::string msg = e.what();
+    return Status::ResourceExhausted("compare: " + msg.substr(0, msg.find('\n')));
+  } catch (const std::exception& e) {
+    std::string msg = e.what();
+    return Status::Unavailable("compare: " + msg.substr(0, msg.find('\n')));
+  }
 }
 
 StatusOr<std::vector<CompareResult>> CompareAll(const TensorSet& ref, const TensorSet& cand,
@@ -59,6 +139,31 @@ StatusOr<std::vector<CompareResult>> CompareAll(const TensorSet& ref, const Tens
     out.push_back(std::move(res).value());
   }
   return out;
+}
+
+StatusOr<uint64_t> Digest(const Tensor& tensor) {
+  if (!tensor.defined()) return Status::InvalidArgument("digest of an undefined tensor");
+  const at::Tensor& t = Unwrap(tensor);
+  if (!t.is_cuda()) return Status::InvalidArgument("digest: the tensor is not on a CUDA device");
+  uint64_t bytes = tensor.bytes();
+  try {
+    c10::cuda::CUDAGuard device_guard(t.device());
+    cudaStream_t stream = c10::cuda::getCurrentCUDAStream(t.device().index()).stream();
+    const int blocks = kernels::DigestBlocksFor(bytes);
+    at::Tensor workspace = at::empty({blocks}, t.options().dtype(at::kLong));
+    cudaError_t launched = kernels::LaunchDigest(
+        t.data_ptr(), bytes, reinterpret_cast<unsigned long long*>(workspace.data_ptr()), stream);
+    if (launched != cudaSuccess)
+      return Status::Unavailable(std::string("digest kernel: ") + cudaGetErrorName(launched));
+    at::Tensor host = workspace.cpu();
+    uint64_t sum = 0;
+    const auto* parts = reinterpret_cast<const uint64_t*>(host.data_ptr());
+    for (int i = 0; i < blocks; ++i) sum += parts[i];
+    return kernels::FinishDigest(sum, bytes);
+  } catch (const std::exception& e) {
+    std::string msg = e.what();
+    return Status::Unavailable("digest: " + msg.substr(0, msg.find('\n')));
+  }
 }
 
 }  // namespace kforge::reference

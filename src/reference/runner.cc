@@ -157,6 +157,10 @@ StatusOr<std::vector<at::Tensor>> ReferenceProgram::Invoke(const TensorSet& inpu
     } else {
       return Status::Internal(where + ": reference returned " + out.tagKind());
     }
+  } catch (const c10::OutOfMemoryError& e) {
+    std::string msg = e.what();
+    return Status::ResourceExhausted(where + ": the reference ran out of device memory: " +
+                                     msg.substr(0, msg.find('\n')));
   } catch (const std::exception& e) {
     std::string msg = e.what();
     return Status::Internal(where + ": reference failed: " + msg.substr(0, msg.find('\n')));

@@ -102,6 +102,11 @@ TensorView Tensor::view() const {
 
 Tensor Tensor::Clone() const { return Wrap(Unwrap(*this).clone()); }
 
+Tensor Tensor::Borrow(const TensorView& view) {
+  auto options = at::TensorOptions().dtype(ToScalarType(view.dtype)).device(ToTorchDevice(view.device));
+  return Wrap(at::from_blob(view.data, view.shape, options));
+}
+
 std::string Tensor::HostBytes() const {
   at::Tensor host = Unwrap(*this).to(at::kCPU).contiguous();
   return std::string(static_cast<const char*>(host.data_ptr()), host.nbytes());
@@ -126,7 +131,13 @@ StatusOr<Tensor> Empty(DType dtype, const std::vector<int64_t>& shape, Device de
   for (int64_t d : shape)
     if (d < 0) return Status::InvalidArgument("negative dimension");
   auto options = at::TensorOptions().dtype(ToScalarType(dtype)).device(ToTorchDevice(device));
-  at::Tensor t = at::empty(shape, options);
+  at::Tensor t;
+  try {
+    t = at::empty(shape, options);
+  } catch (const c10::OutOfMemoryError& e) {
+    std::string msg = e.what();
+    return Status::ResourceExhausted("out of memory on " + device.ToString() + ": " + msg.substr(0, msg.find('\n')));
+  }
   if (fill.kind == Fill::Kind::kNaN && common::IsFloating(dtype)) {
     t.fill_(std::numeric_limits<double>::quiet_NaN());
   } else {

@@ -239,7 +239,9 @@ VerifySummary Verifier::Run(SolutionReader& reader,
             if (reply.kind == WorkerClient::Reply::Kind::kTimeout) {
               Fail(verdict, VerdictStatus::kTimeout, "worker: " + reply.detail);
             } else if (reply.kind == WorkerClient::Reply::Kind::kDied) {
-              Fail(verdict, VerdictStatus::kCrash, "worker died: " + reply.detail);
+              // Candidate faults are answered in-band before the worker exits; a worker that dies
+              // without answering is kforge's failure.
+              Fail(verdict, VerdictStatus::kHarnessError, "worker died: " + reply.detail);
             } else {
               auto status = common::ParseVerdictStatus(reply.body.value("status", "crash"));
               Fail(verdict, status.ok() ? *status : VerdictStatus::kCrash, reply.body.value("message", ""));
@@ -247,6 +249,7 @@ VerifySummary Verifier::Run(SolutionReader& reader,
               verdict.checks = reply.body.value("checks", nlohmann::json::object());
               verdict.device = reply.body.value("device", nlohmann::json());
               verdict.timing = reply.body.value("timing", nlohmann::json::object());
+              verdict.memory = reply.body.value("memory", nlohmann::json());
               if (worker_start_ms)
                 verdict.timing["worker_start_ms"] = *std::exchange(worker_start_ms, std::nullopt);
               if (verdict.status == VerdictStatus::kNoGpu) {
@@ -267,7 +270,7 @@ VerifySummary Verifier::Run(SolutionReader& reader,
           job->after = options_.after_check({client, *job->task, job->solution, job->cubin, seed_});
         }
       } catch (const std::exception& e) {  // a bug: this solution's verdict, never the batch
-        Fail(verdict, VerdictStatus::kCrash, std::string("internal error: ") + e.what());
+        Fail(verdict, VerdictStatus::kHarnessError, std::string("internal error: ") + e.what());
       }
       {
         std::lock_guard<std::mutex> lock(summary_mu);
@@ -289,7 +292,10 @@ VerifySummary Verifier::Run(SolutionReader& reader,
     v.seed = seed_;
     v.toolchain = impl.toolchain;
     if (!input.solution.ok()) {
-      Fail(v, VerdictStatus::kInvalidSolution, input.solution.status().message());
+      // Internal: kforge could not read the input (a bug or a broken environment), not a bad solution.
+      bool ours = input.solution.status().code() == Status::Code::kInternal;
+      Fail(v, ours ? VerdictStatus::kHarnessError : VerdictStatus::kInvalidSolution,
+           input.solution.status().message());
       job->finished = true;
       return job;
     }
@@ -360,7 +366,7 @@ VerifySummary Verifier::Run(SolutionReader& reader,
       try {
         job = prepare(std::move(*input));
       } catch (const std::exception& e) {  // a bug: this solution's verdict, never the batch
-        job = failed_job(label, VerdictStatus::kCrash, std::string("internal error: ") + e.what());
+        job = failed_job(label, VerdictStatus::kHarnessError, std::string("internal error: ") + e.what());
       }
       if (job->finished) {
         job->done.set_value(job->verdict);
@@ -397,7 +403,7 @@ VerifySummary Verifier::Run(SolutionReader& reader,
       try {
         FinishCompile(*job);
       } catch (const std::exception& e) {
-        Fail(job->verdict, VerdictStatus::kCrash, std::string("internal error: ") + e.what());
+        Fail(job->verdict, VerdictStatus::kHarnessError, std::string("internal error: ") + e.what());
       }
       job->done.set_value(job->verdict);
     }

@@ -1,6 +1,7 @@
-// Bench inside the worker: inputs, expected outputs, the candidate in guarded buffers, the reference
-// on kforge's stream, then bench::Measure. Every timed candidate run starts from poisoned outputs and
-// is compared with the reference, so a kernel that changes behaviour after its first launches fails.
+// Bench inside the worker: the candidate prepared as for the GPU check, inputs drawn into its buffers
+// (the reference reads the same buffers), expected outputs once, then bench::Measure. Every timed
+// candidate run starts from poisoned outputs and is compared with the expected outputs, so a kernel
+// that changes behaviour after its first launches fails.
 #include "worker/bench_op.h"
 
 #include <cuda_runtime_api.h>
@@ -20,9 +21,11 @@
 #include "kforge/cuda/launch_plan.h"
 #include "kforge/cuda/owners.h"
 #include "kforge/reference/compare.h"
+#include "kforge/reference/device_memory.h"
 #include "kforge/reference/runner.h"
 #include "kforge/verify/plan_env.h"
 #include "worker/candidate_buffers.h"
+#include "worker/prepared_candidate.h"
 
 namespace kforge::worker {
 namespace {
@@ -37,75 +40,60 @@ constexpr uint8_t kPoison = 0xFF;
 /// kernels the largest run-to-run spread of a median was 3.3% with one placement, 2.5% with 4, 2.1% with 16.
 constexpr int kPlacements = 16;
 
-/// How many placements fit: each takes `bytes`.
-int PlacementsFor(size_t bytes) {
-  size_t free_bytes = 0, total_bytes = 0;
-  if (cudaMemGetInfo(&free_bytes, &total_bytes) != cudaSuccess || bytes == 0) return 1;
-  size_t fit = free_bytes / 4 / bytes;
-  return static_cast<int>(std::clamp<size_t>(fit, 1, kPlacements));
-}
-
-/// A device copy of every tensor in `set`.
-StatusOr<reference::TensorSet> Clone(const reference::TensorSet& set) {
-  reference::TensorSet copy;
-  for (const auto& [name, tensor] : set.items()) {
-    KFORGE_ASSIGN_OR_RETURN(reference::Tensor out, reference::EmptyLike(tensor));
-    if (cudaMemcpy(out.view().data, tensor.view().data, tensor.bytes(), cudaMemcpyDeviceToDevice) !=
-        cudaSuccess)
-      return Status::Unavailable("copy of input " + name + " failed");
-    copy.Set(name, std::move(out));
-  }
-  return copy;
-}
-
-size_t BytesOf(const reference::TensorSet& set) {
-  size_t bytes = 0;
-  for (const auto& [name, tensor] : set.items()) bytes += tensor.bytes();
-  return bytes;
+/// How many placements fit: the first is part of the budget, each further one takes `bytes`.
+int PlacementsFor(int device, int64_t bytes) {
+  reference::DeviceMemoryUse use = reference::DeviceMemoryOf(device);
+  if (bytes <= 0) return 1;
+  return static_cast<int>(std::clamp<int64_t>(1 + use.free_bytes / 4 / bytes, 1, kPlacements));
 }
 
 nlohmann::json Fail(VerdictStatus status, const std::string& message) {
   return {{"status", common::VerdictStatusName(status)}, {"message", message}};
 }
 
-/// The candidate's side of a bench: its buffer sets (one per placement), bound plan and the expected
-/// outputs. A sample runs on one set; its check moves on to the next.
+/// The candidate's side of a bench: its buffer sets (one per placement), prepared plan and the
+/// expected outputs. A sample runs on one set; its check moves on to the next.
 class TimedCandidate {
  public:
-  TimedCandidate(const cuda::PlanEnv& env, cuda::BoundPlan plan, const reference::TensorSet& expected,
-                 const common::Tolerance& tolerance)
-      : env_(env), plan_(std::move(plan)), expected_(expected), tolerance_(tolerance) {}
+  TimedCandidate(const common::Task& task, PreparedCandidate& candidate, const reference::TensorSet& expected)
+      : task_(task), candidate_(candidate), expected_(expected) {}
 
-  /// Guarded copies of one set of inputs and the params; outputs and scratch poisoned.
-  Status AddPlacement(const reference::TensorSet& inputs, const reference::TensorSet& params) {
-    KFORGE_ASSIGN_OR_RETURN(CandidateBuffers buffers, CandidateBuffers::Allocate(env_, inputs, params));
-    KFORGE_RETURN_IF_ERROR(buffers.Poison(env_, kPoison));
-    sets_.push_back(std::move(buffers));
+  /// One more set of guarded buffers, inputs copied from the first set's.
+  Status AddPlacement(std::vector<CandidateBuffers>& sets, const reference::TensorSet& params, int device) {
+    KFORGE_ASSIGN_OR_RETURN(CandidateBuffers buffers, CandidateBuffers::Allocate(candidate_.env, params, device));
+    for (const auto& [name, tensor] : sets.front().inputs().items()) {
+      reference::Tensor* dst = buffers.inputs().Find(name);
+      if (cudaMemcpy(dst->view().data, tensor.view().data, tensor.bytes(), cudaMemcpyDeviceToDevice) != cudaSuccess)
+        return Status::Unavailable("copy of input " + name + " failed");
+    }
+    sets.push_back(std::move(buffers));
     return Status::Ok();
   }
 
-  Status Run(cudaStream_t stream) { return plan_.Run(stream, sets_[next_].pointers()); }
+  void Use(std::vector<CandidateBuffers>* sets) { sets_ = sets; }
+
+  Status Run(cudaStream_t stream) { return candidate_.plan.Run(stream, (*sets_)[next_].pointers()); }
 
   /// Guards intact and outputs within tolerance; then poisons the outputs for the next run.
   Status Check(cudaStream_t stream) {
     if (cudaStreamSynchronize(stream) != cudaSuccess)
       return Status::Unavailable(std::string("kernel faulted: ") + cudaGetErrorName(cudaGetLastError()));
-    CandidateBuffers& buffers = sets_[next_];
+    CandidateBuffers& buffers = (*sets_)[next_];
     if (Status guards = buffers.CheckGuards(); !guards.ok()) return Mismatch(guards.message());
     reference::TensorSet outputs;
     for (const auto& [name, like] : expected_.items()) {
-      KFORGE_ASSIGN_OR_RETURN(reference::Tensor out, buffers.Read(name, like));
+      KFORGE_ASSIGN_OR_RETURN(reference::Tensor out, buffers.View(name));
       outputs.Set(name, std::move(out));
     }
-    KFORGE_ASSIGN_OR_RETURN(auto compared, reference::CompareAll(expected_, outputs, tolerance_));
+    KFORGE_ASSIGN_OR_RETURN(auto compared, reference::CompareAll(expected_, outputs, task_.tolerance));
     nlohmann::json checks;
-    if (auto problem = JudgeOutputs(compared, tolerance_, checks)) {
+    if (auto problem = JudgeOutputs(compared, task_.tolerance, checks)) {
       return Mismatch(*problem + " on timed run " + std::to_string(checked_ + 1));
     }
     ++checked_;
-    KFORGE_RETURN_IF_ERROR(buffers.Poison(env_, kPoison));
+    KFORGE_RETURN_IF_ERROR(buffers.Poison(candidate_.env, kPoison));
     if (cudaDeviceSynchronize() != cudaSuccess) return Status::Unavailable("device error after poisoning");
-    next_ = (next_ + 1) % sets_.size();
+    next_ = (next_ + 1) % sets_->size();
     return Status::Ok();
   }
 
@@ -118,76 +106,110 @@ class TimedCandidate {
     return Status::InvalidArgument(message);
   }
 
-  const cuda::PlanEnv& env_;
-  cuda::BoundPlan plan_;
+  const common::Task& task_;
+  PreparedCandidate& candidate_;
   const reference::TensorSet& expected_;
-  common::Tolerance tolerance_;
-  std::vector<CandidateBuffers> sets_;
+  std::vector<CandidateBuffers>* sets_ = nullptr;
   size_t next_ = 0;
   int checked_ = 0;
   bool mismatched_ = false;
 };
 
-}  // namespace
+/// Inputs of the reference alone (no candidate): plain tensors, one copy per placement.
+StatusOr<std::vector<reference::TensorSet>> ReferenceInputs(const common::Task& task, const std::string& variant,
+                                                            uint64_t seed, int device, int64_t bytes) {
+  std::vector<reference::TensorSet> sets;
+  KFORGE_ASSIGN_OR_RETURN(reference::TensorSet first,
+                          reference::GenerateInputs(task, variant, seed, 0, reference::Device::Cuda(device)));
+  sets.push_back(std::move(first));
+  int placements = PlacementsFor(device, bytes);
+  for (int k = 1; k < placements; ++k) {
+    reference::TensorSet copy;
+    for (const auto& [name, tensor] : sets.front().items()) copy.Set(name, tensor.Clone());
+    sets.push_back(std::move(copy));
+  }
+  return sets;
+}
 
-nlohmann::json RunBench(GpuChecker& state, const nlohmann::json& request, bool& must_exit) {
+/// RunBench without the exception boundary.
+nlohmann::json RunBenchOrFail(GpuChecker& state, const nlohmann::json& request, bool& must_exit) {
   const cuda::DeviceInfo& device = state.device();
   auto options = bench::MeasureOptionsFromJson(request.value("measure", nlohmann::json::object()));
   if (!options.ok()) return Fail(VerdictStatus::kInvalidSolution, options.status().message());
   auto task_or = state.TaskFor(request.value("task_dir", ""));
-  if (!task_or.ok()) return Fail(VerdictStatus::kInvalidSolution, task_or.status().message());
+  if (!task_or.ok()) return Fail(VerdictStatus::kHarnessError, task_or.status().message());
   const common::Task& task = **task_or;
   const common::Variant& variant = task.variants.front();
-  auto program = state.ProgramFor(task, variant.name);
-  if (!program.ok()) return Fail(VerdictStatus::kInvalidSolution, "reference: " + program.status().message());
+  const uint64_t seed = request.value("seed", uint64_t{0});
 
-  auto stream = cuda::CreateStream();
-  if (!stream.ok()) return Fail(VerdictStatus::kCrash, stream.status().message());
-  reference::Device cuda_device = reference::Device::Cuda(device.index);
-  auto inputs =
-      reference::GenerateInputs(task, variant.name, request.value("seed", uint64_t{0}), 0, cuda_device);
-  if (!inputs.ok()) return Fail(VerdictStatus::kCrash, "input generation: " + inputs.status().message());
-  auto expected = (*program)->Run(*inputs);
-  if (!expected.ok()) return Fail(VerdictStatus::kCrash, "reference: " + expected.status().message());
-  // Candidate sets hold inputs, outputs and scratch; a reference placement about as much.
-  const int placements = PlacementsFor(2 * (BytesOf(*inputs) + BytesOf(*expected)) + (64u << 20));
-  std::vector<reference::TensorSet> input_sets = {*inputs};
-  for (int k = 1; k < placements; ++k) {
-    auto copy = Clone(*inputs);
-    if (!copy.ok()) return Fail(VerdictStatus::kCrash, copy.status().message());
-    input_sets.push_back(std::move(*copy));
-  }
-
-  std::vector<bench::Subject> subjects;
+  // The plan and its memory: the candidate's, or the task's tensors alone for the reference.
   std::unique_ptr<cuda::KernelLibrary> library;
-  std::unique_ptr<cuda::PlanEnv> env;
-  std::unique_ptr<TimedCandidate> candidate;
+  std::optional<PreparedCandidate> prepared;
+  MemoryPlan memory;
   if (request.contains("solution")) {
     auto solution = common::SolutionFromJson(request["solution"], "request");
     auto cubin = common::Base64Decode(request.value("cubin_b64", ""));
-    if (!solution.ok() || !cubin.ok()) return Fail(VerdictStatus::kCrash, "worker: bad bench request");
+    if (!solution.ok() || !cubin.ok()) return Fail(VerdictStatus::kHarnessError, "worker: bad bench request");
     auto loaded = cuda::KernelLibrary::Load(*cubin);
-    if (!loaded.ok())
-      return Fail(VerdictStatus::kLaunchError, "cannot load the CUBIN: " + loaded.status().message());
+    if (!loaded.ok()) return Fail(VerdictStatus::kLaunchError, "cannot load the CUBIN: " + loaded.status().message());
     library = std::move(*loaded);
-    auto env_or = verify::PlanEnvFor(task, variant);
-    if (!env_or.ok()) return Fail(VerdictStatus::kInvalidSolution, env_or.status().message());
-    env = std::make_unique<cuda::PlanEnv>(std::move(*env_or));
-    cuda::LaunchLimits limits = cuda::LimitsFor(device);
-    Status scratch = cuda::AddScratch(*solution, limits, *env);
-    if (!scratch.ok()) return Fail(VerdictStatus::kInvalidSolution, scratch.message());
-    auto resolved = cuda::ResolvePlan(*solution, *env, limits);
-    if (!resolved.ok()) return Fail(VerdictStatus::kInvalidSolution, resolved.status().message());
-    auto bound = cuda::BoundPlan::Bind(*resolved, *library);
-    if (!bound.ok()) return Fail(VerdictStatus::kInvalidSolution, bound.status().message());
-    candidate = std::make_unique<TimedCandidate>(*env, std::move(*bound), *expected, task.tolerance);
-    for (const reference::TensorSet& set : input_sets) {
-      Status prepared = candidate->AddPlacement(set, (*program)->params());
-      if (!prepared.ok()) return Fail(VerdictStatus::kCrash, prepared.message());
+    auto ready = PrepareCandidate(task, variant, *solution, *library, cuda::LimitsFor(device));
+    if (!ready.ok()) return Fail(VerdictStatus::kInvalidSolution, ready.status().message());
+    prepared = std::move(*ready);
+    memory = prepared->memory;
+    memory.kept_outputs = memory.outputs;
+  } else {
+    auto env = verify::PlanEnvFor(task, variant);
+    if (!env.ok()) return Fail(VerdictStatus::kHarnessError, env.status().message());
+    memory = PlanMemory(task, *env);
+  }
+  bool scratch_only = false;
+  if (Status room = state.ReserveFor(task, memory, scratch_only); !room.ok()) {
+    if (scratch_only) return Fail(VerdictStatus::kInvalidSolution, "scratch does not fit: " + room.message());
+    return Fail(VerdictStatus::kHarnessError, "task " + task.id + ": " + room.message());
+  }
+  auto program = state.ProgramFor(task, variant.name);
+  if (!program.ok()) return Fail(VerdictStatus::kHarnessError, "reference: " + program.status().message());
+  auto stream = cuda::CreateStream();
+  if (!stream.ok()) return Fail(VerdictStatus::kCrash, stream.status().message());
+
+  std::vector<CandidateBuffers> candidate_sets;
+  std::vector<reference::TensorSet> input_sets;  // what the reference reads, per placement
+  reference::TensorSet expected;
+  std::unique_ptr<TimedCandidate> candidate;
+  std::vector<bench::Subject> subjects;
+  int placements = 1;
+  if (prepared) {
+    auto first = CandidateBuffers::Allocate(prepared->env, (*program)->params(), device.index);
+    if (!first.ok()) return Fail(VerdictStatus::kHarnessError, first.status().message());
+    candidate_sets.push_back(std::move(*first));
+    if (Status drawn = reference::GenerateInputsInto(task, variant.name, seed, 0, candidate_sets[0].inputs());
+        !drawn.ok())
+      return Fail(VerdictStatus::kHarnessError, "input generation: " + drawn.message());
+    auto ran = (*program)->Run(candidate_sets[0].inputs());
+    if (!ran.ok()) return Fail(VerdictStatus::kHarnessError, "reference: " + ran.status().message());
+    expected = std::move(*ran);
+    candidate = std::make_unique<TimedCandidate>(task, *prepared, expected);
+    placements = PlacementsFor(device.index, prepared->memory.inputs + prepared->memory.outputs +
+                                                 prepared->memory.scratch + (int64_t{64} << 20));
+    for (int k = 1; k < placements; ++k) {
+      if (Status added = candidate->AddPlacement(candidate_sets, (*program)->params(), device.index); !added.ok())
+        return Fail(VerdictStatus::kHarnessError, added.message());
     }
+    for (CandidateBuffers& set : candidate_sets) {
+      if (Status poisoned = set.Poison(prepared->env, kPoison); !poisoned.ok())
+        return Fail(VerdictStatus::kHarnessError, poisoned.message());
+      input_sets.push_back(set.inputs());
+    }
+    candidate->Use(&candidate_sets);
     TimedCandidate* c = candidate.get();
     subjects.push_back({"candidate", nullptr, [c](cudaStream_t s) { return c->Run(s); },
                         [c](cudaStream_t s) { return c->Check(s); }});
+  } else {
+    auto sets = ReferenceInputs(task, variant.name, seed, device.index, memory.inputs + (int64_t{64} << 20));
+    if (!sets.ok()) return Fail(VerdictStatus::kHarnessError, "input generation: " + sets.status().message());
+    input_sets = std::move(*sets);
+    placements = static_cast<int>(input_sets.size());
   }
   reference::ReferenceProgram* reference_program = *program;
   int device_index = device.index;
@@ -206,21 +228,37 @@ nlohmann::json RunBench(GpuChecker& state, const nlohmann::json& request, bool& 
   if (!measured.ok()) {
     if (candidate && candidate->mismatched())
       return Fail(VerdictStatus::kMismatch, "timed run: " + measured.status().message());
+    if (measured.status().code() == Status::Code::kResourceExhausted)
+      return Fail(VerdictStatus::kHarnessError, "bench: " + measured.status().message());
     // A faulting kernel leaves the context unusable; the parent starts a fresh worker.
     bool healthy = cudaDeviceSynchronize() == cudaSuccess;
     must_exit = !healthy;
-    return Fail(healthy ? VerdictStatus::kLaunchError : VerdictStatus::kCrash,
-                "bench: " + measured.status().message());
+    return Fail(healthy ? VerdictStatus::kLaunchError : VerdictStatus::kCrash, "bench: " + measured.status().message());
   }
   nlohmann::json reply = {{"status", "ok"},
                           {"message", ""},
                           {"measurement", bench::MeasurementToJson(*measured)},
                           {"checked_runs", candidate ? candidate->checked() : 0},
                           {"placements", placements},
+                          {"memory", memory.ToJson()},
                           {"device", device.ToJson()}};
   auto peak = bench::LoadOrMeasurePeak(device.index, bench::DefaultCacheDir());
   reply["peak"] = peak.ok() ? peak->ToJson() : nlohmann::json(nullptr);
   return reply;
+}
+
+}  // namespace
+
+nlohmann::json RunBench(GpuChecker& state, const nlohmann::json& request, bool& must_exit) {
+  try {
+    return RunBenchOrFail(state, request, must_exit);
+  } catch (const std::exception& e) {
+    std::string text = e.what();
+    std::string log = LogFailure(text);
+    must_exit = cudaDeviceSynchronize() != cudaSuccess;
+    return Fail(VerdictStatus::kHarnessError, "worker: " + text.substr(0, std::min<size_t>(text.find('\n'), 300)) +
+                                                  (log.empty() ? "" : " (details in " + log + ")"));
+  }
 }
 
 }  // namespace kforge::worker

@@ -1,21 +1,23 @@
-// Candidate-versus-reference trials on the GPU (DESIGN.md, "Verification").
+// Candidate-versus-reference trials on the GPU (docs/worker.md, "The GPU check").
 #include "worker/check.h"
 
 #include <cuda_runtime_api.h>
-#include <cstdint>
+#include <unistd.h>
 
 #include <cmath>
+#include <cstdint>
 #include <cstring>
+#include <fstream>
 #include <thread>
+#include <variant>
 
 #include "kforge/common/hash.h"
-#include "kforge/cuda/guarded_buffer.h"
+#include "kforge/cuda/compiler.h"
 #include "kforge/cuda/kernel_library.h"
-#include "kforge/cuda/launch_plan.h"
 #include "kforge/cuda/owners.h"
 #include "kforge/reference/compare.h"
+#include "kforge/reference/device_memory.h"
 #include "kforge/reference/runner.h"
-#include "kforge/verify/plan_env.h"
 #include "worker/candidate_buffers.h"
 
 namespace kforge::worker {
@@ -44,11 +46,14 @@ uint64_t TrialSeed(uint64_t run_seed, const std::string& solution_hash, int vari
   return SplitMix64(run_seed ^ SplitMix64(h + static_cast<uint64_t>(variant_index) * 1000003 + trial));
 }
 
+/// Why a check stopped: the verdict status and message, and whether the worker must exit.
 struct Failure {
   VerdictStatus status;
   std::string message;
   bool fatal = false;
 };
+
+Failure Harness(const Status& status) { return {VerdictStatus::kHarnessError, status.message()}; }
 
 /// Waits for `stream` up to `timeout`. A kernel still running is a timeout; any error is sticky.
 std::optional<Failure> WaitForStream(cudaStream_t stream, std::chrono::milliseconds timeout) {
@@ -58,73 +63,15 @@ std::optional<Failure> WaitForStream(cudaStream_t stream, std::chrono::milliseco
     if (e == cudaSuccess) return std::nullopt;
     if (e != cudaErrorNotReady) {
       return Failure{VerdictStatus::kCrash,
-                     std::string("kernel faulted: ") + cudaGetErrorName(e) + ": " + cudaGetErrorString(e),
-                     true};
+                     std::string("kernel faulted: ") + cudaGetErrorName(e) + ": " + cudaGetErrorString(e), true};
     }
     if (std::chrono::steady_clock::now() > end) {
-      return Failure{VerdictStatus::kTimeout,
-                     "kernel still running after " + std::to_string(timeout.count()) + " ms", true};
+      return Failure{VerdictStatus::kTimeout, "kernel still running after " + std::to_string(timeout.count()) + " ms",
+                     true};
     }
     std::this_thread::sleep_for(std::chrono::microseconds(50));
   }
 }
-
-class Trial {
- public:
-  Trial(const cuda::PlanEnv& env, const cuda::BoundPlan& plan, cudaStream_t stream,
-        std::chrono::milliseconds timeout)
-      : env_(env), plan_(plan), stream_(stream), timeout_(timeout) {}
-
-  /// Allocates guarded buffers: copies of the inputs and params, outputs and scratch.
-  Status Prepare(const TensorSet& inputs, const TensorSet& params) {
-    KFORGE_ASSIGN_OR_RETURN(bufs_, CandidateBuffers::Allocate(env_, inputs, params));
-    return Status::Ok();
-  }
-
-  /// One run of the plan from poisoned outputs; returns the outputs, or why the run failed.
-  /// Leaks the buffers: after a fatal failure the worker exits, and freeing memory that a still
-  /// running kernel uses would block until that kernel ends.
-  void Abandon() { bufs_.Abandon(); }
-
-  std::variant<TensorSet, Failure> Run(int repeat, const TensorSet& output_like) {
-    Status poisoned = bufs_.Poison(env_, kPoison[repeat % 2]);
-    if (!poisoned.ok()) return Failure{VerdictStatus::kCrash, poisoned.message(), true};
-    if (cudaDeviceSynchronize() != cudaSuccess) {
-      return Failure{VerdictStatus::kCrash, "device error before launch", true};
-    }
-    Status launched = plan_.Run(stream_, bufs_.pointers());
-    if (!launched.ok()) {
-      cudaGetLastError();
-      bool healthy = cudaDeviceSynchronize() == cudaSuccess;
-      return Failure{healthy ? VerdictStatus::kLaunchError : VerdictStatus::kCrash, launched.message(),
-                     !healthy};
-    }
-    if (auto failure = WaitForStream(stream_, timeout_)) return *failure;
-    if (Status guards = bufs_.CheckGuards(); !guards.ok())
-      return Failure{VerdictStatus::kMismatch, guards.message()};
-    for (const auto& [name, original] : bufs_.originals().items()) {
-      auto now = bufs_.Read(name, original);
-      if (!now.ok()) return Failure{VerdictStatus::kCrash, now.status().message(), true};
-      if (!reference::BitwiseEqual(*now, original)) {
-        return Failure{VerdictStatus::kMismatch, "the candidate modified input \"" + name + "\""};
-      }
-    }
-    TensorSet outputs;
-    for (const auto& [name, like] : output_like.items()) {
-      auto out = bufs_.Read(name, like);
-      if (!out.ok()) return Failure{VerdictStatus::kCrash, out.status().message(), true};
-      outputs.Set(name, *out);
-    }
-    return outputs;
-  }
-
- private:
-  const cuda::PlanEnv& env_;
-  const cuda::BoundPlan& plan_;
-  cudaStream_t stream_;
-  std::chrono::milliseconds timeout_;
-  CandidateBuffers bufs_;
-};
 
 /// True when a candidate value is one of the poison patterns (an element never written).
 bool LooksPoisoned(double value) {
@@ -142,24 +89,177 @@ bool NearConstant(const reference::CompareResult& r, const common::Tolerance& to
   return r.ref_std <= tol.atol + tol.rtol * r.ref_max_abs;
 }
 
-nlohmann::json OutputJson(const reference::CompareResult& r) {
-  return {
-      {"name", r.name},
-      {"max_abs_err", std::isfinite(r.max_abs_err) ? nlohmann::json(r.max_abs_err) : nlohmann::json("inf")},
-      {"max_rel_err", std::isfinite(r.max_rel_err) ? nlohmann::json(r.max_rel_err) : nlohmann::json("inf")},
-      {"rel_l2_err", std::isfinite(r.rel_l2_err) ? nlohmann::json(r.rel_l2_err) : nlohmann::json("inf")},
-      {"mismatches", r.mismatches},
-      {"numel", r.numel},
-      {"first_mismatch", r.first_mismatch < 0 ? nlohmann::json(nullptr) : nlohmann::json(r.first_mismatch)}};
-}
+/// Wall time per phase of the check, in ms (each phase ends with the device idle).
+class PhaseClock {
+ public:
+  explicit PhaseClock(nlohmann::json& phases) : phases_(phases) {}
+  /// Ends the phase running since the last call and charges it to `name`.
+  void Charge(const char* name) {
+    auto now = std::chrono::steady_clock::now();
+    phases_[name] = phases_.value(name, 0.0) + std::chrono::duration<double, std::milli>(now - last_).count();
+    last_ = now;
+  }
+  void Restart() { last_ = std::chrono::steady_clock::now(); }
+
+ private:
+  nlohmann::json& phases_;
+  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
+};
+
+/// One variant's trials: the candidate's buffers (the only copy of the inputs), its plan and the
+/// reference, run in the order the check needs.
+class VariantTrials {
+ public:
+  VariantTrials(const common::Task& task, const common::Variant& variant, PreparedCandidate& candidate,
+                CandidateBuffers& buffers, reference::ReferenceProgram& program, cudaStream_t stream,
+                std::chrono::milliseconds timeout, GpuCheckResult& result)
+      : task_(task),
+        variant_(variant),
+        candidate_(candidate),
+        buffers_(buffers),
+        program_(program),
+        stream_(stream),
+        timeout_(timeout),
+        result_(result),
+        clock_(result.phases_ms) {}
+
+  /// Trial `t` on inputs drawn from `seed` and distribution `dist`; `repeats` candidate runs.
+  std::optional<Failure> Run(int t, uint64_t seed, int dist, int repeats, bool& deterministic) {
+    clock_.Restart();
+    if (Status drawn = reference::GenerateInputsInto(task_, variant_.name, seed, dist, buffers_.inputs());
+        !drawn.ok())
+      return Harness(drawn.WithContext("input generation"));
+    cudaDeviceSynchronize();
+    clock_.Charge("inputs");
+    auto before = buffers_.DigestReadOnly();
+    if (!before.ok()) return Harness(before.status());
+    clock_.Charge("digest");
+    nlohmann::json record = {
+        {"variant", variant_.name}, {"trial", t}, {"distribution", dist}, {"seed", seed}, {"runs", repeats}};
+    std::optional<TensorSet> expected;
+    std::map<std::string, uint64_t> first_outputs;
+    for (int r = 0; r < repeats; ++r) {
+      if (auto failure = RunCandidate(r, *before)) return failure;
+      auto outputs = OutputViews();
+      if (!outputs.ok()) return Harness(outputs.status());
+      std::map<std::string, uint64_t> digests;  // only needed to tell repeated runs apart
+      for (const auto& [name, tensor] : outputs->items()) {
+        if (repeats == 1) break;
+        auto digest = reference::Digest(tensor);
+        if (!digest.ok()) return Harness(digest.status());
+        digests[name] = *digest;
+      }
+      clock_.Charge("digest");
+      if (r > 0 && digests == first_outputs) continue;  // bit-identical to the run already judged
+      if (r > 0) deterministic = false;
+      if (r == 0) {
+        first_outputs = digests;
+        // The reference runs only now, after the candidate, on the same inputs.
+        auto ran = RunReference(seed, dist, *before);
+        if (!ran.ok()) return Harness(ran.status());
+        expected = std::move(*ran);
+      }
+      auto compared = reference::CompareAll(*expected, *outputs, task_.tolerance);
+      if (!compared.ok()) return Harness(compared.status());
+      clock_.Charge("compare");
+      if (r == 0) {
+        record["outputs"] = nlohmann::json::array();
+        for (const auto& c : *compared) record["outputs"].push_back(OutputJson(c));
+      }
+      if (auto problem = JudgeOutputs(*compared, task_.tolerance, result_.checks)) {
+        if (repeats > 1) *problem += " on run " + std::to_string(r + 1) + " of " + std::to_string(repeats);
+        result_.trials.push_back(record);
+        if (r > 0) result_.checks["repeat_runs"] = "fail";
+        return Failure{VerdictStatus::kMismatch, *problem + " in trial " + std::to_string(t)};
+      }
+    }
+    result_.trials.push_back(record);
+    return std::nullopt;
+  }
+
+ private:
+  /// One run of the plan from poisoned outputs, then the guard and inputs-unchanged checks.
+  std::optional<Failure> RunCandidate(int repeat, const std::map<std::string, uint64_t>& before) {
+    if (Status poisoned = buffers_.Poison(candidate_.env, kPoison[repeat % 2]); !poisoned.ok())
+      return Failure{VerdictStatus::kCrash, poisoned.message(), true};
+    if (cudaDeviceSynchronize() != cudaSuccess)
+      return Failure{VerdictStatus::kCrash, "device error before launch", true};
+    clock_.Charge("poison");
+    if (Status launched = candidate_.plan.Run(stream_, buffers_.pointers()); !launched.ok()) {
+      cudaGetLastError();
+      bool healthy = cudaDeviceSynchronize() == cudaSuccess;
+      return Failure{healthy ? VerdictStatus::kLaunchError : VerdictStatus::kCrash, launched.message(), !healthy};
+    }
+    if (auto failure = WaitForStream(stream_, timeout_)) return failure;
+    clock_.Charge("candidate");
+    if (Status guards = buffers_.CheckGuards(); !guards.ok()) {
+      result_.checks["guard_regions"] = "fail";
+      return Failure{VerdictStatus::kMismatch, guards.message()};
+    }
+    auto after = buffers_.DigestReadOnly();
+    if (!after.ok()) return Failure{VerdictStatus::kCrash, after.status().message(), true};
+    clock_.Charge("digest");
+    for (const auto& [name, digest] : *after) {
+      if (before.at(name) != digest) {
+        result_.checks["inputs_unchanged"] = "fail";
+        return Failure{VerdictStatus::kMismatch, "the candidate modified input \"" + name + "\""};
+      }
+    }
+    return std::nullopt;
+  }
+
+  /// The reference's outputs on the candidate's input buffers. A reference that writes its inputs
+  /// gets them drawn again, so later runs of the candidate see the same values.
+  StatusOr<TensorSet> RunReference(uint64_t seed, int dist, const std::map<std::string, uint64_t>& before) {
+    KFORGE_ASSIGN_OR_RETURN(TensorSet expected, program_.Run(buffers_.inputs()));
+    cudaDeviceSynchronize();
+    clock_.Charge("reference");
+    KFORGE_ASSIGN_OR_RETURN(auto after, buffers_.DigestReadOnly());
+    if (after != before) {
+      KFORGE_RETURN_IF_ERROR(reference::GenerateInputsInto(task_, variant_.name, seed, dist, buffers_.inputs()));
+      KFORGE_ASSIGN_OR_RETURN(after, buffers_.DigestReadOnly());
+      if (after != before) return Status::Internal("the reference modifies its params");
+    }
+    return expected;
+  }
+
+  StatusOr<TensorSet> OutputViews() const {
+    TensorSet outputs;
+    for (const common::TensorSpec& spec : task_.outputs) {
+      KFORGE_ASSIGN_OR_RETURN(Tensor view, buffers_.View(spec.name));
+      outputs.Set(spec.name, std::move(view));
+    }
+    return outputs;
+  }
+
+  const common::Task& task_;
+  const common::Variant& variant_;
+  PreparedCandidate& candidate_;
+  CandidateBuffers& buffers_;
+  reference::ReferenceProgram& program_;
+  cudaStream_t stream_;
+  std::chrono::milliseconds timeout_;
+  GpuCheckResult& result_;
+  PhaseClock clock_;
+};
 
 }  // namespace
+
+nlohmann::json OutputJson(const reference::CompareResult& r) {
+  auto number = [](double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json("inf"); };
+  return {{"name", r.name},
+          {"max_abs_err", number(r.max_abs_err)},
+          {"max_rel_err", number(r.max_rel_err)},
+          {"rel_l2_err", number(r.rel_l2_err)},
+          {"mismatches", r.mismatches},
+          {"numel", r.numel},
+          {"first_mismatch", r.first_mismatch < 0 ? nlohmann::json(nullptr) : nlohmann::json(r.first_mismatch)}};
+}
 
 std::optional<std::string> JudgeOutputs(const std::vector<reference::CompareResult>& results,
                                         const common::Tolerance& tol, nlohmann::json& checks) {
   for (const reference::CompareResult& r : results) {
-    if (NearConstant(r, tol))
-      checks["degenerate_reference"] = r.name + " is near-constant; norm check applied";
+    if (NearConstant(r, tol)) checks["degenerate_reference"] = r.name + " is near-constant; norm check applied";
     if (!r.ok()) {
       if (LooksPoisoned(r.cand_at_first)) checks["poisoned_outputs"] = "fail";
       return r.name + ": " + std::to_string(r.mismatches) + " of " + std::to_string(r.numel) +
@@ -174,6 +274,20 @@ std::optional<std::string> JudgeOutputs(const std::vector<reference::CompareResu
   return std::nullopt;
 }
 
+std::filesystem::path WorkerLogPath() {
+  return cuda::DefaultCacheDir().parent_path() / "logs" / ("worker-" + std::to_string(getpid()) + ".log");
+}
+
+std::string LogFailure(const std::string& text) {
+  std::filesystem::path path = WorkerLogPath();
+  std::error_code ec;
+  std::filesystem::create_directories(path.parent_path(), ec);
+  std::ofstream out(path, std::ios::app);
+  if (!out) return "";
+  out << text << "\n";
+  return out ? path.string() : "";
+}
+
 GpuChecker::GpuChecker(cuda::DeviceInfo device) : device_(std::move(device)) {}
 GpuChecker::~GpuChecker() = default;
 
@@ -186,36 +300,82 @@ StatusOr<const common::Task*> GpuChecker::TaskFor(const std::filesystem::path& d
   return slot.get();
 }
 
-StatusOr<reference::ReferenceProgram*> GpuChecker::ProgramFor(const common::Task& task,
-                                                              const std::string& variant) {
+StatusOr<reference::ReferenceProgram*> GpuChecker::ProgramFor(const common::Task& task, const std::string& variant) {
   std::string key = task.dir.string() + "#" + variant;
   auto it = programs_.find(key);
   if (it != programs_.end()) return it->second.get();
-  KFORGE_ASSIGN_OR_RETURN(
-      auto program, reference::ReferenceProgram::Load(task, variant, reference::Device::Cuda(device_.index)));
+  KFORGE_ASSIGN_OR_RETURN(auto program,
+                          reference::ReferenceProgram::Load(task, variant, reference::Device::Cuda(device_.index)));
   auto& slot = programs_[key];
   slot = std::move(program);
   return slot.get();
 }
 
+int64_t GpuChecker::ResidentBytes(const common::Task& task) const {
+  int64_t bytes = 0;
+  std::string prefix = task.dir.string() + "#";
+  for (const auto& [key, program] : programs_) {
+    if (key.rfind(prefix, 0) != 0) continue;
+    for (const auto& [name, tensor] : program->params().items()) bytes += static_cast<int64_t>(tensor.bytes());
+  }
+  return bytes;
+}
+
+Status GpuChecker::ReserveFor(const common::Task& task, const MemoryPlan& plan, bool& scratch_only) {
+  scratch_only = false;
+  reference::DeviceMemoryUse use = reference::DeviceMemoryOf(device_.index);
+  // Once the reference is loaded its params are resident; everything else of the budget is to come.
+  int64_t needed = plan.budget() - std::min(plan.params, ResidentBytes(task));
+  if (plan.budget() > use.total_bytes) {
+    scratch_only = plan.budget() - plan.scratch <= use.total_bytes;
+    return Status::ResourceExhausted("needs " + FormatBytes(plan.budget()) + " of device memory (footprint " +
+                                     FormatBytes(plan.footprint()) + " plus judging), the device has " +
+                                     FormatBytes(use.total_bytes));
+  }
+  if (needed <= use.free_bytes) return Status::Ok();
+  std::string prefix = task.dir.string() + "#";
+  for (auto it = programs_.begin(); it != programs_.end();) {
+    it = it->first.rfind(prefix, 0) == 0 ? std::next(it) : programs_.erase(it);
+  }
+  reference::ReleaseCachedDeviceMemory();
+  use = reference::DeviceMemoryOf(device_.index);
+  if (needed <= use.free_bytes) return Status::Ok();
+  scratch_only = needed - plan.scratch <= use.free_bytes;
+  return Status::ResourceExhausted("needs " + FormatBytes(needed) + " more device memory, " +
+                                   FormatBytes(use.free_bytes) + " free");
+}
+
 GpuCheckResult GpuChecker::Check(const GpuCheckRequest& request) {
+  try {
+    return CheckOrFail(request);
+  } catch (const std::exception& e) {
+    std::string text = e.what();
+    std::string log = LogFailure(text);
+    GpuCheckResult result;
+    result.status = VerdictStatus::kHarnessError;
+    result.message = "worker: " + text.substr(0, std::min<size_t>(text.find('\n'), 300)) +
+                     (log.empty() ? "" : " (details in " + log + ")");
+    result.worker_must_exit = cudaDeviceSynchronize() != cudaSuccess;
+    return result;
+  }
+}
+
+GpuCheckResult GpuChecker::CheckOrFail(const GpuCheckRequest& request) {
   GpuCheckResult result;
-  auto fail = [&](VerdictStatus status, const std::string& message, bool fatal = false) {
-    result.status = status;
-    result.message = message;
-    result.worker_must_exit = fatal;
+  auto fail = [&](const Failure& failure, const std::string& where = "") {
+    result.status = failure.status;
+    result.message = failure.message + where;
+    result.worker_must_exit = failure.fatal;
     return result;
   };
   auto task_or = TaskFor(request.task_dir);
-  if (!task_or.ok()) return fail(VerdictStatus::kInvalidSolution, task_or.status().message());
+  if (!task_or.ok()) return fail(Harness(task_or.status()));
   const common::Task& task = **task_or;
 
   auto library = cuda::KernelLibrary::Load(request.cubin);
-  if (!library.ok())
-    return fail(VerdictStatus::kLaunchError, "cannot load the CUBIN: " + library.status().message());
+  if (!library.ok()) return fail({VerdictStatus::kLaunchError, "cannot load the CUBIN: " + library.status().message()});
   auto owned_stream = cuda::CreateStream();
-  if (!owned_stream.ok()) return fail(VerdictStatus::kCrash, owned_stream.status().message(), true);
-  cudaStream_t stream = owned_stream->get();
+  if (!owned_stream.ok()) return fail({VerdictStatus::kCrash, owned_stream.status().message(), true});
 
   std::string solution_hash = common::SolutionHash(request.solution);
   cuda::LaunchLimits limits = cuda::LimitsFor(device_);
@@ -224,86 +384,62 @@ GpuCheckResult GpuChecker::Check(const GpuCheckRequest& request) {
   result.checks["inputs_unchanged"] = "pass";
   result.checks["repeat_runs"] = kRepeatsOnFirstTrial;
   bool deterministic = true;
+  int64_t peak = 0;
 
   for (size_t v = 0; v < task.variants.size(); ++v) {
     const common::Variant& variant = task.variants[v];
-    auto env_or = verify::PlanEnvFor(task, variant);
-    if (!env_or.ok()) return fail(VerdictStatus::kInvalidSolution, env_or.status().message());
-    cuda::PlanEnv& env = *env_or;
     std::string where = task.variants.size() > 1 ? " (variant " + variant.name + ")" : "";
-    Status scratch = cuda::AddScratch(request.solution, limits, env);
-    if (!scratch.ok()) return fail(VerdictStatus::kInvalidSolution, scratch.message() + where);
-    auto resolved = cuda::ResolvePlan(request.solution, env, limits);
-    if (!resolved.ok()) return fail(VerdictStatus::kInvalidSolution, resolved.status().message() + where);
-    auto bound = cuda::BoundPlan::Bind(*resolved, **library);
-    if (!bound.ok()) return fail(VerdictStatus::kInvalidSolution, bound.status().message() + where);
+    auto prepared = PrepareCandidate(task, variant, request.solution, **library, limits);
+    if (!prepared.ok()) return fail({VerdictStatus::kInvalidSolution, prepared.status().message()}, where);
+
+    bool scratch_only = false;
+    if (Status room = ReserveFor(task, prepared->memory, scratch_only); !room.ok()) {
+      if (scratch_only)
+        return fail({VerdictStatus::kInvalidSolution, "scratch of " + FormatBytes(prepared->memory.scratch) +
+                                                          " does not fit: " + room.message()},
+                    where);
+      return fail(Harness(room.WithContext("task " + task.id)), where);
+    }
     auto load_start = std::chrono::steady_clock::now();
     auto program = ProgramFor(task, variant.name);
     result.reference_load_ms +=
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - load_start).count();
-    if (!program.ok())
-      return fail(VerdictStatus::kInvalidSolution, "reference: " + program.status().message());
+    if (!program.ok()) return fail(Harness(program.status().WithContext("reference")), where);
 
-    int trials = v == 0 ? request.trials : 1;
-    for (int t = 0; t < trials; ++t) {
-      int dist = t % reference::kNumDistributions;
-      uint64_t seed = TrialSeed(request.seed, solution_hash, static_cast<int>(v), t);
-      auto inputs =
-          reference::GenerateInputs(task, variant.name, seed, dist, reference::Device::Cuda(device_.index));
-      if (!inputs.ok())
-        return fail(VerdictStatus::kCrash, "input generation: " + inputs.status().message(), true);
-      auto outputs_like =
-          reference::AllocateOutputs(task, variant.name, reference::Device::Cuda(device_.index));
-      if (!outputs_like.ok()) return fail(VerdictStatus::kCrash, outputs_like.status().message(), true);
-
-      Trial trial(env, *bound, stream, request.kernel_timeout);
-      Status prepared = trial.Prepare(*inputs, (*program)->params());
-      if (!prepared.ok()) return fail(VerdictStatus::kCrash, prepared.message(), true);
-      int repeats = t == 0 && v == 0 ? kRepeatsOnFirstTrial : 1;
-      std::vector<TensorSet> runs;
-      for (int r = 0; r < repeats; ++r) {
-        auto run = trial.Run(r, *outputs_like);
-        if (auto* failure = std::get_if<Failure>(&run)) {
-          if (failure->message.find("out of bounds") != std::string::npos)
-            result.checks["guard_regions"] = "fail";
-          if (failure->message.find("modified input") != std::string::npos)
-            result.checks["inputs_unchanged"] = "fail";
+    reference::DeviceMemoryUse start = reference::DeviceMemoryOf(device_.index);
+    const int64_t baseline = start.allocated_bytes - ResidentBytes(task);
+    reference::ResetPeakDeviceMemory(device_.index);
+    {
+      auto buffers = CandidateBuffers::Allocate(prepared->env, (*program)->params(), device_.index);
+      if (!buffers.ok()) {
+        if (buffers.status().code() == Status::Code::kResourceExhausted && prepared->memory.scratch > 0)
+          return fail({VerdictStatus::kInvalidSolution, "scratch of " + FormatBytes(prepared->memory.scratch) +
+                                                            " does not fit: " + buffers.status().message()},
+                      where);
+        return fail(Harness(buffers.status()), where);
+      }
+      VariantTrials trials(task, variant, *prepared, *buffers, **program, owned_stream->get(),
+                           request.kernel_timeout, result);
+      int count = v == 0 ? request.trials : 1;
+      for (int t = 0; t < count; ++t) {
+        int dist = t % reference::kNumDistributions;
+        uint64_t seed = TrialSeed(request.seed, solution_hash, static_cast<int>(v), t);
+        int repeats = t == 0 && v == 0 ? kRepeatsOnFirstTrial : 1;
+        if (auto failure = trials.Run(t, seed, dist, repeats, deterministic)) {
           if (failure->fatal) {
-            trial.Abandon();
+            buffers->Abandon();
             library->release();
           }
-          return fail(failure->status, failure->message + where, failure->fatal);
-        }
-        runs.push_back(std::move(std::get<TensorSet>(run)));
-      }
-      // The reference runs only now, after the candidate, on the same inputs.
-      auto expected = (*program)->Run(*inputs);
-      if (!expected.ok())
-        return fail(VerdictStatus::kCrash, "reference: " + expected.status().message(), true);
-
-      nlohmann::json record = {
-          {"variant", variant.name}, {"trial", t}, {"distribution", dist}, {"seed", seed}, {"runs", repeats}};
-      for (int r = 0; r < repeats; ++r) {
-        auto compared = reference::CompareAll(*expected, runs[r], task.tolerance);
-        if (!compared.ok()) return fail(VerdictStatus::kCrash, compared.status().message(), true);
-        if (r == 0) {
-          record["outputs"] = nlohmann::json::array();
-          for (const auto& c : *compared) record["outputs"].push_back(OutputJson(c));
-        }
-        if (r > 0) {
-          for (const auto& [name, tensor] : runs[r].items()) {
-            if (!reference::BitwiseEqual(tensor, *runs[0].Find(name))) deterministic = false;
-          }
-        }
-        if (auto problem = JudgeOutputs(*compared, task.tolerance, result.checks)) {
-          if (repeats > 1) *problem += " on run " + std::to_string(r + 1) + " of " + std::to_string(repeats);
-          result.trials.push_back(record);
-          if (r > 0) result.checks["repeat_runs"] = "fail";
-          return fail(VerdictStatus::kMismatch, *problem + " in trial " + std::to_string(t) + where);
+          return fail(*failure, where);
         }
       }
-      result.trials.push_back(record);
     }
+    int64_t variant_peak = reference::DeviceMemoryOf(device_.index).peak_bytes - baseline;
+    if (v == 0 || prepared->memory.budget() > result.memory.value("budget_bytes", int64_t{0})) {
+      result.memory = prepared->memory.ToJson();
+    }
+    peak = std::max(peak, variant_peak);
+    result.memory["peak_device_bytes"] = peak;
   }
   result.checks["bitwise_deterministic"] = deterministic;
   return result;

@@ -1,5 +1,6 @@
-// The GPU half of verification, run inside the worker process: load the candidate's CUBIN, run
-// its launch plan on fresh inputs in guarded, poisoned buffers, run the reference, compare.
+// The GPU half of verification, run inside the worker process: load the candidate's CUBIN, run its
+// launch plan on fresh inputs in guarded, poisoned buffers, run the reference on the same buffers,
+// compare in one fused pass. Device memory stays within the task's budget (prepared_candidate.h).
 #pragma once
 
 #include <chrono>
@@ -17,6 +18,7 @@
 #include "kforge/common/task.h"
 #include "kforge/common/verdict.h"
 #include "kforge/cuda/device.h"
+#include "worker/prepared_candidate.h"
 
 namespace kforge::reference {
 class ReferenceProgram;
@@ -39,8 +41,12 @@ struct GpuCheckResult {
   std::string message;
   nlohmann::json trials = nlohmann::json::array();
   nlohmann::json checks = nlohmann::json::object();
+  /// The memory plan of the largest variant and the measured peak (peak_device_bytes); null before any.
+  nlohmann::json memory;
   /// Milliseconds spent loading reference programs (0 when all were cached).
   double reference_load_ms = 0;
+  /// Wall milliseconds per phase of the trials: inputs, digest, poison, candidate, reference, compare.
+  nlohmann::json phases_ms = nlohmann::json::object();
   /// The CUDA context is unusable (sticky error) or a kernel is still running: the worker must exit.
   bool worker_must_exit = false;
 };
@@ -50,6 +56,9 @@ struct GpuCheckResult {
 std::optional<std::string> JudgeOutputs(const std::vector<reference::CompareResult>& results,
                                         const common::Tolerance& tol, nlohmann::json& checks);
 
+/// {name, max_abs_err, ...} of one compared output, as verdicts record it.
+nlohmann::json OutputJson(const reference::CompareResult& r);
+
 /// Owns the device side of a worker: loaded tasks and reference programs are cached across requests.
 class GpuChecker {
  public:
@@ -58,6 +67,7 @@ class GpuChecker {
   GpuChecker(const GpuChecker&) = delete;
   GpuChecker& operator=(const GpuChecker&) = delete;
 
+  /// Never throws: kforge's own failures become harness_error.
   GpuCheckResult Check(const GpuCheckRequest& request);
   const cuda::DeviceInfo& device() const { return device_; }
 
@@ -66,10 +76,24 @@ class GpuChecker {
   /// The CUDA reference program of a task's variant, loaded once per worker.
   StatusOr<reference::ReferenceProgram*> ProgramFor(const common::Task& task, const std::string& variant);
 
+  /// Makes room for `plan` on the device: drops the programs of other tasks and cached blocks when
+  /// free memory is short. Fails (ResourceExhausted, one line) when the budget cannot fit; `scratch_only`
+  /// is set when it would fit without the candidate's scratch.
+  Status ReserveFor(const common::Task& task, const MemoryPlan& plan, bool& scratch_only);
+  /// Device bytes held by the loaded programs of `task` (their params and buffers).
+  int64_t ResidentBytes(const common::Task& task) const;
+
  private:
+  GpuCheckResult CheckOrFail(const GpuCheckRequest& request);
+
   cuda::DeviceInfo device_;
   std::map<std::filesystem::path, std::unique_ptr<common::Task>> tasks_;
   std::map<std::string, std::unique_ptr<reference::ReferenceProgram>> programs_;
 };
+
+/// Where a worker writes the full text of exceptions it turns into one-line messages.
+std::filesystem::path WorkerLogPath();
+/// Appends `text` to WorkerLogPath(); returns the path, or "" when it cannot be written.
+std::string LogFailure(const std::string& text);
 
 }  // namespace kforge::worker

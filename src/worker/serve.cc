@@ -14,8 +14,11 @@
 #include "kforge/common/base64.h"
 #include "kforge/common/verdict.h"
 #include "kforge/cuda/device.h"
+#include "kforge/cuda/guarded_buffer.h"
+#include "kforge/reference/device_memory.h"
 #include "worker/bench_op.h"
 #include "worker/check.h"
+#include "worker/task_check.h"
 
 namespace kforge::worker {
 namespace {
@@ -26,7 +29,10 @@ void Reply(const nlohmann::json& body) {
   std::fflush(stdout);
 }
 
-nlohmann::json Crash(const std::string& message) { return {{"status", "crash"}, {"message", message}}; }
+/// A failure on kforge's side (a malformed request from the parent, an exception in the worker).
+nlohmann::json HarnessError(const std::string& message) {
+  return {{"status", common::VerdictStatusName(common::VerdictStatus::kHarnessError)}, {"message", message}};
+}
 
 StatusOr<GpuCheckRequest> ParseCheck(const nlohmann::json& request) {
   GpuCheckRequest check;
@@ -40,6 +46,39 @@ StatusOr<GpuCheckRequest> ParseCheck(const nlohmann::json& request) {
   return check;
 }
 
+/// Answers one request line.
+nlohmann::json Handle(GpuChecker& checker, const cuda::DeviceInfo& device, const std::string& line,
+                      bool& must_exit) {
+  nlohmann::json request = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+  if (request.is_discarded() || !request.is_object()) return HarnessError("worker: malformed request");
+  std::string op = request.value("op", "");
+  if (op == "hello") return {{"status", "ok"}, {"device", device.ToJson()}};
+  if (op == "check") {
+    auto check = ParseCheck(request);
+    if (!check.ok()) return HarnessError("worker: bad check request: " + check.status().message());
+    auto start = std::chrono::steady_clock::now();
+    GpuCheckResult result = checker.Check(*check);
+    double gpu_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    must_exit = result.worker_must_exit;
+    return {{"status", common::VerdictStatusName(result.status)},
+            {"message", result.message},
+            {"trials", result.trials},
+            {"checks", result.checks},
+            {"device", device.ToJson()},
+            {"timing",
+             {{"gpu_ms", gpu_ms}, {"reference_load_ms", result.reference_load_ms}, {"phases_ms", result.phases_ms}}},
+            {"memory", result.memory},
+            {"exiting", must_exit}};
+  }
+  if (op == "bench") {
+    nlohmann::json reply = RunBench(checker, request, must_exit);
+    reply["exiting"] = must_exit;
+    return reply;
+  }
+  if (op == "task_check") return RunTaskCheck(checker, request);
+  return HarnessError("worker: unknown op \"" + op.substr(0, 40) + "\"");
+}
+
 }  // namespace
 
 int Serve(int device_index) {
@@ -48,44 +87,24 @@ int Serve(int device_index) {
     std::fprintf(stderr, "kforge worker: %s\n", device.status().message().c_str());
     return 1;
   }
+  // Every device byte of a request goes through LibTorch's caching allocator: one count, one cache.
+  cuda::SetDeviceAllocator({reference::AllocateDeviceMemory, reference::FreeDeviceMemory});
   GpuChecker checker(*device);
   std::string line;
   while (std::getline(std::cin, line)) {
-    nlohmann::json request = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-    if (request.is_discarded() || !request.is_object()) {
-      Reply(Crash("worker: malformed request"));
-      continue;
+    bool must_exit = false;
+    nlohmann::json reply;
+    try {
+      reply = Handle(checker, *device, line, must_exit);
+    } catch (const std::exception& e) {  // one bad request never ends the worker
+      std::string text = e.what();
+      std::string log = LogFailure(text);
+      reply = HarnessError("worker: " + text.substr(0, std::min<size_t>(text.find('\n'), 300)) +
+                           (log.empty() ? "" : " (details in " + log + ")"));
     }
-    std::string op = request.value("op", "");
-    if (op == "hello") {
-      Reply({{"status", "ok"}, {"device", device->ToJson()}});
-    } else if (op == "check") {
-      auto check = ParseCheck(request);
-      if (!check.ok()) {
-        Reply(Crash("worker: bad check request: " + check.status().message()));
-        continue;
-      }
-      auto start = std::chrono::steady_clock::now();
-      GpuCheckResult result = checker.Check(*check);
-      double gpu_ms =
-          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-      Reply({{"status", common::VerdictStatusName(result.status)},
-             {"message", result.message},
-             {"trials", result.trials},
-             {"checks", result.checks},
-             {"device", device->ToJson()},
-             {"timing", {{"gpu_ms", gpu_ms}, {"reference_load_ms", result.reference_load_ms}}},
-             {"exiting", result.worker_must_exit}});
-      if (result.worker_must_exit) std::_Exit(3);  // a context with a sticky error or a hung kernel
-    } else if (op == "bench") {
-      bool must_exit = false;
-      nlohmann::json reply = RunBench(checker, request, must_exit);
-      reply["exiting"] = must_exit;
-      Reply(reply);
-      if (must_exit) std::_Exit(3);
-    } else {
-      Reply(Crash("worker: unknown op \"" + op.substr(0, 40) + "\""));
-    }
+    if (reply.contains("exiting")) reply["exiting"] = must_exit;
+    Reply(reply);
+    if (must_exit) std::_Exit(3);  // a context with a sticky error or a hung kernel
   }
   return 0;
 }

@@ -26,6 +26,7 @@ struct BenchOptions {
 struct BenchSummary {
   int total = 0;
   int ok = 0;
+  int harness_errors = 0;  ///< kforge's own failures (exit 2)
   bool no_gpu = false;
 };
 

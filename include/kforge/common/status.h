@@ -19,7 +19,8 @@ class Status {
     kParseError,
     kUnavailable,
     kUnimplemented,
-    kInternal
+    kInternal,
+    kResourceExhausted
   };
 
   Status() = default;
@@ -31,6 +32,8 @@ class Status {
   static Status Unavailable(std::string msg) { return Status(Code::kUnavailable, std::move(msg)); }
   static Status Unimplemented(std::string msg) { return Status(Code::kUnimplemented, std::move(msg)); }
   static Status Internal(std::string msg) { return Status(Code::kInternal, std::move(msg)); }
+  /// Out of memory (device or host): the environment's limit, not the input's fault.
+  static Status ResourceExhausted(std::string msg) { return Status(Code::kResourceExhausted, std::move(msg)); }
 
   bool ok() const { return code_ == Code::kOk; }
   Code code() const { return code_; }

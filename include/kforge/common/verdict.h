@@ -21,7 +21,10 @@ enum class VerdictStatus {
   kMismatch,
   kTimeout,
   kCrash,
-  kNoGpu
+  kNoGpu,
+  /// kforge's side failed (the reference, input generation, device memory, the worker itself): the
+  /// candidate was not judged. Never a negative label.
+  kHarnessError
 };
 
 /// "ok", "compile_error", ... as written in records.
@@ -42,6 +45,9 @@ struct Verdict {
   nlohmann::json toolchain = nlohmann::json::object();
   /// Where the time went, in ms: {gpu_ms, reference_load_ms, worker_start_ms}; keys appear when measured.
   nlohmann::json timing = nlohmann::json::object();
+  /// Device memory of the GPU check: the task's footprint, the budget and the measured peak, in
+  /// bytes; null when nothing ran on a GPU.
+  nlohmann::json memory;
 
   nlohmann::json ToJson() const;
   static StatusOr<Verdict> FromJson(const nlohmann::json& json);

@@ -10,6 +10,16 @@
 
 namespace kforge::cuda {
 
+/// Where guarded buffers get device memory: cudaMalloc/cudaFree unless a process installs another
+/// allocator (the worker routes them through LibTorch's caching allocator, so that one place counts
+/// every byte a verification uses). `allocate` returns nullptr when out of memory.
+struct DeviceAllocator {
+  void* (*allocate)(size_t bytes) = nullptr;
+  void (*free)(void* ptr) = nullptr;
+};
+/// Installs `allocator` for buffers allocated from now on; call before any buffer exists.
+void SetDeviceAllocator(DeviceAllocator allocator);
+
 class GuardedBuffer {
  public:
   /// Bytes of guard band on each side; a multiple of 256 so the user region stays aligned.

@@ -42,6 +42,12 @@ inline constexpr int kNumDistributions = 3;
 StatusOr<TensorSet> GenerateInputs(const common::Task& task, std::string_view variant, uint64_t seed,
                                    int distribution_index, Device device);
 
+/// GenerateInputs into existing tensors: every task input by name, of the variant's dtype and shape
+/// (a candidate's guarded buffers, borrowed), so the inputs exist once. Values are drawn in chunks of
+/// 2^24 elements: temporaries stay small whatever the input's size.
+Status GenerateInputsInto(const common::Task& task, std::string_view variant, uint64_t seed,
+                          int distribution_index, TensorSet& inputs);
+
 /// Tensors of a safetensors file whose names start with `prefix`, with the prefix dropped
 /// (golden files: "input.", "output.").
 StatusOr<TensorSet> LoadTensors(const std::filesystem::path& file, std::string_view prefix, Device device);

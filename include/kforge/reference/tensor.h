@@ -63,6 +63,9 @@ class Tensor {
   Tensor Clone() const;
   /// The bytes, copied to the host (synchronises).
   std::string HostBytes() const;
+  /// A tensor over memory owned elsewhere (a candidate's guarded buffer): no copy, valid while
+  /// that memory lives.
+  static Tensor Borrow(const TensorView& view);
   /// A tensor on `device` holding `bytes` (numel * element size, little-endian).
   static StatusOr<Tensor> FromBytes(common::DType dtype, const std::vector<int64_t>& shape,
                                     std::string_view bytes, Device device);

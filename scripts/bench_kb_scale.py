@@ -1,0 +1,122 @@
+#!/usr/bin/env python3
+"""verify at KernelBench's sizes, on a GPU machine. Prints:
+  1. one cold `kforge verify --no-cache` of a correct ReLU on kernelbench/level1/19_ReLU (6.4 GB in),
+     whole process, wall time;
+  2. a batch of N distinct correct ReLU candidates on the same task: candidates/s;
+  3. a batch of N distinct correct column sums on level1/47_Sum_reduction_over_a_dimension (8.6 GB in);
+  4. for each batch, where a verification's time goes (timing.phases_ms, mean per candidate), and the
+     peak device memory against the task's footprint and budget.
+Usage: scripts/bench_kb_scale.py TASK_ROOT [N]   (TASK_ROOT from `kforge tasks import kernelbench ... --device cuda`)
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+KFORGE = os.environ.get("KFORGE", "build/kforge")
+
+RELU = r'''// candidate %d: grid-stride ReLU, float4 loads, 64-bit indices
+extern "C" __global__ void relu(const float4* __restrict__ x, float4* __restrict__ out, long long n4) {
+  long long stride = (long long)gridDim.x * blockDim.x;
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n4; i += stride) {
+    float4 v = x[i];
+    out[i] = make_float4(fmaxf(v.x, 0.f), fmaxf(v.y, 0.f), fmaxf(v.z, 0.f), fmaxf(v.w, 0.f));
+  }
+}
+'''
+
+COLSUM = r'''// candidate %d: sum over dim 1 of [B, R, C]; one thread per (b, c), rows walked in order
+extern "C" __global__ void colsum(const float* __restrict__ x, float* __restrict__ out, long long rows, long long cols) {
+  long long c = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  long long b = blockIdx.y;
+  if (c >= cols) return;
+  const float* p = x + b * rows * cols + c;
+  float acc = 0.f;
+  for (long long r = 0; r < rows; ++r) acc += p[r * cols];
+  out[b * cols + c] = acc;
+}
+'''
+
+
+def relu_solution(i):
+    return {"schema": "kforge.solution/1", "task": "kernelbench/level1/19_ReLU", "source": RELU % i,
+            "launches": [{"kernel": "relu", "grid": [132 * 16], "block": [256],
+                          "args": ["x", "out0", "i64:numel(x) / 4"]}], "scratch": [], "options": []}
+
+
+def colsum_solution(i):
+    return {"schema": "kforge.solution/1", "task": "kernelbench/level1/47_Sum_reduction_over_a_dimension",
+            "source": COLSUM % i,
+            "launches": [{"kernel": "colsum", "grid": ["cdiv(size(x, 2), 128)", "size(x, 0)"], "block": [128],
+                          "args": ["x", "out0", "i64:size(x, 1)", "i64:size(x, 2)"]}],
+            "scratch": [], "options": []}
+
+
+def run_verify(root, files, env):
+    start = time.time()
+    proc = subprocess.run([KFORGE, "verify", "--no-cache", "--seed", "1", "--tasks", root, *files],
+                          capture_output=True, text=True, env=env)
+    wall = time.time() - start
+    verdicts = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
+    return wall, verdicts, proc.stderr.strip().splitlines()[-1:] if proc.stderr else []
+
+
+def gib(b):
+    return f"{b / 2**30:.2f} GiB"
+
+
+def report(name, wall, verdicts, stderr_tail):
+    ok = sum(v["status"] == "ok" for v in verdicts)
+    print(f"{name}: {len(verdicts)} candidates, {ok} ok, {wall:.2f} s wall, {len(verdicts) / wall:.2f} candidates/s")
+    for v in verdicts:
+        if v["status"] != "ok":
+            print(f"  not ok: {v['status']}: {v['message'][:200]}")
+            break
+    phases = {}
+    gpu = []
+    for v in verdicts:
+        t = v.get("timing", {})
+        gpu.append(t.get("gpu_ms", 0))
+        for k, ms in t.get("phases_ms", {}).items():
+            phases[k] = phases.get(k, 0) + ms
+    if verdicts:
+        n = len(verdicts)
+        split = ", ".join(f"{k} {ms / n:.1f}" for k, ms in sorted(phases.items(), key=lambda kv: -kv[1]))
+        print(f"  GPU check per candidate: mean {sum(gpu) / n:.1f} ms; phases (ms): {split}")
+        m = verdicts[-1].get("memory") or {}
+        if m:
+            print(f"  memory: footprint {gib(m['footprint_bytes'])}, budget {gib(m['budget_bytes'])}, "
+                  f"peak {gib(m['peak_device_bytes'])} ({m['peak_device_bytes'] / m['footprint_bytes']:.2f}x footprint)")
+    for line in stderr_tail:
+        print(f"  {line}")
+
+
+def main():
+    root = sys.argv[1]
+    n = int(sys.argv[2]) if len(sys.argv) > 2 else 64
+    work = tempfile.mkdtemp(prefix="kforge-kb-scale-")
+    env = dict(os.environ, KFORGE_CACHE_DIR=os.path.join(work, "cache"))
+    batches = {"relu": relu_solution, "colsum": colsum_solution}
+    files = {}
+    for name, make in batches.items():
+        files[name] = []
+        for i in range(n + 3):
+            path = os.path.join(work, f"{name}_{i}.json")
+            with open(path, "w") as f:
+                json.dump(make(i), f)
+            files[name].append(path)
+    for k in range(3):
+        wall, verdicts, tail = run_verify(root, [files["relu"][n + k]], env)
+        v = verdicts[0] if verdicts else {}
+        t = v.get("timing", {})
+        print(f"cold single verify, 19_ReLU, run {k + 1}: {wall * 1000:.0f} ms wall ({v.get('status')}; "
+              f"compile {v.get('compile', {}).get('ms', 0):.0f} ms, worker start {t.get('worker_start_ms', 0):.0f} ms, "
+              f"GPU check {t.get('gpu_ms', 0):.0f} ms, reference load {t.get('reference_load_ms', 0):.0f} ms)")
+    report("batch, 19_ReLU", *run_verify(root, files["relu"][:n], env))
+    report("batch, 47_Sum_reduction_over_a_dimension", *run_verify(root, files["colsum"][:n], env))
+
+
+if __name__ == "__main__":
+    main()

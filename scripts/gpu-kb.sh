@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# On a GPU machine, after scripts/gpu-test.sh has built kforge: KernelBench at its real sizes.
+#   1. import KernelBench (levels from $KFORGE_KB_LEVELS, default 1,2,3) with CUDA packages;
+#   2. `kforge tasks check` over every imported problem (pass/fail, peak memory against footprint);
+#   3. scripts/bench_kb_scale.py (cold verify, batch throughput, phase split) unless KFORGE_KB_BENCH=0.
+# Usage: scripts/gpu-kb.sh [KERNELBENCH_DIR]  (default ../shared/kernelbench). Logs go to $OUT or build/gpu-kb/.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+kb=${1:-../shared/kernelbench}
+out=${OUT:-build/gpu-kb}
+root=${KFORGE_KB_TASKS:-build-kb/tasks}
+mkdir -p "$out"
+step() { echo "== $*" >&2; }
+fail=0
+
+step "import KernelBench (${KFORGE_KB_LEVELS:-1,2,3}) into $root"
+start=$(date +%s)
+build/kforge tasks import kernelbench "$kb" --out "$root" --levels "${KFORGE_KB_LEVELS:-1,2,3}" --device cuda \
+  --jobs "${KFORGE_KB_JOBS:-8}" >"$out/import.log" 2>&1 || fail=1
+tail -3 "$out/import.log"
+echo "import took $(( $(date +%s) - start )) s"
+
+step "tasks check"
+start=$(date +%s)
+build/kforge tasks check "$root" ${KFORGE_KB_FILTER:+--filter "$KFORGE_KB_FILTER"} >"$out/tasks-check.txt" 2>"$out/tasks-check.err"
+echo "exit $?, took $(( $(date +%s) - start )) s"
+grep -v "^ok " "$out/tasks-check.txt" | head -40
+cat "$out/tasks-check.err" | tail -3
+
+if [ "${KFORGE_KB_BENCH:-1}" = 1 ]; then
+  step "verify at scale"
+  python3 scripts/bench_kb_scale.py "$root" "${KFORGE_KB_N:-64}" 2>&1 | tee "$out/bench-kb-scale.log"
+fi
+exit $fail

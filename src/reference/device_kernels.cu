@@ -1,0 +1,193 @@
+// The fused comparison and the content digest (reference/device_kernels.h).
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cfloat>
+#include <cstdint>
+
+#include "reference/device_kernels.h"
+
+namespace kforge::reference::kernels {
+namespace {
+
+constexpr int kMaxBlocks = 1024;
+
+template <typename T>
+__device__ __forceinline__ double Load(const T* p, int64_t i) {
+  return static_cast<double>(p[i]);
+}
+template <>
+__device__ __forceinline__ double Load<__half>(const __half* p, int64_t i) {
+  return static_cast<double>(__half2float(p[i]));
+}
+template <>
+__device__ __forceinline__ double Load<__nv_bfloat16>(const __nv_bfloat16* p, int64_t i) {
+  return static_cast<double>(__bfloat162float(p[i]));
+}
+template <>
+__device__ __forceinline__ double Load<bool>(const bool* p, int64_t i) {
+  return reinterpret_cast<const uint8_t*>(p)[i] != 0 ? 1.0 : 0.0;
+}
+
+__device__ __forceinline__ void Merge(ComparePartial& a, const ComparePartial& b) {
+  a.mismatches += b.mismatches;
+  a.nonfinite_mismatches += b.nonfinite_mismatches;
+  a.first_mismatch = min(a.first_mismatch, b.first_mismatch);
+  a.max_abs_err = fmax(a.max_abs_err, b.max_abs_err);
+  a.max_rel_err = fmax(a.max_rel_err, b.max_rel_err);
+  a.sum_sq_err += b.sum_sq_err;
+  a.sum_sq_ref += b.sum_sq_ref;
+  a.ref_max_abs = fmax(a.ref_max_abs, b.ref_max_abs);
+  double n = a.count + b.count;
+  if (b.count == 0) return;
+  if (a.count == 0) {
+    a.count = b.count;
+    a.mean = b.mean;
+    a.m2 = b.m2;
+    return;
+  }
+  double delta = b.mean - a.mean;
+  a.mean += delta * (b.count / n);
+  a.m2 += b.m2 + delta * delta * (a.count * b.count / n);
+  a.count = n;
+}
+
+template <typename T>
+__global__ void __launch_bounds__(kThreads)
+    CompareKernel(const T* ref, const T* cand, int64_t n, double atol, double rtol, ComparePartial* partials) {
+  ComparePartial acc = {0, 0, INT64_MAX, 0, 0, 0, 0, 0, 0, 0, 0};
+  // Shifted sums for the reference's variance (shift: this thread's first value).
+  double shift = 0, s1 = 0, s2 = 0, count = 0;
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
+    double r = Load(ref, i);
+    double c = Load(cand, i);
+    bool r_finite = isfinite(r), c_finite = isfinite(c);
+    double diff = fabs(c - r);
+    bool close = c == r || (r_finite && diff <= atol + rtol * fabs(r)) || (isnan(c) && isnan(r));
+    if (!close) {
+      ++acc.mismatches;
+      if (acc.first_mismatch == INT64_MAX) acc.first_mismatch = i;
+      if (!(r_finite && c_finite)) ++acc.nonfinite_mismatches;
+    }
+    if (r_finite && c_finite) {
+      acc.max_abs_err = fmax(acc.max_abs_err, diff);
+      acc.max_rel_err = fmax(acc.max_rel_err, diff / fmax(fabs(r), 1e-12));
+      acc.sum_sq_err += diff * diff;
+      acc.sum_sq_ref += r * r;
+    }
+    double v = r_finite ? r : 0.0;
+    acc.ref_max_abs = fmax(acc.ref_max_abs, fabs(v));
+    if (count == 0) shift = v;
+    double d = v - shift;
+    s1 += d;
+    s2 += d * d;
+    count += 1;
+  }
+  if (count > 0) {
+    acc.count = count;
+    acc.mean = shift + s1 / count;
+    acc.m2 = fmax(s2 - s1 * s1 / count, 0.0);
+  }
+  __shared__ ComparePartial shared[kThreads];
+  shared[threadIdx.x] = acc;
+  __syncthreads();
+  for (int half = kThreads / 2; half > 0; half /= 2) {
+    if (threadIdx.x < half) Merge(shared[threadIdx.x], shared[threadIdx.x + half]);
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) partials[blockIdx.x] = shared[0];
+}
+
+__device__ __forceinline__ uint64_t Mix(uint64_t x) {
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ull;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+/// Wrapping sum over words of Mix(word + index * golden ratio): position-dependent, order-free.
+__global__ void __launch_bounds__(kThreads)
+    DigestKernel(const uint64_t* words, uint64_t full_words, const uint8_t* tail, int tail_bytes,
+                 unsigned long long* partials) {
+  uint64_t sum = 0;
+  const uint64_t stride = static_cast<uint64_t>(gridDim.x) * blockDim.x;
+  for (uint64_t i = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < full_words; i += stride)
+    sum += Mix(words[i] + (i + 1) * 0x9e3779b97f4a7c15ull);
+  if (tail_bytes > 0 && blockIdx.x == 0 && threadIdx.x == 0) {
+    uint64_t last = 0;
+    for (int b = 0; b < tail_bytes; ++b) last |= static_cast<uint64_t>(tail[b]) << (8 * b);
+    sum += Mix(last + (full_words + 1) * 0x9e3779b97f4a7c15ull);
+  }
+  __shared__ unsigned long long shared[kThreads];
+  shared[threadIdx.x] = sum;
+  __syncthreads();
+  for (int half = kThreads / 2; half > 0; half /= 2) {
+    if (threadIdx.x < half) shared[threadIdx.x] += shared[threadIdx.x + half];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) partials[blockIdx.x] = shared[0];
+}
+
+template <typename T>
+cudaError_t Launch(const void* ref, const void* cand, int64_t n, double atol, double rtol,
+                   ComparePartial* partials, cudaStream_t stream) {
+  CompareKernel<T><<<BlocksFor(n), kThreads, 0, stream>>>(static_cast<const T*>(ref), static_cast<const T*>(cand),
+                                                          n, atol, rtol, partials);
+  return cudaGetLastError();
+}
+
+}  // namespace
+
+int BlocksFor(int64_t n) {
+  int64_t blocks = (n + kThreads - 1) / kThreads;
+  return static_cast<int>(blocks < 1 ? 1 : (blocks > kMaxBlocks ? kMaxBlocks : blocks));
+}
+
+cudaError_t LaunchCompare(const void* ref, const void* cand, ElementType type, int64_t n, double atol,
+                          double rtol, ComparePartial* partials, cudaStream_t stream) {
+  switch (type) {
+    case ElementType::kFloat32:
+      return Launch<float>(ref, cand, n, atol, rtol, partials, stream);
+    case ElementType::kFloat16:
+      return Launch<__half>(ref, cand, n, atol, rtol, partials, stream);
+    case ElementType::kBFloat16:
+      return Launch<__nv_bfloat16>(ref, cand, n, atol, rtol, partials, stream);
+    case ElementType::kFloat64:
+      return Launch<double>(ref, cand, n, atol, rtol, partials, stream);
+    case ElementType::kInt64:
+      return Launch<int64_t>(ref, cand, n, atol, rtol, partials, stream);
+    case ElementType::kInt32:
+      return Launch<int32_t>(ref, cand, n, atol, rtol, partials, stream);
+    case ElementType::kInt8:
+      return Launch<int8_t>(ref, cand, n, atol, rtol, partials, stream);
+    case ElementType::kUInt8:
+      return Launch<uint8_t>(ref, cand, n, atol, rtol, partials, stream);
+    case ElementType::kBool:
+      return Launch<bool>(ref, cand, n, atol, rtol, partials, stream);
+  }
+  return cudaErrorInvalidValue;
+}
+
+int DigestBlocksFor(uint64_t bytes) { return BlocksFor(static_cast<int64_t>(bytes / 8 + 1)); }
+
+cudaError_t LaunchDigest(const void* data, uint64_t bytes, unsigned long long* partials, cudaStream_t stream) {
+  if (reinterpret_cast<uintptr_t>(data) % 8 != 0) return cudaErrorMisalignedAddress;
+  uint64_t full_words = bytes / 8;
+  const uint8_t* tail = static_cast<const uint8_t*>(data) + full_words * 8;
+  DigestKernel<<<DigestBlocksFor(bytes), kThreads, 0, stream>>>(
+      static_cast<const uint64_t*>(data), full_words, tail, static_cast<int>(bytes % 8), partials);
+  return cudaGetLastError();
+}
+
+uint64_t FinishDigest(uint64_t partial_sum, uint64_t bytes) {
+  uint64_t x = partial_sum ^ (bytes * 0xd6e8feb86659fd93ull);
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ull;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+}  // namespace kforge::reference::kernels

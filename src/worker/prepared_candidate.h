@@ -1,0 +1,56 @@
+// A candidate ready to run on one variant of a task, and the device memory that takes. One path for
+// the GPU check and bench: plan environment, scratch, resolved plan, bound kernels, memory plan.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "kforge/common/solution.h"
+#include "kforge/common/status.h"
+#include "kforge/common/task.h"
+#include "kforge/cuda/kernel_library.h"
+#include "kforge/cuda/launch_plan.h"
+
+namespace kforge::worker {
+
+/// Device memory of one verification, in bytes. The footprint is what the task itself needs; the
+/// budget adds what judging needs on top (docs/worker.md, "Memory"):
+///   budget = footprint + params + outputs + guards + workspace
+/// (the candidate's copy of the params, the reference's outputs beside the candidate's, 8 KiB of guard
+/// bands per buffer, and a fixed workspace for the reference's temporaries and input generation).
+struct MemoryPlan {
+  int64_t inputs = 0;
+  int64_t params = 0;
+  int64_t outputs = 0;
+  int64_t scratch = 0;
+  int64_t guards = 0;
+  /// Outputs kept beyond the reference's (bench keeps the expected outputs for its timed-run checks).
+  int64_t kept_outputs = 0;
+  /// Fixed allowance: the reference's own temporaries, input generation in chunks, compare workspace.
+  static constexpr int64_t kWorkspace = int64_t{1} << 30;
+
+  int64_t footprint() const { return inputs + params + outputs + scratch; }
+  int64_t budget() const { return footprint() + params + outputs + kept_outputs + guards + kWorkspace; }
+  nlohmann::json ToJson() const;
+};
+
+/// Sizes of the tensors of `env` (scratch included) by role.
+MemoryPlan PlanMemory(const common::Task& task, const cuda::PlanEnv& env);
+
+/// "6.40 GiB".
+std::string FormatBytes(int64_t bytes);
+
+struct PreparedCandidate {
+  cuda::PlanEnv env;  ///< Every tensor the plan names, scratch included.
+  cuda::BoundPlan plan;
+  MemoryPlan memory;
+};
+
+/// Resolves and binds `solution` for `variant`. Every error is the solution's (invalid_solution).
+StatusOr<PreparedCandidate> PrepareCandidate(const common::Task& task, const common::Variant& variant,
+                                             const common::Solution& solution, const cuda::KernelLibrary& library,
+                                             const cuda::LaunchLimits& limits);
+
+}  // namespace kforge::worker
