@@ -2,6 +2,7 @@
 // unknown tasks get their own records, and without a GPU every record says no_gpu (exit 2).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -67,6 +68,8 @@ TEST(BenchCliTest, UsageErrorsExitTwoWithOneLine) {
     EXPECT_EQ(run.exit_code, 2) << c.args;
     EXPECT_TRUE(run.records.empty()) << c.args;
     EXPECT_NE(run.stderr_text.find(c.says), std::string::npos) << c.args << "\n" << run.stderr_text;
+    EXPECT_EQ(std::count(run.stderr_text.begin(), run.stderr_text.end(), '\n'), 1) << c.args << "\n"
+                                                                                   << run.stderr_text;
   }
 }
 
