@@ -7,18 +7,20 @@
   export_reference.py bulk-kernelbench DIR --out ROOT --levels 1,2,3 [--jobs N]
 
 See docs/tasks.md. A failure prints one line `FAIL <id>: <reason>` and leaves no folder behind.
+Exit status: 0 ok, 1 a task failed, 2 bad usage (a malformed id, a missing file or folder).
+Nothing is written or removed outside the folder named by --out (or the task folder itself).
 """
 
 import argparse
 import json
 import os
-import re
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from kforge_tasks.schema import TaskError  # noqa: E402
+from kforge_tasks import schema  # noqa: E402
+from kforge_tasks.schema import TaskError, UsageError  # noqa: E402
 
 _TAG_WORDS = [
     ("conv", "convolution"), ("matmul", "matmul"), ("gemm", "matmul"), ("linear", "matmul"),
@@ -71,7 +73,7 @@ def _import_one(args, level=None):
     base["tags"] = tags
     doc = _docstring(args.file)
     base["description"] = doc or f"Implement the PyTorch program {name} (see the reference code)."
-    out_dir = Path(args.out) / args.id
+    out_dir = schema.task_dir(args.out, args.id)
     doc, notes = exporter.build(args.file, args.id, out_dir, base=base, devices=_devices(args.device),
                                 seed=args.seed, symbols_from_module=True, log=_log(args))
     return out_dir, notes
@@ -86,7 +88,9 @@ def cmd_import(args):
 
 
 def cmd_task(args):
-    from kforge_tasks import exporter, schema
+    from kforge_tasks import exporter
+    if args.out:
+        schema.make_root(args.out)
     failed = 0
     for task_dir in args.task_dir:
         task_dir = Path(task_dir)
@@ -96,16 +100,19 @@ def cmd_task(args):
                 base = json.loads((task_dir / "task.json").read_text())
             except (OSError, ValueError) as e:
                 raise TaskError(f"{task_dir / 'task.json'}: {e}") from None
-            task_id = base.get("id", task_id)
+            if not isinstance(base, dict):
+                raise TaskError(f"{task_dir / 'task.json'}: expected a JSON object")
+            task_id = str(base.get("id", task_id))[:200]
+            schema.check_id(base.get("id"), f"{task_dir / 'task.json'}: id")
             base.pop("artifacts", None)
             derived = ("inputs", "params", "outputs", "constants")
             if args.rederive:
                 for key in derived:
                     base.pop(key, None)
-            out_dir = Path(args.out) / task_id if args.out else task_dir
+            out_dir = schema.task_dir(args.out, task_id, f"{task_dir / 'task.json'}: id") if args.out else task_dir
             if out_dir.resolve() == task_dir.resolve():
-                # Build next to the sources, then move only the generated files in.
-                tmp = task_dir.parent / f".{task_dir.name}.build{os.getpid()}"
+                # Build inside the task folder, then move only the generated files in.
+                tmp = task_dir / f".build{os.getpid()}"
                 doc, notes = exporter.build(task_dir / base.get("reference", "reference.py"), task_id, tmp,
                                             base=base, devices=_devices(args.device), seed=args.seed, log=_log(args))
                 _merge_in_place(tmp, task_dir, doc, args.specs_only)
@@ -182,8 +189,10 @@ def main(argv=None):
     args = p.parse_args(argv)
     try:
         if args.command in ("kernelbench", "module"):
-            if not re.fullmatch(r"[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)+", args.id):
-                raise TaskError(f"--id '{args.id}': expected <suite>/.../<name>")
+            schema.check_id(args.id, "--id")
+            if not Path(args.file).is_file():
+                raise UsageError(f"{args.file}: not a file")
+            schema.make_root(args.out)
             cmd_import(args)
             return 0
         if args.command == "task":
@@ -195,6 +204,15 @@ def main(argv=None):
         return cmd_bulk(args)
     except TaskError as e:
         print(f"FAIL {getattr(args, 'id', None) or args.command}: {e}", file=sys.stderr)
+        return 2 if isinstance(e, UsageError) else 1
+    except OSError as e:  # a file or folder the command was given: one line, never a traceback
+        where = f"{e.filename}: " if e.filename else ""
+        print(f"FAIL {getattr(args, 'id', None) or args.command}: {where}{e.strerror or e}", file=sys.stderr)
+        return 1
+    except Exception as e:  # a bug: still one line
+        text = str(e).strip().splitlines()
+        print(f"FAIL {getattr(args, 'id', None) or args.command}: {type(e).__name__}: {text[0][:300] if text else ''}",
+              file=sys.stderr)
         return 1
     except Exception as e:  # a fault of the exporter or of torch: still one line (the trace with -v)
         if args.verbose:

@@ -18,6 +18,8 @@ import threading
 import time
 from pathlib import Path
 
+from .schema import TaskError, UsageError, check_id, make_root
+
 SCRIPT = Path(__file__).resolve().parent.parent / "export_reference.py"
 RECYCLE = 20
 
@@ -88,7 +90,7 @@ def worker_main(args):
         except Exception as e:  # one problem never ends the batch
             text = str(e).strip().splitlines()
             msg = text[0][:300] if text else ""
-            result = {"ok": False, "reason": msg if type(e).__name__ == "TaskError" else f"{type(e).__name__}: {msg}"}
+            result = {"ok": False, "reason": msg if isinstance(e, TaskError) else f"{type(e).__name__}: {msg}"}
         sys.stdout.write(json.dumps(result) + "\n")
         sys.stdout.flush()
 
@@ -98,15 +100,41 @@ def _key(path):
     return (int(m.group(1)) if m else 1 << 30, path.name)
 
 
-def run(args):
-    start = time.monotonic()
-    levels = [int(l) for l in args.levels.split(",") if l.strip()]
+def _levels(text):
+    try:
+        levels = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        levels = []
+    if not levels or any(level < 0 for level in levels):
+        raise UsageError(f"--levels '{text[:40]}': expected level numbers separated by commas, e.g. 1,2,3")
+    return sorted(set(levels))
+
+
+def _jobs(args, levels):
+    root = Path(args.dir)
+    if not root.is_dir():
+        raise UsageError(f"{args.dir}: not a folder")
+    present = [level for level in levels if (root / f"level{level}").is_dir()]
+    if not present:
+        raise UsageError(f"{args.dir}: no {', '.join(f'level{l}/' for l in levels)} folder in it")
+    try:
+        only = re.compile(args.only) if args.only else None
+    except re.error as e:
+        raise UsageError(f"--only: {e}") from None
     jobs = []
     for level in levels:
-        files = sorted((Path(args.dir) / f"level{level}").glob("*.py"), key=_key)
-        if args.only:
-            files = [f for f in files if re.search(args.only, f.name)]
-        jobs += [(level, f) for f in files]
+        files = sorted((root / f"level{level}").glob("*.py"), key=_key)
+        jobs += [(level, f) for f in files if f.is_file() and (only is None or only.search(f.name))]
+    if not jobs:
+        raise UsageError(f"{args.dir}: no problem files (*.py) in {', '.join(f'level{l}/' for l in present)}")
+    return jobs
+
+
+def run(args):
+    start = time.monotonic()
+    levels = _levels(args.levels)
+    jobs = _jobs(args, levels)
+    make_root(args.out)
     counts = {level: [0, 0] for level in levels}
     local = threading.local()
     workers = []
@@ -119,6 +147,10 @@ def run(args):
                 workers.append(local.worker)
         task_id = f"kernelbench/level{level}/{file.stem}"
         t0 = time.monotonic()
+        try:
+            check_id(task_id, "file name")
+        except TaskError as e:  # e.g. level1/..py: never a folder outside the level
+            return level, task_id, False, str(e), time.monotonic() - t0
         ok, reason = local.worker.run(level, file, task_id)
         return level, task_id, ok, reason, time.monotonic() - t0
 

@@ -11,6 +11,7 @@ import inspect
 import itertools
 import sys
 import traceback
+import types
 
 import torch
 from torch._subclasses.fake_tensor import FakeTensorMode
@@ -31,15 +32,17 @@ def dtype_name(dtype, what):
 def load(path, overrides=None):
     """Runs the file as a fresh module and applies {name: int} overrides to its globals."""
     name = f"_kforge_ref_{next(_counter)}"
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
+    module = types.ModuleType(name)  # any file name, not only *.py
+    module.__file__ = str(path)
     try:
         source = open(path, encoding="utf-8").read()
         code = compile(source, str(path), "exec")
     except SyntaxError as e:
         raise TaskError(f"{path}:{e.lineno}: SyntaxError: {e.msg}") from None
+    except (ValueError, UnicodeDecodeError) as e:  # NUL bytes, invalid UTF-8
+        raise TaskError(f"{path}: not a Python source file ({type(e).__name__})") from None
     except OSError as e:
-        raise TaskError(f"{path}: {e.strerror}") from None
+        raise TaskError(f"{path}: {e.strerror or e}") from None
     sys.modules[name] = module
     try:
         exec(code, module.__dict__)

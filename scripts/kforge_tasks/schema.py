@@ -1,5 +1,8 @@
 """task.json (kforge.task/1) constants and validation, mirroring docs/formats.md."""
 
+import re
+from pathlib import Path
+
 from . import expr
 
 SCHEMA = "kforge.task/1"
@@ -17,6 +20,47 @@ REQUIRED = ("schema", "id", "tags", "description", "reference", "symbols", "inpu
 
 class TaskError(ValueError):
     pass
+
+
+class UsageError(TaskError):
+    """Bad command-line input (a missing folder, a malformed id): the exporter exits 2."""
+
+
+# Task ids (docs/formats.md, "Task"): 2 to 8 segments of at most 128 characters, each starting
+# with a letter, digit or '_' and going on with letters, digits, '_', '.' and '-'. No empty
+# segment, no '.' or '..', no leading '/': an id is always a folder below the task root.
+_SEGMENT = r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}"
+ID_RE = re.compile(rf"{_SEGMENT}(?:/{_SEGMENT}){{1,7}}")
+
+
+def check_id(task_id, what="id"):
+    """Raises UsageError unless `task_id` matches the id grammar."""
+    if not isinstance(task_id, str) or not ID_RE.fullmatch(task_id):
+        shown = task_id[:80] if isinstance(task_id, str) else repr(task_id)[:80]
+        raise UsageError(f"{what} '{shown}': expected <suite>/.../<name>, segments of letters, digits, "
+                         "'_', '.' and '-' that do not start with '.' or '-'")
+    return task_id
+
+
+def task_dir(root, task_id, what="id"):
+    """ROOT/<id>, checked to stay inside ROOT once symbolic links are followed."""
+    check_id(task_id, what)
+    root = Path(root)
+    dest = root / task_id
+    real_root, real_dest = root.resolve(), dest.resolve()
+    if real_dest == real_root or real_root not in real_dest.parents:
+        raise UsageError(f"{what} '{task_id}': {dest} resolves to {real_dest}, outside {real_root}")
+    return dest
+
+
+def make_root(root):
+    """Creates the output root (and its parents); a one-line UsageError when that is impossible."""
+    try:
+        Path(root).mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise UsageError(f"--out {root}: {e.strerror or e}") from None
+    if not Path(root).is_dir():
+        raise UsageError(f"--out {root}: not a folder")
 
 
 def _fail(path, msg):
@@ -72,8 +116,8 @@ def validate(doc, task_id=None):
         _fail("task.schema", f"expected '{SCHEMA}', got {doc['schema']!r}")
     if task_id is not None and doc["id"] != task_id:
         _fail("task.id", f"'{doc['id']}' does not match the folder '{task_id}'")
-    if not isinstance(doc["id"], str) or doc["id"].count("/") < 1:
-        _fail("task.id", "expected '<suite>/.../<name>'")
+    if not isinstance(doc["id"], str) or not ID_RE.fullmatch(doc["id"]):
+        _fail("task.id", "expected '<suite>/.../<name>' (docs/formats.md, \"Task\")")
     if not isinstance(doc["tags"], list) or not all(isinstance(t, str) for t in doc["tags"]):
         _fail("task.tags", "expected a list of strings")
     for key in ("description", "reference") + (("spec",) if "spec" in doc else ()):

@@ -1,8 +1,10 @@
 // `kforge bench`: bench JSON lines on stdout, a readable table on stderr, exit 0/1/2.
 #include <CLI/CLI.hpp>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -11,6 +13,7 @@
 #include "cli/command.h"
 #include "cli/options.h"
 #include "kforge/bench/bencher.h"
+#include "kforge/common/task.h"
 
 namespace kforge::cli {
 namespace {
@@ -22,9 +25,23 @@ StatusOr<double> ParseFraction(const std::string& text) {
   if (percent) number.pop_back();
   char* end = nullptr;
   double value = std::strtod(number.c_str(), &end);
-  if (number.empty() || end != number.c_str() + number.size() || !(value >= 0))
+  if (number.empty() || end != number.c_str() + number.size() || !(value >= 0) || !std::isfinite(value))
     return Status::InvalidArgument("expected a fraction such as 0.005 or 0.5%, got \"" + text + "\"");
   return percent ? value / 100 : value;
+}
+
+/// --reference takes task ids; a file among them is a solution given with --reference (CLI11 gives
+/// every later positional argument to the option).
+Status CheckReferenceIds(const std::vector<std::string>& ids) {
+  for (const std::string& id : ids) {
+    std::error_code ec;
+    if (std::filesystem::exists(id, ec))
+      return Status::InvalidArgument("--reference " + id +
+                                     ": a file, not a task id (solutions and --reference do not mix)");
+    if (Status valid = common::CheckTaskId(id); !valid.ok())
+      return Status::InvalidArgument("--reference: " + valid.message());
+  }
+  return Status::Ok();
 }
 
 }  // namespace
@@ -57,7 +74,7 @@ Runner AttachBench(CLI::App& sub) {
       ->check(CLI::Range(1, 1000000));
   sub.add_option("--max-time", args->options.measure.max_seconds, "Most seconds of sampling per solution")
       ->default_val(10)
-      ->check(CLI::Range(0.01, 3600.0));
+      ->check(FiniteRange(0.01, 3600.0), "[0.01, 3600]");
   sub.add_option("--trials", args->options.verify.trials, "Verification trials before timing")
       ->default_val(2)
       ->check(CLI::Range(1, 1000));
@@ -75,8 +92,12 @@ Runner AttachBench(CLI::App& sub) {
       std::fprintf(stderr, "kforge bench: --max-noise: %s\n", max_noise.status().message().c_str());
       return kExitUsage;
     }
-    if (Status applied = ApplyGpuRunFlags(args->gpu, options.verify); !applied.ok()) {
-      std::fprintf(stderr, "kforge bench: %s\n", applied.message().c_str());
+    Status usage = ApplyGpuRunFlags(args->gpu, options.verify);
+    if (usage.ok()) usage = verify::SolutionReader::CheckSources(args->sources);
+    if (usage.ok()) usage = CheckReferenceIds(args->references);
+    if (usage.ok()) usage = CheckTasksRoot(options.verify.tasks_root);
+    if (!usage.ok()) {
+      std::fprintf(stderr, "kforge bench: %s\n", usage.message().c_str());
       return kExitUsage;
     }
     options.measure.max_noise = *max_noise;

@@ -216,6 +216,35 @@ StatusOr<std::vector<std::string>> TaskDirs(const fs::path& root) {
   return dirs;
 }
 
+// What `tasks import` can check before starting Python: the input exists, the id is well formed,
+// the levels are numbers and --out is not a file. The exporter checks the same (it can run alone).
+Status CheckImport(const TasksOptions& o, bool kernelbench) {
+  std::error_code ec;
+  if (!o.out.empty() && fs::exists(o.out, ec) && !fs::is_directory(o.out, ec))
+    return Status::InvalidArgument("--out " + o.out + ": not a folder");
+  if (!kernelbench) {
+    if (!fs::is_regular_file(o.source, ec)) return Status::InvalidArgument(o.source + ": not a file");
+    return common::CheckTaskId(o.id).WithContext("--id");
+  }
+  if (!fs::is_directory(o.source, ec)) return Status::InvalidArgument(o.source + ": not a folder");
+  std::string levels = o.levels.empty() ? "1,2,3" : o.levels;
+  std::vector<std::string> present;
+  size_t start = 0;
+  while (start <= levels.size()) {
+    size_t end = std::min(levels.find(',', start), levels.size());
+    std::string level = levels.substr(start, end - start);
+    if (level.empty() || level.size() > 3 || level.find_first_not_of("0123456789") != std::string::npos)
+      return Status::InvalidArgument("--levels " + levels.substr(0, 40) +
+                                     ": expected level numbers separated by commas, e.g. 1,2,3");
+    if (fs::is_directory(fs::path(o.source) / ("level" + level), ec)) present.push_back(level);
+    start = end + 1;
+  }
+  if (present.empty())
+    return Status::InvalidArgument(o.source + ": no level folder (level1/, level2/, ...) for --levels " +
+                                   levels);
+  return Status::Ok();
+}
+
 // Runs the exporter with `args`; its output streams through our stdout/stderr.
 int RunExporter(const std::vector<std::string>& args) {
   fs::path script = ExporterScript();
@@ -311,6 +340,12 @@ Runner AttachTasks(CLI::App& sub) {
     if (check->parsed()) return CheckTasks(*check_options);
     if (show->parsed()) return Show(*o);
     std::vector<std::string> args;
+    if (kb->parsed() || mod->parsed()) {
+      if (Status checked = CheckImport(*o, kb->parsed()); !checked.ok()) {
+        std::fprintf(stderr, "kforge tasks import: %s\n", checked.message().c_str());
+        return kExitUsage;
+      }
+    }
     if (kb->parsed()) {
       args = {"bulk-kernelbench",
               o->source,
@@ -324,6 +359,11 @@ Runner AttachTasks(CLI::App& sub) {
     } else if (mod->parsed()) {
       args = {"module", o->source, "--out", o->out, "--id", o->id, "--device", ExporterDevices(o->device)};
     } else if (build->parsed()) {
+      std::error_code ec;
+      if (!o->build_out.empty() && fs::exists(o->build_out, ec) && !fs::is_directory(o->build_out, ec)) {
+        std::fprintf(stderr, "kforge tasks build: --out %s: not a folder\n", o->build_out.c_str());
+        return kExitUsage;
+      }
       auto dirs = TaskDirs(o->root);
       if (!dirs.ok()) {
         std::fprintf(stderr, "kforge tasks build: %s\n", dirs.status().message().c_str());

@@ -33,14 +33,18 @@ Runner AttachVerify(CLI::App& sub) {
   AddGpuRunFlags(sub, args->gpu, args->options.arch);
   return [args]() {
     verify::VerifyOptions& options = args->options;
-    if (Status applied = ApplyGpuRunFlags(args->gpu, options); !applied.ok()) {
-      std::fprintf(stderr, "kforge verify: %s\n", applied.message().c_str());
+    Status usage = ApplyGpuRunFlags(args->gpu, options);
+    if (usage.ok()) usage = verify::SolutionReader::CheckSources(args->sources);
+    if (usage.ok()) usage = CheckTasksRoot(options.tasks_root);
+    if (!usage.ok()) {
+      std::fprintf(stderr, "kforge verify: %s\n", usage.message().c_str());
       return kExitUsage;
     }
     verify::Verifier verifier(options);
     verify::SolutionReader reader(args->sources);
     verify::VerifySummary summary = verifier.Run(
-        reader, [](const common::Verdict& verdict, const nlohmann::json&) { PrintJsonLine(verdict.ToJson()); });
+        reader,
+        [](const common::Verdict& verdict, const nlohmann::json&) { PrintJsonLine(verdict.ToJson()); });
     std::string counts;
     for (const auto& [status, n] : summary.by_status) counts += ", " + std::to_string(n) + " " + status;
     std::fprintf(stderr, "verify: %d solution%s%s (seed %llu)\n", summary.total,

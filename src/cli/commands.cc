@@ -3,9 +3,11 @@
 #include <spdlog/spdlog.h>
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <exception>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "cli/command.h"
@@ -66,8 +68,12 @@ int Main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    int rc = app.exit(e);
-    return rc == 0 ? kExitOk : kExitUsage;
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    // One line: CLI11's own report adds a second one pointing to --help.
+    std::string what = e.what();
+    std::replace(what.begin(), what.end(), '\n', ' ');
+    std::fprintf(stderr, "kforge: %s (see --help)\n", what.c_str());
+    return kExitUsage;
   }
   spdlog::set_default_logger(spdlog::stderr_color_mt("kforge"));
   spdlog::set_pattern("%^%l%$ %v");

@@ -3,15 +3,55 @@
 
 #include <CLI/CLI.hpp>
 
+#include <charconv>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <sstream>
+
+#include "kforge/cuda/versions.h"
 
 namespace kforge::cli {
 
 void AddTasksRootOption(CLI::App& sub, std::filesystem::path& root) {
   root = "tasks";
   sub.add_option("--tasks", root, "Root of the task folders")->envname("KFORGE_TASKS")->default_val("tasks");
+}
+
+Status CheckTasksRoot(const std::filesystem::path& root) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::is_directory(root, ec))
+    return Status::InvalidArgument("--tasks " + root.string() +
+                                   ": no such folder (set --tasks or KFORGE_TASKS)");
+  // Suites may be symbolic links to folders (a root assembled from built suites); the depth and the
+  // entry count bound the search, links that loop included.
+  fs::recursive_directory_iterator it(
+      root, fs::directory_options::skip_permission_denied | fs::directory_options::follow_directory_symlink,
+      ec);
+  fs::recursive_directory_iterator end;
+  for (size_t seen = 0; !ec && it != end && seen < 200000; it.increment(ec), ++seen) {
+    if (it.depth() >= 8) {
+      it.disable_recursion_pending();
+      continue;
+    }
+    if (it->path().filename() == "task.json" && it->is_regular_file(ec)) return Status::Ok();
+  }
+  return Status::InvalidArgument("--tasks " + root.string() + ": no task.json below it (not a task root)");
+}
+
+std::function<std::string(const std::string&)> FiniteRange(double lo, double hi) {
+  return [lo, hi](const std::string& text) -> std::string {
+    char* end = nullptr;
+    double value = std::strtod(text.c_str(), &end);
+    if (text.empty() || *end != '\0' || !std::isfinite(value) || value < lo || value > hi) {
+      std::ostringstream out;
+      out << "expected a number in [" << lo << ", " << hi << "], got \"" << text.substr(0, 20) << "\"";
+      return out.str();
+    }
+    return "";
+  };
 }
 
 StatusOr<std::vector<int>> ParseDeviceList(const std::string& text) {
@@ -31,21 +71,33 @@ StatusOr<std::vector<int>> ParseDeviceList(const std::string& text) {
 std::filesystem::path SelfExecutable() { return std::filesystem::read_symlink("/proc/self/exe"); }
 
 void AddGpuRunFlags(CLI::App& sub, GpuRunFlags& flags, std::string& arch) {
-  flags.seed_option = sub.add_option("--seed", flags.seed, "Run seed (random by default; recorded)");
+  flags.seed_option = sub.add_option("--seed", flags.seed, "Run seed (random by default; recorded)")
+                          ->check(
+                              [](const std::string& text) -> std::string {
+                                uint64_t value = 0;
+                                auto [end, error] =
+                                    std::from_chars(text.data(), text.data() + text.size(), value);
+                                bool whole = !text.empty() && text[0] != '-' && text[0] != '+' &&
+                                             error == std::errc() && end == text.data() + text.size();
+                                return whole ? "" : "expected an integer from 0 to 2^64-1";
+                              },
+                              "UINT64");
   sub.add_option("--devices", flags.devices, "GPUs to use, e.g. 0,1")->default_val("0");
   sub.add_option("--arch", arch, "NVRTC target architecture")->default_val("sm_90a");
   sub.add_option("--kernel-timeout", flags.kernel_timeout_s, "Seconds a candidate's launches may run")
       ->default_val(10)
-      ->check(CLI::Range(0.01, 3600.0));
+      ->check(FiniteRange(0.01, 3600.0), "[0.01, 3600]");
   sub.add_option("--compile-timeout", flags.compile_timeout_s, "Seconds one NVRTC compile may take")
       ->default_val(30)
-      ->check(CLI::Range(0.1, 3600.0));
+      ->check(FiniteRange(0.1, 3600.0), "[0.1, 3600]");
   sub.add_flag("--no-cache", flags.no_cache, "Do not use the on-disk CUBIN cache");
 }
 
 Status ApplyGpuRunFlags(const GpuRunFlags& flags, verify::VerifyOptions& options) {
   auto devices = ParseDeviceList(flags.devices);
   if (!devices.ok()) return Status::InvalidArgument("--devices: " + devices.status().message());
+  if (Status arch = cuda::CheckArch(options.arch); !arch.ok())
+    return Status::InvalidArgument("--arch " + arch.message());
   if (flags.seed_option != nullptr && flags.seed_option->count() > 0) options.seed = flags.seed;
   options.devices = *devices;
   options.kernel_timeout = std::chrono::milliseconds(static_cast<int64_t>(flags.kernel_timeout_s * 1000));

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,14 @@ namespace kforge::cli {
 
 /// Adds `--tasks ROOT` (env KFORGE_TASKS, default "tasks").
 void AddTasksRootOption(CLI::App& sub, std::filesystem::path& root);
+
+/// OK when `root` is a folder with a task.json within 8 levels below it (the search stops at the
+/// first); otherwise InvalidArgument naming --tasks, so a wrong root is a usage error rather than a
+/// verdict blaming each solution.
+Status CheckTasksRoot(const std::filesystem::path& root);
+
+/// A CLI11 check: a finite number in [lo, hi] (CLI::Range lets NaN through).
+std::function<std::string(const std::string&)> FiniteRange(double lo, double hi);
 
 /// "0,1,3" -> {0, 1, 3}; each a device index 0..255.
 StatusOr<std::vector<int>> ParseDeviceList(const std::string& text);
@@ -37,12 +46,12 @@ struct GpuRunFlags {
   bool no_cache = false;
 };
 
-/// Adds --seed, --devices, --arch (into `arch`), --kernel-timeout, --compile-timeout and --no-cache.
+/// Adds --seed (digits only: "-1" no longer wraps), --devices, --arch (into `arch`), --kernel-timeout,
+/// --compile-timeout and --no-cache.
 void AddGpuRunFlags(CLI::App& sub, GpuRunFlags& flags, std::string& arch);
 
 /// Sets the seed (when given), devices, kernel and compile timeouts, cache use and worker program of
-/// `options`;
-/// InvalidArgument naming the flag when --devices is malformed.
+/// `options`; InvalidArgument naming the flag when --devices is malformed or NVRTC cannot target --arch.
 Status ApplyGpuRunFlags(const GpuRunFlags& flags, verify::VerifyOptions& options);
 
 /// Writes `record` to stdout as one JSON line (invalid UTF-8 replaced) and flushes.

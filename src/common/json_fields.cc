@@ -2,9 +2,151 @@
 #include "kforge/common/json_fields.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "kforge/common/text.h"
 
 namespace kforge::common {
+
+namespace {
+
+using nlohmann::json;
+
+/// Builds the document like nlohmann's own DOM parser, refusing duplicate keys, too deep nesting
+/// and too many values as it goes.
+class StrictBuilder : public nlohmann::json_sax<json> {
+ public:
+  explicit StrictBuilder(JsonLimits limits) : limits_(limits) {}
+
+  bool null() override { return Add(nullptr); }
+  bool boolean(bool v) override { return Add(v); }
+  bool number_integer(number_integer_t v) override { return Add(v); }
+  bool number_unsigned(number_unsigned_t v) override { return Add(v); }
+  bool number_float(number_float_t v, const string_t&) override { return Add(v); }
+  bool string(string_t& v) override { return Add(std::move(v)); }
+  bool binary(binary_t& v) override { return Add(json::binary(std::move(v))); }
+  bool start_object(std::size_t) override { return Open(json::object()); }
+  bool start_array(std::size_t) override { return Open(json::array()); }
+  bool end_object() override { return Close(); }
+  bool end_array() override { return Close(); }
+  bool key(string_t& k) override {
+    json& object = *stack_.back();
+    if (object.contains(k)) {
+      std::string path = RawPath();
+      return Refuse((path.empty() ? "" : path + ".") + KeyText(k) + ": duplicate key");
+    }
+    slot_ = &object[k];
+    key_ = k;
+    return true;
+  }
+  bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception& e) override {
+    error_position_ = position;
+    std::string what = e.what();
+    if (e.id == 406) {
+      reason_ = "number out of range";
+    } else if (what.find("UTF-8") != std::string::npos || what.find("utf-8") != std::string::npos) {
+      reason_ = "invalid UTF-8";
+    } else {
+      reason_ = "malformed JSON";
+    }
+    return false;
+  }
+
+  json& root() { return root_; }
+  /// Set when the builder refused the document: "<path>: why".
+  const std::string& refusal() const { return refusal_; }
+  /// Set on a syntax or number error: the byte offset just past the bad token, and why.
+  size_t error_position() const { return error_position_; }
+  const std::string& reason() const { return reason_; }
+
+ private:
+  bool Refuse(std::string why) {
+    refusal_ = std::move(why);
+    return false;
+  }
+
+  /// "launches[2].grid" for the container being filled; empty at the top level. A deep path keeps
+  /// its start and its end.
+  std::string RawPath() const {
+    std::string path;
+    for (size_t i = 1; i < stack_.size(); ++i) path += segments_[i];
+    if (!path.empty() && path[0] == '.') path.erase(0, 1);
+    if (path.size() <= 160) return path;
+    auto boundary = [&path](size_t at) {  // never inside a UTF-8 sequence
+      while (at > 0 && (static_cast<unsigned char>(path[at]) & 0xC0) == 0x80) --at;
+      return at;
+    };
+    return path.substr(0, boundary(80)) + "..." + path.substr(boundary(path.size() - 70));
+  }
+  std::string Path() const {
+    std::string path = RawPath();
+    return path.empty() ? "top level" : path;
+  }
+
+  json* Place(json value) {
+    if (++values_ > limits_.max_values) {
+      Refuse("more than " + std::to_string(limits_.max_values) + " values");
+      return nullptr;
+    }
+    if (stack_.empty()) {
+      root_ = std::move(value);
+      segment_.clear();
+      return &root_;
+    }
+    json& parent = *stack_.back();
+    if (parent.is_array()) {
+      segment_ = "[" + std::to_string(parent.size()) + "]";
+      parent.push_back(std::move(value));
+      return &parent.back();
+    }
+    segment_ = "." + KeyText(key_);
+    *slot_ = std::move(value);
+    return slot_;
+  }
+
+  bool Add(json value) { return Place(std::move(value)) != nullptr; }
+
+  bool Open(json container) {
+    if (stack_.size() >= limits_.max_depth)
+      return Refuse((stack_.empty() ? std::string("top level") : Path()) + ": nested deeper than " +
+                    std::to_string(limits_.max_depth) + " levels");
+    json* placed = Place(std::move(container));
+    if (placed == nullptr) return false;
+    stack_.push_back(placed);
+    segments_.push_back(segment_);
+    return true;
+  }
+
+  bool Close() {
+    stack_.pop_back();
+    segments_.pop_back();
+    return true;
+  }
+
+  JsonLimits limits_;
+  json root_;
+  std::vector<json*> stack_;
+  std::vector<std::string> segments_;  ///< Path segment of each open container in its parent.
+  std::string segment_;
+  json* slot_ = nullptr;  ///< Where the next value of the innermost object goes.
+  std::string key_;
+  size_t values_ = 0;
+  std::string refusal_;
+  size_t error_position_ = 0;
+  std::string reason_;
+};
+
+}  // namespace
+
+std::string KeyText(std::string_view key) {
+  bool plain = !key.empty() && key.size() <= 40 && std::all_of(key.begin(), key.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
+  });
+  return plain ? std::string(key) : Quote(key, 40);
+}
 
 std::string JsonTypeName(const nlohmann::json& value) {
   if (value.is_number_integer()) return "integer";
@@ -18,8 +160,7 @@ Status JsonFields::CheckObject(std::initializer_list<std::string_view> allowed) 
   }
   for (const auto& [key, value] : object_.items()) {
     if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
-      std::string shown = key.size() > 40 ? key.substr(0, 40) + "..." : key;
-      return Status::InvalidArgument(Child(shown) + ": unknown field");
+      return Status::InvalidArgument(Child(KeyText(key)) + ": unknown field");
     }
   }
   return Status::Ok();
@@ -55,6 +196,8 @@ StatusOr<std::string> JsonFields::StringOr(std::string_view key, std::string fal
 StatusOr<int64_t> JsonFields::Int(std::string_view key) const {
   KFORGE_ASSIGN_OR_RETURN(const nlohmann::json* value, Get(key));
   if (!value->is_number_integer()) return Error(key, "expected an integer, got " + JsonTypeName(*value));
+  if (value->is_number_unsigned() && value->get<uint64_t>() > uint64_t{std::numeric_limits<int64_t>::max()})
+    return Error(key, "integer out of range");
   return value->get<int64_t>();
 }
 
@@ -64,24 +207,30 @@ StatusOr<double> JsonFields::Number(std::string_view key) const {
   return value->get<double>();
 }
 
-StatusOr<nlohmann::json> ParseJson(std::string_view text, const std::string& where) {
+StatusOr<nlohmann::json> ParseJson(std::string_view text, const std::string& where, JsonLimits limits) {
+  StrictBuilder builder(limits);
+  bool ok = false;
   try {
-    return nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    // Report line and column rather than nlohmann's message, which can quote the input.
-    size_t offset = std::min<size_t>(e.byte == 0 ? 0 : e.byte - 1, text.size());
-    size_t line = 1, column = 1;
-    for (size_t i = 0; i < offset; ++i) {
-      if (text[i] == '\n') {
-        ++line;
-        column = 1;
-      } else {
-        ++column;
-      }
-    }
-    return Status::ParseError(where + ": line " + std::to_string(line) + ", column " +
-                              std::to_string(column) + ": malformed JSON");
+    ok = nlohmann::json::sax_parse(text.begin(), text.end(), &builder);
+  } catch (const nlohmann::json::exception& e) {  // not expected from sax_parse; one line anyway
+    return Status::ParseError(where + ": malformed JSON");
   }
+  if (ok) return std::move(builder.root());
+  if (!builder.refusal().empty()) return Status::ParseError(where + ": " + builder.refusal());
+  // Line and column rather than nlohmann's message, which can quote the input.
+  size_t offset =
+      std::min<size_t>(builder.error_position() == 0 ? 0 : builder.error_position() - 1, text.size());
+  size_t line = 1, column = 1;
+  for (size_t i = 0; i < offset; ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      column = 1;
+    } else {
+      ++column;
+    }
+  }
+  return Status::ParseError(where + ": line " + std::to_string(line) + ", column " + std::to_string(column) +
+                            ": " + (builder.reason().empty() ? "malformed JSON" : builder.reason()));
 }
 
 }  // namespace kforge::common

@@ -6,11 +6,13 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <limits>
 
 #include "kforge/common/dtype.h"
 #include "kforge/common/expr.h"
 #include "kforge/common/hash.h"
 #include "kforge/common/json_fields.h"
+#include "kforge/common/text.h"
 
 namespace kforge::common {
 namespace {
@@ -36,7 +38,7 @@ std::string Indexed(const std::string& path, size_t i) { return path + "[" + std
 StatusOr<std::string> ReadExpr(const nlohmann::json& value, const std::string& path) {
   std::string text;
   if (value.is_number_integer()) {
-    text = std::to_string(value.get<int64_t>());
+    text = value.dump();  // exact: 2^64-1 stays 2^64-1 (and is then too large), never -1
   } else if (value.is_string()) {
     text = value.get<std::string>();
   } else {
@@ -72,7 +74,10 @@ StatusOr<LaunchArg> ReadArg(const nlohmann::json& value, const std::string& path
       char* end = nullptr;
       arg.number = std::strtod(begin, &end);
       if (arg.text.empty() || *end != '\0' || !std::isfinite(arg.number)) {
-        return Status::InvalidArgument(path + ": \"" + arg.text.substr(0, 40) + "\" is not a finite number");
+        return Status::InvalidArgument(path + ": " + Quote(arg.text) + " is not a finite number");
+      }
+      if (p.kind == LaunchArg::Kind::kF32 && std::fabs(arg.number) > std::numeric_limits<float>::max()) {
+        return Status::InvalidArgument(path + ": " + Quote(arg.text) + " does not fit a float");
       }
       return arg;
     }
@@ -82,8 +87,8 @@ StatusOr<LaunchArg> ReadArg(const nlohmann::json& value, const std::string& path
   }
   if (!IsTensorName(text)) {
     return Status::InvalidArgument(
-        path + ": \"" + text.substr(0, 40) +
-        "\" is neither a tensor name nor a typed scalar (i32:, i64:, u32:, u64:, f32:, f64:)");
+        path + ": " + Quote(text) +
+        " is neither a tensor name nor a typed scalar (i32:, i64:, u32:, u64:, f32:, f64:)");
   }
   return LaunchArg{LaunchArg::Kind::kTensor, text, 0};
 }
@@ -131,8 +136,7 @@ StatusOr<ScratchBuffer> ReadScratch(const nlohmann::json& value, const std::stri
   KFORGE_ASSIGN_OR_RETURN(buffer.name, f.String("name"));
   if (!IsTensorName(buffer.name)) return f.Error("name", "expected an identifier");
   KFORGE_ASSIGN_OR_RETURN(buffer.dtype, f.String("dtype"));
-  if (!ParseDType(buffer.dtype))
-    return f.Error("dtype", "unknown dtype \"" + buffer.dtype.substr(0, 40) + "\"");
+  if (!ParseDType(buffer.dtype)) return f.Error("dtype", "unknown dtype " + Quote(buffer.dtype));
   KFORGE_ASSIGN_OR_RETURN(const nlohmann::json* shape, f.Get("shape"));
   if (!shape->is_array() || shape->size() > 8)
     return f.Error("shape", "expected an array of at most 8 sizes");
@@ -240,8 +244,7 @@ StatusOr<Solution> SolutionFromJson(const nlohmann::json& json, const std::strin
     if (f.Has("schema")) {
       KFORGE_ASSIGN_OR_RETURN(std::string schema, f.String("schema"));
       if (schema != kSolutionSchema) {
-        return f.Error("schema", "expected \"" + std::string(kSolutionSchema) + "\", got \"" +
-                                     schema.substr(0, 40) + "\"");
+        return f.Error("schema", "expected \"" + std::string(kSolutionSchema) + "\", got " + Quote(schema));
       }
     }
     KFORGE_ASSIGN_OR_RETURN(solution.task, f.StringOr("task", ""));
@@ -256,6 +259,7 @@ StatusOr<Solution> SolutionFromJson(const nlohmann::json& json, const std::strin
 }
 
 StatusOr<Solution> ParseSolutionText(std::string_view text, const std::string& where) {
+  if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);  // UTF-8 byte order mark
   size_t first = text.find_first_not_of(" \t\r\n");
   if (first != std::string_view::npos && text[first] == '{') {
     KFORGE_ASSIGN_OR_RETURN(nlohmann::json json, ParseJson(text, where));
@@ -272,16 +276,20 @@ StatusOr<Solution> ParseSolutionText(std::string_view text, const std::string& w
     return Status::InvalidArgument(where + ": expected one ```cuda block and one ```json block, found " +
                                    std::to_string(cuda.size()) + " and " + std::to_string(plan.size()));
   }
+  if (cuda[0].body.size() > kMaxSourceBytes) {
+    return Status::InvalidArgument(where + ": ```cuda block: " + std::to_string(cuda[0].body.size()) +
+                                   " bytes, over the 256 KiB limit");
+  }
+  if (size_t bad = 0; !IsValidUtf8(cuda[0].body, &bad)) {
+    return Status::InvalidArgument(where + ": ```cuda block: invalid UTF-8 at byte " + std::to_string(bad) +
+                                   " of the block");
+  }
   KFORGE_ASSIGN_OR_RETURN(nlohmann::json json, ParseJson(plan[0].body, where + ": ```json block"));
   JsonFields f(json, "");
   Solution solution;
   solution.source = std::move(cuda[0].body);
   Status status = [&]() -> Status {
     KFORGE_RETURN_IF_ERROR(f.CheckObject({"launches", "scratch", "options", "task"}));
-    if (solution.source.size() > kMaxSourceBytes) {
-      return Status::InvalidArgument("```cuda block: " + std::to_string(solution.source.size()) +
-                                     " bytes, over the 256 KiB limit");
-    }
     KFORGE_ASSIGN_OR_RETURN(solution.task, f.StringOr("task", ""));
     return ReadPlan(f, json, solution);
   }();

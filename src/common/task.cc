@@ -5,12 +5,15 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <fstream>
 #include <set>
 #include <sstream>
 
 #include "kforge/common/expr.h"
+#include "kforge/common/json_fields.h"
+#include "kforge/common/text.h"
 
 namespace kforge::common {
 namespace {
@@ -20,6 +23,8 @@ using nlohmann::json;
 
 constexpr std::string_view kSchema = "kforge.task/1";
 constexpr std::string_view kSchemaPrefix = "kforge.task/";
+/// Largest task.json read; a bigger file is an error before parsing.
+constexpr uintmax_t kMaxTaskJsonBytes = 16 << 20;
 
 // Validation state for one file: errors carry the file and the JSON path.
 class Checker {
@@ -35,7 +40,7 @@ class Checker {
                   std::initializer_list<std::string_view> allowed) const {
     for (auto it = obj.begin(); it != obj.end(); ++it) {
       if (std::find(allowed.begin(), allowed.end(), it.key()) == allowed.end())
-        return Error(path.empty() ? it.key() : path + "." + it.key(), "unknown field");
+        return Error(path.empty() ? KeyText(it.key()) : path + "." + KeyText(it.key()), "unknown field");
     }
     return Status::Ok();
   }
@@ -91,9 +96,9 @@ bool IsIdentifier(std::string_view s) {
 // Relative artifact paths stay inside the task folder.
 Status CheckRelative(const Checker& c, const std::string& path, const std::string& rel) {
   fs::path p(rel);
-  if (rel.empty() || p.is_absolute()) return c.Error(path, "expected a relative path, got \"" + rel + "\"");
+  if (rel.empty() || p.is_absolute()) return c.Error(path, "expected a relative path, got " + Quote(rel));
   for (const fs::path& part : p)
-    if (part == "..") return c.Error(path, "path leaves the task folder: \"" + rel + "\"");
+    if (part == "..") return c.Error(path, "path leaves the task folder: " + Quote(rel));
   return Status::Ok();
 }
 
@@ -108,7 +113,7 @@ Status ParseInit(const Checker& c, const json& v, const std::string& path, InitS
       {"ones", InitSpec::Dist::kOnes},       {"zeros", InitSpec::Dist::kZeros}};
   auto found =
       std::find_if(std::begin(kDists), std::end(kDists), [&](const auto& d) { return d.first == dist; });
-  if (found == std::end(kDists)) return c.Error(path + ".dist", "unknown distribution \"" + dist + "\"");
+  if (found == std::end(kDists)) return c.Error(path + ".dist", "unknown distribution " + Quote(dist));
   init.dist = found->second;
   bool ranged = init.dist == InitSpec::Dist::kUniform || init.dist == InitSpec::Dist::kRandint;
   if (ranged) {
@@ -159,10 +164,10 @@ Status ParseTensors(const Checker& c, const json& root, std::string_view key, st
     KFORGE_ASSIGN_OR_RETURN(spec.name, c.String(v["name"], path + ".name"));
     if (spec.name.empty()) return c.Error(path + ".name", "empty name");
     if (!names.insert(spec.name).second)
-      return c.Error(path + ".name", "duplicate tensor name \"" + spec.name + "\"");
+      return c.Error(path + ".name", "duplicate tensor name " + Quote(spec.name));
     KFORGE_ASSIGN_OR_RETURN(std::string dtype, c.String(v["dtype"], path + ".dtype"));
     std::optional<DType> parsed = ParseDType(dtype);
-    if (!parsed) return c.Error(path + ".dtype", "unknown dtype \"" + dtype + "\"");
+    if (!parsed) return c.Error(path + ".dtype", "unknown dtype " + Quote(dtype));
     spec.dtype = *parsed;
     KFORGE_RETURN_IF_ERROR(c.Array(v["shape"], path + ".shape"));
     for (size_t d = 0; d < v["shape"].size(); ++d) {
@@ -193,7 +198,7 @@ Status ParseSymbols(const Checker& c, const json& v, const std::string& path,
                     std::map<std::string, int64_t>& out) {
   KFORGE_RETURN_IF_ERROR(c.Object(v, path));
   for (auto it = v.begin(); it != v.end(); ++it) {
-    std::string sym_path = path + "." + it.key();
+    std::string sym_path = path + "." + KeyText(it.key());
     if (!IsIdentifier(it.key())) return c.Error(sym_path, "symbol names are identifiers");
     KFORGE_ASSIGN_OR_RETURN(out[it.key()], c.Int(it.value(), sym_path));
   }
@@ -208,11 +213,11 @@ Status ParseArtifacts(const Checker& c, const json& v, const fs::path& dir, Arti
     const json& packages = v["packages"];
     KFORGE_RETURN_IF_ERROR(c.Object(packages, path + ".packages"));
     for (auto it = packages.begin(); it != packages.end(); ++it) {
-      std::string variant_path = path + ".packages." + it.key();
+      std::string variant_path = path + ".packages." + KeyText(it.key());
       KFORGE_RETURN_IF_ERROR(c.Object(it.value(), variant_path));
       KFORGE_RETURN_IF_ERROR(c.OnlyKeys(it.value(), variant_path, {"cpu", "cuda"}));
       for (auto dev = it.value().begin(); dev != it.value().end(); ++dev) {
-        std::string dev_path = variant_path + "." + dev.key();
+        std::string dev_path = variant_path + "." + KeyText(dev.key());
         KFORGE_ASSIGN_OR_RETURN(std::string rel, c.String(dev.value(), dev_path));
         KFORGE_RETURN_IF_ERROR(CheckRelative(c, dev_path, rel));
         out.packages[it.key()][dev.key()] = dir / rel;
@@ -247,15 +252,6 @@ Status ParseArtifacts(const Checker& c, const json& v, const fs::path& dir, Arti
   return Status::Ok();
 }
 
-// nlohmann's message is "[json.exception.parse_error.101] parse error at line 3, column 5: ...".
-std::string ParseErrorText(const json::parse_error& e) {
-  std::string what = e.what();
-  size_t at = what.find("parse error at ");
-  if (at != std::string::npos) return what.substr(at + 15);
-  size_t bracket = what.find("] ");
-  return bracket == std::string::npos ? what : what.substr(bracket + 2);
-}
-
 StatusOr<Task> ParseTask(const Checker& c, const json& root, const fs::path& dir) {
   Task task;
   task.dir = dir;
@@ -265,9 +261,9 @@ StatusOr<Task> ParseTask(const Checker& c, const json& root, const fs::path& dir
   KFORGE_ASSIGN_OR_RETURN(std::string schema, c.String(root["schema"], "schema"));
   if (schema != kSchema) {
     if (schema.rfind(kSchemaPrefix, 0) == 0)
-      return c.Error("schema", "unsupported version \"" + schema + "\" (this kforge reads " +
+      return c.Error("schema", "unsupported version " + Quote(schema) + " (this kforge reads " +
                                    std::string(kSchema) + ")");
-    return c.Error("schema", "expected \"" + std::string(kSchema) + "\", got \"" + schema + "\"");
+    return c.Error("schema", "expected \"" + std::string(kSchema) + "\", got " + Quote(schema));
   }
   KFORGE_RETURN_IF_ERROR(
       c.OnlyKeys(root, "",
@@ -277,12 +273,7 @@ StatusOr<Task> ParseTask(const Checker& c, const json& root, const fs::path& dir
     KFORGE_RETURN_IF_ERROR(c.Require(root, "", req));
 
   KFORGE_ASSIGN_OR_RETURN(task.id, c.String(root["id"], "id"));
-  {
-    fs::path id_path(task.id);
-    bool ok = !task.id.empty() && task.id.front() != '/' && task.id.back() != '/';
-    for (const fs::path& part : id_path) ok = ok && part != ".." && part != "." && !part.empty();
-    if (!ok || id_path.is_absolute()) return c.Error("id", "malformed id \"" + task.id + "\"");
-  }
+  if (Status id = CheckTaskId(task.id); !id.ok()) return c.Error("id", id.message());
   if (root.contains("level")) {
     KFORGE_ASSIGN_OR_RETURN(int64_t level, c.Int(root["level"], "level"));
     if (level < 0 || level > 1000) return c.Error("level", "out of range");
@@ -305,15 +296,16 @@ StatusOr<Task> ParseTask(const Checker& c, const json& root, const fs::path& dir
   task.reference = dir / reference;
   std::error_code ec;
   if (!fs::is_regular_file(task.reference, ec))
-    return c.Error("reference", "missing reference file " + task.reference.string());
+    return c.Error("reference", "missing reference file " + Quote(reference, 80) + " in the task folder");
 
   if (root.contains("symbols"))
     KFORGE_RETURN_IF_ERROR(ParseSymbols(c, root["symbols"], "symbols", task.symbols));
   if (root.contains("constants")) {
     KFORGE_RETURN_IF_ERROR(c.Object(root["constants"], "constants"));
     for (auto it = root["constants"].begin(); it != root["constants"].end(); ++it) {
-      if (!IsIdentifier(it.key())) return c.Error("constants." + it.key(), "constant names are identifiers");
-      KFORGE_ASSIGN_OR_RETURN(task.constants[it.key()], c.Number(it.value(), "constants." + it.key()));
+      std::string const_path = "constants." + KeyText(it.key());
+      if (!IsIdentifier(it.key())) return c.Error(const_path, "constant names are identifiers");
+      KFORGE_ASSIGN_OR_RETURN(task.constants[it.key()], c.Number(it.value(), const_path));
     }
   }
 
@@ -347,13 +339,14 @@ StatusOr<Task> ParseTask(const Checker& c, const json& root, const fs::path& dir
         return c.Error(path + ".name", "variant names use letters, digits, '_' and '-'");
       if (task.FindVariant(variant.name))
         return c.Error(path + ".name",
-                       "duplicate variant \"" + variant.name + "\" (\"default\" is the base symbols)");
+                       "duplicate variant " + Quote(variant.name) + " (\"default\" is the base symbols)");
       std::map<std::string, int64_t> overrides;
       KFORGE_RETURN_IF_ERROR(ParseSymbols(c, v["symbols"], path + ".symbols", overrides));
       variant.symbols = task.symbols;
       for (const auto& [name, value] : overrides) {
         if (!task.symbols.count(name))
-          return c.Error(path + ".symbols." + name, "not a symbol of the task (symbols lists the defaults)");
+          return c.Error(path + ".symbols." + KeyText(name),
+                         "not a symbol of the task (symbols lists the defaults)");
         variant.symbols[name] = value;
       }
       task.variants.push_back(std::move(variant));
@@ -368,7 +361,7 @@ StatusOr<Task> ParseTask(const Checker& c, const json& root, const fs::path& dir
         StatusOr<std::vector<int64_t>> shape = ResolveShape((*list)[i], variant.symbols);
         if (!shape.ok()) {
           std::string where = std::string(key) + "[" + std::to_string(i) + "].shape";
-          if (variant.name != "default") where += " (variant \"" + variant.name + "\")";
+          if (variant.name != "default") where += " (variant " + Quote(variant.name) + ")";
           return c.Error(where, shape.status().message());
         }
       }
@@ -422,9 +415,10 @@ StatusOr<Task> ParseTask(const Checker& c, const json& root, const fs::path& dir
   if (root.contains("artifacts"))
     KFORGE_RETURN_IF_ERROR(ParseArtifacts(c, root["artifacts"], dir, task.artifacts));
   for (const auto& [variant, devices] : task.artifacts.packages)
-    if (!task.FindVariant(variant)) return c.Error("artifacts.packages." + variant, "no such variant");
+    if (!task.FindVariant(variant))
+      return c.Error("artifacts.packages." + KeyText(variant), "no such variant");
   if (task.artifacts.golden && !task.FindVariant(task.artifacts.golden->variant))
-    return c.Error("artifacts.golden.variant", "no such variant \"" + task.artifacts.golden->variant + "\"");
+    return c.Error("artifacts.golden.variant", "no such variant " + Quote(task.artifacts.golden->variant));
   return task;
 }
 
@@ -438,6 +432,31 @@ std::string IdOf(const fs::path& rel) {
 }
 
 }  // namespace
+
+Status CheckTaskId(std::string_view id) {
+  auto bad = [&id] {
+    return Status::InvalidArgument(
+        "malformed task id " + Quote(id, 80) +
+        ": expected <suite>/.../<name>, 2 to 8 segments of letters, digits, '_', '.' "
+        "and '-' that do not start with '.' or '-'");
+  };
+  size_t segments = 0;
+  size_t start = 0;
+  while (true) {
+    size_t end = id.find('/', start);
+    std::string_view segment =
+        id.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
+    if (segment.empty() || segment.size() > 128 || segment[0] == '.' || segment[0] == '-') return bad();
+    for (char ch : segment) {
+      if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '_' && ch != '.' && ch != '-') return bad();
+    }
+    ++segments;
+    if (end == std::string_view::npos) break;
+    start = end + 1;
+  }
+  if (segments < 2 || segments > 8) return bad();
+  return Status::Ok();
+}
 
 std::string_view InitDistName(InitSpec::Dist dist) {
   switch (dist) {
@@ -478,16 +497,17 @@ const TensorSpec* Task::FindTensor(std::string_view name) const {
 StatusOr<Task> LoadTask(const fs::path& task_dir) {
   fs::path file = task_dir / "task.json";
   Checker c(file.string());
+  std::error_code ec;
+  if (!fs::is_regular_file(file, ec)) return Status::NotFound(file.string() + ": cannot open (not a file)");
+  uintmax_t size = fs::file_size(file, ec);
+  if (ec || size > kMaxTaskJsonBytes)
+    return Status::InvalidArgument(file.string() + ": larger than " +
+                                   std::to_string(kMaxTaskJsonBytes >> 20) + " MiB");
   std::ifstream in(file, std::ios::binary);
   if (!in) return Status::NotFound(file.string() + ": cannot open");
   std::stringstream buffer;
   buffer << in.rdbuf();
-  json root;
-  try {
-    root = json::parse(buffer.str());
-  } catch (const json::parse_error& e) {
-    return Status::ParseError(file.string() + ": " + ParseErrorText(e));
-  }
+  KFORGE_ASSIGN_OR_RETURN(json root, ParseJson(buffer.str(), file.string()));
   KFORGE_ASSIGN_OR_RETURN(Task task, ParseTask(c, root, task_dir));
   // The id's components must be the folder's last components.
   std::vector<std::string> id_parts, dir_parts;
@@ -498,7 +518,7 @@ StatusOr<Task> LoadTask(const fs::path& task_dir) {
   if (!dir_parts.empty() && dir_parts.back().empty()) dir_parts.pop_back();
   bool match = dir_parts.size() >= id_parts.size() &&
                std::equal(id_parts.rbegin(), id_parts.rend(), dir_parts.rbegin());
-  if (!match) return c.Error("id", "\"" + task.id + "\" does not match the folder " + task_dir.string());
+  if (!match) return c.Error("id", Quote(task.id) + " does not match the folder " + task_dir.string());
   return task;
 }
 
@@ -519,7 +539,7 @@ StatusOr<std::vector<Task>> LoadTaskTree(const fs::path& root) {
     std::string expected = IdOf(dir.lexically_relative(root));
     if (task.id != expected)
       return Checker(task.json_path.string())
-          .Error("id", "\"" + task.id + "\" does not match its folder \"" + expected + "\"");
+          .Error("id", Quote(task.id) + " does not match its folder " + Quote(expected));
     tasks.push_back(std::move(task));
   }
   std::sort(tasks.begin(), tasks.end(), [](const Task& a, const Task& b) { return a.id < b.id; });
@@ -527,17 +547,15 @@ StatusOr<std::vector<Task>> LoadTaskTree(const fs::path& root) {
 }
 
 StatusOr<Task> FindTask(const fs::path& root, std::string_view id) {
+  KFORGE_RETURN_IF_ERROR(CheckTaskId(id));
   fs::path rel(id);
-  for (const fs::path& part : rel)
-    if (part == ".." || rel.is_absolute())
-      return Status::InvalidArgument("malformed task id \"" + std::string(id) + "\"");
   std::error_code ec;
   if (!fs::is_regular_file(root / rel / "task.json", ec))
-    return Status::NotFound("no task \"" + std::string(id) + "\" under " + root.string());
+    return Status::NotFound("no task " + Quote(id) + " under " + root.string());
   KFORGE_ASSIGN_OR_RETURN(Task task, LoadTask(root / rel));
   if (task.id != id)
     return Checker(task.json_path.string())
-        .Error("id", "\"" + task.id + "\" does not match its folder \"" + std::string(id) + "\"");
+        .Error("id", Quote(task.id) + " does not match its folder " + Quote(id));
   return task;
 }
 
@@ -552,7 +570,8 @@ StatusOr<std::vector<int64_t>> ResolveShape(const TensorSpec& spec,
   std::vector<int64_t> shape;
   for (const std::string& dim : spec.shape) {
     KFORGE_ASSIGN_OR_RETURN(int64_t n, EvalExpr(dim, env));
-    if (n < 0) return Status::InvalidArgument("in \"" + dim + "\": negative dimension " + std::to_string(n));
+    if (n < 0)
+      return Status::InvalidArgument("in " + Quote(dim, 60) + ": negative dimension " + std::to_string(n));
     shape.push_back(n);
   }
   return shape;
@@ -561,7 +580,7 @@ StatusOr<std::vector<int64_t>> ResolveShape(const TensorSpec& spec,
 StatusOr<std::map<std::string, std::vector<int64_t>>> ResolveShapes(const Task& task,
                                                                     std::string_view variant) {
   const Variant* v = task.FindVariant(variant);
-  if (!v) return Status::NotFound("task " + task.id + " has no variant \"" + std::string(variant) + "\"");
+  if (!v) return Status::NotFound("task " + task.id + " has no variant " + Quote(variant));
   std::map<std::string, std::vector<int64_t>> shapes;
   for (const auto* list : {&task.inputs, &task.params, &task.outputs}) {
     for (const TensorSpec& spec : *list) {
@@ -573,7 +592,7 @@ StatusOr<std::map<std::string, std::vector<int64_t>>> ResolveShapes(const Task& 
 
 StatusOr<int64_t> EvalCost(const Task& task, std::string_view expr, std::string_view variant) {
   const Variant* v = task.FindVariant(variant);
-  if (!v) return Status::NotFound("task " + task.id + " has no variant \"" + std::string(variant) + "\"");
+  if (!v) return Status::NotFound("task " + task.id + " has no variant " + Quote(variant));
   KFORGE_ASSIGN_OR_RETURN(auto shapes, ResolveShapes(task, variant));
   ExprEnv env;
   env.symbol = [v](std::string_view name) -> std::optional<int64_t> {

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 
 #include "cuda/check.h"
 #include "kforge/common/expr.h"
@@ -92,6 +93,7 @@ std::optional<uint8_t> RepeatedByte(double value, common::DType dtype) {
   size_t n = common::DTypeSize(dtype);
   switch (dtype) {
     case common::DType::kFloat32: {
+      if (std::fabs(value) > std::numeric_limits<float>::max()) return std::nullopt;
       float f = static_cast<float>(value);
       std::memcpy(bytes, &f, 4);
       break;
@@ -104,7 +106,9 @@ std::optional<uint8_t> RepeatedByte(double value, common::DType dtype) {
       if (value != 0) return std::nullopt;  // only zero is exact in both encodings
       break;
     default: {
-      if (value != std::floor(value)) return std::nullopt;
+      // Integral and in int64's range, or the cast below would be undefined.
+      if (value != std::floor(value) || !(value >= -9223372036854775808.0 && value < 9223372036854775808.0))
+        return std::nullopt;
       int64_t i = static_cast<int64_t>(value);
       std::memcpy(bytes, &i, 8);
       if (n < 8 && i != (i << (64 - 8 * n)) >> (64 - 8 * n)) return std::nullopt;

@@ -10,7 +10,9 @@ StatusOr<cuda::PlanEnv> PlanEnvFor(const common::Task& task, const common::Varia
   cuda::PlanEnv env;
   env.symbols = variant.symbols;
   for (const auto& [name, value] : task.constants) {
-    if (value == std::floor(value)) env.symbols[name] = static_cast<int64_t>(value);
+    // Integral constants in int64's range (2^63 itself is not: the cast would be undefined).
+    if (value == std::floor(value) && value >= -9223372036854775808.0 && value < 9223372036854775808.0)
+      env.symbols[name] = static_cast<int64_t>(value);
   }
   auto add = [&](const std::vector<common::TensorSpec>& specs, bool writable) {
     for (const common::TensorSpec& spec : specs)

@@ -1,8 +1,10 @@
 // Solution sources.
 #include "kforge/verify/solution_reader.h"
 
-#include <fstream>
-#include <sstream>
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include "kforge/common/json_fields.h"
 
@@ -13,15 +15,24 @@ bool EndsWith(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
+/// Reads a whole file, or a pipe, of at most kMaxBytes.
 StatusOr<std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::IoError(path + ": cannot open");
-  in.seekg(0, std::ios::end);
-  auto size = static_cast<size_t>(in.tellg());
-  if (size > SolutionReader::kMaxBytes) return Status::InvalidArgument(path + ": larger than 64 MiB");
-  in.seekg(0);
-  std::string text(size, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(size));
+  std::FILE* file = std::fopen(path.c_str(), "rb");
+  if (file == nullptr) return Status::IoError(path + ": cannot open: " + std::strerror(errno));
+  std::string text;
+  char buffer[1 << 16];
+  size_t n;
+  while ((n = std::fread(buffer, 1, sizeof buffer, file)) > 0) {
+    text.append(buffer, n);
+    if (text.size() > SolutionReader::kMaxBytes) {
+      std::fclose(file);
+      return Status::InvalidArgument(path + ": larger than 64 MiB");
+    }
+  }
+  bool failed = std::ferror(file) != 0;
+  int error = errno;
+  std::fclose(file);
+  if (failed) return Status::IoError(path + ": cannot read: " + std::strerror(error));
   return text;
 }
 
@@ -42,6 +53,21 @@ std::optional<StatusOr<std::string>> ReadLine(std::FILE* file) {
 }
 
 }  // namespace
+
+Status SolutionReader::CheckSources(const std::vector<std::string>& sources) {
+  for (const std::string& source : sources) {
+    if (source == "-") continue;
+    struct stat st {};
+    if (::stat(source.c_str(), &st) != 0)
+      return Status::NotFound(source + ": " + (errno == ENOENT ? "no such file" : std::strerror(errno)));
+    if (S_ISDIR(st.st_mode)) return Status::InvalidArgument(source + ": a folder, not a solution file");
+    if (!S_ISREG(st.st_mode)) continue;  // a pipe is read once, later: opening it now would lose it
+    std::FILE* file = std::fopen(source.c_str(), "rb");
+    if (file == nullptr) return Status::IoError(source + ": cannot open: " + std::strerror(errno));
+    std::fclose(file);
+  }
+  return Status::Ok();
+}
 
 std::optional<SolutionInput> SolutionReader::Next() {
   while (true) {

@@ -5,6 +5,7 @@
 #include <cctype>
 #include <condition_variable>
 #include <cstdint>
+#include <cstdio>
 #include <deque>
 #include <fstream>
 #include <future>
@@ -18,6 +19,7 @@
 
 #include "kforge/common/base64.h"
 #include "kforge/common/task.h"
+#include "kforge/common/text.h"
 #include "kforge/cuda/compile_pool.h"
 #include "kforge/cuda/compiler.h"
 #include "kforge/cuda/launch_plan.h"
@@ -31,7 +33,8 @@ namespace {
 using common::Verdict;
 using common::VerdictStatus;
 
-/// Solutions read ahead of the one being emitted (bounds memory and compile look-ahead).
+/// Solutions read but not yet emitted (bounds memory and compile look-ahead). Reading stops while
+/// the window is full; a verdict never waits for input beyond its own line.
 constexpr size_t kWindow = 64;
 /// compute-sanitizer's exit code when it found errors.
 constexpr int kSanitizerExitCode = 86;
@@ -62,12 +65,21 @@ void Fail(Verdict& verdict, VerdictStatus status, std::string message) {
   verdict.message = std::move(message);
 }
 
-/// Shapes of the default variant plus the solution's scratch, for the static plan check.
+/// Resolves the plan, scratch included, against the real shapes of every variant of the task (the
+/// GPU check runs each of them); an error names the variant unless it is the default one.
 Status CheckPlanStatically(const common::Task& task, const common::Solution& solution) {
-  KFORGE_ASSIGN_OR_RETURN(cuda::PlanEnv env, PlanEnvFor(task, task.variants.front()));
-  cuda::LaunchLimits limits;
-  KFORGE_RETURN_IF_ERROR(cuda::AddScratch(solution, limits, env));
-  KFORGE_ASSIGN_OR_RETURN(cuda::ResolvedPlan plan, cuda::ResolvePlan(solution, env, limits));
+  for (const common::Variant& variant : task.variants) {
+    Status status = [&]() -> Status {
+      KFORGE_ASSIGN_OR_RETURN(cuda::PlanEnv env, PlanEnvFor(task, variant));
+      cuda::LaunchLimits limits;
+      KFORGE_RETURN_IF_ERROR(cuda::AddScratch(solution, limits, env));
+      return cuda::ResolvePlan(solution, env, limits).status();
+    }();
+    if (!status.ok()) {
+      if (variant.name == task.variants.front().name) return status;
+      return Status::InvalidArgument(status.message() + " (variant " + common::Quote(variant.name) + ")");
+    }
+  }
   return Status::Ok();
 }
 
@@ -231,53 +243,58 @@ VerifySummary Verifier::Run(SolutionReader& reader,
         impl.gpu_queue.pop_front();
       }
       Verdict& verdict = job->verdict;
-      if (FinishCompile(*job)) {
-        if (no_gpu) {
-          Fail(verdict, VerdictStatus::kNoGpu, no_gpu_message);
-        } else if (!options_.gpu_check) {
-          verdict.checks["gpu_check"] = "skipped";
-        } else {
-          nlohmann::json request = {{"op", "check"},
-                                    {"task_dir", job->task->dir.string()},
-                                    {"solution", common::SolutionToJson(job->solution)},
-                                    {"cubin_b64", common::Base64Encode(job->cubin)},
-                                    {"trials", options_.trials},
-                                    {"seed", seed_},
-                                    {"kernel_timeout_ms", options_.kernel_timeout.count()}};
-          auto deadline = std::chrono::milliseconds(120000) + options_.kernel_timeout * (options_.trials + 8);
-          WorkerClient::Reply reply = client.Call(request, deadline);
-          if (reply.kind == WorkerClient::Reply::Kind::kTimeout) {
-            Fail(verdict, VerdictStatus::kTimeout, "worker: " + reply.detail);
-          } else if (reply.kind == WorkerClient::Reply::Kind::kDied) {
-            // Candidate faults are answered in-band before the worker exits; a worker that dies
-            // without answering is kforge's failure.
-            Fail(verdict, VerdictStatus::kHarnessError, "worker died: " + reply.detail);
+      try {
+        if (FinishCompile(*job)) {
+          if (no_gpu) {
+            Fail(verdict, VerdictStatus::kNoGpu, no_gpu_message);
+          } else if (!options_.gpu_check) {
+            verdict.checks["gpu_check"] = "skipped";
           } else {
-            auto status = common::ParseVerdictStatus(reply.body.value("status", "crash"));
-            Fail(verdict, status.ok() ? *status : VerdictStatus::kCrash, reply.body.value("message", ""));
-            verdict.trials = reply.body.value("trials", nlohmann::json::array());
-            verdict.checks = reply.body.value("checks", nlohmann::json::object());
-            verdict.device = reply.body.value("device", nlohmann::json());
-            verdict.timing = reply.body.value("timing", nlohmann::json::object());
-            verdict.memory = reply.body.value("memory", nlohmann::json());
-            if (worker_start_ms)
-              verdict.timing["worker_start_ms"] = *std::exchange(worker_start_ms, std::nullopt);
-            if (verdict.status == VerdictStatus::kNoGpu) {
-              no_gpu = true;
-              no_gpu_message = verdict.message;
+            nlohmann::json request = {{"op", "check"},
+                                      {"task_dir", job->task->dir.string()},
+                                      {"solution", common::SolutionToJson(job->solution)},
+                                      {"cubin_b64", common::Base64Encode(job->cubin)},
+                                      {"trials", options_.trials},
+                                      {"seed", seed_},
+                                      {"kernel_timeout_ms", options_.kernel_timeout.count()}};
+            auto deadline =
+                std::chrono::milliseconds(120000) + options_.kernel_timeout * (options_.trials + 8);
+            WorkerClient::Reply reply = client.Call(request, deadline);
+            if (reply.kind == WorkerClient::Reply::Kind::kTimeout) {
+              Fail(verdict, VerdictStatus::kTimeout, "worker: " + reply.detail);
+            } else if (reply.kind == WorkerClient::Reply::Kind::kDied) {
+              // Candidate faults are answered in-band before the worker exits; a worker that dies
+              // without answering is kforge's failure.
+              Fail(verdict, VerdictStatus::kHarnessError, "worker died: " + reply.detail);
+            } else {
+              auto status = common::ParseVerdictStatus(reply.body.value("status", "crash"));
+              Fail(verdict, status.ok() ? *status : VerdictStatus::kCrash, reply.body.value("message", ""));
+              verdict.trials = reply.body.value("trials", nlohmann::json::array());
+              verdict.checks = reply.body.value("checks", nlohmann::json::object());
+              verdict.device = reply.body.value("device", nlohmann::json());
+              verdict.timing = reply.body.value("timing", nlohmann::json::object());
+              verdict.memory = reply.body.value("memory", nlohmann::json());
+              if (worker_start_ms)
+                verdict.timing["worker_start_ms"] = *std::exchange(worker_start_ms, std::nullopt);
+              if (verdict.status == VerdictStatus::kNoGpu) {
+                no_gpu = true;
+                no_gpu_message = verdict.message;
+              }
             }
-          }
-          if (options_.sanitize && reply.kind == WorkerClient::Reply::Kind::kOk) {
-            std::string ended = client.Shutdown();
-            if (ended == "exit code " + std::to_string(kSanitizerExitCode)) {
-              Fail(verdict, VerdictStatus::kCrash, "compute-sanitizer: " + SanitizerSummary(sanitizer_log));
+            if (options_.sanitize && reply.kind == WorkerClient::Reply::Kind::kOk) {
+              std::string ended = client.Shutdown();
+              if (ended == "exit code " + std::to_string(kSanitizerExitCode)) {
+                Fail(verdict, VerdictStatus::kCrash, "compute-sanitizer: " + SanitizerSummary(sanitizer_log));
+              }
+              verdict.checks["sanitizer"] = verdict.status == VerdictStatus::kCrash ? "fail" : "pass";
             }
-            verdict.checks["sanitizer"] = verdict.status == VerdictStatus::kCrash ? "fail" : "pass";
           }
         }
-      }
-      if (options_.after_check && verdict.status == VerdictStatus::kOk && !no_gpu) {
-        job->after = options_.after_check({client, *job->task, job->solution, job->cubin, seed_});
+        if (options_.after_check && verdict.status == VerdictStatus::kOk && !no_gpu) {
+          job->after = options_.after_check({client, *job->task, job->solution, job->cubin, seed_});
+        }
+      } catch (const std::exception& e) {  // a bug: this solution's verdict, never the batch
+        Fail(verdict, VerdictStatus::kHarnessError, std::string("internal error: ") + e.what());
       }
       {
         std::lock_guard<std::mutex> lock(summary_mu);
@@ -299,7 +316,10 @@ VerifySummary Verifier::Run(SolutionReader& reader,
     v.seed = seed_;
     v.toolchain = impl.toolchain;
     if (!input.solution.ok()) {
-      Fail(v, VerdictStatus::kInvalidSolution, input.solution.status().message());
+      // Internal: kforge could not read the input (a bug or a broken environment), not a bad solution.
+      bool ours = input.solution.status().code() == Status::Code::kInternal;
+      Fail(v, ours ? VerdictStatus::kHarnessError : VerdictStatus::kInvalidSolution,
+           input.solution.status().message());
       job->finished = true;
       return job;
     }
@@ -311,7 +331,8 @@ VerifySummary Verifier::Run(SolutionReader& reader,
       if (it == impl.tasks.end())
         it = impl.tasks.emplace(v.task, common::FindTask(options_.tasks_root, v.task)).first;
       if (!it->second.ok()) {
-        Fail(v, VerdictStatus::kInvalidSolution, "task " + v.task + ": " + it->second.status().message());
+        std::string shown = common::CheckTaskId(v.task).ok() ? v.task : common::Quote(v.task);
+        Fail(v, VerdictStatus::kInvalidSolution, "task " + shown + ": " + it->second.status().message());
         job->finished = true;
         return job;
       }
@@ -337,42 +358,97 @@ VerifySummary Verifier::Run(SolutionReader& reader,
     return job;
   };
 
-  std::deque<std::shared_ptr<Job>> window;
-  bool more = true;
-  while (true) {
-    while (more && window.size() < kWindow) {
-      std::optional<SolutionInput> input = reader.Next();
-      if (!input) {
+  // A job whose verdict is final: an input that could not be read or prepared.
+  auto failed_job = [&](const std::string& label, VerdictStatus status, std::string message) {
+    auto job = std::make_shared<Job>();
+    job->verdict.solution = label;
+    job->verdict.seed = seed_;
+    job->verdict.toolchain = impl.toolchain;
+    Fail(job->verdict, status, std::move(message));
+    job->finished = true;
+    return job;
+  };
+
+  // The reader thread reads and prepares solutions into `window`, at most kWindow ahead of the
+  // emitter; this thread emits them in order, each as soon as it and the earlier ones are judged.
+  std::mutex window_mu;
+  std::condition_variable window_cv;
+  std::deque<std::shared_ptr<Job>> window;  // read, not yet emitted
+  bool reading = true;
+  std::thread read_thread([&] {
+    bool more = true;
+    while (more) {
+      std::shared_ptr<Job> job;
+      std::optional<SolutionInput> input;
+      try {
+        input = reader.Next();
+      } catch (const std::exception& e) {
+        input = SolutionInput{"(input)", Status::Internal(std::string("reading solutions: ") + e.what())};
         more = false;
-        break;
       }
-      auto job = prepare(std::move(*input));
-      window.push_back(job);
+      if (!input) break;
+      std::string label = input->label;
+      try {
+        job = prepare(std::move(*input));
+      } catch (const std::exception& e) {  // a bug: this solution's verdict, never the batch
+        job = failed_job(label, VerdictStatus::kHarnessError, std::string("internal error: ") + e.what());
+      }
       if (job->finished) {
         job->done.set_value(job->verdict);
-      } else if (options_.compile_only) {
-        // finished below, in order
-      } else {
+      } else if (!options_.compile_only) {
         {
           std::lock_guard<std::mutex> lock(impl.mu);
           impl.gpu_queue.push_back(job);
         }
         impl.cv.notify_one();
       }
+      {
+        std::unique_lock<std::mutex> lock(window_mu);
+        window_cv.wait(lock, [&] { return window.size() < kWindow; });
+        window.push_back(std::move(job));
+      }
+      window_cv.notify_all();
     }
-    if (window.empty()) break;
-    std::shared_ptr<Job> job = window.front();
-    window.pop_front();
+    {
+      std::lock_guard<std::mutex> lock(window_mu);
+      reading = false;
+    }
+    window_cv.notify_all();
+  });
+
+  while (true) {
+    std::shared_ptr<Job> job;
+    {
+      std::unique_lock<std::mutex> lock(window_mu);
+      window_cv.wait(lock, [&] { return !window.empty() || !reading; });
+      if (window.empty()) break;
+      job = window.front();
+    }
     if (options_.compile_only && !job->finished) {
-      FinishCompile(*job);
+      try {
+        FinishCompile(*job);
+      } catch (const std::exception& e) {
+        Fail(job->verdict, VerdictStatus::kHarnessError, std::string("internal error: ") + e.what());
+      }
       job->done.set_value(job->verdict);
     }
     Verdict verdict = job->result.get();
     ++summary.total;
     if (verdict.status == VerdictStatus::kOk) ++summary.ok;
     ++summary.by_status[std::string(common::VerdictStatusName(verdict.status))];
-    emit(verdict, job->after);
+    try {
+      emit(verdict, job->after);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "kforge: internal error while reporting %s: %s\n", verdict.solution.c_str(),
+                   e.what());
+    }
+    {
+      std::lock_guard<std::mutex> lock(window_mu);
+      window.pop_front();
+    }
+    window_cv.notify_all();
   }
+  read_thread.join();
   return summary;
 }
 

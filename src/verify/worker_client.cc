@@ -143,7 +143,7 @@ WorkerClient::Reply WorkerClient::Call(const nlohmann::json& request, std::chron
         reply.body = nlohmann::json::parse(line);
         if (reply.body.is_object() && reply.body.value("exiting", false)) Stop(true);
         return reply;
-      } catch (const nlohmann::json::parse_error&) {
+      } catch (const nlohmann::json::exception&) {  // malformed, or a number out of range
         Stop(true);
         reply.kind = Reply::Kind::kDied;
         reply.detail = "worker wrote a malformed reply";

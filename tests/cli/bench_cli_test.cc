@@ -2,6 +2,7 @@
 // unknown tasks get their own records, and without a GPU every record says no_gpu (exit 2).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -45,16 +46,30 @@ TEST(BenchCliTest, UsageErrorsExitTwoWithOneLine) {
     std::string args;
     std::string says;
   } cases[] = {
-      {"", "give solutions, or --reference"},        {softmax + " --reference core/softmax", "not both"},
-      {"--max-noise abc " + softmax, "--max-noise"}, {"--max-noise -1% " + softmax, "--max-noise"},
-      {"--hot --cold " + softmax, "excludes"},       {"--devices x " + softmax, "--devices"},
+      {"", "give solutions, or --reference"},
+      {softmax + " --reference core/softmax", "not both"},
+      {"--max-noise abc " + softmax, "--max-noise"},
+      {"--max-noise -1% " + softmax, "--max-noise"},
+      {"--hot --cold " + softmax, "excludes"},
+      {"--devices x " + softmax, "--devices"},
       {"--min-samples 0 " + softmax, "min-samples"},
+      {"--reference core/matmul " + softmax, "a file, not a task id (solutions and --reference do not mix)"},
+      {"--reference core/matmul softmax.json", "--reference: malformed task id \"softmax.json\""},
+      {"--reference ../core/matmul", "malformed task id"},
+      {"--max-time nan " + softmax, "--max-time"},
+      {"--max-noise inf% " + softmax, "--max-noise"},
+      {"--kernel-timeout nan " + softmax, "--kernel-timeout"},
+      {"--seed -1 " + softmax, "--seed"},
+      {"--arch sm_20 " + softmax, "--arch \"sm_20\""},
+      {softmax + " " + softmax + ".missing", "softmax.json.missing: no such file"},
   };
   for (const Case& c : cases) {
     BenchRun run = Bench(c.args);
     EXPECT_EQ(run.exit_code, 2) << c.args;
     EXPECT_TRUE(run.records.empty()) << c.args;
     EXPECT_NE(run.stderr_text.find(c.says), std::string::npos) << c.args << "\n" << run.stderr_text;
+    EXPECT_EQ(std::count(run.stderr_text.begin(), run.stderr_text.end(), '\n'), 1) << c.args << "\n"
+                                                                                   << run.stderr_text;
   }
 }
 

@@ -1,9 +1,15 @@
 // `kforge verify --compile-only` end to end on bad input: one verdict line each, a one-line message
 // naming what and where, the right exit code, and never the content of a rejected file.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -22,10 +28,9 @@ struct CliRun {
   std::string output;  // stdout and stderr
 };
 
-CliRun Verify(const std::vector<std::string>& args) {
-  std::string command = std::string(KFORGE_BINARY) + " verify --compile-only --no-cache --tasks " +
-                        KFORGE_SOURCE_DIR + "/tasks";
-  for (const std::string& a : args) command += " '" + a + "'";
+// Runs `kforge verify <args>` (a shell command line) and collects its verdicts and messages.
+CliRun VerifyCommand(const std::string& args) {
+  std::string command = std::string(KFORGE_BINARY) + " verify " + args;
   CliRun run;
   std::string err_path = fs::temp_directory_path() / "kforge_cli_test_stderr";
   FILE* pipe = popen((command + " 2>" + err_path).c_str(), "r");
@@ -43,6 +48,12 @@ CliRun Verify(const std::vector<std::string>& args) {
     start = end + 1;
   }
   return run;
+}
+
+CliRun Verify(const std::vector<std::string>& args) {
+  std::string command = std::string("--compile-only --no-cache --tasks ") + KFORGE_SOURCE_DIR + "/tasks";
+  for (const std::string& a : args) command += " '" + a + "'";
+  return VerifyCommand(command);
 }
 
 class VerifyCliTest : public ::testing::Test {
@@ -153,6 +164,177 @@ TEST_F(VerifyCliTest, SharedGpuFlagsApply) {
   EXPECT_TRUE(bad_devices.verdicts.empty());
   EXPECT_NE(bad_devices.output.find("--devices: \"x\" is not a device index"), std::string::npos)
       << bad_devices.output;
+}
+
+// Whatever a line holds, the batch gives exactly one verdict for it, in order, and goes on: numbers
+// past a double, invalid UTF-8, duplicate keys, a SIGFPE in an expression, 60 MB of nesting.
+TEST_F(VerifyCliTest, EveryInputLineGetsExactlyOneVerdict) {
+  std::string good = Solution(kRelu, kLaunch);
+  auto with_grid = [&](const std::string& grid) {
+    return Solution(kRelu, R"J([{"kernel": "relu", "grid": [")J" + grid +
+                               R"J("], "block": [256], "args": ["x", "out0", "i64:numel(x)"]}])J");
+  };
+  struct Case {
+    std::string line;
+    std::string status;
+    std::string message;
+  };
+  std::string dup = good;
+  dup.insert(1, "\"task\": \"demo/gelu\", ");
+  std::vector<Case> cases = {
+      {good, "ok", ""},
+      {R"({"x": 1e400})", "invalid_solution", "line 1, column 11: number out of range"},
+      {with_grid("cdiv(-9223372036854775807-1, -1)"), "invalid_solution", "launches[0].grid[0]: in \"cdiv("},
+      {with_grid("cdiv(-9223372036854775807-1, -1)"), "invalid_solution", "integer overflow"},
+      {dup, "invalid_solution", "task: duplicate key"},
+      {std::string(60 << 20, '['), "invalid_solution", "nested deeper than 64 levels"},
+      {"\xEF\xBB\xBF" + good, "ok", ""},
+      {"[1, 2", "invalid_solution", "malformed JSON"},
+      {good, "ok", ""},
+  };
+  std::string lines;
+  for (const Case& c : cases) lines += c.line + "\n";
+  std::string jsonl = Write("batch.jsonl", lines);
+  std::string reply =
+      Write("reply.md", std::string("```cuda\n") + kRelu +
+                            "// \xff\xfe\n```\n```json\n{\"task\": \"demo/relu\", \"launches\": " + kLaunch +
+                            "}\n```\n");
+  CliRun run = Verify({jsonl, reply});
+  EXPECT_EQ(run.exit_code, 1);
+  ASSERT_EQ(run.verdicts.size(), cases.size() + 1) << run.output.substr(0, 2000);
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const nlohmann::json& v = run.verdicts[i];
+    EXPECT_EQ(v["solution"], jsonl + ":" + std::to_string(i + 1));
+    EXPECT_EQ(v["status"], cases[i].status) << i << ": " << v["message"];
+    EXPECT_NE(v["message"].get<std::string>().find(cases[i].message), std::string::npos)
+        << i << ": " << v["message"] << "\nwant: " << cases[i].message;
+  }
+  EXPECT_EQ(run.verdicts.back()["status"], "invalid_solution");
+  EXPECT_NE(run.verdicts.back()["message"].get<std::string>().find("```cuda block: invalid UTF-8"),
+            std::string::npos)
+      << run.verdicts.back()["message"];
+}
+
+// The static plan check uses the task's real sizes, per variant: a plan that needs size(x, 1) != 1
+// is valid, and one that fails only on the "odd" variant says so.
+TEST_F(VerifyCliTest, PlansAreCheckedAgainstEveryVariantsRealShapes) {
+  std::string needs_sizes =
+      Write("needs_sizes.json",
+            Solution(kRelu,
+                     R"J([{"kernel": "relu", "grid": ["cdiv(numel(x), size(x, 1) - 1)"], "block": [256],
+                   "args": ["x", "out0", "i64:numel(x)"]}])J"));
+  std::string odd_fails = Write(
+      "odd_fails.json", Solution(kRelu, R"J([{"kernel": "relu", "grid": ["size(x, 0) - 333"], "block": [256],
+                                 "args": ["x", "out0", "i64:numel(x)"]}])J"));
+  CliRun run = Verify({needs_sizes, odd_fails});
+  ASSERT_EQ(run.verdicts.size(), 2u) << run.output;
+  EXPECT_EQ(run.verdicts[0]["status"], "ok") << run.verdicts[0]["message"];
+  EXPECT_EQ(run.verdicts[1]["status"], "invalid_solution");
+  EXPECT_EQ(run.verdicts[1]["message"], "launches[0].grid[0]: 0 is outside 1..2147483647 (variant \"odd\")");
+}
+
+// Mistakes of the caller are usage errors: exit 2, one line on stderr, no verdict blaming a solution.
+TEST_F(VerifyCliTest, CallerMistakesAreUsageErrors) {
+  std::string good = Write("good.json", Solution(kRelu, kLaunch));
+  fs::create_directories(dir_ / "d.jsonl");
+  fs::create_directories(dir_ / "empty_root");
+  std::string tasks = std::string(" --tasks ") + KFORGE_SOURCE_DIR + "/tasks ";
+  struct Case {
+    std::string args;
+    std::string says;
+  } cases[] = {
+      {"--compile-only" + tasks + (dir_ / "missing.json").string(), "missing.json: no such file"},
+      {"--compile-only" + tasks + good + " " + (dir_ / "d.jsonl").string(),
+       "d.jsonl: a folder, not a solution file"},
+      {"--compile-only --tasks " + (dir_ / "nope").string() + " " + good,
+       "--tasks " + (dir_ / "nope").string() + ": no such folder"},
+      {"--compile-only --tasks " + (dir_ / "empty_root").string() + " " + good, "no task.json below it"},
+      {"--compile-only --arch sm_20" + tasks + good, "--arch \"sm_20\": not supported"},
+      {"--compile-only --arch sm_80a" + tasks + good, "no such variant"},
+      {"--compile-only --arch compute_90" + tasks + good, "not of the form sm_XX[a|f]"},
+      {"--compile-only --seed -1" + tasks + good, "--seed"},
+      {"--compile-only --seed 18446744073709551616" + tasks + good, "--seed"},
+      {"--compile-only --kernel-timeout nan" + tasks + good, "--kernel-timeout"},
+      {"--compile-only --kernel-timeout inf" + tasks + good, "--kernel-timeout"},
+  };
+  for (const Case& c : cases) {
+    CliRun run = VerifyCommand(c.args);
+    EXPECT_EQ(run.exit_code, 2) << c.args << "\n" << run.output;
+    EXPECT_TRUE(run.verdicts.empty()) << c.args;
+    EXPECT_NE(run.output.find(c.says), std::string::npos) << c.args << "\n" << run.output;
+    EXPECT_EQ(std::count(run.output.begin(), run.output.end(), '\n'), 1) << c.args << "\n" << run.output;
+  }
+  // The largest seed is fine, and a pipe is a solution file like any other.
+  CliRun piped = VerifyCommand("--compile-only --seed 18446744073709551615" + tasks + "/dev/stdin < " + good);
+  EXPECT_EQ(piped.exit_code, 0) << piped.output;
+  ASSERT_EQ(piped.verdicts.size(), 1u) << piped.output;
+  EXPECT_EQ(piped.verdicts[0]["seed"], 18446744073709551615ull);
+  CliRun fifo = VerifyCommand("--compile-only" + tasks + "/dev/stdin < /dev/null");
+  ASSERT_EQ(fifo.verdicts.size(), 1u) << fifo.output;
+  EXPECT_EQ(fifo.verdicts[0]["status"], "invalid_solution");
+}
+
+// `verify -` as a coprocess: one solution in, its verdict out before the next line is written.
+TEST_F(VerifyCliTest, StreamAnswersEachLineBeforeTheNextArrives) {
+  int to_child[2], from_child[2];
+  ASSERT_EQ(pipe(to_child), 0);
+  ASSERT_EQ(pipe(from_child), 0);
+  std::string tasks = std::string(KFORGE_SOURCE_DIR) + "/tasks";
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    dup2(to_child[0], 0);
+    dup2(from_child[1], 1);
+    int null = open("/dev/null", O_WRONLY);
+    dup2(null, 2);
+    for (int fd : {to_child[0], to_child[1], from_child[0], from_child[1], null}) close(fd);
+    execl(KFORGE_BINARY, KFORGE_BINARY, "verify", "--compile-only", "--tasks", tasks.c_str(), "-",
+          static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  close(to_child[0]);
+  close(from_child[1]);
+  std::string buffer;
+  // The next verdict line, or "" when none comes within 60 s.
+  auto read_line = [&]() -> std::string {
+    auto end = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (buffer.find('\n') == std::string::npos) {
+      int left = static_cast<int>(
+          std::chrono::duration_cast<std::chrono::milliseconds>(end - std::chrono::steady_clock::now())
+              .count());
+      pollfd fd{from_child[0], POLLIN, 0};
+      if (left <= 0 || poll(&fd, 1, left) <= 0) return "";
+      char chunk[4096];
+      ssize_t n = read(from_child[0], chunk, sizeof chunk);
+      if (n <= 0) return "";
+      buffer.append(chunk, static_cast<size_t>(n));
+    }
+    std::string line = buffer.substr(0, buffer.find('\n'));
+    buffer.erase(0, line.size() + 1);
+    return line;
+  };
+  std::string lines[] = {Solution(kRelu, kLaunch), "{\"task\": \"demo/relu\"}", Solution(kRelu, kLaunch)};
+  const char* statuses[] = {"ok", "invalid_solution", "ok"};
+  for (int i = 0; i < 3; ++i) {
+    std::string line = lines[i] + "\n";
+    ASSERT_EQ(write(to_child[1], line.data(), line.size()), static_cast<ssize_t>(line.size()));
+    std::string verdict = read_line();
+    if (verdict.empty()) {
+      kill(pid, SIGKILL);
+      waitpid(pid, nullptr, 0);
+      FAIL() << "no verdict for line " << i + 1 << " within 60 s while the stream stays open";
+    }
+    nlohmann::json v = nlohmann::json::parse(verdict);
+    EXPECT_EQ(v["solution"], "-:" + std::to_string(i + 1));
+    EXPECT_EQ(v["status"], statuses[i]) << v["message"];
+  }
+  close(to_child[1]);
+  EXPECT_EQ(read_line(), "");
+  int status = 0;
+  waitpid(pid, &status, 0);
+  close(from_child[0]);
+  EXPECT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 1);
 }
 
 }  // namespace

@@ -129,6 +129,56 @@ TEST(SolutionTest, KernelNames) {
   for (const Row& row : rows) EXPECT_EQ(IsKernelName(row.name), row.valid) << row.name.substr(0, 40);
 }
 
+// Inputs that aborted a whole batch (an exception escaped the parser or the hash) or were misread.
+TEST(SolutionTest, HostileInputsGetAnErrorOrASolutionThatHashes) {
+  auto with = [](const std::string& from, const std::string& to) {
+    std::string s = kGood;
+    return s.replace(s.find(from), from.size(), to);
+  };
+  const std::string bad_utf8_reply =
+      "```cuda\nextern \"C\" __global__ void k(float* y) { y[0] = 1; } // \xff\xfe\n```\n"
+      "```json\n{\"launches\": [{\"kernel\": \"k\", \"grid\": [1], \"block\": [1], \"args\": "
+      "[\"out0\"]}]}\n```\n";
+  struct Case {
+    std::string text;
+    std::string message;  ///< Empty: the input parses.
+  } cases[] = {
+      {with("\"value\": 0", "\"value\": 1e400"), "sol.json: line 6, column 37: number out of range"},
+      {with("\"value\": 0", "\"value\": -1e400"), "number out of range"},
+      {with("[256, 1, 1]", "[18446744073709551615]"), "launches[1].block[0]: in \"18446744073709551615\""},
+      {with("[256, 1, 1]", "[18446744073709551615]"), "integer literal too large"},
+      {with("\"task\": \"demo/relu\",", "\"task\": \"demo/relu\", \"task\": \"demo/gelu\","),
+       "sol.json: task: duplicate key"},
+      {with("{\"memset\": \"out0\", \"value\": 0}", "{\"memset\": \"out0\", \"memset\": \"x\"}"),
+       "sol.json: launches[0].memset: duplicate key"},
+      {bad_utf8_reply, "sol.json: ```cuda block: invalid UTF-8 at byte 56 of the block"},
+      {"\xEF\xBB\xBF" + std::string(kGood), ""},
+      {"\xEF\xBB\xBF" + bad_utf8_reply.substr(0, 8) + "// ok\n" +
+           bad_utf8_reply.substr(bad_utf8_reply.find("```\n")),
+       ""},
+      {with("\"options\": [\"--use_fast_math\"]", "\"options\": " + std::string(100000, '[')),
+       "sol.json: options[0][0][0]"},
+      {with("\"options\": [\"--use_fast_math\"]", "\"options\": " + std::string(100000, '[')),
+       "[0]: nested deeper than 64 levels"},
+      {with("\"schema\": \"kforge.solution/1\"", "\"schema\": \"a\\nb\""), "got \"a\\nb\""},
+      {with("\"f32:1e-5\"", "\"f32:1e39\""), "launches[1].args[3]: \"1e39\" does not fit a float"},
+      {with("\"f32:1e-5\"", "\"f64:1e39\""), ""},
+  };
+  for (const Case& c : cases) {
+    StatusOr<Solution> solution = ParseSolutionText(c.text, "sol.json");
+    if (c.message.empty()) {
+      ASSERT_TRUE(solution.ok()) << solution.status().ToString();
+      EXPECT_EQ(SolutionHash(*solution).rfind("sha256:", 0), 0u);
+      continue;
+    }
+    ASSERT_FALSE(solution.ok()) << c.text.substr(0, 200);
+    const std::string& m = solution.status().message();
+    EXPECT_NE(m.find(c.message), std::string::npos) << "got: " << m << "\nwant: " << c.message;
+    EXPECT_EQ(m.find('\n'), std::string::npos) << m;
+    EXPECT_LE(m.size(), 300u) << m;
+  }
+}
+
 TEST(SolutionTest, RejectsOversizedSourceWithoutEchoingIt) {
   nlohmann::json json = nlohmann::json::parse(kGood);
   json["source"] = std::string(50 * 1024 * 1024, 'Z');

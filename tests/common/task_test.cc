@@ -221,13 +221,83 @@ TEST_F(TaskTreeTest, TreeFindsEveryTaskAndChecksIds) {
   EXPECT_EQ(FindTask(root_, "suite/none").status().code(), Status::Code::kNotFound);
   EXPECT_FALSE(FindTask(root_, "../x").ok());
 
-  // Same trailing component, wrong prefix: LoadTask accepts "b", the tree does not.
-  Write("other/b", Good("b").dump());
-  EXPECT_TRUE(LoadTask(root_ / "other/b").ok());
+  // Same trailing components, wrong prefix: LoadTask accepts "deep/b", the tree does not.
+  Write("other/deep/b", Good("deep/b").dump());
+  EXPECT_TRUE(LoadTask(root_ / "other/deep/b").ok());
   StatusOr<std::vector<Task>> bad = LoadTaskTree(root_);
   ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.status().message().find("does not match its folder \"other/b\""), std::string::npos)
+  EXPECT_NE(bad.status().message().find("does not match its folder \"other/deep/b\""), std::string::npos)
       << bad.status().message();
+}
+
+// One grammar for ids everywhere (scripts/kforge_tasks/schema.py has the same): nothing that could
+// name a folder outside the task root, or an option.
+TEST(TaskIdTest, Grammar) {
+  for (const char* id : {"core/softmax", "kernelbench/level1/19_ReLU",
+                         "kernelbench/level1/1_Square_matrix_.x-y", "a/b/c/d/e/f/g/h", "_/9"}) {
+    EXPECT_TRUE(CheckTaskId(id).ok()) << id;
+  }
+  for (const char* id : {"", "b", "../../victim", "core/..", "core/.", "core/../x", "/abs/x", "core//x",
+                         "core/x/", "/core/x", "core/.hidden", "core/-x", "core/a b", "core/x\\y",
+                         "a/b/c/d/e/f/g/h/i", "kernelbench/level1/.", "core/\xc3\xa9"}) {
+    Status s = CheckTaskId(id);
+    EXPECT_FALSE(s.ok()) << id;
+    EXPECT_EQ(s.message().find('\n'), std::string::npos);
+  }
+  EXPECT_FALSE(CheckTaskId("core/" + std::string(129, 'a')).ok());
+  EXPECT_TRUE(CheckTaskId("core/" + std::string(128, 'a')).ok());
+}
+
+TEST_F(TaskTreeTest, MalformedIdsAreRefusedEverywhere) {
+  Write("core/scale", Good("../../victim").dump());
+  StatusOr<Task> loaded = LoadTask(root_ / "core/scale");
+  ASSERT_FALSE(loaded.ok());
+  EXPECT_NE(loaded.status().message().find("task.json: id: malformed task id \"../../victim\""),
+            std::string::npos)
+      << loaded.status().message();
+  for (const char* id : {"../core/scale", "core/../core/scale", "/core/scale", "core//scale"}) {
+    StatusOr<Task> found = FindTask(root_, id);
+    ASSERT_FALSE(found.ok()) << id;
+    EXPECT_EQ(found.status().code(), Status::Code::kInvalidArgument) << id;
+  }
+}
+
+// Inputs that used to abort `tasks list` or a whole verify batch, or gave an error without the file.
+TEST_F(TaskTreeTest, HostileTaskJsonGetsOneLineNamingTheFile) {
+  std::string good = Good().dump(1);
+  auto with = [&good](const std::string& from, const std::string& to) {
+    std::string s = good;
+    size_t at = s.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return s.replace(at, from.size(), to);
+  };
+  struct Case {
+    std::string text;
+    std::string error;
+  } cases[] = {
+      {with("\"alpha\": 0.5", "\"alpha\": 1e400"), "number out of range"},
+      {with("\"N\": 1024", "\"N\": 1024, \"N\": 7"), "symbols.N: duplicate key"},
+      {with("\"flops\": \"numel(x)\"", "\"flops\": \"cdiv(-9223372036854775807-1, -1)\""),
+       "cost.flops: in \"cdiv(-9223372036854775807-1, -1)\" at 33: integer overflow"},
+      {with("\"cdiv(N, 2) * 2\"", "\"cdiv(N, 2) *\\n $\""),
+       "outputs[0].shape[1]: in \"cdiv(N, 2) *\\n $\" at 15"},
+      {with("\"float32\"", "\"" + std::string(5000, 'f') + "\""), "unknown dtype \"fffff"},
+      {"\xEF\xBB\xBF" + with("\"N\": 1024", "\"N\": 1024, \"N\": 7"), "duplicate key"},
+      {std::string(20 << 20, ' '), "larger than 16 MiB"},
+  };
+  for (const Case& c : cases) {
+    fs::path dir = Write("core/scale", c.text);
+    StatusOr<Task> task = LoadTask(dir);
+    ASSERT_FALSE(task.ok()) << c.error;
+    const std::string& m = task.status().message();
+    EXPECT_EQ(m.rfind((dir / "task.json").string() + ": ", 0), 0u) << m;
+    EXPECT_NE(m.find(c.error), std::string::npos) << "got: " << m.substr(0, 300) << "\nwant: " << c.error;
+    EXPECT_EQ(m.find('\n'), std::string::npos) << m;
+    EXPECT_LE(m.size(), (dir / "task.json").string().size() + 200) << m;
+  }
+  // A byte order mark alone is fine.
+  fs::path dir = Write("core/scale", "\xEF\xBB\xBF" + good);
+  EXPECT_TRUE(LoadTask(dir).ok()) << LoadTask(dir).status().ToString();
 }
 
 TEST(ResolveShapeTest, Table) {

@@ -277,3 +277,119 @@ def test_tensor_attribute_reassigned_in_forward_becomes_a_buffer(tmp_path):
     for _ in range(2):
         torch.testing.assert_close(runner.run(golden["input.x"], golden["input.h0"], *state)[0], expected)
     torch.testing.assert_close(params["hidden"], hidden, rtol=0, atol=0)
+
+
+RELU = '''import torch
+class Model(torch.nn.Module):
+    def forward(self, x):
+        return torch.relu(x)
+def get_inputs():
+    return [torch.randn(8)]
+'''
+
+GOOD_IDS = ["core/softmax", "kernelbench/level1/19_ReLU", "kernelbench/level1/1_Square_.x-y", "a/b/c/d/e/f/g/h", "_/9"]
+BAD_IDS = ["", "b", "../../victim", "core/..", "core/.", "core/../x", "/abs/x", "core//x", "core/x/", "core/.hidden",
+           "core/-x", "core/a b", "core/x\\y", "a/b/c/d/e/f/g/h/i", "kernelbench/level1/.", "core/\u00e9",
+           "core/" + "a" * 129]
+
+
+@pytest.mark.parametrize("task_id", GOOD_IDS + BAD_IDS)
+def test_id_grammar_matches_the_cpp_one(task_id):
+    # tests/common/task_test.cc (TaskIdTest.Grammar) checks the same ids against CheckTaskId.
+    if task_id in GOOD_IDS:
+        assert schema.check_id(task_id) == task_id
+    else:
+        with pytest.raises(schema.UsageError, match="expected <suite>/.../<name>"):
+            schema.check_id(task_id)
+
+
+def _victim(tmp_path):
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "keep.txt").write_text("precious")
+    return victim
+
+
+@pytest.mark.parametrize("task_id", ["../../victim", "../victim/x", "suite/..", "kernelbench/level1/."])
+def test_import_refuses_ids_that_leave_out(tmp_path, task_id):
+    victim = _victim(tmp_path)
+    (tmp_path / "relu.py").write_text(RELU)
+    out = tmp_path / "imp" / "out"
+    code, stdout, stderr = run("module", tmp_path / "relu.py", "--out", out, "--id", task_id, "--device", "cpu")
+    assert code == 2, stderr
+    assert len(stderr.strip().splitlines()) == 1 and "Traceback" not in stderr, stderr
+    assert (victim / "keep.txt").read_text() == "precious"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["relu.py", "victim"]  # not even --out is made
+
+
+def test_import_refuses_a_destination_linked_outside_out(tmp_path):
+    victim = _victim(tmp_path)
+    (tmp_path / "relu.py").write_text(RELU)
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "suite").symlink_to(victim)
+    code, stdout, stderr = run("module", tmp_path / "relu.py", "--out", out, "--id", "suite/keep.txt",
+                               "--device", "cpu")
+    assert code == 2, stderr
+    assert "outside" in stderr and "Traceback" not in stderr, stderr
+    assert (victim / "keep.txt").read_text() == "precious"
+
+
+def test_task_json_id_cannot_leave_out(tmp_path):
+    victim = _victim(tmp_path)
+    task = tmp_path / "src" / "t"
+    task.mkdir(parents=True)
+    (task / "reference.py").write_text(RELU)
+    doc = json.loads((REPO / "tasks/demo/relu/task.json").read_text())
+    doc["id"] = "../../victim"
+    (task / "task.json").write_text(json.dumps(doc))
+    code, stdout, stderr = run("task", task, "--out", tmp_path / "out" / "x", "--device", "cpu")
+    assert code == 1, stderr
+    assert "FAIL" in stderr and "malformed" not in stdout and "Traceback" not in stderr, stderr
+    assert (victim / "keep.txt").read_text() == "precious"
+
+
+def test_bulk_file_named_dotdot_fails_alone(tmp_path):
+    level = tmp_path / "kb" / "level1"
+    level.mkdir(parents=True)
+    (level / "..py").write_text(RELU)
+    out = tmp_path / "out"
+    keep = out / "kernelbench" / "level1" / "1_Kept"
+    keep.mkdir(parents=True)
+    (keep / "task.json").write_text("{}")
+    code, stdout, stderr = run("bulk-kernelbench", tmp_path / "kb", "--out", out, "--levels", "1", "--device", "cpu")
+    assert code == 1, stdout + stderr
+    assert "FAIL kernelbench/level1/.: file name 'kernelbench/level1/.'" in stdout
+    assert "level1: 0/1 imported, 1 failed" in stdout
+    assert (keep / "task.json").read_text() == "{}"
+
+
+@pytest.mark.parametrize("args,says", [
+    (["bulk-kernelbench", "/nonexistent", "--out", "OUT"], "/nonexistent: not a folder"),
+    (["bulk-kernelbench", "KB", "--out", "OUT", "--levels", "1,x"], "--levels '1,x'"),
+    (["bulk-kernelbench", "KB", "--out", "OUT", "--levels", "2"], "no level2/ folder"),
+    (["bulk-kernelbench", "EMPTYKB", "--out", "OUT", "--levels", "1"], "no problem files"),
+    (["bulk-kernelbench", "KB", "--out", "/proc/nope", "--levels", "1"], "--out /proc/nope"),
+    (["module", "KB", "--out", "OUT", "--id", "a/b"], "not a file"),
+    (["module", "KB/level1/1_Relu.py", "--out", "/proc/nope", "--id", "a/b"], "--out /proc/nope"),
+    (["task", "KB/level1", "--out", "/proc/nope"], "--out /proc/nope"),
+])
+def test_usage_errors_are_one_line_exit_2(tmp_path, args, says):
+    (tmp_path / "kb" / "level1").mkdir(parents=True)
+    (tmp_path / "kb" / "level1" / "1_Relu.py").write_text(RELU)
+    (tmp_path / "empty" / "level1").mkdir(parents=True)
+    names = {"KB": str(tmp_path / "kb"), "EMPTYKB": str(tmp_path / "empty"), "OUT": str(tmp_path / "out")}
+    args = [names.get(a, a.replace("KB", str(tmp_path / "kb"), 1) if a.startswith("KB/") else a) for a in args]
+    code, stdout, stderr = run(*args, "--device", "cpu")
+    assert code == 2, stdout + stderr
+    assert says in stderr, stderr
+    assert len(stderr.strip().splitlines()) == 1 and "Traceback" not in stderr, stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_module_file_without_py_suffix_imports(tmp_path):
+    ref = tmp_path / "relu_module"  # no .py: importlib found no loader for it
+    ref.write_text(RELU)
+    code, stdout, stderr = run("module", ref, "--out", tmp_path / "out", "--id", "user/relu", "--device", "cpu")
+    assert code == 0, stderr
+    assert (tmp_path / "out/user/relu/task.json").is_file()

@@ -31,6 +31,17 @@ TEST(PlanEnvTest, ResolvesShapesPerVariantAndKeepsIntegralConstants) {
   EXPECT_TRUE(env->tensors.at("out0").writable);
 }
 
+// Constants past int64 are not symbols (their cast was undefined behaviour); the largest that fits is.
+TEST(PlanEnvTest, HugeConstantsAreNotSymbols) {
+  common::Task task = AxpbyLikeTask();
+  task.constants = {{"big", 1e300}, {"edge", 9223372036854775808.0}, {"low", -9223372036854775808.0}};
+  auto env = PlanEnvFor(task, task.variants[0]);
+  ASSERT_TRUE(env.ok()) << env.status().ToString();
+  EXPECT_EQ(env->symbols.count("big"), 0u);
+  EXPECT_EQ(env->symbols.count("edge"), 0u);
+  EXPECT_EQ(env->symbols.at("low"), INT64_MIN);
+}
+
 TEST(PlanEnvTest, BadShapeIsAnError) {
   common::Task task = AxpbyLikeTask();
   task.inputs[0].shape = {"M"};

@@ -39,7 +39,21 @@ class JsonFields {
 /// "object", "array", "string", ... for error messages.
 std::string JsonTypeName(const nlohmann::json& value);
 
-/// Parses `text`; errors say `where: line L, column C: ...`.
-StatusOr<nlohmann::json> ParseJson(std::string_view text, const std::string& where);
+/// Limits on a document, checked while it is parsed (so that no input builds a huge tree).
+struct JsonLimits {
+  /// Deepest nesting of arrays and objects. Default 64.
+  size_t max_depth = 64;
+  /// Most values (scalars, arrays and objects) in the document. Default 2^20.
+  size_t max_values = size_t{1} << 20;
+};
+
+/// Parses `text` strictly: a leading UTF-8 byte order mark is skipped; duplicate keys, numbers
+/// outside a double's range and documents over `limits` are errors. ParseError messages say
+/// `where: line L, column C: ...` or `where: <JSON path>: ...`, on one line, never quoting the input
+/// beyond a key.
+StatusOr<nlohmann::json> ParseJson(std::string_view text, const std::string& where, JsonLimits limits = {});
+
+/// A JSON key for an error message: as is when it is a short plain name, else quoted (common::Quote).
+std::string KeyText(std::string_view key);
 
 }  // namespace kforge::common

@@ -93,6 +93,11 @@ struct Task {
   const TensorSpec* FindTensor(std::string_view name) const;
 };
 
+/// OK when `id` is a task id: 2 to 8 segments joined by '/', each 1 to 128 letters, digits, '_',
+/// '.' and '-' and not starting with '.' or '-' (so no "..", no empty segment, no absolute path).
+/// scripts/kforge_tasks/schema.py checks the same grammar. Otherwise InvalidArgument, one line.
+Status CheckTaskId(std::string_view id);
+
 /// Loads and validates `task_dir/task.json`. The id's last components must equal the folder's.
 StatusOr<Task> LoadTask(const std::filesystem::path& task_dir);
 

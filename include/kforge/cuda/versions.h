@@ -2,6 +2,9 @@
 #pragma once
 
 #include <string>
+#include <string_view>
+
+#include "kforge/common/status.h"
 
 namespace kforge::cuda {
 
@@ -11,5 +14,9 @@ std::string RuntimeVersion();
 std::string DriverVersion();
 /// "13.0" style version of NVRTC.
 std::string NvrtcVersion();
+
+/// OK when NVRTC can target `arch`: sm_XX with XX among nvrtcGetSupportedArchs, optionally with the
+/// suffix a (XX >= 90) or f (XX >= 100). Otherwise InvalidArgument naming the supported targets.
+Status CheckArch(std::string_view arch);
 
 }  // namespace kforge::cuda

@@ -24,6 +24,11 @@ class SolutionReader {
   static constexpr size_t kMaxBytes = 64 << 20;
 
   explicit SolutionReader(std::vector<std::string> sources) : sources_(std::move(sources)) {}
+
+  /// Checks, before any is read, that every source is "-" or a file that can be opened: a missing
+  /// file or a folder is the caller's mistake, not a bad solution. A pipe is a file here.
+  static Status CheckSources(const std::vector<std::string>& sources);
+
   /// The next solution, or nullopt when every source is exhausted.
   std::optional<SolutionInput> Next();
 

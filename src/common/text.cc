@@ -1,0 +1,82 @@
+// Quoting for error messages and UTF-8 validation.
+#include "kforge/common/text.h"
+
+#include <cstdint>
+
+namespace kforge::common {
+namespace {
+
+/// Length of the valid UTF-8 sequence at `text[i]`, or 0 when it is not one.
+size_t Utf8Length(std::string_view text, size_t i) {
+  auto byte = [&](size_t k) { return static_cast<uint8_t>(text[k]); };
+  uint8_t c = byte(i);
+  if (c < 0x80) return 1;
+  size_t n;
+  uint32_t min;
+  uint32_t cp;
+  if ((c & 0xE0) == 0xC0) {
+    n = 2, min = 0x80, cp = c & 0x1F;
+  } else if ((c & 0xF0) == 0xE0) {
+    n = 3, min = 0x800, cp = c & 0x0F;
+  } else if ((c & 0xF8) == 0xF0) {
+    n = 4, min = 0x10000, cp = c & 0x07;
+  } else {
+    return 0;
+  }
+  if (i + n > text.size()) return 0;
+  for (size_t k = 1; k < n; ++k) {
+    if ((byte(i + k) & 0xC0) != 0x80) return 0;
+    cp = (cp << 6) | (byte(i + k) & 0x3F);
+  }
+  if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+  return n;
+}
+
+}  // namespace
+
+std::string Quote(std::string_view text, size_t max_bytes) {
+  static const char kHex[] = "0123456789abcdef";
+  std::string out = "\"";
+  size_t i = 0;
+  while (i < text.size() && i < max_bytes) {
+    unsigned char c = static_cast<unsigned char>(text[i]);
+    size_t n = Utf8Length(text, i);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (n > 1) {
+      out.append(text.substr(i, n));
+      i += n;
+      continue;
+    } else if (n == 0 || c < 0x20 || c == 0x7f) {
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    } else {
+      out += static_cast<char>(c);
+    }
+    ++i;
+  }
+  out += '"';
+  if (i < text.size()) out += "...";
+  return out;
+}
+
+bool IsValidUtf8(std::string_view text, size_t* bad_offset) {
+  size_t i = 0;
+  while (i < text.size()) {
+    size_t n = Utf8Length(text, i);
+    if (n == 0) {
+      if (bad_offset != nullptr) *bad_offset = i;
+      return false;
+    }
+    i += n;
+  }
+  return true;
+}
+
+}  // namespace kforge::common

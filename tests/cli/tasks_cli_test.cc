@@ -1,0 +1,147 @@
+// `kforge tasks` on hostile or mistaken input: ids that would leave --out, missing inputs and bad
+// flags are usage errors (exit 2, one line, nothing written), and expressions that overflow give a
+// message instead of killing `tasks list` or `tasks show`.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "fakes/command.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct TasksRun {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+class TasksCliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("kforge_tasks_cli_" + std::to_string(getpid()) + "_" + std::to_string(std::random_device{}()));
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  TasksRun Tasks(const std::string& args) {
+    fs::path err = dir_ / "stderr.txt";
+    kforge::fakes::CommandResult result = kforge::fakes::RunCommand(
+        "cd " + dir_.string() + " && " + KFORGE_BINARY + " tasks " + args + " 2>" + err.string());
+    std::ifstream in(err);
+    return {result.exit_code, result.out, std::string(std::istreambuf_iterator<char>(in), {})};
+  }
+  void Write(const fs::path& path, const std::string& text) {
+    fs::create_directories(path.parent_path());
+    std::ofstream(path, std::ios::binary) << text;
+  }
+  fs::path dir_;
+};
+
+constexpr const char* kModule =
+    "import torch\nclass Model(torch.nn.Module):\n    def forward(self, x):\n        return torch.relu(x)\n"
+    "def get_inputs():\n    return [torch.randn(8)]\n";
+
+// Nothing outside --out is touched, whatever the id: the command stops before the exporter runs.
+TEST_F(TasksCliTest, ImportRefusesIdsThatLeaveOut) {
+  Write(dir_ / "victim/keep.txt", "precious");
+  Write(dir_ / "imp/out/.keep", "");
+  Write(dir_ / "relu.py", kModule);
+  for (const char* id : {"../../victim", "../victim/x", "/tmp/x/y", "suite//x", "suite/./x", "suite/..",
+                         "single", "suite/x/", "suite/.hidden", "suite/-rf"}) {
+    TasksRun run = Tasks(std::string("import module relu.py --id '") + id + "' --out imp/out --device cpu");
+    EXPECT_EQ(run.exit_code, 2) << id << "\n" << run.err;
+    EXPECT_NE(run.err.find("--id: malformed task id"), std::string::npos) << id << "\n" << run.err;
+    EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << run.err;
+    EXPECT_EQ(run.out, "") << id;
+  }
+  std::ifstream keep(dir_ / "victim/keep.txt");
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(keep), {}), "precious");
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir_ / "imp/out"), fs::directory_iterator()), 1);  // .keep
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir_), fs::directory_iterator()),
+            4);  // victim imp relu.py stderr
+}
+
+// Missing inputs and malformed flags say so on one line and exit 2 (they printed "0/0 imported",
+// exit 0, or a Python traceback).
+TEST_F(TasksCliTest, ImportUsageErrorsAreOneLine) {
+  Write(dir_ / "kb/level1/1_Relu.py", kModule);
+  Write(dir_ / "relu.py", kModule);
+  fs::create_directories(dir_ / "moddir");
+  Write(dir_ / "afile", "x");
+  struct Case {
+    std::string args;
+    std::string says;
+  } cases[] = {
+      {"import kernelbench /nonexistent --out out", "/nonexistent: not a folder"},
+      {"import kernelbench kb --levels 1,x --out out", "--levels 1,x: expected level numbers"},
+      {"import kernelbench kb --levels 2 --out out",
+       "kb: no level folder (level1/, level2/, ...) for --levels 2"},
+      {"import kernelbench kb --out afile", "--out afile: not a folder"},
+      {"import module moddir --id a/b --out out", "moddir: not a file"},
+      {"import module missing.py --id a/b --out out", "missing.py: not a file"},
+      {"build missing_root --out out", "missing_root: no such folder"},
+  };
+  for (const Case& c : cases) {
+    TasksRun run = Tasks(c.args);
+    EXPECT_EQ(run.exit_code, 2) << c.args << "\n" << run.err;
+    EXPECT_NE(run.err.find(c.says), std::string::npos) << c.args << "\n" << run.err;
+    EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << c.args << "\n" << run.err;
+    EXPECT_EQ(run.err.find("Traceback"), std::string::npos) << run.err;
+  }
+  EXPECT_FALSE(fs::exists(dir_ / "out"));
+}
+
+// The exporter's own check of --out: a folder that cannot be made is one line, exit 2.
+TEST_F(TasksCliTest, ExporterReportsAnUnwritableOutInOneLine) {
+  Write(dir_ / "relu.py", kModule);
+  TasksRun run = Tasks("import module relu.py --id user/relu --out /proc/nope --device cpu");
+  EXPECT_EQ(run.exit_code, 2) << run.err;
+  EXPECT_NE(run.err.find("--out /proc/nope"), std::string::npos) << run.err;
+  EXPECT_EQ(run.err.find("Traceback"), std::string::npos) << run.err;
+}
+
+nlohmann::json OverflowTask() {
+  return {{"schema", "kforge.task/1"},
+          {"id", "t/overflow"},
+          {"description", "d"},
+          {"reference", "reference.py"},
+          {"symbols", {{"N", 8}, {"M", 1}}},
+          {"inputs", {{{"name", "x"}, {"dtype", "float32"}, {"shape", {"N"}}}}},
+          {"outputs", {{{"name", "out0"}, {"dtype", "float32"}, {"shape", {"N"}}}}},
+          {"variants", {{{"name", "huge"}, {"symbols", {{"M", INT64_MIN}}}}}},
+          {"cost", {{"flops", "cdiv(M, -1)"}, {"bytes", "4 * N"}}}};
+}
+
+// cdiv(INT64_MIN, -1) raised SIGFPE in `tasks show` (per variant) and `tasks list` (default).
+TEST_F(TasksCliTest, OverflowingCostsAreMessagesNotSignals) {
+  Write(dir_ / "root/t/overflow/task.json", OverflowTask().dump());
+  Write(dir_ / "root/t/overflow/reference.py", kModule);
+  TasksRun show = Tasks("show root t/overflow");
+  EXPECT_EQ(show.exit_code, 0) << show.err;
+  EXPECT_NE(show.out.find("flops = cdiv(M, -1) = -1\n"), std::string::npos) << show.out;
+  EXPECT_NE(show.out.find("flops = cdiv(M, -1) = in \"cdiv(M, -1)\" at 12: integer overflow"),
+            std::string::npos)
+      << show.out;
+
+  nlohmann::json broken = OverflowTask();
+  broken["symbols"]["M"] = INT64_MIN;
+  broken.erase("variants");
+  Write(dir_ / "root/t/overflow/task.json", broken.dump());
+  TasksRun list = Tasks("list root");
+  EXPECT_EQ(list.exit_code, 2) << list.err;
+  EXPECT_NE(list.err.find("task.json: cost.flops: in \"cdiv(M, -1)\" at 12: integer overflow"),
+            std::string::npos)
+      << list.err;
+}
+
+}  // namespace
