@@ -3,6 +3,7 @@
 #include <memory>
 #include <string>
 
+#include "llm/exchange.h"
 #include "llm/http_transport.h"
 #include "llm/providers.h"
 #include "llm/wire.h"
@@ -454,27 +455,9 @@ class AnthropicProvider : public Provider {
                     {"x-api-key", key_},
                     {"anthropic-version", options_.anthropic_version}};
     http.body = AnthropicRequestBody(request, stream).dump(-1, ' ', false, kReplace);
-    http.connect_timeout_s = options_.connect_timeout_s;
-    std::shared_ptr<StreamAssembler> assembler;
-    if (stream) {
-      assembler = MakeAnthropicStream();
-      http.timeout_s = 0;
-      http.idle_timeout_s = options_.idle_timeout_s;
-      http.on_stream_data = [assembler](std::string_view bytes) { assembler->Feed(bytes); };
-    } else {
-      http.timeout_s = options_.timeout_s;
-    }
-    std::string url = http.url;
-    transport_.Send(std::move(http), [secrets, assembler, url = std::move(url), model = request.model,
-                                      done = std::move(done)](HttpResult result) {
-      const std::time_t now = std::time(nullptr);
-      Attempt a =
-          result.streamed ? assembler->Finish(result, now, secrets) : AnthropicAttempt(result, now, secrets);
-      if (a.response.error.kind == ErrorKind::kNotFound)
-        a.response.error.message = SanitizeMessage(
-            NotFoundHint(url, model, /*anthropic=*/true) + " (" + a.response.error.message + ")", secrets);
-      done(std::move(a));
-    });
+    SendAttempt(transport_, std::move(http), options_,
+                stream ? std::shared_ptr<StreamAssembler>(MakeAnthropicStream()) : nullptr, AnthropicAttempt, secrets,
+                request.model, /*anthropic=*/true, std::move(done));
   }
 
  private:

@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "llm/exchange.h"
 #include "llm/http_transport.h"
 #include "llm/providers.h"
 #include "llm/wire.h"
@@ -325,27 +326,9 @@ class OpenAiProvider : public Provider {
     if (!key_.empty()) http.headers.emplace_back("authorization", "Bearer " + key_);
     const OpenAiDialect dialect = ResolveOpenAiDialect(options_, base_url_, request.model);
     http.body = OpenAiRequestBody(request, dialect, stream).dump(-1, ' ', false, kReplace);
-    http.connect_timeout_s = options_.connect_timeout_s;
-    std::shared_ptr<StreamAssembler> assembler;
-    if (stream) {
-      assembler = MakeOpenAiStream();
-      http.timeout_s = 0;
-      http.idle_timeout_s = options_.idle_timeout_s;
-      http.on_stream_data = [assembler](std::string_view bytes) { assembler->Feed(bytes); };
-    } else {
-      http.timeout_s = options_.timeout_s;
-    }
-    std::string url = http.url;
-    transport_.Send(std::move(http), [secrets, assembler, url = std::move(url), model = request.model,
-                                      done = std::move(done)](HttpResult result) {
-      const std::time_t now = std::time(nullptr);
-      Attempt a =
-          result.streamed ? assembler->Finish(result, now, secrets) : OpenAiAttempt(result, now, secrets);
-      if (a.response.error.kind == ErrorKind::kNotFound)
-        a.response.error.message = SanitizeMessage(
-            NotFoundHint(url, model, /*anthropic=*/false) + " (" + a.response.error.message + ")", secrets);
-      done(std::move(a));
-    });
+    SendAttempt(transport_, std::move(http), options_,
+                stream ? std::shared_ptr<StreamAssembler>(MakeOpenAiStream()) : nullptr, OpenAiAttempt, secrets,
+                request.model, /*anthropic=*/false, std::move(done));
   }
 
  private:

@@ -1,0 +1,32 @@
+// One attempt of an HTTP provider (llm/exchange.h).
+#include "llm/exchange.h"
+
+#include <string_view>
+#include <utility>
+
+namespace kforge::llm {
+
+void SendAttempt(HttpTransport& transport, HttpRequest http, const ProviderOptions& options,
+                 std::shared_ptr<StreamAssembler> assembler, ReplyParser parse, const Secrets& secrets,
+                 const std::string& model, bool anthropic, AttemptCallback done) {
+  http.connect_timeout_s = options.connect_timeout_s;
+  if (assembler) {
+    http.timeout_s = 0;
+    http.idle_timeout_s = options.idle_timeout_s;
+    http.on_stream_data = [assembler](std::string_view bytes) { assembler->Feed(bytes); };
+  } else {
+    http.timeout_s = options.timeout_s;
+  }
+  std::string url = http.url;
+  transport.Send(std::move(http), [secrets, assembler, parse, anthropic, url = std::move(url), model,
+                                   done = std::move(done)](HttpResult result) {
+    const std::time_t now = std::time(nullptr);
+    Attempt a = result.streamed ? assembler->Finish(result, now, secrets) : parse(result, now, secrets);
+    if (a.response.error.kind == ErrorKind::kNotFound)
+      a.response.error.message =
+          SanitizeMessage(NotFoundHint(url, model, anthropic) + " (" + a.response.error.message + ")", secrets);
+    done(std::move(a));
+  });
+}
+
+}  // namespace kforge::llm
