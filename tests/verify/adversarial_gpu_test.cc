@@ -14,6 +14,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "fakes/task_root.h"
+
 namespace kforge::verify {
 namespace {
 
@@ -33,17 +35,6 @@ struct ProcessResult {
   int exit_code = -1;
 };
 
-std::string ShellQuote(const std::string& s) {
-  std::string quoted = "'";
-  for (char c : s) {
-    if (c == '\'') {
-      quoted += "'\\''";
-    } else {
-      quoted += c;
-    }
-  }
-  return quoted + "'";
-}
 
 ProcessResult RunCommand(const std::string& command) {
   ProcessResult result;
@@ -57,7 +48,6 @@ ProcessResult RunCommand(const std::string& command) {
   return result;
 }
 
-bool HasCudaDevice() { return std::system("nvidia-smi -L >/dev/null 2>&1") == 0; }
 
 std::vector<CaseRow> ReadManifest() {
   std::ifstream in(kManifest);
@@ -82,42 +72,15 @@ std::vector<nlohmann::json> ParseLines(const std::string& text) {
   return lines;
 }
 
-/// A task root for the test: directory links to the built demo and core suites and test-only tasks
-/// (`kforge tasks build ... --out build/tasks`, done by scripts/setup.sh and scripts/gpu-test.sh).
-class TaskRoot {
- public:
-  TaskRoot() {
-    std::string pattern = (fs::path(testing::TempDir()) / "kforge_tasks_XXXXXX").string();
-    if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    root_ = pattern;
-    const fs::path built = fs::path(KFORGE_BINARY).parent_path() / "tasks";
-    for (const char* suite : {"demo", "core", "adversarial"}) {
-      // Without a built suite (no LibTorch here), its sources: enough for --compile-only.
-      fs::path target = built / suite;
-      if (!fs::exists(target))
-        target = suite == std::string("adversarial") ? kSourceDir / "tests/verify/tasks" / suite
-                                                     : kSourceDir / "tasks" / suite;
-      fs::create_directory_symlink(target, root_ / suite);
-    }
-  }
-  ~TaskRoot() {
-    std::error_code ignored;
-    fs::remove_all(root_, ignored);  // removes the links, not their targets
-  }
-  TaskRoot(const TaskRoot&) = delete;
-  TaskRoot& operator=(const TaskRoot&) = delete;
-
-  const fs::path& path() const { return root_; }
-
- private:
-  fs::path root_;
-};
+using fakes::HasCudaDevice;
+using fakes::ShellQuote;
+using fakes::TaskRoot;
 
 TEST(AdversarialGpuTest, EveryCandidateGetsItsExpectedStatus) {
   if (!HasCudaDevice()) GTEST_SKIP() << "no CUDA device";
   std::vector<CaseRow> rows = ReadManifest();
   ASSERT_FALSE(rows.empty());
-  TaskRoot root;
+  TaskRoot root({"demo", "core", "adversarial"});
 
   std::string command = ShellQuote(KFORGE_BINARY) + " verify --tasks " + ShellQuote(root.path().string()) +
                         " --seed 1234 --kernel-timeout 2";
@@ -143,7 +106,7 @@ TEST(AdversarialGpuTest, EveryCandidateGetsItsExpectedStatus) {
 }
 
 TEST(AdversarialGpuTest, IncludedFileContentNeverLeaks) {
-  TaskRoot root;
+  TaskRoot root({"demo", "core", "adversarial"});
   fs::path candidate = kSourceDir / "tests/verify/adversarial/include_etc_passwd.json";
   std::string command = ShellQuote(KFORGE_BINARY) + " verify --compile-only --tasks " +
                         ShellQuote(root.path().string()) + " " + ShellQuote(candidate.string()) + " 2>&1";

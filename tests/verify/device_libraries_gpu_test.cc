@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "fakes/command.h"
+#include "fakes/task_root.h"
 
 namespace kforge::verify {
 namespace {
@@ -22,41 +23,15 @@ namespace fs = std::filesystem;
 
 const fs::path kSolutions = fs::path(KFORGE_SOURCE_DIR) / "tests/verify/device_libraries";
 
-bool HasCudaDevice() { return std::system("nvidia-smi -L >/dev/null 2>&1") == 0; }
-
-std::string ShellQuote(const std::string& s) {
-  std::string quoted = "'";
-  for (char c : s) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return quoted + "'";
-}
-
-/// Links to the built demo and core suites (`kforge tasks build ... --out build/tasks`).
-class TaskRoot {
- public:
-  TaskRoot() {
-    std::string pattern = (fs::path(testing::TempDir()) / "kforge_tasks_XXXXXX").string();
-    if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    root_ = pattern;
-    const fs::path built = fs::path(KFORGE_BINARY).parent_path() / "tasks";
-    for (const char* suite : {"demo", "core"}) fs::create_directory_symlink(built / suite, root_ / suite);
-  }
-  ~TaskRoot() {
-    std::error_code ignored;
-    fs::remove_all(root_, ignored);  // removes the links, not their targets
-  }
-  TaskRoot(const TaskRoot&) = delete;
-  TaskRoot& operator=(const TaskRoot&) = delete;
-  const fs::path& path() const { return root_; }
-
- private:
-  fs::path root_;
-};
+using fakes::HasCudaDevice;
+using fakes::ShellQuote;
+using fakes::TaskRoot;
 
 TEST(DeviceLibrariesGpuTest, SolutionsPassVerify) {
   if (!HasCudaDevice()) GTEST_SKIP() << "no CUDA device";
   const std::vector<std::string> files = {"wmma_matmul_fp16.json", "cg_row_sum_template.json",
                                           "published_style_relu.json"};
-  TaskRoot root;
+  TaskRoot root({"demo", "core"});
   std::string command = ShellQuote(KFORGE_BINARY) + " verify --no-cache --seed 1234 --tasks " +
                         ShellQuote(root.path().string());
   for (const std::string& f : files) command += " " + ShellQuote((kSolutions / f).string());

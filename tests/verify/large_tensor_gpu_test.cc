@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "fakes/command.h"
+#include "fakes/task_root.h"
 
 namespace kforge::verify {
 namespace {
@@ -20,7 +21,7 @@ const fs::path kCases = fs::path(KFORGE_SOURCE_DIR) / "tests/verify/large";
 const fs::path kBuiltTasks = fs::path(KFORGE_BINARY).parent_path() / "tasks";
 constexpr int64_t kElements = (int64_t{1} << 31) + 4096;
 
-bool HasCudaDevice() { return std::system("nvidia-smi -L >/dev/null 2>&1") == 0; }
+using fakes::HasCudaDevice;
 
 /// The verdict of one solution file, and verify's exit code.
 nlohmann::json VerifyOne(const std::string& file, int& exit_code) {
