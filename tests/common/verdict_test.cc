@@ -1,5 +1,11 @@
 #include "kforge/common/verdict.h"
 
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+
 #include <gtest/gtest.h>
 
 namespace kforge::common {
@@ -40,6 +46,34 @@ TEST(VerdictTest, JsonRoundTrip) {
   EXPECT_EQ(back->ToJson(), json);
   json["schema"] = "kforge.verdict/2";
   EXPECT_FALSE(Verdict::FromJson(json).ok());
+}
+
+}  // namespace
+}  // namespace kforge::common
+
+namespace kforge::common {
+namespace {
+
+// docs/formats.md shows a verdict; its keys are exactly the keys kforge writes.
+TEST(VerdictTest, DocumentedExampleHasTheKeysKforgeWrites) {
+  std::ifstream in(std::string(KFORGE_SOURCE_DIR) + "/docs/formats.md");
+  std::stringstream all;
+  all << in.rdbuf();
+  const std::string doc = all.str();
+  size_t section = doc.find("## Verdict");
+  ASSERT_NE(section, std::string::npos);
+  size_t start = doc.find("```json\n", section);
+  ASSERT_NE(start, std::string::npos);
+  start += 8;
+  size_t end = doc.find("```", start);
+  std::string example = std::regex_replace(doc.substr(start, end - start), std::regex("…"), "");
+  nlohmann::json documented = nlohmann::json::parse(example, nullptr, /*allow_exceptions=*/false);
+  ASSERT_TRUE(documented.is_object()) << "the example in docs/formats.md is not JSON:\n" << example;
+  std::set<std::string> want, got;
+  const nlohmann::json written = Verdict().ToJson();
+  for (const auto& [key, value] : written.items()) want.insert(key);
+  for (const auto& [key, value] : documented.items()) got.insert(key);
+  EXPECT_EQ(got, want);
 }
 
 }  // namespace
