@@ -12,17 +12,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kforge/common/files.h"
 #include "kforge/common/hash.h"
 
 namespace kforge::bench {
 namespace {
 
 constexpr const char* kCacheSchema = "kforge.peak_cache/1";
-
-std::string Env(const char* name) {
-  const char* v = std::getenv(name);
-  return v != nullptr ? std::string(v) : std::string();
-}
 
 nlohmann::json KnownOrNull(double value) {
   return value > 0 ? nlohmann::json(value) : nlohmann::json(nullptr);
@@ -45,13 +41,7 @@ nlohmann::json DevicePeak::ToJson() const {
           {"tf32_tflops", KnownOrNull(tf32_tflops)}};
 }
 
-std::filesystem::path DefaultCacheDir() {
-  if (const std::string root = Env("KFORGE_CACHE_DIR"); !root.empty()) return root;
-  if (const std::string xdg = Env("XDG_CACHE_HOME"); !xdg.empty())
-    return std::filesystem::path(xdg) / "kforge";
-  const std::string home = Env("HOME");
-  return std::filesystem::path(home.empty() ? "/tmp" : home) / ".cache" / "kforge";
-}
+std::filesystem::path DefaultCacheDir() { return common::CacheRoot(); }
 
 double PeakTflops(const DevicePeak& peak, common::DType dtype) {
   switch (dtype) {
@@ -100,11 +90,9 @@ std::filesystem::path PeakCachePath(const std::filesystem::path& dir, const Devi
 }
 
 std::optional<CachedBandwidth> ReadPeakCache(const std::filesystem::path& path, const DevicePeak& peak) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::ostringstream text;
-  text << in.rdbuf();
-  const nlohmann::json j = nlohmann::json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+  const StatusOr<std::string> text = common::ReadFile(path);
+  if (!text.ok()) return std::nullopt;
+  const nlohmann::json j = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
   if (!j.is_object()) return std::nullopt;
   const auto string_is = [&](const char* key, const std::string& want) {
     return j.contains(key) && j[key].is_string() && j[key].get<std::string>() == want;
@@ -127,30 +115,12 @@ std::optional<CachedBandwidth> ReadPeakCache(const std::filesystem::path& path, 
 }
 
 bool WritePeakCache(const std::filesystem::path& path, const DevicePeak& peak) {
-  static std::atomic<unsigned> counter{0};
   const nlohmann::json j = {{"schema", kCacheSchema},      {"device", peak.device},
                             {"uuid", peak.uuid},           {"driver_version", peak.driver_version},
                             {"dram_gbps", peak.dram_gbps}, {"copy_bytes", peak.copy_bytes}};
   std::error_code ec;
   std::filesystem::create_directories(path.parent_path(), ec);
-  if (ec) return false;
-  std::filesystem::path tmp = path;
-  tmp += ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return false;
-    out << j.dump(2) << "\n";
-    out.close();
-    if (!out) {
-      std::filesystem::remove(tmp, ec);
-      return false;
-    }
-  }
-  std::filesystem::rename(tmp, path, ec);
-  if (!ec) return true;
-  std::error_code ignored;
-  std::filesystem::remove(tmp, ignored);
-  return false;
+  return !ec && common::WriteFileAtomic(path, j.dump(2) + "\n").ok();
 }
 
 }  // namespace internal

@@ -1,6 +1,8 @@
 // safetensors parsing and writing, validated so that a corrupt file is an error, not a crash.
 #include "kforge/common/safetensors.h"
 
+#include "kforge/common/files.h"
+
 #include <cstdint>
 #include <nlohmann/json.hpp>
 
@@ -187,18 +189,7 @@ StatusOr<std::string> SerializeSafetensors(const std::map<std::string, SafeTenso
 Status WriteSafetensors(const fs::path& path, const std::map<std::string, SafeTensor>& tensors,
                         const std::map<std::string, std::string>& metadata) {
   KFORGE_ASSIGN_OR_RETURN(std::string bytes, SerializeSafetensors(tensors, metadata));
-  fs::path tmp = path;
-  tmp += ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return Status::IoError(tmp.string() + ": cannot create");
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    if (!out) return Status::IoError(tmp.string() + ": write failed");
-  }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) return Status::IoError(path.string() + ": " + ec.message());
-  return Status::Ok();
+  return WriteFileAtomic(path, bytes);
 }
 
 }  // namespace kforge::common

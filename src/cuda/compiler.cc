@@ -15,6 +15,7 @@
 #include "cuda/cubin_cache.h"
 #include "cuda/header_shims.h"
 #include "cuda/nvrtc_helper.h"
+#include "kforge/common/files.h"
 #include "kforge/common/hash.h"
 #include "kforge/common/solution.h"
 #include "kforge/cuda/source_policy.h"
@@ -151,14 +152,7 @@ std::string_view CompileStatusName(CompileStatus status) {
   return "unknown";
 }
 
-std::filesystem::path DefaultCacheDir() {
-  if (const std::string root = Env("KFORGE_CACHE_DIR"); !root.empty())
-    return std::filesystem::path(root) / "cubin";
-  if (const std::string xdg = Env("XDG_CACHE_HOME"); !xdg.empty())
-    return std::filesystem::path(xdg) / "kforge" / "cubin";
-  const std::string home = Env("HOME");
-  return std::filesystem::path(home.empty() ? "/tmp" : home) / ".cache" / "kforge" / "cubin";
-}
+std::filesystem::path DefaultCacheDir() { return common::CacheRoot() / "cubin"; }
 
 Compiler::Compiler(CompilerOptions options) : options_(std::move(options)), nvrtc_version_(NvrtcVersion()) {
   if (options_.cccl_include_dir.empty()) {

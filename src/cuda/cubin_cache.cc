@@ -10,43 +10,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kforge/common/files.h"
 #include "kforge/common/hash.h"
 
 namespace kforge::cuda::internal {
 namespace {
 
 constexpr const char* kSchema = "kforge.cubin_cache/2";
-
-std::optional<std::string> ReadFile(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  if (in.bad()) return std::nullopt;
-  return buf.str();
-}
-
-bool WriteFileAtomically(const std::filesystem::path& path, const std::string& data) {
-  static std::atomic<unsigned> counter{0};
-  std::filesystem::path tmp = path;
-  tmp += ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++) + "." +
-         std::to_string(std::hash<std::thread::id>()(std::this_thread::get_id()) % 100000);
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return false;
-    out.write(data.data(), static_cast<std::streamsize>(data.size()));
-    out.close();
-    if (!out) {
-      std::error_code ec;
-      std::filesystem::remove(tmp, ec);
-      return false;
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) std::filesystem::remove(tmp, ec);
-  return !ec;
-}
 
 }  // namespace
 
@@ -59,8 +29,8 @@ std::filesystem::path CubinCache::CubinPath(const std::string& key) const {
 }
 
 std::optional<CompileResult> CubinCache::Load(const std::string& key) const {
-  const std::optional<std::string> text = ReadFile(JsonPath(key));
-  if (!text) return std::nullopt;
+  const StatusOr<std::string> text = common::ReadFile(JsonPath(key));
+  if (!text.ok()) return std::nullopt;
   const nlohmann::json j = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
   try {
     if (!j.is_object() || j.at("schema") != kSchema || j.at("key") != key) return std::nullopt;
@@ -83,8 +53,8 @@ std::optional<CompileResult> CubinCache::Load(const std::string& key) const {
                                    k.at("shared_bytes").get<int>()};
     }
     if (r.status == CompileStatus::kOk) {
-      std::optional<std::string> cubin = ReadFile(CubinPath(key));
-      if (!cubin || cubin->empty() || common::Sha256Hex(*cubin) != j.at("cubin_sha256").get<std::string>()) {
+      StatusOr<std::string> cubin = common::ReadFile(CubinPath(key));
+      if (!cubin.ok() || cubin->empty() || common::Sha256Hex(*cubin) != j.at("cubin_sha256").get<std::string>()) {
         return std::nullopt;
       }
       r.cubin = std::move(*cubin);
@@ -113,8 +83,8 @@ void CubinCache::Store(const std::string& key, const CompileResult& result) cons
                       {"cubin_sha256", common::Sha256Hex(result.cubin)},
                       {"cubin_bytes", result.cubin.size()}};
   // The CUBIN goes first: the JSON is the commit record that makes the entry visible.
-  if (result.status == CompileStatus::kOk && !WriteFileAtomically(CubinPath(key), result.cubin)) return;
-  WriteFileAtomically(JsonPath(key), j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  if (result.status == CompileStatus::kOk && !common::WriteFileAtomic(CubinPath(key), result.cubin).ok()) return;
+  common::WriteFileAtomic(JsonPath(key), j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
 }  // namespace kforge::cuda::internal

@@ -4,6 +4,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "kforge/common/files.h"
+
 namespace kforge::llm {
 namespace {
 
@@ -57,11 +59,9 @@ StatusOr<PriceTable> PriceTable::FromJson(const nlohmann::json& j) {
 }
 
 StatusOr<PriceTable> PriceTable::Load(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return Status::NotFound(path + ": cannot open price table");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  nlohmann::json j = nlohmann::json::parse(ss.str(), nullptr, false);
+  StatusOr<std::string> text = common::ReadFile(path);
+  if (!text.ok()) return Status::NotFound(path + ": cannot open price table");
+  nlohmann::json j = nlohmann::json::parse(*text, nullptr, false);
   if (j.is_discarded()) return Status::ParseError(path + ": not valid JSON");
   StatusOr<PriceTable> t = FromJson(j);
   if (!t.ok()) return t.status().WithContext(path);

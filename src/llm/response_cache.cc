@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "kforge/common/files.h"
 #include "kforge/common/hash.h"
 
 namespace kforge::llm {
@@ -34,11 +35,9 @@ std::string ResponseCache::PathOf(const std::string& key) const {
 }
 
 std::optional<ChatResponse> ResponseCache::Get(const std::string& key) const {
-  std::ifstream in(PathOf(key));
-  if (!in) return std::nullopt;
-  std::stringstream ss;
-  ss << in.rdbuf();
-  nlohmann::json j = nlohmann::json::parse(ss.str(), nullptr, false);
+  StatusOr<std::string> text = common::ReadFile(PathOf(key));
+  if (!text.ok()) return std::nullopt;
+  nlohmann::json j = nlohmann::json::parse(*text, nullptr, false);
   if (!j.is_object() || j.value("schema", "") != "kforge.llm_cache/1" || j.value("key", "") != key ||
       !j.contains("response"))
     return std::nullopt;
@@ -48,30 +47,14 @@ std::optional<ChatResponse> ResponseCache::Get(const std::string& key) const {
 }
 
 Status ResponseCache::Put(const std::string& key, const ChatResponse& response) const {
-  static std::atomic<uint64_t> counter{0};
   const std::string path = PathOf(key);
   std::error_code ec;
   fs::create_directories(fs::path(path).parent_path(), ec);
   if (ec) return Status::IoError("cache " + path + ": " + ec.message());
-  const std::string tmp = path + ".tmp." + std::to_string(getpid()) + "." + std::to_string(counter++);
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    nlohmann::json j = {{"schema", "kforge.llm_cache/1"}, {"key", key}, {"response", ToJson(response)}};
-    std::string text = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-    if (redact_) text = redact_(std::move(text));
-    out << text << "\n";
-    out.flush();
-    if (!out) {
-      fs::remove(tmp, ec);
-      return Status::IoError("cache " + tmp + ": write failed");
-    }
-  }
-  fs::rename(tmp, path, ec);
-  if (ec) {
-    fs::remove(tmp, ec);
-    return Status::IoError("cache " + path + ": rename failed");
-  }
-  return Status::Ok();
+  nlohmann::json j = {{"schema", "kforge.llm_cache/1"}, {"key", key}, {"response", ToJson(response)}};
+  std::string text = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  if (redact_) text = redact_(std::move(text));
+  return common::WriteFileAtomic(path, text + "\n").WithContext("cache");
 }
 
 }  // namespace kforge::llm

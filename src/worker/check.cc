@@ -11,8 +11,8 @@
 #include <thread>
 #include <variant>
 
+#include "kforge/common/files.h"
 #include "kforge/common/hash.h"
-#include "kforge/cuda/compiler.h"
 #include "kforge/cuda/kernel_library.h"
 #include "kforge/cuda/owners.h"
 #include "kforge/reference/compare.h"
@@ -278,7 +278,7 @@ std::optional<std::string> JudgeOutputs(const std::vector<reference::CompareResu
 }
 
 std::filesystem::path WorkerLogPath() {
-  return cuda::DefaultCacheDir().parent_path() / "logs" / ("worker-" + std::to_string(getpid()) + ".log");
+  return common::CacheRoot() / "logs" / ("worker-" + std::to_string(getpid()) + ".log");
 }
 
 std::string LogFailure(const std::string& text) {
