@@ -3,10 +3,11 @@
 #   1. import KernelBench (levels from $KFORGE_KB_LEVELS, default 1,2,3) with CUDA packages;
 #   2. `kforge tasks check` over every imported problem (pass/fail, peak memory against footprint);
 #   3. scripts/bench_kb_scale.py (cold verify, batch throughput, phase split) unless KFORGE_KB_BENCH=0.
-# Usage: scripts/gpu-kb.sh [KERNELBENCH_DIR]  (default ../shared/kernelbench). Logs go to $OUT or build/gpu-kb/.
+# Usage: scripts/gpu-kb.sh KERNELBENCH_DIR (a KernelBench checkout holding level1/ ...). Logs go to $OUT or
+# build/gpu-kb/.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-kb=${1:-../shared/kernelbench}
+kb=${1:?usage: scripts/gpu-kb.sh KERNELBENCH_DIR}
 out=${OUT:-build/gpu-kb}
 root=${KFORGE_KB_TASKS:-build-kb/tasks}
 mkdir -p "$out"
