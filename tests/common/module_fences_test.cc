@@ -103,6 +103,14 @@ TEST(ModuleFencesTest, IncludesFollowTheDependencies) {
   EXPECT_GT(checked, 100) << "the source tree was not found at " << kRoot;
 }
 
+TEST(ModuleFencesTest, BenchPublicHeadersDoNotPullInTheCudaRuntime) {
+  for (const Include& inc : IncludesOf("bench")) {
+    if (inc.file.string().find("/include/kforge/bench/") == std::string::npos) continue;
+    EXPECT_FALSE(inc.system && inc.target.rfind("cuda", 0) == 0)
+        << inc.file.string() << ":" << inc.line << " includes <" << inc.target << ">";
+  }
+}
+
 TEST(ModuleFencesTest, TheCheckSeesAViolation) {
   // The reverse of an allowed edge must be refused, so the table cannot silently allow everything.
   for (const auto& [module, allowed] : kAllowed)

@@ -3,8 +3,6 @@
 // the SM clock was throttled, and stops when the medians are precise enough. Needs a GPU to run.
 #pragma once
 
-#include <cuda_runtime_api.h>
-
 #include <cstddef>
 #include <functional>
 #include <optional>
@@ -13,6 +11,11 @@
 #include <vector>
 
 #include "kforge/common/status.h"
+
+// The CUDA runtime's stream handle, declared as the runtime does, so that this header (and whoever
+// includes it) does not pull in the CUDA runtime headers.
+struct CUstream_st;
+typedef struct CUstream_st* cudaStream_t;
 
 namespace kforge::bench {
 
