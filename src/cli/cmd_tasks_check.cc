@@ -39,6 +39,16 @@ double WorstRatio(const nlohmann::json& reply, int64_t& peak, int64_t& footprint
   return worst;
 }
 
+/// "cuda" -> 0, "cuda:N" -> N.
+StatusOr<int> ParseCudaDevice(const std::string& text) {
+  if (text == "cuda") return 0;
+  if (text.rfind("cuda:", 0) == 0) {
+    auto devices = ParseDeviceList(text.substr(5));
+    if (devices.ok() && devices->size() == 1) return devices->front();
+  }
+  return Status::InvalidArgument("expected cuda or cuda:N, got \"" + text.substr(0, 40) + "\"");
+}
+
 }  // namespace
 
 int CheckTasks(const TasksCheckOptions& options) {
@@ -47,15 +57,12 @@ int CheckTasks(const TasksCheckOptions& options) {
     std::fprintf(stderr, "kforge tasks check: %s\n", tasks.status().message().c_str());
     return kExitUsage;
   }
-  std::string index = options.device == "cuda" ? "0" : options.device.substr(std::min<size_t>(5, options.device.size()));
-  auto devices = ParseDeviceList(index);
-  if (options.device.rfind("cuda", 0) != 0 || (options.device != "cuda" && options.device[4] != ':') ||
-      !devices.ok() || devices->size() != 1) {
-    std::fprintf(stderr, "kforge tasks check: --device: expected cuda or cuda:N, got \"%s\"\n",
-                 options.device.substr(0, 40).c_str());
+  auto device = ParseCudaDevice(options.device);
+  if (!device.ok()) {
+    std::fprintf(stderr, "kforge tasks check: --device: %s\n", device.status().message().c_str());
     return kExitUsage;
   }
-  verify::WorkerClient worker({SelfExecutable().string(), "worker", "--device", index});
+  verify::WorkerClient worker({SelfExecutable().string(), "worker", "--device", std::to_string(*device)});
   verify::WorkerClient::Reply hello = worker.Call({{"op", "hello"}}, std::chrono::seconds(120));
   if (hello.kind != verify::WorkerClient::Reply::Kind::kOk || hello.body.value("status", "") != "ok") {
     std::string why = hello.kind == verify::WorkerClient::Reply::Kind::kOk ? hello.body.value("message", "")

@@ -16,29 +16,6 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-/// Merges per-block partials on the host, in block order (the result does not depend on timing).
-kernels::ComparePartial MergePartials(const kernels::ComparePartial* parts, int count) {
-  kernels::ComparePartial all = {0, 0, INT64_MAX, 0, 0, 0, 0, 0, 0, 0, 0};
-  for (int i = 0; i < count; ++i) {
-    const kernels::ComparePartial& b = parts[i];
-    all.mismatches += b.mismatches;
-    all.nonfinite_mismatches += b.nonfinite_mismatches;
-    all.first_mismatch = std::min(all.first_mismatch, b.first_mismatch);
-    all.max_abs_err = std::max(all.max_abs_err, b.max_abs_err);
-    all.max_rel_err = std::max(all.max_rel_err, b.max_rel_err);
-    all.sum_sq_err += b.sum_sq_err;
-    all.sum_sq_ref += b.sum_sq_ref;
-    all.ref_max_abs = std::max(all.ref_max_abs, b.ref_max_abs);
-    if (b.count == 0) continue;
-    double n = all.count + b.count;
-    double delta = b.mean - all.mean;
-    all.mean += delta * (b.count / n);
-    all.m2 += b.m2 + delta * delta * (all.count * b.count / n);
-    all.count = n;
-  }
-  return all;
-}
-
 StatusOr<CompareResult> CompareOnDevice(const at::Tensor& r, const at::Tensor& c, const common::Tolerance& tol) {
   CompareResult res;
   res.numel = r.numel();
@@ -55,7 +32,7 @@ StatusOr<CompareResult> CompareOnDevice(const at::Tensor& r, const at::Tensor& c
     return Status::Unavailable(std::string("compare kernel: ") + cudaGetErrorName(launched));
   at::Tensor host = workspace.cpu();  // synchronises with the stream
   kernels::ComparePartial all =
-      MergePartials(reinterpret_cast<const kernels::ComparePartial*>(host.data_ptr()), blocks);
+      kernels::MergePartials(reinterpret_cast<const kernels::ComparePartial*>(host.data_ptr()), blocks);
   res.mismatches = static_cast<int64_t>(all.mismatches);
   if (res.mismatches > 0) {
     res.first_mismatch = all.first_mismatch;

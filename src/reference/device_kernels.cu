@@ -29,16 +29,16 @@ __device__ __forceinline__ double Load<bool>(const bool* p, int64_t i) {
   return reinterpret_cast<const uint8_t*>(p)[i] != 0 ? 1.0 : 0.0;
 }
 
-__device__ __forceinline__ void Merge(ComparePartial& a, const ComparePartial& b) {
+/// Folds `b` into `a` (Chan's rule for the mean and variance); used on the device and the host.
+__host__ __device__ __forceinline__ void Merge(ComparePartial& a, const ComparePartial& b) {
   a.mismatches += b.mismatches;
   a.nonfinite_mismatches += b.nonfinite_mismatches;
-  a.first_mismatch = min(a.first_mismatch, b.first_mismatch);
+  a.first_mismatch = b.first_mismatch < a.first_mismatch ? b.first_mismatch : a.first_mismatch;
   a.max_abs_err = fmax(a.max_abs_err, b.max_abs_err);
   a.max_rel_err = fmax(a.max_rel_err, b.max_rel_err);
   a.sum_sq_err += b.sum_sq_err;
   a.sum_sq_ref += b.sum_sq_ref;
   a.ref_max_abs = fmax(a.ref_max_abs, b.ref_max_abs);
-  double n = a.count + b.count;
   if (b.count == 0) return;
   if (a.count == 0) {
     a.count = b.count;
@@ -46,6 +46,7 @@ __device__ __forceinline__ void Merge(ComparePartial& a, const ComparePartial& b
     a.m2 = b.m2;
     return;
   }
+  double n = a.count + b.count;
   double delta = b.mean - a.mean;
   a.mean += delta * (b.count / n);
   a.m2 += b.m2 + delta * delta * (a.count * b.count / n);
@@ -54,7 +55,7 @@ __device__ __forceinline__ void Merge(ComparePartial& a, const ComparePartial& b
 
 /// Per-thread state of a comparison: the partial result and shifted sums for the reference's variance.
 struct CompareAccumulator {
-  ComparePartial acc = {0, 0, INT64_MAX, 0, 0, 0, 0, 0, 0, 0, 0};
+  ComparePartial acc = kEmptyPartial;
   double shift = 0, s1 = 0, s2 = 0, count = 0;
 
   __device__ __forceinline__ void Add(double r, double c, int64_t i, double atol, double rtol) {
@@ -170,6 +171,12 @@ cudaError_t Launch(const void* ref, const void* cand, int64_t n, double atol, do
 }
 
 }  // namespace
+
+ComparePartial MergePartials(const ComparePartial* parts, int count) {
+  ComparePartial all = kEmptyPartial;
+  for (int i = 0; i < count; ++i) Merge(all, parts[i]);
+  return all;
+}
 
 int BlocksFor(int64_t n) {
   int64_t blocks = (n + kThreads - 1) / kThreads;

@@ -28,6 +28,9 @@ struct ComparePartial {
   double m2;           ///< sum of squared deviations from `mean`
 };
 
+/// The partial of no element.
+inline constexpr ComparePartial kEmptyPartial = {0, 0, INT64_MAX, 0, 0, 0, 0, 0, 0, 0, 0};
+
 /// Threads per block of both kernels.
 inline constexpr int kThreads = 256;
 /// Blocks for `n` elements (or 8-byte words): at most 1024, so partials stay small and results do
@@ -38,6 +41,9 @@ int BlocksFor(int64_t n);
 /// BlocksFor(n) partials to device memory at `partials`.
 cudaError_t LaunchCompare(const void* ref, const void* cand, ElementType type, int64_t n, double atol,
                           double rtol, ComparePartial* partials, cudaStream_t stream);
+
+/// The partials of `count` blocks merged in block order (the result does not depend on timing).
+ComparePartial MergePartials(const ComparePartial* parts, int count);
 
 /// Digests `bytes` bytes at `data` (device): writes BlocksFor(words) 64-bit partial sums to
 /// `partials`; their wrapping sum, finished by FinishDigest, is the digest.

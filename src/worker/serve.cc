@@ -102,7 +102,6 @@ int Serve(int device_index) {
       reply = HarnessError("worker: " + text.substr(0, std::min<size_t>(text.find('\n'), 300)) +
                            (log.empty() ? "" : " (details in " + log + ")"));
     }
-    if (reply.contains("exiting")) reply["exiting"] = must_exit;
     Reply(reply);
     if (must_exit) std::_Exit(3);  // a context with a sticky error or a hung kernel
   }

@@ -144,4 +144,31 @@ TEST_F(TasksCliTest, OverflowingCostsAreMessagesNotSignals) {
       << list.err;
 }
 
+// tasks check: a bad --device or root is one line and exit 2 before any worker starts; without a GPU
+// it says so (exit 2) instead of failing every task.
+TEST_F(TasksCliTest, CheckUsageErrorsAndNoGpuAreOneLine) {
+  const std::string root = std::string(KFORGE_SOURCE_DIR) + "/tasks";
+  struct Case {
+    std::string args;
+    std::string message;
+  } cases[] = {
+      {"check " + root + " --device cudax", "--device: expected cuda or cuda:N, got \"cudax\""},
+      {"check " + root + " --device cuda:", "--device: expected cuda or cuda:N"},
+      {"check " + root + " --device cuda:1,2", "--device: expected cuda or cuda:N"},
+      {"check " + (dir_ / "nowhere").string(), "nowhere"},
+  };
+  for (const Case& c : cases) {
+    TasksRun run = Tasks(c.args);
+    EXPECT_EQ(run.exit_code, 2) << c.args << "\n" << run.err;
+    EXPECT_NE(run.err.find(c.message), std::string::npos) << c.args << "\n" << run.err;
+    EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << run.err;
+    EXPECT_TRUE(run.out.empty()) << run.out;
+  }
+  if (std::system("nvidia-smi -L >/dev/null 2>&1") == 0) return;  // with a GPU the check would run
+  TasksRun run = Tasks("check " + root + " --filter 'demo/*'");
+  EXPECT_EQ(run.exit_code, 2) << run.err;
+  EXPECT_NE(run.err.find("tasks check: needs a GPU"), std::string::npos) << run.err;
+  EXPECT_TRUE(run.out.empty()) << run.out;
+}
+
 }  // namespace
