@@ -23,11 +23,14 @@ const std::map<std::string, std::set<std::string>> kAllowed = {
     {"common", {}},
     {"cuda", {"common"}},
     {"llm", {"common"}},
+    {"dataset", {"common"}},
     {"reference", {"common"}},
     {"verify", {"common", "cuda"}},
     {"bench", {"common", "cuda", "verify"}},
     {"worker", {"common", "cuda", "reference", "verify", "bench"}},
-    {"cli", {"common", "cuda", "llm", "verify", "bench"}},
+    {"generate", {"common", "cuda", "llm", "dataset", "verify", "bench"}},
+    {"export", {"common", "llm", "dataset"}},
+    {"cli", {"common", "cuda", "llm", "dataset", "verify", "bench", "generate", "export"}},
 };
 
 /// System includes only one module may use: prefix -> module.

@@ -1,0 +1,73 @@
+// JSON lines files: a streaming reader (bounded memory whatever the file's size) and an append-only
+// log that survives kill -9 (each record is one write, flushed and fsynced; a torn last line left
+// by a crash is found and cut off when the log is opened again).
+#pragma once
+
+#include <cstdio>
+#include <filesystem>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "kforge/common/status.h"
+
+namespace kforge::dataset {
+
+/// Longest line read or written: 64 MiB.
+inline constexpr size_t kMaxLineBytes = size_t{64} << 20;
+
+/// Reads a JSON lines file one line at a time. Blank lines are skipped.
+class JsonlReader {
+ public:
+  struct Line {
+    int number = 0;  ///< 1-based
+    StatusOr<nlohmann::json> value = Status::Internal("unset");
+    bool torn = false;  ///< the file's last line, with no newline after it
+  };
+
+  /// NotFound or IoError naming the file.
+  static StatusOr<std::unique_ptr<JsonlReader>> Open(const std::filesystem::path& path);
+  ~JsonlReader();
+
+  /// The next line, or nullopt at the end. A line that is not JSON is a ParseError naming
+  /// `path:line`.
+  std::optional<Line> Next();
+
+ private:
+  JsonlReader(std::FILE* file, std::string label) : file_(file), label_(std::move(label)) {}
+  std::FILE* file_;
+  std::string label_;
+  int number_ = 0;
+};
+
+/// An append-only JSON lines log of records with a string `id`, opened for resuming.
+class AppendLog {
+ public:
+  /// Opens or creates `path`. Records already in it are indexed by id; a torn last line (a crash
+  /// during a write) is truncated away and counted in torn_lines(). A complete line that is not JSON
+  /// or has no id is an error naming the line: the file is not this log's.
+  static StatusOr<std::unique_ptr<AppendLog>> Open(const std::filesystem::path& path);
+  ~AppendLog();
+
+  bool Contains(const std::string& id) const;
+  size_t size() const;
+  int torn_lines() const { return torn_lines_; }
+
+  /// Appends one record (its `id` must be new) as one line, flushed and fsynced before returning.
+  /// Thread-safe.
+  Status Append(const nlohmann::json& record);
+
+ private:
+  AppendLog(int fd, std::filesystem::path path) : fd_(fd), path_(std::move(path)) {}
+  int fd_;
+  std::filesystem::path path_;
+  mutable std::mutex mu_;
+  std::set<std::string> ids_;
+  int torn_lines_ = 0;
+};
+
+}  // namespace kforge::dataset

@@ -1,0 +1,110 @@
+// Trajectory: the record of one generate episode (schema kforge.trajectory/1, docs/formats.md): the
+// task as the teacher saw it, the conversation in the canonical chat form, every attempt with its
+// verdict and timing, the best attempt and what the episode cost. generate writes them; export and
+// report read them.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "kforge/common/status.h"
+
+namespace kforge::dataset {
+
+inline constexpr std::string_view kTrajectorySchema = "kforge.trajectory/1";
+
+/// The task, as recorded: enough to group, filter and decontaminate without the task folder.
+struct TaskInfo {
+  std::string id;                 ///< "kernelbench/level1/19_ReLU"
+  std::optional<int> level;       ///< KernelBench level, when the task has one
+  std::vector<std::string> tags;
+  std::string view;               ///< what the teacher saw: "code", "nl", "spec", "nl+spec", "kernelbench"
+  std::string source;             ///< where the task comes from: "kernelbench", "kforge", ...
+  std::string license;            ///< of the task's reference program ("MIT", ...); empty if unknown
+  std::string reference_hash;     ///< "sha256:<hex>" of the reference program's text
+  std::string reference_source;   ///< the reference program's text (for decontamination)
+};
+
+/// Who wrote the kernels.
+struct TeacherInfo {
+  std::string provider;  ///< "anthropic", "openai", "replay", "exec"
+  std::string model;
+  /// Sampling and protocol parameters: temperature, max_tokens, thinking budget, protocol, ...
+  nlohmann::json params = nlohmann::json::object();
+};
+
+/// One candidate the teacher proposed, and what kforge found.
+struct Attempt {
+  int turn = 0;             ///< 1-based assistant turn that produced it
+  std::string tool_call_id; ///< tools protocol: the call that carried it; empty for text
+  /// "compile_error", "mismatch", "ok", ... (a verdict status), or "no_solution" when the reply held no
+  /// solution that could be read (then `parse_error` says why).
+  std::string status;
+  std::string parse_error;
+  nlohmann::json solution;  ///< kforge.solution/1, or null
+  nlohmann::json verdict;   ///< kforge.verdict/1, or null
+  nlohmann::json bench;     ///< kforge.bench/1 when it was timed, else null
+  bool correct = false;     ///< verdict ok on the GPU (never in compile-only runs)
+  bool compiled = false;    ///< NVRTC compiled it
+  std::optional<double> speedup;  ///< reference median / candidate median, when timed
+};
+
+/// Token and money totals of an episode. `input_tokens` excludes cache reads and writes.
+struct UsageInfo {
+  int64_t input_tokens = 0;
+  int64_t output_tokens = 0;
+  int64_t cache_read_tokens = 0;
+  int64_t cache_write_tokens = 0;
+  int64_t reasoning_tokens = 0;
+  int64_t requests = 0;
+  double cost_usd = 0;
+  bool cost_known = true;  ///< false when some model was not in the price table
+};
+
+struct Trajectory {
+  std::string id;      ///< stable: run config hash, task id and sample index
+  std::string run_id;  ///< the run's configuration hash
+  int sample = 0;
+  TaskInfo task;
+  TeacherInfo teacher;
+  std::string protocol = "text";  ///< "text" or "tools"
+  bool compile_only = false;      ///< no GPU: attempts were compiled, not run
+  /// The conversation in the canonical chat form (llm::ToJson(Message)): role, content,
+  /// tool_calls, tool_call_id, reasoning, blocks.
+  nlohmann::json messages = nlohmann::json::array();
+  nlohmann::json tools = nlohmann::json::array();  ///< tool specs offered (tools protocol)
+  std::vector<Attempt> attempts;
+  std::optional<int> best;  ///< index into attempts: the fastest correct one, else the last compiled
+  /// Why the episode ended: "target_reached", "submitted", "max_turns", "no_solution" (the teacher
+  /// stopped without one), "llm_error", "harness_error", "budget".
+  std::string stop;
+  std::string error;  ///< one line when stop is llm_error or harness_error
+  UsageInfo usage;
+  double wall_s = 0;   ///< episode start to end
+  double llm_s = 0;    ///< waiting for the teacher
+  double judge_s = 0;  ///< compiling, verifying and timing
+  nlohmann::json device;  ///< the GPU that judged, or null
+  std::string kforge_version;
+  std::string created_at;  ///< UTC, ISO 8601
+
+  /// Derived from attempts and best.
+  bool correct() const;
+  std::optional<double> speedup() const;
+  /// 1-based turn of the first correct attempt.
+  std::optional<int> first_correct_turn() const;
+  int turns() const;  ///< assistant turns
+};
+
+nlohmann::json ToJson(const Trajectory& trajectory);
+/// Checks the schema and the fields' types; errors name `where` and the JSON path.
+StatusOr<Trajectory> TrajectoryFromJson(const nlohmann::json& json, const std::string& where);
+
+/// "sha256:<hex>" of `text`.
+std::string TextHash(std::string_view text);
+
+}  // namespace kforge::dataset

@@ -1,0 +1,170 @@
+// JSON lines: a streaming reader and a crash-safe append-only log.
+#include "kforge/dataset/jsonl.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "kforge/common/json_fields.h"
+
+namespace kforge::dataset {
+namespace {
+
+common::JsonLimits LineLimits() {
+  common::JsonLimits limits;
+  limits.max_values = size_t{1} << 22;
+  return limits;
+}
+
+/// Reads one line (without its newline) into `line`; false at the end of the file. `complete` says
+/// whether a newline ended it.
+bool ReadLine(std::FILE* file, std::string& line, bool& complete, bool& too_long) {
+  line.clear();
+  complete = false;
+  too_long = false;
+  int c;
+  bool any = false;
+  while ((c = std::getc(file)) != EOF) {
+    any = true;
+    if (c == '\n') {
+      complete = true;
+      return true;
+    }
+    if (line.size() < kMaxLineBytes) {
+      line.push_back(static_cast<char>(c));
+    } else {
+      too_long = true;
+    }
+  }
+  return any;
+}
+
+bool IsBlank(std::string_view line) { return line.find_first_not_of(" \t\r") == std::string_view::npos; }
+
+}  // namespace
+
+StatusOr<std::unique_ptr<JsonlReader>> JsonlReader::Open(const std::filesystem::path& path) {
+  std::FILE* file = path == "-" ? stdin : std::fopen(path.c_str(), "rb");
+  if (!file) return Status::NotFound(path.string() + ": " + std::strerror(errno));
+  struct stat st;
+  if (fstat(fileno(file), &st) == 0 && S_ISDIR(st.st_mode)) {
+    std::fclose(file);
+    return Status::InvalidArgument(path.string() + ": a folder, not a JSON lines file");
+  }
+  return std::unique_ptr<JsonlReader>(new JsonlReader(file, path.string()));
+}
+
+JsonlReader::~JsonlReader() {
+  if (file_ && file_ != stdin) std::fclose(file_);
+}
+
+std::optional<JsonlReader::Line> JsonlReader::Next() {
+  std::string text;
+  bool complete = false, too_long = false;
+  while (ReadLine(file_, text, complete, too_long)) {
+    ++number_;
+    if (IsBlank(text) && !too_long) continue;
+    Line line;
+    line.number = number_;
+    line.torn = !complete;
+    std::string where = label_ + ":" + std::to_string(number_);
+    if (too_long) {
+      line.value = Status::InvalidArgument(where + ": line longer than " + std::to_string(kMaxLineBytes >> 20) +
+                                           " MiB");
+    } else {
+      line.value = common::ParseJson(text, where, LineLimits());
+    }
+    return line;
+  }
+  if (std::ferror(file_)) {
+    Line line;
+    line.number = number_ + 1;
+    line.value = Status::IoError(label_ + ": read failed: " + std::strerror(errno));
+    return line;
+  }
+  return std::nullopt;
+}
+
+StatusOr<std::unique_ptr<AppendLog>> AppendLog::Open(const std::filesystem::path& path) {
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return Status::IoError(path.string() + ": " + std::strerror(errno));
+  std::unique_ptr<AppendLog> log(new AppendLog(fd, path));
+  // Index what is there; `good_end` is the byte offset after the last complete line.
+  std::FILE* file = std::fopen(path.c_str(), "rb");
+  if (!file) return Status::IoError(path.string() + ": " + std::strerror(errno));
+  std::string text;
+  bool complete = false, too_long = false;
+  int number = 0;
+  off_t good_end = 0;
+  Status status = Status::Ok();
+  while (ReadLine(file, text, complete, too_long)) {
+    ++number;
+    std::string where = path.string() + ":" + std::to_string(number);
+    if (!complete) {
+      ++log->torn_lines_;  // a crash while writing: the record was never acknowledged
+      break;
+    }
+    good_end = std::ftell(file);
+    if (IsBlank(text)) continue;
+    if (too_long) {
+      status = Status::InvalidArgument(where + ": line too long; not a kforge log");
+      break;
+    }
+    StatusOr<nlohmann::json> record = common::ParseJson(text, where, LineLimits());
+    if (!record.ok()) {
+      status = record.status();
+      break;
+    }
+    if (!record->is_object() || !record->contains("id") || !(*record)["id"].is_string()) {
+      status = Status::InvalidArgument(where + ": a record without a string \"id\"");
+      break;
+    }
+    log->ids_.insert((*record)["id"].get<std::string>());
+  }
+  std::fclose(file);
+  if (!status.ok()) return status;
+  if (log->torn_lines_ > 0 && ::ftruncate(fd, good_end) != 0)
+    return Status::IoError(path.string() + ": cannot cut the torn last line: " + std::strerror(errno));
+  if (::lseek(fd, 0, SEEK_END) < 0) return Status::IoError(path.string() + ": " + std::strerror(errno));
+  return log;
+}
+
+AppendLog::~AppendLog() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+bool AppendLog::Contains(const std::string& id) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return ids_.count(id) > 0;
+}
+
+size_t AppendLog::size() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return ids_.size();
+}
+
+Status AppendLog::Append(const nlohmann::json& record) {
+  if (!record.is_object() || !record.contains("id") || !record["id"].is_string())
+    return Status::InvalidArgument("a log record needs a string \"id\"");
+  std::string id = record["id"].get<std::string>();
+  std::string line = record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  if (line.size() > kMaxLineBytes) return Status::InvalidArgument("record " + id + " is larger than a line may be");
+  std::lock_guard<std::mutex> lock(mu_);
+  if (ids_.count(id)) return Status::InvalidArgument("record " + id + " is already in " + path_.string());
+  // One write of the whole line (O_APPEND is not needed: only this object writes, under the lock).
+  size_t done = 0;
+  while (done < line.size()) {
+    ssize_t n = ::write(fd_, line.data() + done, line.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return Status::IoError(path_.string() + ": write failed: " + std::strerror(errno));
+    done += static_cast<size_t>(n);
+  }
+  if (::fsync(fd_) != 0) return Status::IoError(path_.string() + ": fsync failed: " + std::strerror(errno));
+  ids_.insert(std::move(id));
+  return Status::Ok();
+}
+
+}  // namespace kforge::dataset

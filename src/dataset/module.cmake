@@ -1,0 +1,1 @@
+kforge_module(dataset DEPS kforge_common)

@@ -1,0 +1,227 @@
+// Trajectory records to and from JSON.
+#include "kforge/dataset/trajectory.h"
+
+#include <algorithm>
+
+#include "kforge/common/hash.h"
+
+namespace kforge::dataset {
+namespace {
+
+using nlohmann::json;
+
+json OrNull(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
+json OrNull(const std::optional<int>& v) { return v ? json(*v) : json(nullptr); }
+
+/// Typed reads of one object; the first error wins and names the path.
+class Reader {
+ public:
+  Reader(const json& object, std::string path, Status& status) : o_(object), path_(std::move(path)), s_(status) {
+    if (s_.ok() && !o_.is_object()) s_ = Status::InvalidArgument(path_ + ": expected an object");
+  }
+  template <typename T>
+  void Get(const char* key, T& out, bool required = false) {
+    if (!s_.ok() || !o_.is_object()) return;
+    auto it = o_.find(key);
+    if (it == o_.end() || it->is_null()) {
+      if (required) s_ = Status::InvalidArgument(path_ + "." + key + ": missing");
+      return;
+    }
+    try {
+      out = it->get<T>();
+    } catch (const json::exception&) {
+      s_ = Status::InvalidArgument(path_ + "." + key + ": wrong type (" + std::string(it->type_name()) + ")");
+    }
+  }
+  template <typename T>
+  void Get(const char* key, std::optional<T>& out) {
+    T value{};
+    bool present = o_.is_object() && o_.contains(key) && !o_[key].is_null();
+    Get(key, value);
+    if (present && s_.ok()) out = value;
+  }
+  void Raw(const char* key, json& out) {
+    if (!s_.ok() || !o_.is_object()) return;
+    auto it = o_.find(key);
+    if (it != o_.end()) out = *it;
+  }
+  const json* Child(const char* key) const {
+    if (!o_.is_object()) return nullptr;
+    auto it = o_.find(key);
+    return it == o_.end() || it->is_null() ? nullptr : &*it;
+  }
+  std::string Path(const std::string& key) const { return path_ + "." + key; }
+
+ private:
+  const json& o_;
+  std::string path_;
+  Status& s_;
+};
+
+json ToJson(const TaskInfo& t) {
+  return {{"id", t.id},
+          {"level", OrNull(t.level)},
+          {"tags", t.tags},
+          {"view", t.view},
+          {"source", t.source},
+          {"license", t.license},
+          {"reference_hash", t.reference_hash},
+          {"reference_source", t.reference_source}};
+}
+
+json ToJson(const Attempt& a) {
+  return {{"turn", a.turn},       {"tool_call_id", a.tool_call_id},
+          {"status", a.status},   {"parse_error", a.parse_error},
+          {"compiled", a.compiled}, {"correct", a.correct},
+          {"speedup", OrNull(a.speedup)}, {"solution", a.solution},
+          {"verdict", a.verdict}, {"bench", a.bench}};
+}
+
+json ToJson(const UsageInfo& u) {
+  return {{"input_tokens", u.input_tokens},       {"output_tokens", u.output_tokens},
+          {"cache_read_tokens", u.cache_read_tokens}, {"cache_write_tokens", u.cache_write_tokens},
+          {"reasoning_tokens", u.reasoning_tokens}, {"requests", u.requests},
+          {"cost_usd", u.cost_usd},               {"cost_known", u.cost_known}};
+}
+
+}  // namespace
+
+bool Trajectory::correct() const { return best && attempts[*best].correct; }
+
+std::optional<double> Trajectory::speedup() const {
+  if (!best) return std::nullopt;
+  return attempts[*best].correct ? attempts[*best].speedup : std::nullopt;
+}
+
+std::optional<int> Trajectory::first_correct_turn() const {
+  for (const Attempt& a : attempts)
+    if (a.correct) return a.turn;
+  return std::nullopt;
+}
+
+int Trajectory::turns() const {
+  int n = 0;
+  for (const json& m : messages)
+    if (m.is_object() && m.value("role", "") == "assistant") ++n;
+  return n;
+}
+
+json ToJson(const Trajectory& t) {
+  json attempts = json::array();
+  for (const Attempt& a : t.attempts) attempts.push_back(ToJson(a));
+  json first_correct = OrNull(t.first_correct_turn());
+  return {{"schema", kTrajectorySchema},
+          {"id", t.id},
+          {"run_id", t.run_id},
+          {"sample", t.sample},
+          {"task", ToJson(t.task)},
+          {"teacher", {{"provider", t.teacher.provider}, {"model", t.teacher.model}, {"params", t.teacher.params}}},
+          {"protocol", t.protocol},
+          {"compile_only", t.compile_only},
+          {"messages", t.messages},
+          {"tools", t.tools},
+          {"attempts", attempts},
+          {"best", OrNull(t.best)},
+          {"outcome",
+           {{"correct", t.correct()},
+            {"speedup", OrNull(t.speedup())},
+            {"turns", t.turns()},
+            {"first_correct_turn", first_correct},
+            {"stop", t.stop},
+            {"error", t.error}}},
+          {"usage", ToJson(t.usage)},
+          {"timing", {{"wall_s", t.wall_s}, {"llm_s", t.llm_s}, {"judge_s", t.judge_s}}},
+          {"device", t.device},
+          {"kforge_version", t.kforge_version},
+          {"created_at", t.created_at}};
+}
+
+StatusOr<Trajectory> TrajectoryFromJson(const json& j, const std::string& where) {
+  Status status = Status::Ok();
+  Trajectory t;
+  Reader r(j, where, status);
+  std::string schema;
+  r.Get("schema", schema, true);
+  if (status.ok() && schema != kTrajectorySchema)
+    return Status::InvalidArgument(where + ".schema: \"" + schema.substr(0, 64) + "\", expected \"" +
+                                   std::string(kTrajectorySchema) + "\"");
+  r.Get("id", t.id, true);
+  r.Get("run_id", t.run_id);
+  r.Get("sample", t.sample);
+  r.Get("protocol", t.protocol);
+  r.Get("compile_only", t.compile_only);
+  r.Raw("messages", t.messages);
+  r.Raw("tools", t.tools);
+  r.Raw("device", t.device);
+  r.Get("kforge_version", t.kforge_version);
+  r.Get("created_at", t.created_at);
+  r.Get("best", t.best);
+  if (const json* task = r.Child("task")) {
+    Reader tr(*task, where + ".task", status);
+    tr.Get("id", t.task.id, true);
+    tr.Get("level", t.task.level);
+    tr.Get("tags", t.task.tags);
+    tr.Get("view", t.task.view);
+    tr.Get("source", t.task.source);
+    tr.Get("license", t.task.license);
+    tr.Get("reference_hash", t.task.reference_hash);
+    tr.Get("reference_source", t.task.reference_source);
+  } else if (status.ok()) {
+    status = Status::InvalidArgument(where + ".task: missing");
+  }
+  if (const json* teacher = r.Child("teacher")) {
+    Reader tr(*teacher, where + ".teacher", status);
+    tr.Get("provider", t.teacher.provider);
+    tr.Get("model", t.teacher.model);
+    tr.Raw("params", t.teacher.params);
+  }
+  if (const json* outcome = r.Child("outcome")) {
+    Reader o(*outcome, where + ".outcome", status);
+    o.Get("stop", t.stop);
+    o.Get("error", t.error);
+  }
+  if (const json* usage = r.Child("usage")) {
+    Reader u(*usage, where + ".usage", status);
+    u.Get("input_tokens", t.usage.input_tokens);
+    u.Get("output_tokens", t.usage.output_tokens);
+    u.Get("cache_read_tokens", t.usage.cache_read_tokens);
+    u.Get("cache_write_tokens", t.usage.cache_write_tokens);
+    u.Get("reasoning_tokens", t.usage.reasoning_tokens);
+    u.Get("requests", t.usage.requests);
+    u.Get("cost_usd", t.usage.cost_usd);
+    u.Get("cost_known", t.usage.cost_known);
+  }
+  if (const json* timing = r.Child("timing")) {
+    Reader tm(*timing, where + ".timing", status);
+    tm.Get("wall_s", t.wall_s);
+    tm.Get("llm_s", t.llm_s);
+    tm.Get("judge_s", t.judge_s);
+  }
+  if (const json* attempts = r.Child("attempts")) {
+    if (!attempts->is_array() && status.ok()) status = Status::InvalidArgument(where + ".attempts: expected an array");
+    for (size_t i = 0; status.ok() && i < attempts->size(); ++i) {
+      Attempt a;
+      Reader ar((*attempts)[i], where + ".attempts[" + std::to_string(i) + "]", status);
+      ar.Get("turn", a.turn);
+      ar.Get("tool_call_id", a.tool_call_id);
+      ar.Get("status", a.status, true);
+      ar.Get("parse_error", a.parse_error);
+      ar.Get("compiled", a.compiled);
+      ar.Get("correct", a.correct);
+      ar.Get("speedup", a.speedup);
+      ar.Raw("solution", a.solution);
+      ar.Raw("verdict", a.verdict);
+      ar.Raw("bench", a.bench);
+      t.attempts.push_back(std::move(a));
+    }
+  }
+  if (!status.ok()) return status;
+  if (!t.messages.is_array()) return Status::InvalidArgument(where + ".messages: expected an array");
+  if (t.best && (*t.best < 0 || *t.best >= static_cast<int>(t.attempts.size())))
+    return Status::InvalidArgument(where + ".best: " + std::to_string(*t.best) + " is not an attempt index");
+  return t;
+}
+
+std::string TextHash(std::string_view text) { return "sha256:" + common::Sha256Hex(text); }
+
+}  // namespace kforge::dataset
