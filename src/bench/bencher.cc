@@ -88,11 +88,9 @@ BenchResult Bencher::FromReply(const common::Task& task, const nlohmann::json& r
   return *result;
 }
 
-BenchSummary Bencher::Run(verify::SolutionReader& reader,
-                          const std::function<void(const BenchResult&)>& emit) {
+std::function<nlohmann::json(const verify::AfterCheck&)> Bencher::TimingStage() const {
   std::chrono::milliseconds deadline = BenchDeadline();
-  verify::VerifyOptions verify_options = options_.verify;
-  verify_options.after_check = [this, deadline](const verify::AfterCheck& c) {
+  return [this, deadline](const verify::AfterCheck& c) {
     nlohmann::json request = BenchRequest(c.task, c.seed);
     request["solution"] = common::SolutionToJson(c.solution);
     request["cubin_b64"] = common::Base64Encode(c.cubin);
@@ -100,30 +98,42 @@ BenchSummary Bencher::Run(verify::SolutionReader& reader,
     reply["task_dir"] = c.task.dir.string();
     return reply;
   };
+}
+
+BenchResult Bencher::Record(const common::Verdict& verdict, const nlohmann::json& after) {
+  BenchResult result;
+  if (verdict.status != common::VerdictStatus::kOk || after.is_null()) {
+    result = Failed(verdict.task, verdict.solution_hash, std::string(common::VerdictStatusName(verdict.status)),
+                    verdict.message);
+  } else {
+    std::string dir = after.value("task_dir", "");
+    const common::Task* task = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(tasks_mu_);
+      auto it = tasks_.find(dir);
+      if (it == tasks_.end()) {
+        auto loaded = common::LoadTask(dir);
+        if (loaded.ok()) it = tasks_.emplace(dir, std::move(*loaded)).first;
+      }
+      if (it != tasks_.end()) task = &it->second;  // std::map nodes stay put
+    }
+    result = task ? FromReply(*task, after)
+                  : Failed(verdict.task, verdict.solution_hash, "harness_error", "task folder vanished: " + dir);
+    result.solution_hash = verdict.solution_hash;
+  }
+  result.seed = seed_;
+  return result;
+}
+
+BenchSummary Bencher::Run(verify::SolutionReader& reader,
+                          const std::function<void(const BenchResult&)>& emit) {
+  verify::VerifyOptions verify_options = options_.verify;
+  verify_options.after_check = TimingStage();
   verify::Verifier verifier(verify_options);
-  std::map<std::string, common::Task> tasks;  // by folder, for the cost formulas
   BenchSummary summary;
   verify::VerifySummary verified =
       verifier.Run(reader, [&](const common::Verdict& verdict, const nlohmann::json& after) {
-        BenchResult result;
-        if (verdict.status != common::VerdictStatus::kOk || after.is_null()) {
-          result = Failed(verdict.task, verdict.solution_hash,
-                          std::string(common::VerdictStatusName(verdict.status)), verdict.message);
-        } else {
-          std::string dir = after.value("task_dir", "");
-          auto it = tasks.find(dir);
-          if (it == tasks.end()) {
-            auto task = common::LoadTask(dir);
-            if (task.ok()) it = tasks.emplace(dir, std::move(*task)).first;
-          }
-          if (it == tasks.end()) {
-            result = Failed(verdict.task, verdict.solution_hash, "harness_error", "task folder vanished: " + dir);
-          } else {
-            result = FromReply(it->second, after);
-          }
-          result.solution_hash = verdict.solution_hash;
-        }
-        result.seed = seed_;
+        BenchResult result = Record(verdict, after);
         ++summary.total;
         if (result.status == "ok") ++summary.ok;
         if (result.status == "harness_error") ++summary.harness_errors;

@@ -16,6 +16,7 @@
 namespace kforge::cli {
 
 Runner AttachBench(CLI::App& sub);
+Runner AttachGenerate(CLI::App& sub);
 Runner AttachTasks(CLI::App& sub);
 Runner AttachVerify(CLI::App& sub);
 Runner AttachWorker(CLI::App& sub);
@@ -33,7 +34,7 @@ Runner NotBuilt(CLI::App& sub) {
 
 const Command kCommands[] = {
     {"generate", "Ask a teacher LLM for kernels, verify them, feed results back; record trajectories",
-     NotBuilt},
+     AttachGenerate},
     {"verify", "Compile and check solutions against their task's reference; one verdict per solution",
      AttachVerify},
     {"bench", "Time solutions and references on the same inputs", AttachBench},

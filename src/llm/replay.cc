@@ -1,5 +1,7 @@
-// The replay provider: serves the replies of a recorded cassette (JSON lines written by --record),
-// matched by RequestKey. Repeated requests get the recorded replies in order, then the last again.
+// The replay provider: serves the replies of a cassette (JSON lines written by --record), matched by
+// RequestKey, or for hand-written lines by the request's tag (generate tags "TASK turn N"), which
+// survives prompt and feedback changes. Repeated requests get the recorded replies in order, then
+// the last again.
 #include <fstream>
 #include <map>
 #include <mutex>
@@ -12,8 +14,9 @@ namespace {
 
 class ReplayProvider : public Provider {
  public:
-  ReplayProvider(std::string path, std::map<std::string, std::vector<ChatResponse>> entries)
-      : path_(std::move(path)), entries_(std::move(entries)) {}
+  ReplayProvider(std::string path, std::map<std::string, std::vector<ChatResponse>> entries,
+                 std::map<std::string, std::vector<ChatResponse>> by_tag)
+      : path_(std::move(path)), entries_(std::move(entries)), by_tag_(std::move(by_tag)) {}
   std::string Name() const override { return "replay"; }
   std::string Identity() const override { return "replay " + path_; }
 
@@ -22,15 +25,23 @@ class ReplayProvider : public Provider {
     Attempt a;
     {
       std::lock_guard<std::mutex> lock(mu_);
-      auto it = entries_.find(key);
-      if (it == entries_.end()) {
+      const std::vector<ChatResponse>* replies = nullptr;
+      std::string served_key = key;
+      if (auto it = entries_.find(key); it != entries_.end()) {
+        replies = &it->second;
+      } else if (auto tagged = by_tag_.find(request.tag); !request.tag.empty() && tagged != by_tag_.end()) {
+        replies = &tagged->second;
+        served_key = "tag:" + request.tag;
+      }
+      if (!replies) {
         a.response.error =
             ErrorInfo{ErrorKind::kReplayMiss, 0,
                       "cassette " + path_ + " has no reply for request " + key.substr(0, 16) + " (model '" +
-                          request.model + "', " + std::to_string(request.messages.size()) + " messages)"};
+                          request.model + "', " + std::to_string(request.messages.size()) + " messages" +
+                          (request.tag.empty() ? "" : ", tag '" + request.tag + "'") + ")"};
       } else {
-        size_t& next = served_[key];
-        a.response = it->second[std::min(next, it->second.size() - 1)];
+        size_t& next = served_[served_key];
+        a.response = (*replies)[std::min(next, replies->size() - 1)];
         ++next;
       }
     }
@@ -40,6 +51,7 @@ class ReplayProvider : public Provider {
  private:
   std::string path_;
   std::map<std::string, std::vector<ChatResponse>> entries_;
+  std::map<std::string, std::vector<ChatResponse>> by_tag_;
   std::mutex mu_;
   std::map<std::string, size_t> served_;
 };
@@ -49,7 +61,7 @@ class ReplayProvider : public Provider {
 StatusOr<std::unique_ptr<Provider>> MakeReplayProvider(const std::string& path) {
   std::ifstream in(path);
   if (!in) return Status::NotFound("cassette " + path + ": cannot open");
-  std::map<std::string, std::vector<ChatResponse>> entries;
+  std::map<std::string, std::vector<ChatResponse>> entries, by_tag;
   std::string line;
   for (int line_no = 1; std::getline(in, line); ++line_no) {
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
@@ -58,15 +70,21 @@ StatusOr<std::unique_ptr<Provider>> MakeReplayProvider(const std::string& path) 
     if (!j.is_object()) return Status::ParseError(where + ": not a JSON object");
     if (j.value("schema", "") != "kforge.cassette/1")
       return Status::ParseError(where + ": schema must be kforge.cassette/1");
-    if (!j.contains("key") || !j["key"].is_string()) return Status::ParseError(where + ": missing key");
+    const bool keyed = j.contains("key") && j["key"].is_string();
+    const bool tagged = j.contains("tag") && j["tag"].is_string();
+    if (!keyed && !tagged) return Status::ParseError(where + ": needs a \"key\" or a \"tag\"");
     if (!j.contains("response")) return Status::ParseError(where + ": missing response");
     StatusOr<ChatResponse> r = ChatResponseFromJson(j["response"]);
     if (!r.ok()) return r.status().WithContext(where);
     r->attempts = 0;
     r->from_cache = false;
-    entries[j["key"].get<std::string>()].push_back(std::move(*r));
+    if (keyed) {
+      entries[j["key"].get<std::string>()].push_back(std::move(*r));
+    } else {
+      by_tag[j["tag"].get<std::string>()].push_back(std::move(*r));
+    }
   }
-  return std::unique_ptr<Provider>(std::make_unique<ReplayProvider>(path, std::move(entries)));
+  return std::unique_ptr<Provider>(std::make_unique<ReplayProvider>(path, std::move(entries), std::move(by_tag)));
 }
 
 }  // namespace kforge::llm

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kforge/bench/peak.h"
 #include "kforge/common/base64.h"
 #include "kforge/common/verdict.h"
 #include "kforge/cuda/device.h"
@@ -52,7 +53,14 @@ nlohmann::json Handle(GpuChecker& checker, const cuda::DeviceInfo& device, const
   nlohmann::json request = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
   if (request.is_discarded() || !request.is_object()) return HarnessError("worker: malformed request");
   std::string op = request.value("op", "");
-  if (op == "hello") return {{"status", "ok"}, {"device", device.ToJson()}};
+  if (op == "hello") {
+    nlohmann::json reply = {{"status", "ok"}, {"device", device.ToJson()}};
+    if (request.value("peak", false)) {  // measured once per device, then read from the cache
+      auto peak = bench::LoadOrMeasurePeak(device.index, bench::DefaultCacheDir());
+      reply["peak"] = peak.ok() ? peak->ToJson() : nlohmann::json(nullptr);
+    }
+    return reply;
+  }
   if (op == "check") {
     auto check = ParseCheck(request);
     if (!check.ok()) return HarnessError("worker: bad check request: " + check.status().message());

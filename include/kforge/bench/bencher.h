@@ -4,6 +4,8 @@
 
 #include <chrono>
 #include <functional>
+#include <map>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -42,7 +44,15 @@ class Bencher {
   BenchSummary RunReferences(const std::vector<std::string>& task_ids,
                              const std::function<void(const BenchResult&)>& emit);
 
+  /// The stage that times a solution that passed, in its worker, for a VerifyService of one's own
+  /// (VerifyOptions::after_check); Record turns its result into a record.
+  std::function<nlohmann::json(const verify::AfterCheck&)> TimingStage() const;
+  /// The record of a judged solution: the verdict's status when it did not pass, else the timing.
+  /// Thread-safe.
+  BenchResult Record(const common::Verdict& verdict, const nlohmann::json& after);
+
   uint64_t seed() const { return seed_; }
+  const BenchOptions& options() const { return options_; }
 
  private:
   nlohmann::json BenchRequest(const common::Task& task, uint64_t seed) const;
@@ -52,6 +62,8 @@ class Bencher {
 
   BenchOptions options_;
   uint64_t seed_;
+  std::mutex tasks_mu_;
+  std::map<std::string, common::Task> tasks_;  ///< by folder, for the cost formulas
 };
 
 /// The cost of one run of the task's default variant from its formulas; nullopt without them.

@@ -1,68 +1,25 @@
-// verify: compile every solution (in parallel), check it statically against its task, then run it
-// against the reference in GPU worker processes; verdicts come out in input order.
+// verify over a stream: every solution a reader yields goes through the VerifyService; verdicts come
+// out in input order, each as soon as it and the ones before it are judged.
 #pragma once
 
-#include <chrono>
+#include <condition_variable>
 #include <cstdint>
-#include <filesystem>
+#include <deque>
 #include <functional>
+#include <future>
+#include <map>
 #include <memory>
-#include <optional>
+#include <mutex>
 #include <string>
-#include <vector>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
-#include "kforge/common/solution.h"
-#include "kforge/common/task.h"
 #include "kforge/common/verdict.h"
+#include "kforge/verify/service.h"
 #include "kforge/verify/solution_reader.h"
-#include "kforge/verify/worker_client.h"
 
 namespace kforge::verify {
-
-/// What a follow-up stage gets for a solution that passed: its worker, task, solution and CUBIN.
-struct AfterCheck {
-  WorkerClient& worker;
-  const common::Task& task;
-  const common::Solution& solution;
-  const std::string& cubin;
-  uint64_t seed;
-};
-
-struct VerifyOptions {
-  /// Root of the task folders; task ids are looked up below it. Default "tasks".
-  std::filesystem::path tasks_root = "tasks";
-  /// Task id for solutions that do not name one. Default: none.
-  std::string task;
-  /// Trials on fresh inputs for the default shape; each extra variant adds one. Default 5.
-  int trials = 5;
-  /// Run seed; random when unset. Recorded in every verdict.
-  std::optional<uint64_t> seed;
-  /// Stop after compiling and checking the plan statically (no GPU needed). Default false.
-  bool compile_only = false;
-  /// GPUs to run workers on, one worker each. Default {0}.
-  std::vector<int> devices = {0};
-  /// Run workers under compute-sanitizer (memcheck), one worker per solution. Default false.
-  bool sanitize = false;
-  /// NVRTC target. Default sm_90a.
-  std::string arch = "sm_90a";
-  /// Longest a candidate's launches may run once. Default 10 s.
-  std::chrono::milliseconds kernel_timeout{10000};
-  /// Longest one compile may take. Default 30 s.
-  std::chrono::milliseconds compile_timeout{30000};
-  /// Use the on-disk CUBIN cache. Default true.
-  bool use_cache = true;
-  /// Compile threads; 0 means one per core.
-  size_t compile_threads = 0;
-  /// The kforge executable that serves `kforge worker`.
-  std::filesystem::path worker_program;
-  /// Run the GPU check. Default true; when false, compiled solutions go straight to `after_check`.
-  bool gpu_check = true;
-  /// Work for each solution that passed, on its device thread and worker (bench times it there). Its
-  /// result reaches `emit` beside the verdict. Default none.
-  std::function<nlohmann::json(const AfterCheck&)> after_check;
-};
 
 /// Counts by status, for the summary and the exit code.
 struct VerifySummary {
@@ -72,23 +29,74 @@ struct VerifySummary {
   bool no_gpu = false;
 };
 
+/// Reads solutions from `reader` on a thread of its own and submits each (`submit` returns its
+/// future); `emit` gets the results in input order, each as soon as it and every earlier one is
+/// ready. At most `window` solutions are read ahead of the one waiting to be emitted.
+template <typename Result>
+void ForEachInOrder(SolutionReader& reader, const std::function<std::future<Result>(SolutionInput)>& submit,
+                    const std::function<void(Result&)>& emit, size_t window = 64) {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::deque<std::future<Result>> pending;
+  bool reading = true;
+  std::thread read_thread([&] {
+    while (true) {
+      std::optional<SolutionInput> input;
+      bool last = false;
+      try {
+        input = reader.Next();
+      } catch (const std::exception& e) {
+        input = SolutionInput{"(input)", Status::Internal(std::string("reading solutions: ") + e.what())};
+        last = true;
+      }
+      if (!input) break;
+      std::future<Result> result = submit(std::move(*input));
+      {
+        std::unique_lock<std::mutex> lock(mu);
+        cv.wait(lock, [&] { return pending.size() < window; });
+        pending.push_back(std::move(result));
+      }
+      cv.notify_all();
+      if (last) break;
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      reading = false;
+    }
+    cv.notify_all();
+  });
+  while (true) {
+    std::future<Result>* next = nullptr;
+    {
+      std::unique_lock<std::mutex> lock(mu);
+      cv.wait(lock, [&] { return !pending.empty() || !reading; });
+      if (pending.empty()) break;
+      next = &pending.front();  // only this thread pops; deque push_back keeps references valid
+    }
+    Result result = next->get();
+    emit(result);
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      pending.pop_front();
+    }
+    cv.notify_all();
+  }
+  read_thread.join();
+}
+
 class Verifier {
  public:
-  explicit Verifier(VerifyOptions options);
-  ~Verifier();
+  explicit Verifier(VerifyOptions options) : service_(std::move(options)) {}
 
   /// Checks every solution `reader` yields; `emit` receives each verdict, in input order, as soon
   /// as it and all earlier ones are done, with what `after_check` returned (null when it did not run).
   VerifySummary Run(SolutionReader& reader,
                     const std::function<void(const common::Verdict&, const nlohmann::json& after)>& emit);
 
-  uint64_t seed() const { return seed_; }
+  uint64_t seed() const { return service_.seed(); }
 
  private:
-  struct Impl;
-  VerifyOptions options_;
-  uint64_t seed_;
-  std::unique_ptr<Impl> impl_;
+  VerifyService service_;
 };
 
 }  // namespace kforge::verify

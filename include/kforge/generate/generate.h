@@ -1,0 +1,83 @@
+// generate: for every (task, sample), a teacher LLM writes a kernel; kforge compiles, verifies and
+// times it and tells the teacher what happened, turn after turn, until the kernel is correct and fast
+// or the turns run out. Each finished episode is one kforge.trajectory/1 line in RUN_DIR.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kforge/bench/bencher.h"
+#include "kforge/common/status.h"
+#include "kforge/llm/client.h"
+#include "kforge/llm/provider.h"
+
+namespace kforge::generate {
+
+struct GenerateOptions {
+  /// Task folders (each with task.json and, for the GPU check, its reference packages).
+  std::filesystem::path tasks_root = "tasks";
+  /// Task ids to run: a glob over ids ("kernelbench/level1/*"); empty means all.
+  std::string filter;
+  /// Teacher: "anthropic", "openai", "replay:FILE" or "exec:CMD" (llm::MakeProvider).
+  std::string teacher;
+  std::string model;
+  llm::ProviderOptions provider;
+  llm::ClientOptions client;
+  /// The run folder: run.json, trajectories.jsonl, generate.log.
+  std::filesystem::path out;
+  /// Episodes per task. Default 1.
+  int samples = 1;
+  /// Episodes in flight. Default 16.
+  int concurrency = 16;
+  /// Assistant turns per episode, at most. Default 4.
+  int max_turns = 4;
+  /// "text" (a cuda and a json block per reply) or "tools" (run and submit). Default text.
+  std::string protocol = "text";
+  /// What the teacher sees of each task: "code", "nl", "spec", "nl+spec", "kernelbench". Default code.
+  std::string view = "code";
+  /// Sampling: temperature (unset = the server's default), output cap, extended thinking budget.
+  std::optional<double> temperature;
+  int max_tokens = 8192;
+  int thinking_budget_tokens = 0;
+  std::string reasoning_effort;
+  /// An episode stops once a correct attempt is at least this much faster than the reference. Default 1.
+  double target_speedup = 1.0;
+  /// Shard i of n (0-based): only tasks whose position in the sorted list is i mod n.
+  int shard_index = 0, shard_count = 1;
+  /// Compile and check plans only (no GPU). Also chosen, and said, when there is no GPU.
+  bool compile_only = false;
+  /// Stop starting episodes once the estimated cost reaches this (USD); unset = no limit.
+  std::optional<double> max_cost_usd;
+  /// Prompt templates folder. Default prompts (next to the tasks' project).
+  std::filesystem::path prompts_dir = "prompts";
+  /// Replace run.json when the configuration changed (existing records stay, under the old run id).
+  bool force = false;
+  /// Verify and time: devices, arch, trials, timeouts, sampling bounds. `measure.max_seconds` is the
+  /// timing budget per correct attempt.
+  bench::BenchOptions judge;
+  /// Seed of the run (inputs, the teacher's sample order). Default 0.
+  uint64_t seed = 0;
+};
+
+/// What a run did; printed as the summary line.
+struct GenerateSummary {
+  int episodes = 0;   ///< planned in this invocation (after resume)
+  int skipped = 0;    ///< already in RUN_DIR
+  int finished = 0;   ///< written
+  int correct = 0;
+  int faster = 0;     ///< correct and faster than the reference
+  int compiled = 0;   ///< best attempt compiled
+  int llm_errors = 0;
+  int harness_errors = 0;
+  double cost_usd = 0;
+  bool compile_only = false;
+  bool stopped_by_budget = false;
+  Status fatal;  ///< a fatal teacher error (auth, quota, not found) or a write failure
+};
+
+/// Runs the batch. Bad options or an unusable RUN_DIR are a Status before anything starts.
+StatusOr<GenerateSummary> RunGenerate(const GenerateOptions& options);
+
+}  // namespace kforge::generate

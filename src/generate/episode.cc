@@ -1,0 +1,247 @@
+// One episode of the kernel-writing loop.
+#include "generate/episode.h"
+
+#include <chrono>
+#include <cmath>
+#include <ctime>
+
+#include "generate/feedback.h"
+#include "generate/reply.h"
+#include "generate/task_view.h"
+#include "kforge/bench/report.h"
+#include "kforge/common/verdict.h"
+
+namespace kforge::generate {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Seconds(Clock::time_point since) { return std::chrono::duration<double>(Clock::now() - since).count(); }
+
+std::string UtcNow() {
+  std::time_t now = std::time(nullptr);
+  std::tm tm;
+  gmtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+/// The bench record as kept in a trajectory: without the raw samples, which only bench users need.
+nlohmann::json CompactBench(nlohmann::json bench) {
+  for (const char* subject : {"candidate", "reference"})
+    if (bench.contains(subject) && bench[subject].is_object()) bench[subject].erase("samples_ms");
+  return bench;
+}
+
+void AddUsage(dataset::UsageInfo& total, const llm::ChatResponse& response) {
+  total.input_tokens += response.usage.input_tokens;
+  total.output_tokens += response.usage.output_tokens;
+  total.cache_read_tokens += response.usage.cache_read_tokens;
+  total.cache_write_tokens += response.usage.cache_write_tokens;
+  total.reasoning_tokens += response.usage.reasoning_tokens;
+  total.requests += 1;
+  total.cost_usd += response.cost_usd;
+  if (!response.cost_known && !response.from_cache) total.cost_known = false;
+}
+
+/// Compiles, checks and (when correct, on a GPU) times one candidate.
+dataset::Attempt Judge(const EpisodeContext& context, const EpisodeSpec& spec, const Candidate& candidate,
+                       int turn, double& judge_s) {
+  dataset::Attempt attempt;
+  attempt.turn = turn;
+  attempt.tool_call_id = candidate.tool_call_id;
+  if (!candidate.solution.ok()) {
+    attempt.status = "no_solution";
+    attempt.parse_error = candidate.solution.status().message();
+    return attempt;
+  }
+  attempt.solution = common::SolutionToJson(*candidate.solution);
+  auto start = Clock::now();
+  verify::Judged judged =
+      context.judge.Submit({spec.id + " turn " + std::to_string(turn), *candidate.solution}).get();
+  const common::Verdict& verdict = judged.verdict;
+  attempt.verdict = verdict.ToJson();
+  attempt.status = std::string(common::VerdictStatusName(verdict.status));
+  attempt.compiled = verdict.status != common::VerdictStatus::kCompileError &&
+                     verdict.status != common::VerdictStatus::kInvalidSolution &&
+                     verdict.status != common::VerdictStatus::kHarnessError && !verdict.compile.is_null();
+  attempt.correct = !context.compile_only && verdict.status == common::VerdictStatus::kOk;
+  if (attempt.correct && context.bencher) {
+    bench::BenchResult timed = context.bencher->Record(verdict, judged.after);
+    attempt.bench = CompactBench(bench::BenchResultToJson(timed));
+    if (timed.status == "ok") {
+      if (std::isfinite(timed.speedup.ratio)) attempt.speedup = timed.speedup.ratio;
+    } else if (timed.status != "harness_error") {
+      attempt.correct = false;  // the timed runs are checked too: a fault there is the candidate's
+      attempt.status = timed.status;
+    }
+  }
+  judge_s += Seconds(start);
+  return attempt;
+}
+
+/// Whether the episode has what it came for.
+bool ReachedTarget(const EpisodeContext& context, const dataset::Attempt& attempt) {
+  if (context.compile_only) return attempt.status == "ok";
+  return attempt.correct && attempt.speedup && *attempt.speedup >= context.options.target_speedup;
+}
+
+}  // namespace
+
+std::optional<int> BestAttempt(const std::vector<dataset::Attempt>& attempts) {
+  std::optional<int> best;
+  for (int i = 0; i < static_cast<int>(attempts.size()); ++i) {
+    const dataset::Attempt& a = attempts[i];
+    if (!a.correct) continue;
+    if (!best || a.speedup.value_or(0) > attempts[*best].speedup.value_or(0)) best = i;
+  }
+  if (best) return best;
+  for (int i = static_cast<int>(attempts.size()) - 1; i >= 0; --i)
+    if (attempts[i].compiled) return i;
+  if (!attempts.empty()) return static_cast<int>(attempts.size()) - 1;
+  return std::nullopt;
+}
+
+dataset::Trajectory RunEpisode(const EpisodeContext& context, const EpisodeSpec& spec, bool& aborted) {
+  const GenerateOptions& options = context.options;
+  const common::Task& task = *spec.task;
+  auto episode_start = Clock::now();
+  aborted = false;
+
+  dataset::Trajectory t;
+  t.id = spec.id;
+  t.run_id = context.run_id;
+  t.sample = spec.sample;
+  t.task.id = task.id;
+  t.task.level = task.level;
+  t.task.tags = task.tags;
+  t.task.view = options.view;
+  t.task.source = task.id.substr(0, task.id.find('/'));
+  t.task.license = t.task.source == "kernelbench" ? "MIT" : "";
+  t.task.reference_hash = dataset::TextHash(spec.reference_source);
+  t.task.reference_source = spec.reference_source;
+  t.teacher.provider = options.teacher.substr(0, options.teacher.find(':'));
+  t.teacher.model = options.model;
+  t.teacher.params = {{"max_tokens", options.max_tokens},
+                      {"temperature", options.temperature ? nlohmann::json(*options.temperature) : nlohmann::json()},
+                      {"thinking_budget_tokens", options.thinking_budget_tokens},
+                      {"reasoning_effort", options.reasoning_effort},
+                      {"max_turns", options.max_turns},
+                      {"target_speedup", options.target_speedup}};
+  t.protocol = options.protocol;
+  t.compile_only = context.compile_only;
+  t.device = context.device;
+  t.kforge_version = KFORGE_VERSION;
+  t.created_at = UtcNow();
+  for (const llm::ToolSpec& tool : context.tools) t.tools.push_back(llm::ToJson(tool));
+
+  std::vector<llm::Message> messages = {llm::Message::System(context.system_prompt)};
+  {
+    auto view = RenderTaskView(task, options.view, spec.reference_source);
+    auto user = view.ok() ? Render(context.prompts.task,
+                                   {{"task_id", task.id}, {"task_view", *view}, {"tensors", RenderTensorTable(task)}},
+                                   "task.md")
+                          : StatusOr<std::string>(view.status());
+    if (!user.ok()) {
+      t.stop = "harness_error";
+      t.error = user.status().message();
+      return t;
+    }
+    messages.push_back(llm::Message::User(*user));
+  }
+
+  llm::ChatRequest request;
+  request.model = options.model;
+  request.tools = context.tools;
+  request.max_tokens = options.max_tokens;
+  request.temperature = options.temperature;
+  request.thinking_budget_tokens = options.thinking_budget_tokens;
+  request.reasoning_effort = options.reasoning_effort;
+
+  for (int turn = 1; turn <= options.max_turns; ++turn) {
+    if (context.stopping && context.stopping->load()) {
+      aborted = true;
+      return t;
+    }
+    request.messages = messages;
+    request.tag = task.id + " turn " + std::to_string(turn);
+    auto llm_start = Clock::now();
+    llm::ChatResponse response = context.client.Complete(request).get();
+    t.llm_s += Seconds(llm_start);
+    AddUsage(t.usage, response);
+    if (!response.ok()) {
+      if (response.error.kind == llm::ErrorKind::kAborted || llm::IsFatal(response.error.kind)) {
+        aborted = true;
+        return t;
+      }
+      t.stop = "llm_error";
+      t.error = std::string(llm::ErrorKindName(response.error.kind)) + ": " + response.error.message;
+      break;
+    }
+    messages.push_back(response.message);
+
+    std::vector<Candidate> candidates = CandidatesOf(response.message, options.protocol, task.id);
+    const bool last_turn = turn == options.max_turns;
+    if (candidates.empty()) {  // tools protocol, no tool call
+      if (last_turn) {
+        t.stop = "no_solution";
+        break;
+      }
+      std::string why = response.stop_reason == llm::StopReason::kMaxTokens
+                            ? "Your reply was cut at the output limit before a tool call. "
+                            : "";
+      messages.push_back(llm::Message::User(why + "Call `run` to test a solution or `submit` to hand it in."));
+      continue;
+    }
+    bool done = false;
+    std::string feedback;
+    for (const Candidate& candidate : candidates) {
+      dataset::Attempt attempt = Judge(context, spec, candidate, turn, t.judge_s);
+      std::string source = attempt.solution.is_object() ? attempt.solution.value("source", std::string()) : "";
+      std::string result = DescribeAttempt(attempt, source);
+      bool reached = ReachedTarget(context, attempt);
+      if (candidate.submit) {
+        t.stop = "submitted";
+        done = true;
+      } else if (reached) {
+        t.stop = context.compile_only ? "compiled" : "target_reached";
+        done = true;
+      }
+      if (attempt.status == "harness_error" && !done) {
+        t.error = attempt.verdict.is_object() ? attempt.verdict.value("message", std::string()) : "";
+      }
+      auto text = Render(context.prompts.feedback,
+                         {{"result", result},
+                          {"next_step", done ? std::string("Done.")
+                                             : NextStep(attempt, options.target_speedup, context.compile_only)}},
+                         "feedback.md");
+      std::string rendered = text.ok() ? *text : result;
+      if (options.protocol == "tools") {
+        messages.push_back(llm::Message::ToolResult(candidate.tool_call_id, rendered, !attempt.correct && !reached));
+      } else {
+        feedback = rendered;
+      }
+      t.attempts.push_back(std::move(attempt));
+    }
+    if (done) break;
+    if (last_turn) {
+      t.stop = "max_turns";
+      break;
+    }
+    if (options.protocol == "text") messages.push_back(llm::Message::User(feedback));
+  }
+  if (t.stop.empty()) t.stop = "max_turns";
+  // An episode whose every attempt hit kforge's own failure says so: it is not the teacher's.
+  if (!t.attempts.empty() && t.attempts.back().status == "harness_error" && t.stop != "llm_error") {
+    bool any_judged = false;
+    for (const auto& a : t.attempts) any_judged |= a.status != "harness_error" && a.status != "no_solution";
+    if (!any_judged) t.stop = "harness_error";
+  }
+  t.best = BestAttempt(t.attempts);
+  for (const llm::Message& m : messages) t.messages.push_back(llm::ToJson(m));
+  t.wall_s = Seconds(episode_start);
+  return t;
+}
+
+}  // namespace kforge::generate

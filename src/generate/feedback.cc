@@ -1,0 +1,148 @@
+// Feedback text from verdicts and bench records.
+#include "generate/feedback.h"
+
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+#include <vector>
+
+namespace kforge::generate {
+namespace {
+
+using nlohmann::json;
+
+std::string Fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.*f", digits, v);
+  return buf;
+}
+
+std::string Sci(const json& v) {
+  if (v.is_string()) return v.get<std::string>();
+  if (!v.is_number()) return "?";
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.3g", v.get<double>());
+  return buf;
+}
+
+/// Keeps the head and the tail of a long log.
+std::string Trim(const std::string& log) {
+  if (log.size() <= kMaxFeedbackLog) return log;
+  size_t half = kMaxFeedbackLog / 2;
+  return log.substr(0, half) + "\n[... " + std::to_string(log.size() - 2 * half) + " bytes cut ...]\n" +
+         log.substr(log.size() - half);
+}
+
+/// Quotes the source lines that a compile log names ("(12): error").
+std::string QuoteLines(const std::string& log, const std::string& source) {
+  std::vector<std::string> lines;
+  std::istringstream in(source);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  std::string out;
+  int quoted = 0;
+  for (size_t pos = log.find("("); pos != std::string::npos && quoted < 8; pos = log.find("(", pos + 1)) {
+    size_t close = log.find(")", pos);
+    if (close == std::string::npos || close - pos > 7 || log.compare(close, 3, "): ") != 0) continue;
+    int number = std::atoi(log.c_str() + pos + 1);
+    if (number < 1 || number > static_cast<int>(lines.size())) continue;
+    std::string quote = "line " + std::to_string(number) + ": " + lines[number - 1].substr(0, 200) + "\n";
+    if (out.find(quote) == std::string::npos) {
+      out += quote;
+      ++quoted;
+    }
+  }
+  return out;
+}
+
+std::string Kernels(const json& compile) {
+  if (!compile.is_object() || !compile.contains("kernels") || !compile["kernels"].is_object()) return "";
+  std::string out;
+  for (const auto& [name, k] : compile["kernels"].items()) {
+    if (!k.is_object()) continue;
+    out += "- kernel " + name + ": " + std::to_string(k.value("registers", 0)) + " registers";
+    if (k.value("spill_bytes", 0) > 0) out += ", " + std::to_string(k.value("spill_bytes", 0)) + " bytes spilled";
+    out += "\n";
+  }
+  return out;
+}
+
+std::string Mismatch(const json& verdict) {
+  std::string out;
+  if (!verdict.contains("trials") || !verdict["trials"].is_array() || verdict["trials"].empty()) return out;
+  const json& trial = verdict["trials"].back();
+  out += "Failing trial: variant " + trial.value("variant", std::string("default")) + ", trial " +
+         std::to_string(trial.value("trial", 0)) + "\n";
+  for (const json& o : trial.value("outputs", json::array())) {
+    if (!o.is_object()) continue;
+    out += "- output " + o.value("name", std::string("?")) + ": " + Sci(o.value("mismatches", json(0))) +
+           " of " + Sci(o.value("numel", json(0))) + " elements differ; max abs err " +
+           Sci(o.value("max_abs_err", json())) + ", max rel err " + Sci(o.value("max_rel_err", json())) +
+           ", relative L2 err " + Sci(o.value("rel_l2_err", json()));
+    if (o.contains("first_mismatch") && o["first_mismatch"].is_number())
+      out += "; first at flat index " + Sci(o["first_mismatch"]);
+    out += "\n";
+  }
+  return out;
+}
+
+std::string Timing(const json& bench) {
+  if (!bench.is_object() || bench.value("status", "") != "ok") return "";
+  std::string out;
+  const json& c = bench["candidate"];
+  const json& r = bench["reference"];
+  if (c.is_object()) out += "Your kernel: " + Fixed(c.value("median_ms", 0.0), 4) + " ms (median)";
+  if (r.is_object()) out += "; reference: " + Fixed(r.value("median_ms", 0.0), 4) + " ms";
+  if (bench["speedup"].is_object()) out += "; speedup " + Fixed(bench["speedup"].value("ratio", 0.0), 2) + "x";
+  out += "\n";
+  if (bench["roofline"].is_object()) {
+    const json& roof = bench["roofline"];
+    if (roof["achieved_gbps"].is_number()) out += "Achieved " + Fixed(roof["achieved_gbps"].get<double>(), 0) + " GB/s";
+    if (roof["sol_pct"].is_number()) out += ", " + Fixed(roof["sol_pct"].get<double>(), 1) + "% of speed of light";
+    out += "\n";
+  }
+  for (const json& flag : bench.value("flags", json::array()))
+    if (flag.is_string()) out += "Note: " + flag.get<std::string>() + "\n";
+  return out;
+}
+
+}  // namespace
+
+std::string DescribeAttempt(const dataset::Attempt& attempt, const std::string& source) {
+  if (attempt.status == "no_solution")
+    return "No solution could be read from your reply: " + attempt.parse_error;
+  const json& v = attempt.verdict;
+  std::string message = v.is_object() ? v.value("message", std::string()) : "";
+  std::string out;
+  if (attempt.status == "compile_error" || attempt.status == "invalid_solution") {
+    out = (attempt.status == "compile_error" ? "Compile error: " : "Invalid solution: ") + message + "\n";
+    const json& compile = v.is_object() ? v.value("compile", json()) : json();
+    std::string log = compile.is_object() ? compile.value("log", std::string()) : "";
+    if (!log.empty()) out += "Compiler output:\n" + Trim(log) + "\n" + QuoteLines(log, source);
+    return out;
+  }
+  const json& compile = v.is_object() ? v.value("compile", json()) : json();
+  std::string kernels = Kernels(compile);
+  if (attempt.status == "ok") {
+    out = attempt.correct ? "Correct: matches the reference on every trial.\n" : "Compiled; the plan checks out.\n";
+    out += kernels + Timing(attempt.bench);
+    if (attempt.bench.is_object() && attempt.bench.value("status", "") != "ok")
+      out += "Timing failed: " + attempt.bench.value("message", std::string()) + "\n";
+    return out;
+  }
+  out = attempt.status + ": " + message + "\n";
+  if (attempt.status == "mismatch") out += Mismatch(v);
+  return out + kernels;
+}
+
+std::string NextStep(const dataset::Attempt& attempt, double target_speedup, bool compile_only) {
+  if (attempt.status == "no_solution")
+    return "Answer with a complete solution in the required form.";
+  if (attempt.status == "harness_error")
+    return "That failure was kforge's, not yours; send the solution again.";
+  if (compile_only && attempt.status == "ok") return "It compiles. Make it faster if you can.";
+  if (!attempt.correct) return "Fix the problem and send the complete corrected solution.";
+  std::string goal = target_speedup > 1 ? "at least " + Fixed(target_speedup, 2) + "x faster than" : "faster than";
+  return "It is correct but not yet " + goal + " the reference. Make it faster and send the complete solution.";
+}
+
+}  // namespace kforge::generate

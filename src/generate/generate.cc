@@ -1,0 +1,299 @@
+// The generate batch: tasks x samples episodes, run `concurrency` at a time, each written to the run
+// folder as it finishes; a rerun skips what is there.
+#include "kforge/generate/generate.h"
+
+#include <fnmatch.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <mutex>
+#include <thread>
+
+#include "generate/episode.h"
+#include "generate/prompts.h"
+#include "generate/reply.h"
+#include "generate/run_dir.h"
+#include "generate/task_view.h"
+#include "kforge/common/files.h"
+#include "kforge/cuda/versions.h"
+#include "kforge/llm/prices.h"
+
+namespace kforge::generate {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+Status CheckOptions(const GenerateOptions& o) {
+  if (o.teacher.empty()) return Status::InvalidArgument("--teacher is required (anthropic, openai, replay:FILE, exec:CMD)");
+  if (o.out.empty()) return Status::InvalidArgument("--out is required");
+  if (o.protocol != "text" && o.protocol != "tools")
+    return Status::InvalidArgument("--protocol " + o.protocol.substr(0, 20) + ": expected text or tools");
+  KFORGE_RETURN_IF_ERROR(CheckView(o.view).WithContext("--views"));
+  if (o.samples < 1) return Status::InvalidArgument("--samples must be at least 1");
+  if (o.concurrency < 1) return Status::InvalidArgument("--concurrency must be at least 1");
+  if (o.max_turns < 1) return Status::InvalidArgument("--max-turns must be at least 1");
+  if (o.shard_count < 1 || o.shard_index < 0 || o.shard_index >= o.shard_count)
+    return Status::InvalidArgument("--shard i/n needs 0 <= i < n");
+  if (o.max_cost_usd && !(*o.max_cost_usd >= 0)) return Status::InvalidArgument("--max-cost must be >= 0");
+  return Status::Ok();
+}
+
+/// What decides the records of a run: its hash is the run id. Selection (filter, shard, samples),
+/// pacing and budgets are left out, so that a rerun with more samples or another shard extends it.
+nlohmann::json RunConfig(const GenerateOptions& o, const PromptSet& prompts, bool compile_only) {
+  return {{"tasks", std::filesystem::absolute(o.tasks_root).lexically_normal().string()},
+          {"teacher", o.teacher},
+          {"model", o.model},
+          {"base_url", o.provider.base_url},
+          {"protocol", o.protocol},
+          {"view", o.view},
+          {"max_turns", o.max_turns},
+          {"temperature", o.temperature ? nlohmann::json(*o.temperature) : nlohmann::json()},
+          {"max_tokens", o.max_tokens},
+          {"thinking_budget_tokens", o.thinking_budget_tokens},
+          {"reasoning_effort", o.reasoning_effort},
+          {"target_speedup", o.target_speedup},
+          {"compile_only", compile_only},
+          {"arch", o.judge.verify.arch},
+          {"trials", o.judge.verify.trials},
+          {"seed", o.seed},
+          {"prompts", prompts.hash}};
+}
+
+std::string Gib(const nlohmann::json& bytes) {
+  if (!bytes.is_number()) return "?";
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.0f", bytes.get<double>() / (1 << 30));
+  return buf;
+}
+
+std::string Number(const nlohmann::json& v, const char* format) {
+  if (!v.is_number()) return "?";
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), format, v.get<double>());
+  return buf;
+}
+
+/// The GPU, for the system prompt: what a kernel engineer looks up first.
+std::string DescribeDevice(const nlohmann::json& hello, bool compile_only) {
+  if (compile_only || !hello.is_object() || !hello.contains("device"))
+    return "No GPU in this run: solutions are compiled and their plans checked, not run. Write for an "
+           "NVIDIA H100/H200 class GPU (sm_90).";
+  const nlohmann::json& d = hello["device"];
+  std::string text = d.value("name", std::string("GPU")) + " (compute capability " + d.value("cc", std::string("?")) +
+                     "): " + Number(d.value("sm_count", nlohmann::json()), "%.0f") + " SMs, " +
+                     Gib(d.value("memory_bytes", nlohmann::json())) + " GiB memory, " +
+                     Number(d.value("l2_bytes", nlohmann::json()), "%.0f") + " bytes of L2.";
+  const nlohmann::json peak = hello.value("peak", nlohmann::json());
+  if (peak.is_object()) {
+    text += " Measured DRAM bandwidth " + Number(peak.value("dram_gbps", nlohmann::json()), "%.0f") +
+            " GB/s; peak FP32 " + Number(peak.value("fp32_tflops", nlohmann::json()), "%.1f") +
+            " TFLOP/s, FP16/BF16 tensor cores " + Number(peak.value("fp16_tflops", nlohmann::json()), "%.0f") +
+            " TFLOP/s (dense).";
+  }
+  return text;
+}
+
+struct Planned {
+  const common::Task* task;
+  int sample;
+  std::string id;
+};
+
+/// Progress on stderr: one line per finished episode (a rewritten line on a terminal).
+class Progress {
+ public:
+  Progress(int total, Clock::time_point start) : total_(total), start_(start), tty_(isatty(2)) {}
+  void Finished(const dataset::Trajectory& t, const GenerateSummary& s) {
+    double elapsed = std::chrono::duration<double>(Clock::now() - start_).count();
+    int done = s.finished;
+    double eta = done > 0 ? elapsed / done * (total_ - done) : 0;
+    char line[512];
+    std::string what = t.correct() ? "correct" : t.stop;
+    if (t.speedup()) what += " " + Number(*t.speedup(), "%.2f") + "x";
+    std::snprintf(line, sizeof(line),
+                  "[%d/%d] %s#%d: %s in %d turn%s | correct %d, faster %d, tokens %lld, $%.2f, ETA %.0fs", done,
+                  total_, t.task.id.c_str(), t.sample, what.c_str(), t.turns(), t.turns() == 1 ? "" : "s",
+                  s.correct, s.faster, static_cast<long long>(tokens_ += t.usage.input_tokens + t.usage.output_tokens),
+                  s.cost_usd, eta);
+    std::fprintf(stderr, tty_ ? "\r\033[K%s" : "%s\n", line);
+    if (tty_ && done == total_) std::fputc('\n', stderr);
+  }
+
+ private:
+  int total_;
+  Clock::time_point start_;
+  bool tty_;
+  int64_t tokens_ = 0;
+};
+
+}  // namespace
+
+StatusOr<GenerateSummary> RunGenerate(const GenerateOptions& options) {
+  KFORGE_RETURN_IF_ERROR(CheckOptions(options));
+  KFORGE_ASSIGN_OR_RETURN(PromptSet prompts, PromptSet::Load(options.prompts_dir));
+  KFORGE_ASSIGN_OR_RETURN(std::vector<common::Task> all_tasks, common::LoadTaskTree(options.tasks_root));
+  std::vector<const common::Task*> tasks;
+  for (size_t i = 0; i < all_tasks.size(); ++i) {
+    const common::Task& task = all_tasks[i];
+    if (!options.filter.empty() && fnmatch(options.filter.c_str(), task.id.c_str(), 0) != 0) continue;
+    tasks.push_back(&task);
+  }
+  std::vector<const common::Task*> shard;
+  for (size_t i = 0; i < tasks.size(); ++i)
+    if (static_cast<int>(i % options.shard_count) == options.shard_index) shard.push_back(tasks[i]);
+  if (shard.empty())
+    return Status::InvalidArgument("no task under " + options.tasks_root.string() +
+                                   (options.filter.empty() ? "" : " matches --filter " + options.filter));
+  std::map<std::string, std::string> references;
+  for (const common::Task* task : shard) {
+    auto text = common::ReadFile(task->reference);
+    if (!text.ok()) return text.status();
+    references[task->id] = std::move(*text);
+  }
+
+  auto provider = llm::MakeProvider(options.teacher, options.provider);
+  if (!provider.ok()) return provider.status().WithContext("--teacher");
+  llm::ClientOptions client_options = options.client;
+  KFORGE_ASSIGN_OR_RETURN(auto client, llm::Client::Create(std::move(*provider), client_options));
+
+  // The judge. Without a GPU the run is compile-only, and says so.
+  GenerateSummary summary;
+  bool compile_only = options.compile_only;
+  bench::BenchOptions judge_options = options.judge;
+  judge_options.verify.seed = options.seed;
+  judge_options.verify.tasks_root = options.tasks_root;
+  std::unique_ptr<bench::Bencher> bencher;
+  std::unique_ptr<verify::VerifyService> judge;
+  nlohmann::json hello;
+  if (!compile_only) {
+    bencher = std::make_unique<bench::Bencher>(judge_options);
+    verify::VerifyOptions verify_options = bencher->options().verify;
+    verify_options.after_check = bencher->TimingStage();
+    verify_options.peak_at_start = true;
+    judge = std::make_unique<verify::VerifyService>(verify_options);
+    hello = judge->Hello();
+    if (hello.value("status", "") != "ok") {
+      std::fprintf(stderr, "generate: no GPU (%s): compile-only feedback\n",
+                   hello.value("message", std::string("worker did not start")).c_str());
+      judge.reset();
+      bencher.reset();
+      compile_only = true;
+    }
+  }
+  if (compile_only) {
+    verify::VerifyOptions verify_options = judge_options.verify;
+    verify_options.compile_only = true;
+    judge = std::make_unique<verify::VerifyService>(verify_options);
+  }
+  summary.compile_only = compile_only;
+
+  nlohmann::json about = {{"kforge", KFORGE_VERSION},
+                          {"nvrtc", cuda::NvrtcVersion()},
+                          {"device", hello.is_object() ? hello.value("device", nlohmann::json()) : nlohmann::json()},
+                          {"peak", hello.is_object() ? hello.value("peak", nlohmann::json()) : nlohmann::json()},
+                          {"filter", options.filter},
+                          {"samples", options.samples},
+                          {"shard", std::to_string(options.shard_index) + "/" + std::to_string(options.shard_count)}};
+  KFORGE_ASSIGN_OR_RETURN(auto run, RunDir::Open(options.out, RunConfig(options, prompts, compile_only), about,
+                                                 options.force));
+  if (run->trajectories().torn_lines() > 0)
+    std::fprintf(stderr, "generate: dropped a torn last line in %s (an episode cut short; it runs again)\n",
+                 (options.out / "trajectories.jsonl").c_str());
+
+  std::vector<Planned> planned;
+  for (const common::Task* task : shard) {
+    for (int s = 0; s < options.samples; ++s) {
+      std::string id = run->run_id() + "/" + task->id + "/" + std::to_string(s);
+      if (run->trajectories().Contains(id)) {
+        ++summary.skipped;
+      } else {
+        planned.push_back({task, s, id});
+      }
+    }
+  }
+  summary.episodes = static_cast<int>(planned.size());
+
+  const std::string protocol_text = options.protocol == "tools" ? prompts.protocol_tools : prompts.protocol_text;
+  KFORGE_ASSIGN_OR_RETURN(std::string system_prompt,
+                          Render(prompts.system,
+                                 {{"device", DescribeDevice(hello, compile_only)},
+                                  {"arch", options.judge.verify.arch},
+                                  {"protocol", protocol_text}},
+                                 "system.md"));
+  std::atomic<bool> stopping{false};
+  EpisodeContext context{options, prompts, *client, *judge, bencher.get(), system_prompt,
+                         options.protocol == "tools" ? SolutionTools() : std::vector<llm::ToolSpec>{},
+                         compile_only, hello.is_object() ? hello.value("device", nlohmann::json()) : nlohmann::json(),
+                         run->run_id(), &stopping};
+
+  std::fprintf(stderr, "generate: run %s, %d episode%s to run (%d already done), %zu task%s, %s%s\n",
+               run->run_id().c_str(), summary.episodes, summary.episodes == 1 ? "" : "s", summary.skipped,
+               shard.size(), shard.size() == 1 ? "" : "s", options.protocol.c_str(),
+               compile_only ? ", compile-only" : "");
+  run->Log("start run " + run->run_id() + ": " + std::to_string(summary.episodes) + " episodes");
+
+  auto start = Clock::now();
+  Progress progress(summary.episodes, start);
+  std::mutex mu;  // guards summary, next, stop_starting
+  size_t next = 0;
+  bool stop_starting = false;
+  auto worker = [&] {
+    while (true) {
+      const Planned* item = nullptr;
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        if (stop_starting || stopping || next >= planned.size()) return;
+        item = &planned[next++];
+      }
+      bool aborted = false;
+      dataset::Trajectory t;
+      try {
+        t = RunEpisode(context, {item->task, item->sample, references[item->task->id], item->id}, aborted);
+      } catch (const std::exception& e) {  // a bug: this episode, never the batch
+        t.id = item->id;
+        t.task.id = item->task->id;
+        t.stop = "harness_error";
+        t.error = std::string("internal error: ") + e.what();
+      }
+      if (aborted) {
+        if (!client->fatal_status().ok()) stopping = true;
+        continue;
+      }
+      Status written = run->trajectories().Append(dataset::ToJson(t));
+      std::lock_guard<std::mutex> lock(mu);
+      if (!written.ok()) {
+        summary.fatal = written;
+        stopping = true;
+        return;
+      }
+      ++summary.finished;
+      if (t.correct()) ++summary.correct;
+      if (t.correct() && t.speedup() && *t.speedup() > 1) ++summary.faster;
+      if (t.best && t.attempts[*t.best].compiled) ++summary.compiled;
+      if (t.stop == "llm_error") ++summary.llm_errors;
+      if (t.stop == "harness_error") ++summary.harness_errors;
+      summary.cost_usd += t.usage.cost_usd;
+      if (options.max_cost_usd && summary.cost_usd >= *options.max_cost_usd && !stop_starting) {
+        stop_starting = true;
+        summary.stopped_by_budget = true;
+      }
+      run->Log(t.id + " " + t.stop + " turns=" + std::to_string(t.turns()) + " correct=" +
+               (t.correct() ? "1" : "0") + (t.speedup() ? " speedup=" + Number(*t.speedup(), "%.3f") : ""));
+      progress.Finished(t, summary);
+    }
+  };
+  std::vector<std::thread> threads;
+  int n = std::min<int>(options.concurrency, static_cast<int>(planned.size()));
+  for (int i = 0; i < n; ++i) threads.emplace_back(worker);
+  for (auto& thread : threads) thread.join();
+  if (summary.fatal.ok() && !client->fatal_status().ok()) summary.fatal = client->fatal_status();
+  run->Log("end: " + std::to_string(summary.finished) + " written, " + std::to_string(summary.correct) + " correct" +
+           (summary.fatal.ok() ? "" : ", stopped: " + summary.fatal.message()));
+  return summary;
+}
+
+}  // namespace kforge::generate

@@ -1,0 +1,1 @@
+kforge_module(generate DEPS kforge_common kforge_llm kforge_dataset kforge_verify kforge_bench)

@@ -1,0 +1,31 @@
+// Prompt templates: plain files in a prompts folder that users edit without rebuilding. `{{name}}`
+// is replaced by a value; an unknown name is an error, so a typo in a template fails at start.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <string>
+
+#include "kforge/common/status.h"
+
+namespace kforge::generate {
+
+struct PromptSet {
+  std::string system;          ///< system.md
+  std::string task;            ///< task.md
+  std::string feedback;        ///< feedback.md
+  std::string protocol_text;   ///< protocol_text.md
+  std::string protocol_tools;  ///< protocol_tools.md
+  /// "sha256:<hex>" over every template, for run.json: a changed prompt is a changed run.
+  std::string hash;
+
+  /// Reads the five templates from `dir`; an error names the missing file.
+  static StatusOr<PromptSet> Load(const std::filesystem::path& dir);
+};
+
+/// Replaces every `{{name}}` in `text` with `values[name]`. InvalidArgument naming `where` for a
+/// name without a value or an unclosed `{{`.
+StatusOr<std::string> Render(const std::string& text, const std::map<std::string, std::string>& values,
+                             const std::string& where);
+
+}  // namespace kforge::generate

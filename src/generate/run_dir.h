@@ -1,0 +1,40 @@
+// The run folder of generate: run.json (the configuration, its hash as the run id, prompt hashes and
+// versions), trajectories.jsonl (append-only) and generate.log. A rerun with the same configuration
+// resumes; a changed one is refused unless forced.
+#pragma once
+
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "kforge/common/status.h"
+#include "kforge/dataset/jsonl.h"
+
+namespace kforge::generate {
+
+class RunDir {
+ public:
+  /// Creates `dir` when missing, checks or writes run.json for `config` (what decides the records;
+  /// its hash is the run id) plus `about` (versions, time: not compared), opens the log files.
+  static StatusOr<std::unique_ptr<RunDir>> Open(const std::filesystem::path& dir, const nlohmann::json& config,
+                                                const nlohmann::json& about, bool force);
+  ~RunDir();
+
+  const std::string& run_id() const { return run_id_; }
+  dataset::AppendLog& trajectories() { return *trajectories_; }
+  /// Appends one line to generate.log (thread-safe).
+  void Log(const std::string& line);
+
+ private:
+  RunDir() = default;
+  std::string run_id_;
+  std::unique_ptr<dataset::AppendLog> trajectories_;
+  std::mutex log_mu_;
+  std::FILE* log_ = nullptr;
+};
+
+}  // namespace kforge::generate

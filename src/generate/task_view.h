@@ -1,0 +1,25 @@
+// What the teacher sees of a task: the view (the reference program, its description, its spec, or
+// KernelBench's own framing of the program) and the table of tensors the solution must use.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "kforge/common/status.h"
+#include "kforge/common/task.h"
+
+namespace kforge::generate {
+
+/// OK for "code", "nl", "spec", "nl+spec" and "kernelbench".
+Status CheckView(std::string_view view);
+
+/// The task under `view`; InvalidArgument when the task lacks what the view needs (a description
+/// for "nl", a spec for "spec").
+StatusOr<std::string> RenderTaskView(const common::Task& task, std::string_view view,
+                                     const std::string& reference_source);
+
+/// Symbols with their values, then one line per input, parameter and output: name, dtype, shape
+/// as written and as resolved for the default variant, plus the other variants' symbols.
+std::string RenderTensorTable(const common::Task& task);
+
+}  // namespace kforge::generate

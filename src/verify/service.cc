@@ -1,0 +1,403 @@
+// The verify service: check statically, compile in parallel, run on GPU workers.
+#include "kforge/verify/service.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <condition_variable>
+#include <cstdint>
+#include <cstdio>
+#include <deque>
+#include <fstream>
+#include <future>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <thread>
+#include <utility>
+
+#include <unistd.h>
+
+#include "kforge/common/base64.h"
+#include "kforge/common/task.h"
+#include "kforge/common/text.h"
+#include "kforge/cuda/compile_pool.h"
+#include "kforge/cuda/compiler.h"
+#include "kforge/cuda/launch_plan.h"
+#include "kforge/cuda/versions.h"
+#include "kforge/verify/plan_env.h"
+#include "kforge/verify/worker_client.h"
+
+namespace kforge::verify {
+namespace {
+
+using common::Verdict;
+using common::VerdictStatus;
+
+/// compute-sanitizer's exit code when it found errors.
+constexpr int kSanitizerExitCode = 86;
+
+struct Job {
+  Verdict verdict;
+  common::Solution solution;  ///< Once compiled, its launches name kernels by symbol.
+  const common::Task* task = nullptr;
+  std::future<cuda::CompileResult> compile;  ///< Not valid when the verdict was final before compiling.
+  std::string cubin;
+  nlohmann::json after;  ///< What VerifyOptions::after_check returned.
+  std::promise<Judged> done;
+
+  void Finish() { done.set_value(Judged{std::move(verdict), std::move(after)}); }
+};
+
+nlohmann::json Toolchain(const std::string& arch) {
+  nlohmann::json json = {{"kforge", KFORGE_VERSION},
+                         {"nvrtc", cuda::NvrtcVersion()},
+                         {"cuda_runtime", cuda::RuntimeVersion()},
+                         {"arch", arch}};
+  if (*KFORGE_LIBTORCH_VERSION) json["libtorch"] = KFORGE_LIBTORCH_VERSION;
+  return json;
+}
+
+void Fail(Verdict& verdict, VerdictStatus status, std::string message) {
+  verdict.status = status;
+  verdict.message = std::move(message);
+}
+
+/// Resolves the plan, scratch included, against the real shapes of every variant of the task (the
+/// GPU check runs each of them); an error names the variant unless it is the default one.
+Status CheckPlanStatically(const common::Task& task, const common::Solution& solution) {
+  for (const common::Variant& variant : task.variants) {
+    Status status = [&]() -> Status {
+      KFORGE_ASSIGN_OR_RETURN(cuda::PlanEnv env, PlanEnvFor(task, variant));
+      cuda::LaunchLimits limits;
+      KFORGE_RETURN_IF_ERROR(cuda::AddScratch(solution, limits, env));
+      return cuda::ResolvePlan(solution, env, limits).status();
+    }();
+    if (!status.ok()) {
+      if (variant.name == task.variants.front().name) return status;
+      return Status::InvalidArgument(status.message() + " (variant " + common::Quote(variant.name) + ")");
+    }
+  }
+  return Status::Ok();
+}
+
+cuda::CompilerOptions CompilerOptionsFor(const VerifyOptions& options) {
+  cuda::CompilerOptions compiler;
+  compiler.timeout = options.compile_timeout;
+  compiler.use_cache = options.use_cache;
+  return compiler;
+}
+
+/// The kernel names of a plan that only NVRTC can resolve (template instances, qualified names).
+std::vector<std::string> NameExpressions(const common::Solution& solution) {
+  std::vector<std::string> names;
+  for (const common::LaunchStep& step : solution.launches) {
+    if (step.kind != common::LaunchStep::Kind::kKernel) continue;
+    const bool plain = std::all_of(step.kernel.begin(), step.kernel.end(), [](char c) {
+      return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+    });
+    if (!plain && std::find(names.begin(), names.end(), step.kernel) == names.end())
+      names.push_back(step.kernel);
+  }
+  return names;
+}
+
+}  // namespace
+
+struct VerifyService::Impl {
+  Impl(const VerifyOptions& options, uint64_t seed)
+      : options_(options),
+        seed(seed),
+        compiler(CompilerOptionsFor(options)),
+        pool(compiler, options.compile_threads),
+        toolchain(Toolchain(options.arch)) {}
+
+  void DeviceLoop(int device);
+  std::shared_ptr<Job> Prepare(SolutionInput input);
+
+  const VerifyOptions& options_;
+  const uint64_t seed;
+  cuda::Compiler compiler;
+  cuda::CompilePool pool;
+  nlohmann::json toolchain;
+  std::mutex tasks_mu;  // guards `tasks` (Prepare runs on the submitting threads)
+  std::map<std::string, StatusOr<common::Task>> tasks;
+
+  std::mutex mu;
+  std::condition_variable cv;
+  std::deque<std::shared_ptr<Job>> gpu_queue;
+  bool closing = false;
+  std::atomic<bool> saw_no_gpu{false};
+  std::once_flag hello_once;  // the first device's hello reply answers Hello()
+  std::promise<nlohmann::json> hello_promise;
+  std::shared_future<nlohmann::json> hello = hello_promise.get_future().share();
+  std::vector<std::thread> device_threads;
+};
+
+namespace {
+
+/// Fills the compile part of the verdict; returns false when the verdict is final.
+bool FinishCompile(Job& job) {
+  cuda::CompileResult result;
+  try {
+    result = job.compile.get();
+  } catch (const std::exception& e) {
+    Fail(job.verdict, VerdictStatus::kCompileError, std::string("compiler failure: ") + e.what());
+    return false;
+  }
+  nlohmann::json kernels = cuda::KernelsToJson(result.kernels);
+  job.verdict.compile = {{"ms", result.wall_ms}, {"cached", result.cached},
+                         {"log", result.log},    {"arch", job.verdict.toolchain.value("arch", "")},
+                         {"kernels", kernels},   {"warnings", result.warnings}};
+  if (result.status != cuda::CompileStatus::kOk) {
+    // A compile that outlives its deadline is a compile error: `timeout` is for kernels that hang.
+    VerdictStatus status = result.status == cuda::CompileStatus::kInvalidSolution
+                               ? VerdictStatus::kInvalidSolution
+                               : VerdictStatus::kCompileError;
+    Fail(job.verdict, status, result.message.empty() ? "compile failed" : result.message);
+    return false;
+  }
+  // The worker looks kernels up by symbol: from here on the plan names them so.
+  for (size_t i = 0; i < job.solution.launches.size(); ++i) {
+    common::LaunchStep& step = job.solution.launches[i];
+    if (step.kind != common::LaunchStep::Kind::kKernel) continue;
+    StatusOr<std::string> symbol = cuda::FindKernel(result, step.kernel);
+    if (!symbol.ok()) {
+      Fail(job.verdict, VerdictStatus::kInvalidSolution,
+           "launches[" + std::to_string(i) + "].kernel: " + symbol.status().message());
+      return false;
+    }
+    step.kernel = *symbol;
+  }
+  job.cubin = std::move(result.cubin);
+  return true;
+}
+
+std::string SanitizerSummary(const std::string& log_path) {
+  std::ifstream in(log_path);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.find("Invalid") != std::string::npos || line.find("Error") != std::string::npos ||
+        line.find("Race") != std::string::npos) {
+      size_t start = line.find_first_not_of("= ");
+      return line.substr(start == std::string::npos ? 0 : start, 200);
+    }
+  }
+  return "see " + log_path;
+}
+
+}  // namespace
+
+void VerifyService::Impl::DeviceLoop(int device) {
+    std::vector<std::string> argv;
+    std::string sanitizer_log =
+        "/tmp/kforge-sanitizer-" + std::to_string(getpid()) + "-" + std::to_string(device) + ".log";
+    if (options_.sanitize) {
+      // API errors are not reported: every CUDA call is checked, and some fail on purpose
+      // (cudaFuncGetParamInfo past the last parameter counts the parameters).
+      argv = {"/usr/local/cuda/bin/compute-sanitizer",
+              "--tool",
+              "memcheck",
+              "--report-api-errors",
+              "no",
+              "--error-exitcode",
+              std::to_string(kSanitizerExitCode),
+              "--log-file",
+              sanitizer_log};
+    }
+    argv.insert(argv.end(), {options_.worker_program.string(), "worker", "--device", std::to_string(device)});
+    if (options_.sanitize) argv.push_back("--orderly-exit");
+    WorkerClient client(argv);
+    bool no_gpu = false;
+    std::string no_gpu_message;
+    std::optional<double> worker_start_ms;  // reported on the first verdict this worker serves
+    // Start the worker now, so that CUDA and LibTorch initialise while the first compiles run.
+    if (options_.sanitize || options_.compile_only) {
+      std::call_once(hello_once, [&] { hello_promise.set_value(nullptr); });
+    } else {
+      auto start = std::chrono::steady_clock::now();
+      WorkerClient::Reply hello =
+          client.Call({{"op", "hello"}, {"peak", options_.peak_at_start}}, std::chrono::seconds(300));
+      worker_start_ms =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+      if (hello.kind == WorkerClient::Reply::Kind::kOk && hello.body.value("status", "") == "no_gpu") {
+        no_gpu = true;
+        no_gpu_message = hello.body.value("message", "");
+      }
+      nlohmann::json said = hello.body;
+      if (hello.kind != WorkerClient::Reply::Kind::kOk)
+        said = {{"status", "harness_error"}, {"message", "worker: " + hello.detail}};
+      std::call_once(hello_once, [&] { hello_promise.set_value(said); });
+    }
+    while (true) {
+      std::shared_ptr<Job> job;
+      {
+        std::unique_lock<std::mutex> lock(mu);
+        cv.wait(lock, [&] { return closing || !gpu_queue.empty(); });
+        if (gpu_queue.empty()) return;
+        job = std::move(gpu_queue.front());
+        gpu_queue.pop_front();
+      }
+      Verdict& verdict = job->verdict;
+      try {
+        if (FinishCompile(*job) && !options_.compile_only) {
+          if (no_gpu) {
+            Fail(verdict, VerdictStatus::kNoGpu, no_gpu_message);
+          } else if (!options_.gpu_check) {
+            verdict.checks["gpu_check"] = "skipped";
+          } else {
+            nlohmann::json request = {{"op", "check"},
+                                      {"task_dir", job->task->dir.string()},
+                                      {"solution", common::SolutionToJson(job->solution)},
+                                      {"cubin_b64", common::Base64Encode(job->cubin)},
+                                      {"trials", options_.trials},
+                                      {"seed", seed},
+                                      {"kernel_timeout_ms", options_.kernel_timeout.count()}};
+            auto deadline =
+                std::chrono::milliseconds(120000) + options_.kernel_timeout * (options_.trials + 8);
+            WorkerClient::Reply reply = client.Call(request, deadline);
+            if (reply.kind == WorkerClient::Reply::Kind::kTimeout) {
+              Fail(verdict, VerdictStatus::kTimeout, "worker: " + reply.detail);
+            } else if (reply.kind == WorkerClient::Reply::Kind::kDied) {
+              // Candidate faults are answered in-band before the worker exits; a worker that dies
+              // without answering is kforge's failure.
+              Fail(verdict, VerdictStatus::kHarnessError, "worker died: " + reply.detail);
+            } else {
+              auto status = common::ParseVerdictStatus(reply.body.value("status", "crash"));
+              Fail(verdict, status.ok() ? *status : VerdictStatus::kCrash, reply.body.value("message", ""));
+              verdict.trials = reply.body.value("trials", nlohmann::json::array());
+              verdict.checks = reply.body.value("checks", nlohmann::json::object());
+              verdict.device = reply.body.value("device", nlohmann::json());
+              verdict.timing = reply.body.value("timing", nlohmann::json::object());
+              verdict.memory = reply.body.value("memory", nlohmann::json());
+              if (worker_start_ms)
+                verdict.timing["worker_start_ms"] = *std::exchange(worker_start_ms, std::nullopt);
+              if (verdict.status == VerdictStatus::kNoGpu) {
+                no_gpu = true;
+                no_gpu_message = verdict.message;
+              }
+            }
+            if (options_.sanitize && reply.kind == WorkerClient::Reply::Kind::kOk) {
+              std::string ended = client.Shutdown();
+              if (ended == "exit code " + std::to_string(kSanitizerExitCode)) {
+                Fail(verdict, VerdictStatus::kCrash, "compute-sanitizer: " + SanitizerSummary(sanitizer_log));
+              }
+              verdict.checks["sanitizer"] = verdict.status == VerdictStatus::kCrash ? "fail" : "pass";
+            }
+          }
+        }
+        if (options_.after_check && verdict.status == VerdictStatus::kOk && !no_gpu && !options_.compile_only) {
+          job->after = options_.after_check({client, *job->task, job->solution, job->cubin, seed});
+        }
+      } catch (const std::exception& e) {  // a bug: this solution's verdict, never the batch
+        Fail(verdict, VerdictStatus::kHarnessError, std::string("internal error: ") + e.what());
+      }
+      if (verdict.status == VerdictStatus::kNoGpu) saw_no_gpu = true;
+      job->Finish();
+    }
+}
+
+/// Reads the task, checks the plan and starts the compile; a verdict that is final before compiling
+/// has no compile started.
+std::shared_ptr<Job> VerifyService::Impl::Prepare(SolutionInput input) {
+    auto job = std::make_shared<Job>();
+    Verdict& v = job->verdict;
+    v.solution = input.label;
+    v.seed = seed;
+    v.toolchain = toolchain;
+    if (!input.solution.ok()) {
+      // Internal: kforge could not read the input (a bug or a broken environment), not a bad solution.
+      bool ours = input.solution.status().code() == Status::Code::kInternal;
+      Fail(v, ours ? VerdictStatus::kHarnessError : VerdictStatus::kInvalidSolution,
+           input.solution.status().message());
+      return job;
+    }
+    job->solution = std::move(*input.solution);
+    v.solution_hash = common::SolutionHash(job->solution);
+    v.task = job->solution.task.empty() ? options_.task : job->solution.task;
+    if (!v.task.empty()) {
+      std::lock_guard<std::mutex> lock(tasks_mu);
+      auto it = tasks.find(v.task);
+      if (it == tasks.end())
+        it = tasks.emplace(v.task, common::FindTask(options_.tasks_root, v.task)).first;
+      if (!it->second.ok()) {
+        std::string shown = common::CheckTaskId(v.task).ok() ? v.task : common::Quote(v.task);
+        Fail(v, VerdictStatus::kInvalidSolution, "task " + shown + ": " + it->second.status().message());
+        return job;
+      }
+      job->task = &*it->second;
+      Status plan = CheckPlanStatically(*job->task, job->solution);
+      if (!plan.ok()) {
+        Fail(v, VerdictStatus::kInvalidSolution, plan.message());
+        return job;
+      }
+    } else if (!options_.compile_only) {
+      Fail(v, VerdictStatus::kInvalidSolution,
+           "no task: name it in the solution's \"task\" field or with --task");
+      return job;
+    }
+    cuda::CompileRequest request;
+    request.source = job->solution.source;
+    request.options = job->solution.options;
+    request.arch = options_.arch;
+    request.name_expressions = NameExpressions(job->solution);
+    job->compile = pool.Submit(std::move(request));
+    return job;
+}
+
+
+
+VerifyService::VerifyService(VerifyOptions options)
+    : options_(std::move(options)),
+      seed_(options_.seed ? *options_.seed
+                          : std::random_device{}() * uint64_t{0x100000000} + std::random_device{}()),
+      impl_(std::make_unique<Impl>(options_, seed_)) {
+  // LibTorch's NativeRT warns about ops without static kernels on every load; keep workers quiet.
+  setenv("TORCH_CPP_LOG_LEVEL", "ERROR", 0);
+  // Compile-only: one thread finishes compiles in submission order and never starts a worker.
+  std::vector<int> devices = options_.compile_only ? std::vector<int>{-1} : options_.devices;
+  for (int device : devices) impl_->device_threads.emplace_back([this, device] { impl_->DeviceLoop(device); });
+}
+
+VerifyService::~VerifyService() {
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    impl_->closing = true;
+  }
+  impl_->cv.notify_all();
+  for (auto& t : impl_->device_threads) t.join();
+}
+
+bool VerifyService::no_gpu() const { return impl_->saw_no_gpu; }
+
+nlohmann::json VerifyService::Hello() const { return impl_->hello.get(); }
+
+std::future<Judged> VerifyService::Submit(SolutionInput input) {
+  std::string label = input.label;
+  std::shared_ptr<Job> job;
+  try {
+    job = impl_->Prepare(std::move(input));
+  } catch (const std::exception& e) {  // a bug: this solution's verdict, never the batch
+    std::promise<Judged> failed;
+    Judged judged;
+    judged.verdict.solution = label;
+    judged.verdict.seed = seed_;
+    judged.verdict.toolchain = impl_->toolchain;
+    Fail(judged.verdict, VerdictStatus::kHarnessError, std::string("internal error: ") + e.what());
+    failed.set_value(std::move(judged));
+    return failed.get_future();
+  }
+  std::future<Judged> result = job->done.get_future();
+  if (!job->compile.valid()) {
+    job->Finish();
+  } else {
+    {
+      std::lock_guard<std::mutex> lock(impl_->mu);
+      impl_->gpu_queue.push_back(std::move(job));
+    }
+    impl_->cv.notify_one();
+  }
+  return result;
+}
+
+}  // namespace kforge::verify
