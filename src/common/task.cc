@@ -526,10 +526,14 @@ StatusOr<std::vector<Task>> LoadTaskTree(const fs::path& root) {
   std::error_code ec;
   if (!fs::is_directory(root, ec)) return Status::NotFound(root.string() + ": no such task folder");
   std::vector<fs::path> dirs;
-  fs::recursive_directory_iterator it(root, fs::directory_options::skip_permission_denied, ec), end;
+  // Linked suites are followed; ids have at most 8 segments, so deeper folders (and link cycles) are not.
+  fs::recursive_directory_iterator it(
+      root, fs::directory_options::skip_permission_denied | fs::directory_options::follow_directory_symlink, ec);
+  fs::recursive_directory_iterator end;
   if (ec) return Status::IoError(root.string() + ": " + ec.message());
   for (; it != end; it.increment(ec)) {
     if (ec) return Status::IoError(root.string() + ": " + ec.message());
+    if (it.depth() >= 8) it.disable_recursion_pending();
     if (it->is_regular_file(ec) && it->path().filename() == "task.json")
       dirs.push_back(it->path().parent_path());
   }

@@ -1,0 +1,346 @@
+// `kforge generate` end to end against a real HTTP server on 127.0.0.1 that speaks the Anthropic and
+// OpenAI APIs: a broken kernel, the compile error fed back, a fixed kernel; both protocols; thinking
+// blocks echoed back; 429/529 on the way; streamed replies; kill -9 and resume; bad input. Feedback is
+// compile-only, so the same tests run with and without a GPU.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "fakes/command.h"
+#include "fakes/http_server.h"
+#include "fakes/task_root.h"
+
+namespace kforge {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+const char* kBroken = "extern \"C\" __global__ void relu(const float* x, float* y, long long n) {\n"
+                      "  long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x\n"
+                      "  if (i < n) y[i] = fmaxf(x[i], 0.0f);\n}\n";
+const char* kFixed = "extern \"C\" __global__ void relu(const float* x, float* y, long long n) {\n"
+                     "  long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
+                     "  if (i < n) y[i] = fmaxf(x[i], 0.0f);\n}\n";
+const json kPlan = {{"launches",
+                     {{{"kernel", "relu"},
+                       {"grid", {"cdiv(numel(x), 256)"}},
+                       {"block", {256}},
+                       {"args", {"x", "out0", "i64:numel(x)"}}}}}};
+const char* kSignature = "EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds";
+
+std::string TextReply(const char* source) {
+  return std::string("Here it is.\n```cuda\n") + source + "```\n```json\n" + kPlan.dump() + "\n```\n";
+}
+
+json ToolInput(const char* source) {
+  json input = kPlan;
+  input["source"] = source;
+  return input;
+}
+
+/// Assistant turns so far in an Anthropic or OpenAI request body: the turn being asked for is one more.
+int AssistantTurns(const json& body) {
+  int n = 0;
+  for (const json& m : body["messages"])
+    if (m.value("role", "") == "assistant") ++n;
+  return n;
+}
+
+json AnthropicMessage(const json& content, const std::string& stop) {
+  return {{"id", "msg_1"},     {"type", "message"}, {"role", "assistant"}, {"model", "claude-test"},
+          {"content", content}, {"stop_reason", stop}, {"usage", {{"input_tokens", 100}, {"output_tokens", 50}}}};
+}
+
+json OpenAiCompletion(const json& message, const std::string& finish) {
+  return {{"id", "c1"},
+          {"object", "chat.completion"},
+          {"model", "gpt-test"},
+          {"choices", {{{"index", 0}, {"message", message}, {"finish_reason", finish}}}},
+          {"usage", {{"prompt_tokens", 100}, {"completion_tokens", 50}}}};
+}
+
+struct GenRun {
+  int exit_code = -1;
+  std::string err;
+  std::vector<json> records;
+};
+
+class GenerateCliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    out_ = fs::temp_directory_path() / ("kforge-generate-" + std::to_string(getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(out_);
+  }
+  void TearDown() override { fs::remove_all(out_); }
+
+  std::vector<json> Records() {
+    std::vector<json> records;
+    std::ifstream in(out_ / "trajectories.jsonl");
+    for (std::string line; std::getline(in, line);)
+      if (!line.empty()) records.push_back(json::parse(line));
+    return records;
+  }
+
+  GenRun Generate(const std::string& args, const std::string& env = "") {
+    std::string err = (out_.string() + ".stderr");
+    std::string command = env + " " + KFORGE_BINARY + " generate --tasks " + fakes::ShellQuote(tasks_.path()) +
+                          " --compile-only --no-cache --out " + fakes::ShellQuote(out_) + " " + args + " 2>" +
+                          fakes::ShellQuote(err);
+    GenRun run;
+    run.exit_code = fakes::RunCommand(command).exit_code;
+    std::ifstream in(err);
+    run.err.assign(std::istreambuf_iterator<char>(in), {});
+    run.records = Records();
+    return run;
+  }
+
+  fakes::TaskRoot tasks_{{"demo"}};
+  fs::path out_;
+};
+
+TEST_F(GenerateCliTest, AnthropicTextBrokenThenFixedWithRetriesOnTheWay) {
+  fakes::FakeHttpServer server([](const fakes::HttpExchange& ex) {
+    json body = json::parse(ex.body);
+    const char* source = AssistantTurns(body) == 0 ? kBroken : kFixed;
+    return fakes::FakeReply::Json(200,
+                                  AnthropicMessage({{{"type", "text"}, {"text", TextReply(source)}}}, "end_turn").dump());
+  });
+  server.Enqueue(fakes::FakeReply::Json(529, R"({"type":"error","error":{"type":"overloaded_error","message":"busy"}})"));
+  server.Enqueue(fakes::FakeReply::Json(429, R"({"type":"error","error":{"type":"rate_limit_error","message":"slow"}})",
+                                        {{"retry-after-ms", "50"}}));
+  GenRun run = Generate("--filter demo/relu --teacher anthropic --model claude-test --base-url " + server.url(),
+                     "ANTHROPIC_API_KEY=sk-test-0123456789");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  ASSERT_EQ(run.records.size(), 1u) << run.err;
+  const json& r = run.records[0];
+  EXPECT_EQ(r["schema"], "kforge.trajectory/1");
+  EXPECT_EQ(r["task"]["id"], "demo/relu");
+  EXPECT_EQ(r["teacher"]["provider"], "anthropic");
+  ASSERT_EQ(r["attempts"].size(), 2u);
+  EXPECT_EQ(r["attempts"][0]["status"], "compile_error");
+  EXPECT_EQ(r["attempts"][1]["status"], "ok");
+  EXPECT_EQ(r["outcome"]["stop"], "compiled");
+  EXPECT_EQ(r["best"], 1);
+  EXPECT_EQ(r["usage"]["requests"], 2);
+  EXPECT_EQ(r["usage"]["input_tokens"], 200);
+  // The second request carried the compile error, with the offending line quoted.
+  std::vector<fakes::HttpExchange> requests = server.requests();
+  ASSERT_EQ(requests.size(), 4u) << "529, 429, then two turns";
+  json second = json::parse(requests.back().body);
+  std::string feedback = second["messages"].back().dump();
+  EXPECT_NE(feedback.find("expected a"), std::string::npos) << feedback;
+  EXPECT_NE(feedback.find("line 3:"), std::string::npos) << feedback;
+  EXPECT_EQ(requests.back().headers["x-api-key"], "sk-test-0123456789");
+  // The key never reaches the run folder.
+  for (const char* file : {"run.json", "trajectories.jsonl", "generate.log"}) {
+    std::ifstream in(out_ / file);
+    std::string text(std::istreambuf_iterator<char>(in), {});
+    EXPECT_EQ(text.find("sk-test-0123456789"), std::string::npos) << file;
+  }
+  EXPECT_NE(run.err.find("generate: 1 episode written"), std::string::npos) << run.err;
+}
+
+TEST_F(GenerateCliTest, AnthropicToolsEchoThinkingBlocksAndEndOnSubmit) {
+  fakes::FakeHttpServer server([](const fakes::HttpExchange& ex) {
+    json body = json::parse(ex.body);
+    int turn = AssistantTurns(body) + 1;
+    json content = {{{"type", "thinking"}, {"thinking", "Turn " + std::to_string(turn) + " plan."}, {"signature", kSignature}},
+                    {{"type", "tool_use"},
+                     {"id", "toolu_" + std::to_string(turn)},
+                     {"name", turn == 1 ? "run" : "submit"},
+                     {"input", ToolInput(turn == 1 ? kBroken : kFixed)}}};
+    return fakes::FakeReply::Json(200, AnthropicMessage(content, "tool_use").dump());
+  });
+  GenRun run = Generate("--filter demo/relu --protocol tools --teacher anthropic --model claude-test --max-tokens 4096 "
+                     "--thinking-budget 1024 --base-url " + server.url(),
+                     "ANTHROPIC_API_KEY=sk-test-0123456789");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  ASSERT_EQ(run.records.size(), 1u);
+  const json& r = run.records[0];
+  EXPECT_EQ(r["outcome"]["stop"], "submitted");
+  ASSERT_EQ(r["attempts"].size(), 2u);
+  EXPECT_EQ(r["attempts"][0]["tool_call_id"], "toolu_1");
+  EXPECT_EQ(r["attempts"][0]["status"], "compile_error");
+  EXPECT_EQ(r["attempts"][1]["status"], "ok");
+  ASSERT_EQ(r["tools"].size(), 2u);
+  // The second request sent turn 1's thinking block back byte for byte, then the tool result.
+  json second = json::parse(server.requests().back().body);
+  const json& assistant = second["messages"][1];
+  ASSERT_EQ(assistant["role"], "assistant");
+  EXPECT_EQ(assistant["content"][0]["type"], "thinking");
+  EXPECT_EQ(assistant["content"][0]["signature"], kSignature);
+  EXPECT_EQ(assistant["content"][1]["type"], "tool_use");
+  const json& result = second["messages"][2]["content"][0];
+  EXPECT_EQ(result["type"], "tool_result");
+  EXPECT_EQ(result["tool_use_id"], "toolu_1");
+  EXPECT_NE(result.dump().find("Compile error"), std::string::npos);
+  // The record keeps the reasoning and the blocks.
+  EXPECT_EQ(r["messages"][2]["reasoning_content"], "Turn 1 plan.");
+  EXPECT_EQ(r["messages"][2]["blocks"][0]["signature"], kSignature);
+}
+
+TEST_F(GenerateCliTest, OpenAiToolsWithReasoningAndAStreamedSecondTurn) {
+  fakes::FakeHttpServer server([](const fakes::HttpExchange& ex) {
+    json body = json::parse(ex.body);
+    int turn = AssistantTurns(body) + 1;
+    json call = {{"id", "call_" + std::to_string(turn)},
+                 {"type", "function"},
+                 {"function", {{"name", turn == 1 ? "run" : "submit"}, {"arguments", ToolInput(turn == 1 ? kBroken : kFixed).dump()}}}};
+    if (turn == 1) {
+      json message = {{"role", "assistant"}, {"content", nullptr}, {"reasoning_content", "think first"}, {"tool_calls", {call}}};
+      return fakes::FakeReply::Json(200, OpenAiCompletion(message, "stop").dump());  // a tool call with "stop"
+    }
+    json delta_call = call;
+    delta_call["index"] = 0;
+    json first = {{"id", "c2"}, {"model", "gpt-test"},
+                  {"choices", {{{"index", 0}, {"delta", {{"role", "assistant"}, {"tool_calls", {delta_call}}}}}}}};
+    json last = {{"id", "c2"}, {"model", "gpt-test"},
+                 {"choices", {{{"index", 0}, {"delta", json::object()}, {"finish_reason", "tool_calls"}}}},
+                 {"usage", {{"prompt_tokens", 300}, {"completion_tokens", 70}}}};
+    return fakes::FakeReply::Sse({"data: " + first.dump() + "\n\n", "data: " + last.dump() + "\n\n", "data: [DONE]\n\n"}, 5);
+  });
+  GenRun run = Generate("--filter demo/relu --protocol tools --teacher openai --model qwen-test --stream always "
+                     "--base-url " + server.url() + "/v1");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  ASSERT_EQ(run.records.size(), 1u);
+  const json& r = run.records[0];
+  EXPECT_EQ(r["outcome"]["stop"], "submitted");
+  EXPECT_EQ(r["attempts"][0]["status"], "compile_error");
+  EXPECT_EQ(r["attempts"][1]["status"], "ok");
+  EXPECT_EQ(r["messages"][2]["reasoning_content"], "think first");
+  EXPECT_EQ(r["usage"]["output_tokens"], 120);
+  json second = json::parse(server.requests().back().body);
+  EXPECT_EQ(second["messages"].back()["role"], "tool");
+  EXPECT_EQ(second["messages"].back()["tool_call_id"], "call_1");
+  EXPECT_EQ(second["tools"].size(), 2u);
+}
+
+TEST_F(GenerateCliTest, OpenAiTextWithA500OnTheWay) {
+  fakes::FakeHttpServer server([](const fakes::HttpExchange& ex) {
+    json body = json::parse(ex.body);
+    const char* source = AssistantTurns(body) == 0 ? kBroken : kFixed;
+    return fakes::FakeReply::Json(
+        200, OpenAiCompletion({{"role", "assistant"}, {"content", TextReply(source)}}, "stop").dump());
+  });
+  server.Enqueue(fakes::FakeReply::Json(503, R"({"error":{"message":"down"}})"));
+  GenRun run = Generate("--filter 'demo/*' --samples 2 --concurrency 3 --teacher openai --model qwen-test --base-url " +
+                     server.url() + "/v1");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  ASSERT_EQ(run.records.size(), 6u);
+  std::set<std::string> ids;
+  for (const json& r : run.records) ids.insert(r["id"].get<std::string>());
+  EXPECT_EQ(ids.size(), 6u);
+}
+
+TEST_F(GenerateCliTest, KillNineThenResumeLosesNothingAndWritesNothingTwice) {
+  fakes::FakeHttpServer server([](const fakes::HttpExchange& ex) {
+    json body = json::parse(ex.body);
+    const char* source = AssistantTurns(body) == 0 ? kBroken : kFixed;
+    fakes::FakeReply reply = fakes::FakeReply::Json(
+        200, OpenAiCompletion({{"role", "assistant"}, {"content", TextReply(source)}}, "stop").dump());
+    reply.delay_ms = 150;
+    return reply;
+  });
+  const std::string args = "--filter 'demo/*' --samples 4 --concurrency 2 --teacher openai --model m --base-url " +
+                           server.url() + "/v1";
+  // Start, wait for a few records, kill -9.
+  std::string command = std::string("exec ") + KFORGE_BINARY + " generate --tasks " + fakes::ShellQuote(tasks_.path()) +
+                        " --compile-only --no-cache --out " + fakes::ShellQuote(out_) + " " + args + " 2>/dev/null";
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (Records().size() < 3 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  kill(pid, SIGKILL);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  size_t before = Records().size();
+  ASSERT_GE(before, 3u);
+  ASSERT_LT(before, 12u) << "killed too late to test resuming";
+  // A write torn by a crash: a partial line at the end.
+  { std::ofstream(out_ / "trajectories.jsonl", std::ios::app) << "{\"schema\":\"kforge.trajectory/1\",\"id\":\"x"; }
+
+  GenRun run = Generate(args);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.err.find("torn last line"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("(" + std::to_string(before) + " already done)"), std::string::npos) << run.err;
+  ASSERT_EQ(run.records.size(), 12u);
+  std::set<std::string> ids;
+  for (const json& r : run.records) ids.insert(r["id"].get<std::string>());
+  EXPECT_EQ(ids.size(), 12u) << "no episode written twice";
+  // A third run has nothing to do.
+  GenRun again = Generate(args);
+  EXPECT_EQ(again.exit_code, 0);
+  EXPECT_EQ(again.records.size(), 12u);
+  EXPECT_NE(again.err.find("0 episodes to run (12 already done)"), std::string::npos) << again.err;
+}
+
+TEST_F(GenerateCliTest, ReplayDemoTeacherAndAChangedConfigurationIsRefused) {
+  const std::string cassette = std::string(KFORGE_SOURCE_DIR) + "/examples/teacher/demo.jsonl";
+  GenRun run = Generate("--filter 'demo/*' --teacher replay:" + cassette);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(run.records.size(), 3u);
+  GenRun changed = Generate("--filter 'demo/*' --max-turns 2 --teacher replay:" + cassette);
+  EXPECT_EQ(changed.exit_code, 2);
+  EXPECT_NE(changed.err.find("max_turns changed"), std::string::npos) << changed.err;
+  EXPECT_EQ(changed.records.size(), 3u) << "nothing already written is lost";
+  GenRun forced = Generate("--filter 'demo/*' --max-turns 2 --force --teacher replay:" + cassette);
+  EXPECT_EQ(forced.exit_code, 0) << forced.err;
+  EXPECT_EQ(forced.records.size(), 6u);
+}
+
+TEST_F(GenerateCliTest, AFatalTeacherErrorStopsTheBatchAndWritesNoHalfEpisodes) {
+  fakes::FakeHttpServer server([](const fakes::HttpExchange&) {
+    return fakes::FakeReply::Json(401, R"({"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}})");
+  });
+  GenRun run = Generate("--filter 'demo/*' --teacher anthropic --model m --base-url " + server.url(),
+                     "ANTHROPIC_API_KEY=sk-wrong-0123456789");
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_TRUE(run.records.empty());
+  EXPECT_NE(run.err.find("stopped:"), std::string::npos) << run.err;
+  EXPECT_EQ(run.err.find("sk-wrong-0123456789"), std::string::npos) << run.err;
+}
+
+TEST_F(GenerateCliTest, BadInputIsOneLineAndExitTwo) {
+  struct Case {
+    std::string args;
+    std::string expect;
+  };
+  const std::string replay = std::string(" --teacher replay:") + KFORGE_SOURCE_DIR + "/examples/teacher/demo.jsonl";
+  const Case cases[] = {
+      {"--protocol bogus" + replay, "--protocol bogus"},
+      {"--views pictures" + replay, "view \"pictures\""},
+      {"--shard 3/2" + replay, "--shard 3/2"},
+      {"--filter 'nothing/*'" + replay, "no task under"},
+      {"--teacher replay:/nonexistent/cassette.jsonl", "cassette /nonexistent/cassette.jsonl"},
+      {"--teacher anthropic", "ANTHROPIC_API_KEY"},
+      {"--prompts /nonexistent" + replay, "prompt template /nonexistent/system.md"},
+  };
+  for (const Case& c : cases) {
+    GenRun run = Generate(c.args, "env -u ANTHROPIC_API_KEY");
+    EXPECT_EQ(run.exit_code, 2) << c.args << ": " << run.err;
+    EXPECT_NE(run.err.find(c.expect), std::string::npos) << c.args << ": " << run.err;
+    EXPECT_LE(std::count(run.err.begin(), run.err.end(), '\n'), 1) << c.args << ": " << run.err;
+  }
+}
+
+}  // namespace
+}  // namespace kforge
