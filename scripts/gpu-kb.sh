@@ -2,7 +2,9 @@
 # On a GPU machine, after scripts/gpu-test.sh has built kforge: KernelBench at its real sizes.
 #   1. import KernelBench (levels from $KFORGE_KB_LEVELS, default 1,2,3) with CUDA packages;
 #   2. `kforge tasks check` over every imported problem (pass/fail, peak memory against footprint);
-#   3. scripts/bench_kb_scale.py (cold verify, batch throughput, phase split) unless KFORGE_KB_BENCH=0.
+#   3. `kforge generate` with a replay teacher (examples/teacher/kernelbench_level1.jsonl) on level-1 tasks;
+#   4. scripts/bench-generate.sh (64 episodes in flight against a fake teacher) unless KFORGE_KB_GENBENCH=0;
+#   5. scripts/bench_kb_scale.py (cold verify, batch throughput, phase split) unless KFORGE_KB_BENCH=0.
 # Usage: scripts/gpu-kb.sh KERNELBENCH_DIR (a KernelBench checkout holding level1/ ...). Logs go to $OUT or
 # build/gpu-kb/.
 set -uo pipefail
@@ -27,6 +29,20 @@ build/kforge tasks check "$root" ${KFORGE_KB_FILTER:+--filter "$KFORGE_KB_FILTER
 echo "exit $?, took $(( $(date +%s) - start )) s"
 grep -v "^ok " "$out/tasks-check.txt" | head -40
 cat "$out/tasks-check.err" | tail -3
+
+step "generate at real sizes (replay teacher, level 1)"
+start=$(date +%s)
+build/kforge generate --tasks "$root" --teacher replay:examples/teacher/kernelbench_level1.jsonl \
+  --filter 'kernelbench/level1/19_ReLU,kernelbench/level1/23_Softmax,kernelbench/level1/47_Sum_reduction_over_a_dimension' \
+  --model replay-kernelbench --max-turns 3 --concurrency 3 --out "$out/generate-run" 2>"$out/generate.err" || fail=1
+echo "generate took $(( $(date +%s) - start )) s"
+cat "$out/generate.err"
+python3 scripts/trajectory_summary.py "$out/generate-run/trajectories.jsonl" || fail=1
+
+if [ "${KFORGE_KB_GENBENCH:-1}" = 1 ]; then
+  step "generate orchestration: ${KFORGE_KB_EPISODES:-64} episodes in flight, a teacher answering in 2 s"
+  scripts/bench-generate.sh "$root" kernelbench/level1/19_ReLU "${KFORGE_KB_EPISODES:-64}" 2 2>&1 | tee "$out/bench-generate.log" || fail=1
+fi
 
 if [ "${KFORGE_KB_BENCH:-1}" = 1 ]; then
   step "verify at scale"

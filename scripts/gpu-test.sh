@@ -30,14 +30,14 @@ step "gpu tests"
 ctest --test-dir build -L gpu --output-on-failure 2>&1 | tee "$out/ctest-gpu.log" | tail -40
 [ "${PIPESTATUS[0]}" = 0 ] || fail=1
 
-step "demo (README main command)"
-scripts/demo.sh >"$out/demo.jsonl" 2>"$out/demo.err" || fail=1
+step "demo (README main command: generate on tasks/demo with the replay teacher)"
+KFORGE_DEMO_RUN="$out/demo-run" scripts/demo.sh 2>"$out/demo.err" || fail=1
 cat "$out/demo.err"
-python3 -c "
-import json,sys
-for l in open('$out/demo.jsonl'):
-    v=json.loads(l); print(v['task'], v['status'], v['message'][:100], 'compile %.0f ms' % v['compile']['ms'])
-"
+python3 scripts/trajectory_summary.py "$out/demo-run/trajectories.jsonl" || fail=1
+
+step "verify the bundled demo solutions"
+build/kforge verify --tasks build/tasks examples/demo/*.json >"$out/verify-demo.jsonl" 2>"$out/verify-demo.err" || fail=1
+cat "$out/verify-demo.err"
 step "verify --sanitize (compute-sanitizer memcheck around the worker)"
 build/kforge verify --sanitize --tasks build/tasks examples/demo/relu.json examples/core/softmax.json \
   >"$out/sanitize.jsonl" 2>"$out/sanitize.err"

@@ -65,7 +65,7 @@ Runner AttachGenerate(CLI::App& sub) {
   auto args = std::make_shared<Args>();
   generate::GenerateOptions& o = args->options;
   AddTasksRootOption(sub, o.tasks_root);
-  sub.add_option("--filter", o.filter, "Only tasks whose id matches this glob, e.g. 'kernelbench/level1/*'");
+  sub.add_option("--filter", o.filter, "Only tasks whose id matches one of these comma-separated globs, e.g. 'kernelbench/level1/*'");
   sub.add_option("--teacher", o.teacher, "anthropic, openai, replay:CASSETTE or exec:COMMAND")->required();
   sub.add_option("--model", o.model, "Model name sent to the teacher");
   sub.add_option("--base-url", o.provider.base_url, "API endpoint (default from ANTHROPIC_BASE_URL/OPENAI_BASE_URL)");

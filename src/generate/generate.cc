@@ -3,6 +3,7 @@
 #include "kforge/generate/generate.h"
 
 #include <fnmatch.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -97,6 +98,19 @@ std::string DescribeDevice(const nlohmann::json& hello, bool compile_only) {
   return text;
 }
 
+/// Whether `id` matches one of the comma-separated globs of `filter` (all ids when it is empty).
+bool MatchesFilter(const std::string& filter, const std::string& id) {
+  if (filter.empty()) return true;
+  size_t start = 0;
+  while (start <= filter.size()) {
+    size_t comma = std::min(filter.find(',', start), filter.size());
+    std::string glob = filter.substr(start, comma - start);
+    if (!glob.empty() && fnmatch(glob.c_str(), id.c_str(), 0) == 0) return true;
+    start = comma + 1;
+  }
+  return false;
+}
+
 struct Planned {
   const common::Task* task;
   int sample;
@@ -139,8 +153,7 @@ StatusOr<GenerateSummary> RunGenerate(const GenerateOptions& options) {
   std::vector<const common::Task*> tasks;
   for (size_t i = 0; i < all_tasks.size(); ++i) {
     const common::Task& task = all_tasks[i];
-    if (!options.filter.empty() && fnmatch(options.filter.c_str(), task.id.c_str(), 0) != 0) continue;
-    tasks.push_back(&task);
+    if (MatchesFilter(options.filter, task.id)) tasks.push_back(&task);
   }
   std::vector<const common::Task*> shard;
   for (size_t i = 0; i < tasks.size(); ++i)
@@ -271,6 +284,7 @@ StatusOr<GenerateSummary> RunGenerate(const GenerateOptions& options) {
         return;
       }
       ++summary.finished;
+      summary.turns += t.turns();
       if (t.correct()) ++summary.correct;
       if (t.correct() && t.speedup() && *t.speedup() > 1) ++summary.faster;
       if (t.best && t.attempts[*t.best].compiled) ++summary.compiled;
@@ -291,7 +305,14 @@ StatusOr<GenerateSummary> RunGenerate(const GenerateOptions& options) {
   for (int i = 0; i < n; ++i) threads.emplace_back(worker);
   for (auto& thread : threads) thread.join();
   if (summary.fatal.ok() && !client->fatal_status().ok()) summary.fatal = client->fatal_status();
-  run->Log("end: " + std::to_string(summary.finished) + " written, " + std::to_string(summary.correct) + " correct" +
+  // This process's CPU time (every thread; the compiler and GPU worker processes are children, not
+  // counted): what the loop itself costs per turn.
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  summary.cpu_s = usage.ru_utime.tv_sec + usage.ru_stime.tv_sec + 1e-6 * (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
+  run->Log("end: " + std::to_string(summary.finished) + " written, " + std::to_string(summary.correct) + " correct, " +
+           std::to_string(summary.turns) + " turns, generate CPU " +
+           Number(summary.turns ? 1000 * summary.cpu_s / summary.turns : 0, "%.2f") + " ms per turn" +
            (summary.fatal.ok() ? "" : ", stopped: " + summary.fatal.message()));
   return summary;
 }

@@ -18,7 +18,7 @@ namespace kforge::generate {
 struct GenerateOptions {
   /// Task folders (each with task.json and, for the GPU check, its reference packages).
   std::filesystem::path tasks_root = "tasks";
-  /// Task ids to run: a glob over ids ("kernelbench/level1/*"); empty means all.
+  /// Task ids to run: globs over ids, comma-separated ("kernelbench/level1/*,core/*"); empty means all.
   std::string filter;
   /// Teacher: "anthropic", "openai", "replay:FILE" or "exec:CMD" (llm::MakeProvider).
   std::string teacher;
@@ -69,6 +69,8 @@ struct GenerateSummary {
   int correct = 0;
   int faster = 0;     ///< correct and faster than the reference
   int compiled = 0;   ///< best attempt compiled
+  int turns = 0;      ///< teacher turns of the written episodes
+  double cpu_s = 0;   ///< CPU time of this process (not of its compiler and GPU worker children)
   int llm_errors = 0;
   int harness_errors = 0;
   double cost_usd = 0;
