@@ -60,7 +60,12 @@ std::string Kernels(const json& compile) {
   for (const auto& [name, k] : compile["kernels"].items()) {
     if (!k.is_object()) continue;
     out += "- kernel " + name + ": " + std::to_string(k.value("registers", 0)) + " registers";
-    if (k.value("spill_bytes", 0) > 0) out += ", " + std::to_string(k.value("spill_bytes", 0)) + " bytes spilled";
+    int64_t spilled = k.value("spill_store_bytes", int64_t{0}) + k.value("spill_load_bytes", int64_t{0});
+    if (spilled > 0)
+      out += ", spills: " + std::to_string(k.value("spill_store_bytes", int64_t{0})) + " bytes stored, " +
+             std::to_string(k.value("spill_load_bytes", int64_t{0})) + " loaded";
+    if (k.value("shared_bytes", int64_t{0}) > 0)
+      out += ", " + std::to_string(k.value("shared_bytes", int64_t{0})) + " bytes static shared memory";
     out += "\n";
   }
   return out;

@@ -87,7 +87,11 @@ std::string DescribeDevice(const nlohmann::json& hello, bool compile_only) {
   std::string text = d.value("name", std::string("GPU")) + " (compute capability " + d.value("cc", std::string("?")) +
                      "): " + Number(d.value("sm_count", nlohmann::json()), "%.0f") + " SMs, " +
                      Gib(d.value("memory_bytes", nlohmann::json())) + " GiB memory, " +
-                     Number(d.value("l2_bytes", nlohmann::json()), "%.0f") + " bytes of L2.";
+                     Number(d.value("l2_bytes", nlohmann::json()).is_number()
+                                ? nlohmann::json(d["l2_bytes"].get<double>() / (1 << 20))
+                                : nlohmann::json(),
+                            "%.0f") +
+                     " MiB of L2.";
   const nlohmann::json peak = hello.value("peak", nlohmann::json());
   if (peak.is_object()) {
     text += " Measured DRAM bandwidth " + Number(peak.value("dram_gbps", nlohmann::json()), "%.0f") +
