@@ -57,7 +57,7 @@ TEST(TaskViewTest, ViewsShowWhatTheyNameAndTheTensorTableIsComplete) {
 }
 
 TEST(ReplyTest, CandidatesFromTextAndFromToolCalls) {
-  const std::string text = "x\n```cuda\n__global__ void k() {}\n```\n```json\n{\"launches\": [{\"kernel\": \"k\", \"grid\": [1], \"block\": [32]}]}\n```\n";
+  const std::string text = "x\n```cuda\n__global__ void k() {}\n```\n```json\n{\"launches\": [{\"kernel\": \"k\", \"grid\": [1], \"block\": [32], \"args\": []}]}\n```\n";
   auto one = CandidatesOf(llm::Message::Assistant(text), "text", "demo/relu");
   ASSERT_EQ(one.size(), 1u);
   ASSERT_TRUE(one[0].solution.ok()) << one[0].solution.status().message();
@@ -66,7 +66,7 @@ TEST(ReplyTest, CandidatesFromTextAndFromToolCalls) {
   ASSERT_EQ(none.size(), 1u);
   EXPECT_FALSE(none[0].solution.ok());
 
-  json args = {{"source", "__global__ void k() {}"}, {"launches", {{{"kernel", "k"}, {"grid", {1}}, {"block", {32}}}}}, {"task", "other/task"}};
+  json args = {{"source", "__global__ void k() {}"}, {"launches", {{{"kernel", "k"}, {"grid", {1}}, {"block", {32}}, {"args", json::array()}}}}, {"task", "other/task"}};
   llm::Message calls = llm::Message::Assistant(
       "", {{"c1", "run", args}, {"c2", "submit", args}, {"c3", "shell", args}, {"c4", "run", "not json"}});
   auto found = CandidatesOf(calls, "tools", "demo/relu");
