@@ -76,7 +76,8 @@ Runner AttachGenerate(CLI::App& sub) {
   sub.add_option("--max-turns", o.max_turns, "Teacher turns per episode")->default_val(4)->check(CLI::Range(1, 1000));
   sub.add_option("--protocol", o.protocol, "text (cuda + json blocks) or tools (run and submit)")
       ->default_val("text");
-  sub.add_option("--views", o.view, "What the teacher sees: code, nl, spec, nl+spec or kernelbench")
+  sub.add_option("--views", o.views, "What the teacher sees, comma-separated: code, nl, spec, nl+spec, kernelbench")
+      ->delimiter(',')
       ->default_val("code");
   args->temperature_option =
       sub.add_option("--temperature", args->temperature, "Sampling temperature (default: the server's)")

@@ -116,7 +116,7 @@ dataset::Trajectory RunEpisode(const EpisodeContext& context, const EpisodeSpec&
   t.task.id = task.id;
   t.task.level = task.level;
   t.task.tags = task.tags;
-  t.task.view = options.view;
+  t.task.view = spec.view;
   t.task.source = task.id.substr(0, task.id.find('/'));
   t.task.license = t.task.source == "kernelbench" ? "MIT" : "";
   t.task.reference_hash = dataset::TextHash(spec.reference_source);
@@ -138,7 +138,7 @@ dataset::Trajectory RunEpisode(const EpisodeContext& context, const EpisodeSpec&
 
   std::vector<llm::Message> messages = {llm::Message::System(context.system_prompt)};
   {
-    auto view = RenderTaskView(task, options.view, spec.reference_source);
+    auto view = RenderTaskView(task, spec.view, spec.reference_source);
     auto user = view.ok() ? Render(context.prompts.task,
                                    {{"task_id", task.id}, {"task_view", *view}, {"tensors", RenderTensorTable(task)}},
                                    "task.md")

@@ -36,6 +36,7 @@ struct EpisodeContext {
 
 struct EpisodeSpec {
   const common::Task* task = nullptr;
+  std::string view;  ///< what the teacher sees (--views)
   int sample = 0;
   std::string reference_source;
   std::string id;  ///< the record id

@@ -32,7 +32,8 @@ Status CheckOptions(const GenerateOptions& o) {
   if (o.out.empty()) return Status::InvalidArgument("--out is required");
   if (o.protocol != "text" && o.protocol != "tools")
     return Status::InvalidArgument("--protocol " + o.protocol.substr(0, 20) + ": expected text or tools");
-  KFORGE_RETURN_IF_ERROR(CheckView(o.view).WithContext("--views"));
+  if (o.views.empty()) return Status::InvalidArgument("--views: name at least one view");
+  for (const std::string& view : o.views) KFORGE_RETURN_IF_ERROR(CheckView(view).WithContext("--views"));
   if (o.samples < 1) return Status::InvalidArgument("--samples must be at least 1");
   if (o.concurrency < 1) return Status::InvalidArgument("--concurrency must be at least 1");
   if (o.max_turns < 1) return Status::InvalidArgument("--max-turns must be at least 1");
@@ -50,7 +51,7 @@ nlohmann::json RunConfig(const GenerateOptions& o, const PromptSet& prompts, boo
           {"model", o.model},
           {"base_url", o.provider.base_url},
           {"protocol", o.protocol},
-          {"view", o.view},
+          {"views", o.views},
           {"max_turns", o.max_turns},
           {"temperature", o.temperature ? nlohmann::json(*o.temperature) : nlohmann::json()},
           {"max_tokens", o.max_tokens},
@@ -117,6 +118,7 @@ bool MatchesFilter(const std::string& filter, const std::string& id) {
 
 struct Planned {
   const common::Task* task;
+  std::string view;
   int sample;
   std::string id;
 };
@@ -223,12 +225,16 @@ StatusOr<GenerateSummary> RunGenerate(const GenerateOptions& options) {
 
   std::vector<Planned> planned;
   for (const common::Task* task : shard) {
-    for (int s = 0; s < options.samples; ++s) {
-      std::string id = run->run_id() + "/" + task->id + "/" + std::to_string(s);
-      if (run->trajectories().Contains(id)) {
-        ++summary.skipped;
-      } else {
-        planned.push_back({task, s, id});
+    for (const std::string& view : options.views) {
+      for (int s = 0; s < options.samples; ++s) {
+        // The view is part of the id only when a run has several, so one-view ids stay short.
+        std::string id = run->run_id() + "/" + task->id + (options.views.size() > 1 ? "/" + view : "") + "/" +
+                         std::to_string(s);
+        if (run->trajectories().Contains(id)) {
+          ++summary.skipped;
+        } else {
+          planned.push_back({task, view, s, id});
+        }
       }
     }
   }
@@ -269,7 +275,8 @@ StatusOr<GenerateSummary> RunGenerate(const GenerateOptions& options) {
       bool aborted = false;
       dataset::Trajectory t;
       try {
-        t = RunEpisode(context, {item->task, item->sample, references[item->task->id], item->id}, aborted);
+        t = RunEpisode(context, {item->task, item->view, item->sample, references[item->task->id], item->id},
+                       aborted);
       } catch (const std::exception& e) {  // a bug: this episode, never the batch
         t.id = item->id;
         t.task.id = item->task->id;

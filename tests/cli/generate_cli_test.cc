@@ -246,6 +246,29 @@ TEST_F(GenerateCliTest, OpenAiTextWithA500OnTheWay) {
   EXPECT_EQ(ids.size(), 6u);
 }
 
+TEST_F(GenerateCliTest, SeveralViewsRunEveryTaskUnderEach) {
+  const std::string cassette = std::string(KFORGE_SOURCE_DIR) + "/examples/teacher/demo.jsonl";
+  GenRun run = Generate("--filter demo/relu --views code,nl+spec,kernelbench --teacher replay:" + cassette);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  ASSERT_EQ(run.records.size(), 3u);
+  std::set<std::string> views;
+  for (const json& r : run.records) {
+    views.insert(r["task"]["view"].get<std::string>());
+    std::string id = r["id"];
+    EXPECT_NE(id.find("/demo/relu/" + r["task"]["view"].get<std::string>() + "/0"), std::string::npos) << id;
+  }
+  EXPECT_EQ(views, (std::set<std::string>{"code", "nl+spec", "kernelbench"}));
+  for (const json& r : run.records) {
+    std::string prompt = r["messages"][1]["content"];
+    if (r["task"]["view"] == "nl+spec") {
+      EXPECT_EQ(prompt.find("```python"), std::string::npos) << "the nl+spec view hides the program";
+      EXPECT_NE(prompt.find("out0 = max(x, 0)"), std::string::npos);
+    } else {
+      EXPECT_NE(prompt.find("torch.relu(x)"), std::string::npos);
+    }
+  }
+}
+
 TEST_F(GenerateCliTest, KillNineThenResumeLosesNothingAndWritesNothingTwice) {
   fakes::FakeHttpServer server([](const fakes::HttpExchange& ex) {
     json body = json::parse(ex.body);

@@ -35,8 +35,9 @@ struct GenerateOptions {
   int max_turns = 4;
   /// "text" (a cuda and a json block per reply) or "tools" (run and submit). Default text.
   std::string protocol = "text";
-  /// What the teacher sees of each task: "code", "nl", "spec", "nl+spec", "kernelbench". Default code.
-  std::string view = "code";
+  /// What the teacher sees of each task, one or more of "code", "nl", "spec", "nl+spec", "kernelbench":
+  /// every task is run under each view. Default {"code"}.
+  std::vector<std::string> views = {"code"};
   /// Sampling: temperature (unset = the server's default), output cap, extended thinking budget.
   std::optional<double> temperature;
   int max_tokens = 8192;
