@@ -91,6 +91,9 @@ void AddGpuRunFlags(CLI::App& sub, GpuRunFlags& flags, std::string& arch) {
       ->default_val(30)
       ->check(FiniteRange(0.1, 3600.0), "[0.1, 3600]");
   sub.add_flag("--no-cache", flags.no_cache, "Do not use the on-disk CUBIN cache");
+  sub.add_option("--allow-ops", flags.allow_ops, "Library ops in plans: library (the allowlist) or none")
+      ->default_val("library")
+      ->check(CLI::IsMember({"library", "none"}));
 }
 
 Status ApplyGpuRunFlags(const GpuRunFlags& flags, verify::VerifyOptions& options) {
@@ -100,6 +103,7 @@ Status ApplyGpuRunFlags(const GpuRunFlags& flags, verify::VerifyOptions& options
     return Status::InvalidArgument("--arch " + arch.message());
   if (flags.seed_option != nullptr && flags.seed_option->count() > 0) options.seed = flags.seed;
   options.devices = *devices;
+  options.allow_library_ops = flags.allow_ops == "library";
   options.kernel_timeout = std::chrono::milliseconds(static_cast<int64_t>(flags.kernel_timeout_s * 1000));
   options.compile_timeout = std::chrono::milliseconds(static_cast<int64_t>(flags.compile_timeout_s * 1000));
   options.use_cache = !flags.no_cache;

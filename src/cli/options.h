@@ -44,10 +44,11 @@ struct GpuRunFlags {
   double kernel_timeout_s = 10;
   double compile_timeout_s = 30;
   bool no_cache = false;
+  std::string allow_ops = "library";
 };
 
 /// Adds --seed (digits only: "-1" no longer wraps), --devices, --arch (into `arch`), --kernel-timeout,
-/// --compile-timeout and --no-cache.
+/// --compile-timeout, --no-cache and --allow-ops.
 void AddGpuRunFlags(CLI::App& sub, GpuRunFlags& flags, std::string& arch);
 
 /// Sets the seed (when given), devices, kernel and compile timeouts, cache use and worker program of

@@ -12,6 +12,7 @@
 #include "kforge/common/expr.h"
 #include "kforge/common/hash.h"
 #include "kforge/common/json_fields.h"
+#include "kforge/common/library_ops.h"
 #include "kforge/common/text.h"
 
 namespace kforge::common {
@@ -93,9 +94,87 @@ StatusOr<LaunchArg> ReadArg(const nlohmann::json& value, const std::string& path
   return LaunchArg{LaunchArg::Kind::kTensor, text, 0};
 }
 
+/// A fill value: a number, or "inf", "-inf", "nan".
+StatusOr<double> ReadFillValue(const nlohmann::json& value, const std::string& path) {
+  if (value.is_number()) return value.get<double>();
+  if (value.is_string()) {
+    const std::string text = value.get<std::string>();
+    if (text == "inf") return std::numeric_limits<double>::infinity();
+    if (text == "-inf") return -std::numeric_limits<double>::infinity();
+    if (text == "nan") return std::numeric_limits<double>::quiet_NaN();
+  }
+  return Status::InvalidArgument(path + ": expected a number, \"inf\", \"-inf\" or \"nan\"");
+}
+
+StatusOr<std::string> ReadTensorName(const JsonFields& f, std::string_view key) {
+  KFORGE_ASSIGN_OR_RETURN(std::string name, f.String(key));
+  if (!IsTensorName(name)) return f.Error(key, "expected a tensor name");
+  return name;
+}
+
+StatusOr<LaunchStep> ReadV2Step(const nlohmann::json& value, const JsonFields& f, const std::string& path) {
+  LaunchStep step;
+  if (value.contains("op")) {
+    KFORGE_RETURN_IF_ERROR(f.CheckObject({"op", "args", "out", "attrs"}));
+    step.kind = LaunchStep::Kind::kOp;
+    KFORGE_ASSIGN_OR_RETURN(step.op, f.String("op"));
+    const LibraryOp* op = FindLibraryOp(step.op);
+    if (!op) return f.Error("op", Quote(step.op) + " is not a library op kforge runs (docs/formats.md lists them)");
+    KFORGE_ASSIGN_OR_RETURN(const nlohmann::json* args, f.Get("args"));
+    if (!args->is_array()) return f.Error("args", "expected an array of tensor names");
+    int n = static_cast<int>(args->size());
+    if (n < op->min_tensors || (op->max_tensors >= 0 && n > op->max_tensors) || n > 16) {
+      return f.Error("args", std::string(op->name) + " takes " + std::to_string(op->min_tensors) +
+                                 (op->max_tensors == op->min_tensors ? "" : " to " +
+                                  (op->max_tensors < 0 ? std::string("16") : std::to_string(op->max_tensors))) +
+                                 " tensors, got " + std::to_string(n));
+    }
+    for (size_t i = 0; i < args->size(); ++i) {
+      const nlohmann::json& a = (*args)[i];
+      if (!a.is_string() || !IsTensorName(a.get<std::string>()))
+        return Status::InvalidArgument(Indexed(f.Child("args"), i) + ": expected a tensor name");
+      step.op_args.push_back(a.get<std::string>());
+    }
+    KFORGE_ASSIGN_OR_RETURN(step.op_out, ReadTensorName(f, "out"));
+    if (f.Has("attrs")) {
+      step.op_attrs = value["attrs"];
+      KFORGE_RETURN_IF_ERROR(CheckOpAttrs(*op, step.op_attrs, f.Child("attrs")));
+    }
+    return step;
+  }
+  if (value.contains("fill")) {
+    KFORGE_RETURN_IF_ERROR(f.CheckObject({"fill", "value"}));
+    step.kind = LaunchStep::Kind::kFill;
+    KFORGE_ASSIGN_OR_RETURN(step.fill_target, ReadTensorName(f, "fill"));
+    KFORGE_ASSIGN_OR_RETURN(const nlohmann::json* fill_value, f.Get("value"));
+    KFORGE_ASSIGN_OR_RETURN(step.fill_value, ReadFillValue(*fill_value, f.Child("value")));
+    return step;
+  }
+  KFORGE_RETURN_IF_ERROR(f.CheckObject({"view", "of", "offset", "shape", "dtype"}));
+  step.kind = LaunchStep::Kind::kView;
+  KFORGE_ASSIGN_OR_RETURN(step.view_name, ReadTensorName(f, "view"));
+  KFORGE_ASSIGN_OR_RETURN(step.view_of, ReadTensorName(f, "of"));
+  if (f.Has("offset")) {
+    KFORGE_ASSIGN_OR_RETURN(step.view_offset, ReadExpr(value["offset"], f.Child("offset")));
+  }
+  KFORGE_ASSIGN_OR_RETURN(const nlohmann::json* shape, f.Get("shape"));
+  if (!shape->is_array() || shape->size() > 8) return f.Error("shape", "expected an array of at most 8 sizes");
+  for (size_t i = 0; i < shape->size(); ++i) {
+    KFORGE_ASSIGN_OR_RETURN(std::string dim, ReadExpr((*shape)[i], Indexed(f.Child("shape"), i)));
+    step.view_shape.push_back(std::move(dim));
+  }
+  if (f.Has("dtype")) {
+    KFORGE_ASSIGN_OR_RETURN(step.view_dtype, f.String("dtype"));
+    if (!ParseDType(step.view_dtype)) return f.Error("dtype", "unknown dtype " + Quote(step.view_dtype));
+  }
+  return step;
+}
+
 StatusOr<LaunchStep> ReadStep(const nlohmann::json& value, const std::string& path) {
   JsonFields f(value, path);
   LaunchStep step;
+  if (value.is_object() && (value.contains("op") || value.contains("fill") || value.contains("view")))
+    return ReadV2Step(value, f, path);
   if (value.is_object() && value.contains("memset")) {
     KFORGE_RETURN_IF_ERROR(f.CheckObject({"memset", "value"}));
     step.kind = LaunchStep::Kind::kMemset;
@@ -243,8 +322,9 @@ StatusOr<Solution> SolutionFromJson(const nlohmann::json& json, const std::strin
   status = [&]() -> Status {
     if (f.Has("schema")) {
       KFORGE_ASSIGN_OR_RETURN(std::string schema, f.String("schema"));
-      if (schema != kSolutionSchema) {
-        return f.Error("schema", "expected \"" + std::string(kSolutionSchema) + "\", got " + Quote(schema));
+      if (schema != kSolutionSchema && schema != kSolutionSchemaV2) {
+        return f.Error("schema", "expected \"" + std::string(kSolutionSchema) + "\" or \"" +
+                                     std::string(kSolutionSchemaV2) + "\", got " + Quote(schema));
       }
     }
     KFORGE_ASSIGN_OR_RETURN(solution.task, f.StringOr("task", ""));
@@ -297,11 +377,42 @@ StatusOr<Solution> ParseSolutionText(std::string_view text, const std::string& w
   return solution;
 }
 
+bool UsesPlanV2(const Solution& solution) {
+  for (const LaunchStep& step : solution.launches)
+    if (step.kind != LaunchStep::Kind::kKernel && step.kind != LaunchStep::Kind::kMemset) return true;
+  return false;
+}
+
+namespace {
+
+nlohmann::json FillValueToJson(double value) {
+  if (std::isnan(value)) return "nan";
+  if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
+  return value;
+}
+
+}  // namespace
+
 nlohmann::json SolutionToJson(const Solution& solution) {
   nlohmann::json launches = nlohmann::json::array();
   for (const LaunchStep& step : solution.launches) {
     if (step.kind == LaunchStep::Kind::kMemset) {
       launches.push_back({{"memset", step.memset_target}, {"value", step.memset_value}});
+      continue;
+    }
+    if (step.kind == LaunchStep::Kind::kOp) {
+      launches.push_back({{"op", step.op}, {"args", step.op_args}, {"out", step.op_out}, {"attrs", step.op_attrs}});
+      continue;
+    }
+    if (step.kind == LaunchStep::Kind::kFill) {
+      launches.push_back({{"fill", step.fill_target}, {"value", FillValueToJson(step.fill_value)}});
+      continue;
+    }
+    if (step.kind == LaunchStep::Kind::kView) {
+      nlohmann::json view = {{"view", step.view_name}, {"of", step.view_of}, {"offset", step.view_offset},
+                             {"shape", step.view_shape}};
+      if (!step.view_dtype.empty()) view["dtype"] = step.view_dtype;
+      launches.push_back(std::move(view));
       continue;
     }
     nlohmann::json args = nlohmann::json::array();
@@ -321,7 +432,7 @@ nlohmann::json SolutionToJson(const Solution& solution) {
     scratch.push_back({{"name", buffer.name}, {"dtype", buffer.dtype}, {"shape", buffer.shape}});
   }
   nlohmann::json json = nlohmann::json::object();
-  json["schema"] = kSolutionSchema;
+  json["schema"] = UsesPlanV2(solution) ? kSolutionSchemaV2 : kSolutionSchema;
   json["task"] = solution.task;
   json["source"] = solution.source;
   json["launches"] = launches;

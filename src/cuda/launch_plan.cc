@@ -173,8 +173,74 @@ Status AddScratch(const common::Solution& solution, const LaunchLimits& limits, 
   return Status::Ok();
 }
 
-StatusOr<ResolvedPlan> ResolvePlan(const common::Solution& solution, const PlanEnv& env,
+namespace {
+
+StatusOr<OpOperand> Operand(const PlanEnv& env, const std::string& name, const std::string& path, bool write) {
+  auto it = env.tensors.find(name);
+  if (it == env.tensors.end()) return Status::InvalidArgument(path + ": unknown tensor \"" + name + "\"");
+  if (write && !it->second.writable) return Status::InvalidArgument(path + ": \"" + name + "\" is read-only");
+  return OpOperand{name, it->second.dtype, it->second.shape};
+}
+
+/// Resolves an op, fill or view step; a view adds its name to `env`.
+Status ResolveV2Step(const LaunchStep& step, const std::string& path, const common::ExprEnv& eval_env,
+                     const LaunchLimits& limits, PlanEnv& env, ResolvedStep& out) {
+  if (step.kind == LaunchStep::Kind::kOp) {
+    if (!limits.allow_library_ops)
+      return Status::InvalidArgument(path + ".op: library ops are not allowed here (--allow-ops none)");
+    out.op = step.op;
+    out.op_attrs = step.op_attrs;
+    for (size_t a = 0; a < step.op_args.size(); ++a) {
+      KFORGE_ASSIGN_OR_RETURN(OpOperand arg,
+                              Operand(env, step.op_args[a], path + ".args[" + std::to_string(a) + "]", false));
+      out.op_args.push_back(std::move(arg));
+    }
+    KFORGE_ASSIGN_OR_RETURN(out.target, Operand(env, step.op_out, path + ".out", true));
+    return Status::Ok();
+  }
+  if (step.kind == LaunchStep::Kind::kFill) {
+    KFORGE_ASSIGN_OR_RETURN(out.target, Operand(env, step.fill_target, path + ".fill", true));
+    out.fill_value = step.fill_value;
+    return Status::Ok();
+  }
+  // A view: a contiguous window of its base, inside it, possibly with another element type.
+  if (env.tensors.count(step.view_name))
+    return Status::InvalidArgument(path + ".view: \"" + step.view_name + "\" already names a tensor");
+  auto base = env.tensors.find(step.view_of);
+  if (base == env.tensors.end())
+    return Status::InvalidArgument(path + ".of: unknown tensor \"" + step.view_of + "\"");
+  PlanTensor view;
+  view.writable = base->second.writable;
+  view.dtype = step.view_dtype.empty() ? base->second.dtype : *common::ParseDType(step.view_dtype);
+  KFORGE_ASSIGN_OR_RETURN(int64_t offset, Eval(step.view_offset, eval_env, path + ".offset"));
+  if (offset < 0) return Status::InvalidArgument(path + ".offset: negative");
+  uint64_t elements = 1;
+  for (size_t d = 0; d < step.view_shape.size(); ++d) {
+    std::string at = path + ".shape[" + std::to_string(d) + "]";
+    KFORGE_ASSIGN_OR_RETURN(int64_t v, Eval(step.view_shape[d], eval_env, at));
+    if (v < 0 || (v > 0 && elements > (uint64_t{1} << 62) / static_cast<uint64_t>(v)))
+      return Status::InvalidArgument(at + ": " + std::to_string(v) + " is not a usable size");
+    elements *= static_cast<uint64_t>(v);
+    view.shape.push_back(v);
+  }
+  const uint64_t base_bytes = base->second.bytes();
+  const uint64_t start = static_cast<uint64_t>(offset) * common::DTypeSize(base->second.dtype);
+  const uint64_t size = elements * common::DTypeSize(view.dtype);
+  if (start > base_bytes || size > base_bytes - start)
+    return Status::InvalidArgument(path + ": bytes [" + std::to_string(start) + ", " + std::to_string(start + size) +
+                                   ") lie outside \"" + step.view_of + "\" (" + std::to_string(base_bytes) + " bytes)");
+  if (start % common::DTypeSize(view.dtype) != 0)
+    return Status::InvalidArgument(path + ".offset: not aligned to the view's element size");
+  out.view = {step.view_name, step.view_of, static_cast<size_t>(start)};
+  env.tensors[step.view_name] = std::move(view);
+  return Status::Ok();
+}
+
+}  // namespace
+
+StatusOr<ResolvedPlan> ResolvePlan(const common::Solution& solution, const PlanEnv& task_env,
                                    const LaunchLimits& limits) {
+  PlanEnv env = task_env;  // views add names as the plan goes
   common::ExprEnv eval_env = ExprEnvFor(env);
   ResolvedPlan plan;
   for (size_t i = 0; i < solution.launches.size(); ++i) {
@@ -182,6 +248,13 @@ StatusOr<ResolvedPlan> ResolvePlan(const common::Solution& solution, const PlanE
     std::string path = StepPath(i);
     ResolvedStep out;
     out.kind = step.kind;
+    if (step.kind == LaunchStep::Kind::kOp || step.kind == LaunchStep::Kind::kFill ||
+        step.kind == LaunchStep::Kind::kView) {
+      KFORGE_RETURN_IF_ERROR(ResolveV2Step(step, path, eval_env, limits, env, out));
+      plan.has_library_steps |= step.kind != LaunchStep::Kind::kView;
+      plan.steps.push_back(std::move(out));
+      continue;
+    }
     if (step.kind == LaunchStep::Kind::kMemset) {
       auto it = env.tensors.find(step.memset_target);
       if (it == env.tensors.end()) {
@@ -230,9 +303,10 @@ StatusOr<ResolvedPlan> ResolvePlan(const common::Solution& solution, const PlanE
 StatusOr<BoundPlan> BoundPlan::Bind(const ResolvedPlan& plan, const KernelLibrary& library) {
   BoundPlan bound;
   bound.plan_ = plan;
+  for (const ResolvedStep& step : plan.steps) bound.has_views_ |= step.kind == LaunchStep::Kind::kView;
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     const ResolvedStep& step = plan.steps[i];
-    if (step.kind == LaunchStep::Kind::kMemset) {
+    if (step.kind != LaunchStep::Kind::kKernel) {
       bound.kernels_.push_back(nullptr);
       continue;
     }
@@ -261,16 +335,46 @@ StatusOr<BoundPlan> BoundPlan::Bind(const ResolvedPlan& plan, const KernelLibrar
   return bound;
 }
 
-Status BoundPlan::Run(cudaStream_t stream, const std::map<std::string, void*>& pointers) const {
-  for (size_t i = 0; i < plan_.steps.size(); ++i) {
+Status BoundPlan::Run(cudaStream_t stream, const std::map<std::string, void*>& pointers, const OpRunner* ops) const {
+  if (!has_views_) {  // the common case: no copy of the pointer map
+    for (size_t i = 0; i < plan_.steps.size(); ++i) KFORGE_RETURN_IF_ERROR(RunStep(i, stream, pointers, ops));
+    return Status::Ok();
+  }
+  std::map<std::string, void*> with_views = pointers;
+  return RunSteps(0, plan_.steps.size(), stream, with_views, ops);
+}
+
+Status BoundPlan::RunSteps(size_t first, size_t last, cudaStream_t stream, std::map<std::string, void*>& pointers,
+                           const OpRunner* ops) const {
+  for (size_t i = first; i < last && i < plan_.steps.size(); ++i) {
     const ResolvedStep& step = plan_.steps[i];
+    if (step.kind == LaunchStep::Kind::kView) {
+      pointers[step.view.name] = static_cast<char*>(pointers.at(step.view.base)) + step.view.byte_offset;
+      continue;
+    }
+    KFORGE_RETURN_IF_ERROR(RunStep(i, stream, pointers, ops));
+  }
+  return Status::Ok();
+}
+
+Status BoundPlan::RunStep(size_t i, cudaStream_t stream, const std::map<std::string, void*>& pointers,
+                          const OpRunner* ops) const {
+  {
+    const ResolvedStep& step = plan_.steps[i];
+    if (step.kind == LaunchStep::Kind::kView) return Status::Ok();  // applied by RunSteps
+    if (step.kind == LaunchStep::Kind::kOp || step.kind == LaunchStep::Kind::kFill) {
+      if (!ops) return Status::Unavailable(StepPath(i) + ": library ops need kforge's worker");
+      Status ran = ops->Run(step, pointers, stream);
+      if (!ran.ok()) return Status::Unavailable(StepPath(i) + ": " + ran.message());
+      return Status::Ok();
+    }
     if (step.kind == LaunchStep::Kind::kMemset) {
       cudaError_t error =
           cudaMemsetAsync(pointers.at(step.memset_target), step.memset_byte, step.memset_bytes, stream);
       if (error != cudaSuccess) {
         return Status::Unavailable(StepPath(i) + ": memset failed: " + cudaGetErrorName(error));
       }
-      continue;
+      return Status::Ok();
     }
     std::vector<void*> values(step.args.size());
     std::vector<uint64_t> storage(step.args.size());

@@ -72,7 +72,7 @@ class TimedCandidate {
 
   void Use(std::vector<CandidateBuffers>* sets) { sets_ = sets; }
 
-  Status Run(cudaStream_t stream) { return candidate_.plan.Run(stream, (*sets_)[next_].pointers()); }
+  Status Run(cudaStream_t stream) { return candidate_.Run(stream, (*sets_)[next_].pointers()); }
 
   /// Guards intact and outputs within tolerance; then poisons the outputs for the next run.
   Status Check(cudaStream_t stream) {
@@ -153,7 +153,7 @@ nlohmann::json RunBenchOrFail(GpuChecker& state, const nlohmann::json& request, 
     auto loaded = cuda::KernelLibrary::Load(*cubin);
     if (!loaded.ok()) return Fail(VerdictStatus::kLaunchError, "cannot load the CUBIN: " + loaded.status().message());
     library = std::move(*loaded);
-    auto ready = PrepareCandidate(task, variant, *solution, *library, cuda::LimitsFor(device));
+    auto ready = PrepareCandidate(task, variant, *solution, *library, cuda::LimitsFor(device), device.index);
     if (!ready.ok()) return Fail(VerdictStatus::kInvalidSolution, ready.status().message());
     prepared = std::move(*ready);
     memory = prepared->memory;

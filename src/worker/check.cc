@@ -185,7 +185,7 @@ class VariantTrials {
     if (cudaDeviceSynchronize() != cudaSuccess)
       return Failure{VerdictStatus::kCrash, "device error before launch", true};
     clock_.Charge("poison");
-    if (Status launched = candidate_.plan.Run(stream_, buffers_.pointers()); !launched.ok()) {
+    if (Status launched = candidate_.Run(stream_, buffers_.pointers()); !launched.ok()) {
       cudaGetLastError();
       bool healthy = cudaDeviceSynchronize() == cudaSuccess;
       return Failure{healthy ? VerdictStatus::kLaunchError : VerdictStatus::kCrash, launched.message(), !healthy};
@@ -392,7 +392,7 @@ GpuCheckResult GpuChecker::CheckOrFail(const GpuCheckRequest& request) {
   for (size_t v = 0; v < task.variants.size(); ++v) {
     const common::Variant& variant = task.variants[v];
     std::string where = task.variants.size() > 1 ? " (variant " + variant.name + ")" : "";
-    auto prepared = PrepareCandidate(task, variant, request.solution, **library, limits);
+    auto prepared = PrepareCandidate(task, variant, request.solution, **library, limits, device_.index);
     if (!prepared.ok()) return fail({VerdictStatus::kInvalidSolution, prepared.status().message()}, where);
 
     bool scratch_only = false;
@@ -435,6 +435,12 @@ GpuCheckResult GpuChecker::CheckOrFail(const GpuCheckRequest& request) {
           }
           return fail(*failure, where);
         }
+      }
+      if (v == 0) {
+        result.plan_split = TimePlanSplit(*prepared, buffers->pointers(), owned_stream->get());
+        // Library ops that do all the work are PyTorch again, not a kernel: say so.
+        if (!result.plan_split.is_null())
+          result.checks["library_ops"] = result.plan_split.value("ops_fraction", 0.0) > 0.9 ? "most_time" : "some_time";
       }
     }
     int64_t variant_peak = reference::DeviceMemoryOf(device_.index).peak_bytes - baseline;

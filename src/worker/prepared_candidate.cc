@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "kforge/cuda/guarded_buffer.h"
+#include "kforge/reference/library_ops.h"
 #include "kforge/verify/plan_env.h"
 
 namespace kforge::worker {
@@ -52,15 +53,58 @@ std::string FormatBytes(int64_t bytes) {
   return text;
 }
 
+Status TorchOpRunner::Run(const cuda::ResolvedStep& step, const std::map<std::string, void*>& pointers,
+                          cudaStream_t stream) const {
+  auto ref = [&pointers](const cuda::OpOperand& operand) {
+    return reference::DeviceTensorRef{pointers.at(operand.tensor), operand.dtype, operand.shape};
+  };
+  if (step.kind == common::LaunchStep::Kind::kFill) return reference::FillTensor(ref(step.target), step.fill_value, device_, stream);
+  std::vector<reference::DeviceTensorRef> args;
+  for (const cuda::OpOperand& arg : step.op_args) args.push_back(ref(arg));
+  return reference::RunLibraryOp(step.op, args, step.op_attrs, ref(step.target), device_, stream);
+}
+
+nlohmann::json TimePlanSplit(const PreparedCandidate& candidate, const std::map<std::string, void*>& pointers,
+                             cudaStream_t stream) {
+  const cuda::ResolvedPlan& plan = candidate.plan.plan();
+  if (!plan.has_library_steps) return nullptr;
+  std::vector<cudaEvent_t> events(plan.steps.size() + 1);
+  for (cudaEvent_t& e : events) cudaEventCreate(&e);
+  std::map<std::string, void*> with_views = pointers;
+  Status ran = Status::Ok();
+  cudaEventRecord(events[0], stream);
+  for (size_t i = 0; i < plan.steps.size() && ran.ok(); ++i) {
+    ran = candidate.plan.RunSteps(i, i + 1, stream, with_views, &candidate.ops);
+    cudaEventRecord(events[i + 1], stream);
+  }
+  nlohmann::json split = nullptr;
+  if (ran.ok() && cudaStreamSynchronize(stream) == cudaSuccess) {
+    double kernels = 0, ops = 0;
+    for (size_t i = 0; i < plan.steps.size(); ++i) {
+      float ms = 0;
+      cudaEventElapsedTime(&ms, events[i], events[i + 1]);
+      auto kind = plan.steps[i].kind;
+      if (kind == common::LaunchStep::Kind::kOp || kind == common::LaunchStep::Kind::kFill) {
+        ops += ms;
+      } else {
+        kernels += ms;
+      }
+    }
+    split = {{"kernels_ms", kernels}, {"ops_ms", ops}, {"ops_fraction", kernels + ops > 0 ? ops / (kernels + ops) : 0}};
+  }
+  for (cudaEvent_t& e : events) cudaEventDestroy(e);
+  return split;
+}
+
 StatusOr<PreparedCandidate> PrepareCandidate(const common::Task& task, const common::Variant& variant,
                                              const common::Solution& solution, const cuda::KernelLibrary& library,
-                                             const cuda::LaunchLimits& limits) {
+                                             const cuda::LaunchLimits& limits, int device) {
   KFORGE_ASSIGN_OR_RETURN(cuda::PlanEnv env, verify::PlanEnvFor(task, variant));
   KFORGE_RETURN_IF_ERROR(cuda::AddScratch(solution, limits, env));
   KFORGE_ASSIGN_OR_RETURN(cuda::ResolvedPlan resolved, cuda::ResolvePlan(solution, env, limits));
   KFORGE_ASSIGN_OR_RETURN(cuda::BoundPlan bound, cuda::BoundPlan::Bind(resolved, library));
   MemoryPlan memory = PlanMemory(task, env);
-  return PreparedCandidate{std::move(env), std::move(bound), memory};
+  return PreparedCandidate{std::move(env), std::move(bound), memory, TorchOpRunner(device)};
 }
 
 }  // namespace kforge::worker

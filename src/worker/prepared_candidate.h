@@ -42,15 +42,37 @@ MemoryPlan PlanMemory(const common::Task& task, const cuda::PlanEnv& env);
 /// "6.40 GiB".
 std::string FormatBytes(int64_t bytes);
 
+/// Runs a plan's library-op and fill steps with LibTorch on the worker's device.
+class TorchOpRunner : public cuda::OpRunner {
+ public:
+  explicit TorchOpRunner(int device) : device_(device) {}
+  Status Run(const cuda::ResolvedStep& step, const std::map<std::string, void*>& pointers,
+             cudaStream_t stream) const override;
+
+ private:
+  int device_;
+};
+
 struct PreparedCandidate {
-  cuda::PlanEnv env;  ///< Every tensor the plan names, scratch included.
+  cuda::PlanEnv env;  ///< Every tensor the plan names, scratch included (views are not: they own nothing).
   cuda::BoundPlan plan;
   MemoryPlan memory;
+  TorchOpRunner ops;
+
+  /// Enqueues the whole plan on `stream` over the tensors at `pointers`.
+  Status Run(cudaStream_t stream, const std::map<std::string, void*>& pointers) const {
+    return plan.Run(stream, pointers, &ops);
+  }
 };
+
+/// How the plan's GPU time splits between kforge-compiled kernels and library ops, from one run timed
+/// step by step: {"kernels_ms", "ops_ms", "ops_fraction"}. Null when the plan has no library steps.
+nlohmann::json TimePlanSplit(const PreparedCandidate& candidate, const std::map<std::string, void*>& pointers,
+                             cudaStream_t stream);
 
 /// Resolves and binds `solution` for `variant`. Every error is the solution's (invalid_solution).
 StatusOr<PreparedCandidate> PrepareCandidate(const common::Task& task, const common::Variant& variant,
                                              const common::Solution& solution, const cuda::KernelLibrary& library,
-                                             const cuda::LaunchLimits& limits);
+                                             const cuda::LaunchLimits& limits, int device);
 
 }  // namespace kforge::worker

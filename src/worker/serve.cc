@@ -68,7 +68,7 @@ nlohmann::json Handle(GpuChecker& checker, const cuda::DeviceInfo& device, const
     GpuCheckResult result = checker.Check(*check);
     double gpu_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     must_exit = result.worker_must_exit;
-    return {{"status", common::VerdictStatusName(result.status)},
+    nlohmann::json reply = {{"status", common::VerdictStatusName(result.status)},
             {"message", result.message},
             {"trials", result.trials},
             {"checks", result.checks},
@@ -77,6 +77,9 @@ nlohmann::json Handle(GpuChecker& checker, const cuda::DeviceInfo& device, const
              {{"gpu_ms", gpu_ms}, {"reference_load_ms", result.reference_load_ms}, {"phases_ms", result.phases_ms}}},
             {"memory", result.memory},
             {"exiting", must_exit}};
+    // Where the plan's GPU time went, when it calls library ops between its kernels.
+    if (!result.plan_split.is_null()) reply["timing"]["plan_split"] = result.plan_split;
+    return reply;
   }
   if (op == "bench") {
     nlohmann::json reply = RunBench(checker, request, must_exit);

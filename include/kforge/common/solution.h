@@ -1,5 +1,5 @@
 // Solution: what a model writes — CUDA source plus the launch plan that runs it
-// (format in docs/formats.md, schema kforge.solution/1).
+// (format in docs/formats.md, schemas kforge.solution/1 and /2: /2 adds library ops, fills and views).
 #pragma once
 
 #include <cstdint>
@@ -14,6 +14,8 @@
 namespace kforge::common {
 
 inline constexpr std::string_view kSolutionSchema = "kforge.solution/1";
+/// Plans with op, fill or view steps.
+inline constexpr std::string_view kSolutionSchemaV2 = "kforge.solution/2";
 /// Largest accepted `source`, in bytes.
 inline constexpr size_t kMaxSourceBytes = 256 * 1024;
 
@@ -27,7 +29,13 @@ struct LaunchArg {
 
 /// One step of the launch plan, run in order on one stream.
 struct LaunchStep {
-  enum class Kind { kKernel, kMemset };
+  enum class Kind {
+    kKernel,
+    kMemset,
+    kOp,    ///< a library op (common/library_ops.h) writing into `op_out`
+    kFill,  ///< every element of `fill_target` set to `fill_value`
+    kView,  ///< declares `view_name`: a window of `view_of` for later steps
+  };
   Kind kind = Kind::kKernel;
   std::string kernel;                             ///< Kernel name (kKernel); see IsKernelName.
   std::vector<std::string> grid{"1", "1", "1"};   ///< Always three expressions.
@@ -36,6 +44,17 @@ struct LaunchStep {
   std::vector<LaunchArg> args;
   std::string memset_target;  ///< Tensor name (kMemset).
   double memset_value = 0;    ///< Fill value, converted to the tensor's dtype.
+  std::string op;                          ///< kOp: the op's name
+  std::vector<std::string> op_args;        ///< kOp: tensor names, in the op's order
+  nlohmann::json op_attrs = nlohmann::json::object();  ///< kOp: attributes (dim, stride, eps, ...)
+  std::string op_out;                      ///< kOp: the tensor that receives the result
+  std::string fill_target;                 ///< kFill
+  double fill_value = 0;                   ///< kFill: any double, inf and NaN included
+  std::string view_name;                   ///< kView: the new name
+  std::string view_of;                     ///< kView: the tensor it looks into
+  std::string view_offset = "0";           ///< kView: first element, in elements of `view_of` (expression)
+  std::vector<std::string> view_shape;     ///< kView: contiguous shape (expressions)
+  std::string view_dtype;                  ///< kView: reinterpret as this dtype; empty = view_of's
 };
 
 /// A temporary buffer that kforge allocates for the candidate.
@@ -61,7 +80,10 @@ StatusOr<Solution> SolutionFromJson(const nlohmann::json& json, const std::strin
 /// and one ```json block (launches, scratch, options).
 StatusOr<Solution> ParseSolutionText(std::string_view text, const std::string& where);
 
-/// Canonical JSON form (schema first, every field present).
+/// Whether the plan has steps that need kforge.solution/2 (op, fill, view).
+bool UsesPlanV2(const Solution& solution);
+
+/// Canonical JSON form (schema first, every field present); schema /1 unless the plan needs /2.
 nlohmann::json SolutionToJson(const Solution& solution);
 
 /// "sha256:<hex>" of the canonical JSON form: the solution's identity in records and caches.

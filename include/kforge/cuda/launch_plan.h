@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "kforge/common/dtype.h"
 #include "kforge/common/solution.h"
 #include "kforge/common/status.h"
@@ -38,6 +40,7 @@ struct LaunchLimits {
   int max_grid_dims[3] = {2147483647, 65535, 65535};
   size_t max_shared_bytes = 227 * 1024;        ///< Dynamic shared memory per block.
   size_t max_scratch_bytes = size_t{4} << 30;  ///< All scratch buffers together.
+  bool allow_library_ops = true;               ///< Op steps allowed (--allow-ops library).
 };
 
 /// Limits of `device` (kforge caps unchanged).
@@ -52,6 +55,20 @@ struct ResolvedArg {
   size_t size = 8;     ///< Bytes the kernel parameter must have.
 };
 
+/// A tensor as a library op sees it: its name (pointers are looked up by it), dtype and shape.
+struct OpOperand {
+  std::string tensor;
+  common::DType dtype = common::DType::kFloat32;
+  std::vector<int64_t> shape;
+};
+
+/// A view step: `name` points `byte_offset` bytes into `base`.
+struct ResolvedView {
+  std::string name;
+  std::string base;
+  size_t byte_offset = 0;
+};
+
 struct ResolvedStep {
   common::LaunchStep::Kind kind = common::LaunchStep::Kind::kKernel;
   std::string kernel;
@@ -61,10 +78,28 @@ struct ResolvedStep {
   std::string memset_target;
   uint8_t memset_byte = 0;
   size_t memset_bytes = 0;
+  std::string op;                  ///< kOp
+  std::vector<OpOperand> op_args;  ///< kOp
+  nlohmann::json op_attrs;         ///< kOp
+  OpOperand target;                ///< kOp: the output; kFill: the tensor filled
+  double fill_value = 0;           ///< kFill
+  ResolvedView view;               ///< kView
 };
 
 struct ResolvedPlan {
   std::vector<ResolvedStep> steps;
+  /// Whether any step is a library op or a fill (they need an OpRunner).
+  bool has_library_steps = false;
+};
+
+/// Runs the op and fill steps of a plan. kforge's worker gives one backed by LibTorch; the launch
+/// plan itself only knows kernels and memsets.
+class OpRunner {
+ public:
+  virtual ~OpRunner() = default;
+  /// Enqueues `step` on `stream`; `pointers` maps every tensor name (views included) to its address.
+  virtual Status Run(const ResolvedStep& step, const std::map<std::string, void*>& pointers,
+                     cudaStream_t stream) const = 0;
 };
 
 /// Checks every name, expression and limit. Errors name the step: `launches[1].grid[0]: ...`.
@@ -75,13 +110,23 @@ StatusOr<ResolvedPlan> ResolvePlan(const common::Solution& solution, const PlanE
 class BoundPlan {
  public:
   static StatusOr<BoundPlan> Bind(const ResolvedPlan& plan, const KernelLibrary& library);
-  /// Enqueues every step on `stream`; `pointers` maps tensor names to device addresses.
+  /// Enqueues every step on `stream`; `pointers` maps tensor names to device addresses (views are
+  /// added here). `ops` runs op and fill steps; a plan with such steps and no runner fails.
   /// A failed launch (bad configuration, too many resources) is returned; the stream is not synchronised.
-  Status Run(cudaStream_t stream, const std::map<std::string, void*>& pointers) const;
+  Status Run(cudaStream_t stream, const std::map<std::string, void*>& pointers, const OpRunner* ops = nullptr) const;
+  /// Runs steps [first, last) only (to time them one by one); same contract as Run.
+  Status RunSteps(size_t first, size_t last, cudaStream_t stream, std::map<std::string, void*>& pointers,
+                  const OpRunner* ops) const;
+  size_t step_count() const { return plan_.steps.size(); }
+  const ResolvedPlan& plan() const { return plan_; }
 
  private:
+  Status RunStep(size_t i, cudaStream_t stream, const std::map<std::string, void*>& pointers,
+                 const OpRunner* ops) const;
+
   ResolvedPlan plan_;
-  std::vector<cudaKernel_t> kernels_;  ///< Per step; null for memsets.
+  std::vector<cudaKernel_t> kernels_;  ///< Per step; null for steps that are not kernels.
+  bool has_views_ = false;
 };
 
 }  // namespace kforge::cuda

@@ -54,6 +54,8 @@ struct VerifyOptions {
   std::chrono::milliseconds kernel_timeout{10000};
   /// Longest one compile may take. Default 30 s.
   std::chrono::milliseconds compile_timeout{30000};
+  /// Plans may call library ops (plan v2 `op` and `fill` steps): --allow-ops library (true) or none.
+  bool allow_library_ops = true;
   /// Use the on-disk CUBIN cache. Default true.
   bool use_cache = true;
   /// Compile threads; 0 means one per core.

@@ -1,0 +1,46 @@
+// Library ops a launch plan may call between its kernels (plan v2, `{"op": ...}` steps): the allowlist,
+// each op's tensor arguments and the attributes it takes. The worker runs them with LibTorch on the
+// candidate's stream; everything here is checked before anything runs.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "kforge/common/status.h"
+
+namespace kforge::common {
+
+/// Kinds of attribute values.
+enum class OpAttrKind {
+  kInt,      ///< an integer
+  kInts,     ///< an integer or a list of integers (dims, stride, padding, ...)
+  kNumber,   ///< a number (eps, alpha, ...)
+  kBool,
+};
+
+struct OpAttr {
+  std::string_view name;
+  OpAttrKind kind;
+};
+
+struct LibraryOp {
+  std::string_view name;  ///< as in torch: "linear", "conv2d", "softmax", ...
+  int min_tensors;        ///< tensor arguments, in torch's order
+  int max_tensors;        ///< -1: any number (cat, stack)
+  std::vector<OpAttr> attrs;
+  std::string_view what;  ///< one line, for docs and errors
+};
+
+/// Every op a plan may call, in a stable order.
+const std::vector<LibraryOp>& LibraryOps();
+
+/// The op called `name`, or nullptr.
+const LibraryOp* FindLibraryOp(std::string_view name);
+
+/// Checks `attrs` (a JSON object) against `op`: known names and value kinds. Errors name `path`.
+Status CheckOpAttrs(const LibraryOp& op, const nlohmann::json& attrs, const std::string& path);
+
+}  // namespace kforge::common
