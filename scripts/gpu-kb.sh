@@ -2,7 +2,8 @@
 # On a GPU machine, after scripts/gpu-test.sh has built kforge: KernelBench at its real sizes.
 #   1. import KernelBench (levels from $KFORGE_KB_LEVELS, default 1,2,3) with CUDA packages;
 #   2. `kforge tasks check` over every imported problem (pass/fail, peak memory against footprint);
-#   3. `kforge generate` with a replay teacher (examples/teacher/kernelbench_level1.jsonl) on level-1 tasks;
+#   3. plan v2 (a library GEMM and a fused epilogue) verified and benched on level2/76_Gemm_Add_ReLU;
+#   3b. `kforge generate` with a replay teacher (examples/teacher/kernelbench_level1.jsonl) on level-1 tasks;
 #   4. scripts/bench-generate.sh (64 episodes in flight against a fake teacher) unless KFORGE_KB_GENBENCH=0;
 #   5. scripts/bench_kb_scale.py (cold verify, batch throughput, phase split) unless KFORGE_KB_BENCH=0.
 # Usage: scripts/gpu-kb.sh KERNELBENCH_DIR (a KernelBench checkout holding level1/ ...). Logs go to $OUT or
@@ -29,6 +30,21 @@ build/kforge tasks check "$root" ${KFORGE_KB_FILTER:+--filter "$KFORGE_KB_FILTER
 echo "exit $?, took $(( $(date +%s) - start )) s"
 grep -v "^ok " "$out/tasks-check.txt" | head -40
 cat "$out/tasks-check.err" | tail -3
+
+step "plan v2 on level 2 at its real size: the GEMM as a library op, a fused bias+ReLU kernel"
+mkdir -p "$out/kb-l2/level2" && cp "$kb/level2/76_Gemm_Add_ReLU.py" "$out/kb-l2/level2/"
+build/kforge tasks import kernelbench "$out/kb-l2" --levels 2 --out "$root" --device cuda >"$out/import-l2.log" 2>&1 ||
+  { tail -3 "$out/import-l2.log"; fail=1; }
+build/kforge verify --tasks "$root" examples/plan_v2/kb_level2_76_gemm_add_relu.json >"$out/plan-v2.jsonl" 2>"$out/plan-v2.err" || fail=1
+cat "$out/plan-v2.err"
+python3 -c "
+import json
+for l in open('$out/plan-v2.jsonl'):
+    v = json.loads(l)
+    print(v['task'], v['status'], v['message'][:200], 'plan_split', v['timing'].get('plan_split'), 'library_ops', v['checks'].get('library_ops'), 'peak/budget', v['memory'] and (v['memory']['peak_device_bytes'], v['memory']['budget_bytes']))
+"
+build/kforge bench --max-time 3 --tasks "$root" examples/plan_v2/kb_level2_76_gemm_add_relu.json >"$out/plan-v2-bench.jsonl" 2>"$out/plan-v2-bench.err" || fail=1
+cat "$out/plan-v2-bench.err"
 
 step "generate at real sizes (replay teacher, level 1)"
 start=$(date +%s)

@@ -76,7 +76,7 @@ TEST(SolutionTest, RejectsBadInputWithPath) {
   const Case cases[] = {
       {"{\"source\": ", "sol.json: line 1, column 12: malformed JSON"},
       {with("\"options\"", "\"optoins\""), "sol.json: optoins: unknown field"},
-      {with("kforge.solution/1", "kforge.solution/2"), "sol.json: schema: expected \"kforge.solution/1\""},
+      {with("kforge.solution/1", "kforge.solution/3"), "sol.json: schema: expected \"kforge.solution/1\" or \"kforge.solution/2\""},
       {with("\"cdiv(numel(x), 256)\"", "\"cdiv(numel(x), \""),
        "sol.json: launches[1].grid[0]: in \"cdiv(numel(x), \""},
       {with("[256, 1, 1]", "[256, 1, 1, 1]"), "launches[1].block: expected 1 to 3 sizes"},
