@@ -35,7 +35,8 @@ step "plan v2 on level 2 at its real size: the GEMM as a library op, a fused bia
 mkdir -p "$out/kb-l2/level2" && cp "$kb/level2/76_Gemm_Add_ReLU.py" "$out/kb-l2/level2/"
 build/kforge tasks import kernelbench "$out/kb-l2" --levels 2 --out "$root" --device cuda >"$out/import-l2.log" 2>&1 ||
   { tail -3 "$out/import-l2.log"; fail=1; }
-build/kforge verify --tasks "$root" examples/plan_v2/kb_level2_76_gemm_add_relu.json >"$out/plan-v2.jsonl" 2>"$out/plan-v2.err" || fail=1
+build/kforge verify --tasks "$root" examples/plan_v2/kb_level2_76_gemm_add_relu.json \
+  examples/plan_v2/kb_level1_37_frobenius_item.json >"$out/plan-v2.jsonl" 2>"$out/plan-v2.err" || fail=1
 cat "$out/plan-v2.err"
 python3 -c "
 import json

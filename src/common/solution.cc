@@ -63,10 +63,26 @@ StatusOr<std::vector<std::string>> ReadDims(const nlohmann::json& value, const s
   return dims;
 }
 
+/// `item:NAME` or `item:NAME[EXPR]`.
+StatusOr<LaunchArg> ReadItemArg(const std::string& text, const std::string& path) {
+  LaunchArg arg{LaunchArg::Kind::kItem, text.substr(5), 0};
+  size_t open = arg.text.find('[');
+  if (open != std::string::npos) {
+    if (arg.text.back() != ']') return Status::InvalidArgument(path + ": expected item:NAME[INDEX]");
+    arg.index = arg.text.substr(open + 1, arg.text.size() - open - 2);
+    arg.text.resize(open);
+    Status syntax = ParseExpr(arg.index);
+    if (!syntax.ok()) return Status::InvalidArgument(path + ": " + syntax.message());
+  }
+  if (!IsTensorName(arg.text)) return Status::InvalidArgument(path + ": " + Quote(arg.text) + " is not a tensor name");
+  return arg;
+}
+
 StatusOr<LaunchArg> ReadArg(const nlohmann::json& value, const std::string& path) {
   if (!value.is_string())
     return Status::InvalidArgument(path + ": expected a string, got " + JsonTypeName(value));
   std::string text = value.get<std::string>();
+  if (text.rfind("item:", 0) == 0) return ReadItemArg(text, path);
   for (const ScalarPrefix& p : kScalarPrefixes) {
     if (text.rfind(p.prefix, 0) != 0) continue;
     LaunchArg arg{p.kind, text.substr(p.prefix.size()), 0};
@@ -89,7 +105,7 @@ StatusOr<LaunchArg> ReadArg(const nlohmann::json& value, const std::string& path
   if (!IsTensorName(text)) {
     return Status::InvalidArgument(
         path + ": " + Quote(text) +
-        " is neither a tensor name nor a typed scalar (i32:, i64:, u32:, u64:, f32:, f64:)");
+        " is neither a tensor name nor a typed scalar (i32:, i64:, u32:, u64:, f32:, f64:, item:)");
   }
   return LaunchArg{LaunchArg::Kind::kTensor, text, 0};
 }
@@ -378,8 +394,11 @@ StatusOr<Solution> ParseSolutionText(std::string_view text, const std::string& w
 }
 
 bool UsesPlanV2(const Solution& solution) {
-  for (const LaunchStep& step : solution.launches)
+  for (const LaunchStep& step : solution.launches) {
     if (step.kind != LaunchStep::Kind::kKernel && step.kind != LaunchStep::Kind::kMemset) return true;
+    for (const LaunchArg& arg : step.args)
+      if (arg.kind == LaunchArg::Kind::kItem) return true;
+  }
   return false;
 }
 
@@ -417,9 +436,10 @@ nlohmann::json SolutionToJson(const Solution& solution) {
     }
     nlohmann::json args = nlohmann::json::array();
     for (const LaunchArg& arg : step.args) {
-      static constexpr std::array<const char*, 7> kPrefix = {
-          "", "i32:", "i64:", "u32:", "u64:", "f32:", "f64:"};
-      args.push_back(kPrefix[static_cast<int>(arg.kind)] + arg.text);
+      static constexpr std::array<const char*, 8> kPrefix = {
+          "", "i32:", "i64:", "u32:", "u64:", "f32:", "f64:", "item:"};
+      std::string index = arg.kind == LaunchArg::Kind::kItem && arg.index != "0" ? "[" + arg.index + "]" : "";
+      args.push_back(kPrefix[static_cast<int>(arg.kind)] + arg.text + index);
     }
     launches.push_back({{"kernel", step.kernel},
                         {"grid", step.grid},

@@ -67,12 +67,25 @@ StatusOr<ResolvedArg> ResolveArg(const LaunchArg& arg, const PlanEnv& env, const
       float f = static_cast<float>(arg.number);
       uint32_t bits;
       std::memcpy(&bits, &f, 4);
-      return ResolvedArg{"", bits, 4};
+      return ResolvedArg{"", "", 0, bits, 4};
     }
     case LaunchArg::Kind::kF64: {
       uint64_t bits;
       std::memcpy(&bits, &arg.number, 8);
-      return ResolvedArg{"", bits, 8};
+      return ResolvedArg{"", "", 0, bits, 8};
+    }
+    case LaunchArg::Kind::kItem: {
+      auto it = env.tensors.find(arg.text);
+      if (it == env.tensors.end()) return Status::InvalidArgument(path + ": unknown tensor \"" + arg.text + "\"");
+      KFORGE_ASSIGN_OR_RETURN(int64_t index, Eval(arg.index, eval_env, path));
+      int64_t numel = 1;
+      for (int64_t d : it->second.shape) numel *= d;
+      if (index < 0 || index >= numel)
+        return Status::InvalidArgument(path + ": element " + std::to_string(index) + " is outside \"" + arg.text +
+                                       "\" (" + std::to_string(numel) + " elements)");
+      size_t size = common::DTypeSize(it->second.dtype);
+      if (size > 8) return Status::InvalidArgument(path + ": elements of more than 8 bytes cannot be passed");
+      return ResolvedArg{"", arg.text, static_cast<size_t>(index) * size, 0, size};
     }
     default:
       break;
@@ -84,7 +97,7 @@ StatusOr<ResolvedArg> ResolveArg(const LaunchArg& arg, const PlanEnv& env, const
   int64_t hi = is32 ? (is_signed ? INT32_MAX : int64_t{UINT32_MAX}) : INT64_MAX;
   if (v < lo || v > hi)
     return Status::InvalidArgument(path + ": " + std::to_string(v) + " does not fit the type");
-  return ResolvedArg{"", is32 ? uint64_t(uint32_t(v)) : uint64_t(v), is32 ? size_t{4} : size_t{8}};
+  return ResolvedArg{"", "", 0, is32 ? uint64_t(uint32_t(v)) : uint64_t(v), is32 ? size_t{4} : size_t{8}};
 }
 
 /// The byte that fills a tensor of `dtype` with `value`, when every byte of the value is the same.
@@ -378,15 +391,23 @@ Status BoundPlan::RunStep(size_t i, cudaStream_t stream, const std::map<std::str
     }
     std::vector<void*> values(step.args.size());
     std::vector<uint64_t> storage(step.args.size());
+    bool items = false;
     for (size_t a = 0; a < step.args.size(); ++a) {
       const ResolvedArg& arg = step.args[a];
-      if (!arg.tensor.empty()) {
+      if (!arg.item_tensor.empty()) {  // a device scalar: read after the steps before this one
+        items = true;
+        const char* at = static_cast<const char*>(pointers.at(arg.item_tensor)) + arg.item_offset;
+        if (cudaMemcpyAsync(&storage[a], at, arg.size, cudaMemcpyDeviceToHost, stream) != cudaSuccess)
+          return Status::Unavailable(StepPath(i) + ".args[" + std::to_string(a) + "]: reading the element failed");
+      } else if (!arg.tensor.empty()) {
         std::memcpy(&storage[a], &pointers.at(arg.tensor), sizeof(void*));
       } else {
         storage[a] = arg.bits;
       }
       values[a] = &storage[a];
     }
+    if (items && cudaStreamSynchronize(stream) != cudaSuccess)
+      return Status::Unavailable(StepPath(i) + ": the steps before it failed: " + cudaGetErrorName(cudaGetLastError()));
     cudaError_t error = cudaLaunchKernel(reinterpret_cast<const void*>(kernels_[i]), step.grid, step.block,
                                          values.data(), step.shared_bytes, stream);
     if (error != cudaSuccess) {

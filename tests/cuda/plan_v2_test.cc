@@ -81,6 +81,29 @@ TEST(PlanV2Test, BadStepsAreRefusedWithTheirPath) {
   }
 }
 
+TEST(PlanV2Test, ItemArgumentsReadOneElementOfTheRightSize) {
+  auto plan = Resolve(R"J([{"kernel": "k", "grid": [1], "block": [1], "args": ["item:out0", "item:fc.bias[OUT - 1]"]}])J");
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  const ResolvedArg& first = plan->steps[0].args[0];
+  EXPECT_EQ(first.item_tensor, "out0");
+  EXPECT_EQ(first.item_offset, 0u);
+  EXPECT_EQ(first.size, 4u);
+  EXPECT_EQ(plan->steps[0].args[1].item_offset, 20u);
+  auto outside = Resolve(R"J([{"kernel": "k", "grid": [1], "block": [1], "args": ["item:fc.bias[OUT]"]}])J");
+  ASSERT_FALSE(outside.ok());
+  EXPECT_NE(outside.status().message().find("launches[0].args[0]: element 6 is outside \"fc.bias\""), std::string::npos)
+      << outside.status().message();
+  auto solution = common::ParseSolutionText(
+      R"J({"source": "", "launches": [{"kernel": "k", "grid": [1], "block": [1], "args": ["item:x[3]", "item:x"]}]})J", "s");
+  ASSERT_TRUE(solution.ok());
+  nlohmann::json json = common::SolutionToJson(*solution);
+  EXPECT_EQ(json["schema"], "kforge.solution/2");
+  EXPECT_EQ(json["launches"][0]["args"], nlohmann::json({"item:x[3]", "item:x"}));
+  EXPECT_FALSE(common::ParseSolutionText(
+                   R"J({"source": "", "launches": [{"kernel": "k", "grid": [1], "block": [1], "args": ["item:x[3"]}]})J", "s")
+                   .ok());
+}
+
 TEST(PlanV2Test, AllowOpsNoneRefusesOpsButNotViews) {
   LaunchLimits none;
   none.allow_library_ops = false;

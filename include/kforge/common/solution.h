@@ -19,12 +19,14 @@ inline constexpr std::string_view kSolutionSchemaV2 = "kforge.solution/2";
 /// Largest accepted `source`, in bytes.
 inline constexpr size_t kMaxSourceBytes = 256 * 1024;
 
-/// One kernel argument: a tensor name passed as a device pointer, or a typed scalar.
+/// One kernel argument: a tensor name passed as a device pointer, a typed scalar, or (plan v2) one
+/// element of a tensor read from the device when the step runs (`item:NAME` or `item:NAME[EXPR]`).
 struct LaunchArg {
-  enum class Kind { kTensor, kI32, kI64, kU32, kU64, kF32, kF64 };
+  enum class Kind { kTensor, kI32, kI64, kU32, kU64, kF32, kF64, kItem };
   Kind kind = Kind::kTensor;
-  std::string text;   ///< Tensor name, integer expression, or decimal number (for f32/f64).
+  std::string text;   ///< Tensor name (also of kItem), integer expression, or decimal number (for f32/f64).
   double number = 0;  ///< Parsed value of f32/f64 arguments.
+  std::string index = "0";  ///< kItem: the element's flat index (expression)
 };
 
 /// One step of the launch plan, run in order on one stream.

@@ -51,6 +51,10 @@ Status AddScratch(const common::Solution& solution, const LaunchLimits& limits, 
 
 struct ResolvedArg {
   std::string tensor;  ///< Tensor name, or empty for a scalar.
+  /// kItem: the tensor one element is read from when the step runs, at `item_offset` bytes; the
+  /// value (`size` bytes, the tensor's element) is what the kernel gets.
+  std::string item_tensor;
+  size_t item_offset = 0;
   uint64_t bits = 0;   ///< Scalar value, little-endian in the low `size` bytes.
   size_t size = 8;     ///< Bytes the kernel parameter must have.
 };
