@@ -103,8 +103,8 @@ std::function<nlohmann::json(const verify::AfterCheck&)> Bencher::TimingStage() 
 BenchResult Bencher::Record(const common::Verdict& verdict, const nlohmann::json& after) {
   BenchResult result;
   if (verdict.status != common::VerdictStatus::kOk || after.is_null()) {
-    result = Failed(verdict.task, verdict.solution_hash, std::string(common::VerdictStatusName(verdict.status)),
-                    verdict.message);
+    result = Failed(verdict.task, verdict.solution_hash,
+                    std::string(common::VerdictStatusName(verdict.status)), verdict.message);
   } else {
     std::string dir = after.value("task_dir", "");
     const common::Task* task = nullptr;
@@ -117,8 +117,9 @@ BenchResult Bencher::Record(const common::Verdict& verdict, const nlohmann::json
       }
       if (it != tasks_.end()) task = &it->second;  // std::map nodes stay put
     }
-    result = task ? FromReply(*task, after)
-                  : Failed(verdict.task, verdict.solution_hash, "harness_error", "task folder vanished: " + dir);
+    result =
+        task ? FromReply(*task, after)
+             : Failed(verdict.task, verdict.solution_hash, "harness_error", "task folder vanished: " + dir);
     result.solution_hash = verdict.solution_hash;
   }
   result.seed = seed_;

@@ -65,29 +65,40 @@ Runner AttachGenerate(CLI::App& sub) {
   auto args = std::make_shared<Args>();
   generate::GenerateOptions& o = args->options;
   AddTasksRootOption(sub, o.tasks_root);
-  sub.add_option("--filter", o.filter, "Only tasks whose id matches one of these comma-separated globs, e.g. 'kernelbench/level1/*'");
+  sub.add_option(
+      "--filter", o.filter,
+      "Only tasks whose id matches one of these comma-separated globs, e.g. 'kernelbench/level1/*'");
   sub.add_option("--teacher", o.teacher, "anthropic, openai, replay:CASSETTE or exec:COMMAND")->required();
   sub.add_option("--model", o.model, "Model name sent to the teacher");
-  sub.add_option("--base-url", o.provider.base_url, "API endpoint (default from ANTHROPIC_BASE_URL/OPENAI_BASE_URL)");
+  sub.add_option("--base-url", o.provider.base_url,
+                 "API endpoint (default from ANTHROPIC_BASE_URL/OPENAI_BASE_URL)");
   sub.add_option("--api-key-env", o.provider.api_key_env, "Environment variable holding the API key");
   sub.add_option("--out", o.out, "Run folder: run.json, trajectories.jsonl, generate.log")->required();
   sub.add_option("--samples", o.samples, "Episodes per task")->default_val(1)->check(CLI::Range(1, 100000));
-  sub.add_option("--concurrency", o.concurrency, "Episodes in flight")->default_val(16)->check(CLI::Range(1, 4096));
-  sub.add_option("--max-turns", o.max_turns, "Teacher turns per episode")->default_val(4)->check(CLI::Range(1, 1000));
+  sub.add_option("--concurrency", o.concurrency, "Episodes in flight")
+      ->default_val(16)
+      ->check(CLI::Range(1, 4096));
+  sub.add_option("--max-turns", o.max_turns, "Teacher turns per episode")
+      ->default_val(4)
+      ->check(CLI::Range(1, 1000));
   sub.add_option("--protocol", o.protocol, "text (cuda + json blocks) or tools (run and submit)")
       ->default_val("text");
-  sub.add_option("--views", o.views, "What the teacher sees, comma-separated: code, nl, spec, nl+spec, kernelbench")
+  sub.add_option("--views", o.views,
+                 "What the teacher sees, comma-separated: code, nl, spec, nl+spec, kernelbench")
       ->delimiter(',')
       ->default_val("code");
   args->temperature_option =
       sub.add_option("--temperature", args->temperature, "Sampling temperature (default: the server's)")
           ->check(FiniteRange(0, 2), "[0, 2]");
-  sub.add_option("--max-tokens", o.max_tokens, "Output cap per reply")->default_val(8192)->check(CLI::Range(1, 1000000));
+  sub.add_option("--max-tokens", o.max_tokens, "Output cap per reply")
+      ->default_val(8192)
+      ->check(CLI::Range(1, 1000000));
   sub.add_option("--thinking-budget", o.thinking_budget_tokens, "Anthropic extended thinking budget (tokens)")
       ->default_val(0)
       ->check(CLI::Range(0, 1000000));
   sub.add_option("--reasoning-effort", o.reasoning_effort, "OpenAI-compatible reasoning_effort");
-  sub.add_option("--reasoning-echo", args->echo, "Which turns carry reasoning back: auto, none, tool-calls, all")
+  sub.add_option("--reasoning-echo", args->echo,
+                 "Which turns carry reasoning back: auto, none, tool-calls, all")
       ->default_val("auto");
   sub.add_option("--target-speedup", o.target_speedup, "Stop an episode once correct and this much faster")
       ->default_val(1.0)
@@ -98,7 +109,8 @@ Runner AttachGenerate(CLI::App& sub) {
       sub.add_option("--max-cost", args->max_cost, "Stop starting episodes once this many USD are spent")
           ->check(FiniteRange(0, 1e9), "[0, 1e9]");
   sub.add_option("--prompts", o.prompts_dir, "Prompt templates folder")->default_val(DefaultPromptsDir());
-  sub.add_option("--prices", args->prices, "Price table (JSON)")->default_val(DefaultPromptsDir() + "/prices.json");
+  sub.add_option("--prices", args->prices, "Price table (JSON)")
+      ->default_val(DefaultPromptsDir() + "/prices.json");
   sub.add_flag("--force", o.force, "Start a new run id in a RUN_DIR that holds another configuration");
   sub.add_option("--trials", o.judge.verify.trials, "Verification trials per candidate")
       ->default_val(3)
@@ -167,14 +179,16 @@ Runner AttachGenerate(CLI::App& sub) {
     std::fprintf(stderr,
                  "generate: %d episode%s written (%d skipped, already done): %d correct, %d faster than the "
                  "reference, %d compiled, %d teacher errors, %d harness errors, $%.4f%s\n",
-                 s.finished, s.finished == 1 ? "" : "s", s.skipped, s.correct, s.faster, s.compiled, s.llm_errors,
-                 s.harness_errors, s.cost_usd, s.compile_only ? " (compile-only: nothing ran on a GPU)" : "");
+                 s.finished, s.finished == 1 ? "" : "s", s.skipped, s.correct, s.faster, s.compiled,
+                 s.llm_errors, s.harness_errors, s.cost_usd,
+                 s.compile_only ? " (compile-only: nothing ran on a GPU)" : "");
     if (!s.fatal.ok()) {
       std::fprintf(stderr, "kforge generate: stopped: %s\n", s.fatal.message().c_str());
       return kExitUsage;
     }
     if (s.stopped_by_budget) {
-      std::fprintf(stderr, "generate: --max-cost reached; rerun the same command with a higher budget to go on\n");
+      std::fprintf(stderr,
+                   "generate: --max-cost reached; rerun the same command with a higher budget to go on\n");
       return kExitFailed;
     }
     return kExitOk;

@@ -8,9 +8,13 @@ namespace {
 
 using K = OpAttrKind;
 
-const std::vector<OpAttr> kConv = {{"stride", K::kInts}, {"padding", K::kInts}, {"dilation", K::kInts}, {"groups", K::kInt}};
-const std::vector<OpAttr> kConvT = {{"stride", K::kInts},  {"padding", K::kInts}, {"output_padding", K::kInts},
-                                    {"groups", K::kInt},   {"dilation", K::kInts}};
+const std::vector<OpAttr> kConv = {
+    {"stride", K::kInts}, {"padding", K::kInts}, {"dilation", K::kInts}, {"groups", K::kInt}};
+const std::vector<OpAttr> kConvT = {{"stride", K::kInts},
+                                    {"padding", K::kInts},
+                                    {"output_padding", K::kInts},
+                                    {"groups", K::kInt},
+                                    {"dilation", K::kInts}};
 const std::vector<OpAttr> kReduce = {{"dim", K::kInts}, {"keepdim", K::kBool}};
 
 }  // namespace
@@ -34,11 +38,20 @@ const std::vector<LibraryOp>& LibraryOps() {
       {"amin", 1, 1, kReduce, "torch.amin(x, dim, keepdim)"},
       {"softmax", 1, 1, {{"dim", K::kInt}}, "torch.softmax(x, dim)"},
       {"log_softmax", 1, 1, {{"dim", K::kInt}}, "torch.log_softmax(x, dim)"},
-      {"layer_norm", 1, 3, {{"normalized_shape", K::kInts}, {"eps", K::kNumber}},
+      {"layer_norm",
+       1,
+       3,
+       {{"normalized_shape", K::kInts}, {"eps", K::kNumber}},
        "F.layer_norm(x, normalized_shape[, weight, bias], eps)"},
-      {"group_norm", 1, 3, {{"num_groups", K::kInt}, {"eps", K::kNumber}},
+      {"group_norm",
+       1,
+       3,
+       {{"num_groups", K::kInt}, {"eps", K::kNumber}},
        "F.group_norm(x, num_groups[, weight, bias], eps)"},
-      {"batch_norm", 5, 5, {{"eps", K::kNumber}},
+      {"batch_norm",
+       5,
+       5,
+       {{"eps", K::kNumber}},
        "F.batch_norm(x, running_mean, running_var, weight, bias, training=False, eps) (inference)"},
       {"add", 2, 2, {{"alpha", K::kNumber}}, "torch.add(a, b, alpha)"},
       {"sub", 2, 2, {{"alpha", K::kNumber}}, "torch.sub(a, b, alpha)"},
@@ -76,9 +89,15 @@ Status CheckOpAttrs(const LibraryOp& op, const nlohmann::json& attrs, const std:
     }
     bool ok = false;
     switch (attr->kind) {
-      case K::kInt: ok = value.is_number_integer(); break;
-      case K::kNumber: ok = value.is_number(); break;
-      case K::kBool: ok = value.is_boolean(); break;
+      case K::kInt:
+        ok = value.is_number_integer();
+        break;
+      case K::kNumber:
+        ok = value.is_number();
+        break;
+      case K::kBool:
+        ok = value.is_boolean();
+        break;
       case K::kInts:
         ok = value.is_number_integer();
         if (value.is_array() && !value.empty() && value.size() <= 8) {

@@ -74,7 +74,8 @@ StatusOr<LaunchArg> ReadItemArg(const std::string& text, const std::string& path
     Status syntax = ParseExpr(arg.index);
     if (!syntax.ok()) return Status::InvalidArgument(path + ": " + syntax.message());
   }
-  if (!IsTensorName(arg.text)) return Status::InvalidArgument(path + ": " + Quote(arg.text) + " is not a tensor name");
+  if (!IsTensorName(arg.text))
+    return Status::InvalidArgument(path + ": " + Quote(arg.text) + " is not a tensor name");
   return arg;
 }
 
@@ -135,14 +136,17 @@ StatusOr<LaunchStep> ReadV2Step(const nlohmann::json& value, const JsonFields& f
     step.kind = LaunchStep::Kind::kOp;
     KFORGE_ASSIGN_OR_RETURN(step.op, f.String("op"));
     const LibraryOp* op = FindLibraryOp(step.op);
-    if (!op) return f.Error("op", Quote(step.op) + " is not a library op kforge runs (docs/formats.md lists them)");
+    if (!op)
+      return f.Error("op", Quote(step.op) + " is not a library op kforge runs (docs/formats.md lists them)");
     KFORGE_ASSIGN_OR_RETURN(const nlohmann::json* args, f.Get("args"));
     if (!args->is_array()) return f.Error("args", "expected an array of tensor names");
     int n = static_cast<int>(args->size());
     if (n < op->min_tensors || (op->max_tensors >= 0 && n > op->max_tensors) || n > 16) {
       return f.Error("args", std::string(op->name) + " takes " + std::to_string(op->min_tensors) +
-                                 (op->max_tensors == op->min_tensors ? "" : " to " +
-                                  (op->max_tensors < 0 ? std::string("16") : std::to_string(op->max_tensors))) +
+                                 (op->max_tensors == op->min_tensors
+                                      ? ""
+                                      : " to " + (op->max_tensors < 0 ? std::string("16")
+                                                                      : std::to_string(op->max_tensors))) +
                                  " tensors, got " + std::to_string(n));
     }
     for (size_t i = 0; i < args->size(); ++i) {
@@ -174,7 +178,8 @@ StatusOr<LaunchStep> ReadV2Step(const nlohmann::json& value, const JsonFields& f
     KFORGE_ASSIGN_OR_RETURN(step.view_offset, ReadExpr(value["offset"], f.Child("offset")));
   }
   KFORGE_ASSIGN_OR_RETURN(const nlohmann::json* shape, f.Get("shape"));
-  if (!shape->is_array() || shape->size() > 8) return f.Error("shape", "expected an array of at most 8 sizes");
+  if (!shape->is_array() || shape->size() > 8)
+    return f.Error("shape", "expected an array of at most 8 sizes");
   for (size_t i = 0; i < shape->size(); ++i) {
     KFORGE_ASSIGN_OR_RETURN(std::string dim, ReadExpr((*shape)[i], Indexed(f.Child("shape"), i)));
     step.view_shape.push_back(std::move(dim));
@@ -420,7 +425,8 @@ nlohmann::json SolutionToJson(const Solution& solution) {
       continue;
     }
     if (step.kind == LaunchStep::Kind::kOp) {
-      launches.push_back({{"op", step.op}, {"args", step.op_args}, {"out", step.op_out}, {"attrs", step.op_attrs}});
+      launches.push_back(
+          {{"op", step.op}, {"args", step.op_args}, {"out", step.op_out}, {"attrs", step.op_attrs}});
       continue;
     }
     if (step.kind == LaunchStep::Kind::kFill) {
@@ -428,7 +434,9 @@ nlohmann::json SolutionToJson(const Solution& solution) {
       continue;
     }
     if (step.kind == LaunchStep::Kind::kView) {
-      nlohmann::json view = {{"view", step.view_name}, {"of", step.view_of}, {"offset", step.view_offset},
+      nlohmann::json view = {{"view", step.view_name},
+                             {"of", step.view_of},
+                             {"offset", step.view_offset},
                              {"shape", step.view_shape}};
       if (!step.view_dtype.empty()) view["dtype"] = step.view_dtype;
       launches.push_back(std::move(view));

@@ -76,13 +76,14 @@ StatusOr<ResolvedArg> ResolveArg(const LaunchArg& arg, const PlanEnv& env, const
     }
     case LaunchArg::Kind::kItem: {
       auto it = env.tensors.find(arg.text);
-      if (it == env.tensors.end()) return Status::InvalidArgument(path + ": unknown tensor \"" + arg.text + "\"");
+      if (it == env.tensors.end())
+        return Status::InvalidArgument(path + ": unknown tensor \"" + arg.text + "\"");
       KFORGE_ASSIGN_OR_RETURN(int64_t index, Eval(arg.index, eval_env, path));
       int64_t numel = 1;
       for (int64_t d : it->second.shape) numel *= d;
       if (index < 0 || index >= numel)
-        return Status::InvalidArgument(path + ": element " + std::to_string(index) + " is outside \"" + arg.text +
-                                       "\" (" + std::to_string(numel) + " elements)");
+        return Status::InvalidArgument(path + ": element " + std::to_string(index) + " is outside \"" +
+                                       arg.text + "\" (" + std::to_string(numel) + " elements)");
       size_t size = common::DTypeSize(it->second.dtype);
       if (size > 8) return Status::InvalidArgument(path + ": elements of more than 8 bytes cannot be passed");
       return ResolvedArg{"", arg.text, static_cast<size_t>(index) * size, 0, size};
@@ -188,7 +189,8 @@ Status AddScratch(const common::Solution& solution, const LaunchLimits& limits, 
 
 namespace {
 
-StatusOr<OpOperand> Operand(const PlanEnv& env, const std::string& name, const std::string& path, bool write) {
+StatusOr<OpOperand> Operand(const PlanEnv& env, const std::string& name, const std::string& path,
+                            bool write) {
   auto it = env.tensors.find(name);
   if (it == env.tensors.end()) return Status::InvalidArgument(path + ": unknown tensor \"" + name + "\"");
   if (write && !it->second.writable) return Status::InvalidArgument(path + ": \"" + name + "\" is read-only");
@@ -204,8 +206,8 @@ Status ResolveV2Step(const LaunchStep& step, const std::string& path, const comm
     out.op = step.op;
     out.op_attrs = step.op_attrs;
     for (size_t a = 0; a < step.op_args.size(); ++a) {
-      KFORGE_ASSIGN_OR_RETURN(OpOperand arg,
-                              Operand(env, step.op_args[a], path + ".args[" + std::to_string(a) + "]", false));
+      KFORGE_ASSIGN_OR_RETURN(
+          OpOperand arg, Operand(env, step.op_args[a], path + ".args[" + std::to_string(a) + "]", false));
       out.op_args.push_back(std::move(arg));
     }
     KFORGE_ASSIGN_OR_RETURN(out.target, Operand(env, step.op_out, path + ".out", true));
@@ -240,8 +242,9 @@ Status ResolveV2Step(const LaunchStep& step, const std::string& path, const comm
   const uint64_t start = static_cast<uint64_t>(offset) * common::DTypeSize(base->second.dtype);
   const uint64_t size = elements * common::DTypeSize(view.dtype);
   if (start > base_bytes || size > base_bytes - start)
-    return Status::InvalidArgument(path + ": bytes [" + std::to_string(start) + ", " + std::to_string(start + size) +
-                                   ") lie outside \"" + step.view_of + "\" (" + std::to_string(base_bytes) + " bytes)");
+    return Status::InvalidArgument(path + ": bytes [" + std::to_string(start) + ", " +
+                                   std::to_string(start + size) + ") lie outside \"" + step.view_of + "\" (" +
+                                   std::to_string(base_bytes) + " bytes)");
   if (start % common::DTypeSize(view.dtype) != 0)
     return Status::InvalidArgument(path + ".offset: not aligned to the view's element size");
   out.view = {step.view_name, step.view_of, static_cast<size_t>(start)};
@@ -348,7 +351,8 @@ StatusOr<BoundPlan> BoundPlan::Bind(const ResolvedPlan& plan, const KernelLibrar
   return bound;
 }
 
-Status BoundPlan::Run(cudaStream_t stream, const std::map<std::string, void*>& pointers, const OpRunner* ops) const {
+Status BoundPlan::Run(cudaStream_t stream, const std::map<std::string, void*>& pointers,
+                      const OpRunner* ops) const {
   if (!has_views_) {  // the common case: no copy of the pointer map
     for (size_t i = 0; i < plan_.steps.size(); ++i) KFORGE_RETURN_IF_ERROR(RunStep(i, stream, pointers, ops));
     return Status::Ok();
@@ -357,8 +361,8 @@ Status BoundPlan::Run(cudaStream_t stream, const std::map<std::string, void*>& p
   return RunSteps(0, plan_.steps.size(), stream, with_views, ops);
 }
 
-Status BoundPlan::RunSteps(size_t first, size_t last, cudaStream_t stream, std::map<std::string, void*>& pointers,
-                           const OpRunner* ops) const {
+Status BoundPlan::RunSteps(size_t first, size_t last, cudaStream_t stream,
+                           std::map<std::string, void*>& pointers, const OpRunner* ops) const {
   for (size_t i = first; i < last && i < plan_.steps.size(); ++i) {
     const ResolvedStep& step = plan_.steps[i];
     if (step.kind == LaunchStep::Kind::kView) {
@@ -372,48 +376,48 @@ Status BoundPlan::RunSteps(size_t first, size_t last, cudaStream_t stream, std::
 
 Status BoundPlan::RunStep(size_t i, cudaStream_t stream, const std::map<std::string, void*>& pointers,
                           const OpRunner* ops) const {
-  {
-    const ResolvedStep& step = plan_.steps[i];
-    if (step.kind == LaunchStep::Kind::kView) return Status::Ok();  // applied by RunSteps
-    if (step.kind == LaunchStep::Kind::kOp || step.kind == LaunchStep::Kind::kFill) {
-      if (!ops) return Status::Unavailable(StepPath(i) + ": library ops need kforge's worker");
-      Status ran = ops->Run(step, pointers, stream);
-      if (!ran.ok()) return Status::Unavailable(StepPath(i) + ": " + ran.message());
-      return Status::Ok();
-    }
-    if (step.kind == LaunchStep::Kind::kMemset) {
-      cudaError_t error =
-          cudaMemsetAsync(pointers.at(step.memset_target), step.memset_byte, step.memset_bytes, stream);
-      if (error != cudaSuccess) {
-        return Status::Unavailable(StepPath(i) + ": memset failed: " + cudaGetErrorName(error));
-      }
-      return Status::Ok();
-    }
-    std::vector<void*> values(step.args.size());
-    std::vector<uint64_t> storage(step.args.size());
-    bool items = false;
-    for (size_t a = 0; a < step.args.size(); ++a) {
-      const ResolvedArg& arg = step.args[a];
-      if (!arg.item_tensor.empty()) {  // a device scalar: read after the steps before this one
-        items = true;
-        const char* at = static_cast<const char*>(pointers.at(arg.item_tensor)) + arg.item_offset;
-        if (cudaMemcpyAsync(&storage[a], at, arg.size, cudaMemcpyDeviceToHost, stream) != cudaSuccess)
-          return Status::Unavailable(StepPath(i) + ".args[" + std::to_string(a) + "]: reading the element failed");
-      } else if (!arg.tensor.empty()) {
-        std::memcpy(&storage[a], &pointers.at(arg.tensor), sizeof(void*));
-      } else {
-        storage[a] = arg.bits;
-      }
-      values[a] = &storage[a];
-    }
-    if (items && cudaStreamSynchronize(stream) != cudaSuccess)
-      return Status::Unavailable(StepPath(i) + ": the steps before it failed: " + cudaGetErrorName(cudaGetLastError()));
-    cudaError_t error = cudaLaunchKernel(reinterpret_cast<const void*>(kernels_[i]), step.grid, step.block,
-                                         values.data(), step.shared_bytes, stream);
+  const ResolvedStep& step = plan_.steps[i];
+  if (step.kind == LaunchStep::Kind::kView) return Status::Ok();  // applied by RunSteps
+  if (step.kind == LaunchStep::Kind::kOp || step.kind == LaunchStep::Kind::kFill) {
+    if (!ops) return Status::Unavailable(StepPath(i) + ": library ops need kforge's worker");
+    Status ran = ops->Run(step, pointers, stream);
+    if (!ran.ok()) return Status::Unavailable(StepPath(i) + ": " + ran.message());
+    return Status::Ok();
+  }
+  if (step.kind == LaunchStep::Kind::kMemset) {
+    cudaError_t error =
+        cudaMemsetAsync(pointers.at(step.memset_target), step.memset_byte, step.memset_bytes, stream);
     if (error != cudaSuccess) {
-      return Status::Unavailable(StepPath(i) + ": launch of \"" + step.kernel +
-                                 "\" failed: " + cudaGetErrorName(error) + ": " + cudaGetErrorString(error));
+      return Status::Unavailable(StepPath(i) + ": memset failed: " + cudaGetErrorName(error));
     }
+    return Status::Ok();
+  }
+  std::vector<void*> values(step.args.size());
+  std::vector<uint64_t> storage(step.args.size());
+  bool items = false;
+  for (size_t a = 0; a < step.args.size(); ++a) {
+    const ResolvedArg& arg = step.args[a];
+    if (!arg.item_tensor.empty()) {  // a device scalar: read after the steps before this one
+      items = true;
+      const char* at = static_cast<const char*>(pointers.at(arg.item_tensor)) + arg.item_offset;
+      if (cudaMemcpyAsync(&storage[a], at, arg.size, cudaMemcpyDeviceToHost, stream) != cudaSuccess)
+        return Status::Unavailable(StepPath(i) + ".args[" + std::to_string(a) +
+                                   "]: reading the element failed");
+    } else if (!arg.tensor.empty()) {
+      std::memcpy(&storage[a], &pointers.at(arg.tensor), sizeof(void*));
+    } else {
+      storage[a] = arg.bits;
+    }
+    values[a] = &storage[a];
+  }
+  if (items && cudaStreamSynchronize(stream) != cudaSuccess)
+    return Status::Unavailable(StepPath(i) +
+                               ": the steps before it failed: " + cudaGetErrorName(cudaGetLastError()));
+  cudaError_t error = cudaLaunchKernel(reinterpret_cast<const void*>(kernels_[i]), step.grid, step.block,
+                                       values.data(), step.shared_bytes, stream);
+  if (error != cudaSuccess) {
+    return Status::Unavailable(StepPath(i) + ": launch of \"" + step.kernel +
+                               "\" failed: " + cudaGetErrorName(error) + ": " + cudaGetErrorString(error));
   }
   return Status::Ok();
 }

@@ -72,8 +72,8 @@ std::optional<JsonlReader::Line> JsonlReader::Next() {
     line.torn = !complete;
     std::string where = label_ + ":" + std::to_string(number_);
     if (too_long) {
-      line.value = Status::InvalidArgument(where + ": line longer than " + std::to_string(kMaxLineBytes >> 20) +
-                                           " MiB");
+      line.value = Status::InvalidArgument(where + ": line longer than " +
+                                           std::to_string(kMaxLineBytes >> 20) + " MiB");
     } else {
       line.value = common::ParseJson(text, where, LineLimits());
     }
@@ -151,7 +151,8 @@ Status AppendLog::Append(const nlohmann::json& record) {
     return Status::InvalidArgument("a log record needs a string \"id\"");
   std::string id = record["id"].get<std::string>();
   std::string line = record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-  if (line.size() > kMaxLineBytes) return Status::InvalidArgument("record " + id + " is larger than a line may be");
+  if (line.size() > kMaxLineBytes)
+    return Status::InvalidArgument("record " + id + " is larger than a line may be");
   std::lock_guard<std::mutex> lock(mu_);
   if (ids_.count(id)) return Status::InvalidArgument("record " + id + " is already in " + path_.string());
   // One write of the whole line (O_APPEND is not needed: only this object writes, under the lock).

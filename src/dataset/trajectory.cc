@@ -16,7 +16,8 @@ json OrNull(const std::optional<int>& v) { return v ? json(*v) : json(nullptr); 
 /// Typed reads of one object; the first error wins and names the path.
 class Reader {
  public:
-  Reader(const json& object, std::string path, Status& status) : o_(object), path_(std::move(path)), s_(status) {
+  Reader(const json& object, std::string path, Status& status)
+      : o_(object), path_(std::move(path)), s_(status) {
     if (s_.ok() && !o_.is_object()) s_ = Status::InvalidArgument(path_ + ": expected an object");
   }
   template <typename T>
@@ -70,18 +71,27 @@ json ToJson(const TaskInfo& t) {
 }
 
 json ToJson(const Attempt& a) {
-  return {{"turn", a.turn},       {"tool_call_id", a.tool_call_id},
-          {"status", a.status},   {"parse_error", a.parse_error},
-          {"compiled", a.compiled}, {"correct", a.correct},
-          {"speedup", OrNull(a.speedup)}, {"solution", a.solution},
-          {"verdict", a.verdict}, {"bench", a.bench}};
+  return {{"turn", a.turn},
+          {"tool_call_id", a.tool_call_id},
+          {"status", a.status},
+          {"parse_error", a.parse_error},
+          {"compiled", a.compiled},
+          {"correct", a.correct},
+          {"speedup", OrNull(a.speedup)},
+          {"solution", a.solution},
+          {"verdict", a.verdict},
+          {"bench", a.bench}};
 }
 
 json ToJson(const UsageInfo& u) {
-  return {{"input_tokens", u.input_tokens},       {"output_tokens", u.output_tokens},
-          {"cache_read_tokens", u.cache_read_tokens}, {"cache_write_tokens", u.cache_write_tokens},
-          {"reasoning_tokens", u.reasoning_tokens}, {"requests", u.requests},
-          {"cost_usd", u.cost_usd},               {"cost_known", u.cost_known}};
+  return {{"input_tokens", u.input_tokens},
+          {"output_tokens", u.output_tokens},
+          {"cache_read_tokens", u.cache_read_tokens},
+          {"cache_write_tokens", u.cache_write_tokens},
+          {"reasoning_tokens", u.reasoning_tokens},
+          {"requests", u.requests},
+          {"cost_usd", u.cost_usd},
+          {"cost_known", u.cost_known}};
 }
 
 }  // namespace
@@ -115,7 +125,8 @@ json ToJson(const Trajectory& t) {
           {"run_id", t.run_id},
           {"sample", t.sample},
           {"task", ToJson(t.task)},
-          {"teacher", {{"provider", t.teacher.provider}, {"model", t.teacher.model}, {"params", t.teacher.params}}},
+          {"teacher",
+           {{"provider", t.teacher.provider}, {"model", t.teacher.model}, {"params", t.teacher.params}}},
           {"protocol", t.protocol},
           {"compile_only", t.compile_only},
           {"messages", t.messages},
@@ -198,7 +209,8 @@ StatusOr<Trajectory> TrajectoryFromJson(const json& j, const std::string& where)
     tm.Get("judge_s", t.judge_s);
   }
   if (const json* attempts = r.Child("attempts")) {
-    if (!attempts->is_array() && status.ok()) status = Status::InvalidArgument(where + ".attempts: expected an array");
+    if (!attempts->is_array() && status.ok())
+      status = Status::InvalidArgument(where + ".attempts: expected an array");
     for (size_t i = 0; status.ok() && i < attempts->size(); ++i) {
       Attempt a;
       Reader ar((*attempts)[i], where + ".attempts[" + std::to_string(i) + "]", status);

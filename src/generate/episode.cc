@@ -16,7 +16,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double Seconds(Clock::time_point since) { return std::chrono::duration<double>(Clock::now() - since).count(); }
+double Seconds(Clock::time_point since) {
+  return std::chrono::duration<double>(Clock::now() - since).count();
+}
 
 std::string UtcNow() {
   std::time_t now = std::time(nullptr);
@@ -123,12 +125,13 @@ dataset::Trajectory RunEpisode(const EpisodeContext& context, const EpisodeSpec&
   t.task.reference_source = spec.reference_source;
   t.teacher.provider = options.teacher.substr(0, options.teacher.find(':'));
   t.teacher.model = options.model;
-  t.teacher.params = {{"max_tokens", options.max_tokens},
-                      {"temperature", options.temperature ? nlohmann::json(*options.temperature) : nlohmann::json()},
-                      {"thinking_budget_tokens", options.thinking_budget_tokens},
-                      {"reasoning_effort", options.reasoning_effort},
-                      {"max_turns", options.max_turns},
-                      {"target_speedup", options.target_speedup}};
+  t.teacher.params = {
+      {"max_tokens", options.max_tokens},
+      {"temperature", options.temperature ? nlohmann::json(*options.temperature) : nlohmann::json()},
+      {"thinking_budget_tokens", options.thinking_budget_tokens},
+      {"reasoning_effort", options.reasoning_effort},
+      {"max_turns", options.max_turns},
+      {"target_speedup", options.target_speedup}};
   t.protocol = options.protocol;
   t.compile_only = context.compile_only;
   t.device = context.device;
@@ -139,10 +142,11 @@ dataset::Trajectory RunEpisode(const EpisodeContext& context, const EpisodeSpec&
   std::vector<llm::Message> messages = {llm::Message::System(context.system_prompt)};
   {
     auto view = RenderTaskView(task, spec.view, spec.reference_source);
-    auto user = view.ok() ? Render(context.prompts.task,
-                                   {{"task_id", task.id}, {"task_view", *view}, {"tensors", RenderTensorTable(task)}},
-                                   "task.md")
-                          : StatusOr<std::string>(view.status());
+    auto user =
+        view.ok() ? Render(context.prompts.task,
+                           {{"task_id", task.id}, {"task_view", *view}, {"tensors", RenderTensorTable(task)}},
+                           "task.md")
+                  : StatusOr<std::string>(view.status());
     if (!user.ok()) {
       t.stop = "harness_error";
       t.error = user.status().message();
@@ -191,14 +195,16 @@ dataset::Trajectory RunEpisode(const EpisodeContext& context, const EpisodeSpec&
       std::string why = response.stop_reason == llm::StopReason::kMaxTokens
                             ? "Your reply was cut at the output limit before a tool call. "
                             : "";
-      messages.push_back(llm::Message::User(why + "Call `run` to test a solution or `submit` to hand it in."));
+      messages.push_back(
+          llm::Message::User(why + "Call `run` to test a solution or `submit` to hand it in."));
       continue;
     }
     bool done = false;
     std::string feedback;
     for (const Candidate& candidate : candidates) {
       dataset::Attempt attempt = Judge(context, spec, candidate, turn, t.judge_s);
-      std::string source = attempt.solution.is_object() ? attempt.solution.value("source", std::string()) : "";
+      std::string source =
+          attempt.solution.is_object() ? attempt.solution.value("source", std::string()) : "";
       std::string result = DescribeAttempt(attempt, source);
       bool reached = ReachedTarget(context, attempt);
       if (candidate.submit) {
@@ -211,14 +217,16 @@ dataset::Trajectory RunEpisode(const EpisodeContext& context, const EpisodeSpec&
       if (attempt.status == "harness_error" && !done) {
         t.error = attempt.verdict.is_object() ? attempt.verdict.value("message", std::string()) : "";
       }
-      auto text = Render(context.prompts.feedback,
-                         {{"result", result},
-                          {"next_step", done ? std::string("Done.")
-                                             : NextStep(attempt, options.target_speedup, context.compile_only)}},
-                         "feedback.md");
+      auto text =
+          Render(context.prompts.feedback,
+                 {{"result", result},
+                  {"next_step", done ? std::string("Done.")
+                                     : NextStep(attempt, options.target_speedup, context.compile_only)}},
+                 "feedback.md");
       std::string rendered = text.ok() ? *text : result;
       if (options.protocol == "tools") {
-        messages.push_back(llm::Message::ToolResult(candidate.tool_call_id, rendered, !attempt.correct && !reached));
+        messages.push_back(
+            llm::Message::ToolResult(candidate.tool_call_id, rendered, !attempt.correct && !reached));
       } else {
         feedback = rendered;
       }

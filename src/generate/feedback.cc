@@ -97,12 +97,15 @@ std::string Timing(const json& bench) {
   const json& r = bench["reference"];
   if (c.is_object()) out += "Your kernel: " + Fixed(c.value("median_ms", 0.0), 4) + " ms (median)";
   if (r.is_object()) out += "; reference: " + Fixed(r.value("median_ms", 0.0), 4) + " ms";
-  if (bench["speedup"].is_object()) out += "; speedup " + Fixed(bench["speedup"].value("ratio", 0.0), 2) + "x";
+  if (bench["speedup"].is_object())
+    out += "; speedup " + Fixed(bench["speedup"].value("ratio", 0.0), 2) + "x";
   out += "\n";
   if (bench["roofline"].is_object()) {
     const json& roof = bench["roofline"];
-    if (roof["achieved_gbps"].is_number()) out += "Achieved " + Fixed(roof["achieved_gbps"].get<double>(), 0) + " GB/s";
-    if (roof["sol_pct"].is_number()) out += ", " + Fixed(roof["sol_pct"].get<double>(), 1) + "% of speed of light";
+    if (roof["achieved_gbps"].is_number())
+      out += "Achieved " + Fixed(roof["achieved_gbps"].get<double>(), 0) + " GB/s";
+    if (roof["sol_pct"].is_number())
+      out += ", " + Fixed(roof["sol_pct"].get<double>(), 1) + "% of speed of light";
     out += "\n";
   }
   for (const json& flag : bench.value("flags", json::array()))
@@ -128,7 +131,8 @@ std::string DescribeAttempt(const dataset::Attempt& attempt, const std::string& 
   const json& compile = v.is_object() ? v.value("compile", json()) : json();
   std::string kernels = Kernels(compile);
   if (attempt.status == "ok") {
-    out = attempt.correct ? "Correct: matches the reference on every trial.\n" : "Compiled; the plan checks out.\n";
+    out = attempt.correct ? "Correct: matches the reference on every trial.\n"
+                          : "Compiled; the plan checks out.\n";
     out += kernels + Timing(attempt.bench);
     if (attempt.bench.is_object() && attempt.bench.value("status", "") != "ok")
       out += "Timing failed: " + attempt.bench.value("message", std::string()) + "\n";
@@ -140,14 +144,15 @@ std::string DescribeAttempt(const dataset::Attempt& attempt, const std::string& 
 }
 
 std::string NextStep(const dataset::Attempt& attempt, double target_speedup, bool compile_only) {
-  if (attempt.status == "no_solution")
-    return "Answer with a complete solution in the required form.";
+  if (attempt.status == "no_solution") return "Answer with a complete solution in the required form.";
   if (attempt.status == "harness_error")
     return "That failure was kforge's, not yours; send the solution again.";
   if (compile_only && attempt.status == "ok") return "It compiles. Make it faster if you can.";
   if (!attempt.correct) return "Fix the problem and send the complete corrected solution.";
-  std::string goal = target_speedup > 1 ? "at least " + Fixed(target_speedup, 2) + "x faster than" : "faster than";
-  return "It is correct but not yet " + goal + " the reference. Make it faster and send the complete solution.";
+  std::string goal =
+      target_speedup > 1 ? "at least " + Fixed(target_speedup, 2) + "x faster than" : "faster than";
+  return "It is correct but not yet " + goal +
+         " the reference. Make it faster and send the complete solution.";
 }
 
 }  // namespace kforge::generate

@@ -28,7 +28,8 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 Status CheckOptions(const GenerateOptions& o) {
-  if (o.teacher.empty()) return Status::InvalidArgument("--teacher is required (anthropic, openai, replay:FILE, exec:CMD)");
+  if (o.teacher.empty())
+    return Status::InvalidArgument("--teacher is required (anthropic, openai, replay:FILE, exec:CMD)");
   if (o.out.empty()) return Status::InvalidArgument("--out is required");
   if (o.protocol != "text" && o.protocol != "tools")
     return Status::InvalidArgument("--protocol " + o.protocol.substr(0, 20) + ": expected text or tools");
@@ -85,7 +86,8 @@ std::string DescribeDevice(const nlohmann::json& hello, bool compile_only) {
     return "No GPU in this run: solutions are compiled and their plans checked, not run. Write for an "
            "NVIDIA H100/H200 class GPU (sm_90).";
   const nlohmann::json& d = hello["device"];
-  std::string text = d.value("name", std::string("GPU")) + " (compute capability " + d.value("cc", std::string("?")) +
+  std::string text = d.value("name", std::string("GPU")) + " (compute capability " +
+                     d.value("cc", std::string("?")) +
                      "): " + Number(d.value("sm_count", nlohmann::json()), "%.0f") + " SMs, " +
                      Gib(d.value("memory_bytes", nlohmann::json())) + " GiB memory, " +
                      Number(d.value("l2_bytes", nlohmann::json()).is_number()
@@ -97,8 +99,8 @@ std::string DescribeDevice(const nlohmann::json& hello, bool compile_only) {
   if (peak.is_object()) {
     text += " Measured DRAM bandwidth " + Number(peak.value("dram_gbps", nlohmann::json()), "%.0f") +
             " GB/s; peak FP32 " + Number(peak.value("fp32_tflops", nlohmann::json()), "%.1f") +
-            " TFLOP/s, FP16/BF16 tensor cores " + Number(peak.value("fp16_tflops", nlohmann::json()), "%.0f") +
-            " TFLOP/s (dense).";
+            " TFLOP/s, FP16/BF16 tensor cores " +
+            Number(peak.value("fp16_tflops", nlohmann::json()), "%.0f") + " TFLOP/s (dense).";
   }
   return text;
 }
@@ -134,11 +136,11 @@ class Progress {
     char line[512];
     std::string what = t.correct() ? "correct" : t.stop;
     if (t.speedup()) what += " " + Number(*t.speedup(), "%.2f") + "x";
-    std::snprintf(line, sizeof(line),
-                  "[%d/%d] %s#%d: %s in %d turn%s | correct %d, faster %d, tokens %lld, $%.2f, ETA %.0fs", done,
-                  total_, t.task.id.c_str(), t.sample, what.c_str(), t.turns(), t.turns() == 1 ? "" : "s",
-                  s.correct, s.faster, static_cast<long long>(tokens_ += t.usage.input_tokens + t.usage.output_tokens),
-                  s.cost_usd, eta);
+    std::snprintf(
+        line, sizeof(line),
+        "[%d/%d] %s#%d: %s in %d turn%s | correct %d, faster %d, tokens %lld, $%.2f, ETA %.0fs", done, total_,
+        t.task.id.c_str(), t.sample, what.c_str(), t.turns(), t.turns() == 1 ? "" : "s", s.correct, s.faster,
+        static_cast<long long>(tokens_ += t.usage.input_tokens + t.usage.output_tokens), s.cost_usd, eta);
     std::fprintf(stderr, tty_ ? "\r\033[K%s" : "%s\n", line);
     if (tty_ && done == total_) std::fputc('\n', stderr);
   }
@@ -210,15 +212,16 @@ StatusOr<GenerateSummary> RunGenerate(const GenerateOptions& options) {
   }
   summary.compile_only = compile_only;
 
-  nlohmann::json about = {{"kforge", KFORGE_VERSION},
-                          {"nvrtc", cuda::NvrtcVersion()},
-                          {"device", hello.is_object() ? hello.value("device", nlohmann::json()) : nlohmann::json()},
-                          {"peak", hello.is_object() ? hello.value("peak", nlohmann::json()) : nlohmann::json()},
-                          {"filter", options.filter},
-                          {"samples", options.samples},
-                          {"shard", std::to_string(options.shard_index) + "/" + std::to_string(options.shard_count)}};
-  KFORGE_ASSIGN_OR_RETURN(auto run, RunDir::Open(options.out, RunConfig(options, prompts, compile_only), about,
-                                                 options.force));
+  nlohmann::json about = {
+      {"kforge", KFORGE_VERSION},
+      {"nvrtc", cuda::NvrtcVersion()},
+      {"device", hello.is_object() ? hello.value("device", nlohmann::json()) : nlohmann::json()},
+      {"peak", hello.is_object() ? hello.value("peak", nlohmann::json()) : nlohmann::json()},
+      {"filter", options.filter},
+      {"samples", options.samples},
+      {"shard", std::to_string(options.shard_index) + "/" + std::to_string(options.shard_count)}};
+  KFORGE_ASSIGN_OR_RETURN(
+      auto run, RunDir::Open(options.out, RunConfig(options, prompts, compile_only), about, options.force));
   if (run->trajectories().torn_lines() > 0)
     std::fprintf(stderr, "generate: dropped a torn last line in %s (an episode cut short; it runs again)\n",
                  (options.out / "trajectories.jsonl").c_str());
@@ -240,18 +243,25 @@ StatusOr<GenerateSummary> RunGenerate(const GenerateOptions& options) {
   }
   summary.episodes = static_cast<int>(planned.size());
 
-  const std::string protocol_text = options.protocol == "tools" ? prompts.protocol_tools : prompts.protocol_text;
-  KFORGE_ASSIGN_OR_RETURN(std::string system_prompt,
-                          Render(prompts.system,
-                                 {{"device", DescribeDevice(hello, compile_only)},
-                                  {"arch", options.judge.verify.arch},
-                                  {"protocol", protocol_text}},
-                                 "system.md"));
+  const std::string protocol_text =
+      options.protocol == "tools" ? prompts.protocol_tools : prompts.protocol_text;
+  KFORGE_ASSIGN_OR_RETURN(std::string system_prompt, Render(prompts.system,
+                                                            {{"device", DescribeDevice(hello, compile_only)},
+                                                             {"arch", options.judge.verify.arch},
+                                                             {"protocol", protocol_text}},
+                                                            "system.md"));
   std::atomic<bool> stopping{false};
-  EpisodeContext context{options, prompts, *client, *judge, bencher.get(), system_prompt,
+  EpisodeContext context{options,
+                         prompts,
+                         *client,
+                         *judge,
+                         bencher.get(),
+                         system_prompt,
                          options.protocol == "tools" ? SolutionTools() : std::vector<llm::ToolSpec>{},
-                         compile_only, hello.is_object() ? hello.value("device", nlohmann::json()) : nlohmann::json(),
-                         run->run_id(), &stopping};
+                         compile_only,
+                         hello.is_object() ? hello.value("device", nlohmann::json()) : nlohmann::json(),
+                         run->run_id(),
+                         &stopping};
 
   std::fprintf(stderr, "generate: run %s, %d episode%s to run (%d already done), %zu task%s, %s%s\n",
                run->run_id().c_str(), summary.episodes, summary.episodes == 1 ? "" : "s", summary.skipped,
@@ -320,9 +330,10 @@ StatusOr<GenerateSummary> RunGenerate(const GenerateOptions& options) {
   // counted): what the loop itself costs per turn.
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
-  summary.cpu_s = usage.ru_utime.tv_sec + usage.ru_stime.tv_sec + 1e-6 * (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
-  run->Log("end: " + std::to_string(summary.finished) + " written, " + std::to_string(summary.correct) + " correct, " +
-           std::to_string(summary.turns) + " turns, generate CPU " +
+  summary.cpu_s = usage.ru_utime.tv_sec + usage.ru_stime.tv_sec +
+                  1e-6 * (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
+  run->Log("end: " + std::to_string(summary.finished) + " written, " + std::to_string(summary.correct) +
+           " correct, " + std::to_string(summary.turns) + " turns, generate CPU " +
            Number(summary.turns ? 1000 * summary.cpu_s / summary.turns : 0, "%.2f") + " ms per turn" +
            (summary.fatal.ok() ? "" : ", stopped: " + summary.fatal.message()));
   return summary;

@@ -16,7 +16,8 @@ StatusOr<PromptSet> PromptSet::Load(const std::filesystem::path& dir) {
                                                         {"protocol_tools.md", &set.protocol_tools}};
   for (const auto& [name, text] : files) {
     auto read = common::ReadFile(dir / name);
-    if (!read.ok()) return Status::InvalidArgument("prompt template " + (dir / name).string() + ": not readable");
+    if (!read.ok())
+      return Status::InvalidArgument("prompt template " + (dir / name).string() + ": not readable");
     *text = std::move(*read);
     all += std::string(name) + '\0' + *text + '\0';
   }

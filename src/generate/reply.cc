@@ -28,12 +28,15 @@ std::vector<llm::ToolSpec> SolutionTools() {
       {"type", "object"},
       {"properties",
        {{"source", {{"type", "string"}, {"description", "CUDA C++ source with the __global__ kernels"}}},
-        {"launches", {{"type", "array"}, {"items", launch}, {"description", "The launch plan, run in order"}}},
+        {"launches",
+         {{"type", "array"}, {"items", launch}, {"description", "The launch plan, run in order"}}},
         {"scratch", {{"type", "array"}, {"items", scratch}}},
         {"options", {{"type", "array"}, {"items", {{"type", "string"}}}}}}},
       {"required", {"source", "launches"}}};
-  return {{"run", "Compile, check and time a solution; returns the compiler output, the correctness check "
-                  "and the timing against the reference.", parameters},
+  return {{"run",
+           "Compile, check and time a solution; returns the compiler output, the correctness check "
+           "and the timing against the reference.",
+           parameters},
           {"submit", "Hand in the final solution and end the session.", parameters}};
 }
 
@@ -55,7 +58,8 @@ std::vector<Candidate> CandidatesOf(const llm::Message& reply, const std::string
     c.tool_call_id = call.id;
     c.submit = call.name == "submit";
     if (call.name != "run" && call.name != "submit") {
-      c.solution = Status::InvalidArgument("unknown tool \"" + call.name.substr(0, 40) + "\": use run or submit");
+      c.solution =
+          Status::InvalidArgument("unknown tool \"" + call.name.substr(0, 40) + "\": use run or submit");
     } else if (!call.arguments.is_object()) {
       c.solution = Status::InvalidArgument(call.name + ": arguments are not a JSON object");
     } else {

@@ -31,14 +31,16 @@ StatusOr<std::unique_ptr<RunDir>> RunDir::Open(const std::filesystem::path& dir,
     if ((*old)["config"] != config && !force) {
       std::string changed;
       for (const auto& [key, value] : config.items())
-        if (!(*old)["config"].contains(key) || (*old)["config"][key] != value) changed += (changed.empty() ? "" : ", ") + key;
+        if (!(*old)["config"].contains(key) || (*old)["config"][key] != value)
+          changed += (changed.empty() ? "" : ", ") + key;
       for (const auto& [key, value] : (*old)["config"].items())
         if (!config.contains(key)) changed += (changed.empty() ? "" : ", ") + key;
       return Status::InvalidArgument(dir.string() + " holds a run with another configuration (" + changed +
                                      " changed); use another --out, or --force to start a new run id there");
     }
   }
-  nlohmann::json record = {{"schema", "kforge.run/1"}, {"run_id", run->run_id_}, {"config", config}, {"about", about}};
+  nlohmann::json record = {
+      {"schema", "kforge.run/1"}, {"run_id", run->run_id_}, {"config", config}, {"about", about}};
   KFORGE_RETURN_IF_ERROR(common::WriteFileAtomic(run_json, record.dump(2) + "\n"));
   KFORGE_ASSIGN_OR_RETURN(run->trajectories_, dataset::AppendLog::Open(dir / "trajectories.jsonl"));
   run->log_ = std::fopen((dir / "generate.log").c_str(), "a");

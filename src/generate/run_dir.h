@@ -20,8 +20,9 @@ class RunDir {
  public:
   /// Creates `dir` when missing, checks or writes run.json for `config` (what decides the records;
   /// its hash is the run id) plus `about` (versions, time: not compared), opens the log files.
-  static StatusOr<std::unique_ptr<RunDir>> Open(const std::filesystem::path& dir, const nlohmann::json& config,
-                                                const nlohmann::json& about, bool force);
+  static StatusOr<std::unique_ptr<RunDir>> Open(const std::filesystem::path& dir,
+                                                const nlohmann::json& config, const nlohmann::json& about,
+                                                bool force);
   ~RunDir();
 
   const std::string& run_id() const { return run_id_; }

@@ -84,7 +84,8 @@ StatusOr<std::unique_ptr<Provider>> MakeReplayProvider(const std::string& path) 
       by_tag[j["tag"].get<std::string>()].push_back(std::move(*r));
     }
   }
-  return std::unique_ptr<Provider>(std::make_unique<ReplayProvider>(path, std::move(entries), std::move(by_tag)));
+  return std::unique_ptr<Provider>(
+      std::make_unique<ReplayProvider>(path, std::move(entries), std::move(by_tag)));
 }
 
 }  // namespace kforge::llm

@@ -17,7 +17,8 @@ using Args = std::vector<at::Tensor>;
 using nlohmann::json;
 
 at::Tensor Borrow(const DeviceTensorRef& t, int device) {
-  return at::from_blob(t.data, t.shape, at::TensorOptions().dtype(ToScalarType(t.dtype)).device(at::kCUDA, device));
+  return at::from_blob(t.data, t.shape,
+                       at::TensorOptions().dtype(ToScalarType(t.dtype)).device(at::kCUDA, device));
 }
 
 std::vector<int64_t> Ints(const json& attrs, const char* key, std::vector<int64_t> fallback) {
@@ -50,33 +51,43 @@ const std::map<std::string, OpFn>& Ops() {
       {"matmul", [](const Args& a, const json&) { return at::matmul(a[0], a[1]); }},
       {"mm", [](const Args& a, const json&) { return at::mm(a[0], a[1]); }},
       {"bmm", [](const Args& a, const json&) { return at::bmm(a[0], a[1]); }},
-      {"addmm", [](const Args& a, const json& j) {
+      {"addmm",
+       [](const Args& a, const json& j) {
          return at::addmm(a[0], a[1], a[2], Number(j, "beta", 1), Number(j, "alpha", 1));
        }},
       {"linear", [](const Args& a, const json&) { return at::linear(a[0], a[1], Optional(a, 2)); }},
-      {"conv1d", [](const Args& a, const json& j) {
+      {"conv1d",
+       [](const Args& a, const json& j) {
          return at::conv1d(a[0], a[1], Optional(a, 2), Ints(j, "stride", {1}), Ints(j, "padding", {0}),
                            Ints(j, "dilation", {1}), Int(j, "groups", 1));
        }},
-      {"conv2d", [](const Args& a, const json& j) {
+      {"conv2d",
+       [](const Args& a, const json& j) {
          return at::conv2d(a[0], a[1], Optional(a, 2), Ints(j, "stride", {1}), Ints(j, "padding", {0}),
                            Ints(j, "dilation", {1}), Int(j, "groups", 1));
        }},
-      {"conv3d", [](const Args& a, const json& j) {
+      {"conv3d",
+       [](const Args& a, const json& j) {
          return at::conv3d(a[0], a[1], Optional(a, 2), Ints(j, "stride", {1}), Ints(j, "padding", {0}),
                            Ints(j, "dilation", {1}), Int(j, "groups", 1));
        }},
-      {"conv_transpose1d", [](const Args& a, const json& j) {
-         return at::conv_transpose1d(a[0], a[1], Optional(a, 2), Ints(j, "stride", {1}), Ints(j, "padding", {0}),
-                                     Ints(j, "output_padding", {0}), Int(j, "groups", 1), Ints(j, "dilation", {1}));
+      {"conv_transpose1d",
+       [](const Args& a, const json& j) {
+         return at::conv_transpose1d(a[0], a[1], Optional(a, 2), Ints(j, "stride", {1}),
+                                     Ints(j, "padding", {0}), Ints(j, "output_padding", {0}),
+                                     Int(j, "groups", 1), Ints(j, "dilation", {1}));
        }},
-      {"conv_transpose2d", [](const Args& a, const json& j) {
-         return at::conv_transpose2d(a[0], a[1], Optional(a, 2), Ints(j, "stride", {1}), Ints(j, "padding", {0}),
-                                     Ints(j, "output_padding", {0}), Int(j, "groups", 1), Ints(j, "dilation", {1}));
+      {"conv_transpose2d",
+       [](const Args& a, const json& j) {
+         return at::conv_transpose2d(a[0], a[1], Optional(a, 2), Ints(j, "stride", {1}),
+                                     Ints(j, "padding", {0}), Ints(j, "output_padding", {0}),
+                                     Int(j, "groups", 1), Ints(j, "dilation", {1}));
        }},
-      {"conv_transpose3d", [](const Args& a, const json& j) {
-         return at::conv_transpose3d(a[0], a[1], Optional(a, 2), Ints(j, "stride", {1}), Ints(j, "padding", {0}),
-                                     Ints(j, "output_padding", {0}), Int(j, "groups", 1), Ints(j, "dilation", {1}));
+      {"conv_transpose3d",
+       [](const Args& a, const json& j) {
+         return at::conv_transpose3d(a[0], a[1], Optional(a, 2), Ints(j, "stride", {1}),
+                                     Ints(j, "padding", {0}), Ints(j, "output_padding", {0}),
+                                     Int(j, "groups", 1), Ints(j, "dilation", {1}));
        }},
       {"sum", [](const Args& a, const json& j) { return Reduce("sum", a, j); }},
       {"mean", [](const Args& a, const json& j) { return Reduce("mean", a, j); }},
@@ -84,14 +95,18 @@ const std::map<std::string, OpFn>& Ops() {
       {"amin", [](const Args& a, const json& j) { return Reduce("amin", a, j); }},
       {"softmax", [](const Args& a, const json& j) { return at::softmax(a[0], Int(j, "dim", -1)); }},
       {"log_softmax", [](const Args& a, const json& j) { return at::log_softmax(a[0], Int(j, "dim", -1)); }},
-      {"layer_norm", [](const Args& a, const json& j) {
+      {"layer_norm",
+       [](const Args& a, const json& j) {
          std::vector<int64_t> shape = Ints(j, "normalized_shape", {a[0].size(-1)});
          return at::layer_norm(a[0], shape, Optional(a, 1), Optional(a, 2), Number(j, "eps", 1e-5));
        }},
-      {"group_norm", [](const Args& a, const json& j) {
-         return at::group_norm(a[0], Int(j, "num_groups", 1), Optional(a, 1), Optional(a, 2), Number(j, "eps", 1e-5));
+      {"group_norm",
+       [](const Args& a, const json& j) {
+         return at::group_norm(a[0], Int(j, "num_groups", 1), Optional(a, 1), Optional(a, 2),
+                               Number(j, "eps", 1e-5));
        }},
-      {"batch_norm", [](const Args& a, const json& j) {
+      {"batch_norm",
+       [](const Args& a, const json& j) {
          return at::batch_norm(a[0], a[3], a[4], a[1], a[2], /*training=*/false, /*momentum=*/0.1,
                                Number(j, "eps", 1e-5), /*cudnn_enabled=*/true);
        }},
@@ -124,8 +139,9 @@ std::string FirstLine(const c10::Error& e) {
 
 }  // namespace
 
-Status RunLibraryOp(const std::string& name, const std::vector<DeviceTensorRef>& args, const nlohmann::json& attrs,
-                    const DeviceTensorRef& out, int device, cudaStream_t stream) {
+Status RunLibraryOp(const std::string& name, const std::vector<DeviceTensorRef>& args,
+                    const nlohmann::json& attrs, const DeviceTensorRef& out, int device,
+                    cudaStream_t stream) {
   try {
     c10::cuda::CUDAStreamGuard guard(c10::cuda::getStreamFromExternal(stream, device));
     Args tensors;
@@ -139,10 +155,12 @@ Status RunLibraryOp(const std::string& name, const std::vector<DeviceTensorRef>&
       return Status::Ok();
     }
     auto op = Ops().find(name);
-    if (op == Ops().end()) return Status::InvalidArgument("op \"" + name + "\" is not a library op kforge runs");
+    if (op == Ops().end())
+      return Status::InvalidArgument("op \"" + name + "\" is not a library op kforge runs");
     at::Tensor result = op->second(tensors, attrs);
     if (result.sizes() != target.sizes())
-      return Status::InvalidArgument(name + " gives " + Shape(result.sizes()) + ", out is " + Shape(target.sizes()));
+      return Status::InvalidArgument(name + " gives " + Shape(result.sizes()) + ", out is " +
+                                     Shape(target.sizes()));
     target.copy_(result, /*non_blocking=*/true);
     return Status::Ok();
   } catch (const c10::Error& e) {

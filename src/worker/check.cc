@@ -63,11 +63,12 @@ std::optional<Failure> WaitForStream(cudaStream_t stream, std::chrono::milliseco
     if (e == cudaSuccess) return std::nullopt;
     if (e != cudaErrorNotReady) {
       return Failure{VerdictStatus::kCrash,
-                     std::string("kernel faulted: ") + cudaGetErrorName(e) + ": " + cudaGetErrorString(e), true};
+                     std::string("kernel faulted: ") + cudaGetErrorName(e) + ": " + cudaGetErrorString(e),
+                     true};
     }
     if (std::chrono::steady_clock::now() > end) {
-      return Failure{VerdictStatus::kTimeout, "kernel still running after " + std::to_string(timeout.count()) + " ms",
-                     true};
+      return Failure{VerdictStatus::kTimeout,
+                     "kernel still running after " + std::to_string(timeout.count()) + " ms", true};
     }
     std::this_thread::sleep_for(std::chrono::microseconds(50));
   }
@@ -188,7 +189,8 @@ class VariantTrials {
     if (Status launched = candidate_.Run(stream_, buffers_.pointers()); !launched.ok()) {
       cudaGetLastError();
       bool healthy = cudaDeviceSynchronize() == cudaSuccess;
-      return Failure{healthy ? VerdictStatus::kLaunchError : VerdictStatus::kCrash, launched.message(), !healthy};
+      return Failure{healthy ? VerdictStatus::kLaunchError : VerdictStatus::kCrash, launched.message(),
+                     !healthy};
     }
     if (auto failure = WaitForStream(stream_, timeout_)) return failure;
     clock_.Charge("candidate");
@@ -219,7 +221,8 @@ class VariantTrials {
     KFORGE_ASSIGN_OR_RETURN(auto after, buffers_.DigestReadOnly());
     clock_.Charge("digest");
     if (after != before) {
-      KFORGE_RETURN_IF_ERROR(reference::GenerateInputsInto(task_, variant_.name, seed, dist, buffers_.inputs()));
+      KFORGE_RETURN_IF_ERROR(
+          reference::GenerateInputsInto(task_, variant_.name, seed, dist, buffers_.inputs()));
       KFORGE_ASSIGN_OR_RETURN(after, buffers_.DigestReadOnly());
       if (after != before) return Status::Internal("the reference modifies its params");
     }
@@ -250,19 +253,21 @@ class VariantTrials {
 
 nlohmann::json OutputJson(const reference::CompareResult& r) {
   auto number = [](double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json("inf"); };
-  return {{"name", r.name},
-          {"max_abs_err", number(r.max_abs_err)},
-          {"max_rel_err", number(r.max_rel_err)},
-          {"rel_l2_err", number(r.rel_l2_err)},
-          {"mismatches", r.mismatches},
-          {"numel", r.numel},
-          {"first_mismatch", r.first_mismatch < 0 ? nlohmann::json(nullptr) : nlohmann::json(r.first_mismatch)}};
+  return {
+      {"name", r.name},
+      {"max_abs_err", number(r.max_abs_err)},
+      {"max_rel_err", number(r.max_rel_err)},
+      {"rel_l2_err", number(r.rel_l2_err)},
+      {"mismatches", r.mismatches},
+      {"numel", r.numel},
+      {"first_mismatch", r.first_mismatch < 0 ? nlohmann::json(nullptr) : nlohmann::json(r.first_mismatch)}};
 }
 
 std::optional<std::string> JudgeOutputs(const std::vector<reference::CompareResult>& results,
                                         const common::Tolerance& tol, nlohmann::json& checks) {
   for (const reference::CompareResult& r : results) {
-    if (NearConstant(r, tol)) checks["degenerate_reference"] = r.name + " is near-constant; norm check applied";
+    if (NearConstant(r, tol))
+      checks["degenerate_reference"] = r.name + " is near-constant; norm check applied";
     if (!r.ok()) {
       if (LooksPoisoned(r.cand_at_first)) checks["poisoned_outputs"] = "fail";
       return r.name + ": " + std::to_string(r.mismatches) + " of " + std::to_string(r.numel) +
@@ -303,12 +308,13 @@ StatusOr<const common::Task*> GpuChecker::TaskFor(const std::filesystem::path& d
   return slot.get();
 }
 
-StatusOr<reference::ReferenceProgram*> GpuChecker::ProgramFor(const common::Task& task, const std::string& variant) {
+StatusOr<reference::ReferenceProgram*> GpuChecker::ProgramFor(const common::Task& task,
+                                                              const std::string& variant) {
   std::string key = task.dir.string() + "#" + variant;
   auto it = programs_.find(key);
   if (it != programs_.end()) return it->second.get();
-  KFORGE_ASSIGN_OR_RETURN(auto program,
-                          reference::ReferenceProgram::Load(task, variant, reference::Device::Cuda(device_.index)));
+  KFORGE_ASSIGN_OR_RETURN(
+      auto program, reference::ReferenceProgram::Load(task, variant, reference::Device::Cuda(device_.index)));
   auto& slot = programs_[key];
   slot = std::move(program);
   return slot.get();
@@ -319,7 +325,8 @@ int64_t GpuChecker::ResidentBytes(const common::Task& task) const {
   std::string prefix = task.dir.string() + "#";
   for (const auto& [key, program] : programs_) {
     if (key.rfind(prefix, 0) != 0) continue;
-    for (const auto& [name, tensor] : program->params().items()) bytes += static_cast<int64_t>(tensor.bytes());
+    for (const auto& [name, tensor] : program->params().items())
+      bytes += static_cast<int64_t>(tensor.bytes());
   }
   return bytes;
 }
@@ -376,7 +383,8 @@ GpuCheckResult GpuChecker::CheckOrFail(const GpuCheckRequest& request) {
   const common::Task& task = **task_or;
 
   auto library = cuda::KernelLibrary::Load(request.cubin);
-  if (!library.ok()) return fail({VerdictStatus::kLaunchError, "cannot load the CUBIN: " + library.status().message()});
+  if (!library.ok())
+    return fail({VerdictStatus::kLaunchError, "cannot load the CUBIN: " + library.status().message()});
   auto owned_stream = cuda::CreateStream();
   if (!owned_stream.ok()) return fail({VerdictStatus::kCrash, owned_stream.status().message(), true});
 
@@ -416,9 +424,10 @@ GpuCheckResult GpuChecker::CheckOrFail(const GpuCheckRequest& request) {
       auto buffers = CandidateBuffers::Allocate(prepared->env, (*program)->params(), device_.index);
       if (!buffers.ok()) {
         if (buffers.status().code() == Status::Code::kResourceExhausted && prepared->memory.scratch > 0)
-          return fail({VerdictStatus::kInvalidSolution, "scratch of " + FormatBytes(prepared->memory.scratch) +
-                                                            " does not fit: " + buffers.status().message()},
-                      where);
+          return fail(
+              {VerdictStatus::kInvalidSolution, "scratch of " + FormatBytes(prepared->memory.scratch) +
+                                                    " does not fit: " + buffers.status().message()},
+              where);
         return fail(Harness(buffers.status()), where);
       }
       VariantTrials trials(task, variant, *prepared, *buffers, **program, owned_stream->get(),
@@ -440,7 +449,8 @@ GpuCheckResult GpuChecker::CheckOrFail(const GpuCheckRequest& request) {
         result.plan_split = TimePlanSplit(*prepared, buffers->pointers(), owned_stream->get());
         // Library ops that do all the work are PyTorch again, not a kernel: say so.
         if (!result.plan_split.is_null())
-          result.checks["library_ops"] = result.plan_split.value("ops_fraction", 0.0) > 0.9 ? "most_time" : "some_time";
+          result.checks["library_ops"] =
+              result.plan_split.value("ops_fraction", 0.0) > 0.9 ? "most_time" : "some_time";
       }
     }
     int64_t variant_peak = reference::DeviceMemoryOf(device_.index).peak_bytes - baseline;

@@ -19,7 +19,7 @@ bool Lists(const std::vector<common::TensorSpec>& specs, const std::string& name
 }  // namespace
 
 nlohmann::json MemoryPlan::ToJson() const {
-  return {{"inputs_bytes", inputs},   {"params_bytes", params},       {"outputs_bytes", outputs},
+  return {{"inputs_bytes", inputs},   {"params_bytes", params},         {"outputs_bytes", outputs},
           {"scratch_bytes", scratch}, {"footprint_bytes", footprint()}, {"budget_bytes", budget()}};
 }
 
@@ -58,7 +58,8 @@ Status TorchOpRunner::Run(const cuda::ResolvedStep& step, const std::map<std::st
   auto ref = [&pointers](const cuda::OpOperand& operand) {
     return reference::DeviceTensorRef{pointers.at(operand.tensor), operand.dtype, operand.shape};
   };
-  if (step.kind == common::LaunchStep::Kind::kFill) return reference::FillTensor(ref(step.target), step.fill_value, device_, stream);
+  if (step.kind == common::LaunchStep::Kind::kFill)
+    return reference::FillTensor(ref(step.target), step.fill_value, device_, stream);
   std::vector<reference::DeviceTensorRef> args;
   for (const cuda::OpOperand& arg : step.op_args) args.push_back(ref(arg));
   return reference::RunLibraryOp(step.op, args, step.op_attrs, ref(step.target), device_, stream);
@@ -90,14 +91,17 @@ nlohmann::json TimePlanSplit(const PreparedCandidate& candidate, const std::map<
         kernels += ms;
       }
     }
-    split = {{"kernels_ms", kernels}, {"ops_ms", ops}, {"ops_fraction", kernels + ops > 0 ? ops / (kernels + ops) : 0}};
+    split = {{"kernels_ms", kernels},
+             {"ops_ms", ops},
+             {"ops_fraction", kernels + ops > 0 ? ops / (kernels + ops) : 0}};
   }
   for (cudaEvent_t& e : events) cudaEventDestroy(e);
   return split;
 }
 
 StatusOr<PreparedCandidate> PrepareCandidate(const common::Task& task, const common::Variant& variant,
-                                             const common::Solution& solution, const cuda::KernelLibrary& library,
+                                             const common::Solution& solution,
+                                             const cuda::KernelLibrary& library,
                                              const cuda::LaunchLimits& limits, int device) {
   KFORGE_ASSIGN_OR_RETURN(cuda::PlanEnv env, verify::PlanEnvFor(task, variant));
   KFORGE_RETURN_IF_ERROR(cuda::AddScratch(solution, limits, env));

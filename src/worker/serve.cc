@@ -66,17 +66,20 @@ nlohmann::json Handle(GpuChecker& checker, const cuda::DeviceInfo& device, const
     if (!check.ok()) return HarnessError("worker: bad check request: " + check.status().message());
     auto start = std::chrono::steady_clock::now();
     GpuCheckResult result = checker.Check(*check);
-    double gpu_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    double gpu_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     must_exit = result.worker_must_exit;
     nlohmann::json reply = {{"status", common::VerdictStatusName(result.status)},
-            {"message", result.message},
-            {"trials", result.trials},
-            {"checks", result.checks},
-            {"device", device.ToJson()},
-            {"timing",
-             {{"gpu_ms", gpu_ms}, {"reference_load_ms", result.reference_load_ms}, {"phases_ms", result.phases_ms}}},
-            {"memory", result.memory},
-            {"exiting", must_exit}};
+                            {"message", result.message},
+                            {"trials", result.trials},
+                            {"checks", result.checks},
+                            {"device", device.ToJson()},
+                            {"timing",
+                             {{"gpu_ms", gpu_ms},
+                              {"reference_load_ms", result.reference_load_ms},
+                              {"phases_ms", result.phases_ms}}},
+                            {"memory", result.memory},
+                            {"exiting", must_exit}};
     // Where the plan's GPU time went, when it calls library ops between its kernels.
     if (!result.plan_split.is_null()) reply["timing"]["plan_split"] = result.plan_split;
     return reply;

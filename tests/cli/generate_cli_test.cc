@@ -28,12 +28,14 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-const char* kBroken = "extern \"C\" __global__ void relu(const float* x, float* y, long long n) {\n"
-                      "  long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x\n"
-                      "  if (i < n) y[i] = fmaxf(x[i], 0.0f);\n}\n";
-const char* kFixed = "extern \"C\" __global__ void relu(const float* x, float* y, long long n) {\n"
-                     "  long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
-                     "  if (i < n) y[i] = fmaxf(x[i], 0.0f);\n}\n";
+const char* kBroken =
+    "extern \"C\" __global__ void relu(const float* x, float* y, long long n) {\n"
+    "  long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x\n"
+    "  if (i < n) y[i] = fmaxf(x[i], 0.0f);\n}\n";
+const char* kFixed =
+    "extern \"C\" __global__ void relu(const float* x, float* y, long long n) {\n"
+    "  long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
+    "  if (i < n) y[i] = fmaxf(x[i], 0.0f);\n}\n";
 const json kPlan = {{"launches",
                      {{{"kernel", "relu"},
                        {"grid", {"cdiv(numel(x), 256)"}},
@@ -60,8 +62,13 @@ int AssistantTurns(const json& body) {
 }
 
 json AnthropicMessage(const json& content, const std::string& stop) {
-  return {{"id", "msg_1"},     {"type", "message"}, {"role", "assistant"}, {"model", "claude-test"},
-          {"content", content}, {"stop_reason", stop}, {"usage", {{"input_tokens", 100}, {"output_tokens", 50}}}};
+  return {{"id", "msg_1"},
+          {"type", "message"},
+          {"role", "assistant"},
+          {"model", "claude-test"},
+          {"content", content},
+          {"stop_reason", stop},
+          {"usage", {{"input_tokens", 100}, {"output_tokens", 50}}}};
 }
 
 json OpenAiCompletion(const json& message, const std::string& finish) {
@@ -97,9 +104,9 @@ class GenerateCliTest : public ::testing::Test {
 
   GenRun Generate(const std::string& args, const std::string& env = "") {
     std::string err = (out_.string() + ".stderr");
-    std::string command = env + " " + KFORGE_BINARY + " generate --tasks " + fakes::ShellQuote(tasks_.path()) +
-                          " --compile-only --no-cache --out " + fakes::ShellQuote(out_) + " " + args + " 2>" +
-                          fakes::ShellQuote(err);
+    std::string command = env + " " + KFORGE_BINARY + " generate --tasks " +
+                          fakes::ShellQuote(tasks_.path()) + " --compile-only --no-cache --out " +
+                          fakes::ShellQuote(out_) + " " + args + " 2>" + fakes::ShellQuote(err);
     GenRun run;
     run.exit_code = fakes::RunCommand(command).exit_code;
     std::ifstream in(err);
@@ -116,14 +123,17 @@ TEST_F(GenerateCliTest, AnthropicTextBrokenThenFixedWithRetriesOnTheWay) {
   fakes::FakeHttpServer server([](const fakes::HttpExchange& ex) {
     json body = json::parse(ex.body);
     const char* source = AssistantTurns(body) == 0 ? kBroken : kFixed;
-    return fakes::FakeReply::Json(200,
-                                  AnthropicMessage({{{"type", "text"}, {"text", TextReply(source)}}}, "end_turn").dump());
+    return fakes::FakeReply::Json(
+        200, AnthropicMessage({{{"type", "text"}, {"text", TextReply(source)}}}, "end_turn").dump());
   });
-  server.Enqueue(fakes::FakeReply::Json(529, R"({"type":"error","error":{"type":"overloaded_error","message":"busy"}})"));
-  server.Enqueue(fakes::FakeReply::Json(429, R"({"type":"error","error":{"type":"rate_limit_error","message":"slow"}})",
-                                        {{"retry-after-ms", "50"}}));
-  GenRun run = Generate("--filter demo/relu --teacher anthropic --model claude-test --base-url " + server.url(),
-                     "ANTHROPIC_API_KEY=sk-test-0123456789");
+  server.Enqueue(fakes::FakeReply::Json(
+      529, R"({"type":"error","error":{"type":"overloaded_error","message":"busy"}})"));
+  server.Enqueue(
+      fakes::FakeReply::Json(429, R"({"type":"error","error":{"type":"rate_limit_error","message":"slow"}})",
+                             {{"retry-after-ms", "50"}}));
+  GenRun run =
+      Generate("--filter demo/relu --teacher anthropic --model claude-test --base-url " + server.url(),
+               "ANTHROPIC_API_KEY=sk-test-0123456789");
   ASSERT_EQ(run.exit_code, 0) << run.err;
   ASSERT_EQ(run.records.size(), 1u) << run.err;
   const json& r = run.records[0];
@@ -158,16 +168,20 @@ TEST_F(GenerateCliTest, AnthropicToolsEchoThinkingBlocksAndEndOnSubmit) {
   fakes::FakeHttpServer server([](const fakes::HttpExchange& ex) {
     json body = json::parse(ex.body);
     int turn = AssistantTurns(body) + 1;
-    json content = {{{"type", "thinking"}, {"thinking", "Turn " + std::to_string(turn) + " plan."}, {"signature", kSignature}},
+    json content = {{{"type", "thinking"},
+                     {"thinking", "Turn " + std::to_string(turn) + " plan."},
+                     {"signature", kSignature}},
                     {{"type", "tool_use"},
                      {"id", "toolu_" + std::to_string(turn)},
                      {"name", turn == 1 ? "run" : "submit"},
                      {"input", ToolInput(turn == 1 ? kBroken : kFixed)}}};
     return fakes::FakeReply::Json(200, AnthropicMessage(content, "tool_use").dump());
   });
-  GenRun run = Generate("--filter demo/relu --protocol tools --teacher anthropic --model claude-test --max-tokens 4096 "
-                     "--thinking-budget 1024 --base-url " + server.url(),
-                     "ANTHROPIC_API_KEY=sk-test-0123456789");
+  GenRun run = Generate(
+      "--filter demo/relu --protocol tools --teacher anthropic --model claude-test --max-tokens 4096 "
+      "--thinking-budget 1024 --base-url " +
+          server.url(),
+      "ANTHROPIC_API_KEY=sk-test-0123456789");
   ASSERT_EQ(run.exit_code, 0) << run.err;
   ASSERT_EQ(run.records.size(), 1u);
   const json& r = run.records[0];
@@ -199,22 +213,34 @@ TEST_F(GenerateCliTest, OpenAiToolsWithReasoningAndAStreamedSecondTurn) {
     int turn = AssistantTurns(body) + 1;
     json call = {{"id", "call_" + std::to_string(turn)},
                  {"type", "function"},
-                 {"function", {{"name", turn == 1 ? "run" : "submit"}, {"arguments", ToolInput(turn == 1 ? kBroken : kFixed).dump()}}}};
+                 {"function",
+                  {{"name", turn == 1 ? "run" : "submit"},
+                   {"arguments", ToolInput(turn == 1 ? kBroken : kFixed).dump()}}}};
     if (turn == 1) {
-      json message = {{"role", "assistant"}, {"content", nullptr}, {"reasoning_content", "think first"}, {"tool_calls", {call}}};
-      return fakes::FakeReply::Json(200, OpenAiCompletion(message, "stop").dump());  // a tool call with "stop"
+      json message = {{"role", "assistant"},
+                      {"content", nullptr},
+                      {"reasoning_content", "think first"},
+                      {"tool_calls", {call}}};
+      return fakes::FakeReply::Json(200,
+                                    OpenAiCompletion(message, "stop").dump());  // a tool call with "stop"
     }
     json delta_call = call;
     delta_call["index"] = 0;
-    json first = {{"id", "c2"}, {"model", "gpt-test"},
-                  {"choices", {{{"index", 0}, {"delta", {{"role", "assistant"}, {"tool_calls", {delta_call}}}}}}}};
-    json last = {{"id", "c2"}, {"model", "gpt-test"},
+    json first = {
+        {"id", "c2"},
+        {"model", "gpt-test"},
+        {"choices", {{{"index", 0}, {"delta", {{"role", "assistant"}, {"tool_calls", {delta_call}}}}}}}};
+    json last = {{"id", "c2"},
+                 {"model", "gpt-test"},
                  {"choices", {{{"index", 0}, {"delta", json::object()}, {"finish_reason", "tool_calls"}}}},
                  {"usage", {{"prompt_tokens", 300}, {"completion_tokens", 70}}}};
-    return fakes::FakeReply::Sse({"data: " + first.dump() + "\n\n", "data: " + last.dump() + "\n\n", "data: [DONE]\n\n"}, 5);
+    return fakes::FakeReply::Sse(
+        {"data: " + first.dump() + "\n\n", "data: " + last.dump() + "\n\n", "data: [DONE]\n\n"}, 5);
   });
-  GenRun run = Generate("--filter demo/relu --protocol tools --teacher openai --model qwen-test --stream always "
-                     "--base-url " + server.url() + "/v1");
+  GenRun run = Generate(
+      "--filter demo/relu --protocol tools --teacher openai --model qwen-test --stream always "
+      "--base-url " +
+      server.url() + "/v1");
   ASSERT_EQ(run.exit_code, 0) << run.err;
   ASSERT_EQ(run.records.size(), 1u);
   const json& r = run.records[0];
@@ -237,8 +263,9 @@ TEST_F(GenerateCliTest, OpenAiTextWithA500OnTheWay) {
         200, OpenAiCompletion({{"role", "assistant"}, {"content", TextReply(source)}}, "stop").dump());
   });
   server.Enqueue(fakes::FakeReply::Json(503, R"({"error":{"message":"down"}})"));
-  GenRun run = Generate("--filter 'demo/*' --samples 2 --concurrency 3 --teacher openai --model qwen-test --base-url " +
-                     server.url() + "/v1");
+  GenRun run = Generate(
+      "--filter 'demo/*' --samples 2 --concurrency 3 --teacher openai --model qwen-test --base-url " +
+      server.url() + "/v1");
   ASSERT_EQ(run.exit_code, 0) << run.err;
   ASSERT_EQ(run.records.size(), 6u);
   std::set<std::string> ids;
@@ -278,11 +305,13 @@ TEST_F(GenerateCliTest, KillNineThenResumeLosesNothingAndWritesNothingTwice) {
     reply.delay_ms = 150;
     return reply;
   });
-  const std::string args = "--filter 'demo/*' --samples 4 --concurrency 2 --teacher openai --model m --base-url " +
-                           server.url() + "/v1";
+  const std::string args =
+      "--filter 'demo/*' --samples 4 --concurrency 2 --teacher openai --model m --base-url " + server.url() +
+      "/v1";
   // Start, wait for a few records, kill -9.
-  std::string command = std::string("exec ") + KFORGE_BINARY + " generate --tasks " + fakes::ShellQuote(tasks_.path()) +
-                        " --compile-only --no-cache --out " + fakes::ShellQuote(out_) + " " + args + " 2>/dev/null";
+  std::string command = std::string("exec ") + KFORGE_BINARY + " generate --tasks " +
+                        fakes::ShellQuote(tasks_.path()) + " --compile-only --no-cache --out " +
+                        fakes::ShellQuote(out_) + " " + args + " 2>/dev/null";
   pid_t pid = fork();
   ASSERT_GE(pid, 0);
   if (pid == 0) {
@@ -299,7 +328,10 @@ TEST_F(GenerateCliTest, KillNineThenResumeLosesNothingAndWritesNothingTwice) {
   ASSERT_GE(before, 3u);
   ASSERT_LT(before, 12u) << "killed too late to test resuming";
   // A write torn by a crash: a partial line at the end.
-  { std::ofstream(out_ / "trajectories.jsonl", std::ios::app) << "{\"schema\":\"kforge.trajectory/1\",\"id\":\"x"; }
+  {
+    std::ofstream(out_ / "trajectories.jsonl", std::ios::app)
+        << "{\"schema\":\"kforge.trajectory/1\",\"id\":\"x";
+  }
 
   GenRun run = Generate(args);
   ASSERT_EQ(run.exit_code, 0) << run.err;
@@ -332,10 +364,11 @@ TEST_F(GenerateCliTest, ReplayDemoTeacherAndAChangedConfigurationIsRefused) {
 
 TEST_F(GenerateCliTest, AFatalTeacherErrorStopsTheBatchAndWritesNoHalfEpisodes) {
   fakes::FakeHttpServer server([](const fakes::HttpExchange&) {
-    return fakes::FakeReply::Json(401, R"({"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}})");
+    return fakes::FakeReply::Json(
+        401, R"({"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}})");
   });
   GenRun run = Generate("--filter 'demo/*' --teacher anthropic --model m --base-url " + server.url(),
-                     "ANTHROPIC_API_KEY=sk-wrong-0123456789");
+                        "ANTHROPIC_API_KEY=sk-wrong-0123456789");
   EXPECT_EQ(run.exit_code, 2);
   EXPECT_TRUE(run.records.empty());
   EXPECT_NE(run.err.find("stopped:"), std::string::npos) << run.err;
@@ -347,7 +380,8 @@ TEST_F(GenerateCliTest, BadInputIsOneLineAndExitTwo) {
     std::string args;
     std::string expect;
   };
-  const std::string replay = std::string(" --teacher replay:") + KFORGE_SOURCE_DIR + "/examples/teacher/demo.jsonl";
+  const std::string replay =
+      std::string(" --teacher replay:") + KFORGE_SOURCE_DIR + "/examples/teacher/demo.jsonl";
   const Case cases[] = {
       {"--protocol bogus" + replay, "--protocol bogus"},
       {"--views pictures" + replay, "view \"pictures\""},

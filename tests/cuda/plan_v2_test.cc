@@ -59,19 +59,23 @@ TEST(PlanV2Test, BadStepsAreRefusedWithTheirPath) {
     std::string message;
   };
   const Case cases[] = {
-      {R"J([{"op": "system", "args": ["x"], "out": "out0"}])J", "launches[0].op: \"system\" is not a library op"},
+      {R"J([{"op": "system", "args": ["x"], "out": "out0"}])J",
+       "launches[0].op: \"system\" is not a library op"},
       {R"J([{"op": "linear", "args": ["x"], "out": "out0"}])J", "linear takes 2 to 3 tensors, got 1"},
-      {R"J([{"op": "linear", "args": ["x", "w"], "out": "out0"}])J", "launches[0].args[1]: unknown tensor \"w\""},
+      {R"J([{"op": "linear", "args": ["x", "w"], "out": "out0"}])J",
+       "launches[0].args[1]: unknown tensor \"w\""},
       {R"J([{"op": "relu", "args": ["out0"], "out": "x"}])J", "launches[0].out: \"x\" is read-only"},
       {R"J([{"op": "softmax", "args": ["x"], "out": "out0", "attrs": {"axis": 1}}])J", "softmax takes dim"},
-      {R"J([{"op": "softmax", "args": ["x"], "out": "out0", "attrs": {"dim": "1"}}])J", "attrs.dim: wrong kind"},
+      {R"J([{"op": "softmax", "args": ["x"], "out": "out0", "attrs": {"dim": "1"}}])J",
+       "attrs.dim: wrong kind"},
       {R"J([{"fill": "x", "value": 1}])J", "launches[0].fill: \"x\" is read-only"},
       {R"J([{"fill": "out0", "value": "lots"}])J", "launches[0].value: expected a number"},
       {R"J([{"view": "v", "of": "x", "offset": 30, "shape": [3]}])J", "lie outside \"x\""},
       {R"J([{"view": "v", "of": "x", "offset": -1, "shape": [3]}])J", "launches[0].offset: negative"},
       {R"J([{"view": "x", "of": "out0", "shape": [3]}])J", "\"x\" already names a tensor"},
       {R"J([{"view": "v", "of": "out0", "offset": 1, "shape": [2], "dtype": "float64"}])J", "not aligned"},
-      {R"J([{"view": "v", "of": "x", "shape": [2]}, {"fill": "v", "value": 0}])J", "launches[1].fill: \"v\" is read-only"},
+      {R"J([{"view": "v", "of": "x", "shape": [2]}, {"fill": "v", "value": 0}])J",
+       "launches[1].fill: \"v\" is read-only"},
   };
   for (const Case& c : cases) {
     auto plan = Resolve(c.launches);
@@ -82,7 +86,8 @@ TEST(PlanV2Test, BadStepsAreRefusedWithTheirPath) {
 }
 
 TEST(PlanV2Test, ItemArgumentsReadOneElementOfTheRightSize) {
-  auto plan = Resolve(R"J([{"kernel": "k", "grid": [1], "block": [1], "args": ["item:out0", "item:fc.bias[OUT - 1]"]}])J");
+  auto plan = Resolve(
+      R"J([{"kernel": "k", "grid": [1], "block": [1], "args": ["item:out0", "item:fc.bias[OUT - 1]"]}])J");
   ASSERT_TRUE(plan.ok()) << plan.status().message();
   const ResolvedArg& first = plan->steps[0].args[0];
   EXPECT_EQ(first.item_tensor, "out0");
@@ -91,17 +96,21 @@ TEST(PlanV2Test, ItemArgumentsReadOneElementOfTheRightSize) {
   EXPECT_EQ(plan->steps[0].args[1].item_offset, 20u);
   auto outside = Resolve(R"J([{"kernel": "k", "grid": [1], "block": [1], "args": ["item:fc.bias[OUT]"]}])J");
   ASSERT_FALSE(outside.ok());
-  EXPECT_NE(outside.status().message().find("launches[0].args[0]: element 6 is outside \"fc.bias\""), std::string::npos)
+  EXPECT_NE(outside.status().message().find("launches[0].args[0]: element 6 is outside \"fc.bias\""),
+            std::string::npos)
       << outside.status().message();
   auto solution = common::ParseSolutionText(
-      R"J({"source": "", "launches": [{"kernel": "k", "grid": [1], "block": [1], "args": ["item:x[3]", "item:x"]}]})J", "s");
+      R"J({"source": "", "launches": [{"kernel": "k", "grid": [1], "block": [1], "args": ["item:x[3]", "item:x"]}]})J",
+      "s");
   ASSERT_TRUE(solution.ok());
   nlohmann::json json = common::SolutionToJson(*solution);
   EXPECT_EQ(json["schema"], "kforge.solution/2");
   EXPECT_EQ(json["launches"][0]["args"], nlohmann::json({"item:x[3]", "item:x"}));
-  EXPECT_FALSE(common::ParseSolutionText(
-                   R"J({"source": "", "launches": [{"kernel": "k", "grid": [1], "block": [1], "args": ["item:x[3"]}]})J", "s")
-                   .ok());
+  EXPECT_FALSE(
+      common::ParseSolutionText(
+          R"J({"source": "", "launches": [{"kernel": "k", "grid": [1], "block": [1], "args": ["item:x[3"]}]})J",
+          "s")
+          .ok());
 }
 
 TEST(PlanV2Test, AllowOpsNoneRefusesOpsButNotViews) {
@@ -127,7 +136,8 @@ TEST(PlanV2Test, SolutionsWithV2StepsRoundTripAsSchemaTwo) {
   EXPECT_EQ(common::SolutionToJson(*again), json);
   auto v1 = common::ParseSolutionText(R"J({"source": "s", "launches": [{"memset": "out0"}]})J", "v1");
   ASSERT_TRUE(v1.ok());
-  EXPECT_EQ(common::SolutionToJson(*v1)["schema"], "kforge.solution/1") << "v1 plans keep their schema and hash";
+  EXPECT_EQ(common::SolutionToJson(*v1)["schema"], "kforge.solution/1")
+      << "v1 plans keep their schema and hash";
 }
 
 TEST(PlanV2Test, EveryLibraryOpIsDescribedAndDocumented) {
@@ -136,7 +146,8 @@ TEST(PlanV2Test, EveryLibraryOpIsDescribedAndDocumented) {
   for (const common::LibraryOp& op : common::LibraryOps()) {
     EXPECT_FALSE(op.what.empty()) << op.name;
     EXPECT_EQ(common::FindLibraryOp(op.name), &op);
-    EXPECT_NE(docs.find("| `" + std::string(op.name) + "` | " + std::string(op.what) + " |"), std::string::npos)
+    EXPECT_NE(docs.find("| `" + std::string(op.name) + "` | " + std::string(op.what) + " |"),
+              std::string::npos)
         << op.name << " is not in docs/formats.md's table of library ops";
   }
 }

@@ -68,7 +68,8 @@ TEST(TrajectoryTest, BadRecordsNameThePath) {
       {"schema", [](nlohmann::json& r) { r["schema"] = "kforge.verdict/1"; }, "t.schema"},
       {"no id", [](nlohmann::json& r) { r.erase("id"); }, "t.id: missing"},
       {"task type", [](nlohmann::json& r) { r["task"]["level"] = "one"; }, "t.task.level: wrong type"},
-      {"attempt", [](nlohmann::json& r) { r["attempts"][1].erase("status"); }, "t.attempts[1].status: missing"},
+      {"attempt", [](nlohmann::json& r) { r["attempts"][1].erase("status"); },
+       "t.attempts[1].status: missing"},
       {"best", [](nlohmann::json& r) { r["best"] = 7; }, "t.best"},
       {"messages", [](nlohmann::json& r) { r["messages"] = 3; }, "t.messages"},
   };
@@ -77,7 +78,8 @@ TEST(TrajectoryTest, BadRecordsNameThePath) {
     c.edit(bad);
     auto parsed = TrajectoryFromJson(bad, "t");
     ASSERT_FALSE(parsed.ok()) << c.what;
-    EXPECT_NE(parsed.status().message().find(c.expect), std::string::npos) << c.what << ": " << parsed.status().message();
+    EXPECT_NE(parsed.status().message().find(c.expect), std::string::npos)
+        << c.what << ": " << parsed.status().message();
   }
 }
 

@@ -28,8 +28,10 @@ TEST(PromptsTest, TheBundledTemplatesRenderWithWhatGenerateSupplies) {
   auto prompts = PromptSet::Load(std::string(KFORGE_SOURCE_DIR) + "/prompts");
   ASSERT_TRUE(prompts.ok()) << prompts.status().message();
   EXPECT_EQ(prompts->hash.rfind("sha256:", 0), 0u);
-  EXPECT_TRUE(Render(prompts->system, {{"device", "d"}, {"arch", "sm_90a"}, {"protocol", "p"}}, "system.md").ok());
-  EXPECT_TRUE(Render(prompts->task, {{"task_id", "t"}, {"task_view", "v"}, {"tensors", "x"}}, "task.md").ok());
+  EXPECT_TRUE(
+      Render(prompts->system, {{"device", "d"}, {"arch", "sm_90a"}, {"protocol", "p"}}, "system.md").ok());
+  EXPECT_TRUE(
+      Render(prompts->task, {{"task_id", "t"}, {"task_view", "v"}, {"tensors", "x"}}, "task.md").ok());
   EXPECT_TRUE(Render(prompts->feedback, {{"result", "r"}, {"next_step", "n"}}, "feedback.md").ok());
   auto missing = PromptSet::Load("/nonexistent");
   ASSERT_FALSE(missing.ok());
@@ -57,7 +59,9 @@ TEST(TaskViewTest, ViewsShowWhatTheyNameAndTheTensorTableIsComplete) {
 }
 
 TEST(ReplyTest, CandidatesFromTextAndFromToolCalls) {
-  const std::string text = "x\n```cuda\n__global__ void k() {}\n```\n```json\n{\"launches\": [{\"kernel\": \"k\", \"grid\": [1], \"block\": [32], \"args\": []}]}\n```\n";
+  const std::string text =
+      "x\n```cuda\n__global__ void k() {}\n```\n```json\n{\"launches\": [{\"kernel\": \"k\", \"grid\": [1], "
+      "\"block\": [32], \"args\": []}]}\n```\n";
   auto one = CandidatesOf(llm::Message::Assistant(text), "text", "demo/relu");
   ASSERT_EQ(one.size(), 1u);
   ASSERT_TRUE(one[0].solution.ok()) << one[0].solution.status().message();
@@ -66,7 +70,9 @@ TEST(ReplyTest, CandidatesFromTextAndFromToolCalls) {
   ASSERT_EQ(none.size(), 1u);
   EXPECT_FALSE(none[0].solution.ok());
 
-  json args = {{"source", "__global__ void k() {}"}, {"launches", {{{"kernel", "k"}, {"grid", {1}}, {"block", {32}}, {"args", json::array()}}}}, {"task", "other/task"}};
+  json args = {{"source", "__global__ void k() {}"},
+               {"launches", {{{"kernel", "k"}, {"grid", {1}}, {"block", {32}}, {"args", json::array()}}}},
+               {"task", "other/task"}};
   llm::Message calls = llm::Message::Assistant(
       "", {{"c1", "run", args}, {"c2", "submit", args}, {"c3", "shell", args}, {"c4", "run", "not json"}});
   auto found = CandidatesOf(calls, "tools", "demo/relu");
@@ -84,7 +90,8 @@ TEST(ReplyTest, CandidatesFromTextAndFromToolCalls) {
   EXPECT_EQ(tools[0].parameters["required"], json({"source", "launches"}));
 }
 
-dataset::Attempt MakeAttempt(const std::string& status, bool correct, std::optional<double> speedup, bool compiled = true) {
+dataset::Attempt MakeAttempt(const std::string& status, bool correct, std::optional<double> speedup,
+                             bool compiled = true) {
   dataset::Attempt a;
   a.status = status;
   a.correct = correct;
@@ -117,12 +124,21 @@ TEST(FeedbackTest, SaysWhatWentWrongWhereAndHowFast) {
   EXPECT_NE(text.find("line 2: int x = 1"), std::string::npos) << text;
 
   dataset::Attempt mismatch = MakeAttempt("mismatch", false, {});
-  mismatch.verdict = {{"message", "out0 differs"},
-                      {"trials", {{{"variant", "default"}, {"trial", 0},
-                                   {"outputs", {{{"name", "out0"}, {"mismatches", 12}, {"numel", 100},
-                                                 {"max_abs_err", 0.5}, {"max_rel_err", "inf"}, {"rel_l2_err", 0.1},
-                                                 {"first_mismatch", 7}}}}}}},
-                      {"compile", {{"kernels", {{"k", {{"registers", 40}, {"spill_store_bytes", 8}, {"spill_load_bytes", 8}}}}}}}};
+  mismatch.verdict = {
+      {"message", "out0 differs"},
+      {"trials",
+       {{{"variant", "default"},
+         {"trial", 0},
+         {"outputs",
+          {{{"name", "out0"},
+            {"mismatches", 12},
+            {"numel", 100},
+            {"max_abs_err", 0.5},
+            {"max_rel_err", "inf"},
+            {"rel_l2_err", 0.1},
+            {"first_mismatch", 7}}}}}}},
+      {"compile",
+       {{"kernels", {{"k", {{"registers", 40}, {"spill_store_bytes", 8}, {"spill_load_bytes", 8}}}}}}}};
   text = DescribeAttempt(mismatch, "");
   EXPECT_NE(text.find("12 of 100 elements differ"), std::string::npos) << text;
   EXPECT_NE(text.find("max rel err inf"), std::string::npos) << text;

@@ -69,8 +69,9 @@ TEST_F(PlanV2GpuTest, AnOpWhoseResultDoesNotFitItsOutputIsTheCandidatesLaunchErr
 }
 
 TEST_F(PlanV2GpuTest, BenchTimesAPlanWithALibraryOp) {
-  fakes::CommandResult run = fakes::RunCommand(std::string(KFORGE_BINARY) + " bench --max-time 1 --tasks " +
-                                               kBuiltTasks.string() + " " + (kExamples / "linear_bias_relu_op.json").string());
+  fakes::CommandResult run =
+      fakes::RunCommand(std::string(KFORGE_BINARY) + " bench --max-time 1 --tasks " + kBuiltTasks.string() +
+                        " " + (kExamples / "linear_bias_relu_op.json").string());
   auto lines = fakes::JsonLines(run.out);
   ASSERT_EQ(lines.size(), 1u) << run.out;
   EXPECT_EQ(lines[0].value("status", ""), "ok") << lines[0].value("message", "");

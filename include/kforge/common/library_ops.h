@@ -15,9 +15,9 @@ namespace kforge::common {
 
 /// Kinds of attribute values.
 enum class OpAttrKind {
-  kInt,      ///< an integer
-  kInts,     ///< an integer or a list of integers (dims, stride, padding, ...)
-  kNumber,   ///< a number (eps, alpha, ...)
+  kInt,     ///< an integer
+  kInts,    ///< an integer or a list of integers (dims, stride, padding, ...)
+  kNumber,  ///< a number (eps, alpha, ...)
   kBool,
 };
 

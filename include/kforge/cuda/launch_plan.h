@@ -55,8 +55,8 @@ struct ResolvedArg {
   /// value (`size` bytes, the tensor's element) is what the kernel gets.
   std::string item_tensor;
   size_t item_offset = 0;
-  uint64_t bits = 0;   ///< Scalar value, little-endian in the low `size` bytes.
-  size_t size = 8;     ///< Bytes the kernel parameter must have.
+  uint64_t bits = 0;  ///< Scalar value, little-endian in the low `size` bytes.
+  size_t size = 8;    ///< Bytes the kernel parameter must have.
 };
 
 /// A tensor as a library op sees it: its name (pointers are looked up by it), dtype and shape.
@@ -117,7 +117,8 @@ class BoundPlan {
   /// Enqueues every step on `stream`; `pointers` maps tensor names to device addresses (views are
   /// added here). `ops` runs op and fill steps; a plan with such steps and no runner fails.
   /// A failed launch (bad configuration, too many resources) is returned; the stream is not synchronised.
-  Status Run(cudaStream_t stream, const std::map<std::string, void*>& pointers, const OpRunner* ops = nullptr) const;
+  Status Run(cudaStream_t stream, const std::map<std::string, void*>& pointers,
+             const OpRunner* ops = nullptr) const;
   /// Runs steps [first, last) only (to time them one by one); same contract as Run.
   Status RunSteps(size_t first, size_t last, cudaStream_t stream, std::map<std::string, void*>& pointers,
                   const OpRunner* ops) const;

@@ -20,14 +20,14 @@ inline constexpr std::string_view kTrajectorySchema = "kforge.trajectory/1";
 
 /// The task, as recorded: enough to group, filter and decontaminate without the task folder.
 struct TaskInfo {
-  std::string id;                 ///< "kernelbench/level1/19_ReLU"
-  std::optional<int> level;       ///< KernelBench level, when the task has one
+  std::string id;            ///< "kernelbench/level1/19_ReLU"
+  std::optional<int> level;  ///< KernelBench level, when the task has one
   std::vector<std::string> tags;
-  std::string view;               ///< what the teacher saw: "code", "nl", "spec", "nl+spec", "kernelbench"
-  std::string source;             ///< where the task comes from: "kernelbench", "kforge", ...
-  std::string license;            ///< of the task's reference program ("MIT", ...); empty if unknown
-  std::string reference_hash;     ///< "sha256:<hex>" of the reference program's text
-  std::string reference_source;   ///< the reference program's text (for decontamination)
+  std::string view;              ///< what the teacher saw: "code", "nl", "spec", "nl+spec", "kernelbench"
+  std::string source;            ///< where the task comes from: "kernelbench", "kforge", ...
+  std::string license;           ///< of the task's reference program ("MIT", ...); empty if unknown
+  std::string reference_hash;    ///< "sha256:<hex>" of the reference program's text
+  std::string reference_source;  ///< the reference program's text (for decontamination)
 };
 
 /// Who wrote the kernels.
@@ -40,17 +40,17 @@ struct TeacherInfo {
 
 /// One candidate the teacher proposed, and what kforge found.
 struct Attempt {
-  int turn = 0;             ///< 1-based assistant turn that produced it
-  std::string tool_call_id; ///< tools protocol: the call that carried it; empty for text
+  int turn = 0;              ///< 1-based assistant turn that produced it
+  std::string tool_call_id;  ///< tools protocol: the call that carried it; empty for text
   /// "compile_error", "mismatch", "ok", ... (a verdict status), or "no_solution" when the reply held no
   /// solution that could be read (then `parse_error` says why).
   std::string status;
   std::string parse_error;
-  nlohmann::json solution;  ///< kforge.solution/1, or null
-  nlohmann::json verdict;   ///< kforge.verdict/1, or null
-  nlohmann::json bench;     ///< kforge.bench/1 when it was timed, else null
-  bool correct = false;     ///< verdict ok on the GPU (never in compile-only runs)
-  bool compiled = false;    ///< NVRTC compiled it
+  nlohmann::json solution;        ///< kforge.solution/1, or null
+  nlohmann::json verdict;         ///< kforge.verdict/1, or null
+  nlohmann::json bench;           ///< kforge.bench/1 when it was timed, else null
+  bool correct = false;           ///< verdict ok on the GPU (never in compile-only runs)
+  bool compiled = false;          ///< NVRTC compiled it
   std::optional<double> speedup;  ///< reference median / candidate median, when timed
 };
 
@@ -85,9 +85,9 @@ struct Trajectory {
   std::string stop;
   std::string error;  ///< one line when stop is llm_error or harness_error
   UsageInfo usage;
-  double wall_s = 0;   ///< episode start to end
-  double llm_s = 0;    ///< waiting for the teacher
-  double judge_s = 0;  ///< compiling, verifying and timing
+  double wall_s = 0;      ///< episode start to end
+  double llm_s = 0;       ///< waiting for the teacher
+  double judge_s = 0;     ///< compiling, verifying and timing
   nlohmann::json device;  ///< the GPU that judged, or null
   std::string kforge_version;
   std::string created_at;  ///< UTC, ISO 8601

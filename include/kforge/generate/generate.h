@@ -64,14 +64,14 @@ struct GenerateOptions {
 
 /// What a run did; printed as the summary line.
 struct GenerateSummary {
-  int episodes = 0;   ///< planned in this invocation (after resume)
-  int skipped = 0;    ///< already in RUN_DIR
-  int finished = 0;   ///< written
+  int episodes = 0;  ///< planned in this invocation (after resume)
+  int skipped = 0;   ///< already in RUN_DIR
+  int finished = 0;  ///< written
   int correct = 0;
-  int faster = 0;     ///< correct and faster than the reference
-  int compiled = 0;   ///< best attempt compiled
-  int turns = 0;      ///< teacher turns of the written episodes
-  double cpu_s = 0;   ///< CPU time of this process (not of its compiler and GPU worker children)
+  int faster = 0;    ///< correct and faster than the reference
+  int compiled = 0;  ///< best attempt compiled
+  int turns = 0;     ///< teacher turns of the written episodes
+  double cpu_s = 0;  ///< CPU time of this process (not of its compiler and GPU worker children)
   int llm_errors = 0;
   int harness_errors = 0;
   double cost_usd = 0;

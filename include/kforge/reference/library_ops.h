@@ -25,8 +25,8 @@ struct DeviceTensorRef {
 /// Computes op `name` of `args` with `attrs` on `stream` of `device` and writes the result into `out`,
 /// whose shape must be the result's (its dtype may differ: the result is converted). Errors (an op
 /// that refuses its arguments, a shape that does not match) are one line, InvalidArgument.
-Status RunLibraryOp(const std::string& name, const std::vector<DeviceTensorRef>& args, const nlohmann::json& attrs,
-                    const DeviceTensorRef& out, int device, cudaStream_t stream);
+Status RunLibraryOp(const std::string& name, const std::vector<DeviceTensorRef>& args,
+                    const nlohmann::json& attrs, const DeviceTensorRef& out, int device, cudaStream_t stream);
 
 /// Sets every element of `tensor` to `value` (converted to its dtype; inf and NaN included).
 Status FillTensor(const DeviceTensorRef& tensor, double value, int device, cudaStream_t stream);
