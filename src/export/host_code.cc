@@ -223,26 +223,29 @@ class Writer {
   }
 
   /// Each symbol from the first input or param dimension that is exactly it, else the task's default;
-  /// then every dimension of the inputs and params is checked against its expression.
+  /// then every other dimension of the inputs and params is checked against its expression.
   Status Symbols(std::string& out) const {
     out += "  // Shape symbols, read from the shapes of the inputs.\n";
+    std::set<std::pair<std::string, size_t>> sources;
     for (const auto& [symbol, fallback] : task_.symbols) {
-      std::string source = std::to_string(fallback) + ";  // no input shows it: the task's default";
+      std::string value = std::to_string(fallback) + ";  // no input shows it: the task's default";
       bool found = false;
       for (const auto* list : {&task_.inputs, &task_.params}) {
         for (const common::TensorSpec& spec : *list) {
-          for (size_t d = 0; !found && d < spec.shape.size(); ++d) {
+          for (size_t d = 0; d < spec.shape.size() && !found; ++d) {
             if (spec.shape[d] != symbol) continue;
-            source = Var(spec.name) + ".size(" + std::to_string(d) + ");";
+            value = Var(spec.name) + ".size(" + std::to_string(d) + ");";
+            sources.insert({spec.name, d});
             found = true;
           }
         }
       }
-      out += "  const int64_t " + SymbolVar(symbol) + " = " + source + "\n";
+      out += "  const int64_t " + SymbolVar(symbol) + " = " + value + "\n";
     }
     for (const auto* list : {&task_.inputs, &task_.params}) {
       for (const common::TensorSpec& spec : *list) {
         for (size_t d = 0; d < spec.shape.size(); ++d) {
+          if (sources.count({spec.name, d})) continue;
           KFORGE_ASSIGN_OR_RETURN(std::string expected, Expr(spec.shape[d], spec.name + ".shape"));
           std::string actual = Var(spec.name) + ".size(" + std::to_string(d) + ")";
           out += "  TORCH_CHECK(" + actual + " == " + expected + ", " +
@@ -387,6 +390,7 @@ StatusOr<std::string> TranslateExpr(std::string_view e, const std::vector<std::s
                                     const std::vector<std::pair<std::string, std::string>>& tensor_vars) {
   std::string out;
   bool tensor_next = false;
+  bool operand_next = true;  // at the start, after an operator, '(' or ',': a sign is unary
   size_t i = 0;
   auto skip_space = [&] {
     while (i < e.size() && std::isspace(static_cast<unsigned char>(e[i]))) ++i;
@@ -397,12 +401,14 @@ StatusOr<std::string> TranslateExpr(std::string_view e, const std::vector<std::s
       size_t start = i;
       while (i < e.size() && std::isdigit(static_cast<unsigned char>(e[i]))) ++i;
       out += "int64_t(" + std::string(e.substr(start, i - start)) + ")";
+      operand_next = false;
       continue;
     }
     if (IsIdentStart(c)) {
       size_t start = i;
       while (i < e.size() && IsIdentChar(e[i])) ++i;
       std::string name(e.substr(start, i - start));
+      operand_next = false;
       if (tensor_next) {
         auto it = std::find_if(tensor_vars.begin(), tensor_vars.end(), [&](const auto& v) { return v.first == name; });
         if (it == tensor_vars.end()) return Status::InvalidArgument("unknown tensor " + common::Quote(name));
@@ -416,6 +422,7 @@ StatusOr<std::string> TranslateExpr(std::string_view e, const std::vector<std::s
           return Status::InvalidArgument("unknown function " + common::Quote(name));
         out += "kf_" + name + "(";
         tensor_next = name == "numel" || name == "size";
+        operand_next = true;
         ++i;
         continue;
       }
@@ -424,12 +431,20 @@ StatusOr<std::string> TranslateExpr(std::string_view e, const std::vector<std::s
       out += SymbolVar(name);
       continue;
     }
-    if (std::strchr("+-*/%", c)) {
+    if ((c == '+' || c == '-') && operand_next) {
+      out += c;
+    } else if (std::strchr("+-*/%", c)) {
       out += std::string(" ") + c + " ";
+      operand_next = true;
     } else if (c == ',') {
       out += ", ";
-    } else if (c == '(' || c == ')') {
+      operand_next = true;
+    } else if (c == '(') {
       out += c;
+      operand_next = true;
+    } else if (c == ')') {
+      out += c;
+      operand_next = false;
     } else {
       return Status::InvalidArgument("unexpected " + common::Quote(std::string(1, c)) + " in " + common::Quote(e, 60));
     }

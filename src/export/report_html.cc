@@ -22,7 +22,7 @@ body { font-family: sans-serif; margin: 24px auto; max-width: 1340px; color: #22
 h1 { font-size: 22px; } h2 { font-size: 18px; margin-top: 32px; } h3 { font-size: 15px; }
 table { border-collapse: collapse; margin: 8px 0 16px; font-size: 13px; }
 th, td { padding: 4px 10px; border-bottom: 1px solid #ddd; text-align: right; }
-th:first-child, td:first-child { text-align: left; }
+th:first-child, td:first-child { text-align: left; white-space: nowrap; }
 th { background: #f4f4f4; }
 .plots { display: grid; grid-template-columns: repeat(2, 660px); gap: 12px; }
 .note { color: #555; font-size: 13px; }
