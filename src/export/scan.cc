@@ -33,11 +33,10 @@ Status ScanRecords(const std::vector<fs::path>& files, const RecordVisitor& visi
         warn(line->value.status().message());
         continue;
       }
-      StatusOr<dataset::Trajectory> record =
-          dataset::TrajectoryFromJson(*line->value, files[f].string() + ":" + std::to_string(line->number));
+      StatusOr<dataset::Trajectory> record = dataset::TrajectoryFromJson(*line->value, "record");
       if (!record.ok()) {
         ++counts.malformed;
-        warn(record.status().message());
+        warn(files[f].string() + ":" + std::to_string(line->number) + ": " + record.status().message());
         continue;
       }
       ++counts.records;
@@ -62,7 +61,7 @@ Status ReadRecordsAt(const std::vector<fs::path>& files, const std::vector<Recor
     std::optional<dataset::JsonlReader::Line> line = reader->Next();
     if (!line || line->number != ref.line || !line->value.ok())
       return Status::IoError(where + ": the line changed since it was first read");
-    StatusOr<dataset::Trajectory> record = dataset::TrajectoryFromJson(*line->value, where);
+    StatusOr<dataset::Trajectory> record = dataset::TrajectoryFromJson(*line->value, "record");
     if (!record.ok()) return Status::IoError(where + ": the line changed since it was first read");
     KFORGE_RETURN_IF_ERROR(visit(i, *record));
   }

@@ -58,6 +58,8 @@ TEST(DocsDriftTest, EveryFlagIsDocumentedAndEveryDocumentedFlagExists) {
   } rows[] = {
       {"verify", {"verify"}},
       {"bench", {"bench"}},
+      {"export", {"export"}},
+      {"report", {"report"}},
       {"tasks",
        {"tasks list", "tasks show", "tasks import kernelbench", "tasks import module", "tasks build", "tasks check"}},
   };
