@@ -73,7 +73,8 @@ uintmax_t Generate(const fs::path& path, int64_t records, int tasks) {
     spec.turns = 1 + static_cast<int>(u(rng) * 3);
     spec.correct = u(rng) < 0.7;
     spec.speedup = 0.3 + 3 * u(rng);
-    spec.source = std::string(kforge::testing::kReluSource) + "__device__ int variant_" + std::to_string(i) + ";\n";
+    spec.source =
+        std::string(kforge::testing::kReluSource) + "__device__ int variant_" + std::to_string(i) + ";\n";
     out << kforge::dataset::ToJson(kforge::testing::MakeRecord(spec)).dump() << '\n';
   }
   out.close();
@@ -111,17 +112,18 @@ int main(int argc, char** argv) {
               static_cast<long long>(records), tasks, static_cast<double>(bytes) / 1e9, generate_s);
 
   fs::remove_all(dir / "out");
-  ChildRun exported = Spawn({KFORGE_BINARY, "export", input.string(), "--out", (dir / "out").string(), "--format",
-                             "messages", "--split", "val=0.05"},
+  ChildRun exported = Spawn({KFORGE_BINARY, "export", input.string(), "--out", (dir / "out").string(),
+                             "--format", "messages", "--split", "val=0.05"},
                             (dir / "export.out").string());
   std::ifstream stats_file(dir / "out" / "stats.json");
   nlohmann::json stats = nlohmann::json::parse(stats_file, nullptr, false);
   long long written = stats.is_object() ? stats.value("exported", 0LL) : -1;
   std::printf("export: exit %d, %.1f s wall (%.0f records/s), peak RSS %.1f MB, %lld records written\n",
-              exported.exit_code, exported.wall_s, static_cast<double>(records) / exported.wall_s, exported.max_rss_mb,
-              written);
+              exported.exit_code, exported.wall_s, static_cast<double>(records) / exported.wall_s,
+              exported.max_rss_mb, written);
 
-  ChildRun reported = Spawn({KFORGE_BINARY, "report", input.string(), "--json"}, (dir / "report.json").string());
+  ChildRun reported =
+      Spawn({KFORGE_BINARY, "report", input.string(), "--json"}, (dir / "report.json").string());
   std::printf("report: exit %d, %.1f s wall (%.0f records/s), peak RSS %.1f MB\n", reported.exit_code,
               reported.wall_s, static_cast<double>(records) / reported.wall_s, reported.max_rss_mb);
   if (!keep) fs::remove_all(dir);

@@ -45,7 +45,8 @@ nlohmann::json Describe(const exporter::ExportOptions& o) {
   const exporter::SelectionOptions& s = o.selection;
   if (s.per_task) d["per_task"] = *s.per_task;
   if (s.near_dup) d["near_dup"] = *s.near_dup;
-  if (s.balance != exporter::Balance::kNone) d["balance"] = s.balance == exporter::Balance::kTag ? "tag" : "level";
+  if (s.balance != exporter::Balance::kNone)
+    d["balance"] = s.balance == exporter::Balance::kTag ? "tag" : "level";
   if (s.balance_cap) d["balance_cap"] = *s.balance_cap;
   if (o.holdout) {
     d["holdout"] = o.holdout->string();
@@ -81,7 +82,8 @@ StatusOr<exporter::ExportOptions> ToOptions(const ExportArgs& a) {
   exporter::SelectionOptions& s = o.selection;
   if (given("--per-task")) s.per_task = a.per_task;
   if (given("--near-dup")) s.near_dup = a.near_dup;
-  if (given("--balance")) s.balance = a.balance == "tag" ? exporter::Balance::kTag : exporter::Balance::kLevel;
+  if (given("--balance"))
+    s.balance = a.balance == "tag" ? exporter::Balance::kTag : exporter::Balance::kLevel;
   if (given("--balance-cap")) {
     if (!given("--balance")) return Status::InvalidArgument("--balance-cap needs --balance level|tag");
     s.balance_cap = a.balance_cap;
@@ -122,25 +124,31 @@ Runner AttachExport(CLI::App& sub) {
       ->default_val("messages");
   sub.add_option("--out", a->out, "Output folder (created; must be empty unless --force)")->required();
   sub.add_flag("--force", a->force, "Write into a non-empty output folder, replacing a previous export");
-  sub.add_flag("--include-incorrect", a->include_incorrect, "Also export records whose final solution is not correct");
+  sub.add_flag("--include-incorrect", a->include_incorrect,
+               "Also export records whose final solution is not correct");
   auto& given = a->given;
   given["--min-speedup"] = sub.add_option("--min-speedup", a->min_speedup, "Only records at least this fast")
                                ->check(FiniteRange(0, 1e9));
-  given["--max-turns"] = sub.add_option("--max-turns", a->max_turns, "Only records of at most N assistant turns")
-                             ->check(CLI::Range(1, 100000));
+  given["--max-turns"] =
+      sub.add_option("--max-turns", a->max_turns, "Only records of at most N assistant turns")
+          ->check(CLI::Range(1, 100000));
   given["--levels"] = sub.add_option("--levels", a->levels, "Only these KernelBench levels, e.g. 1,2");
   given["--tags"] = sub.add_option("--tags", a->tags, "Only tasks with one of these tags, e.g. matmul,fused");
   given["--filter"] = sub.add_option("--filter", a->glob, "Only task ids matching this glob");
   given["--per-task"] = sub.add_option("--per-task", a->per_task, "At most K records per task, best first")
                             ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
-  given["--near-dup"] = sub.add_option("--near-dup", a->near_dup,
-                                       "Drop solutions this similar (MinHash Jaccard) to a faster one of the task")
-                            ->check(FiniteRange(0.01, 1));
-  given["--balance"] = sub.add_option("--balance", a->balance, "Cap every level or tag group at the smallest's size")
-                           ->check(CLI::IsMember({"level", "tag"}));
-  given["--balance-cap"] = sub.add_option("--balance-cap", a->balance_cap, "Cap every --balance group at N instead")
-                               ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
-  given["--holdout"] = sub.add_option("--holdout", a->holdout, "Leave out these tasks: an ids file or a task root");
+  given["--near-dup"] =
+      sub.add_option("--near-dup", a->near_dup,
+                     "Drop solutions this similar (MinHash Jaccard) to a faster one of the task")
+          ->check(FiniteRange(0.01, 1));
+  given["--balance"] =
+      sub.add_option("--balance", a->balance, "Cap every level or tag group at the smallest's size")
+          ->check(CLI::IsMember({"level", "tag"}));
+  given["--balance-cap"] =
+      sub.add_option("--balance-cap", a->balance_cap, "Cap every --balance group at N instead")
+          ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
+  given["--holdout"] =
+      sub.add_option("--holdout", a->holdout, "Leave out these tasks: an ids file or a task root");
   sub.add_option("--holdout-threshold", a->holdout_threshold,
                  "Reference similarity (MinHash Jaccard) to a held-out task that also leaves a task out")
       ->default_val(0.8)
@@ -163,12 +171,15 @@ Runner AttachExport(CLI::App& sub) {
       std::fprintf(stderr, "kforge export: %s\n", stats.status().message().c_str());
       return kExitUsage;
     }
-    std::fprintf(stderr, "export: %lld records read from %zu file%s (%lld malformed, %lld torn lines skipped)\n",
+    std::fprintf(stderr,
+                 "export: %lld records read from %zu file%s (%lld malformed, %lld torn lines skipped)\n",
                  static_cast<long long>(stats->scan.records), files->size(), files->size() == 1 ? "" : "s",
                  static_cast<long long>(stats->scan.malformed), static_cast<long long>(stats->scan.torn));
-    std::fprintf(stderr, "export: %lld %s records written to %s (%s)\n", static_cast<long long>(stats->exported),
-                 a->format.c_str(), a->out.c_str(), Counts(stats->splits).c_str());
-    if (!stats->left_out.empty()) std::fprintf(stderr, "export: left out: %s\n", Counts(stats->left_out).c_str());
+    std::fprintf(stderr, "export: %lld %s records written to %s (%s)\n",
+                 static_cast<long long>(stats->exported), a->format.c_str(), a->out.c_str(),
+                 Counts(stats->splits).c_str());
+    if (!stats->left_out.empty())
+      std::fprintf(stderr, "export: left out: %s\n", Counts(stats->left_out).c_str());
     return stats->exported > 0 ? kExitOk : kExitFailed;
   };
 }

@@ -12,19 +12,24 @@ void Table(std::ostringstream& out, const char* heading, const char* column,
            const std::map<std::string, int64_t>& counts) {
   if (counts.empty()) return;
   out << "\n### " << heading << "\n\n| " << column << " | records |\n| --- | ---: |\n";
-  for (const auto& [name, n] : counts) out << "| " << (name.empty() ? "(none)" : name) << " | " << n << " |\n";
+  for (const auto& [name, n] : counts)
+    out << "| " << (name.empty() ? "(none)" : name) << " | " << n << " |\n";
 }
 
 bool IsJsonLines(const std::string& format) { return format != "kernelbench"; }
 
 const char* Describe(const std::string& format) {
   if (format == "messages")
-    return "conversations in TRL's conversational format: a `messages` column (system, user, assistant and tool "
-           "turns; tool calls in OpenAI form with JSON-text arguments) and a `tools` column when the teacher was "
+    return "conversations in TRL's conversational format: a `messages` column (system, user, assistant and "
+           "tool "
+           "turns; tool calls in OpenAI form with JSON-text arguments) and a `tools` column when the teacher "
+           "was "
            "offered tools";
   if (format == "pairs")
-    return "prompt/completion pairs in TRL's conversational form: `prompt` holds the messages before the first "
-           "assistant turn (the task as the teacher saw it), `completion` the assistant turn that gave the best "
+    return "prompt/completion pairs in TRL's conversational form: `prompt` holds the messages before the "
+           "first "
+           "assistant turn (the task as the teacher saw it), `completion` the assistant turn that gave the "
+           "best "
            "solution";
   if (format == "trajectory") return "whole kforge.trajectory/1 records (docs/formats.md in kforge)";
   return "KernelBench ModelNew programs, one file per solution, named as KernelBench's runs name them";
@@ -32,9 +37,11 @@ const char* Describe(const std::string& format) {
 
 const char* Schema(const std::string& format) {
   if (format == "messages")
-    return "- `messages`: list of `{role, content, tool_calls?, tool_call_id?, name?, reasoning_content?}`; the "
+    return "- `messages`: list of `{role, content, tool_calls?, tool_call_id?, name?, reasoning_content?}`; "
+           "the "
            "conversation ends with the assistant turn of the best attempt\n"
-           "- `tools`: OpenAI-style tool specs (`{type: function, function: {name, description, parameters}}`), when "
+           "- `tools`: OpenAI-style tool specs (`{type: function, function: {name, description, "
+           "parameters}}`), when "
            "tools were offered\n";
   if (format == "pairs")
     return "- `prompt`: list of messages (system, user)\n- `completion`: list of one assistant message\n"
@@ -44,7 +51,8 @@ const char* Schema(const std::string& format) {
            "timings, best, outcome, usage, timing); Anthropic thinking blocks are removed\n";
   return "- `level_<L>_problem_<P>_sample_<S>_kernel.py`: a `ModelNew` built with "
          "`torch.utils.cpp_extension.load_inline`\n"
-         "- `index.jsonl`: one line per file: `file`, `task`, `problem` (`level<L>/<name>.py` in KernelBench), "
+         "- `index.jsonl`: one line per file: `file`, `task`, `problem` (`level<L>/<name>.py` in "
+         "KernelBench), "
          "`record`, and kforge's verdict (`correct`, `speedup`, `status`)\n";
 }
 
@@ -89,7 +97,8 @@ std::string DatasetCard(const DatasetStats& s) {
   bool lines = IsJsonLines(s.format);
   if (lines) {
     out << "---\nconfigs:\n- config_name: default\n  data_files:\n";
-    for (const auto& [split, n] : s.splits) out << "  - split: " << split << "\n    path: " << split << ".jsonl\n";
+    for (const auto& [split, n] : s.splits)
+      out << "  - split: " << split << "\n    path: " << split << ".jsonl\n";
     out << "---\n";
   }
   out << "# kforge dataset (" << s.format << ")\n\n";
@@ -104,14 +113,15 @@ std::string DatasetCard(const DatasetStats& s) {
   Table(out, "Teachers", "provider/model", s.teachers);
   Table(out, "Task sources", "source", s.sources);
   Table(out, "Licences of the reference programs", "licence", s.licenses);
-  out << "\nEach record keeps its task's source and licence (`task_source`, `task_license`), its teacher and the "
+  out << "\nEach record keeps its task's source and licence (`task_source`, `task_license`), its teacher and "
+         "the "
          "kforge run it comes from (`run_id`). Reference programs stay under their own licences.\n";
 
   out << "\n## How it was made\n\n";
   out << "- inputs: ";
   for (size_t i = 0; i < s.inputs.size(); ++i) out << (i ? ", " : "") << "`" << s.inputs[i] << "`";
-  out << "\n- records read: " << s.scan.records << " (" << s.scan.malformed << " malformed and " << s.scan.torn
-      << " torn lines skipped)\n";
+  out << "\n- records read: " << s.scan.records << " (" << s.scan.malformed << " malformed and "
+      << s.scan.torn << " torn lines skipped)\n";
   out << "- options: `" << s.options.dump() << "`\n";
   if (!s.left_out.empty()) {
     out << "- left out:";
@@ -127,7 +137,8 @@ std::string DatasetCard(const DatasetStats& s) {
   out << "\n## Schema\n\n" << Schema(s.format);
   if (lines)
     out << "- provenance: `id`, `run_id`, `task`, `level`, `tags`, `task_source`, `task_license`, "
-           "`teacher_provider`, `teacher_model`, `kforge_version`, `protocol`, `correct`, `speedup` (over the "
+           "`teacher_provider`, `teacher_model`, `kforge_version`, `protocol`, `correct`, `speedup` (over "
+           "the "
            "PyTorch reference, when timed), `turns`\n";
 
   out << "\n## Loading\n\n";
@@ -140,10 +151,12 @@ std::string DatasetCard(const DatasetStats& s) {
     }
     out << "})\n```\n";
     if (s.format != "trajectory")
-      out << "\nTRL's `SFTTrainer` takes the `" << (s.format == "messages" ? "messages" : "prompt`/`completion")
-          << "` column" << (s.format == "messages" ? "" : "s") << " as they are, with the `tools` column when present.\n";
+      out << "\nTRL's `SFTTrainer` takes the `"
+          << (s.format == "messages" ? "messages" : "prompt`/`completion") << "` column"
+          << (s.format == "messages" ? "" : "s") << " as they are, with the `tools` column when present.\n";
   } else {
-    out << "The files follow KernelBench's run layout (`runs/<run name>/level_<L>_problem_<P>_sample_<S>_kernel.py`): "
+    out << "The files follow KernelBench's run layout (`runs/<run "
+           "name>/level_<L>_problem_<P>_sample_<S>_kernel.py`): "
            "KernelBench's evaluation scripts read this folder as a run. `scripts/kb-judge.sh` in kforge runs "
            "KernelBench's judge on each file against its problem and writes both verdicts side by side.\n";
   }

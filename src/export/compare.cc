@@ -24,11 +24,13 @@ std::vector<Metric> Metrics() {
     std::snprintf(name, sizeof name, "fast_%g", kFastP[i]);
     metrics.push_back({name, [](const TallyMetrics& m, size_t k) { return m.fast_p[k]; }, i, false});
   }
-  metrics.push_back({"geomean_speedup", [](const TallyMetrics& m, size_t) { return m.geomean_speedup; }, 0, true});
+  metrics.push_back(
+      {"geomean_speedup", [](const TallyMetrics& m, size_t) { return m.geomean_speedup; }, 0, true});
   return metrics;
 }
 
-std::optional<double> Change(const std::optional<double>& run, const std::optional<double>& base, bool ratio) {
+std::optional<double> Change(const std::optional<double>& run, const std::optional<double>& base,
+                             bool ratio) {
   if (!run || !base) return std::nullopt;
   if (!ratio) return *run - *base;
   if (!(*base > 0)) return std::nullopt;

@@ -125,10 +125,14 @@ std::optional<Format> ParseFormat(std::string_view name) {
 
 const char* FormatName(Format format) {
   switch (format) {
-    case Format::kMessages: return "messages";
-    case Format::kPairs: return "pairs";
-    case Format::kTrajectory: return "trajectory";
-    case Format::kKernelBench: return "kernelbench";
+    case Format::kMessages:
+      return "messages";
+    case Format::kPairs:
+      return "pairs";
+    case Format::kTrajectory:
+      return "trajectory";
+    case Format::kKernelBench:
+      return "kernelbench";
   }
   return "messages";
 }
@@ -136,9 +140,11 @@ const char* FormatName(Format format) {
 Status CheckOutput(const fs::path& out, bool force) {
   std::error_code ec;
   if (!fs::exists(out, ec)) return Status::Ok();
-  if (!fs::is_directory(out, ec)) return Status::InvalidArgument("--out " + out.string() + ": a file, not a folder");
+  if (!fs::is_directory(out, ec))
+    return Status::InvalidArgument("--out " + out.string() + ": a file, not a folder");
   if (!force && !fs::is_empty(out, ec))
-    return Status::InvalidArgument("--out " + out.string() + ": not empty (--force replaces a previous export)");
+    return Status::InvalidArgument("--out " + out.string() +
+                                   ": not empty (--force replaces a previous export)");
   return Status::Ok();
 }
 
@@ -157,7 +163,8 @@ StatusOr<DatasetStats> Export(const std::vector<fs::path>& files, const ExportOp
   KFORGE_RETURN_IF_ERROR(ScanRecords(
       files, [&](const RecordRef& ref, dataset::Trajectory& t) { first.Visit(ref, t); }, stats.scan, warn));
   Collected collected = first.Finish();
-  Selection selection = Select(collected.tasks, collected.candidates, collected.signatures, options.selection);
+  Selection selection =
+      Select(collected.tasks, collected.candidates, collected.signatures, options.selection);
   for (const auto& [reason, n] : selection.dropped) stats.left_out[reason] += n;
   collected.signatures = {};
 
@@ -173,8 +180,9 @@ StatusOr<DatasetStats> Export(const std::vector<fs::path>& files, const ExportOp
   fs::create_directories(options.out, ec);
   if (ec) return Status::IoError("--out " + options.out.string() + ": " + ec.message());
   if (options.force) RemovePreviousExport(options.out);
-  std::unique_ptr<internal::Sink> sink = options.format == Format::kKernelBench ? internal::MakeKernelBenchSink(options)
-                                                                               : internal::MakeJsonlSink(options);
+  std::unique_ptr<internal::Sink> sink = options.format == Format::kKernelBench
+                                             ? internal::MakeKernelBenchSink(options)
+                                             : internal::MakeJsonlSink(options);
   KFORGE_RETURN_IF_ERROR(ReadRecordsAt(files, refs, [&](size_t i, dataset::Trajectory& t) -> Status {
     if (IdHash(t.id) != id_hashes[i])
       return Status::IoError(files[refs[i].file].string() + ":" + std::to_string(refs[i].line) +

@@ -11,14 +11,18 @@ namespace {
 using nlohmann::json;
 
 /// One message in OpenAI/TRL form. `call_names` maps tool call ids to tool names, for tool results.
-json TrlMessage(const llm::Message& m, const FormatOptions& options, const std::map<std::string, std::string>& call_names) {
+json TrlMessage(const llm::Message& m, const FormatOptions& options,
+                const std::map<std::string, std::string>& call_names) {
   json out{{"role", llm::RoleName(m.role)}, {"content", m.content}};
   if (!m.tool_calls.empty()) {
     json calls = json::array();
     for (const llm::ToolCall& call : m.tool_calls) {
-      std::string arguments = call.arguments.is_string() ? call.arguments.get<std::string>()
-                                                         : call.arguments.dump(-1, ' ', false, json::error_handler_t::replace);
-      calls.push_back({{"id", call.id}, {"type", "function"}, {"function", {{"name", call.name}, {"arguments", arguments}}}});
+      std::string arguments = call.arguments.is_string()
+                                  ? call.arguments.get<std::string>()
+                                  : call.arguments.dump(-1, ' ', false, json::error_handler_t::replace);
+      calls.push_back({{"id", call.id},
+                       {"type", "function"},
+                       {"function", {{"name", call.name}, {"arguments", arguments}}}});
     }
     out["tool_calls"] = std::move(calls);
   }
@@ -36,7 +40,8 @@ StatusOr<std::vector<llm::Message>> Messages(const dataset::Trajectory& t) {
   for (size_t i = 0; i < t.messages.size(); ++i) {
     StatusOr<llm::Message> m = llm::MessageFromJson(t.messages[i]);
     if (!m.ok())
-      return Status::InvalidArgument("record " + t.id + ": messages[" + std::to_string(i) + "]: " + m.status().message());
+      return Status::InvalidArgument("record " + t.id + ": messages[" + std::to_string(i) +
+                                     "]: " + m.status().message());
     messages.push_back(std::move(*m));
   }
   return messages;

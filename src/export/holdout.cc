@@ -20,8 +20,10 @@ StatusOr<Holdout> Holdout::Load(const fs::path& path, double threshold) {
   std::error_code ec;
   if (fs::is_directory(path, ec)) {
     StatusOr<std::vector<common::Task>> tasks = common::LoadTaskTree(path);
-    if (!tasks.ok()) return Status::InvalidArgument("--holdout " + path.string() + ": " + tasks.status().message());
-    if (tasks->empty()) return Status::InvalidArgument("--holdout " + path.string() + ": no task.json below it");
+    if (!tasks.ok())
+      return Status::InvalidArgument("--holdout " + path.string() + ": " + tasks.status().message());
+    if (tasks->empty())
+      return Status::InvalidArgument("--holdout " + path.string() + ": no task.json below it");
     for (const common::Task& task : *tasks) {
       holdout.ids_.insert(task.id);
       KFORGE_ASSIGN_OR_RETURN(std::string reference, common::ReadFile(task.reference));
@@ -42,7 +44,8 @@ StatusOr<Holdout> Holdout::Load(const fs::path& path, double threshold) {
       return Status::InvalidArgument(path.string() + ":" + std::to_string(number) + ": " + valid.message());
     holdout.ids_.insert(id);
   }
-  if (holdout.ids_.empty()) return Status::InvalidArgument("--holdout " + path.string() + ": no task id in it");
+  if (holdout.ids_.empty())
+    return Status::InvalidArgument("--holdout " + path.string() + ": no task id in it");
   return holdout;
 }
 

@@ -20,7 +20,7 @@ namespace {
 using common::LaunchArg;
 using common::LaunchStep;
 
-constexpr std::string_view kPrelude = R"cc(#include <torch/extension.h>
+constexpr std::string_view kPrelude = R"host(#include <torch/extension.h>
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAException.h>
 #include <c10/cuda/CUDAGuard.h>
@@ -57,19 +57,28 @@ void kf_check_tensor(const torch::Tensor& t, const char* name, at::ScalarType dt
 }
 
 }  // namespace
-)cc";
+)host";
 
 const char* TorchDType(common::DType dtype) {
   switch (dtype) {
-    case common::DType::kFloat32: return "torch::kFloat32";
-    case common::DType::kFloat16: return "torch::kFloat16";
-    case common::DType::kBFloat16: return "torch::kBFloat16";
-    case common::DType::kFloat64: return "torch::kFloat64";
-    case common::DType::kInt64: return "torch::kInt64";
-    case common::DType::kInt32: return "torch::kInt32";
-    case common::DType::kInt8: return "torch::kInt8";
-    case common::DType::kUInt8: return "torch::kUInt8";
-    case common::DType::kBool: return "torch::kBool";
+    case common::DType::kFloat32:
+      return "torch::kFloat32";
+    case common::DType::kFloat16:
+      return "torch::kFloat16";
+    case common::DType::kBFloat16:
+      return "torch::kBFloat16";
+    case common::DType::kFloat64:
+      return "torch::kFloat64";
+    case common::DType::kInt64:
+      return "torch::kInt64";
+    case common::DType::kInt32:
+      return "torch::kInt32";
+    case common::DType::kInt8:
+      return "torch::kInt8";
+    case common::DType::kUInt8:
+      return "torch::kUInt8";
+    case common::DType::kBool:
+      return "torch::kBool";
   }
   return "torch::kFloat32";
 }
@@ -167,7 +176,8 @@ class Writer {
     code.cpp += "  cudaStream_t stream = at::cuda::getCurrentCUDAStream();\n";
     for (size_t i = 0; i < solution_.launches.size(); ++i) KFORGE_RETURN_IF_ERROR(Step(i, code.cpp));
     code.cpp += "  return {";
-    for (size_t i = 0; i < task_.outputs.size(); ++i) code.cpp += (i ? ", " : "") + Var(task_.outputs[i].name);
+    for (size_t i = 0; i < task_.outputs.size(); ++i)
+      code.cpp += (i ? ", " : "") + Var(task_.outputs[i].name);
     code.cpp += "};\n}\n";
     KFORGE_ASSIGN_OR_RETURN(code.cuda_suffix, KernelTable());
     for (const std::string& option : solution_.options)
@@ -207,15 +217,15 @@ class Writer {
 
   Status Arguments(std::string& out) const {
     size_t count = task_.inputs.size() + task_.params.size();
-    out += "  TORCH_CHECK(tensors.size() == " + std::to_string(count) + ", \"expected " + std::to_string(count) +
-           " tensors (the inputs, then the parameters), got \", tensors.size());\n";
+    out += "  TORCH_CHECK(tensors.size() == " + std::to_string(count) + ", \"expected " +
+           std::to_string(count) + " tensors (the inputs, then the parameters), got \", tensors.size());\n";
     size_t index = 0;
     for (const auto* list : {&task_.inputs, &task_.params}) {
       for (const common::TensorSpec& spec : *list) {
         std::string var = Var(spec.name);
         out += "  const torch::Tensor& " + var + " = tensors[" + std::to_string(index++) + "];\n";
-        out += "  kf_check_tensor(" + var + ", " + CppString(spec.name) + ", " + TorchDType(spec.dtype) + ", " +
-               std::to_string(spec.shape.size()) + ");\n";
+        out += "  kf_check_tensor(" + var + ", " + CppString(spec.name) + ", " + TorchDType(spec.dtype) +
+               ", " + std::to_string(spec.shape.size()) + ");\n";
       }
     }
     if (count > 0) out += "  const c10::cuda::CUDAGuard guard(tensors[0].device());\n";
@@ -267,8 +277,9 @@ class Writer {
   }
 
   Status Allocations(std::string& out) const {
-    std::string device = task_.inputs.empty() && task_.params.empty() ? "torch::TensorOptions().device(torch::kCUDA)"
-                                                                        : "tensors[0].options()";
+    std::string device = task_.inputs.empty() && task_.params.empty()
+                             ? "torch::TensorOptions().device(torch::kCUDA)"
+                             : "tensors[0].options()";
     out += "  const torch::TensorOptions options = " + device + ";\n";
     for (const common::TensorSpec& spec : task_.outputs) {
       KFORGE_ASSIGN_OR_RETURN(std::string shape, Shape(spec.shape, spec.name + ".shape"));
@@ -278,8 +289,10 @@ class Writer {
     for (size_t i = 0; i < solution_.scratch.size(); ++i) {
       const common::ScratchBuffer& buffer = solution_.scratch[i];
       std::optional<common::DType> dtype = common::ParseDType(buffer.dtype);
-      if (!dtype) return Status::InvalidArgument("scratch[" + std::to_string(i) + "].dtype: unknown " + buffer.dtype);
-      KFORGE_ASSIGN_OR_RETURN(std::string shape, Shape(buffer.shape, "scratch[" + std::to_string(i) + "].shape"));
+      if (!dtype)
+        return Status::InvalidArgument("scratch[" + std::to_string(i) + "].dtype: unknown " + buffer.dtype);
+      KFORGE_ASSIGN_OR_RETURN(std::string shape,
+                              Shape(buffer.shape, "scratch[" + std::to_string(i) + "].shape"));
       out += "  torch::Tensor " + Var(buffer.name) + " = torch::empty(" + shape + ", options.dtype(" +
              TorchDType(*dtype) + "));  // scratch " + buffer.name + "\n";
     }
@@ -298,12 +311,13 @@ class Writer {
     std::string path = "launches[" + std::to_string(i) + "]";
     if (step.kind == LaunchStep::Kind::kMemset) {
       std::string var = Var(step.memset_target);
-      if (var.empty()) return Status::InvalidArgument(path + ".memset: unknown tensor \"" + step.memset_target + "\"");
+      if (var.empty())
+        return Status::InvalidArgument(path + ".memset: unknown tensor \"" + step.memset_target + "\"");
       std::optional<uint8_t> byte = RepeatedByte(step.memset_value, DTypeOf(step.memset_target));
       if (!byte) return Status::InvalidArgument(path + ".value: not a value a byte fill can write");
       out += "\n  // " + path + ": memset " + step.memset_target + "\n";
-      out += "  C10_CUDA_CHECK(cudaMemsetAsync(" + var + ".data_ptr(), " + std::to_string(*byte) + ", " + var +
-             ".nbytes(), stream));\n";
+      out += "  C10_CUDA_CHECK(cudaMemsetAsync(" + var + ".data_ptr(), " + std::to_string(*byte) + ", " +
+             var + ".nbytes(), stream));\n";
       return Status::Ok();
     }
     if (step.kernel.rfind("_Z", 0) == 0)
@@ -354,8 +368,9 @@ class Writer {
     out += "    const size_t shared = static_cast<size_t>(" + shared + ");\n";
     out += "    const void* kernel = kforge_kernel(" + std::to_string(i) + ");\n";
     out += "    if (shared > 48 * 1024)\n";
-    out += "      C10_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, "
-           "static_cast<int>(shared)));\n";
+    out +=
+        "      C10_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, "
+        "static_cast<int>(shared)));\n";
     out += "    C10_CUDA_CHECK(cudaLaunchKernel(kernel, grid, block, args, shared, stream));\n  }\n";
     return Status::Ok();
   }
@@ -364,12 +379,14 @@ class Writer {
     std::string out =
         "\n\n// kforge: the address of the kernel each step of the launch plan runs, for the host code.\n"
         "const void* kforge_kernel(int step) {\n";
-    for (const std::string& ns : FileScopeNamespaces(solution_.source)) out += "  using namespace " + ns + ";\n";
+    for (const std::string& ns : FileScopeNamespaces(solution_.source))
+      out += "  using namespace " + ns + ";\n";
     out += "  switch (step) {\n";
     for (size_t i = 0; i < solution_.launches.size(); ++i) {
       const LaunchStep& step = solution_.launches[i];
       if (step.kind != LaunchStep::Kind::kKernel) continue;
-      out += "    case " + std::to_string(i) + ": return reinterpret_cast<const void*>(&" + step.kernel + ");\n";
+      out +=
+          "    case " + std::to_string(i) + ": return reinterpret_cast<const void*>(&" + step.kernel + ");\n";
     }
     out += "    default: return nullptr;\n  }\n}\n";
     return out;
@@ -410,7 +427,8 @@ StatusOr<std::string> TranslateExpr(std::string_view e, const std::vector<std::s
       std::string name(e.substr(start, i - start));
       operand_next = false;
       if (tensor_next) {
-        auto it = std::find_if(tensor_vars.begin(), tensor_vars.end(), [&](const auto& v) { return v.first == name; });
+        auto it = std::find_if(tensor_vars.begin(), tensor_vars.end(),
+                               [&](const auto& v) { return v.first == name; });
         if (it == tensor_vars.end()) return Status::InvalidArgument("unknown tensor " + common::Quote(name));
         out += it->second;
         tensor_next = false;
@@ -446,7 +464,8 @@ StatusOr<std::string> TranslateExpr(std::string_view e, const std::vector<std::s
       out += c;
       operand_next = false;
     } else {
-      return Status::InvalidArgument("unexpected " + common::Quote(std::string(1, c)) + " in " + common::Quote(e, 60));
+      return Status::InvalidArgument("unexpected " + common::Quote(std::string(1, c)) + " in " +
+                                     common::Quote(e, 60));
     }
     ++i;
   }
@@ -461,10 +480,12 @@ std::vector<std::string> FileScopeNamespaces(std::string_view source) {
   for (size_t i = 0; i < tokens.size(); ++i) {
     if (tokens[i] == "{") ++depth;
     if (tokens[i] == "}") depth = std::max(0, depth - 1);
-    if (depth != 0 || tokens[i] != "namespace" || i + 1 >= tokens.size() || !IsIdentStart(tokens[i + 1][0])) continue;
+    if (depth != 0 || tokens[i] != "namespace" || i + 1 >= tokens.size() || !IsIdentStart(tokens[i + 1][0]))
+      continue;
     std::string name(tokens[i + 1]);
     size_t j = i + 2;
-    while (j + 2 < tokens.size() && tokens[j] == ":" && tokens[j + 1] == ":" && IsIdentStart(tokens[j + 2][0])) {
+    while (j + 2 < tokens.size() && tokens[j] == ":" && tokens[j + 1] == ":" &&
+           IsIdentStart(tokens[j + 2][0])) {
       name += "::" + std::string(tokens[j + 2]);
       j += 3;
     }

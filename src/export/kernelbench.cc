@@ -40,26 +40,36 @@ std::optional<KernelBenchProblem> KernelBenchProblemOf(std::string_view task_id)
   std::vector<std::string> parts = Segments(task_id);
   for (size_t i = 0; i + 1 < parts.size(); ++i) {
     std::smatch level, problem;
-    if (!std::regex_match(parts[i], level, kLevel) || !std::regex_match(parts[i + 1], problem, kProblem)) continue;
+    if (!std::regex_match(parts[i], level, kLevel) || !std::regex_match(parts[i + 1], problem, kProblem))
+      continue;
     return KernelBenchProblem{std::stoi(level[1]), std::stoi(problem[1]), parts[i + 1]};
   }
   return std::nullopt;
 }
 
 std::string KernelBenchFileName(const KernelBenchProblem& problem, int sample) {
-  return "level_" + std::to_string(problem.level) + "_problem_" + std::to_string(problem.number) + "_sample_" +
-         std::to_string(sample) + "_kernel.py";
+  return "level_" + std::to_string(problem.level) + "_problem_" + std::to_string(problem.number) +
+         "_sample_" + std::to_string(sample) + "_kernel.py";
 }
 
 std::string PythonTripleQuoted(std::string_view text) {
   std::string out = "\"\"\"";
   for (char c : text) {
     switch (c) {
-      case '\\': out += "\\\\"; break;
-      case '"': out += "\\\""; break;
-      case '\r': out += "\\r"; break;
-      case '\0': out += "\\x00"; break;
-      default: out += c;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\0':
+        out += "\\x00";
+        break;
+      default:
+        out += c;
     }
   }
   return out + "\"\"\"";
@@ -77,11 +87,13 @@ StatusOr<std::string> RenderModelNew(const common::Solution& solution, const com
   std::string py = "# " + std::string(label) + "\n";
   py += "# KernelBench ModelNew exported by kforge " KFORGE_VERSION " for " + task.id +
         ". The CUDA source is the solution's,\n"
-        "# unchanged; the C++ host code runs its launch plan: outputs and scratch, memsets, and every launch.\n";
+        "# unchanged; the C++ host code runs its launch plan: outputs and scratch, memsets, and every "
+        "launch.\n";
   py += "import torch\nimport torch.nn as nn\nfrom torch.utils.cpp_extension import load_inline\n\n";
   if (derive) {
-    py += "# The task's reference program (KernelBench's problem file): ModelNew derives from its Model, so\n"
-          "# KernelBench's seeded construction gives both the same parameters.\n";
+    py +=
+        "# The task's reference program (KernelBench's problem file): ModelNew derives from its Model, so\n"
+        "# KernelBench's seeded construction gives both the same parameters.\n";
     py += std::string(reference_source);
     if (!reference_source.empty() && reference_source.back() != '\n') py += "\n";
     py += "# End of the reference program.\n\n";
@@ -90,17 +102,19 @@ StatusOr<std::string> RenderModelNew(const common::Solution& solution, const com
   py += "CPP_SOURCE = " + PythonTripleQuoted(host.cpp) + "\n\n";
   py += "kforge_ext = load_inline(\n    name=" + PythonString(name) +
         ",\n    cpp_sources=[CPP_SOURCE],\n    cuda_sources=[CUDA_SOURCE],\n    functions=[\"forward\"],\n"
-        "    extra_cuda_cflags=[" + flags + "],\n    verbose=False,\n)\n\n";
+        "    extra_cuda_cflags=[" +
+        flags + "],\n    verbose=False,\n)\n\n";
   std::vector<std::string> params;
   for (const common::TensorSpec& spec : task.params) params.push_back(PythonString(spec.name));
   std::string param_list;
   for (size_t i = 0; i < params.size(); ++i) param_list += (i ? ", " : "") + params[i];
   py += "# The task's parameters and buffers by module path, in the order the host code takes them.\n";
   py += "PARAMS = [" + param_list + "]\n\n\n";
-  py += "def module_tensor(module, path):\n"
-        "    for part in path.split(\".\"):\n"
-        "        module = getattr(module, part)\n"
-        "    return module\n\n\n";
+  py +=
+      "def module_tensor(module, path):\n"
+      "    for part in path.split(\".\"):\n"
+      "        module = getattr(module, part)\n"
+      "    return module\n\n\n";
   if (derive) {
     py += "class ModelNew(Model):\n";
     py += "    \"\"\"" + task.id + ": Model's parameters, the solution's kernels.\"\"\"\n\n";
@@ -109,12 +123,13 @@ StatusOr<std::string> RenderModelNew(const common::Solution& solution, const com
     py += "    \"\"\"" + task.id + ": the solution's kernels.\"\"\"\n\n";
     py += "    def __init__(self, *init_inputs):\n        super().__init__()\n\n";
   }
-  py += "    def forward(self, *args):\n"
-        "        inputs = [a for a in args if isinstance(a, torch.Tensor)]\n"
-        "        device = inputs[0].device if inputs else torch.device(\"cuda\")\n"
-        "        params = [module_tensor(self, path).to(device) for path in PARAMS]\n"
-        "        outputs = kforge_ext.forward([t.contiguous() for t in inputs + params])\n"
-        "        return outputs[0] if len(outputs) == 1 else tuple(outputs)\n";
+  py +=
+      "    def forward(self, *args):\n"
+      "        inputs = [a for a in args if isinstance(a, torch.Tensor)]\n"
+      "        device = inputs[0].device if inputs else torch.device(\"cuda\")\n"
+      "        params = [module_tensor(self, path).to(device) for path in PARAMS]\n"
+      "        outputs = kforge_ext.forward([t.contiguous() for t in inputs + params])\n"
+      "        return outputs[0] if len(outputs) == 1 else tuple(outputs)\n";
   return py;
 }
 

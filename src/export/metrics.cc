@@ -97,8 +97,8 @@ GroupMetrics MetricsBuilder::Finish(const std::string& name, const Acc& acc,
   std::sort(g.speedups.begin(), g.speedups.end());
   if (!g.speedups.empty()) {
     const auto& s = g.speedups;
-    g.speedup_quantiles = Quantiles{Quantile(s, 0.1), Quantile(s, 0.25), Quantile(s, 0.5), Quantile(s, 0.75),
-                                    Quantile(s, 0.9)};
+    g.speedup_quantiles =
+        Quantiles{Quantile(s, 0.1), Quantile(s, 0.25), Quantile(s, 0.5), Quantile(s, 0.75), Quantile(s, 0.9)};
   }
   int64_t most = 0;
   for (const TaskTally* t : tasks) {

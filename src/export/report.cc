@@ -23,21 +23,23 @@ json ToJson(const RunReport& run) {
   for (const auto& [id, t] : run.tasks) {
     json fast = json::object();
     for (size_t i = 0; i < kFastP.size(); ++i) fast[FastName(i)] = t.fast[i];
-    tasks.push_back({{"task", id},
-                     {"level", t.level ? json(*t.level) : json(nullptr)},
-                     {"episodes", t.episodes},
-                     {"correct", t.correct},
-                     {"timed", t.timed},
-                     {"unjudged", t.unjudged},
-                     {"fast", fast},
-                     {"best_speedup", Opt(t.best_speedup)},
-                     {"mean_turns", t.episodes ? json(static_cast<double>(t.turns_sum) / t.episodes) : json(nullptr)}});
+    tasks.push_back(
+        {{"task", id},
+         {"level", t.level ? json(*t.level) : json(nullptr)},
+         {"episodes", t.episodes},
+         {"correct", t.correct},
+         {"timed", t.timed},
+         {"unjudged", t.unjudged},
+         {"fast", fast},
+         {"best_speedup", Opt(t.best_speedup)},
+         {"mean_turns", t.episodes ? json(static_cast<double>(t.turns_sum) / t.episodes) : json(nullptr)}});
   }
-  return {{"label", run.label},
-          {"files", run.files},
-          {"read", {{"records", run.scan.records}, {"malformed", run.scan.malformed}, {"torn", run.scan.torn}}},
-          {"groups", groups},
-          {"tasks", tasks}};
+  return {
+      {"label", run.label},
+      {"files", run.files},
+      {"read", {{"records", run.scan.records}, {"malformed", run.scan.malformed}, {"torn", run.scan.torn}}},
+      {"groups", groups},
+      {"tasks", tasks}};
 }
 
 }  // namespace

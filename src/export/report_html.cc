@@ -70,7 +70,9 @@ std::string SpeedupHistogram(const std::vector<Subject>& subjects) {
   axes.x_log2 = true;
   axes.x_min = std::exp2(kLo);
   axes.x_max = std::exp2(kHi);
-  for (double e = kLo; e <= kHi; ++e) axes.x_ticks.emplace_back(std::exp2(e), e < 0 ? "1/" + Fmt("%.0fx", std::exp2(-e)) : Fmt("%.0fx", std::exp2(e)));
+  for (double e = kLo; e <= kHi; ++e)
+    axes.x_ticks.emplace_back(std::exp2(e),
+                              e < 0 ? "1/" + Fmt("%.0fx", std::exp2(-e)) : Fmt("%.0fx", std::exp2(e)));
   axes.x_marks = {1.0};
   std::vector<Series> series;
   double top = 0;
@@ -108,7 +110,8 @@ std::string FastPCurve(const std::vector<Subject>& subjects) {
     Series line{s.name, {}};
     for (int i = 0; i <= 200; ++i) {
       double p = i * 0.02;
-      auto above = all.speedups.end() - std::upper_bound(all.speedups.begin(), all.speedups.end(), static_cast<float>(p));
+      auto above = all.speedups.end() -
+                   std::upper_bound(all.speedups.begin(), all.speedups.end(), static_cast<float>(p));
       double share = all.episodes ? static_cast<double>(above) / static_cast<double>(all.episodes) : 0;
       line.points.emplace_back(p, share);
       top = std::max(top, share);
@@ -186,29 +189,32 @@ void MetricsTable(std::ostringstream& out, const RunReport& run) {
   out << "<th>median speedup</th><th>first-turn compile</th><th>first-turn correct</th><th>repair turns</th>"
          "<th>median %SOL</th><th>tokens / correct</th><th>cost / correct</th><th>harness errors</th></tr>\n";
   for (const GroupMetrics& g : run.groups) {
-    out << "<tr><td>" << HtmlEscape(g.name) << "</td><td>" << g.episodes << "</td><td>" << g.tasks << "</td><td>"
-        << Percent(g.correctness) << "</td>";
+    out << "<tr><td>" << HtmlEscape(g.name) << "</td><td>" << g.episodes << "</td><td>" << g.tasks
+        << "</td><td>" << Percent(g.correctness) << "</td>";
     for (const auto& f : g.fast_p) out << "<td>" << Percent(f) << "</td>";
     out << "<td>" << Times(g.geomean_speedup) << "</td>";
     for (int k : ks) {
-      auto it = std::find_if(g.pass_at_k.begin(), g.pass_at_k.end(), [k](const auto& e) { return e.first == k; });
+      auto it =
+          std::find_if(g.pass_at_k.begin(), g.pass_at_k.end(), [k](const auto& e) { return e.first == k; });
       out << "<td>" << (it == g.pass_at_k.end() ? "-" : Percent(it->second)) << "</td>";
     }
     out << "<td>" << (g.speedup_quantiles ? Times(g.speedup_quantiles->p50) : "-") << "</td><td>"
-        << Percent(g.first_turn_compile_rate) << "</td><td>" << Percent(g.first_turn_correct_rate) << "</td><td>"
-        << (g.mean_repair_turns ? Fmt("%.2f", *g.mean_repair_turns) : "-") << "</td><td>"
+        << Percent(g.first_turn_compile_rate) << "</td><td>" << Percent(g.first_turn_correct_rate)
+        << "</td><td>" << (g.mean_repair_turns ? Fmt("%.2f", *g.mean_repair_turns) : "-") << "</td><td>"
         << (g.median_sol_pct ? Fmt("%.1f%%", *g.median_sol_pct) : "-") << "</td><td>"
         << (g.tokens_per_correct ? Fmt("%.0f", *g.tokens_per_correct) : "-") << "</td><td>"
-        << (g.cost_per_correct ? Fmt("$%.4f", *g.cost_per_correct) + (g.cost_known ? "" : "+") : "-") << "</td><td>"
-        << g.unjudged << "</td></tr>\n";
+        << (g.cost_per_correct ? Fmt("$%.4f", *g.cost_per_correct) + (g.cost_known ? "" : "+") : "-")
+        << "</td><td>" << g.unjudged << "</td></tr>\n";
   }
   out << "</table>\n";
 }
 
 void ComparisonTable(std::ostringstream& out, const Comparison& c) {
-  out << "<h3>" << HtmlEscape(c.run) << " against " << HtmlEscape(c.baseline) << "</h3>\n<p class=\"note\">Over the "
-      << c.common_tasks << " tasks both have; 95% intervals from " << c.resamples
-      << " bootstrap resamples of tasks.</p>\n<table><tr><th>metric</th><th>run</th><th>baseline</th><th>change</th>"
+  out << "<h3>" << HtmlEscape(c.run) << " against " << HtmlEscape(c.baseline)
+      << "</h3>\n<p class=\"note\">Over the " << c.common_tasks << " tasks both have; 95% intervals from "
+      << c.resamples
+      << " bootstrap resamples of "
+         "tasks.</p>\n<table><tr><th>metric</th><th>run</th><th>baseline</th><th>change</th>"
          "<th>95% interval</th></tr>\n";
   for (const Delta& d : c.deltas) {
     std::string change = "-", interval = "-";
@@ -219,9 +225,10 @@ void ComparisonTable(std::ostringstream& out, const Comparison& c) {
       if (d.delta) change = Fmt("%+.1f pp", *d.delta * 100);
       if (d.lo) interval = Fmt("[%+.1f, ", *d.lo * 100) + Fmt("%+.1f]", *d.hi * 100);
     }
-    std::string run = d.ratio ? Times(d.run) : Percent(d.run), base = d.ratio ? Times(d.baseline) : Percent(d.baseline);
-    out << "<tr><td>" << d.metric << "</td><td>" << run << "</td><td>" << base << "</td><td>" << change << "</td><td>"
-        << interval << "</td></tr>\n";
+    std::string run = d.ratio ? Times(d.run) : Percent(d.run),
+                base = d.ratio ? Times(d.baseline) : Percent(d.baseline);
+    out << "<tr><td>" << d.metric << "</td><td>" << run << "</td><td>" << base << "</td><td>" << change
+        << "</td><td>" << interval << "</td></tr>\n";
   }
   out << "</table>\n";
 }
@@ -231,10 +238,11 @@ void TaskTable(std::ostringstream& out, const Subject& s) {
       << "<table><tr><th>task</th><th>level</th><th>episodes</th><th>correct</th><th>harness errors</th>"
          "<th>best speedup</th><th>mean turns</th></tr>\n";
   for (const auto& [id, t] : s.run->tasks)
-    out << "<tr><td>" << HtmlEscape(id) << "</td><td>" << (t.level ? std::to_string(*t.level) : "-") << "</td><td>"
-        << t.episodes << "</td><td>" << t.correct << "</td><td>" << t.unjudged << "</td><td>" << Times(t.best_speedup)
-        << "</td><td>"
-        << (t.episodes ? Fmt("%.1f", static_cast<double>(t.turns_sum) / static_cast<double>(t.episodes)) : "-")
+    out << "<tr><td>" << HtmlEscape(id) << "</td><td>" << (t.level ? std::to_string(*t.level) : "-")
+        << "</td><td>" << t.episodes << "</td><td>" << t.correct << "</td><td>" << t.unjudged << "</td><td>"
+        << Times(t.best_speedup) << "</td><td>"
+        << (t.episodes ? Fmt("%.1f", static_cast<double>(t.turns_sum) / static_cast<double>(t.episodes))
+                       : "-")
         << "</td></tr>\n";
   out << "</table></details>\n";
 }
@@ -244,9 +252,12 @@ void TaskTable(std::ostringstream& out, const Subject& s) {
 std::string RenderHtml(const Report& report) {
   std::vector<Subject> subjects = Subjects(report);
   std::ostringstream out;
-  out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>kforge report</title><style>"
-      << kStyle << "</style></head>\n<body>\n<h1>kforge report</h1>\n<p class=\"note\">kforge " << KFORGE_VERSION
-      << ". Rates are over judged episodes; harness errors (kforge could not judge) are counted apart. fast_p: "
+  out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>kforge "
+         "report</title><style>"
+      << kStyle << "</style></head>\n<body>\n<h1>kforge report</h1>\n<p class=\"note\">kforge "
+      << KFORGE_VERSION
+      << ". Rates are over judged episodes; harness errors (kforge could not judge) are counted apart. "
+         "fast_p: "
          "correct and speedup &gt; p, over all episodes. Geometric mean over correct timed kernels.</p>\n";
   out << "<h2>Metrics</h2>\n";
   for (const Subject& s : subjects) {
@@ -261,8 +272,8 @@ std::string RenderHtml(const Report& report) {
     for (const Comparison& c : report.comparisons) ComparisonTable(out, c);
   }
   out << "<h2>Plots</h2>\n<div class=\"plots\">\n"
-      << SpeedupHistogram(subjects) << FastPCurve(subjects) << TurnsChart(subjects) << LevelChart(subjects, false)
-      << LevelChart(subjects, true) << "</div>\n";
+      << SpeedupHistogram(subjects) << FastPCurve(subjects) << TurnsChart(subjects)
+      << LevelChart(subjects, false) << LevelChart(subjects, true) << "</div>\n";
   out << "<h2>Tasks</h2>\n";
   for (const Subject& s : subjects) TaskTable(out, s);
   out << "</body></html>\n";

@@ -52,15 +52,15 @@ class TextTable {
   std::vector<std::vector<std::string>> rows_;
 };
 
-std::string Signed(double value, const char* unit) {
-  return Format("%+.1f", value) + unit;
-}
+std::string Signed(double value, const char* unit) { return Format("%+.1f", value) + unit; }
 
 void RunSection(std::ostringstream& out, const RunReport& run, bool per_task) {
   const GroupMetrics& all = run.groups.front();
-  out << "run " << run.label << ": " << Count(all.episodes) << " episodes of " << Count(all.tasks) << " tasks";
+  out << "run " << run.label << ": " << Count(all.episodes) << " episodes of " << Count(all.tasks)
+      << " tasks";
   if (run.scan.malformed || run.scan.torn)
-    out << " (" << Count(run.scan.malformed) << " malformed and " << Count(run.scan.torn) << " torn lines skipped)";
+    out << " (" << Count(run.scan.malformed) << " malformed and " << Count(run.scan.torn)
+        << " torn lines skipped)";
   out << "\n\n";
 
   std::set<int> ks;
@@ -77,7 +77,8 @@ void RunSection(std::ostringstream& out, const RunReport& run, bool per_task) {
     for (const auto& f : g.fast_p) row.push_back(Percent(f));
     row.push_back(Times(g.geomean_speedup));
     for (int k : ks) {
-      auto it = std::find_if(g.pass_at_k.begin(), g.pass_at_k.end(), [k](const auto& e) { return e.first == k; });
+      auto it =
+          std::find_if(g.pass_at_k.begin(), g.pass_at_k.end(), [k](const auto& e) { return e.first == k; });
       row.push_back(it == g.pass_at_k.end() ? "-" : Percent(it->second));
     }
     table.Row(row);
@@ -90,31 +91,36 @@ void RunSection(std::ostringstream& out, const RunReport& run, bool per_task) {
         << Times(q.p25) << "  median " << Times(q.p50) << "  p75 " << Times(q.p75) << "  p90 " << Times(q.p90)
         << "\n";
   }
-  out << "first turn: " << Percent(all.first_turn_compile_rate) << " compiled, " << Percent(all.first_turn_correct_rate)
-      << " correct; repair turns before the first correct kernel: "
+  out << "first turn: " << Percent(all.first_turn_compile_rate) << " compiled, "
+      << Percent(all.first_turn_correct_rate) << " correct; repair turns before the first correct kernel: "
       << (all.mean_repair_turns ? Format("%.2f", *all.mean_repair_turns) : "-") << " on average\n";
   out << "median % of speed of light (correct kernels with a roofline): "
       << (all.median_sol_pct ? Format("%.1f%%", *all.median_sol_pct) : "-") << "\n";
   out << "per correct kernel: "
-      << (all.tokens_per_correct ? Count(static_cast<int64_t>(*all.tokens_per_correct + 0.5)) + " tokens" : "-")
+      << (all.tokens_per_correct ? Count(static_cast<int64_t>(*all.tokens_per_correct + 0.5)) + " tokens"
+                                 : "-")
       << ", " << (all.cost_per_correct ? Format("$%.4f", *all.cost_per_correct) : "-")
       << (all.cost_known ? "" : " (some prices unknown: a lower bound)") << "\n";
-  out << "harness errors: " << Count(all.unjudged) << " (kforge could not judge; outside every rate); teacher errors: "
-      << Count(all.llm_errors) << " (counted as failures)\n";
+  out << "harness errors: " << Count(all.unjudged)
+      << " (kforge could not judge; outside every rate); teacher errors: " << Count(all.llm_errors)
+      << " (counted as failures)\n";
 
   if (per_task) {
     TextTable tasks;
     tasks.Row({"task", "level", "episodes", "correct", "harness errors", "best speedup", "mean turns"});
     for (const auto& [id, t] : run.tasks)
-      tasks.Row({id, t.level ? std::to_string(*t.level) : "-", Count(t.episodes), Count(t.correct), Count(t.unjudged),
-                 Times(t.best_speedup),
-                 t.episodes ? Format("%.1f", static_cast<double>(t.turns_sum) / static_cast<double>(t.episodes)) : "-"});
+      tasks.Row({id, t.level ? std::to_string(*t.level) : "-", Count(t.episodes), Count(t.correct),
+                 Count(t.unjudged), Times(t.best_speedup),
+                 t.episodes
+                     ? Format("%.1f", static_cast<double>(t.turns_sum) / static_cast<double>(t.episodes))
+                     : "-"});
     out << "\n" << tasks.Render();
   }
 }
 
 void ComparisonSection(std::ostringstream& out, const Comparison& c) {
-  out << "\n" << c.run << " against the baseline " << c.baseline << ", over the " << Count(c.common_tasks)
+  out << "\n"
+      << c.run << " against the baseline " << c.baseline << ", over the " << Count(c.common_tasks)
       << " tasks both have (" << c.resamples << " bootstrap resamples of tasks):\n\n";
   TextTable table;
   table.Row({"metric", "run", "baseline", "change", "95% interval"});

@@ -12,7 +12,8 @@ StatusOr<fs::path> ResolveRun(const fs::path& argument) {
   if (fs::is_directory(argument, ec)) {
     fs::path records = argument / "trajectories.jsonl";
     if (fs::is_regular_file(records, ec)) return records;
-    return Status::InvalidArgument(argument.string() + ": a folder without trajectories.jsonl (not a run folder)");
+    return Status::InvalidArgument(argument.string() +
+                                   ": a folder without trajectories.jsonl (not a run folder)");
   }
   if (fs::exists(argument, ec)) return argument;
   return Status::InvalidArgument(argument.string() + ": no such run folder or file");
@@ -21,7 +22,8 @@ StatusOr<fs::path> ResolveRun(const fs::path& argument) {
 Status ScanRecords(const std::vector<fs::path>& files, const RecordVisitor& visit, ScanCounts& counts,
                    const WarningSink& warn) {
   for (uint32_t f = 0; f < files.size(); ++f) {
-    KFORGE_ASSIGN_OR_RETURN(std::unique_ptr<dataset::JsonlReader> reader, dataset::JsonlReader::Open(files[f]));
+    KFORGE_ASSIGN_OR_RETURN(std::unique_ptr<dataset::JsonlReader> reader,
+                            dataset::JsonlReader::Open(files[f]));
     while (std::optional<dataset::JsonlReader::Line> line = reader->Next()) {
       if (line->torn) {
         ++counts.torn;

@@ -49,9 +49,9 @@ Selection Select(const std::vector<TaskEntry>& tasks, const std::vector<Candidat
         ++result.dropped["duplicate"];
         continue;
       }
-      if (near && candidates[i].has_solution &&
-          std::any_of(kept.begin(), kept.end(), [&](uint32_t k) {
-            return candidates[k].has_solution && Similarity(signatures[i], signatures[k]) >= *options.near_dup;
+      if (near && candidates[i].has_solution && std::any_of(kept.begin(), kept.end(), [&](uint32_t k) {
+            return candidates[k].has_solution &&
+                   Similarity(signatures[i], signatures[k]) >= *options.near_dup;
           })) {
         ++result.dropped["near_duplicate"];
         continue;
@@ -106,7 +106,8 @@ Selection Select(const std::vector<TaskEntry>& tasks, const std::vector<Candidat
       for (size_t m = 0; m < members.size(); ++m) by_task[members[m]] = std::move(taken[m]);
     }
   }
-  for (const std::vector<uint32_t>& list : by_task) result.kept.insert(result.kept.end(), list.begin(), list.end());
+  for (const std::vector<uint32_t>& list : by_task)
+    result.kept.insert(result.kept.end(), list.begin(), list.end());
   std::sort(result.kept.begin(), result.kept.end());
   return result;
 }

@@ -84,7 +84,8 @@ class KernelBenchSink : public Sink {
 
   Status Write(const dataset::Trajectory& record, DatasetStats& stats) override {
     std::optional<KernelBenchProblem> problem = KernelBenchProblemOf(record.task.id);
-    if (!problem || !record.best) return Status::InvalidArgument(record.task.id + ": not a KernelBench solution");
+    if (!problem || !record.best)
+      return Status::InvalidArgument(record.task.id + ": not a KernelBench solution");
     KFORGE_ASSIGN_OR_RETURN(const common::Task* task, FindTask(record.task.id));
     const dataset::Attempt& best = record.attempts[*record.best];
     StatusOr<common::Solution> solution = common::SolutionFromJson(best.solution, "solution");
@@ -93,7 +94,8 @@ class KernelBenchSink : public Sink {
     if (reference.empty()) {
       KFORGE_ASSIGN_OR_RETURN(reference, common::ReadFile(task->reference));
     }
-    std::string label = "kforge record " + record.id + ": " + (best.correct ? "verified correct" : "not correct");
+    std::string label =
+        "kforge record " + record.id + ": " + (best.correct ? "verified correct" : "not correct");
     if (best.speedup) {
       char speedup[32];
       std::snprintf(speedup, sizeof speedup, ", %.2fx the reference's speed", *best.speedup);
@@ -129,7 +131,8 @@ class KernelBenchSink : public Sink {
     auto it = tasks_.find(id);
     if (it == tasks_.end()) it = tasks_.emplace(id, common::FindTask(options_.tasks_root, id)).first;
     if (!it->second.ok())
-      return Status::InvalidArgument("task " + id + " not found under --tasks: " + it->second.status().message());
+      return Status::InvalidArgument("task " + id +
+                                     " not found under --tasks: " + it->second.status().message());
     return &*it->second;
   }
 
@@ -141,7 +144,9 @@ class KernelBenchSink : public Sink {
 
 }  // namespace
 
-std::unique_ptr<Sink> MakeJsonlSink(const ExportOptions& options) { return std::make_unique<JsonlSink>(options); }
+std::unique_ptr<Sink> MakeJsonlSink(const ExportOptions& options) {
+  return std::make_unique<JsonlSink>(options);
+}
 
 std::unique_ptr<Sink> MakeKernelBenchSink(const ExportOptions& options) {
   return std::make_unique<KernelBenchSink>(options);

@@ -46,7 +46,8 @@ StatusOr<SplitSpec> SplitSpec::Parse(const std::string& text) {
     spec.parts_.emplace_back(name, total);
   }
   if (spec.parts_.empty()) return Status::InvalidArgument("no split given");
-  if (total >= 1) return Status::InvalidArgument("the split fractions add up to 1 or more; nothing is left to train");
+  if (total >= 1)
+    return Status::InvalidArgument("the split fractions add up to 1 or more; nothing is left to train");
   return spec;
 }
 

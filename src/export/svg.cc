@@ -34,11 +34,12 @@ struct Frame {
 };
 
 std::string Open(const Axes& axes) {
-  std::string svg = "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 " + Num(kWidth) + " " + Num(kHeight) +
-                    "\" width=\"" + Num(kWidth) + "\" height=\"" + Num(kHeight) +
+  std::string svg = "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 " + Num(kWidth) + " " +
+                    Num(kHeight) + "\" width=\"" + Num(kWidth) + "\" height=\"" + Num(kHeight) +
                     "\" font-family=\"sans-serif\" font-size=\"12\">\n";
   svg += "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
-  svg += "<text x=\"" + Num(kWidth / 2) + "\" y=\"20\" text-anchor=\"middle\" font-size=\"14\" font-weight=\"bold\">" +
+  svg += "<text x=\"" + Num(kWidth / 2) +
+         "\" y=\"20\" text-anchor=\"middle\" font-size=\"14\" font-weight=\"bold\">" +
          HtmlEscape(axes.title) + "</text>\n";
   return svg;
 }
@@ -50,8 +51,8 @@ std::string Decorations(const Axes& axes, const Frame& f, bool x_ticks_numeric) 
     double y = f.Y(value);
     svg += "<line x1=\"" + Num(kLeft) + "\" x2=\"" + Num(kWidth - kRight) + "\" y1=\"" + Num(y) + "\" y2=\"" +
            Num(y) + "\" stroke=\"#ddd\"/>\n";
-    svg += "<text x=\"" + Num(kLeft - 6) + "\" y=\"" + Num(y + 4) + "\" text-anchor=\"end\">" + HtmlEscape(label) +
-           "</text>\n";
+    svg += "<text x=\"" + Num(kLeft - 6) + "\" y=\"" + Num(y + 4) + "\" text-anchor=\"end\">" +
+           HtmlEscape(label) + "</text>\n";
   }
   if (x_ticks_numeric) {
     for (const auto& [value, label] : axes.x_ticks) {
@@ -67,8 +68,8 @@ std::string Decorations(const Axes& axes, const Frame& f, bool x_ticks_numeric) 
     svg += "<line x1=\"" + Num(x) + "\" x2=\"" + Num(x) + "\" y1=\"" + Num(kTop) + "\" y2=\"" +
            Num(kHeight - kBottom) + "\" stroke=\"#888\" stroke-dasharray=\"4 3\"/>\n";
   }
-  svg += "<line x1=\"" + Num(kLeft) + "\" x2=\"" + Num(kWidth - kRight) + "\" y1=\"" + Num(kHeight - kBottom) +
-         "\" y2=\"" + Num(kHeight - kBottom) + "\" stroke=\"#333\"/>\n";
+  svg += "<line x1=\"" + Num(kLeft) + "\" x2=\"" + Num(kWidth - kRight) + "\" y1=\"" +
+         Num(kHeight - kBottom) + "\" y2=\"" + Num(kHeight - kBottom) + "\" stroke=\"#333\"/>\n";
   svg += "<line x1=\"" + Num(kLeft) + "\" x2=\"" + Num(kLeft) + "\" y1=\"" + Num(kTop) + "\" y2=\"" +
          Num(kHeight - kBottom) + "\" stroke=\"#333\"/>\n";
   svg += "<text x=\"" + Num((kLeft + kWidth - kRight) / 2) + "\" y=\"" + Num(kHeight - 10) +
@@ -86,7 +87,8 @@ std::string Legend(const std::vector<std::string>& names) {
   for (size_t i = 0; i < names.size(); ++i) {
     svg += "<rect x=\"" + Num(x) + "\" y=\"" + Num(y + i * 16) + "\" width=\"12\" height=\"10\" fill=\"" +
            SeriesColor(i) + "\"/>\n";
-    svg += "<text x=\"" + Num(x + 16) + "\" y=\"" + Num(y + i * 16 + 9) + "\">" + HtmlEscape(names[i]) + "</text>\n";
+    svg += "<text x=\"" + Num(x + 16) + "\" y=\"" + Num(y + i * 16 + 9) + "\">" + HtmlEscape(names[i]) +
+           "</text>\n";
   }
   return svg;
 }
@@ -97,18 +99,28 @@ std::string HtmlEscape(const std::string& text) {
   std::string out;
   for (char c : text) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
 }
 
 const char* SeriesColor(size_t i) {
-  static const char* kColors[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#17becf"};
+  static const char* kColors[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd",
+                                  "#ff7f0e", "#8c564b", "#17becf"};
   return kColors[i % (sizeof kColors / sizeof *kColors)];
 }
 
@@ -131,29 +143,34 @@ std::string LineChart(const Axes& axes, const std::vector<Series>& series, bool 
       last_y = y;
     }
     if (!path.empty())
-      svg += "<path d=\"" + path + "\" fill=\"none\" stroke=\"" + SeriesColor(s) + "\" stroke-width=\"2\"/>\n";
+      svg +=
+          "<path d=\"" + path + "\" fill=\"none\" stroke=\"" + SeriesColor(s) + "\" stroke-width=\"2\"/>\n";
   }
   svg += Legend(names) + "</svg>\n";
   return svg;
 }
 
 std::string BarChart(const Axes& axes, const std::vector<std::string>& categories,
-                     const std::vector<std::string>& series_names, const std::vector<std::vector<double>>& values) {
+                     const std::vector<std::string>& series_names,
+                     const std::vector<std::vector<double>>& values) {
   Frame f{axes};
   std::string svg = Open(axes) + Decorations(axes, f, false);
   double plot = kWidth - kLeft - kRight;
   double group = categories.empty() ? plot : plot / static_cast<double>(categories.size());
   double bar = std::min(40.0, group * 0.8 / std::max<size_t>(1, series_names.size()));
   for (size_t c = 0; c < categories.size(); ++c) {
-    double start = kLeft + group * static_cast<double>(c) + (group - bar * static_cast<double>(series_names.size())) / 2;
+    double start =
+        kLeft + group * static_cast<double>(c) + (group - bar * static_cast<double>(series_names.size())) / 2;
     for (size_t s = 0; s < series_names.size(); ++s) {
       double v = c < values[s].size() ? values[s][c] : 0;
       double top = f.Y(v), base = f.Y(axes.y_min);
       svg += "<rect x=\"" + Num(start + bar * static_cast<double>(s)) + "\" y=\"" + Num(top) + "\" width=\"" +
-             Num(bar - 2) + "\" height=\"" + Num(std::max(0.0, base - top)) + "\" fill=\"" + SeriesColor(s) + "\"/>\n";
+             Num(bar - 2) + "\" height=\"" + Num(std::max(0.0, base - top)) + "\" fill=\"" + SeriesColor(s) +
+             "\"/>\n";
     }
     svg += "<text x=\"" + Num(kLeft + group * (static_cast<double>(c) + 0.5)) + "\" y=\"" +
-           Num(kHeight - kBottom + 16) + "\" text-anchor=\"middle\">" + HtmlEscape(categories[c]) + "</text>\n";
+           Num(kHeight - kBottom + 16) + "\" text-anchor=\"middle\">" + HtmlEscape(categories[c]) +
+           "</text>\n";
   }
   svg += Legend(series_names) + "</svg>\n";
   return svg;

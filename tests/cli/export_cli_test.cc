@@ -41,15 +41,16 @@ class ExportCliTest : public ::testing::Test {
     spec.correct = false;
     spec.sample = 1;
     records.push_back(MakeRecord(spec));
-    kforge::testing::WriteRecords((dir_ / "run/trajectories.jsonl").string(), records,
-                                  "{\"schema\": \"kforge.trajectory/2\", \"id\": \"x\"}\n{\"schema\": \"kforge.tra");
+    kforge::testing::WriteRecords(
+        (dir_ / "run/trajectories.jsonl").string(), records,
+        "{\"schema\": \"kforge.trajectory/2\", \"id\": \"x\"}\n{\"schema\": \"kforge.tra");
   }
   void TearDown() override { fs::remove_all(dir_); }
 
   CliRun Export(const std::string& args) {
     fs::path err = dir_ / "stderr.txt";
-    kforge::fakes::CommandResult result = kforge::fakes::RunCommand("cd " + dir_.string() + " && " + KFORGE_BINARY +
-                                                                    " export " + args + " 2>" + err.string());
+    kforge::fakes::CommandResult result = kforge::fakes::RunCommand(
+        "cd " + dir_.string() + " && " + KFORGE_BINARY + " export " + args + " 2>" + err.string());
     std::ifstream in(err);
     return {result.exit_code, result.out, std::string(std::istreambuf_iterator<char>(in), {})};
   }

@@ -54,8 +54,8 @@ class ReportCliTest : public ::testing::Test {
 
   CliRun Report(const std::string& args) {
     fs::path err = dir_ / "stderr.txt";
-    kforge::fakes::CommandResult result = kforge::fakes::RunCommand("cd " + dir_.string() + " && " + KFORGE_BINARY +
-                                                                    " report " + args + " 2>" + err.string());
+    kforge::fakes::CommandResult result = kforge::fakes::RunCommand(
+        "cd " + dir_.string() + " && " + KFORGE_BINARY + " report " + args + " 2>" + err.string());
     std::ifstream in(err);
     return {result.exit_code, result.out, std::string(std::istreambuf_iterator<char>(in), {})};
   }
@@ -73,7 +73,8 @@ TEST_F(ReportCliTest, TableWithABaseline) {
   EXPECT_NE(run.out.find("after against the baseline before"), std::string::npos);
   EXPECT_NE(run.out.find("+50.0 pp"), std::string::npos) << "correctness 100% against 50%\n" << run.out;
   EXPECT_NE(run.out.find("x4.000"), std::string::npos) << "geomean 2x against 0.5x\n" << run.out;
-  EXPECT_NE(run.err.find("kforge report: skipped before/trajectories.jsonl:4:"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("kforge report: skipped before/trajectories.jsonl:4:"), std::string::npos)
+      << run.err;
 }
 
 TEST_F(ReportCliTest, JsonAndHtml) {

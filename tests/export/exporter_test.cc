@@ -58,17 +58,20 @@ class ExporterTest : public ::testing::Test {
     b.tags = {"matmul"};
     b.protocol = "tools";
     b.source = std::string(testing::kReluSource) + "// b\n__device__ int b_only;\n";
-    b.reference = "import torch\nclass Model(torch.nn.Module):\n    def forward(self, a, b):\n        return a @ b\n";
+    b.reference =
+        "import torch\nclass Model(torch.nn.Module):\n    def forward(self, a, b):\n        return a @ b\n";
     add(b);
     testing::RecordSpec c;
     c.task = "core/softmax";
     c.level.reset();
     c.source = std::string(testing::kReluSource) + "__device__ int c_only;\n";
-    c.reference = "import torch\nclass Model(torch.nn.Module):\n    def forward(self, x):\n"
-                  "        return torch.softmax(x, dim=-1) * 2 + 1\n";
+    c.reference =
+        "import torch\nclass Model(torch.nn.Module):\n    def forward(self, x):\n"
+        "        return torch.softmax(x, dim=-1) * 2 + 1\n";
     add(c);
     fs::path path = dir_ / "trajectories.jsonl";
-    testing::WriteRecords(path.string(), records, "{\"not\": \"a record\"}\nnot json\n{\"schema\": \"kforge.traj");
+    testing::WriteRecords(path.string(), records,
+                          "{\"not\": \"a record\"}\nnot json\n{\"schema\": \"kforge.traj");
     return path;
   }
 
@@ -113,7 +116,8 @@ TEST_F(ExporterTest, MessagesWithSplitCardAndStats) {
       ++rows;
       EXPECT_EQ(o.split.SplitOf(row["task"].get<std::string>()), split);
       ASSERT_TRUE(row.contains("messages"));
-      if (row["task"] == "kernelbench/level1/1_A") EXPECT_EQ(row["speedup"], 2.0) << "the faster duplicate is kept";
+      if (row["task"] == "kernelbench/level1/1_A")
+        EXPECT_EQ(row["speedup"], 2.0) << "the faster duplicate is kept";
       EXPECT_EQ(row.contains("tools"), row["task"] == "kernelbench/level2/2_B");
     }
   }

@@ -29,11 +29,19 @@ TEST(FiltersTest, RejectsWithAReason) {
       {"untimed misses min speedup", [](auto& r) { r.speedup.reset(); }, [](auto& f) { f.min_speedup = 0.1; },
        "min_speedup"},
       {"max turns", [](auto& r) { r.turns = 3; }, [](auto& f) { f.max_turns = 2; }, "max_turns"},
-      {"level", none, [](auto& f) { f.levels = {2, 3}; }, "level"},
+      {"level", none,
+       [](auto& f) {
+         f.levels = {2, 3};
+       },
+       "level"},
       {"level kept", none, [](auto& f) { f.levels = {1}; }, std::nullopt},
       {"no level", [](auto& r) { r.level.reset(); }, [](auto& f) { f.levels = {1}; }, "level"},
       {"tag", none, [](auto& f) { f.tags = {"matmul"}; }, "tag"},
-      {"tag kept", none, [](auto& f) { f.tags = {"matmul", "elementwise"}; }, std::nullopt},
+      {"tag kept", none,
+       [](auto& f) {
+         f.tags = {"matmul", "elementwise"};
+       },
+       std::nullopt},
       {"glob", none, [](auto& f) { f.task_glob = "kernelbench/level2/*"; }, "filter"},
       {"glob crosses /", none, [](auto& f) { f.task_glob = "kernelbench*ReLU"; }, std::nullopt},
   };

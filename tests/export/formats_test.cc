@@ -20,7 +20,8 @@ TEST(FormatsTest, MessagesOfTheTextProtocol) {
   spec.turns = 2;
   spec.reasoning = "think";
   json row = *MessagesRow(testing::MakeRecord(spec), {});
-  EXPECT_EQ(Roles(row["messages"]), (std::vector<std::string>{"system", "user", "assistant", "user", "assistant"}));
+  EXPECT_EQ(Roles(row["messages"]),
+            (std::vector<std::string>{"system", "user", "assistant", "user", "assistant"}));
   EXPECT_FALSE(row.contains("tools")) << "no tools offered: no tools column";
   for (const json& m : row["messages"]) {
     EXPECT_FALSE(m.contains("blocks")) << "thinking blocks are never exported";
@@ -52,12 +53,14 @@ TEST(FormatsTest, MessagesOfTheToolsProtocolInTrlForm) {
   json row = *MessagesRow(testing::MakeRecord(spec), {});
   // The conversation ends with the assistant turn of the best attempt (the tool result after it is
   // not a training target).
-  EXPECT_EQ(Roles(row["messages"]), (std::vector<std::string>{"system", "user", "assistant", "tool", "assistant"}));
+  EXPECT_EQ(Roles(row["messages"]),
+            (std::vector<std::string>{"system", "user", "assistant", "tool", "assistant"}));
   const json& call = row["messages"][2]["tool_calls"][0];
   EXPECT_EQ(call["type"], "function");
   EXPECT_EQ(call["id"], "call_1");
   EXPECT_EQ(call["function"]["name"], "run");
-  ASSERT_TRUE(call["function"]["arguments"].is_string()) << "arguments are JSON text, as OpenAI and TRL write them";
+  ASSERT_TRUE(call["function"]["arguments"].is_string())
+      << "arguments are JSON text, as OpenAI and TRL write them";
   json arguments = json::parse(call["function"]["arguments"].get<std::string>());
   EXPECT_EQ(arguments["source"], testing::kReluSource);
   const json& result = row["messages"][3];

@@ -25,7 +25,8 @@ class HoldoutTest : public ::testing::Test {
 };
 
 TEST_F(HoldoutTest, IdsFileHoldsOutByIdAndByReferenceSimilarity) {
-  std::ofstream(dir_ / "ids.txt") << "# evaluation tasks\nkernelbench/level1/19_ReLU\n\n  core/softmax  # trailing\n";
+  std::ofstream(dir_ / "ids.txt")
+      << "# evaluation tasks\nkernelbench/level1/19_ReLU\n\n  core/softmax  # trailing\n";
   StatusOr<Holdout> holdout = Holdout::Load(dir_ / "ids.txt", 0.8);
   ASSERT_TRUE(holdout.ok()) << holdout.status().message();
   EXPECT_EQ(holdout->size(), 2u);
@@ -35,8 +36,9 @@ TEST_F(HoldoutTest, IdsFileHoldsOutByIdAndByReferenceSimilarity) {
   EXPECT_FALSE(holdout->Similar(renamed)) << "an ids file brings no reference text";
   holdout->AddReference(testing::kReluReference);
   EXPECT_TRUE(holdout->Similar(renamed));
-  EXPECT_FALSE(holdout->Similar(ReferenceMinHash("import torch\nclass Model:\n  def forward(self, a, b):\n"
-                                                  "    return torch.matmul(a, b) @ a.T + b.sum(dim=0)\n")));
+  EXPECT_FALSE(
+      holdout->Similar(ReferenceMinHash("import torch\nclass Model:\n  def forward(self, a, b):\n"
+                                        "    return torch.matmul(a, b) @ a.T + b.sum(dim=0)\n")));
 }
 
 TEST_F(HoldoutTest, TaskRootBringsIdsAndReferences) {

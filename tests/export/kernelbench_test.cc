@@ -119,7 +119,8 @@ TEST(KernelBenchTest, ExpressionsBecomeCpp) {
 }
 
 TEST(KernelBenchTest, RendersScratchMemsetAndTwoKernels) {
-  StatusOr<std::string> py = RenderModelNew(TwoKernelSolution(), RowSumTask(), "ignored: no params", "label line");
+  StatusOr<std::string> py =
+      RenderModelNew(TwoKernelSolution(), RowSumTask(), "ignored: no params", "label line");
   ASSERT_TRUE(py.ok()) << py.status().message();
   const std::string& text = *py;
   ExpectHas(text, "# label line\n");
@@ -135,9 +136,11 @@ TEST(KernelBenchTest, RendersScratchMemsetAndTwoKernels) {
   ExpectHas(text, "const int64_t sym_K = 3;  // no input shows it: the task's default");
   EXPECT_EQ(text.find("TORCH_CHECK(t_x.size("), std::string::npos) << "x's dimensions define M and N";
   // Output and scratch.
-  ExpectHas(text, "torch::Tensor t_out0 = torch::empty(std::vector<int64_t>{sym_M, int64_t(1)}, "
-                  "options.dtype(torch::kFloat32));");
-  ExpectHas(text, "torch::Tensor t_tmp = torch::empty(std::vector<int64_t>{sym_M, kf_cdiv(sym_N, int64_t(256))}");
+  ExpectHas(text,
+            "torch::Tensor t_out0 = torch::empty(std::vector<int64_t>{sym_M, int64_t(1)}, "
+            "options.dtype(torch::kFloat32));");
+  ExpectHas(text,
+            "torch::Tensor t_tmp = torch::empty(std::vector<int64_t>{sym_M, kf_cdiv(sym_N, int64_t(256))}");
   // The plan, in order.
   size_t memset = text.find("cudaMemsetAsync(t_out0.data_ptr(), 0, t_out0.nbytes(), stream)");
   size_t first = text.find("kforge_kernel(1)"), second = text.find("kforge_kernel(2)");
@@ -167,15 +170,20 @@ TEST(KernelBenchTest, ATaskWithParamsDerivesFromTheReferenceModel) {
   task.inputs = {Spec("x", {"B", "IN"})};
   task.params = {Spec("fc.weight", {"OUT", "IN"}), Spec("fc.bias", {"OUT"})};
   task.outputs = {Spec("out0", {"B", "OUT"})};
-  nlohmann::json j = {{"source", "extern \"C\" __global__ void k(const float* x, const float* w, const float* b, "
-                                 "float* y, int n) {}"},
-                      {"launches", {{{"kernel", "k"}, {"grid", {"B"}}, {"block", {"OUT"}},
-                                     {"args", {"x", "fc.weight", "fc.bias", "out0", "i32:IN"}}}}}};
+  nlohmann::json j = {{"source",
+                       "extern \"C\" __global__ void k(const float* x, const float* w, const float* b, "
+                       "float* y, int n) {}"},
+                      {"launches",
+                       {{{"kernel", "k"},
+                         {"grid", {"B"}},
+                         {"block", {"OUT"}},
+                         {"args", {"x", "fc.weight", "fc.bias", "out0", "i32:IN"}}}}}};
   common::Solution solution = *common::SolutionFromJson(j, "test");
-  std::string reference = "import torch\nimport torch.nn as nn\nB = 8\nIN = 16\nOUT = 4\n\n\nclass Model(nn.Module):\n"
-                          "    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(IN, OUT)\n\n"
-                          "    def forward(self, x):\n        return torch.relu(self.fc(x))\n\n\n"
-                          "def get_inputs():\n    return [torch.randn(B, IN)]\n\n\ndef get_init_inputs():\n    return []\n";
+  std::string reference =
+      "import torch\nimport torch.nn as nn\nB = 8\nIN = 16\nOUT = 4\n\n\nclass Model(nn.Module):\n"
+      "    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(IN, OUT)\n\n"
+      "    def forward(self, x):\n        return torch.relu(self.fc(x))\n\n\n"
+      "def get_inputs():\n    return [torch.randn(B, IN)]\n\n\ndef get_init_inputs():\n    return []\n";
   StatusOr<std::string> py = RenderModelNew(solution, task, reference, "label");
   ASSERT_TRUE(py.ok()) << py.status().message();
   ExpectHas(*py, reference);
@@ -218,19 +226,22 @@ std::string TorchPython() {
 // CUDA build itself needs nvcc and a GPU).
 TEST(KernelBenchTest, TheGeneratedFileRunsUnderPython) {
   std::string python = TorchPython();
-  if (python.empty()) GTEST_SKIP() << "no ~/.cache/kforge/venv/bin/python3 with torch (scripts/setup.sh makes it)";
+  if (python.empty())
+    GTEST_SKIP() << "no ~/.cache/kforge/venv/bin/python3 with torch (scripts/setup.sh makes it)";
   common::Task task;
   task.id = "kernelbench/level2/1_Linear_ReLU";
   task.symbols = {{"B", 8}, {"IN", 16}, {"OUT", 4}};
   task.inputs = {Spec("x", {"B", "IN"})};
   task.params = {Spec("fc.weight", {"OUT", "IN"}), Spec("fc.bias", {"OUT"})};
   task.outputs = {Spec("out0", {"B", "OUT"})};
-  nlohmann::json j = {{"source", "extern \"C\" __global__ void k(const float* x, float* y) { /* \"\"\" */ }"},
-                      {"launches", {{{"kernel", "k"}, {"grid", {"B"}}, {"block", {"OUT"}}, {"args", {"x", "out0"}}}}}};
-  std::string reference = "import torch\nimport torch.nn as nn\nB = 8\nIN = 16\nOUT = 4\n\n\nclass Model(nn.Module):\n"
-                          "    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(IN, OUT)\n\n"
-                          "    def forward(self, x):\n        return torch.relu(self.fc(x))\n\n\n"
-                          "def get_inputs():\n    return [torch.randn(B, IN)]\n\n\ndef get_init_inputs():\n    return []\n";
+  nlohmann::json j = {
+      {"source", "extern \"C\" __global__ void k(const float* x, float* y) { /* \"\"\" */ }"},
+      {"launches", {{{"kernel", "k"}, {"grid", {"B"}}, {"block", {"OUT"}}, {"args", {"x", "out0"}}}}}};
+  std::string reference =
+      "import torch\nimport torch.nn as nn\nB = 8\nIN = 16\nOUT = 4\n\n\nclass Model(nn.Module):\n"
+      "    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(IN, OUT)\n\n"
+      "    def forward(self, x):\n        return torch.relu(self.fc(x))\n\n\n"
+      "def get_inputs():\n    return [torch.randn(B, IN)]\n\n\ndef get_init_inputs():\n    return []\n";
   StatusOr<std::string> py = RenderModelNew(*common::SolutionFromJson(j, "t"), task, reference, "label");
   ASSERT_TRUE(py.ok()) << py.status().message();
   fs::path dir = fs::temp_directory_path() / ("kforge-kb-" + std::to_string(::getpid()));
@@ -262,8 +273,9 @@ assert torch.equal(tensors[1], ref.fc.weight) and torch.equal(tensors[2], ref.fc
 assert out.shape == (8, 4)
 print("ok")
 )PY";
-  fakes::CommandResult run = fakes::RunCommand(python + " " + (dir / "check.py").string() + " " +
-                                               (dir / "level_2_problem_1_sample_0_kernel.py").string() + " 2>&1");
+  fakes::CommandResult run =
+      fakes::RunCommand(python + " " + (dir / "check.py").string() + " " +
+                        (dir / "level_2_problem_1_sample_0_kernel.py").string() + " 2>&1");
   EXPECT_EQ(run.exit_code, 0) << run.out;
   EXPECT_TRUE(run.out.size() >= 3 && run.out.compare(run.out.size() - 3, 3, "ok\n") == 0) << run.out;
   fs::remove_all(dir);

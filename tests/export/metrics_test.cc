@@ -15,11 +15,11 @@ TEST(MetricsTest, PassAtKIsTheUnbiasedEstimator) {
     double want;
   };
   const Case cases[] = {
-      {10, 0, 1, 0.0},           {10, 10, 1, 1.0},
-      {10, 3, 1, 0.3},           {10, 3, 5, 1.0 - 21.0 / 252.0},  // 1 - C(7,5)/C(10,5)
-      {5, 2, 5, 1.0},            // n - c < k
-      {3, 1, 2, 1.0 - 1.0 / 3},  // 1 - C(2,2)/C(3,2)
-      {1, 1, 1, 1.0},            {1, 0, 1, 0.0},
+      {10, 0, 1, 0.0},          {10, 10, 1, 1.0},
+      {10, 3, 1, 0.3},          {10, 3, 5, 1.0 - 21.0 / 252.0},  // 1 - C(7,5)/C(10,5)
+      {5, 2, 5, 1.0},                                            // n - c < k
+      {3, 1, 2, 1.0 - 1.0 / 3},                                  // 1 - C(2,2)/C(3,2)
+      {1, 1, 1, 1.0},           {1, 0, 1, 0.0},
   };
   for (const Case& c : cases)
     EXPECT_NEAR(PassAtK(c.n, c.c, c.k), c.want, 1e-12) << "n=" << c.n << " c=" << c.c << " k=" << c.k;
@@ -62,7 +62,8 @@ TEST(MetricsTest, KernelBenchMetricsMatchHandComputedValues) {
   EXPECT_DOUBLE_EQ(*all.correctness, 0.6);
   // fast_p = correct and speedup > p, over all 5 judged episodes; 2.0 is not > 2.
   const double want_fast[] = {0.6, 0.4, 0.2, 0.0};
-  for (size_t i = 0; i < kFastP.size(); ++i) EXPECT_DOUBLE_EQ(*all.fast_p[i], want_fast[i]) << "p=" << kFastP[i];
+  for (size_t i = 0; i < kFastP.size(); ++i)
+    EXPECT_DOUBLE_EQ(*all.fast_p[i], want_fast[i]) << "p=" << kFastP[i];
   EXPECT_NEAR(*all.geomean_speedup, std::cbrt(2.0 * 0.5 * 1.2), 1e-12);
   // pass@1 = mean over tasks of 1 - C(n-c,1)/C(n,1): A (3, 2) -> 2/3, B (2, 1) -> 1/2.
   ASSERT_EQ(all.pass_at_k.size(), 1u) << "k = 5 needs a task with 5 episodes";

@@ -50,8 +50,12 @@ inline nlohmann::json ReluLaunches() {
 }
 
 inline nlohmann::json SolutionJson(const RecordSpec& s) {
-  return {{"schema", "kforge.solution/1"}, {"task", s.task},   {"source", s.source},
-          {"launches", ReluLaunches()},    {"scratch", nlohmann::json::array()}, {"options", nlohmann::json::array()}};
+  return {{"schema", "kforge.solution/1"},
+          {"task", s.task},
+          {"source", s.source},
+          {"launches", ReluLaunches()},
+          {"scratch", nlohmann::json::array()},
+          {"options", nlohmann::json::array()}};
 }
 
 inline dataset::Trajectory MakeRecord(const RecordSpec& s) {
@@ -75,14 +79,15 @@ inline dataset::Trajectory MakeRecord(const RecordSpec& s) {
   json solution = SolutionJson(s);
   bool tools = s.protocol == "tools";
   if (tools)
-    t.tools = json::array({{{"type", "function"},
-                            {"function",
-                             {{"name", "run"},
-                              {"description", "Compile and check a solution"},
-                              {"parameters",
-                               {{"type", "object"},
-                                {"properties", {{"source", {{"type", "string"}}}, {"launches", {{"type", "array"}}}}},
-                                {"required", {"source", "launches"}}}}}}}});
+    t.tools = json::array(
+        {{{"type", "function"},
+          {"function",
+           {{"name", "run"},
+            {"description", "Compile and check a solution"},
+            {"parameters",
+             {{"type", "object"},
+              {"properties", {{"source", {{"type", "string"}}}, {"launches", {{"type", "array"}}}}},
+              {"required", {"source", "launches"}}}}}}}});
   t.messages = json::array({{{"role", "system"}, {"content", "You write CUDA kernels."}},
                             {{"role", "user"}, {"content", "Write a kernel for " + s.task + "."}}});
   for (int turn = 1; turn <= s.turns; ++turn) {
@@ -91,11 +96,13 @@ inline dataset::Trajectory MakeRecord(const RecordSpec& s) {
     json assistant = {{"role", "assistant"}};
     if (tools) {
       assistant["content"] = "";
-      assistant["tool_calls"] = json::array(
-          {{{"id", call_id}, {"name", "run"}, {"arguments", {{"source", s.source}, {"launches", ReluLaunches()}}}}});
+      assistant["tool_calls"] =
+          json::array({{{"id", call_id},
+                        {"name", "run"},
+                        {"arguments", {{"source", s.source}, {"launches", ReluLaunches()}}}}});
     } else {
-      assistant["content"] = "Here is a kernel.\n```cuda\n" + s.source + "```\n```json\n{\"launches\": " +
-                             ReluLaunches().dump() + "}\n```\n";
+      assistant["content"] = "Here is a kernel.\n```cuda\n" + s.source +
+                             "```\n```json\n{\"launches\": " + ReluLaunches().dump() + "}\n```\n";
     }
     if (!s.reasoning.empty()) assistant["reasoning_content"] = s.reasoning;
     assistant["blocks"] = json::array({{{"type", "thinking"}, {"thinking", "secret"}, {"signature", "sig"}}});

@@ -23,8 +23,8 @@ namespace fs = std::filesystem;
 
 /// A run of `tasks` tasks over levels 1-3, `samples` episodes each, correct with probability
 /// `p_correct` and log-normal speedups around `speedup`.
-std::vector<dataset::Trajectory> SyntheticRun(const std::string& run, int tasks, int samples, double p_correct,
-                                              double speedup, uint64_t seed) {
+std::vector<dataset::Trajectory> SyntheticRun(const std::string& run, int tasks, int samples,
+                                              double p_correct, double speedup, uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> u(0, 1);
   std::normal_distribution<double> log_speed(std::log(speedup), 0.6);
@@ -109,7 +109,8 @@ TEST_F(ReportTest, TableAndJsonCarryTheMetrics) {
   Report report = TeacherAndStudent();
   std::string table = RenderTable(report, /*per_task=*/true);
   const GroupMetrics& all = report.runs[0].groups[0];
-  EXPECT_NE(table.find("run teacher: " + std::to_string(all.episodes) + " episodes of 60 tasks"), std::string::npos)
+  EXPECT_NE(table.find("run teacher: " + std::to_string(all.episodes) + " episodes of 60 tasks"),
+            std::string::npos)
       << table;
   EXPECT_NE(table.find(Percent(all.correctness)), std::string::npos);
   EXPECT_NE(table.find(Times(all.geomean_speedup)), std::string::npos);
@@ -155,7 +156,8 @@ TEST_F(ReportTest, HtmlRendersInChromium) {
   ASSERT_TRUE(common::WriteFileAtomic(html, RenderHtml(TeacherAndStudent())).ok());
   fs::remove(png);
   fakes::CommandResult run = fakes::RunCommand(
-      chromium + " --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=1400,2300 --screenshot=" +
+      chromium +
+      " --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=1400,2300 --screenshot=" +
       png.string() + " file://" + html.string() + " 2>&1");
   ASSERT_TRUE(fs::exists(png)) << run.out;
   EXPECT_GT(fs::file_size(png), 50000u) << "a page with plots, not a blank one";

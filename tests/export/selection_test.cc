@@ -47,7 +47,7 @@ TEST(SelectionTest, ExactDuplicatesKeepTheFastest) {
 TEST(SelectionTest, NearDuplicatesKeepTheFastestAboveTheThreshold) {
   Pool p;
   uint32_t a = p.Task("a", 1);
-  p.Add(a, 1.0f, 1, /*sig_seed=*/1);   // 60 of 64 positions shared with the next
+  p.Add(a, 1.0f, 1, /*sig_seed=*/1);  // 60 of 64 positions shared with the next
   p.Add(a, 2.0f, 2, /*sig_seed=*/2);
   p.Add(a, 1.5f, 3, /*sig_seed=*/200);  // different
   SelectionOptions o;

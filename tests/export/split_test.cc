@@ -33,7 +33,8 @@ TEST(SplitTest, ParsesNamedFractions) {
       EXPECT_NE(spec.status().message().find(c.error), std::string::npos) << spec.status().message();
     }
   }
-  EXPECT_EQ(SplitSpec::Parse("val=0.05,test=0.1")->Names(), (std::vector<std::string>{"train", "val", "test"}));
+  EXPECT_EQ(SplitSpec::Parse("val=0.05,test=0.1")->Names(),
+            (std::vector<std::string>{"train", "val", "test"}));
 }
 
 TEST(SplitTest, SplitsByTaskStablyAndInProportion) {

@@ -25,7 +25,7 @@ inline constexpr size_t kMaxLineBytes = size_t{64} << 20;
 class JsonlReader {
  public:
   struct Line {
-    int number = 0;  ///< 1-based
+    int number = 0;       ///< 1-based
     uint64_t offset = 0;  ///< byte offset of the line's first byte in the file
     StatusOr<nlohmann::json> value = Status::Internal("unset");
     bool torn = false;  ///< the file's last line, with no newline after it

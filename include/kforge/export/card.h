@@ -18,8 +18,8 @@ namespace kforge::exporter {
 inline constexpr const char* kExportStatsSchema = "kforge.export_stats/1";
 
 struct DatasetStats {
-  std::string format;               ///< "messages", "pairs", "trajectory", "kernelbench"
-  std::vector<std::string> inputs;  ///< the records files read
+  std::string format;                                 ///< "messages", "pairs", "trajectory", "kernelbench"
+  std::vector<std::string> inputs;                    ///< the records files read
   nlohmann::json options = nlohmann::json::object();  ///< filters and selection, as given
   ScanCounts scan;
   std::map<std::string, int64_t> left_out;  ///< records left out, by reason

@@ -33,10 +33,10 @@ struct ExportOptions {
   Filters filters;
   SelectionOptions selection;
   FormatOptions rows;
-  std::optional<std::filesystem::path> holdout;  ///< an ids file or a task root
-  double holdout_threshold = 0.8;                ///< reference similarity that counts as the same task
-  SplitSpec split;                               ///< JSON lines formats only
-  std::filesystem::path tasks_root;              ///< kernelbench: where task.json folders are
+  std::optional<std::filesystem::path> holdout;         ///< an ids file or a task root
+  double holdout_threshold = 0.8;                       ///< reference similarity that counts as the same task
+  SplitSpec split;                                      ///< JSON lines formats only
+  std::filesystem::path tasks_root;                     ///< kernelbench: where task.json folders are
   nlohmann::json described = nlohmann::json::object();  ///< the options as given, for the card
 };
 

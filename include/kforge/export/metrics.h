@@ -28,7 +28,7 @@ struct TaskTally {
   std::optional<int> level;
   int64_t episodes = 0;  ///< judged
   int64_t correct = 0;
-  int64_t timed = 0;     ///< correct with a speedup
+  int64_t timed = 0;  ///< correct with a speedup
   int64_t unjudged = 0;
   std::array<int64_t, kFastP.size()> fast{};  ///< correct and speedup > kFastP[i]
   double log_speedup_sum = 0;                 ///< over timed episodes
@@ -95,7 +95,8 @@ class MetricsBuilder {
     std::vector<int64_t> first_correct_turns;
   };
   static void AddTo(Acc& acc, const Episode& episode);
-  static GroupMetrics Finish(const std::string& name, const Acc& acc, const std::vector<const TaskTally*>& tasks);
+  static GroupMetrics Finish(const std::string& name, const Acc& acc,
+                             const std::vector<const TaskTally*>& tasks);
 
   Acc all_;
   std::map<std::optional<int>, Acc> levels_;

@@ -36,8 +36,8 @@ using WarningSink = std::function<void(const std::string& message)>;
 
 /// Visits every valid record of `files` in order. Malformed lines are counted and reported to `warn`;
 /// a torn last line is only counted. Fails (IoError, NotFound) only when a file cannot be read.
-Status ScanRecords(const std::vector<std::filesystem::path>& files, const RecordVisitor& visit, ScanCounts& counts,
-                   const WarningSink& warn);
+Status ScanRecords(const std::vector<std::filesystem::path>& files, const RecordVisitor& visit,
+                   ScanCounts& counts, const WarningSink& warn);
 
 /// Reads the records at `refs` (sorted by file, then offset) in that order, as ScanRecords would.
 /// IoError when a line is no longer a valid record (the file changed between passes).

@@ -26,10 +26,10 @@ struct TaskEntry {
 /// One record that passed the per-record filters.
 struct Candidate {
   RecordRef ref;
-  uint64_t key = 0;       ///< SolutionKey of the best attempt's solution; unique when there is none
-  uint32_t id_hash = 0;   ///< low bits of Hash64(record id), to check the record on the second pass
-  uint32_t task = 0;      ///< index into the task table
-  float speedup = NAN;    ///< of a correct best attempt; NaN when none
+  uint64_t key = 0;      ///< SolutionKey of the best attempt's solution; unique when there is none
+  uint32_t id_hash = 0;  ///< low bits of Hash64(record id), to check the record on the second pass
+  uint32_t task = 0;     ///< index into the task table
+  float speedup = NAN;   ///< of a correct best attempt; NaN when none
   uint16_t turns = 0;
   bool correct = false;
   bool has_solution = false;  ///< near-duplicate checks apply only to records with a solution
