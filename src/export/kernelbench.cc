@@ -104,12 +104,20 @@ StatusOr<std::string> RenderModelNew(const common::Solution& solution, const com
         ",\n    cpp_sources=[CPP_SOURCE],\n    cuda_sources=[CUDA_SOURCE],\n    functions=[\"forward\"],\n"
         "    extra_cuda_cflags=[" +
         flags + "],\n    verbose=False,\n)\n\n";
-  std::vector<std::string> params;
-  for (const common::TensorSpec& spec : task.params) params.push_back(PythonString(spec.name));
-  std::string param_list;
-  for (size_t i = 0; i < params.size(); ++i) param_list += (i ? ", " : "") + params[i];
+  auto list = [](const std::vector<common::TensorSpec>& specs, bool names) {
+    std::string out;
+    for (const common::TensorSpec& spec : specs)
+      out += (out.empty() ? "" : ", ") +
+             (names ? PythonString(spec.name) : "torch." + std::string(common::DTypeName(spec.dtype)));
+    return "[" + out + "]";
+  };
+  py +=
+      "# The task's dtypes: KernelBench casts every input to its precision (float32), the kernels take them\n"
+      "# as the task declares them.\n";
+  py += "INPUT_DTYPES = " + list(task.inputs, false) + "\n";
   py += "# The task's parameters and buffers by module path, in the order the host code takes them.\n";
-  py += "PARAMS = [" + param_list + "]\n\n\n";
+  py += "PARAMS = " + list(task.params, true) + "\n";
+  py += "PARAM_DTYPES = " + list(task.params, false) + "\n\n\n";
   py +=
       "def module_tensor(module, path):\n"
       "    for part in path.split(\".\"):\n"
@@ -127,7 +135,9 @@ StatusOr<std::string> RenderModelNew(const common::Solution& solution, const com
       "    def forward(self, *args):\n"
       "        inputs = [a for a in args if isinstance(a, torch.Tensor)]\n"
       "        device = inputs[0].device if inputs else torch.device(\"cuda\")\n"
-      "        params = [module_tensor(self, path).to(device) for path in PARAMS]\n"
+      "        inputs = [t.to(dtype=d) for t, d in zip(inputs, INPUT_DTYPES)] + inputs[len(INPUT_DTYPES):]\n"
+      "        params = [module_tensor(self, p).to(device=device, dtype=d) for p, d in zip(PARAMS, "
+      "PARAM_DTYPES)]\n"
       "        outputs = kforge_ext.forward([t.contiguous() for t in inputs + params])\n"
       "        return outputs[0] if len(outputs) == 1 else tuple(outputs)\n";
   return py;

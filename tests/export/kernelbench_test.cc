@@ -189,6 +189,8 @@ TEST(KernelBenchTest, ATaskWithParamsDerivesFromTheReferenceModel) {
   ExpectHas(*py, reference);
   ExpectHas(*py, "class ModelNew(Model):");
   ExpectHas(*py, "PARAMS = [\"fc.weight\", \"fc.bias\"]");
+  ExpectHas(*py, "PARAM_DTYPES = [torch.float32, torch.float32]");
+  ExpectHas(*py, "INPUT_DTYPES = [torch.float32]");
   ExpectHas(*py, "const torch::Tensor& t_fc_weight = tensors[1];");
   ExpectHas(*py, "const torch::Tensor& t_fc_bias = tensors[2];");
   ExpectHas(*py, "const int64_t sym_OUT = t_fc_weight.size(0);");
@@ -264,11 +266,11 @@ assert "kforge_kernel" in build["cuda_sources"][0] and '/* """ */' in build["cud
 assert "std::vector<torch::Tensor> forward(" in build["cpp_sources"][0]
 torch.manual_seed(42); ref = scope["Model"]()
 torch.manual_seed(42); new = scope["ModelNew"]()
-x = torch.randn(8, 16)
+x = torch.randn(8, 16, dtype=torch.float64)  # KernelBench casts inputs to its precision
 out = new(x)
 tensors = calls[1]
 assert len(tensors) == 3
-assert torch.equal(tensors[0], x)
+assert tensors[0].dtype == torch.float32 and torch.equal(tensors[0], x.float()), "cast to the task's dtype"
 assert torch.equal(tensors[1], ref.fc.weight) and torch.equal(tensors[2], ref.fc.bias), "same seeded weights"
 assert out.shape == (8, 4)
 print("ok")
