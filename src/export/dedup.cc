@@ -45,6 +45,9 @@ std::vector<std::string_view> Tokenize(std::string_view text, CommentStyle style
     size_t start = i;
     if (IsWordChar(c)) {
       while (i < n && IsWordChar(text[i])) ++i;
+    } else if (!c_style && (text.substr(i, 3) == "\"\"\"" || text.substr(i, 3) == "\'\'\'")) {
+      size_t end = text.find(text.substr(i, 3), i + 3);
+      i = end == std::string_view::npos ? n : end + 3;
     } else if (c == '"' || c == '\'') {
       ++i;
       while (i < n && text[i] != c && text[i] != '\n') i += text[i] == '\\' ? 2 : 1;

@@ -11,7 +11,9 @@ namespace kforge::exporter {
 namespace fs = std::filesystem;
 
 MinHash ReferenceMinHash(std::string_view reference_source) {
-  return MinHashOf(Tokenize(reference_source, CommentStyle::kPython));
+  std::vector<std::string_view> tokens = Tokenize(reference_source, CommentStyle::kPython);
+  std::erase_if(tokens, [](std::string_view t) { return t[0] == '"' || t[0] == '\''; });
+  return MinHashOf(tokens);
 }
 
 StatusOr<Holdout> Holdout::Load(const fs::path& path, double threshold) {

@@ -64,6 +64,12 @@ TEST(DedupTest, PythonCommentsAreDropped) {
   std::vector<std::string_view> tokens = Tokenize("x = 1  # set x\ny = '#'\n", CommentStyle::kPython);
   std::vector<std::string> got(tokens.begin(), tokens.end());
   EXPECT_EQ(got, (std::vector<std::string>{"x", "=", "1", "y", "=", "'#'"}));
+  tokens = Tokenize("def f():\n    \"\"\"Doc \"quoted\" # not a comment\n    \"\"\"\n    return 1\n",
+                    CommentStyle::kPython);
+  got.assign(tokens.begin(), tokens.end());
+  EXPECT_EQ(got,
+            (std::vector<std::string>{"def", "f", "(", ")", ":",
+                                      "\"\"\"Doc \"quoted\" # not a comment\n    \"\"\"", "return", "1"}));
 }
 
 }  // namespace

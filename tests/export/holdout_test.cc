@@ -32,7 +32,8 @@ TEST_F(HoldoutTest, IdsFileHoldsOutByIdAndByReferenceSimilarity) {
   EXPECT_EQ(holdout->size(), 2u);
   EXPECT_TRUE(holdout->HasId("core/softmax"));
   EXPECT_FALSE(holdout->HasId("core/relu"));
-  MinHash renamed = ReferenceMinHash(std::string("# a renamed copy\n") + testing::kReluReference);
+  MinHash renamed = ReferenceMinHash(std::string("# a renamed copy\n\"\"\"With a docstring.\"\"\"\n") +
+                                     testing::kReluReference);
   EXPECT_FALSE(holdout->Similar(renamed)) << "an ids file brings no reference text";
   holdout->AddReference(testing::kReluReference);
   EXPECT_TRUE(holdout->Similar(renamed));

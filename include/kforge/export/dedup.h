@@ -16,7 +16,7 @@ namespace kforge::exporter {
 /// How comments are written in the text being tokenised.
 enum class CommentStyle {
   kC,       ///< `//` to the end of the line and `/* ... */` (CUDA C++)
-  kPython,  ///< `#` to the end of the line (references)
+  kPython,  ///< `#` to the end of the line; triple-quoted strings are one token (references)
 };
 
 /// Tokens of program text: identifiers and numbers, string and character literals (whole), and

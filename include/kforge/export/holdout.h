@@ -42,7 +42,8 @@ class Holdout {
   double threshold_ = 1.0;
 };
 
-/// The MinHash of a reference program (Python, `#` comments dropped).
+/// The MinHash of a reference program: its Python tokens without comments and string literals
+/// (docstrings included), so that rewording a docstring does not hide a copy.
 MinHash ReferenceMinHash(std::string_view reference_source);
 
 }  // namespace kforge::exporter
