@@ -52,11 +52,6 @@ nlohmann::json Describe(const exporter::ExportOptions& o) {
     d["holdout"] = o.holdout->string();
     d["holdout_threshold"] = o.holdout_threshold;
   }
-  if (!o.split.empty()) {
-    nlohmann::json splits = nlohmann::json::array();
-    for (const std::string& name : o.split.Names()) splits.push_back(name);
-    d["splits"] = splits;
-  }
   return d;
 }
 
@@ -105,6 +100,7 @@ StatusOr<exporter::ExportOptions> ToOptions(const ExportArgs& a) {
   }
   KFORGE_RETURN_IF_ERROR(exporter::CheckOutput(o.out, o.force));
   o.described = Describe(o);
+  if (given("--split")) o.described["split"] = a.split;
   return o;
 }
 
