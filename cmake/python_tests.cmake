@@ -1,5 +1,15 @@
-# Python tests of the reference exporter (scripts/export_reference.py); they need the torch venv.
+# Python tests: the reference exporter (scripts/export_reference.py, with the torch venv) and the datasets
+# that kforge export writes.
 if(KFORGE_WITH_TORCH)
   add_test(NAME export_reference COMMAND ${KFORGE_PYTHON} -m pytest -q ${PROJECT_SOURCE_DIR}/tests/scripts)
   set_tests_properties(export_reference PROPERTIES LABELS cpu)
 endif()
+
+# kforge export's messages and pairs formats load with datasets.load_dataset and train with TRL's
+# SFTTrainer (tokenizer, chat template and model made in the test, offline). Needs datasets, trl,
+# transformers and tokenizers in the venv (scripts/setup.sh); fails without them.
+if(NOT KFORGE_PYTHON)
+  find_program(KFORGE_PYTHON python3)
+endif()
+add_test(NAME export_trl COMMAND ${KFORGE_PYTHON} ${PROJECT_SOURCE_DIR}/tests/scripts/check_trl_export.py $<TARGET_FILE:kforge>)
+set_tests_properties(export_trl PROPERTIES LABELS cpu TIMEOUT 600)

@@ -16,7 +16,9 @@
 namespace kforge::cli {
 
 Runner AttachBench(CLI::App& sub);
+Runner AttachExport(CLI::App& sub);
 Runner AttachGenerate(CLI::App& sub);
+Runner AttachReport(CLI::App& sub);
 Runner AttachTasks(CLI::App& sub);
 Runner AttachVerify(CLI::App& sub);
 Runner AttachWorker(CLI::App& sub);
@@ -38,10 +40,10 @@ const Command kCommands[] = {
     {"verify", "Compile and check solutions against their task's reference; one verdict per solution",
      AttachVerify},
     {"bench", "Time solutions and references on the same inputs", AttachBench},
-    {"export", "Turn trajectories into fine-tuning datasets and KernelBench solutions", NotBuilt},
+    {"export", "Turn trajectories into fine-tuning datasets and KernelBench solutions", AttachExport},
     {"finetune-launch", "Render a trainer config (TRL, axolotl) and launch it locally or on Slurm", NotBuilt},
     {"tasks", "List, show, import and build tasks", AttachTasks},
-    {"report", "KernelBench-style metrics from verdicts and trajectories", NotBuilt},
+    {"report", "KernelBench-style metrics from trajectories, per level and against a baseline", AttachReport},
     {"worker", "GPU worker process (internal; JSON lines over stdin/stdout)", AttachWorker, true},
 };
 

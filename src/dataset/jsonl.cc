@@ -20,15 +20,17 @@ common::JsonLimits LineLimits() {
 }
 
 /// Reads one line (without its newline) into `line`; false at the end of the file. `complete` says
-/// whether a newline ended it.
-bool ReadLine(std::FILE* file, std::string& line, bool& complete, bool& too_long) {
+/// whether a newline ended it; `consumed` counts the bytes read, newline included.
+bool ReadLine(std::FILE* file, std::string& line, bool& complete, bool& too_long, uint64_t& consumed) {
   line.clear();
   complete = false;
   too_long = false;
+  consumed = 0;
   int c;
   bool any = false;
-  while ((c = std::getc(file)) != EOF) {
+  while ((c = getc_unlocked(file)) != EOF) {
     any = true;
+    ++consumed;
     if (c == '\n') {
       complete = true;
       return true;
@@ -64,11 +66,15 @@ JsonlReader::~JsonlReader() {
 std::optional<JsonlReader::Line> JsonlReader::Next() {
   std::string text;
   bool complete = false, too_long = false;
-  while (ReadLine(file_, text, complete, too_long)) {
+  uint64_t consumed = 0;
+  while (ReadLine(file_, text, complete, too_long, consumed)) {
     ++number_;
+    uint64_t start = offset_;
+    offset_ += consumed;
     if (IsBlank(text) && !too_long) continue;
     Line line;
     line.number = number_;
+    line.offset = start;
     line.torn = !complete;
     std::string where = label_ + ":" + std::to_string(number_);
     if (too_long) {
@@ -88,6 +94,14 @@ std::optional<JsonlReader::Line> JsonlReader::Next() {
   return std::nullopt;
 }
 
+Status JsonlReader::Seek(uint64_t offset, int number) {
+  if (::fseeko(file_, static_cast<off_t>(offset), SEEK_SET) != 0)
+    return Status::IoError(label_ + ": cannot seek: " + std::strerror(errno));
+  offset_ = offset;
+  number_ = number - 1;
+  return Status::Ok();
+}
+
 StatusOr<std::unique_ptr<AppendLog>> AppendLog::Open(const std::filesystem::path& path) {
   int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) return Status::IoError(path.string() + ": " + std::strerror(errno));
@@ -97,10 +111,11 @@ StatusOr<std::unique_ptr<AppendLog>> AppendLog::Open(const std::filesystem::path
   if (!file) return Status::IoError(path.string() + ": " + std::strerror(errno));
   std::string text;
   bool complete = false, too_long = false;
+  uint64_t consumed = 0;
   int number = 0;
   off_t good_end = 0;
   Status status = Status::Ok();
-  while (ReadLine(file, text, complete, too_long)) {
+  while (ReadLine(file, text, complete, too_long, consumed)) {
     ++number;
     std::string where = path.string() + ":" + std::to_string(number);
     if (!complete) {

@@ -59,6 +59,8 @@ TEST(DocsDriftTest, EveryFlagIsDocumentedAndEveryDocumentedFlagExists) {
       {"generate", {"generate"}},
       {"verify", {"verify"}},
       {"bench", {"bench"}},
+      {"export", {"export"}},
+      {"report", {"report"}},
       {"tasks",
        {"tasks list", "tasks show", "tasks import kernelbench", "tasks import module", "tasks build", "tasks check"}},
   };

@@ -90,6 +90,28 @@ TEST_F(JsonlTest, ReaderNumbersLinesSkipsBlanksAndMarksATornLast) {
   EXPECT_FALSE((*reader)->Next());
 }
 
+TEST_F(JsonlTest, ReaderGivesOffsetsAndSeeksBackToALine) {
+  fs::path path = dir_ / "r.jsonl";
+  Write(path, "{\"a\":1}\n\n{\"b\":22}\n{\"c\":3}\n");
+  auto reader = JsonlReader::Open(path);
+  ASSERT_TRUE(reader.ok());
+  auto a = (*reader)->Next();
+  auto b = (*reader)->Next();
+  auto c = (*reader)->Next();
+  ASSERT_TRUE(a && b && c);
+  EXPECT_EQ(a->offset, 0u);
+  EXPECT_EQ(b->offset, 9u) << "after the first line and the blank one";
+  EXPECT_EQ(b->number, 3);
+  EXPECT_EQ(c->offset, 18u);
+  ASSERT_TRUE((*reader)->Seek(b->offset, b->number).ok());
+  auto again = (*reader)->Next();
+  ASSERT_TRUE(again && again->value.ok());
+  EXPECT_EQ(again->number, 3);
+  EXPECT_EQ(again->offset, 9u);
+  EXPECT_EQ((*again->value)["b"], 22);
+  EXPECT_EQ((*reader)->Next()->number, 4);
+}
+
 TEST_F(JsonlTest, OpenErrorsNameThePath) {
   auto missing = JsonlReader::Open(dir_ / "nope.jsonl");
   ASSERT_FALSE(missing.ok());

@@ -3,6 +3,7 @@
 // by a crash is found and cut off when the log is opened again).
 #pragma once
 
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <mutex>
@@ -24,7 +25,8 @@ inline constexpr size_t kMaxLineBytes = size_t{64} << 20;
 class JsonlReader {
  public:
   struct Line {
-    int number = 0;  ///< 1-based
+    int number = 0;       ///< 1-based
+    uint64_t offset = 0;  ///< byte offset of the line's first byte in the file
     StatusOr<nlohmann::json> value = Status::Internal("unset");
     bool torn = false;  ///< the file's last line, with no newline after it
   };
@@ -37,11 +39,17 @@ class JsonlReader {
   /// `path:line`.
   std::optional<Line> Next();
 
+  /// Continues reading at byte `offset`, which must be the start of line `number` (a Line's
+  /// `offset` and `number` from an earlier pass over the same file). IoError when the file cannot
+  /// seek (stdin).
+  Status Seek(uint64_t offset, int number);
+
  private:
   JsonlReader(std::FILE* file, std::string label) : file_(file), label_(std::move(label)) {}
   std::FILE* file_;
   std::string label_;
   int number_ = 0;
+  uint64_t offset_ = 0;  ///< of the next byte to read
 };
 
 /// An append-only JSON lines log of records with a string `id`, opened for resuming.

@@ -1,0 +1,40 @@
+// Episode: the facts of one trajectory record that metrics need, small enough to keep for every
+// record of a large run. Also the one definition of a record kforge could not judge.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "kforge/dataset/trajectory.h"
+
+namespace kforge::exporter {
+
+/// True when kforge could not judge the episode: it stopped on a harness error or an attempt's
+/// status is `harness_error`, and no attempt was correct. Such a record is never a negative: report
+/// counts it apart and export leaves it out.
+bool Unjudged(const dataset::Trajectory& trajectory);
+
+struct Episode {
+  std::string task_id;
+  std::optional<int> level;
+  bool unjudged = false;   ///< see Unjudged(); not counted in the rates
+  bool llm_error = false;  ///< stopped on the teacher's error
+  bool correct = false;    ///< the best attempt is correct
+  /// Speedup of the best attempt, when it is correct and was timed.
+  std::optional<double> speedup;
+  /// The attempt of assistant turn 1 compiled / was correct (false when turn 1 gave none).
+  bool first_turn_compiled = false;
+  bool first_turn_correct = false;
+  std::optional<int> first_correct_turn;  ///< 1-based
+  int turns = 0;                          ///< assistant turns
+  /// `roofline.sol_pct` of the best attempt's bench record, when correct and known.
+  std::optional<double> sol_pct;
+  int64_t tokens = 0;  ///< input, output and cache tokens of the episode
+  double cost_usd = 0;
+  bool cost_known = true;
+};
+
+Episode Summarize(const dataset::Trajectory& trajectory);
+
+}  // namespace kforge::exporter

@@ -1,0 +1,52 @@
+// `kforge export` as a library: two streaming passes over the records files. The first reads every
+// record, applies the per-record filters and keeps a small Candidate for each survivor; selection then
+// decides what to keep; the second pass reads only the kept records again and writes them, with
+// stats.json and the dataset card. Memory holds candidates, never whole records.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kforge/common/status.h"
+#include "kforge/export/card.h"
+#include "kforge/export/filters.h"
+#include "kforge/export/formats.h"
+#include "kforge/export/scan.h"
+#include "kforge/export/selection.h"
+#include "kforge/export/split.h"
+
+namespace kforge::exporter {
+
+enum class Format { kMessages, kPairs, kTrajectory, kKernelBench };
+
+/// "messages", "pairs", "trajectory", "kernelbench".
+std::optional<Format> ParseFormat(std::string_view name);
+const char* FormatName(Format format);
+
+struct ExportOptions {
+  Format format = Format::kMessages;
+  std::filesystem::path out;  ///< the output folder; nothing is written outside it
+  bool force = false;         ///< write into a non-empty folder (replacing a previous export's files)
+  Filters filters;
+  SelectionOptions selection;
+  FormatOptions rows;
+  std::optional<std::filesystem::path> holdout;         ///< an ids file or a task root
+  double holdout_threshold = 0.8;                       ///< reference similarity that counts as the same task
+  SplitSpec split;                                      ///< JSON lines formats only
+  std::filesystem::path tasks_root;                     ///< kernelbench: where task.json folders are
+  nlohmann::json described = nlohmann::json::object();  ///< the options as given, for the card
+};
+
+/// Checks the output folder before anything is read: it must be absent, empty, or `force`d; not a file.
+Status CheckOutput(const std::filesystem::path& out, bool force);
+
+/// Exports the records of `files`. Malformed lines go to `warn` (FILE:LINE: why) and are counted. A
+/// record that cannot be rendered (kernelbench: its task is missing, or its plan cannot be written as
+/// host code) is left out with a warning. Fails on IO errors and on a bad --holdout or --tasks.
+StatusOr<DatasetStats> Export(const std::vector<std::filesystem::path>& files, const ExportOptions& options,
+                              const WarningSink& warn);
+
+}  // namespace kforge::exporter

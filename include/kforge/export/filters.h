@@ -1,0 +1,40 @@
+// The per-record filters of export: what a record must be to become training data, decided from the
+// record alone (dedup, holdout, per-task caps and balance need the whole input: selection.h).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kforge/common/status.h"
+#include "kforge/dataset/trajectory.h"
+
+namespace kforge::exporter {
+
+struct Filters {
+  /// Keep records whose best attempt is not verified correct (default: only correct ones).
+  bool include_incorrect = false;
+  /// Keep only correct records timed at least this fast (speedup >= X).
+  std::optional<double> min_speedup;
+  /// Keep only records of at most N assistant turns.
+  std::optional<int> max_turns;
+  /// Keep only these KernelBench levels; empty: every record, with a level or not.
+  std::vector<int> levels;
+  /// Keep only records whose task has at least one of these tags; empty: all.
+  std::vector<std::string> tags;
+  /// Keep only task ids matching this glob (fnmatch: `*` also crosses `/`); empty: all.
+  std::string task_glob;
+};
+
+/// Why `record` is left out ("harness_error", "incorrect", "min_speedup", "max_turns", "level", "tag",
+/// "filter"), or nullopt when it passes. A record kforge could not judge (Unjudged) is always left out
+/// unless it is correct.
+std::optional<std::string_view> Reject(const dataset::Trajectory& record, const Filters& filters);
+
+/// "1,2,3" -> {1, 2, 3}; InvalidArgument naming the bad item.
+StatusOr<std::vector<int>> ParseLevels(const std::string& text);
+/// "a,b" -> {"a", "b"}; empty items dropped.
+std::vector<std::string> SplitList(const std::string& text);
+
+}  // namespace kforge::exporter

@@ -1,0 +1,116 @@
+// KernelBench's metrics over episodes (correctness, fast_p, geometric-mean speedup, pass@k), as
+// KernelBench defines them, per level and overall, plus what KernelBench does not report: the
+// speedup distribution, first-turn rates, repair turns, % of speed of light, tokens and cost per
+// correct kernel. docs/export.md states every definition.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "kforge/export/episode.h"
+
+namespace kforge::exporter {
+
+/// The thresholds p of fast_p that reports show.
+inline constexpr std::array<double, 4> kFastP = {0, 1, 1.5, 2};
+
+/// The unbiased pass@k estimator of n samples of which c are correct: 1 - C(n-c, k) / C(n, k),
+/// and 1 when n - c < k. Requires 0 <= c <= n and 1 <= k <= n.
+double PassAtK(int64_t n, int64_t c, int64_t k);
+
+/// Counts of one task's episodes: a per-task table row and the unit of bootstrap resampling.
+struct TaskTally {
+  std::optional<int> level;
+  int64_t episodes = 0;  ///< judged
+  int64_t correct = 0;
+  int64_t timed = 0;  ///< correct with a speedup
+  int64_t unjudged = 0;
+  std::array<int64_t, kFastP.size()> fast{};  ///< correct and speedup > kFastP[i]
+  double log_speedup_sum = 0;                 ///< over timed episodes
+  std::optional<double> best_speedup;
+  int64_t turns_sum = 0;
+};
+
+/// The quantiles of a speedup distribution.
+struct Quantiles {
+  double p10 = 0, p25 = 0, p50 = 0, p75 = 0, p90 = 0;
+};
+
+/// Every metric of one group of episodes (a level, or all). Rates are over `episodes`, the judged
+/// ones; an optional is empty when its denominator is 0.
+struct GroupMetrics {
+  std::string name;  ///< "all", "level 1", ..., "no level"
+  int64_t episodes = 0;
+  int64_t correct = 0;
+  int64_t timed = 0;
+  int64_t unjudged = 0;    ///< harness errors, outside every rate
+  int64_t llm_errors = 0;  ///< included in the rates (the teacher failed)
+  int64_t tasks = 0;
+  std::optional<double> correctness;
+  std::array<std::optional<double>, kFastP.size()> fast_p;
+  std::optional<double> geomean_speedup;  ///< over timed correct episodes
+  std::optional<Quantiles> speedup_quantiles;
+  /// (k, mean pass@k over tasks with at least k episodes), for k in 1, 5, 10, 20, 50, 100 up to the
+  /// largest number of episodes of a task; empty when no task has more than one.
+  std::vector<std::pair<int, double>> pass_at_k;
+  std::optional<double> first_turn_compile_rate;
+  std::optional<double> first_turn_correct_rate;
+  std::optional<double> mean_repair_turns;  ///< first correct turn - 1, over episodes with one
+  std::optional<double> median_sol_pct;     ///< over correct episodes with a roofline
+  std::optional<double> tokens_per_correct;
+  std::optional<double> cost_per_correct;
+  bool cost_known = true;  ///< false when some episode's cost was not known (then a lower bound)
+  /// [t] = episodes whose first correct attempt came at turn t (index 0 unused).
+  std::vector<int64_t> first_correct_turns;
+  std::vector<float> speedups;  ///< of timed correct episodes, sorted ascending
+};
+
+/// Accumulates episodes one at a time (memory: a few numbers per episode's speedup, per task and
+/// per level) and computes the metrics.
+class MetricsBuilder {
+ public:
+  void Add(const Episode& episode);
+
+  /// "all" first, then one group per level in order, "no level" last (only groups with episodes).
+  std::vector<GroupMetrics> Groups() const;
+  const std::map<std::string, TaskTally>& tasks() const { return tasks_; }
+
+ private:
+  struct Acc {
+    int64_t episodes = 0, correct = 0, unjudged = 0, llm_errors = 0;
+    int64_t first_compiled = 0, first_correct = 0;
+    int64_t repair_sum = 0, repaired = 0;
+    int64_t tokens = 0;
+    double cost = 0;
+    bool cost_known = true;
+    std::array<int64_t, kFastP.size()> fast{};
+    double log_speedup_sum = 0;
+    std::vector<float> speedups;
+    std::vector<float> sol_pcts;
+    std::vector<int64_t> first_correct_turns;
+  };
+  static void AddTo(Acc& acc, const Episode& episode);
+  static GroupMetrics Finish(const std::string& name, const Acc& acc,
+                             const std::vector<const TaskTally*>& tasks);
+
+  Acc all_;
+  std::map<std::optional<int>, Acc> levels_;
+  std::map<std::string, TaskTally> tasks_;
+};
+
+/// A group's metrics computed from task tallies alone (the fast_p, correctness and geometric-mean
+/// subset): used for bootstrap resamples.
+struct TallyMetrics {
+  int64_t episodes = 0;
+  std::optional<double> correctness;
+  std::array<std::optional<double>, kFastP.size()> fast_p;
+  std::optional<double> geomean_speedup;
+};
+TallyMetrics FromTallies(const std::vector<const TaskTally*>& tallies);
+
+}  // namespace kforge::exporter

@@ -1,0 +1,47 @@
+// Reading the records of runs: RUN_DIR arguments to files, then every record of those files in
+// order, one at a time, with malformed and torn lines counted and skipped.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "kforge/common/status.h"
+#include "kforge/dataset/trajectory.h"
+
+namespace kforge::exporter {
+
+/// The records file of a RUN_DIR argument: RUN_DIR/trajectories.jsonl, or the argument itself when
+/// it is a file. InvalidArgument naming the argument when neither exists.
+StatusOr<std::filesystem::path> ResolveRun(const std::filesystem::path& argument);
+
+/// Where a record's line is, to read it again in a second pass.
+struct RecordRef {
+  uint32_t file = 0;  ///< index into the scanned files
+  int line = 0;       ///< 1-based
+  uint64_t offset = 0;
+};
+
+struct ScanCounts {
+  int64_t records = 0;    ///< read and valid
+  int64_t malformed = 0;  ///< not JSON, or not a kforge.trajectory/1 record
+  int64_t torn = 0;       ///< a last line without its newline (a run being written, or killed)
+};
+
+using RecordVisitor = std::function<void(const RecordRef& ref, dataset::Trajectory& record)>;
+/// Receives one line per malformed record: `FILE:LINE: why`.
+using WarningSink = std::function<void(const std::string& message)>;
+
+/// Visits every valid record of `files` in order. Malformed lines are counted and reported to `warn`;
+/// a torn last line is only counted. Fails (IoError, NotFound) only when a file cannot be read.
+Status ScanRecords(const std::vector<std::filesystem::path>& files, const RecordVisitor& visit,
+                   ScanCounts& counts, const WarningSink& warn);
+
+/// Reads the records at `refs` (sorted by file, then offset) in that order, as ScanRecords would.
+/// IoError when a line is no longer a valid record (the file changed between passes).
+Status ReadRecordsAt(const std::vector<std::filesystem::path>& files, const std::vector<RecordRef>& refs,
+                     const std::function<Status(size_t index, dataset::Trajectory& record)>& visit);
+
+}  // namespace kforge::exporter

@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# KernelBench's own judge on a kforge KernelBench export (kforge export --format kernelbench): for every
+# file listed in EXPORT_DIR/index.jsonl, runs KERNELBENCH_DIR/harness/judge.py (KernelBench's
+# eval_kernel_against_ref) against the file's problem, KERNELBENCH_DIR/levelN/NAME.py, and writes one JSON
+# line per file to OUT_JSONL with kforge's verdict beside KernelBench's:
+#   {"file", "task", "problem", "record", "kforge": {"correct", "speedup", "status"},
+#    "kernelbench": {"compiled", "correctness", "runtime", "ref_runtime", "metadata"} or {"error"},
+#    "agree": kforge's correct == KernelBench's correctness (null when KernelBench gave no verdict)}
+# and a summary on stderr. Needs a CUDA GPU, torch and nvcc; each file builds with nvcc (1-2 minutes).
+# Usage: scripts/kb-judge.sh EXPORT_DIR KERNELBENCH_DIR OUT_JSONL
+#   env: PYTHON (default python3), KB_TRIALS (correctness trials, default 5), KB_TIMEOUT (seconds per
+#   file, default 900), KB_LIMIT (judge only the first N files; default all)
+# Exit 0 when every file kforge called correct is correct for KernelBench too, 1 when one is not (or
+# KernelBench gave no verdict on it), 2 on bad usage.
+set -uo pipefail
+usage="usage: scripts/kb-judge.sh EXPORT_DIR KERNELBENCH_DIR OUT_JSONL"
+export_dir=${1:?$usage}
+kb=${2:?$usage}
+out=${3:?$usage}
+if [ ! -f "$export_dir/index.jsonl" ]; then
+  echo "kb-judge: $export_dir/index.jsonl: not a kforge KernelBench export" >&2
+  exit 2
+fi
+if [ ! -f "$kb/harness/judge.py" ]; then
+  echo "kb-judge: $kb/harness/judge.py: no KernelBench harness there" >&2
+  exit 2
+fi
+exec "${PYTHON:-python3}" - "$export_dir" "$kb" "$out" <<'PY'
+import json, os, subprocess, sys
+
+export_dir, kb, out = sys.argv[1:4]
+trials = os.environ.get("KB_TRIALS", "5")
+timeout = int(os.environ.get("KB_TIMEOUT", "900"))
+limit = int(os.environ.get("KB_LIMIT", "0"))
+judge = os.path.join(kb, "harness", "judge.py")
+with open(os.path.join(export_dir, "index.jsonl")) as f:
+    rows = [json.loads(line) for line in f if line.strip()]
+if limit > 0:
+    rows = rows[:limit]
+
+
+def one_line(text, limit=300):
+    text = " ".join(text.split())
+    return text[-limit:]
+
+
+def kernelbench_verdict(reference, model_new):
+    if not os.path.exists(reference):
+        return {"error": f"no problem file {reference}"}
+    try:
+        done = subprocess.run([sys.executable, judge, reference, model_new, "--trials", trials],
+                              capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        return {"error": f"judge timed out after {timeout} s"}
+    lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
+    if done.returncode == 0 and lines:
+        try:
+            return json.loads(lines[-1])
+        except json.JSONDecodeError:
+            pass
+    return {"error": f"judge exited {done.returncode}: {one_line(done.stderr or done.stdout)}"}
+
+
+counts = {"agree": 0, "disagree": 0, "no_verdict": 0}
+false_positives = []
+with open(out, "w") as sink:
+    for i, row in enumerate(rows, 1):
+        verdict = kernelbench_verdict(os.path.join(kb, row["problem"]), os.path.join(export_dir, row["file"]))
+        kb_correct = verdict.get("correctness") if "error" not in verdict else None
+        agree = None if kb_correct is None else bool(kb_correct) == bool(row.get("correct"))
+        counts["no_verdict" if agree is None else "agree" if agree else "disagree"] += 1
+        if row.get("correct") and not kb_correct:
+            false_positives.append(row["file"])
+        line = {"file": row["file"], "task": row["task"], "problem": row["problem"], "record": row.get("record"),
+                "kforge": {k: row.get(k) for k in ("correct", "speedup", "status")},
+                "kernelbench": verdict, "agree": agree}
+        sink.write(json.dumps(line, default=str) + "\n")
+        sink.flush()
+        kb_text = verdict.get("error") or f"compiled={verdict.get('compiled')} correct={kb_correct}"
+        print(f"kb-judge [{i}/{len(rows)}] {row['file']}: kforge correct={row.get('correct')}, "
+              f"KernelBench {kb_text}", file=sys.stderr)
+
+print(f"kb-judge: {len(rows)} files: {counts['agree']} agree, {counts['disagree']} disagree, "
+      f"{counts['no_verdict']} without a KernelBench verdict; verdicts in {out}", file=sys.stderr)
+if false_positives:
+    print("kb-judge: kforge called these correct, KernelBench did not: " + ", ".join(false_positives),
+          file=sys.stderr)
+sys.exit(1 if false_positives else 0)
+PY

@@ -1,0 +1,183 @@
+// `kforge export`: trajectories to fine-tuning datasets (messages, pairs, trajectory) or KernelBench
+// ModelNew files, with a dataset card and stats.json; a summary on stderr.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cli/command.h"
+#include "cli/options.h"
+#include "cli/run_inputs.h"
+#include "kforge/export/exporter.h"
+
+namespace kforge::cli {
+namespace {
+
+struct ExportArgs {
+  std::vector<std::string> runs;
+  std::string format = "messages";
+  std::string out;
+  bool force = false;
+  bool include_incorrect = false;
+  double min_speedup = 0;
+  int max_turns = 0;
+  std::string levels, tags, glob, balance, split, holdout;
+  int64_t per_task = 0, balance_cap = 0;
+  double near_dup = 0, holdout_threshold = 0.8;
+  bool with_reasoning = false;
+  std::filesystem::path tasks_root;
+  std::map<std::string, CLI::Option*> given;  ///< options whose use the card records
+};
+
+/// The options as the dataset card records them: every filter that was given.
+nlohmann::json Describe(const exporter::ExportOptions& o) {
+  nlohmann::json d = {{"format", exporter::FormatName(o.format)},
+                      {"include_incorrect", o.filters.include_incorrect},
+                      {"with_reasoning", o.rows.with_reasoning}};
+  const exporter::Filters& f = o.filters;
+  if (f.min_speedup) d["min_speedup"] = *f.min_speedup;
+  if (f.max_turns) d["max_turns"] = *f.max_turns;
+  if (!f.levels.empty()) d["levels"] = f.levels;
+  if (!f.tags.empty()) d["tags"] = f.tags;
+  if (!f.task_glob.empty()) d["filter"] = f.task_glob;
+  const exporter::SelectionOptions& s = o.selection;
+  if (s.per_task) d["per_task"] = *s.per_task;
+  if (s.near_dup) d["near_dup"] = *s.near_dup;
+  if (s.balance != exporter::Balance::kNone)
+    d["balance"] = s.balance == exporter::Balance::kTag ? "tag" : "level";
+  if (s.balance_cap) d["balance_cap"] = *s.balance_cap;
+  if (o.holdout) {
+    d["holdout"] = o.holdout->string();
+    d["holdout_threshold"] = o.holdout_threshold;
+  }
+  return d;
+}
+
+/// Turns the parsed flags into options; InvalidArgument naming the flag.
+StatusOr<exporter::ExportOptions> ToOptions(const ExportArgs& a) {
+  exporter::ExportOptions o;
+  auto given = [&](const char* flag) { return a.given.at(flag)->count() > 0; };
+  o.format = *exporter::ParseFormat(a.format);
+  o.out = a.out;
+  o.force = a.force;
+  o.rows.with_reasoning = a.with_reasoning;
+  exporter::Filters& f = o.filters;
+  f.include_incorrect = a.include_incorrect;
+  if (given("--min-speedup")) f.min_speedup = a.min_speedup;
+  if (given("--max-turns")) f.max_turns = a.max_turns;
+  if (given("--levels")) {
+    StatusOr<std::vector<int>> levels = exporter::ParseLevels(a.levels);
+    if (!levels.ok()) return Status::InvalidArgument("--levels: " + levels.status().message());
+    f.levels = *levels;
+  }
+  if (given("--tags")) f.tags = exporter::SplitList(a.tags);
+  if (given("--filter")) f.task_glob = a.glob;
+  exporter::SelectionOptions& s = o.selection;
+  if (given("--per-task")) s.per_task = a.per_task;
+  if (given("--near-dup")) s.near_dup = a.near_dup;
+  if (given("--balance"))
+    s.balance = a.balance == "tag" ? exporter::Balance::kTag : exporter::Balance::kLevel;
+  if (given("--balance-cap")) {
+    if (!given("--balance")) return Status::InvalidArgument("--balance-cap needs --balance level|tag");
+    s.balance_cap = a.balance_cap;
+  }
+  if (given("--holdout")) {
+    o.holdout = a.holdout;
+    o.holdout_threshold = a.holdout_threshold;
+  }
+  if (given("--split")) {
+    if (o.format == exporter::Format::kKernelBench)
+      return Status::InvalidArgument("--split applies to the JSON lines formats, not kernelbench");
+    StatusOr<exporter::SplitSpec> split = exporter::SplitSpec::Parse(a.split);
+    if (!split.ok()) return Status::InvalidArgument("--split: " + split.status().message());
+    o.split = *split;
+  }
+  if (o.format == exporter::Format::kKernelBench) {
+    KFORGE_RETURN_IF_ERROR(CheckTasksRoot(a.tasks_root));
+    o.tasks_root = a.tasks_root;
+  }
+  KFORGE_RETURN_IF_ERROR(exporter::CheckOutput(o.out, o.force));
+  o.described = Describe(o);
+  if (given("--split")) o.described["split"] = a.split;
+  return o;
+}
+
+std::string Counts(const std::map<std::string, int64_t>& counts) {
+  std::string text;
+  for (const auto& [name, n] : counts) text += (text.empty() ? "" : ", ") + std::to_string(n) + " " + name;
+  return text;
+}
+
+}  // namespace
+
+Runner AttachExport(CLI::App& sub) {
+  auto a = std::make_shared<ExportArgs>();
+  sub.add_option("runs", a->runs, "Run folders (their trajectories.jsonl) or .jsonl files")->required();
+  sub.add_option("--format", a->format, "Output format")
+      ->check(CLI::IsMember({"messages", "pairs", "trajectory", "kernelbench"}))
+      ->default_val("messages");
+  sub.add_option("--out", a->out, "Output folder (created; must be empty unless --force)")->required();
+  sub.add_flag("--force", a->force, "Write into a non-empty output folder, replacing a previous export");
+  sub.add_flag("--include-incorrect", a->include_incorrect,
+               "Also export records whose final solution is not correct");
+  auto& given = a->given;
+  given["--min-speedup"] = sub.add_option("--min-speedup", a->min_speedup, "Only records at least this fast")
+                               ->check(FiniteRange(0, 1e9));
+  given["--max-turns"] =
+      sub.add_option("--max-turns", a->max_turns, "Only records of at most N assistant turns")
+          ->check(CLI::Range(1, 100000));
+  given["--levels"] = sub.add_option("--levels", a->levels, "Only these KernelBench levels, e.g. 1,2");
+  given["--tags"] = sub.add_option("--tags", a->tags, "Only tasks with one of these tags, e.g. matmul,fused");
+  given["--filter"] = sub.add_option("--filter", a->glob, "Only task ids matching this glob");
+  given["--per-task"] = sub.add_option("--per-task", a->per_task, "At most K records per task, best first")
+                            ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
+  given["--near-dup"] =
+      sub.add_option("--near-dup", a->near_dup,
+                     "Drop solutions this similar (MinHash Jaccard) to a faster one of the task")
+          ->check(FiniteRange(0.01, 1));
+  given["--balance"] =
+      sub.add_option("--balance", a->balance, "Cap every level or tag group at the smallest's size")
+          ->check(CLI::IsMember({"level", "tag"}));
+  given["--balance-cap"] =
+      sub.add_option("--balance-cap", a->balance_cap, "Cap every --balance group at N instead")
+          ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
+  given["--holdout"] =
+      sub.add_option("--holdout", a->holdout, "Leave out these tasks: an ids file or a task root");
+  sub.add_option("--holdout-threshold", a->holdout_threshold,
+                 "Reference similarity (MinHash Jaccard) to a held-out task that also leaves a task out")
+      ->default_val(0.8)
+      ->check(FiniteRange(0.01, 1));
+  given["--split"] = sub.add_option("--split", a->split, "Splits by task id hash, e.g. val=0.05");
+  sub.add_flag("--with-reasoning", a->with_reasoning, "Keep the teacher's reasoning in assistant turns");
+  AddTasksRootOption(sub, a->tasks_root);
+  return [a]() {
+    StatusOr<std::vector<std::filesystem::path>> files = ResolveRuns(a->runs);
+    StatusOr<exporter::ExportOptions> options =
+        files.ok() ? ToOptions(*a) : StatusOr<exporter::ExportOptions>(files.status());
+    if (!options.ok()) {
+      std::fprintf(stderr, "kforge export: %s\n", options.status().message().c_str());
+      return kExitUsage;
+    }
+    WarningPrinter warn("export");
+    StatusOr<exporter::DatasetStats> stats = exporter::Export(*files, *options, warn.Sink());
+    warn.Finish();
+    if (!stats.ok()) {
+      std::fprintf(stderr, "kforge export: %s\n", stats.status().message().c_str());
+      return kExitUsage;
+    }
+    std::fprintf(stderr,
+                 "export: %lld records read from %zu file%s (%lld malformed, %lld torn lines skipped)\n",
+                 static_cast<long long>(stats->scan.records), files->size(), files->size() == 1 ? "" : "s",
+                 static_cast<long long>(stats->scan.malformed), static_cast<long long>(stats->scan.torn));
+    std::fprintf(stderr, "export: %lld %s records written to %s (%s)\n",
+                 static_cast<long long>(stats->exported), a->format.c_str(), a->out.c_str(),
+                 Counts(stats->splits).c_str());
+    if (!stats->left_out.empty())
+      std::fprintf(stderr, "export: left out: %s\n", Counts(stats->left_out).c_str());
+    return stats->exported > 0 ? kExitOk : kExitFailed;
+  };
+}
+
+}  // namespace kforge::cli

@@ -1,0 +1,43 @@
+// Per-record facts for metrics.
+#include "kforge/export/episode.h"
+
+namespace kforge::exporter {
+
+bool Unjudged(const dataset::Trajectory& t) {
+  if (t.first_correct_turn()) return false;
+  if (t.stop == "harness_error") return true;
+  for (const dataset::Attempt& a : t.attempts)
+    if (a.status == "harness_error") return true;
+  return false;
+}
+
+Episode Summarize(const dataset::Trajectory& t) {
+  Episode e;
+  e.task_id = t.task.id;
+  e.level = t.task.level;
+  e.unjudged = Unjudged(t);
+  e.llm_error = t.stop == "llm_error";
+  e.correct = t.correct();
+  e.speedup = t.speedup();
+  for (const dataset::Attempt& a : t.attempts) {
+    if (a.turn != 1) continue;
+    e.first_turn_compiled = e.first_turn_compiled || a.compiled;
+    e.first_turn_correct = e.first_turn_correct || a.correct;
+  }
+  e.first_correct_turn = t.first_correct_turn();
+  e.turns = t.turns();
+  if (e.correct) {
+    const nlohmann::json& bench = t.attempts[*t.best].bench;
+    if (bench.is_object() && bench.contains("roofline") && bench["roofline"].is_object()) {
+      const nlohmann::json& sol = bench["roofline"].value("sol_pct", nlohmann::json());
+      if (sol.is_number()) e.sol_pct = sol.get<double>();
+    }
+  }
+  const dataset::UsageInfo& u = t.usage;
+  e.tokens = u.input_tokens + u.output_tokens + u.cache_read_tokens + u.cache_write_tokens;
+  e.cost_usd = u.cost_usd;
+  e.cost_known = u.cost_known;
+  return e;
+}
+
+}  // namespace kforge::exporter

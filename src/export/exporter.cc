@@ -1,0 +1,206 @@
+// The export driver: first pass (filters, candidates), selection, second pass (rows), card.
+#include "kforge/export/exporter.h"
+
+#include <unordered_map>
+
+#include "export/sinks.h"
+#include "kforge/common/files.h"
+#include "kforge/common/json_fields.h"
+#include "kforge/export/holdout.h"
+#include "kforge/export/kernelbench.h"
+
+namespace kforge::exporter {
+namespace {
+
+namespace fs = std::filesystem;
+
+/// What the first pass keeps.
+struct Collected {
+  std::vector<TaskEntry> tasks;
+  std::vector<MinHash> references;  ///< per task, when a holdout is given
+  std::vector<Candidate> candidates;
+  std::vector<CompactMinHash> signatures;  ///< per candidate, with --near-dup
+};
+
+uint32_t IdHash(const std::string& id) { return static_cast<uint32_t>(Hash64(id)); }
+
+const nlohmann::json* BestSolution(const dataset::Trajectory& t) {
+  if (!t.best) return nullptr;
+  const nlohmann::json& solution = t.attempts[*t.best].solution;
+  return solution.is_object() ? &solution : nullptr;
+}
+
+/// Removes the files a previous export listed in its stats.json (plain names inside `out` only).
+void RemovePreviousExport(const fs::path& out) {
+  StatusOr<std::string> text = common::ReadFile(out / "stats.json");
+  if (!text.ok()) return;
+  StatusOr<nlohmann::json> stats = common::ParseJson(*text, "stats.json");
+  if (!stats.ok() || !stats->is_object() || stats->value("schema", "") != kExportStatsSchema) return;
+  const nlohmann::json& files = (*stats)["files"];
+  if (!files.is_array()) return;
+  for (const nlohmann::json& name : files) {
+    if (!name.is_string()) continue;
+    fs::path file = name.get<std::string>();
+    if (file.has_parent_path() || file.empty() || file == "." || file == "..") continue;
+    std::error_code ec;
+    fs::remove(out / file, ec);
+  }
+}
+
+class FirstPass {
+ public:
+  FirstPass(const ExportOptions& options, Holdout& holdout, DatasetStats& stats)
+      : options_(options), holdout_(holdout), stats_(stats) {}
+
+  void Visit(const RecordRef& ref, dataset::Trajectory& t) {
+    if (holdout_.HasId(t.task.id)) {
+      holdout_.AddReference(t.task.reference_source);
+      ++stats_.left_out["holdout"];
+      return;
+    }
+    if (std::optional<std::string_view> reason = Reject(t, options_.filters)) {
+      ++stats_.left_out[std::string(*reason)];
+      return;
+    }
+    const nlohmann::json* solution = BestSolution(t);
+    if (options_.format == Format::kKernelBench) {
+      if (!KernelBenchProblemOf(t.task.id)) {
+        ++stats_.left_out["not_kernelbench"];
+        return;
+      }
+      if (!solution) {
+        ++stats_.left_out["no_solution"];
+        return;
+      }
+    }
+    Candidate c;
+    c.ref = ref;
+    c.has_solution = solution != nullptr;
+    c.key = solution ? SolutionKey(*solution) : Hash64("record:" + t.id);
+    c.id_hash = IdHash(t.id);
+    c.task = Intern(t);
+    c.correct = t.correct();
+    if (std::optional<double> s = t.speedup()) c.speedup = static_cast<float>(*s);
+    c.turns = static_cast<uint16_t>(std::min(t.turns(), 65535));
+    collected_.candidates.push_back(c);
+    if (options_.selection.near_dup) {
+      std::string source = solution ? solution->value("source", "") : "";
+      collected_.signatures.push_back(Compact(MinHashOf(Tokenize(source, CommentStyle::kC))));
+    }
+  }
+
+  /// Marks tasks whose reference is close to a held-out one.
+  Collected Finish() {
+    for (size_t t = 0; t < collected_.references.size(); ++t)
+      collected_.tasks[t].held_out = holdout_.Similar(collected_.references[t]);
+    return std::move(collected_);
+  }
+
+ private:
+  uint32_t Intern(const dataset::Trajectory& t) {
+    auto [it, added] = task_index_.emplace(t.task.id, static_cast<uint32_t>(collected_.tasks.size()));
+    if (added) {
+      collected_.tasks.push_back({t.task.id, t.task.level, t.task.tags.empty() ? "" : t.task.tags[0], false});
+      if (!holdout_.empty()) collected_.references.push_back(ReferenceMinHash(t.task.reference_source));
+    }
+    return it->second;
+  }
+
+  const ExportOptions& options_;
+  Holdout& holdout_;
+  DatasetStats& stats_;
+  Collected collected_;
+  std::unordered_map<std::string, uint32_t> task_index_;
+};
+
+}  // namespace
+
+std::optional<Format> ParseFormat(std::string_view name) {
+  if (name == "messages") return Format::kMessages;
+  if (name == "pairs") return Format::kPairs;
+  if (name == "trajectory") return Format::kTrajectory;
+  if (name == "kernelbench") return Format::kKernelBench;
+  return std::nullopt;
+}
+
+const char* FormatName(Format format) {
+  switch (format) {
+    case Format::kMessages:
+      return "messages";
+    case Format::kPairs:
+      return "pairs";
+    case Format::kTrajectory:
+      return "trajectory";
+    case Format::kKernelBench:
+      return "kernelbench";
+  }
+  return "messages";
+}
+
+Status CheckOutput(const fs::path& out, bool force) {
+  std::error_code ec;
+  if (!fs::exists(out, ec)) return Status::Ok();
+  if (!fs::is_directory(out, ec))
+    return Status::InvalidArgument("--out " + out.string() + ": a file, not a folder");
+  if (!force && !fs::is_empty(out, ec))
+    return Status::InvalidArgument("--out " + out.string() +
+                                   ": not empty (--force replaces a previous export)");
+  return Status::Ok();
+}
+
+StatusOr<DatasetStats> Export(const std::vector<fs::path>& files, const ExportOptions& options,
+                              const WarningSink& warn) {
+  DatasetStats stats;
+  stats.format = FormatName(options.format);
+  stats.options = options.described;
+  for (const fs::path& f : files) stats.inputs.push_back(f.string());
+  Holdout holdout;
+  if (options.holdout) {
+    KFORGE_ASSIGN_OR_RETURN(holdout, Holdout::Load(*options.holdout, options.holdout_threshold));
+  }
+
+  FirstPass first(options, holdout, stats);
+  KFORGE_RETURN_IF_ERROR(ScanRecords(
+      files, [&](const RecordRef& ref, dataset::Trajectory& t) { first.Visit(ref, t); }, stats.scan, warn));
+  Collected collected = first.Finish();
+  Selection selection =
+      Select(collected.tasks, collected.candidates, collected.signatures, options.selection);
+  for (const auto& [reason, n] : selection.dropped) stats.left_out[reason] += n;
+  collected.signatures = {};
+
+  std::vector<RecordRef> refs;
+  refs.reserve(selection.kept.size());
+  for (uint32_t i : selection.kept) refs.push_back(collected.candidates[i].ref);
+  std::vector<uint32_t> id_hashes;
+  id_hashes.reserve(selection.kept.size());
+  for (uint32_t i : selection.kept) id_hashes.push_back(collected.candidates[i].id_hash);
+  collected = {};
+
+  std::error_code ec;
+  fs::create_directories(options.out, ec);
+  if (ec) return Status::IoError("--out " + options.out.string() + ": " + ec.message());
+  if (options.force) RemovePreviousExport(options.out);
+  std::unique_ptr<internal::Sink> sink = options.format == Format::kKernelBench
+                                             ? internal::MakeKernelBenchSink(options)
+                                             : internal::MakeJsonlSink(options);
+  KFORGE_RETURN_IF_ERROR(ReadRecordsAt(files, refs, [&](size_t i, dataset::Trajectory& t) -> Status {
+    if (IdHash(t.id) != id_hashes[i])
+      return Status::IoError(files[refs[i].file].string() + ":" + std::to_string(refs[i].line) +
+                             ": the record changed since it was first read");
+    Status written = sink->Write(t, stats);
+    if (written.code() == Status::Code::kInvalidArgument) {
+      ++stats.left_out["unrenderable"];
+      warn(files[refs[i].file].string() + ":" + std::to_string(refs[i].line) + ": " + written.message());
+      return Status::Ok();
+    }
+    return written;
+  }));
+  KFORGE_RETURN_IF_ERROR(sink->Close(stats));
+  stats.files.push_back("stats.json");
+  stats.files.push_back("README.md");
+  KFORGE_RETURN_IF_ERROR(common::WriteFileAtomic(options.out / "stats.json", ToJson(stats).dump(2) + "\n"));
+  KFORGE_RETURN_IF_ERROR(common::WriteFileAtomic(options.out / "README.md", DatasetCard(stats)));
+  return stats;
+}
+
+}  // namespace kforge::exporter

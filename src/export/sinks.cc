@@ -1,0 +1,155 @@
+// Export sinks: JSON lines per split, and KernelBench's run layout.
+#include "export/sinks.h"
+
+#include <cerrno>
+#include <cstring>
+
+#include "kforge/common/files.h"
+#include "kforge/export/kernelbench.h"
+
+namespace kforge::exporter::internal {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+/// An output file opened for writing; every write is checked once, at Close.
+class OutFile {
+ public:
+  static StatusOr<std::unique_ptr<OutFile>> Open(const fs::path& path) {
+    std::FILE* file = std::fopen(path.c_str(), "wb");
+    if (!file) return Status::IoError(path.string() + ": " + std::strerror(errno));
+    return std::unique_ptr<OutFile>(new OutFile(file, path));
+  }
+  ~OutFile() {
+    if (file_) std::fclose(file_);
+  }
+  void Line(const json& row) {
+    std::string text = row.dump(-1, ' ', false, json::error_handler_t::replace);
+    text += '\n';
+    ok_ = ok_ && std::fwrite(text.data(), 1, text.size(), file_) == text.size();
+  }
+  Status Close() {
+    bool closed = std::fclose(file_) == 0;
+    file_ = nullptr;
+    if (!ok_ || !closed) return Status::IoError(path_.string() + ": write failed: " + std::strerror(errno));
+    return Status::Ok();
+  }
+
+ private:
+  OutFile(std::FILE* file, fs::path path) : file_(file), path_(std::move(path)) {}
+  std::FILE* file_;
+  fs::path path_;
+  bool ok_ = true;
+};
+
+class JsonlSink : public Sink {
+ public:
+  explicit JsonlSink(const ExportOptions& options) : options_(options) {}
+
+  Status Write(const dataset::Trajectory& record, DatasetStats& stats) override {
+    json row;
+    if (options_.format == Format::kMessages) {
+      KFORGE_ASSIGN_OR_RETURN(row, MessagesRow(record, options_.rows));
+    } else if (options_.format == Format::kPairs) {
+      KFORGE_ASSIGN_OR_RETURN(row, PairsRow(record, options_.rows));
+    } else {
+      row = TrajectoryRow(record, options_.rows);
+    }
+    const std::string& split = options_.split.SplitOf(record.task.id);
+    std::unique_ptr<OutFile>& file = files_[split];
+    if (!file) {
+      std::string name = split + ".jsonl";
+      KFORGE_ASSIGN_OR_RETURN(file, OutFile::Open(options_.out / name));
+      stats.files.push_back(name);
+    }
+    file->Line(row);
+    stats.Add(record, split);
+    return Status::Ok();
+  }
+
+  Status Close(DatasetStats&) override {
+    for (auto& [split, file] : files_) KFORGE_RETURN_IF_ERROR(file->Close());
+    return Status::Ok();
+  }
+
+ private:
+  const ExportOptions& options_;
+  std::map<std::string, std::unique_ptr<OutFile>> files_;
+};
+
+class KernelBenchSink : public Sink {
+ public:
+  explicit KernelBenchSink(const ExportOptions& options) : options_(options) {}
+
+  Status Write(const dataset::Trajectory& record, DatasetStats& stats) override {
+    std::optional<KernelBenchProblem> problem = KernelBenchProblemOf(record.task.id);
+    if (!problem || !record.best)
+      return Status::InvalidArgument(record.task.id + ": not a KernelBench solution");
+    KFORGE_ASSIGN_OR_RETURN(const common::Task* task, FindTask(record.task.id));
+    const dataset::Attempt& best = record.attempts[*record.best];
+    StatusOr<common::Solution> solution = common::SolutionFromJson(best.solution, "solution");
+    if (!solution.ok()) return Status::InvalidArgument(solution.status().message());
+    std::string reference = record.task.reference_source;
+    if (reference.empty()) {
+      KFORGE_ASSIGN_OR_RETURN(reference, common::ReadFile(task->reference));
+    }
+    std::string label =
+        "kforge record " + record.id + ": " + (best.correct ? "verified correct" : "not correct");
+    if (best.speedup) {
+      char speedup[32];
+      std::snprintf(speedup, sizeof speedup, ", %.2fx the reference's speed", *best.speedup);
+      label += speedup;
+    }
+    for (char& c : label)
+      if (c == '\n' || c == '\r') c = ' ';
+    KFORGE_ASSIGN_OR_RETURN(std::string program, RenderModelNew(*solution, *task, reference, label));
+
+    int& sample = samples_[{problem->level, problem->number}];
+    std::string name = KernelBenchFileName(*problem, sample++);
+    KFORGE_RETURN_IF_ERROR(common::WriteFileAtomic(options_.out / name, program));
+    stats.files.push_back(name);
+    if (!index_) {
+      KFORGE_ASSIGN_OR_RETURN(index_, OutFile::Open(options_.out / "index.jsonl"));
+      stats.files.push_back("index.jsonl");
+    }
+    index_->Line({{"file", name},
+                  {"task", record.task.id},
+                  {"problem", "level" + std::to_string(problem->level) + "/" + problem->name + ".py"},
+                  {"record", record.id},
+                  {"correct", best.correct},
+                  {"speedup", best.speedup ? json(*best.speedup) : json(nullptr)},
+                  {"status", best.status}});
+    stats.Add(record, "all");
+    return Status::Ok();
+  }
+
+  Status Close(DatasetStats&) override { return index_ ? index_->Close() : Status::Ok(); }
+
+ private:
+  StatusOr<const common::Task*> FindTask(const std::string& id) {
+    auto it = tasks_.find(id);
+    if (it == tasks_.end()) it = tasks_.emplace(id, common::FindTask(options_.tasks_root, id)).first;
+    if (!it->second.ok())
+      return Status::InvalidArgument("task " + id +
+                                     " not found under --tasks: " + it->second.status().message());
+    return &*it->second;
+  }
+
+  const ExportOptions& options_;
+  std::map<std::string, StatusOr<common::Task>> tasks_;
+  std::map<std::pair<int, int>, int> samples_;
+  std::unique_ptr<OutFile> index_;
+};
+
+}  // namespace
+
+std::unique_ptr<Sink> MakeJsonlSink(const ExportOptions& options) {
+  return std::make_unique<JsonlSink>(options);
+}
+
+std::unique_ptr<Sink> MakeKernelBenchSink(const ExportOptions& options) {
+  return std::make_unique<KernelBenchSink>(options);
+}
+
+}  // namespace kforge::exporter::internal

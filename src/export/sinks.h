@@ -1,0 +1,32 @@
+// Where the second pass of an export writes rows: JSON lines files per split, or KernelBench files.
+#pragma once
+
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "kforge/common/task.h"
+#include "kforge/export/exporter.h"
+
+namespace kforge::exporter::internal {
+
+class Sink {
+ public:
+  virtual ~Sink() = default;
+  /// Writes one record. A record that cannot be rendered returns InvalidArgument (it is left out with
+  /// a warning); an IO failure returns IoError (the export stops).
+  virtual Status Write(const dataset::Trajectory& record, DatasetStats& stats) = 0;
+  /// Flushes and closes; IoError when a write failed.
+  virtual Status Close(DatasetStats& stats) = 0;
+};
+
+/// messages, pairs, trajectory: OUT/<split>.jsonl.
+std::unique_ptr<Sink> MakeJsonlSink(const ExportOptions& options);
+
+/// kernelbench: OUT/level_<L>_problem_<P>_sample_<S>_kernel.py and OUT/index.jsonl.
+std::unique_ptr<Sink> MakeKernelBenchSink(const ExportOptions& options);
+
+}  // namespace kforge::exporter::internal

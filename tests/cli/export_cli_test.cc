@@ -1,0 +1,126 @@
+// `kforge export` end to end: usage errors are one line and exit 2 before anything is written,
+// malformed records are named and skipped, a torn last line is only counted, nothing is written
+// outside --out, and an export that keeps nothing exits 1.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <set>
+#include <string>
+
+#include "export/record_builder.h"
+#include "fakes/command.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using kforge::testing::MakeRecord;
+using kforge::testing::RecordSpec;
+
+struct CliRun {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+class ExportCliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("kforge_export_cli_" + std::to_string(getpid()) + "_" + std::to_string(std::random_device{}()));
+    fs::create_directories(dir_ / "run");
+    std::vector<kforge::dataset::Trajectory> records;
+    RecordSpec spec;
+    records.push_back(MakeRecord(spec));
+    spec.task = "kernelbench/level2/7_Other";
+    spec.level = 2;
+    spec.source = std::string(kforge::testing::kReluSource) + "__device__ int other;\n";
+    records.push_back(MakeRecord(spec));
+    spec.correct = false;
+    spec.sample = 1;
+    records.push_back(MakeRecord(spec));
+    kforge::testing::WriteRecords(
+        (dir_ / "run/trajectories.jsonl").string(), records,
+        "{\"schema\": \"kforge.trajectory/2\", \"id\": \"x\"}\n{\"schema\": \"kforge.tra");
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  CliRun Export(const std::string& args) {
+    fs::path err = dir_ / "stderr.txt";
+    kforge::fakes::CommandResult result = kforge::fakes::RunCommand(
+        "cd " + dir_.string() + " && " + KFORGE_BINARY + " export " + args + " 2>" + err.string());
+    std::ifstream in(err);
+    return {result.exit_code, result.out, std::string(std::istreambuf_iterator<char>(in), {})};
+  }
+  std::set<std::string> Files() {
+    std::set<std::string> files;
+    for (const auto& e : fs::recursive_directory_iterator(dir_))
+      if (e.path().filename() != "stderr.txt") files.insert(fs::relative(e.path(), dir_).string());
+    return files;
+  }
+  fs::path dir_;
+};
+
+TEST_F(ExportCliTest, UsageErrorsAreOneLineAndWriteNothing) {
+  fs::create_directories(dir_ / "full");
+  std::ofstream(dir_ / "full/keep.txt") << "x";
+  fs::create_directories(dir_ / "empty_dir");
+  struct Case {
+    std::string args;
+    std::string message;
+  };
+  const Case cases[] = {
+      {"missing --out out", "missing: no such run folder or file"},
+      {"empty_dir --out out", "a folder without trajectories.jsonl"},
+      {"run --out out --levels 1,x", "--levels: \"x\" is not a level number"},
+      {"run --out out --split val=2", "--split: \"val=2\": the fraction must be a number in (0, 1)"},
+      {"run --out out --format kernelbench --split val=0.1", "--split applies to the JSON lines formats"},
+      {"run --out out --balance-cap 3", "--balance-cap needs --balance"},
+      {"run --out full", "--out full: not empty (--force replaces a previous export)"},
+      {"run --out run/trajectories.jsonl --force", "a file, not a folder"},
+      {"run --out out --format kernelbench --tasks nowhere", "--tasks nowhere: no such folder"},
+      {"run --out out --holdout nowhere.txt", "--holdout nowhere.txt: no such file or folder"},
+      {"run --out out --format parquet", "--format"},
+      {"run --out out --near-dup 2", "--near-dup"},
+      {"run", "--out is required"},
+  };
+  std::set<std::string> before = Files();
+  for (const Case& c : cases) {
+    CliRun run = Export(c.args);
+    EXPECT_EQ(run.exit_code, 2) << c.args << "\n" << run.err;
+    EXPECT_NE(run.err.find(c.message), std::string::npos) << c.args << "\n" << run.err;
+    EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << c.args << "\n" << run.err;
+    EXPECT_EQ(Files(), before) << c.args << ": nothing is written on a usage error";
+  }
+}
+
+TEST_F(ExportCliTest, ExportsNamesMalformedLinesAndCountsTheTornOne) {
+  CliRun run = Export("run --out data --split val=0.5 --levels 1,2");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.err.find("kforge export: skipped run/trajectories.jsonl:4: "), std::string::npos) << run.err;
+  EXPECT_EQ(run.err.find("trajectories.jsonl:5"), std::string::npos) << "a torn last line is not an error";
+  EXPECT_NE(run.err.find("3 records read from 1 file (1 malformed, 1 torn lines skipped)"), std::string::npos)
+      << run.err;
+  EXPECT_NE(run.err.find("2 messages records written to data"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("left out: 1 incorrect"), std::string::npos) << run.err;
+  EXPECT_TRUE(run.out.empty());
+  for (const std::string& f : Files())
+    EXPECT_TRUE(f.rfind("data", 0) == 0 || f.rfind("run", 0) == 0) << f << " was written outside --out";
+  EXPECT_TRUE(fs::exists(dir_ / "data/README.md"));
+  EXPECT_TRUE(fs::exists(dir_ / "data/stats.json"));
+
+  CliRun again = Export("run --out data");
+  EXPECT_EQ(again.exit_code, 2) << "refuses to overwrite";
+  EXPECT_EQ(Export("run --out data --force --format pairs").exit_code, 0);
+}
+
+TEST_F(ExportCliTest, NothingKeptExitsOne) {
+  CliRun run = Export("run --out data --min-speedup 100");
+  EXPECT_EQ(run.exit_code, 1) << run.err;
+  EXPECT_NE(run.err.find("0 messages records written"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("2 min_speedup"), std::string::npos) << run.err;
+}
+
+}  // namespace

@@ -1,0 +1,113 @@
+// `kforge report` end to end: the terminal table, --json, --html and --baseline, and usage errors.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "export/record_builder.h"
+#include "fakes/command.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using kforge::testing::MakeRecord;
+using kforge::testing::RecordSpec;
+
+struct CliRun {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+class ReportCliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("kforge_report_cli_" + std::to_string(getpid()) + "_" + std::to_string(std::random_device{}()));
+    fs::create_directories(dir_ / "after");
+    fs::create_directories(dir_ / "before");
+    // after: 2 of 2 correct at 2x; before: 1 of 2 correct at 0.5x; one harness error each.
+    std::vector<kforge::dataset::Trajectory> after, before;
+    for (int s = 0; s < 2; ++s) {
+      RecordSpec spec;
+      spec.sample = s;
+      spec.speedup = 2.0;
+      after.push_back(MakeRecord(spec));
+      spec.speedup = 0.5;
+      spec.correct = s == 0;
+      before.push_back(MakeRecord(spec));
+    }
+    RecordSpec broken;
+    broken.sample = 9;
+    broken.harness_error = true;
+    after.push_back(MakeRecord(broken));
+    before.push_back(MakeRecord(broken));
+    kforge::testing::WriteRecords((dir_ / "after/trajectories.jsonl").string(), after);
+    kforge::testing::WriteRecords((dir_ / "before/trajectories.jsonl").string(), before, "not json\n");
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  CliRun Report(const std::string& args) {
+    fs::path err = dir_ / "stderr.txt";
+    kforge::fakes::CommandResult result = kforge::fakes::RunCommand(
+        "cd " + dir_.string() + " && " + KFORGE_BINARY + " report " + args + " 2>" + err.string());
+    std::ifstream in(err);
+    return {result.exit_code, result.out, std::string(std::istreambuf_iterator<char>(in), {})};
+  }
+  fs::path dir_;
+};
+
+TEST_F(ReportCliTest, TableWithABaseline) {
+  CliRun run = Report("after --baseline before --per-task");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("run after: 2 episodes of 1 tasks"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("baseline run before: 2 episodes of 1 tasks (1 malformed and 0 torn lines skipped)"),
+            std::string::npos)
+      << run.out;
+  EXPECT_NE(run.out.find("harness errors: 1"), std::string::npos);
+  EXPECT_NE(run.out.find("after against the baseline before"), std::string::npos);
+  EXPECT_NE(run.out.find("+50.0 pp"), std::string::npos) << "correctness 100% against 50%\n" << run.out;
+  EXPECT_NE(run.out.find("x4.000"), std::string::npos) << "geomean 2x against 0.5x\n" << run.out;
+  EXPECT_NE(run.err.find("kforge report: skipped before/trajectories.jsonl:4:"), std::string::npos)
+      << run.err;
+}
+
+TEST_F(ReportCliTest, JsonAndHtml) {
+  CliRun run = Report("after before --json --html page.html");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  ASSERT_EQ(std::count(run.out.begin(), run.out.end(), '\n'), 1) << "one JSON line";
+  nlohmann::json report = nlohmann::json::parse(run.out);
+  EXPECT_EQ(report["schema"], "kforge.report/1");
+  ASSERT_EQ(report["runs"].size(), 2u);
+  EXPECT_EQ(report["runs"][0]["label"], "after");
+  EXPECT_EQ(report["runs"][0]["groups"][0]["correctness"], 1.0);
+  EXPECT_EQ(report["runs"][0]["groups"][0]["fast_p"]["fast_1"], 1.0);
+  EXPECT_EQ(report["runs"][0]["groups"][0]["harness_errors"], 1);
+  EXPECT_EQ(report["runs"][1]["groups"][0]["correctness"], 0.5);
+  EXPECT_EQ(report["runs"][1]["groups"][0]["fast_p"]["fast_0"], 0.5);
+  EXPECT_EQ(report["runs"][1]["groups"][0]["fast_p"]["fast_1"], 0.0);
+  std::ifstream in(dir_ / "page.html");
+  std::string html((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_NE(html.find("<svg"), std::string::npos);
+}
+
+TEST_F(ReportCliTest, UsageErrors) {
+  fs::create_directories(dir_ / "folder");
+  for (const auto& [args, message] : std::vector<std::pair<std::string, std::string>>{
+           {"missing", "missing: no such run folder or file"},
+           {"after --baseline missing", "missing: no such run folder or file"},
+           {"after --html folder", "--html folder: a folder, not a file"},
+           {"", "runs is required"}}) {
+    CliRun run = Report(args);
+    EXPECT_EQ(run.exit_code, 2) << args;
+    EXPECT_NE(run.err.find(message), std::string::npos) << args << "\n" << run.err;
+    EXPECT_TRUE(run.out.empty()) << args;
+  }
+}
+
+}  // namespace

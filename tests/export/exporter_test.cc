@@ -1,0 +1,223 @@
+#include "kforge/export/exporter.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include <gtest/gtest.h>
+
+#include "export/record_builder.h"
+#include "kforge/common/files.h"
+
+namespace kforge::exporter {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+class ExporterTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("kforge-exporter-" + std::to_string(::getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::vector<json> Lines(const fs::path& path) {
+    std::ifstream in(path);
+    std::vector<json> rows;
+    for (std::string line; std::getline(in, line);) rows.push_back(json::parse(line));
+    return rows;
+  }
+
+  /// Three tasks; task a has a duplicate solution (slower), an incorrect record and a harness error.
+  fs::path WriteRun() {
+    std::vector<dataset::Trajectory> records;
+    auto add = [&](testing::RecordSpec spec) { records.push_back(testing::MakeRecord(spec)); };
+    testing::RecordSpec a;
+    a.task = "kernelbench/level1/1_A";
+    a.speedup = 2.0;
+    add(a);
+    a.sample = 1;
+    a.speedup = 1.0;  // same solution, slower: an exact duplicate
+    add(a);
+    a.sample = 2;
+    a.correct = false;
+    a.source = std::string(testing::kReluSource) + "__device__ int wrong;\n";
+    add(a);
+    a.sample = 3;
+    a.harness_error = true;
+    add(a);
+    testing::RecordSpec b;
+    b.task = "kernelbench/level2/2_B";
+    b.level = 2;
+    b.tags = {"matmul"};
+    b.protocol = "tools";
+    b.source = std::string(testing::kReluSource) + "// b\n__device__ int b_only;\n";
+    b.reference =
+        "import torch\nclass Model(torch.nn.Module):\n    def forward(self, a, b):\n        return a @ b\n";
+    add(b);
+    testing::RecordSpec c;
+    c.task = "core/softmax";
+    c.level.reset();
+    c.source = std::string(testing::kReluSource) + "__device__ int c_only;\n";
+    c.reference =
+        "import torch\nclass Model(torch.nn.Module):\n    def forward(self, x):\n"
+        "        return torch.softmax(x, dim=-1) * 2 + 1\n";
+    add(c);
+    fs::path path = dir_ / "trajectories.jsonl";
+    testing::WriteRecords(path.string(), records,
+                          "{\"not\": \"a record\"}\nnot json\n{\"schema\": \"kforge.traj");
+    return path;
+  }
+
+  ExportOptions Options(Format format) {
+    ExportOptions o;
+    o.format = format;
+    o.out = dir_ / "out";
+    return o;
+  }
+
+  std::vector<std::string> warnings_;
+  WarningSink Warn() {
+    return [this](const std::string& m) { warnings_.push_back(m); };
+  }
+  fs::path dir_;
+};
+
+TEST_F(ExporterTest, MessagesWithSplitCardAndStats) {
+  fs::path run = WriteRun();
+  ExportOptions o = Options(Format::kMessages);
+  o.split = *SplitSpec::Parse("val=0.5");
+  StatusOr<DatasetStats> stats = Export({run}, o, Warn());
+  ASSERT_TRUE(stats.ok()) << stats.status().message();
+  EXPECT_EQ(stats->scan.records, 6);
+  EXPECT_EQ(stats->scan.malformed, 2);
+  EXPECT_EQ(stats->scan.torn, 1);
+  ASSERT_EQ(warnings_.size(), 2u);
+  EXPECT_NE(warnings_[0].find("trajectories.jsonl:7"), std::string::npos) << warnings_[0];
+  EXPECT_NE(warnings_[1].find("trajectories.jsonl:8"), std::string::npos) << warnings_[1];
+  EXPECT_EQ(stats->exported, 3);
+  EXPECT_EQ(stats->left_out.at("duplicate"), 1);
+  EXPECT_EQ(stats->left_out.at("incorrect"), 1);
+  EXPECT_EQ(stats->left_out.at("harness_error"), 1);
+
+  // Every record of a task is in its task's split; the rows are the kept records, best first per task.
+  std::map<std::string, std::string> split_of;
+  int rows = 0;
+  for (const std::string& split : {"train", "val"}) {
+    fs::path file = o.out / (split + ".jsonl");
+    if (!fs::exists(file)) continue;
+    for (const json& row : Lines(file)) {
+      ++rows;
+      EXPECT_EQ(o.split.SplitOf(row["task"].get<std::string>()), split);
+      ASSERT_TRUE(row.contains("messages"));
+      if (row["task"] == "kernelbench/level1/1_A")
+        EXPECT_EQ(row["speedup"], 2.0) << "the faster duplicate is kept";
+      EXPECT_EQ(row.contains("tools"), row["task"] == "kernelbench/level2/2_B");
+    }
+  }
+  EXPECT_EQ(rows, 3);
+
+  json written = json::parse(*common::ReadFile(o.out / "stats.json"));
+  EXPECT_EQ(written["schema"], "kforge.export_stats/1");
+  EXPECT_EQ(written["exported"], 3);
+  EXPECT_EQ(written["levels"]["level 1"], 1);
+  EXPECT_EQ(written["levels"]["no level"], 1);
+  EXPECT_EQ(written["read"]["malformed"], 2);
+  std::string card = *common::ReadFile(o.out / "README.md");
+  EXPECT_NE(card.find("load_dataset(\"json\""), std::string::npos);
+  EXPECT_NE(card.find("| MIT | 3 |"), std::string::npos) << card;
+  EXPECT_NE(card.find("| elementwise | 2 |"), std::string::npos) << card;
+}
+
+TEST_F(ExporterTest, RefusesANonEmptyOutputUnlessForcedAndReplacesOnlyAnExport) {
+  fs::path run = WriteRun();
+  ExportOptions o = Options(Format::kPairs);
+  o.split = *SplitSpec::Parse("val=0.9");
+  ASSERT_TRUE(CheckOutput(o.out, false).ok()) << "absent is fine";
+  ASSERT_TRUE(Export({run}, o, Warn()).ok());
+  ASSERT_TRUE(fs::exists(o.out / "val.jsonl"));
+  std::set<std::string> first;
+  for (const auto& e : fs::directory_iterator(o.out)) first.insert(e.path().filename());
+  EXPECT_TRUE(first.count("README.md") && first.count("stats.json"));
+  Status refused = CheckOutput(o.out, false);
+  EXPECT_FALSE(refused.ok());
+  EXPECT_NE(refused.message().find("not empty (--force"), std::string::npos);
+  EXPECT_TRUE(CheckOutput(o.out, true).ok());
+  std::ofstream(o.out / "notes.txt") << "mine";
+  o.force = true;
+  o.split = SplitSpec();  // now everything in train: a stale val.jsonl must go
+  ASSERT_TRUE(Export({run}, o, Warn()).ok());
+  EXPECT_FALSE(fs::exists(o.out / "val.jsonl"));
+  EXPECT_TRUE(fs::exists(o.out / "train.jsonl"));
+  EXPECT_TRUE(fs::exists(o.out / "notes.txt")) << "a file the export did not write is left alone";
+  std::ofstream(dir_ / "file") << "x";
+  EXPECT_FALSE(CheckOutput(dir_ / "file", true).ok());
+}
+
+TEST_F(ExporterTest, HoldoutDropsIdsAndSimilarReferences) {
+  fs::path run = WriteRun();
+  // A fourth task whose reference is task a's with a comment added.
+  testing::RecordSpec copy;
+  copy.task = "other/relu_copy";
+  copy.reference = std::string("# copied\n") + testing::kReluReference;
+  std::ofstream(run, std::ios::app) << "\n" << dataset::ToJson(testing::MakeRecord(copy)).dump() << "\n";
+  std::ofstream(dir_ / "ids.txt") << "kernelbench/level1/1_A\n";
+  ExportOptions o = Options(Format::kTrajectory);
+  o.holdout = dir_ / "ids.txt";
+  StatusOr<DatasetStats> stats = Export({run}, o, Warn());
+  ASSERT_TRUE(stats.ok()) << stats.status().message();
+  EXPECT_EQ(stats->left_out.at("holdout"), 4) << "every record of the held-out task";
+  EXPECT_EQ(stats->left_out.at("holdout_similar"), 1) << "the renamed copy";
+  std::set<std::string> tasks;
+  for (const json& row : Lines(o.out / "train.jsonl")) tasks.insert(row["task"]["id"]);
+  EXPECT_EQ(tasks, (std::set<std::string>{"kernelbench/level2/2_B", "core/softmax"}));
+}
+
+TEST_F(ExporterTest, IncludeIncorrectNeverExportsHarnessErrors) {
+  fs::path run = WriteRun();
+  ExportOptions o = Options(Format::kTrajectory);
+  o.filters.include_incorrect = true;
+  StatusOr<DatasetStats> stats = Export({run}, o, Warn());
+  ASSERT_TRUE(stats.ok());
+  EXPECT_EQ(stats->exported, 4);
+  EXPECT_EQ(stats->left_out.at("harness_error"), 1);
+  for (const json& row : Lines(o.out / "train.jsonl")) EXPECT_NE(row["outcome"]["stop"], "harness_error");
+}
+
+TEST_F(ExporterTest, KernelBenchFilesAndIndex) {
+  fs::path run = WriteRun();
+  // A task root holding the KernelBench task of the records (demo/relu's spec under another id).
+  fs::path root = dir_ / "tasks";
+  fs::path task_dir = root / "kernelbench" / "level1" / "1_A";
+  fs::create_directories(task_dir);
+  fs::copy_file(fs::path(KFORGE_SOURCE_DIR) / "tasks/demo/relu/reference.py", task_dir / "reference.py");
+  json task = json::parse(std::ifstream(fs::path(KFORGE_SOURCE_DIR) / "tasks/demo/relu/task.json"));
+  task["id"] = "kernelbench/level1/1_A";
+  std::ofstream(task_dir / "task.json") << task.dump();
+  ExportOptions o = Options(Format::kKernelBench);
+  o.tasks_root = root;
+  o.filters.include_incorrect = true;
+  StatusOr<DatasetStats> stats = Export({run}, o, Warn());
+  ASSERT_TRUE(stats.ok()) << stats.status().message();
+  EXPECT_EQ(stats->left_out.at("not_kernelbench"), 1) << "core/softmax";
+  EXPECT_EQ(stats->left_out.at("unrenderable"), 1) << "2_B has no task folder";
+  EXPECT_EQ(stats->exported, 2) << "1_A: the correct one and the incorrect one (duplicate dropped)";
+  std::vector<json> index = Lines(o.out / "index.jsonl");
+  ASSERT_EQ(index.size(), 2u);
+  EXPECT_EQ(index[0]["file"], "level_1_problem_1_sample_0_kernel.py");
+  EXPECT_EQ(index[0]["problem"], "level1/1_A.py");
+  EXPECT_EQ(index[0]["correct"], true);
+  EXPECT_EQ(index[1]["file"], "level_1_problem_1_sample_1_kernel.py");
+  EXPECT_EQ(index[1]["correct"], false);
+  EXPECT_TRUE(fs::exists(o.out / "level_1_problem_1_sample_0_kernel.py"));
+  EXPECT_NE(common::ReadFile(o.out / "README.md")->find("KernelBench"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace kforge::exporter

@@ -1,0 +1,152 @@
+// Synthetic trajectory records for export and report tests and benchmarks: a text- or tools-protocol
+// episode of a few turns whose last attempt is correct or not, built with the dataset types.
+#pragma once
+
+#include <cstdio>
+#include <fstream>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "kforge/dataset/trajectory.h"
+
+namespace kforge::testing {
+
+inline constexpr const char* kReluSource =
+    "extern \"C\" __global__ void relu(const float* x, float* y, long long n) {\n"
+    "  long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;\n"
+    "  if (i < n) y[i] = fmaxf(x[i], 0.f);\n}\n";
+
+inline constexpr const char* kReluReference =
+    "import torch\nimport torch.nn as nn\n\n\nclass Model(nn.Module):\n    def forward(self, x):\n"
+    "        return torch.relu(x)\n\n\nbatch_size = 16\ndim = 16384\n\n\ndef get_inputs():\n"
+    "    return [torch.randn(batch_size, dim)]\n\n\ndef get_init_inputs():\n    return []\n";
+
+struct RecordSpec {
+  std::string task = "kernelbench/level1/19_ReLU";
+  std::optional<int> level = 1;
+  std::vector<std::string> tags = {"elementwise"};
+  std::string run = "run1";
+  int sample = 0;
+  std::string protocol = "text";  ///< "text" or "tools"
+  int turns = 2;                  ///< assistant turns; the last one holds the final attempt
+  bool correct = true;            ///< of the final attempt
+  std::optional<double> speedup = 1.5;
+  std::string source = kReluSource;
+  std::string reference = kReluReference;
+  std::string stop = "target_reached";
+  bool harness_error = false;  ///< the final attempt's status is harness_error (then not correct)
+  std::string reasoning;       ///< on every assistant turn
+  std::optional<double> sol_pct;
+  int64_t tokens = 1000;
+  double cost = 0.01;
+};
+
+inline nlohmann::json ReluLaunches() {
+  return nlohmann::json::parse(
+      R"J([{"kernel": "relu", "grid": ["cdiv(numel(x), 256)"], "block": [256], "args": ["x", "out0", "i64:numel(x)"]}])J");
+}
+
+inline nlohmann::json SolutionJson(const RecordSpec& s) {
+  return {{"schema", "kforge.solution/1"},
+          {"task", s.task},
+          {"source", s.source},
+          {"launches", ReluLaunches()},
+          {"scratch", nlohmann::json::array()},
+          {"options", nlohmann::json::array()}};
+}
+
+inline dataset::Trajectory MakeRecord(const RecordSpec& s) {
+  using nlohmann::json;
+  dataset::Trajectory t;
+  t.run_id = s.run;
+  t.sample = s.sample;
+  t.id = s.run + "/" + s.task + "/" + std::to_string(s.sample);
+  t.task.id = s.task;
+  t.task.level = s.level;
+  t.task.tags = s.tags;
+  t.task.view = "code";
+  t.task.source = "kernelbench";
+  t.task.license = "MIT";
+  t.task.reference_source = s.reference;
+  t.task.reference_hash = dataset::TextHash(s.reference);
+  t.teacher = {"replay", "teacher-1", {{"temperature", 0.0}}};
+  t.protocol = s.protocol;
+  t.kforge_version = "0.1.0";
+  t.created_at = "2025-01-01T00:00:00Z";
+  json solution = SolutionJson(s);
+  bool tools = s.protocol == "tools";
+  if (tools)
+    t.tools = json::array(
+        {{{"type", "function"},
+          {"function",
+           {{"name", "run"},
+            {"description", "Compile and check a solution"},
+            {"parameters",
+             {{"type", "object"},
+              {"properties", {{"source", {{"type", "string"}}}, {"launches", {{"type", "array"}}}}},
+              {"required", {"source", "launches"}}}}}}}});
+  t.messages = json::array({{{"role", "system"}, {"content", "You write CUDA kernels."}},
+                            {{"role", "user"}, {"content", "Write a kernel for " + s.task + "."}}});
+  for (int turn = 1; turn <= s.turns; ++turn) {
+    bool last = turn == s.turns;
+    std::string call_id = "call_" + std::to_string(turn);
+    json assistant = {{"role", "assistant"}};
+    if (tools) {
+      assistant["content"] = "";
+      assistant["tool_calls"] =
+          json::array({{{"id", call_id},
+                        {"name", "run"},
+                        {"arguments", {{"source", s.source}, {"launches", ReluLaunches()}}}}});
+    } else {
+      assistant["content"] = "Here is a kernel.\n```cuda\n" + s.source +
+                             "```\n```json\n{\"launches\": " + ReluLaunches().dump() + "}\n```\n";
+    }
+    if (!s.reasoning.empty()) assistant["reasoning_content"] = s.reasoning;
+    assistant["blocks"] = json::array({{{"type", "thinking"}, {"thinking", "secret"}, {"signature", "sig"}}});
+    t.messages.push_back(assistant);
+    dataset::Attempt a;
+    a.turn = turn;
+    a.tool_call_id = tools ? call_id : "";
+    a.solution = solution;
+    if (!last) {
+      a.status = "compile_error";
+    } else if (s.harness_error) {
+      a.status = "harness_error";
+      a.compiled = true;
+    } else {
+      a.status = s.correct ? "ok" : "mismatch";
+      a.compiled = true;
+      a.correct = s.correct;
+      if (s.correct) a.speedup = s.speedup;
+      if (s.correct && s.speedup)
+        a.bench = {{"schema", "kforge.bench/1"},
+                   {"status", "ok"},
+                   {"roofline", {{"sol_pct", s.sol_pct ? json(*s.sol_pct) : json(nullptr)}}}};
+    }
+    std::string feedback = a.status == "ok" ? "ok" : a.status + ": try again";
+    if (tools) {
+      t.messages.push_back({{"role", "tool"}, {"tool_call_id", call_id}, {"content", feedback}});
+    } else if (!last) {
+      t.messages.push_back({{"role", "user"}, {"content", feedback}});
+    }
+    t.attempts.push_back(a);
+  }
+  t.best = static_cast<int>(t.attempts.size()) - 1;
+  t.stop = s.harness_error ? "harness_error" : s.stop;
+  t.usage.input_tokens = s.tokens;
+  t.usage.cost_usd = s.cost;
+  return t;
+}
+
+/// Writes records as JSON lines; `torn` appends a last line cut in the middle.
+inline void WriteRecords(const std::string& path, const std::vector<dataset::Trajectory>& records,
+                         const std::string& extra_lines = "") {
+  std::ofstream out(path, std::ios::binary);
+  for (const dataset::Trajectory& t : records) out << dataset::ToJson(t).dump() << "\n";
+  out << extra_lines;
+}
+
+}  // namespace kforge::testing

@@ -1,0 +1,172 @@
+#include "kforge/export/report.h"
+
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include <gtest/gtest.h>
+
+#include "export/record_builder.h"
+#include "fakes/command.h"
+#include "kforge/common/files.h"
+#include "kforge/export/report_html.h"
+#include "kforge/export/report_table.h"
+
+namespace kforge::exporter {
+namespace {
+
+namespace fs = std::filesystem;
+
+/// A run of `tasks` tasks over levels 1-3, `samples` episodes each, correct with probability
+/// `p_correct` and log-normal speedups around `speedup`.
+std::vector<dataset::Trajectory> SyntheticRun(const std::string& run, int tasks, int samples,
+                                              double p_correct, double speedup, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(0, 1);
+  std::normal_distribution<double> log_speed(std::log(speedup), 0.6);
+  std::vector<dataset::Trajectory> records;
+  for (int t = 0; t < tasks; ++t) {
+    for (int s = 0; s < samples; ++s) {
+      testing::RecordSpec spec;
+      spec.run = run;
+      spec.level = 1 + t % 3;
+      spec.task = "kernelbench/level" + std::to_string(*spec.level) + "/" + std::to_string(t) + "_Task";
+      spec.sample = s;
+      spec.turns = 1 + static_cast<int>(u(rng) * 4);
+      spec.correct = u(rng) < p_correct - 0.1 * (*spec.level - 1);
+      spec.speedup = std::exp(log_speed(rng));
+      spec.sol_pct = 10 + 60 * u(rng);
+      spec.harness_error = u(rng) < 0.02;
+      records.push_back(testing::MakeRecord(spec));
+    }
+  }
+  return records;
+}
+
+class ReportTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("kforge-report-" + std::to_string(::getpid()));
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  RunReport Run(const std::string& label, const std::vector<dataset::Trajectory>& records) {
+    fs::path path = dir_ / (label + ".jsonl");
+    testing::WriteRecords(path.string(), records);
+    StatusOr<RunReport> run = ReportRun(label, {path}, [](const std::string&) {});
+    EXPECT_TRUE(run.ok()) << run.status().message();
+    return *run;
+  }
+  /// The teacher and a weaker student, compared with the student as the baseline.
+  Report TeacherAndStudent() {
+    Report report;
+    report.runs.push_back(Run("teacher", SyntheticRun("teacher", 60, 4, 0.9, 1.6, 1)));
+    report.baseline = Run("student", SyntheticRun("student", 60, 4, 0.5, 0.9, 2));
+    report.comparisons.push_back(Compare(report.runs[0], *report.baseline));
+    return report;
+  }
+  fs::path dir_;
+};
+
+TEST_F(ReportTest, ComparingARunWithItselfChangesNothing) {
+  RunReport run = Run("a", SyntheticRun("a", 30, 3, 0.7, 1.2, 3));
+  Comparison c = Compare(run, run, 500, 7);
+  EXPECT_EQ(c.common_tasks, 30);
+  ASSERT_EQ(c.deltas.size(), 6u);
+  for (const Delta& d : c.deltas) {
+    ASSERT_TRUE(d.delta) << d.metric;
+    EXPECT_NEAR(*d.delta, d.ratio ? 1.0 : 0.0, 1e-12) << d.metric;
+    ASSERT_TRUE(d.lo && d.hi) << d.metric;
+    EXPECT_NEAR(*d.lo, *d.delta, 1e-12) << d.metric;
+    EXPECT_NEAR(*d.hi, *d.delta, 1e-12) << d.metric;
+  }
+}
+
+TEST_F(ReportTest, ABetterRunShowsAnIntervalAboveZero) {
+  Report report = TeacherAndStudent();
+  const Comparison& c = report.comparisons[0];
+  EXPECT_EQ(c.common_tasks, 60);
+  const Delta& correctness = c.deltas[0];
+  EXPECT_EQ(correctness.metric, "correctness");
+  EXPECT_GT(*correctness.delta, 0.2);
+  EXPECT_GT(*correctness.lo, 0.0);
+  EXPECT_LT(*correctness.lo, *correctness.delta);
+  EXPECT_GT(*correctness.hi, *correctness.delta);
+  const Delta& geomean = c.deltas.back();
+  EXPECT_EQ(geomean.metric, "geomean_speedup");
+  EXPECT_TRUE(geomean.ratio);
+  EXPECT_GT(*geomean.lo, 1.0);
+  // Deterministic: the same seed gives the same interval.
+  Comparison again = Compare(report.runs[0], *report.baseline);
+  EXPECT_EQ(*again.deltas[0].lo, *correctness.lo);
+}
+
+TEST_F(ReportTest, TableAndJsonCarryTheMetrics) {
+  Report report = TeacherAndStudent();
+  std::string table = RenderTable(report, /*per_task=*/true);
+  const GroupMetrics& all = report.runs[0].groups[0];
+  EXPECT_NE(table.find("run teacher: " + std::to_string(all.episodes) + " episodes of 60 tasks"),
+            std::string::npos)
+      << table;
+  EXPECT_NE(table.find(Percent(all.correctness)), std::string::npos);
+  EXPECT_NE(table.find(Times(all.geomean_speedup)), std::string::npos);
+  EXPECT_NE(table.find("pass@1"), std::string::npos);
+  EXPECT_NE(table.find("level 3"), std::string::npos);
+  EXPECT_NE(table.find("kernelbench/level1/0_Task"), std::string::npos) << "per-task rows";
+  EXPECT_NE(table.find("teacher against the baseline student"), std::string::npos);
+  EXPECT_NE(table.find("harness errors: " + std::to_string(all.unjudged)), std::string::npos);
+
+  nlohmann::json j = ToJson(report);
+  EXPECT_EQ(j["schema"], "kforge.report/1");
+  EXPECT_EQ(j["runs"][0]["groups"][0]["episodes"], all.episodes);
+  EXPECT_EQ(j["runs"][0]["groups"][0]["fast_p"]["fast_1.5"], *all.fast_p[2]);
+  EXPECT_EQ(j["runs"][0]["groups"][0]["pass_at_k"].size(), 1u) << "4 samples per task: pass@1 only";
+  EXPECT_EQ(j["comparisons"][0]["deltas"][0]["metric"], "correctness");
+  EXPECT_TRUE(j["comparisons"][0]["deltas"].back().contains("ratio"));
+  EXPECT_EQ(j["runs"][0]["tasks"].size(), 60u);
+}
+
+TEST_F(ReportTest, HtmlIsOneSelfContainedPage) {
+  std::string html = RenderHtml(TeacherAndStudent());
+  EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
+  int svgs = 0;
+  for (size_t at = html.find("<svg"); at != std::string::npos; at = html.find("<svg", at + 1)) ++svgs;
+  EXPECT_EQ(svgs, 5) << "speedup distribution, fast_p, turns, correctness and fast_1 per level";
+  for (const char* external : {"<script", "src=", "href=", "@import", "url("})
+    EXPECT_EQ(html.find(external), std::string::npos) << external;
+  EXPECT_NE(html.find("teacher against student"), std::string::npos);
+  EXPECT_NE(html.find("student (baseline)"), std::string::npos);
+}
+
+// Renders the page with headless Chromium into the build folder, for a person to look at.
+TEST_F(ReportTest, HtmlRendersInChromium) {
+  std::string chromium;
+  for (const char* name : {"chromium", "chromium-browser", "google-chrome"})
+    if (fakes::RunCommand(std::string("command -v ") + name + " >/dev/null 2>&1").exit_code == 0) {
+      chromium = name;
+      break;
+    }
+  if (chromium.empty()) GTEST_SKIP() << "no chromium binary (apt-get install -y chromium)";
+  fs::path out = fs::path(KFORGE_BINARY).parent_path();
+  fs::path html = out / "report_html_test.html", png = out / "report_html_test.png";
+  ASSERT_TRUE(common::WriteFileAtomic(html, RenderHtml(TeacherAndStudent())).ok());
+  fs::remove(png);
+  fakes::CommandResult run = fakes::RunCommand(
+      chromium +
+      " --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=1400,2300 --screenshot=" +
+      png.string() + " file://" + html.string() + " 2>&1");
+  ASSERT_TRUE(fs::exists(png)) << run.out;
+  EXPECT_GT(fs::file_size(png), 50000u) << "a page with plots, not a blank one";
+  std::ifstream in(png, std::ios::binary);
+  char magic[8] = {};
+  in.read(magic, 8);
+  EXPECT_EQ(std::string(magic + 1, 3), "PNG");
+  std::printf("report page: %s\n", png.c_str());
+}
+
+}  // namespace
+}  // namespace kforge::exporter
