@@ -16,6 +16,7 @@
 namespace kforge::cli {
 
 Runner AttachBench(CLI::App& sub);
+Runner AttachFinetune(CLI::App& sub);
 Runner AttachTasks(CLI::App& sub);
 Runner AttachVerify(CLI::App& sub);
 Runner AttachWorker(CLI::App& sub);
@@ -38,7 +39,8 @@ const Command kCommands[] = {
      AttachVerify},
     {"bench", "Time solutions and references on the same inputs", AttachBench},
     {"export", "Turn trajectories into fine-tuning datasets and KernelBench solutions", NotBuilt},
-    {"finetune-launch", "Render a trainer config (TRL, axolotl) and launch it locally or on Slurm", NotBuilt},
+    {"finetune-launch", "Check a dataset, render a trainer config (TRL, axolotl) and launch it locally or on Slurm",
+     AttachFinetune},
     {"tasks", "List, show, import and build tasks", AttachTasks},
     {"report", "KernelBench-style metrics from verdicts and trajectories", NotBuilt},
     {"worker", "GPU worker process (internal; JSON lines over stdin/stdout)", AttachWorker, true},

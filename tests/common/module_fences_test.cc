@@ -27,7 +27,8 @@ const std::map<std::string, std::set<std::string>> kAllowed = {
     {"verify", {"common", "cuda"}},
     {"bench", {"common", "cuda", "verify"}},
     {"worker", {"common", "cuda", "reference", "verify", "bench"}},
-    {"cli", {"common", "cuda", "llm", "verify", "bench"}},
+    {"finetune", {"common"}},
+    {"cli", {"common", "cuda", "llm", "verify", "bench", "finetune"}},
 };
 
 /// System includes only one module may use: prefix -> module.
