@@ -2,7 +2,8 @@
 """The TRL backend of `kforge finetune-launch` (docs/finetune.md).
 
 Modes, one per run:
-  --versions                       print a JSON object of Python and library versions (null: missing)
+  --versions                       print a JSON object of Python and library versions (null: missing),
+                                   the CUDA devices torch sees and whether they have bf16
   --read-config FILE               print a YAML or JSON trainer-override file as one JSON object
   --check-template --model M --data D [--assistant-only-loss]
                                    render the first records with the tokenizer's chat template and
@@ -56,6 +57,11 @@ def versions():
     found = {"python": platform.python_version(), "executable": sys.executable}
     for name in ("torch", "transformers", "trl", "peft", "accelerate", "datasets", "tokenizers", "axolotl"):
         found[name] = package_version(name)
+    if found["torch"] is not None:
+        import torch
+
+        found["cuda_devices"] = torch.cuda.device_count()
+        found["bf16"] = torch.cuda.is_available() and torch.cuda.is_bf16_supported()
     return found
 
 
@@ -107,16 +113,23 @@ def conversation(record):
 
 
 def records_to_render(path):
-    """The first RECORDS_TO_RENDER records, and the first records with tool calls after them."""
+    """The first RECORDS_TO_RENDER records, and the first TOOL_RECORDS_TO_RENDER with tool calls
+    after them (lines without "tool_calls" are skipped unparsed)."""
     picked, with_calls = [], 0
-    for number, record in records(path):
-        messages, _ = conversation(record)
-        has_calls = any(m.get("tool_calls") for m in messages)
-        if len(picked) < RECORDS_TO_RENDER or (has_calls and with_calls < TOOL_RECORDS_TO_RENDER):
-            picked.append((number, record))
-            with_calls += has_calls
-        if len(picked) >= RECORDS_TO_RENDER and with_calls >= TOOL_RECORDS_TO_RENDER:
-            break
+    with open(path, encoding="utf-8") as f:
+        for number, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            if len(picked) >= RECORDS_TO_RENDER and '"tool_calls"' not in line:
+                continue
+            record = json.loads(line)
+            messages, _ = conversation(record)
+            has_calls = any(m.get("tool_calls") for m in messages)
+            if len(picked) < RECORDS_TO_RENDER or has_calls:
+                picked.append((number, record))
+                with_calls += has_calls
+            if len(picked) >= RECORDS_TO_RENDER and with_calls >= TOOL_RECORDS_TO_RENDER:
+                break
     return picked
 
 
@@ -144,14 +157,12 @@ def check_template(model, data, assistant_only_loss):
             for call in message.get("tool_calls") or []:
                 name = call["function"]["name"]
                 if name not in text:
-                    raise Refusal(
-                        f"{data}:{number}: the chat template of {model} drops tool calls (\"{name}\" is not in the "
-                        "rendered text); use a model whose template renders tool_calls, or set chat_template_path "
-                        "in --config"
-                    )
+                    raise Refusal(drops_calls(data, number, model, f'"{name}" is not in the rendered text'))
                 calls += 1
             if message.get("role") == "tool" and message.get("content") and message["content"][:40] not in text:
                 raise Refusal(f"{data}:{number}: the chat template of {model} drops tool results")
+        if renders_without_calls(tokenizer, messages, tools) == text:
+            raise Refusal(drops_calls(data, number, model, "the record renders the same without them"))
         tokens = len(tokenizer(text, add_special_tokens=False)["input_ids"])
         if tokens > longest:
             longest, longest_line = tokens, number
@@ -159,6 +170,29 @@ def check_template(model, data, assistant_only_loss):
     if assistant_only_loss:
         check_assistant_mask(tokenizer, model)
     print(json.dumps({"rendered": rendered, "tool_calls": calls, "longest_tokens": longest, "longest_line": longest_line}))
+
+
+def drops_calls(data, number, model, evidence):
+    return (
+        f"{data}:{number}: the chat template of {model} drops tool calls ({evidence}); use a model whose "
+        "template renders tool_calls, or set chat_template_path in --config"
+    )
+
+
+def renders_without_calls(tokenizer, messages, tools):
+    """The record rendered with its tool calls taken out; None when it has none or cannot render so."""
+    if not any(m.get("tool_calls") for m in messages):
+        return None
+    stripped = [
+        {**{k: v for k, v in m.items() if k != "tool_calls"}, "content": m.get("content") or ""}
+        if m.get("tool_calls")
+        else m
+        for m in messages
+    ]
+    try:
+        return tokenizer.apply_chat_template(stripped, tools=tools, tokenize=False)
+    except Exception:
+        return None
 
 
 def check_assistant_mask(tokenizer, model):
@@ -216,6 +250,8 @@ def train(args):
     with open(args.config, encoding="utf-8") as f:
         config = json.load(f)
     use_peft = config.pop("use_peft", False)
+    if use_peft and not args.adapter_out:
+        raise Refusal("LoRA training (use_peft) needs --adapter-out")
     lora = {key: config.pop(key) for key in LORA_KEYS if key in config}
     how = precision(config)
     fields = SFTConfig.__dataclass_fields__

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <string>
 
 #include "finetune/launchers.h"
@@ -119,10 +120,15 @@ int64_t RecordsCut(const TrainingSettings& training, const DatasetStats& stats) 
   return training.max_seq_len > 0 ? stats.cut : stats.LongerThan(DefaultMaxSeqLen(stats));
 }
 
-std::string Beside(const std::string& python, const char* program) {
+std::string PythonFolder(const std::string& python) {
   const fs::path interpreter(python);
-  if (!interpreter.has_parent_path()) return program;
-  const fs::path candidate = interpreter.parent_path() / program;
+  return interpreter.has_parent_path() ? interpreter.parent_path().string() : std::string();
+}
+
+std::string Beside(const std::string& python, const char* program) {
+  const std::string folder = PythonFolder(python);
+  if (folder.empty()) return program;
+  const fs::path candidate = fs::path(folder) / program;
   return access(candidate.c_str(), X_OK) == 0 ? candidate.string() : std::string(program);
 }
 
@@ -153,6 +159,10 @@ StatusOr<LaunchPlan> PlanLaunch(const LaunchOptions& o, const DatasetStats& stat
     plan.files.emplace_back(o.out / kSbatchFile, plan.sbatch);
   }
   plan.argv = LauncherArgv(o, config);
+  if (const std::string folder = PythonFolder(o.python); !folder.empty()) {
+    const char* path = std::getenv("PATH");
+    plan.environment.push_back("PATH=" + folder + (path && *path ? ":" + std::string(path) : ""));
+  }
   return plan;
 }
 

@@ -19,6 +19,9 @@ inline constexpr int kSlurmRendezvousPort = 29500;
 /// name, found on PATH when it runs.
 std::string Beside(const std::string& python, const char* program);
 
+/// The Python's folder when it is given as a path, else empty.
+std::string PythonFolder(const std::string& python);
+
 /// What each trainer process runs, after the launcher's own arguments: the TRL script and its
 /// arguments, or `-m axolotl.cli.train CONFIG`.
 std::vector<std::string> TrainerArgs(const LaunchOptions& options, const std::filesystem::path& config);

@@ -69,6 +69,7 @@ json NewManifest(const LaunchOptions& o, const DatasetStats& stats, const Launch
           {"settings", Settings(o, stats)},
           {"trainer_config", plan.trainer_config},
           {"command", plan.argv},
+          {"environment", plan.environment},
           {"versions", all_versions},
           {"started_at", UtcNow()},
           {"ended_at", nullptr},

@@ -196,14 +196,16 @@ StatusOr<ProcessResult> Capture(const std::vector<std::string>& argv) {
   return result;
 }
 
-StatusOr<ProcessResult> RunLogged(const std::vector<std::string>& argv, const std::filesystem::path& log) {
+StatusOr<ProcessResult> RunLogged(const std::vector<std::string>& argv, const std::filesystem::path& log,
+                                  const std::vector<std::string>& environment) {
   int log_fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (log_fd < 0) return Status::IoError(log.string() + ": " + std::strerror(errno));
   SpawnSpec spec;
   spec.pipe_stderr = true;
   spec.own_group = true;
   spec.null_stdin = true;
-  spec.extra_env = {"PYTHONUNBUFFERED=1"};
+  spec.extra_env = environment;
+  spec.extra_env.push_back("PYTHONUNBUFFERED=1");
   auto child = Spawn(argv, spec);
   if (!child.ok()) {
     close(log_fd);

@@ -1,12 +1,10 @@
 // RunFinetune: the steps of a launch, each refusing bad input before anything starts.
 #include "kforge/finetune/run.h"
 
-#include <cstdlib>
 #include <regex>
 #include <sstream>
 
 #include "kforge/common/files.h"
-#include "kforge/common/json_fields.h"
 #include "kforge/finetune/manifest.h"
 #include "kforge/finetune/process.h"
 
@@ -15,8 +13,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-
-constexpr const char* kScriptPrefix = "sft_trl: ";
 
 Status CheckOut(const fs::path& out, bool force) {
   std::error_code ec;
@@ -28,19 +24,6 @@ Status CheckOut(const fs::path& out, bool force) {
         " holds a previous run (manifest.json); pass --force to replace it, or choose "
         "another folder");
   return Status::Ok();
-}
-
-/// The script's own one-line message (its last line starting with "sft_trl: "), else the last
-/// line of its stderr.
-std::string ScriptMessage(const std::string& err) {
-  std::istringstream lines(err);
-  std::string found, last;
-  for (std::string line; std::getline(lines, line);) {
-    if (line.empty()) continue;
-    last = line;
-    if (line.rfind(kScriptPrefix, 0) == 0) found = line.substr(std::string(kScriptPrefix).size());
-  }
-  return found.empty() ? last : found;
 }
 
 std::string Describe(const DatasetStats& s, const fs::path& data) {
@@ -99,38 +82,6 @@ Status WriteFiles(const LaunchPlan& plan, const fs::path& out) {
 
 }  // namespace
 
-std::string DefaultPython() {
-  if (const char* env = std::getenv("KFORGE_PYTHON"); env && *env) return env;
-  fs::path venv;
-  if (const char* env = std::getenv("KFORGE_VENV"); env && *env) {
-    venv = env;
-  } else if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) {
-    venv = fs::path(xdg) / "kforge/venv";
-  } else if (const char* home = std::getenv("HOME"); home && *home) {
-    venv = fs::path(home) / ".cache/kforge/venv";
-  }
-  if (!venv.empty() && OnPath((venv / "bin/python3").string())) return (venv / "bin/python3").string();
-  return "python3";
-}
-
-StatusOr<json> ReadOverrides(const std::string& path, const LaunchOptions& o) {
-  const std::string ext = fs::path(path).extension().string();
-  json value;
-  if (ext == ".yaml" || ext == ".yml") {
-    KFORGE_ASSIGN_OR_RETURN(ProcessResult run,
-                            Capture({o.python, o.trl_script.string(), "--read-config", path}));
-    if (run.exit_code != 0) return Status::InvalidArgument("--config " + ScriptMessage(run.err));
-    value = json::parse(run.out, nullptr, false);
-  } else {
-    KFORGE_ASSIGN_OR_RETURN(std::string text, common::ReadFile(path));
-    KFORGE_ASSIGN_OR_RETURN(value, common::ParseJson(text, path));
-  }
-  if (!value.is_object())
-    return Status::InvalidArgument(path + ": expected an object of trainer settings, got " +
-                                   common::JsonTypeName(value));
-  return value;
-}
-
 StatusOr<std::string> ResolveModel(const std::string& model) {
   std::error_code ec;
   const fs::path path(model);
@@ -145,37 +96,6 @@ StatusOr<std::string> ResolveModel(const std::string& model) {
   if (std::regex_match(model, kHubId) && model.find("..") == std::string::npos && model.rfind("./", 0) != 0)
     return model;
   return Status::InvalidArgument("--model " + model + ": no such folder (and not a hub id like org/name)");
-}
-
-StatusOr<json> ProbeVersions(const LaunchOptions& o) {
-  auto run = Capture({o.python, o.trl_script.string(), "--versions"});
-  if (!run.ok())
-    return Status::Unavailable("python " + run.status().message() + " (set --python or KFORGE_PYTHON)");
-  if (run->exit_code != 0)
-    return Status::Unavailable(o.python + " " + o.trl_script.string() +
-                               " --versions failed: " + ScriptMessage(run->err));
-  json versions = json::parse(run->out, nullptr, false);
-  if (!versions.is_object()) return Status::Unavailable(o.python + ": --versions printed no JSON object");
-  const bool trl = o.backend == Backend::kTrl;
-  std::vector<std::string> needed = {trl ? "trl" : "axolotl", "transformers"};
-  if (trl && o.training.lora) needed.push_back("peft");
-  for (const std::string& package : needed) {
-    if (versions.value(package, json()).is_null())
-      return Status::Unavailable("the " + std::string(BackendName(o.backend)) + " backend needs " + package +
-                                 ", which " + o.python + " cannot import: pip install " + package);
-  }
-  return versions;
-}
-
-StatusOr<json> CheckChatTemplate(const LaunchOptions& o, bool assistant_only_loss) {
-  std::vector<std::string> argv = {o.python, o.trl_script.string(), "--check-template", "--model", o.model,
-                                   "--data", o.data.string()};
-  if (assistant_only_loss) argv.push_back("--assistant-only-loss");
-  KFORGE_ASSIGN_OR_RETURN(ProcessResult run, Capture(argv));
-  if (run.exit_code != 0) return Status::InvalidArgument(ScriptMessage(run.err));
-  json summary = json::parse(run.out, nullptr, false);
-  if (!summary.is_object()) return Status::Unavailable("--check-template printed no JSON object");
-  return summary;
 }
 
 StatusOr<int> RunFinetune(RunRequest request, const RunOutput& output) {
@@ -193,10 +113,19 @@ StatusOr<int> RunFinetune(RunRequest request, const RunOutput& output) {
   json versions = json::object(), rendered;
   if (!request.dry_run) {
     KFORGE_ASSIGN_OR_RETURN(versions, ProbeVersions(o));
-    const bool assistant_only =
-        o.backend == Backend::kTrl && plan.trainer_config.value("assistant_only_loss", false);
-    KFORGE_ASSIGN_OR_RETURN(rendered, CheckChatTemplate(o, assistant_only));
-    output.note(TemplateNote(rendered, o, MaxSeqLen(o.training, stats)));
+    // What the GPUs here can do decides precision, except for Slurm, whose nodes are elsewhere.
+    if (o.launcher != Launcher::kSlurm && versions.value("bf16", json()).is_boolean()) {
+      o.bf16 = versions["bf16"].get<bool>();
+      KFORGE_ASSIGN_OR_RETURN(plan, PlanLaunch(o, stats));
+    }
+    if (stats.plain_text) {
+      output.note("plain-text prompt/completion records: trained without a chat template");
+    } else {
+      const bool assistant_only =
+          o.backend == Backend::kTrl && plan.trainer_config.value("assistant_only_loss", false);
+      KFORGE_ASSIGN_OR_RETURN(rendered, CheckChatTemplate(o, assistant_only));
+      output.note(TemplateNote(rendered, o, MaxSeqLen(o.training, stats)));
+    }
   }
   KFORGE_RETURN_IF_ERROR(WriteFiles(plan, o.out));
   for (const auto& [path, contents] : plan.files) output.note("wrote " + path.string());
@@ -213,7 +142,7 @@ StatusOr<int> RunFinetune(RunRequest request, const RunOutput& output) {
   manifest["chat_template_check"] = rendered;
   KFORGE_RETURN_IF_ERROR(WriteManifest(o.out, manifest));
   output.note("running: " + ShellJoin(plan.argv));
-  KFORGE_ASSIGN_OR_RETURN(ProcessResult result, RunLogged(plan.argv, o.out / "train.log"));
+  KFORGE_ASSIGN_OR_RETURN(ProcessResult result, RunLogged(plan.argv, o.out / "train.log", plan.environment));
   FinishManifest(manifest, result);
   KFORGE_RETURN_IF_ERROR(WriteManifest(o.out, manifest));
   output.note(std::string(BackendName(o.backend)) + " " +

@@ -18,6 +18,8 @@ std::string RenderSbatch(const LaunchOptions& o, const std::filesystem::path& co
   script += "set -euo pipefail\n";
   script += "head_node=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)\n";
   script += "export PYTHONUNBUFFERED=1\n";
+  if (const std::string folder = PythonFolder(o.python); !folder.empty())
+    script += "export PATH=" + ShellQuote(folder) + ":\"$PATH\"\n";
   std::vector<std::string> torchrun = {Beside(o.python, "torchrun"), "--nproc_per_node", gpus};
   std::vector<std::string> trainer = TrainerArgs(o, config);
   torchrun.insert(torchrun.end(), trainer.begin(), trainer.end());

@@ -92,7 +92,7 @@ json AxolotlConfig(const LaunchOptions& o, const DatasetStats& stats) {
       {"lr_scheduler", "cosine"},
       {"warmup_ratio", kWarmupRatio},
       {"optimizer", "adamw_torch"},
-      {"bf16", "auto"},
+      {"bf16", o.bf16 ? json(*o.bf16) : json("auto")},
       {"gradient_checkpointing", true},
       {"logging_steps", kLoggingSteps},
       {"save_total_limit", kSaveTotalLimit},

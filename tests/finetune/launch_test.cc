@@ -66,6 +66,7 @@ TEST(LaunchTest, SlurmTwoNodesOfEightGpus) {
         " --config /runs/qwen-sft/trl_config.json --save /runs/qwen-sft/model",
         " --adapter-out /runs/qwen-sft/adapter"})
     EXPECT_NE(command.find(arg), std::string::npos) << "missing " << arg << " in\n" << command;
+  EXPECT_NE(s.find("\nexport PATH=/opt/venv/bin:\"$PATH\"\n"), std::string::npos) << s;
   EXPECT_EQ(plan->argv, (std::vector<std::string>{"sbatch", "/runs/qwen-sft/launch.sbatch"}));
   ASSERT_EQ(plan->files.size(), 2u);
   EXPECT_EQ(plan->files[1].first, "/runs/qwen-sft/launch.sbatch");
@@ -128,6 +129,11 @@ TEST(LaunchTest, LocalRunsThePythonOrAxolotl) {
   EXPECT_EQ(trl->argv[0], "/opt/venv/bin/python3");
   EXPECT_EQ(trl->argv[1], "/src/kforge/scripts/finetune/sft_trl.py");
   EXPECT_EQ(trl->files.at(0).first, "/runs/qwen-sft/trl_config.json");
+  ASSERT_EQ(trl->environment.size(), 1u);
+  EXPECT_EQ(trl->environment[0].rfind("PATH=/opt/venv/bin:", 0), 0u) << trl->environment[0];
+  LaunchOptions bare = Options(Backend::kTrl, Launcher::kLocal);
+  bare.python = "python3";
+  EXPECT_TRUE(PlanLaunch(bare, MessagesStats())->environment.empty());
   auto axolotl = PlanLaunch(Options(Backend::kAxolotl, Launcher::kLocal), MessagesStats());
   ASSERT_TRUE(axolotl.ok());
   EXPECT_EQ(axolotl->argv, (std::vector<std::string>{"axolotl", "train", "/runs/qwen-sft/axolotl.yaml"}));

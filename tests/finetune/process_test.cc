@@ -29,16 +29,16 @@ TEST(ProcessTest, RunLoggedWritesBothStreamsToTheLogAndPassesTheStatusOn) {
   const fs::path log = fs::temp_directory_path() / ("kforge_run_logged_" + std::to_string(getpid()) + ".log");
   std::ofstream(log) << "a previous run\n";
   auto run = RunLogged({"/bin/sh", "-c",
-                        "echo \"unbuffered=$PYTHONUNBUFFERED\"; echo progress >&2; read x || echo "
-                        "no-stdin; exit 7"},
-                       log);
+                        "echo \"unbuffered=$PYTHONUNBUFFERED $KFORGE_TEST_VAR\"; echo progress >&2; "
+                        "read x || echo no-stdin; exit 7"},
+                       log, {"KFORGE_TEST_VAR=set"});
   ASSERT_TRUE(run.ok()) << run.status().message();
   EXPECT_EQ(run->exit_code, 7);
-  EXPECT_NE(run->out.find("unbuffered=1"), std::string::npos) << run->out;
+  EXPECT_NE(run->out.find("unbuffered=1 set"), std::string::npos) << run->out;
   std::ifstream in(log);
   std::string logged((std::istreambuf_iterator<char>(in)), {});
   EXPECT_EQ(logged.find("a previous run"), std::string::npos) << "the log is replaced";
-  EXPECT_NE(logged.find("unbuffered=1\n"), std::string::npos) << logged;
+  EXPECT_NE(logged.find("unbuffered=1 set\n"), std::string::npos) << logged;
   EXPECT_NE(logged.find("progress\n"), std::string::npos) << logged;
   EXPECT_NE(logged.find("no-stdin\n"), std::string::npos) << logged;
 

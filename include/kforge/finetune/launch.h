@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -68,6 +69,9 @@ struct LaunchOptions {
   std::string master_addr;
   int master_port = 29500;
   std::string node_rank;
+  /// Whether the GPUs that will train have bf16 (false without a GPU), when kforge could ask the
+  /// trainer's Python on the machine that trains; unset: the trainer decides (axolotl's `auto`).
+  std::optional<bool> bf16;
 };
 
 /// What a launch writes into OUT and then runs.
@@ -78,6 +82,10 @@ struct LaunchPlan {
   nlohmann::json trainer_config;
   /// The command, one argument per element (for Slurm: sbatch and the batch script).
   std::vector<std::string> argv;
+  /// Variables ("NAME=value") set for the command on top of kforge's environment: PATH starts with
+  /// the Python's folder, as in an activated venv, so that what the trainer starts by name
+  /// (axolotl runs `accelerate launch`) comes from the same environment.
+  std::vector<std::string> environment;
   /// The Slurm batch script (also among `files`); empty for the other launchers.
   std::string sbatch;
 };

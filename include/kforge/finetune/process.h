@@ -28,7 +28,9 @@ StatusOr<ProcessResult> Capture(const std::vector<std::string>& argv);
 /// Runs `argv` with stdin from /dev/null and PYTHONUNBUFFERED=1, copying its stdout and stderr to
 /// ours and writing both to `log` (replacing it), and waits. SIGINT, SIGTERM and SIGHUP sent to kforge
 /// meanwhile are passed to the child (which runs in its own process group), so that kforge outlives it.
-StatusOr<ProcessResult> RunLogged(const std::vector<std::string>& argv, const std::filesystem::path& log);
+/// `environment` ("NAME=value") is set on top of ours.
+StatusOr<ProcessResult> RunLogged(const std::vector<std::string>& argv, const std::filesystem::path& log,
+                                  const std::vector<std::string>& environment = {});
 
 /// `program` found on PATH (or as given, when it holds a '/') and executable.
 bool OnPath(const std::string& program);
