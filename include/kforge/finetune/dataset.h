@@ -32,20 +32,26 @@ inline constexpr std::array<int64_t, 11> kHistogramBounds = {128,  256,   512,  
 
 /// What the check found in a whole file.
 struct DatasetStats {
+  /// The format of every record (the first one sets it).
   DatasetFormat format = DatasetFormat::kMessages;
   /// prompt/completion records whose prompt and completion are plain strings.
   bool plain_text = false;
+  /// Non-blank lines, and the file's size.
   int64_t records = 0;
   int64_t bytes = 0;
   std::string sha256;  ///< of the file's bytes, lowercase hex
+  /// Totals over the records (prompt and completion together for prompt/completion records).
   int64_t messages = 0;
   int64_t assistant_turns = 0;
   int64_t tool_calls = 0;
   int64_t tool_results = 0;
   int64_t records_with_tools = 0;
   int64_t records_with_reasoning = 0;
+  /// Characters (Unicode code points) of the records' text: content, reasoning, tool-call names and
+  /// arguments, tools.
   int64_t total_chars = 0;
   int64_t max_chars = 0;
+  /// Records per approximate-token bucket (kHistogramBounds).
   std::array<int64_t, kHistogramBounds.size() + 1> histogram = {};
   /// Records longer than `cut_at` approximate tokens (DatasetCheckOptions::cut_at; 0: not counted).
   int64_t cut = 0;
@@ -72,7 +78,7 @@ struct DatasetCheckOptions {
 StatusOr<DatasetStats> CheckDataset(const std::filesystem::path& path,
                                     const DatasetCheckOptions& options = {});
 
-/// What one record holds, for the totals.
+/// What one record holds, for the totals (fields as in DatasetStats).
 struct RecordInfo {
   DatasetFormat format = DatasetFormat::kMessages;
   bool plain_text = false;

@@ -50,22 +50,26 @@ struct LaunchOptions {
   std::filesystem::path data;
   /// A local model folder (absolute) or a Hugging Face hub id.
   std::string model;
+  /// The trainer. Default TRL.
   Backend backend = Backend::kTrl;
+  /// How its processes start. Default local (one plain Python process).
   Launcher launcher = Launcher::kLocal;
   /// The run folder, absolute; nothing is written outside it.
   std::filesystem::path out;
   /// Machines, and GPUs (processes) on each. Default 1 and 1.
   int nodes = 1;
   int gpus_per_node = 1;
+  /// The trainer's settings that kforge's flags set.
   TrainingSettings training;
   /// Trainer settings from --config, merged over kforge's (an object; null values remove a key).
   nlohmann::json overrides = nlohmann::json::object();
   /// The Python that runs the TRL script (and whose folder holds accelerate, torchrun, axolotl).
+  /// Default python3.
   std::string python = "python3";
   /// scripts/finetune/sft_trl.py, absolute.
   std::filesystem::path trl_script;
   /// For accelerate and torchrun across several nodes outside Slurm: the first node's address
-  /// ($MASTER_ADDR), its port, and this node's rank ($NODE_RANK, accelerate only).
+  /// ($MASTER_ADDR), its port (default 29500), and this node's rank ($NODE_RANK, accelerate only).
   std::string master_addr;
   int master_port = 29500;
   std::string node_rank;
