@@ -16,7 +16,9 @@ function(kforge_module name)
 endfunction()
 
 # kforge_module_tests(NAME): tests/NAME/*_test.cc -> NAME_test; *_gpu_test.cc -> NAME_gpu_test
-# (ctest label gpu). Each links kforge_NAME and the test doubles in tests/fakes.
+# (ctest label gpu); *_slow_test.cc -> NAME_slow_test, one ctest entry labelled cpu and slow (CPU
+# tests that take tens of seconds, such as training a tiny model). Each links kforge_NAME and the
+# test doubles in tests/fakes.
 function(kforge_module_tests name)
   if(NOT TARGET kforge_${name})
     return()
@@ -24,18 +26,20 @@ function(kforge_module_tests name)
   file(GLOB all CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/tests/${name}/*_test.cc)
   file(GLOB fakes CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/tests/fakes/*.cc)
   set(cpu_tests ${all})
-  list(FILTER cpu_tests EXCLUDE REGEX ".*_gpu_test\\.cc$")
+  list(FILTER cpu_tests EXCLUDE REGEX ".*_(gpu|slow)_test\\.cc$")
   set(gpu_tests ${all})
   list(FILTER gpu_tests INCLUDE REGEX ".*_gpu_test\\.cc$")
-  foreach(kind IN ITEMS cpu gpu)
+  set(slow_tests ${all})
+  list(FILTER slow_tests INCLUDE REGEX ".*_slow_test\\.cc$")
+  foreach(kind IN ITEMS cpu gpu slow)
     set(files ${${kind}_tests})
     if(NOT files)
       continue()
     endif()
-    if(kind STREQUAL "gpu")
-      set(target ${name}_gpu_test)
-    else()
+    if(kind STREQUAL "cpu")
       set(target ${name}_test)
+    else()
+      set(target ${name}_${kind}_test)
     endif()
     add_executable(${target} ${files} ${fakes})
     target_include_directories(${target} PRIVATE ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/tests)
@@ -44,7 +48,14 @@ function(kforge_module_tests name)
       KFORGE_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
       KFORGE_BINARY="$<TARGET_FILE:kforge>")
     add_dependencies(${target} kforge)
-    gtest_discover_tests(${target} DISCOVERY_TIMEOUT 60 DISCOVERY_MODE PRE_TEST
-      PROPERTIES LABELS "${kind}" ENVIRONMENT "KFORGE_SOURCE_DIR=${PROJECT_SOURCE_DIR}")
+    if(kind STREQUAL "slow")
+      # One entry for the whole binary: gtest_discover_tests cannot give a test two labels.
+      add_test(NAME ${target} COMMAND ${target})
+      set_tests_properties(${target} PROPERTIES LABELS "cpu;slow" TIMEOUT 900
+        ENVIRONMENT "KFORGE_SOURCE_DIR=${PROJECT_SOURCE_DIR}")
+    else()
+      gtest_discover_tests(${target} DISCOVERY_TIMEOUT 60 DISCOVERY_MODE PRE_TEST
+        PROPERTIES LABELS "${kind}" ENVIRONMENT "KFORGE_SOURCE_DIR=${PROJECT_SOURCE_DIR}")
+    endif()
   endforeach()
 endfunction()

@@ -2,7 +2,8 @@
 # Sets up a machine for kforge and builds it. Idempotent: run it again at any time.
 #   1. system packages (Debian/Ubuntu, only those missing, only where apt can install);
 #   2. Python with torch: $KFORGE_PYTHON, else the venv $KFORGE_VENV (default ~/.cache/kforge/venv), else a python3
-#      that already has torch (a GPU machine without network), else a new venv from PyPI;
+#      that already has torch (a GPU machine without network), else a new venv from PyPI; then the
+#      fine-tuning packages of scripts/requirements.txt into it when they are missing;
 #   3. configure and build into build/ (or $KFORGE_BUILD_DIR).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -47,6 +48,29 @@ else
 fi
 has_torch "$python" || { say "$python lacks torch/safetensors/numpy"; exit 2; }
 "$python" -c "import pytest" >/dev/null 2>&1 || "$python" -m pip install -q pytest || say "pytest unavailable; Python tests will be skipped"
+# The fine-tuning stack (finetune-launch, its tests, scripts/eval-student.sh): the pins of requirements.txt
+# but torch (which stays whatever this Python has), installed when a package is missing or off its pin.
+finetune_reqs=$(mktemp)
+grep -v '^torch==' scripts/requirements.txt >"$finetune_reqs"
+finetune_ready() {
+  "$python" -c "import transformers, trl, peft, accelerate, datasets, tokenizers, yaml, fastapi, uvicorn, openai" \
+    >/dev/null 2>&1 && "$python" - "$finetune_reqs" <<'EOF' >/dev/null 2>&1
+import importlib.metadata, re, sys
+for line in open(sys.argv[1]):
+    pin = re.match(r"\s*([A-Za-z0-9_.-]+)(\[[^]]*\])?==([^\s#;]+)", line)
+    if pin and importlib.metadata.version(pin.group(1)) != pin.group(3):
+        sys.exit(1)
+EOF
+}
+if ! finetune_ready; then
+  say "installing the fine-tuning packages into $python"
+  if ! "$python" -m pip install -q -r "$finetune_reqs" >"$finetune_reqs.log" 2>&1 || ! finetune_ready; then
+    tail -3 "$finetune_reqs.log" >&2
+    say "could not install the fine-tuning packages (pip install -r scripts/requirements.txt);"
+    say "finetune-launch cannot train with $python, and its training test will fail"
+  fi
+fi
+rm -f "$finetune_reqs" "$finetune_reqs.log"
 say "python: $python (torch $("$python" -c 'import torch; print(torch.__version__)'))"
 
 generator=()

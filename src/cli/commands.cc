@@ -17,6 +17,7 @@ namespace kforge::cli {
 
 Runner AttachBench(CLI::App& sub);
 Runner AttachExport(CLI::App& sub);
+Runner AttachFinetune(CLI::App& sub);
 Runner AttachGenerate(CLI::App& sub);
 Runner AttachReport(CLI::App& sub);
 Runner AttachTasks(CLI::App& sub);
@@ -25,15 +26,6 @@ Runner AttachWorker(CLI::App& sub);
 
 namespace {
 
-Runner NotBuilt(CLI::App& sub) {
-  sub.allow_extras();
-  std::string name = sub.get_name();
-  return [name] {
-    std::fprintf(stderr, "kforge %s: not built yet in this version\n", name.c_str());
-    return kExitUsage;
-  };
-}
-
 const Command kCommands[] = {
     {"generate", "Ask a teacher LLM for kernels, verify them, feed results back; record trajectories",
      AttachGenerate},
@@ -41,7 +33,8 @@ const Command kCommands[] = {
      AttachVerify},
     {"bench", "Time solutions and references on the same inputs", AttachBench},
     {"export", "Turn trajectories into fine-tuning datasets and KernelBench solutions", AttachExport},
-    {"finetune-launch", "Render a trainer config (TRL, axolotl) and launch it locally or on Slurm", NotBuilt},
+    {"finetune-launch", "Check a dataset, render a trainer config (TRL, axolotl) and launch it locally or on Slurm",
+     AttachFinetune},
     {"tasks", "List, show, import and build tasks", AttachTasks},
     {"report", "KernelBench-style metrics from trajectories, per level and against a baseline", AttachReport},
     {"worker", "GPU worker process (internal; JSON lines over stdin/stdout)", AttachWorker, true},

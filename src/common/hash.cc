@@ -1,6 +1,7 @@
-// SHA-256 (FIPS 180-4), used for cache keys and solution ids.
+// SHA-256 (FIPS 180-4), used for cache keys, solution ids and dataset hashes.
 #include "kforge/common/hash.h"
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 
@@ -55,27 +56,50 @@ void Compress(std::array<uint32_t, 8>& h, const uint8_t* block) {
 
 }  // namespace
 
-std::string Sha256Hex(std::string_view data) {
-  std::array<uint32_t, 8> h = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
-                               0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+Sha256::Sha256()
+    : state_{0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19} {
+}
+
+void Sha256::Update(std::string_view data) {
   const auto* bytes = reinterpret_cast<const uint8_t*>(data.data());
-  size_t full = data.size() / 64;
-  for (size_t i = 0; i < full; ++i) Compress(h, bytes + 64 * i);
+  size_t size = data.size();
+  total_bytes_ += size;
+  if (block_used_ > 0) {
+    size_t take = std::min(size, block_.size() - block_used_);
+    std::copy(bytes, bytes + take, block_.begin() + block_used_);
+    block_used_ += take;
+    bytes += take;
+    size -= take;
+    if (block_used_ < block_.size()) return;
+    Compress(state_, block_.data());
+    block_used_ = 0;
+  }
+  for (; size >= 64; bytes += 64, size -= 64) Compress(state_, bytes);
+  std::copy(bytes, bytes + size, block_.begin());
+  block_used_ = size;
+}
+
+std::string Sha256::HexDigest() {
   uint8_t tail[128] = {};
-  size_t rest = data.size() % 64;
-  for (size_t i = 0; i < rest; ++i) tail[i] = bytes[64 * full + i];
-  tail[rest] = 0x80;
-  size_t tail_len = rest < 56 ? 64 : 128;
-  uint64_t bits = uint64_t(data.size()) * 8;
+  std::copy(block_.begin(), block_.begin() + block_used_, tail);
+  tail[block_used_] = 0x80;
+  size_t tail_len = block_used_ < 56 ? 64 : 128;
+  uint64_t bits = total_bytes_ * 8;
   for (int i = 0; i < 8; ++i) tail[tail_len - 1 - i] = uint8_t(bits >> (8 * i));
-  Compress(h, tail);
-  if (tail_len == 128) Compress(h, tail + 64);
+  Compress(state_, tail);
+  if (tail_len == 128) Compress(state_, tail + 64);
   static const char kHex[] = "0123456789abcdef";
   std::string out;
-  for (uint32_t v : h) {
+  for (uint32_t v : state_) {
     for (int i = 7; i >= 0; --i) out += kHex[(v >> (4 * i)) & 0xf];
   }
   return out;
+}
+
+std::string Sha256Hex(std::string_view data) {
+  Sha256 hash;
+  hash.Update(data);
+  return hash.HexDigest();
 }
 
 }  // namespace kforge::common

@@ -62,7 +62,9 @@ TEST(DocsDriftTest, EveryFlagIsDocumentedAndEveryDocumentedFlagExists) {
       {"export", {"export"}},
       {"report", {"report"}},
       {"tasks",
-       {"tasks list", "tasks show", "tasks import kernelbench", "tasks import module", "tasks build", "tasks check"}},
+       {"tasks list", "tasks show", "tasks import kernelbench", "tasks import module", "tasks build",
+        "tasks check"}},
+      {"finetune-launch", {"finetune-launch"}},
   };
   for (const auto& row : rows) {
     std::set<std::string> documented = FlagsIn(Section(row.section));
@@ -74,8 +76,8 @@ TEST(DocsDriftTest, EveryFlagIsDocumentedAndEveryDocumentedFlagExists) {
     }
     EXPECT_GT(offered.size(), 2u) << "kforge " << row.section << " --help lists almost no flag";
     for (const std::string& flag : offered)
-      EXPECT_TRUE(documented.count(flag)) << "kforge " << row.section << " offers " << flag
-                                          << " but docs/cli.md does not document it";
+      EXPECT_TRUE(documented.count(flag))
+          << "kforge " << row.section << " offers " << flag << " but docs/cli.md does not document it";
     for (const std::string& flag : documented)
       EXPECT_TRUE(offered.count(flag) || kOtherPrograms.count(flag))
           << "docs/cli.md documents " << flag << " for " << row.section << ", which has no such flag";

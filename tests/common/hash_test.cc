@@ -21,5 +21,17 @@ TEST(Sha256Test, KnownVectors) {
   for (const Case& c : cases) EXPECT_EQ(Sha256Hex(c.input), c.hex) << c.input.size();
 }
 
+TEST(Sha256Test, PiecesHashLikeTheWhole) {
+  std::string data;
+  for (int i = 0; i < 1000; ++i) data += static_cast<char>(i * 7 + 3);
+  for (size_t piece : {1u, 3u, 55u, 56u, 63u, 64u, 65u, 128u, 999u}) {
+    Sha256 hash;
+    for (size_t at = 0; at < data.size(); at += piece) hash.Update(std::string_view(data).substr(at, piece));
+    EXPECT_EQ(hash.HexDigest(), Sha256Hex(data)) << "pieces of " << piece;
+  }
+  Sha256 empty;
+  EXPECT_EQ(empty.HexDigest(), Sha256Hex(""));
+}
+
 }  // namespace
 }  // namespace kforge::common

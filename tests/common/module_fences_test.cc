@@ -30,7 +30,8 @@ const std::map<std::string, std::set<std::string>> kAllowed = {
     {"worker", {"common", "cuda", "reference", "verify", "bench"}},
     {"generate", {"common", "cuda", "llm", "dataset", "verify", "bench"}},
     {"export", {"common", "llm", "dataset"}},
-    {"cli", {"common", "cuda", "llm", "dataset", "verify", "bench", "generate", "export"}},
+    {"finetune", {"common"}},
+    {"cli", {"common", "cuda", "llm", "dataset", "verify", "bench", "generate", "export", "finetune"}},
 };
 
 /// System includes only one module may use: prefix -> module.

@@ -1,0 +1,60 @@
+// `kforge finetune-launch` from checked options to the trainer's exit status: the run folder, the
+// dataset check, the Python environment's checks, the rendered launch, the manifest and the run.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "kforge/common/status.h"
+#include "kforge/finetune/launch.h"
+
+namespace kforge::finetune {
+
+struct RunRequest {
+  LaunchOptions launch;
+  /// Check and render only: write the trainer's config (and batch script) into OUT, print the
+  /// command, start nothing and skip the Python checks. Default false.
+  bool dry_run = false;
+  /// Replace a previous run in OUT (one that holds manifest.json). Default false.
+  bool force = false;
+};
+
+/// Where the run's messages go: `note` gets progress lines for stderr, `print` what a dry run
+/// shows (the batch script, the command) for stdout.
+struct RunOutput {
+  std::function<void(const std::string&)> note;
+  std::function<void(const std::string&)> print;
+};
+
+/// The trainer's Python when --python is not given: $KFORGE_PYTHON, else the kforge venv
+/// (scripts/setup.sh: $KFORGE_VENV, else $XDG_CACHE_HOME/kforge/venv, else ~/.cache/kforge/venv)
+/// when it has bin/python3, else python3.
+std::string DefaultPython();
+
+/// The --config file as a JSON object: `.yaml`/`.yml` read by `sft_trl.py --read-config` with the
+/// options' Python (PyYAML), anything else read here as JSON. InvalidArgument on one line naming
+/// the file when it is malformed or not an object.
+StatusOr<nlohmann::json> ReadOverrides(const std::string& path, const LaunchOptions& options);
+
+/// A model folder (made absolute) or a hub id `org/name`; InvalidArgument for a path that does
+/// not exist and does not look like a hub id, or a folder without config.json.
+StatusOr<std::string> ResolveModel(const std::string& model);
+
+/// What `PYTHON sft_trl.py --versions` reports; Unavailable naming the Python when it cannot run,
+/// and naming the package to install (`pip install trl`, `pip install axolotl`) when `backend`'s
+/// package is missing.
+StatusOr<nlohmann::json> ProbeVersions(const LaunchOptions& options);
+
+/// Runs `sft_trl.py --check-template`: the model's chat template must render the first records,
+/// their tool calls included. Returns what the script reports ({"rendered", "tool_calls",
+/// "longest_tokens", "longest_line"}); InvalidArgument with the script's own line when it cannot.
+StatusOr<nlohmann::json> CheckChatTemplate(const LaunchOptions& options, bool assistant_only_loss);
+
+/// Everything `finetune-launch` does. Returns the trainer's exit status (0 after a dry run);
+/// a Status when the run was refused before anything started (bad input, missing backend, a
+/// previous run in OUT without `force`).
+StatusOr<int> RunFinetune(RunRequest request, const RunOutput& output);
+
+}  // namespace kforge::finetune

@@ -1,0 +1,366 @@
+#!/usr/bin/env python3
+"""The TRL backend of `kforge finetune-launch` (docs/finetune.md).
+
+Modes, one per run:
+  --versions                       print a JSON object of Python and library versions (null: missing),
+                                   the CUDA devices torch sees and whether they have bf16
+  --read-config FILE               print a YAML or JSON trainer-override file as one JSON object
+  --check-template --model M --data D [--assistant-only-loss]
+                                   render the first records with the tokenizer's chat template and
+                                   fail with one line when it cannot, or when it drops tool calls;
+                                   prints {"rendered", "tool_calls", "longest_tokens", "longest_line"}
+  --model M --data D --config CFG --save DIR [--adapter-out DIR]
+                                   train with TRL's SFTTrainer: CFG is a JSON object of SFTConfig
+                                   fields plus use_peft and lora_* (peft LoraConfig), written by kforge
+
+Training prints one `kforge-train {json}` line per logging step on stdout (step, loss,
+learning_rate, epoch) and a last one with "done": true. Failures in the check modes are one line
+on stderr and exit 1; a training failure keeps its traceback (it goes to the run's train.log).
+"""
+
+import argparse
+import importlib.metadata
+import importlib.util
+import json
+import math
+import os
+import platform
+import sys
+import time
+
+PROGRAM = "sft_trl"
+PROGRESS_PREFIX = "kforge-train "
+LORA_KEYS = ("lora_r", "lora_alpha", "lora_dropout", "lora_target_modules")
+RECORDS_TO_RENDER = 16
+TOOL_RECORDS_TO_RENDER = 4
+
+
+class Refusal(Exception):
+    """An expected failure: reported as one line, exit 1."""
+
+
+def fail(message):
+    print(f"{PROGRAM}: {message}", file=sys.stderr)
+    sys.exit(1)
+
+
+def package_version(name):
+    if importlib.util.find_spec(name.replace("-", "_")) is None:
+        return None
+    try:
+        return importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def versions():
+    found = {"python": platform.python_version(), "executable": sys.executable}
+    for name in ("torch", "transformers", "trl", "peft", "accelerate", "datasets", "tokenizers", "axolotl"):
+        found[name] = package_version(name)
+    if found["torch"] is not None:
+        import torch
+
+        found["cuda_devices"] = torch.cuda.device_count()
+        found["bf16"] = torch.cuda.is_available() and torch.cuda.is_bf16_supported()
+    return found
+
+
+def read_config(path):
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    if path.endswith((".yaml", ".yml")):
+        try:
+            import yaml
+        except ImportError:
+            raise Refusal(f"{path}: reading YAML needs PyYAML (pip install pyyaml), or give a .json file")
+        try:
+            value = yaml.safe_load(text)
+        except yaml.YAMLError as e:
+            mark = getattr(e, "problem_mark", None)
+            where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
+            raise Refusal(f"{path}: {where}{getattr(e, 'problem', None) or 'malformed YAML'}")
+    else:
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise Refusal(f"{path}: line {e.lineno}, column {e.colno}: {e.msg}")
+    if value is None:
+        value = {}
+    if not isinstance(value, dict):
+        raise Refusal(f"{path}: expected a mapping of trainer settings, got {type(value).__name__}")
+    return value
+
+
+def records(path):
+    """(line number, record) for every non-blank line; kforge checked the file before."""
+    with open(path, encoding="utf-8") as f:
+        for number, line in enumerate(f, 1):
+            if line.strip():
+                yield number, json.loads(line)
+
+
+def conversation(record):
+    """The messages a record renders as, and its tools."""
+    tools = record.get("tools")
+    if isinstance(tools, str):
+        tools = json.loads(tools)
+    if "messages" in record:
+        return record["messages"], tools
+    prompt, completion = record["prompt"], record["completion"]
+    if isinstance(prompt, str):
+        return [{"role": "user", "content": prompt}, {"role": "assistant", "content": completion}], tools
+    return prompt + completion, tools
+
+
+def records_to_render(path):
+    """The first RECORDS_TO_RENDER records, and the first TOOL_RECORDS_TO_RENDER with tool calls
+    after them (lines without "tool_calls" are skipped unparsed)."""
+    picked, with_calls = [], 0
+    with open(path, encoding="utf-8") as f:
+        for number, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            if len(picked) >= RECORDS_TO_RENDER and '"tool_calls"' not in line:
+                continue
+            record = json.loads(line)
+            messages, _ = conversation(record)
+            has_calls = any(m.get("tool_calls") for m in messages)
+            if len(picked) < RECORDS_TO_RENDER or has_calls:
+                picked.append((number, record))
+                with_calls += has_calls
+            if len(picked) >= RECORDS_TO_RENDER and with_calls >= TOOL_RECORDS_TO_RENDER:
+                break
+    return picked
+
+
+def one_line(error):
+    return " ".join(f"{type(error).__name__}: {error}".split())[:300]
+
+
+def check_template(model, data, assistant_only_loss):
+    from transformers import AutoTokenizer
+
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(model)
+    except Exception as e:  # a missing or broken tokenizer is the user's input, not a bug here
+        raise Refusal(f"cannot load the tokenizer of {model}: {one_line(e)}")
+    if not tokenizer.chat_template:
+        raise Refusal(f"the tokenizer of {model} has no chat template; set chat_template_path in --config")
+    rendered, calls, longest, longest_line = 0, 0, 0, 0
+    for number, record in records_to_render(data):
+        messages, tools = conversation(record)
+        try:
+            text = tokenizer.apply_chat_template(messages, tools=tools, tokenize=False)
+        except Exception as e:
+            raise Refusal(f"{data}:{number}: the chat template of {model} cannot render this record: {one_line(e)}")
+        for message in messages:
+            for call in message.get("tool_calls") or []:
+                name = call["function"]["name"]
+                if name not in text:
+                    raise Refusal(drops_calls(data, number, model, f'"{name}" is not in the rendered text'))
+                calls += 1
+            if message.get("role") == "tool" and message.get("content") and message["content"][:40] not in text:
+                raise Refusal(f"{data}:{number}: the chat template of {model} drops tool results")
+        if renders_without_calls(tokenizer, messages, tools) == text:
+            raise Refusal(drops_calls(data, number, model, "the record renders the same without them"))
+        tokens = len(tokenizer(text, add_special_tokens=False)["input_ids"])
+        if tokens > longest:
+            longest, longest_line = tokens, number
+        rendered += 1
+    if assistant_only_loss:
+        check_assistant_mask(tokenizer, model)
+    print(json.dumps({"rendered": rendered, "tool_calls": calls, "longest_tokens": longest, "longest_line": longest_line}))
+
+
+def drops_calls(data, number, model, evidence):
+    return (
+        f"{data}:{number}: the chat template of {model} drops tool calls ({evidence}); use a model whose "
+        "template renders tool_calls, or set chat_template_path in --config"
+    )
+
+
+def renders_without_calls(tokenizer, messages, tools):
+    """The record rendered with its tool calls taken out; None when it has none or cannot render so."""
+    if not any(m.get("tool_calls") for m in messages):
+        return None
+    stripped = [
+        {**{k: v for k, v in m.items() if k != "tool_calls"}, "content": m.get("content") or ""}
+        if m.get("tool_calls")
+        else m
+        for m in messages
+    ]
+    try:
+        return tokenizer.apply_chat_template(stripped, tools=tools, tokenize=False)
+    except Exception:
+        return None
+
+
+def check_assistant_mask(tokenizer, model):
+    """Assistant-only loss needs {% generation %} markers, or a template TRL knows how to patch."""
+    from trl.chat_template_utils import get_training_chat_template
+
+    try:
+        get_training_chat_template(tokenizer)
+    except ValueError:
+        raise Refusal(
+            f"the chat template of {model} has no {{% generation %}} markers and TRL has no training template "
+            "for it: set assistant_only_loss: false in --config (loss on whole sequences), or set "
+            "chat_template_path to a template with the markers"
+        )
+
+
+def load_dataset_rows(path):
+    """The records as a datasets.Dataset with messages and tools stored as JSON, so that tool-call
+    arguments of different shapes are not merged into one schema padded with nulls."""
+    from datasets import Dataset, Features, Json, List
+
+    rows = [record for _, record in records(path)]
+    if "messages" in rows[0]:
+        columns = {"messages": List(Json())}
+    elif isinstance(rows[0]["prompt"], str):
+        columns = {"prompt": None, "completion": None}
+    else:
+        columns = {"prompt": List(Json()), "completion": List(Json())}
+    if any("tools" in row for row in rows):
+        columns["tools"] = Json()
+    kept = [{key: row.get(key) for key in columns} for row in rows]
+    if any(kind is None for kind in columns.values()):
+        return Dataset.from_list(kept)
+    return Dataset.from_list(kept, features=Features(columns))
+
+
+def precision(config):
+    """bf16 where the GPU has it, else fp32 (also on CPU), unless the config says otherwise."""
+    import torch
+
+    if "bf16" in config or "fp16" in config:
+        return "as configured"
+    if torch.cuda.is_available() and torch.cuda.is_bf16_supported():
+        config["bf16"] = True
+        return f"bf16 on {torch.cuda.get_device_name(0)}"
+    config["bf16"] = False
+    return "fp32 on " + ("GPU without bf16" if torch.cuda.is_available() else "CPU")
+
+
+def train(args):
+    import torch
+    from transformers import AutoTokenizer, PrinterCallback, TrainerCallback
+    from trl import SFTConfig, SFTTrainer
+
+    with open(args.config, encoding="utf-8") as f:
+        config = json.load(f)
+    use_peft = config.pop("use_peft", False)
+    if use_peft and not args.adapter_out:
+        raise Refusal("LoRA training (use_peft) needs --adapter-out")
+    lora = {key: config.pop(key) for key in LORA_KEYS if key in config}
+    how = precision(config)
+    fields = SFTConfig.__dataclass_fields__
+    if "activation_checkpointing" in fields and not {"activation_checkpointing", "gradient_checkpointing"} & set(config):
+        config["activation_checkpointing"] = True  # TRL's default, under the name transformers 5 keeps
+    config.setdefault("disable_tqdm", not sys.stderr.isatty())
+    try:
+        sft_config = SFTConfig(**config)
+    except TypeError as e:
+        raise Refusal(f"{args.config}: {one_line(e)} (fields: SFTConfig of trl {package_version('trl')})")
+
+    class Progress(TrainerCallback):
+        def on_log(self, train_args, state, control, logs=None, **kwargs):
+            if not state.is_world_process_zero or not logs:
+                return
+            line = {"step": state.global_step, "max_steps": state.max_steps}
+            line.update({k: v for k, v in logs.items() if isinstance(v, (int, float))})
+            print(PROGRESS_PREFIX + json.dumps(line), flush=True)
+
+    peft_config = None
+    if use_peft:
+        from peft import LoraConfig
+
+        peft_config = LoraConfig(
+            r=lora.get("lora_r", 16),
+            lora_alpha=lora.get("lora_alpha", 32),
+            lora_dropout=lora.get("lora_dropout", 0.05),
+            target_modules=lora.get("lora_target_modules", "all-linear"),
+            task_type="CAUSAL_LM",
+        )
+    tokenizer = AutoTokenizer.from_pretrained(args.model)
+    dataset = load_dataset_rows(args.data)
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    print(
+        f"{PROGRAM}: {len(dataset)} records, {how}, {'LoRA' if use_peft else 'full fine-tuning'}, "
+        f"{world} process{'es' if world != 1 else ''}, torch {torch.__version__}",
+        file=sys.stderr,
+        flush=True,
+    )
+    trainer = SFTTrainer(
+        model=args.model,
+        args=sft_config,
+        train_dataset=dataset,
+        processing_class=tokenizer,
+        peft_config=peft_config,
+        callbacks=[Progress()],
+    )
+    trainer.remove_callback(PrinterCallback)  # Progress prints the same figures as JSON
+    start = time.time()
+    result = trainer.train()
+    save(trainer, tokenizer, args, use_peft)
+    if trainer.is_world_process_zero():
+        done = {"done": True, "train_loss": result.training_loss, "steps": result.global_step,
+                "runtime_s": round(time.time() - start, 3), "model": args.save}
+        if not math.isfinite(result.training_loss):
+            done["error"] = "the training loss is not finite"
+        print(PROGRESS_PREFIX + json.dumps(done), flush=True)
+        if "error" in done:
+            sys.exit(1)
+
+
+def save(trainer, tokenizer, args, use_peft):
+    """The final model in --save, loadable with AutoModelForCausalLM; with LoRA the adapter goes to
+    --adapter-out and --save gets the merged weights (what a server loads)."""
+    if not use_peft:
+        trainer.save_model(args.save)
+        if trainer.is_world_process_zero():
+            tokenizer.save_pretrained(args.save)
+        return
+    trainer.save_model(args.adapter_out)
+    trainer.accelerator.wait_for_everyone()
+    if trainer.is_world_process_zero():
+        merged = trainer.accelerator.unwrap_model(trainer.model).merge_and_unload()
+        merged.save_pretrained(args.save)
+        tokenizer.save_pretrained(args.save)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--versions", action="store_true")
+    parser.add_argument("--read-config", metavar="FILE")
+    parser.add_argument("--check-template", action="store_true")
+    parser.add_argument("--assistant-only-loss", action="store_true")
+    parser.add_argument("--model")
+    parser.add_argument("--data")
+    parser.add_argument("--config")
+    parser.add_argument("--save")
+    parser.add_argument("--adapter-out")
+    args = parser.parse_args()
+    try:
+        if args.versions:
+            print(json.dumps(versions()))
+        elif args.read_config:
+            print(json.dumps(read_config(args.read_config)))
+        elif args.check_template:
+            if not args.model or not args.data:
+                fail("--check-template needs --model and --data")
+            check_template(args.model, args.data, args.assistant_only_loss)
+        else:
+            if not (args.model and args.data and args.config and args.save):
+                fail("training needs --model, --data, --config and --save")
+            if package_version("trl") is None:
+                fail(f"trl is not installed in {sys.executable}: pip install trl")
+            train(args)
+    except Refusal as e:
+        fail(str(e))
+    except OSError as e:
+        fail(one_line(e))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,115 @@
+// `kforge finetune-launch`: check a dataset, render a trainer launch (TRL or axolotl; local,
+// accelerate, torchrun or Slurm) into a run folder, run it and record a manifest.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "cli/command.h"
+#include "kforge/finetune/run.h"
+
+namespace kforge::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using finetune::Backend;
+using finetune::Launcher;
+
+constexpr const char* kName = "kforge finetune-launch";
+
+fs::path TrlScript() {
+  if (const char* env = std::getenv("KFORGE_SCRIPTS"); env && *env)
+    return fs::path(env) / "finetune/sft_trl.py";
+  return fs::path(KFORGE_SOURCE_DIR) / "scripts/finetune/sft_trl.py";
+}
+
+}  // namespace
+
+Runner AttachFinetune(CLI::App& sub) {
+  struct Args {
+    finetune::RunRequest request;
+    std::string data, backend = "trl", launcher = "local", out, config, python;
+  };
+  auto args = std::make_shared<Args>();
+  finetune::LaunchOptions& o = args->request.launch;
+  finetune::TrainingSettings& t = o.training;
+  sub.add_option("--data", args->data, "Dataset: JSONL of messages or prompt/completion records")->required();
+  sub.add_option("--model", o.model, "Base model: a local folder or a hub id org/name")->required();
+  sub.add_option("--backend", args->backend, "Trainer: trl or axolotl")
+      ->check(CLI::IsMember({"trl", "axolotl"}))
+      ->default_val("trl");
+  sub.add_option("--launcher", args->launcher, "local, accelerate, torchrun or slurm")
+      ->check(CLI::IsMember({"local", "accelerate", "torchrun", "slurm"}))
+      ->default_val("local");
+  sub.add_option("--out", args->out, "Run folder: trainer config, logs, checkpoints, manifest.json")
+      ->required();
+  sub.add_flag("--lora", t.lora, "Train LoRA adapters (peft) instead of all weights");
+  sub.add_option("--config", args->config, "Trainer settings (YAML or JSON) merged over kforge's");
+  sub.add_flag("--dry-run", args->request.dry_run,
+               "Check and render only; print the command (and sbatch script)");
+  sub.add_option("--nodes", o.nodes, "Machines")->default_val(1)->check(CLI::Range(1, 4096));
+  sub.add_option("--gpus-per-node", o.gpus_per_node, "GPUs (processes) per machine")
+      ->default_val(1)
+      ->check(CLI::Range(1, 64));
+  sub.add_option("--epochs", t.epochs, "Passes over the data")
+      ->default_val(2)
+      ->check(CLI::Range(0.01, 1000.0));
+  sub.add_option("--lr", t.learning_rate, "Peak learning rate (default 2e-5, or 2e-4 with --lora)")
+      ->check(CLI::Range(1e-12, 10.0));
+  sub.add_option("--max-seq-len", t.max_seq_len, "Longest sequence in tokens (default: from the data)")
+      ->check(CLI::Range(int64_t{16}, int64_t{1} << 22));
+  sub.add_option("--batch-size", t.batch_size, "Sequences per GPU and step")
+      ->default_val(1)
+      ->check(CLI::Range(1, 4096));
+  sub.add_option("--grad-accum", t.grad_accum, "Gradient accumulation steps")
+      ->default_val(8)
+      ->check(CLI::Range(1, 4096));
+  sub.add_option("--max-steps", t.max_steps, "Stop after this many updates (default: the epochs decide)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
+  sub.add_option("--python", args->python,
+                 "Python for the trainer (default: $KFORGE_PYTHON, the kforge venv, python3)");
+  sub.add_flag("--force", args->request.force, "Replace a previous run in --out");
+
+  return [args]() -> int {
+    finetune::LaunchOptions& o = args->request.launch;
+    o.backend = args->backend == "axolotl" ? Backend::kAxolotl : Backend::kTrl;
+    o.launcher = args->launcher == "slurm"        ? Launcher::kSlurm
+                 : args->launcher == "torchrun"   ? Launcher::kTorchrun
+                 : args->launcher == "accelerate" ? Launcher::kAccelerate
+                                                  : Launcher::kLocal;
+    o.data = fs::absolute(args->data).lexically_normal();
+    o.out = fs::absolute(args->out).lexically_normal();
+    o.python = args->python.empty() ? finetune::DefaultPython() : args->python;
+    o.trl_script = TrlScript();
+    if (const char* addr = std::getenv("MASTER_ADDR")) o.master_addr = addr;
+    if (const char* port = std::getenv("MASTER_PORT"); port && *port) o.master_port = std::atoi(port);
+    if (const char* rank = std::getenv("NODE_RANK")) o.node_rank = rank;
+    if (!args->config.empty()) {
+      auto overrides = finetune::ReadOverrides(args->config, o);
+      if (!overrides.ok()) {
+        std::fprintf(stderr, "%s: %s\n", kName, overrides.status().message().c_str());
+        return kExitUsage;
+      }
+      o.overrides = std::move(*overrides);
+    }
+    finetune::RunOutput output;
+    output.note = [](const std::string& line) {
+      std::fprintf(stderr, "finetune-launch: %s\n", line.c_str());
+    };
+    output.print = [](const std::string& text) {
+      std::fwrite(text.data(), 1, text.size(), stdout);
+      std::fflush(stdout);
+    };
+    auto status = finetune::RunFinetune(args->request, output);
+    if (!status.ok()) {
+      std::fprintf(stderr, "%s: %s\n", kName, status.status().message().c_str());
+      return kExitUsage;
+    }
+    return *status;
+  };
+}
+
+}  // namespace kforge::cli

@@ -1,0 +1,98 @@
+// The run manifest.
+#include "kforge/finetune/manifest.h"
+
+#include <ctime>
+#include <sstream>
+
+#include "finetune/trainer_config.h"
+#include "kforge/common/files.h"
+
+namespace kforge::finetune {
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kProgressPrefix = "kforge-train ";
+
+json Settings(const LaunchOptions& o, const DatasetStats& stats) {
+  const TrainingSettings& t = o.training;
+  return {{"model", o.model},
+          {"lora", t.lora},
+          {"epochs", t.epochs},
+          {"learning_rate", LearningRate(t)},
+          {"max_seq_len", MaxSeqLen(t, stats)},
+          {"max_seq_len_from_data", t.max_seq_len <= 0},
+          {"batch_size", t.batch_size},
+          {"grad_accum", t.grad_accum},
+          {"max_steps", t.max_steps > 0 ? json(t.max_steps) : json(nullptr)},
+          {"nodes", o.nodes},
+          {"gpus_per_node", o.gpus_per_node},
+          {"python", o.python},
+          {"overrides", o.overrides}};
+}
+
+/// The last line of `out` that starts with kProgressPrefix and holds "done", parsed; null if none.
+json LastDoneLine(const std::string& out) {
+  std::istringstream lines(out);
+  json done;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind(kProgressPrefix, 0) != 0) continue;
+    json parsed = json::parse(line.substr(std::string(kProgressPrefix).size()), nullptr, false);
+    if (parsed.is_object() && parsed.value("done", false)) done = parsed;
+  }
+  return done;
+}
+
+}  // namespace
+
+std::string UtcNow() {
+  std::time_t now = std::time(nullptr);
+  std::tm utc = {};
+  gmtime_r(&now, &utc);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return text;
+}
+
+json NewManifest(const LaunchOptions& o, const DatasetStats& stats, const LaunchPlan& plan,
+                 const json& versions) {
+  json dataset = stats.ToJson();
+  dataset["path"] = o.data.string();
+  dataset["sha256"] = stats.sha256;
+  dataset["cut_by_max_seq_len"] = RecordsCut(o.training, stats);
+  json all_versions = versions.is_object() ? versions : json::object();
+  all_versions["kforge"] = KFORGE_VERSION;
+  return {{"schema", kManifestSchema},
+          {"backend", BackendName(o.backend)},
+          {"launcher", LauncherName(o.launcher)},
+          {"dataset", dataset},
+          {"settings", Settings(o, stats)},
+          {"trainer_config", plan.trainer_config},
+          {"command", plan.argv},
+          {"environment", plan.environment},
+          {"versions", all_versions},
+          {"started_at", UtcNow()},
+          {"ended_at", nullptr},
+          {"exit_status", nullptr},
+          {"signal", nullptr}};
+}
+
+void FinishManifest(json& manifest, const ProcessResult& result) {
+  manifest["ended_at"] = UtcNow();
+  manifest["exit_status"] = result.exit_code;
+  manifest["signal"] = result.signal ? json(result.signal) : json(nullptr);
+  if (json done = LastDoneLine(result.out); !done.is_null()) manifest["result"] = done;
+  if (manifest.value("launcher", "") == "slurm") {
+    const std::string kSubmitted = "Submitted batch job ";
+    if (size_t at = result.out.find(kSubmitted); at != std::string::npos) {
+      std::string id = result.out.substr(at + kSubmitted.size());
+      manifest["slurm_job_id"] = id.substr(0, id.find_first_of(" \r\n"));
+    }
+  }
+}
+
+Status WriteManifest(const std::filesystem::path& out, const json& manifest) {
+  return common::WriteFileAtomic(out / kManifestFile, manifest.dump(2) + "\n");
+}
+
+}  // namespace kforge::finetune

@@ -1,0 +1,97 @@
+// The trainer's Python seen from kforge: which one, and what it says about itself, the --config
+// file and the chat template (through scripts/finetune/sft_trl.py).
+#include <cstdlib>
+#include <sstream>
+
+#include "kforge/common/files.h"
+#include "kforge/common/json_fields.h"
+#include "kforge/finetune/process.h"
+#include "kforge/finetune/run.h"
+
+namespace kforge::finetune {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+constexpr const char* kScriptPrefix = "sft_trl: ";
+
+/// The script's own one-line message (its last line starting with "sft_trl: "), else the last
+/// line of its stderr.
+std::string ScriptMessage(const std::string& err) {
+  std::istringstream lines(err);
+  std::string found, last;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.empty()) continue;
+    last = line;
+    if (line.rfind(kScriptPrefix, 0) == 0) found = line.substr(std::string(kScriptPrefix).size());
+  }
+  return found.empty() ? last : found;
+}
+
+}  // namespace
+
+std::string DefaultPython() {
+  if (const char* env = std::getenv("KFORGE_PYTHON"); env && *env) return env;
+  fs::path venv;
+  if (const char* env = std::getenv("KFORGE_VENV"); env && *env) {
+    venv = env;
+  } else if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) {
+    venv = fs::path(xdg) / "kforge/venv";
+  } else if (const char* home = std::getenv("HOME"); home && *home) {
+    venv = fs::path(home) / ".cache/kforge/venv";
+  }
+  if (!venv.empty() && OnPath((venv / "bin/python3").string())) return (venv / "bin/python3").string();
+  return "python3";
+}
+
+StatusOr<json> ReadOverrides(const std::string& path, const LaunchOptions& o) {
+  const std::string ext = fs::path(path).extension().string();
+  json value;
+  if (ext == ".yaml" || ext == ".yml") {
+    KFORGE_ASSIGN_OR_RETURN(ProcessResult run,
+                            Capture({o.python, o.trl_script.string(), "--read-config", path}));
+    if (run.exit_code != 0) return Status::InvalidArgument("--config " + ScriptMessage(run.err));
+    value = json::parse(run.out, nullptr, false);
+  } else {
+    KFORGE_ASSIGN_OR_RETURN(std::string text, common::ReadFile(path));
+    KFORGE_ASSIGN_OR_RETURN(value, common::ParseJson(text, path));
+  }
+  if (!value.is_object())
+    return Status::InvalidArgument(path + ": expected an object of trainer settings, got " +
+                                   common::JsonTypeName(value));
+  return value;
+}
+
+StatusOr<json> ProbeVersions(const LaunchOptions& o) {
+  auto run = Capture({o.python, o.trl_script.string(), "--versions"});
+  if (!run.ok())
+    return Status::Unavailable("python " + run.status().message() + " (set --python or KFORGE_PYTHON)");
+  if (run->exit_code != 0)
+    return Status::Unavailable(o.python + " " + o.trl_script.string() +
+                               " --versions failed: " + ScriptMessage(run->err));
+  json versions = json::parse(run->out, nullptr, false);
+  if (!versions.is_object()) return Status::Unavailable(o.python + ": --versions printed no JSON object");
+  const bool trl = o.backend == Backend::kTrl;
+  std::vector<std::string> needed = {trl ? "trl" : "axolotl", "transformers"};
+  if (trl && o.training.lora) needed.push_back("peft");
+  for (const std::string& package : needed) {
+    if (versions.value(package, json()).is_null())
+      return Status::Unavailable("the " + std::string(BackendName(o.backend)) + " backend needs " + package +
+                                 ", which " + o.python + " cannot import: pip install " + package);
+  }
+  return versions;
+}
+
+StatusOr<json> CheckChatTemplate(const LaunchOptions& o, bool assistant_only_loss) {
+  std::vector<std::string> argv = {o.python, o.trl_script.string(), "--check-template", "--model", o.model,
+                                   "--data", o.data.string()};
+  if (assistant_only_loss) argv.push_back("--assistant-only-loss");
+  KFORGE_ASSIGN_OR_RETURN(ProcessResult run, Capture(argv));
+  if (run.exit_code != 0) return Status::InvalidArgument(ScriptMessage(run.err));
+  json summary = json::parse(run.out, nullptr, false);
+  if (!summary.is_object()) return Status::Unavailable("--check-template printed no JSON object");
+  return summary;
+}
+
+}  // namespace kforge::finetune

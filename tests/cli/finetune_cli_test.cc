@@ -1,0 +1,175 @@
+// `kforge finetune-launch` end to end without training: bad input gets one line and exit 2 before
+// anything is written, and --dry-run renders the Slurm launch for 2 nodes of 8 GPUs.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "fakes/command.h"
+#include "fakes/task_root.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kGood =
+    R"({"messages": [{"role": "system", "content": "You write CUDA."}, {"role": "user", "content": "relu"},)"
+    R"( {"role": "assistant", "content": "", "tool_calls": [{"id": "c1", "type": "function",)"
+    R"( "function": {"name": "compile", "arguments": {"source": "x"}}}]},)"
+    R"( {"role": "tool", "tool_call_id": "c1", "content": "ok"}, {"role": "assistant", "content": "done"}]})";
+
+struct LaunchRun {
+  int exit_code = -1;
+  std::string out;  ///< stdout
+  std::string err;  ///< stderr
+};
+
+class FinetuneCliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("kforge_finetune_cli_" + std::to_string(getpid()));
+    fs::create_directories(dir_ / "model");
+    std::ofstream(dir_ / "model/config.json") << "{}";
+    data_ = Write("data.jsonl", std::string(kGood) + "\n" + kGood + "\n");
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string Write(const std::string& name, const std::string& text) {
+    std::ofstream(dir_ / name) << text;
+    return (dir_ / name).string();
+  }
+
+  LaunchRun Launch(const std::vector<std::string>& args, const std::string& env = "") {
+    std::string command = env + " " + std::string(KFORGE_BINARY) + " finetune-launch";
+    for (const std::string& a : args) command += " " + kforge::fakes::ShellQuote(a);
+    const fs::path err = dir_ / "stderr";
+    LaunchRun run;
+    kforge::fakes::CommandResult result = kforge::fakes::RunCommand(command + " 2>" + err.string());
+    run.exit_code = result.exit_code;
+    run.out = result.out;
+    std::ifstream in(err);
+    run.err.assign(std::istreambuf_iterator<char>(in), {});
+    return run;
+  }
+
+  std::vector<std::string> Args(const std::string& out, std::vector<std::string> more = {}) {
+    return Args(out, data_, (dir_ / "model").string(), std::move(more));
+  }
+  std::vector<std::string> Args(const std::string& out, const std::string& data, const std::string& model,
+                                std::vector<std::string> more = {}) {
+    std::vector<std::string> args = {"--data", data, "--model", model, "--out", out};
+    args.insert(args.end(), more.begin(), more.end());
+    return args;
+  }
+
+  fs::path dir_;
+  std::string data_;
+};
+
+TEST_F(FinetuneCliTest, BadInputGetsOneLineAndExitTwoBeforeAnythingIsWritten) {
+  const std::string out = (dir_ / "run").string();
+  const std::string bad_line = Write(
+      "bad.jsonl",
+      std::string(kGood) + "\n" +
+          R"({"messages": [{"role": "user", "content": "u"}, {"role": "tool", "content": "r"}]})" + "\n");
+  const std::string fake_python = Write("python-without-trl",
+                                        "#!/bin/sh\necho '{\"python\": \"3.11.0\", "
+                                        "\"transformers\": \"5.0.0\", \"trl\": null}'\n");
+  chmod(fake_python.c_str(), 0755);
+  const struct {
+    const char* name;
+    std::vector<std::string> args;
+    std::string want;
+  } cases[] = {
+      {"malformed line", Args(out, bad_line, (dir_ / "model").string()),
+       bad_line + ":2: messages[1].tool_call_id: missing"},
+      {"missing data", Args(out, (dir_ / "nope.jsonl").string(), (dir_ / "model").string()),
+       "nope.jsonl: cannot open"},
+      {"missing model", Args(out, data_, "./no/such/model"),
+       "--model ./no/such/model: no such folder (and not a hub id like org/name)"},
+      {"model folder without config", Args(out, data_, dir_.string()), "no config.json in it"},
+      {"bad backend", Args(out, {"--backend", "deepspeed"}), "--backend"},
+      {"bad launcher", Args(out, {"--launcher", "mpi"}), "--launcher"},
+      {"two GPUs locally", Args(out, {"--gpus-per-node", "2"}), "--launcher local runs one process"},
+      {"zero epochs", Args(out, {"--epochs", "0"}), "--epochs"},
+      {"malformed --config", Args(out, {"--config", Write("bad.json", "{\"lr\": }")}),
+       "bad.json: line 1, column 8: malformed JSON"},
+      {"malformed YAML --config", Args(out, {"--config", Write("bad.yaml", "a: [1\n")}),
+       "bad.yaml: line 2, column 1: expected ',' or ']'"},
+      {"--config not an object", Args(out, {"--config", Write("list.json", "[1]")}),
+       "expected an object of trainer settings"},
+      {"python that does not exist", Args(out, {"--python", (dir_ / "no-python").string()}),
+       "cannot run " + (dir_ / "no-python").string()},
+      {"trl not installed", Args(out, {"--python", fake_python}),
+       "the trl backend needs trl, which " + fake_python + " cannot import: pip install trl"},
+      {"axolotl not installed", Args(out, {"--backend", "axolotl", "--python", fake_python}),
+       "the axolotl backend needs axolotl, which " + fake_python + " cannot import: pip install axolotl"},
+  };
+  for (const auto& c : cases) {
+    LaunchRun run = Launch(c.args);
+    EXPECT_EQ(run.exit_code, 2) << c.name << "\n" << run.err;
+    EXPECT_NE(run.err.find(c.want), std::string::npos) << c.name << ": got\n"
+                                                       << run.err << "want: " << c.want;
+    std::string last = run.err.substr(run.err.rfind('\n', run.err.size() - 2) + 1);
+    EXPECT_TRUE(last.rfind("kforge finetune-launch: ", 0) == 0 || last.rfind("kforge: ", 0) == 0)
+        << c.name << ": the error is not one line of its own: " << run.err;
+    EXPECT_TRUE(run.out.empty()) << c.name << ": " << run.out;
+    EXPECT_FALSE(fs::exists(out)) << c.name << ": wrote " << out;
+  }
+}
+
+TEST_F(FinetuneCliTest, SlurmDryRunForTwoNodesOfEightGpus) {
+  const fs::path out = dir_ / "slurm";
+  LaunchRun run = Launch(
+      Args(out.string(), {"--launcher", "slurm", "--nodes", "2", "--gpus-per-node", "8", "--dry-run"}));
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  for (const std::string& want :
+       {std::string("#SBATCH --nodes=2\n"), std::string("#SBATCH --gpus-per-node=8\n"),
+        std::string("#SBATCH --ntasks-per-node=1\n"),
+        std::string("head_node=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)"),
+        std::string("\nsrun "), std::string("torchrun --nnodes \"$SLURM_NNODES\""),
+        std::string("--rdzv_endpoint \"$head_node:29500\""), std::string("--nproc_per_node 8 "),
+        "\nsbatch " + (out / "launch.sbatch").string() + "\n"})
+    EXPECT_NE(run.out.find(want), std::string::npos) << "missing " << want << " in\n" << run.out;
+  EXPECT_TRUE(fs::exists(out / "launch.sbatch"));
+  EXPECT_TRUE(fs::exists(out / "trl_config.json"));
+  EXPECT_FALSE(fs::exists(out / "manifest.json")) << "a dry run starts nothing and records no run";
+  EXPECT_NE(run.err.find("2 records (messages)"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("0 of 2 records are longer and will be cut"), std::string::npos) << run.err;
+}
+
+TEST_F(FinetuneCliTest, APreviousRunIsKeptUnlessForced) {
+  const fs::path out = dir_ / "previous";
+  fs::create_directories(out);
+  std::ofstream(out / "manifest.json") << "{}";
+  LaunchRun refused = Launch(Args(out.string(), {"--dry-run"}));
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_NE(refused.err.find("holds a previous run (manifest.json); pass --force"), std::string::npos)
+      << refused.err;
+  EXPECT_FALSE(fs::exists(out / "trl_config.json"));
+  LaunchRun forced = Launch(Args(out.string(), {"--dry-run", "--force"}));
+  EXPECT_EQ(forced.exit_code, 0) << forced.err;
+  EXPECT_TRUE(fs::exists(out / "trl_config.json"));
+}
+
+TEST_F(FinetuneCliTest, ConfigOverridesInYamlReachTheTrainerConfig) {
+  const fs::path out = dir_ / "yaml";
+  const std::string config = Write("over.yaml", "logging_steps: 1\nreport_to: null\nlora_r: 8\n");
+  LaunchRun run =
+      Launch(Args(out.string(), {"--config", config, "--lora", "--max-seq-len", "300", "--dry-run"}));
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  std::ifstream in(out / "trl_config.json");
+  nlohmann::json trl = nlohmann::json::parse(in);
+  EXPECT_EQ(trl["logging_steps"], 1);
+  EXPECT_FALSE(trl.contains("report_to"));
+  EXPECT_EQ(trl["lora_r"], 8);
+  EXPECT_EQ(trl["use_peft"], true);
+  EXPECT_EQ(trl["max_length"], 300);
+  EXPECT_NE(run.out.find("--adapter-out " + (out / "adapter").string()), std::string::npos) << run.out;
+}
+
+}  // namespace

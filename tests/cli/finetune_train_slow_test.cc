@@ -1,0 +1,264 @@
+// The teach-and-measure loop on a CPU: a tiny randomly initialised model (made here, nothing
+// downloaded) is fine-tuned by `kforge finetune-launch --backend trl --launcher local` on a repeated
+// batch of tool-calling conversations; the loss must be finite and fall, the checkpoint must load
+// in transformers, and the checkpoint served by scripts/eval-student.sh must answer a chat request.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "fakes/command.h"
+#include "fakes/task_root.h"
+#include "kforge/common/hash.h"
+#include "kforge/finetune/run.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using kforge::fakes::RunCommand;
+using kforge::fakes::ShellQuote;
+using nlohmann::json;
+
+const fs::path kSource = KFORGE_SOURCE_DIR;
+
+/// The Python kforge picks without --python.
+std::string Python() { return kforge::finetune::DefaultPython(); }
+
+/// Four conversations, each with a system prompt, a tool call, its result and a final answer.
+std::string Conversations() {
+  std::string lines;
+  for (int i = 0; i < 4; ++i) {
+    const std::string source =
+        "extern \"C\" __global__ void relu" + std::to_string(i) +
+        "(const float* x, float* y, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; "
+        "if (i < n) y[i] = x[i] > 0 ? x[i] : 0; }";
+    const std::string id = "call_" + std::to_string(i);
+    json record = {
+        {"messages",
+         {{{"role", "system"}, {"content", "You write fast CUDA kernels."}},
+          {{"role", "user"}, {"content", "Write a relu kernel, number " + std::to_string(i) + "."}},
+          {{"role", "assistant"},
+           {"content", "Let me compile it."},
+           {"tool_calls",
+            {{{"id", id},
+              {"type", "function"},
+              {"function", {{"name", "compile"}, {"arguments", {{"source", source}}}}}}}}},
+          {{"role", "tool"}, {"tool_call_id", id}, {"content", "status: ok"}},
+          {{"role", "assistant"}, {"content", "```cuda\n" + source + "\n```"}}}},
+        {"tools",
+         {{{"type", "function"},
+           {"function",
+            {{"name", "compile"},
+             {"description", "Compile a CUDA kernel"},
+             {"parameters",
+              {{"type", "object"},
+               {"properties", {{"source", {{"type", "string"}}}}},
+               {"required", {"source"}}}}}}}}}};
+    lines += record.dump() + "\n";
+  }
+  return lines;
+}
+
+/// The losses of the `kforge-train` lines in a training log, in order.
+std::vector<double> Losses(const fs::path& log) {
+  std::ifstream in(log);
+  std::vector<double> losses;
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("kforge-train ", 0) != 0) continue;
+    json step = json::parse(line.substr(13), nullptr, false);
+    if (step.is_object() && step.contains("loss") && step["loss"].is_number()) losses.push_back(step["loss"]);
+  }
+  return losses;
+}
+
+/// The tiny model and the data, made once for the suite.
+class FinetuneSlowTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = fs::temp_directory_path() / ("kforge_finetune_slow_" + std::to_string(getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    std::ofstream(dir_ / "data.jsonl") << Conversations();
+    kforge::fakes::CommandResult versions = RunCommand(
+        ShellQuote(Python()) + " " + (kSource / "scripts/finetune/sft_trl.py").string() + " --versions");
+    if (versions.exit_code != 0) {
+      setup_error_ = Python() + " cannot run; run scripts/setup.sh";
+      return;
+    }
+    versions_ = json::parse(versions.out, nullptr, false);
+    for (const char* package :
+         {"torch", "transformers", "trl", "datasets", "tokenizers", "peft", "accelerate"}) {
+      if (versions_.value(package, json()).is_null()) {
+        setup_error_ = Python() + " lacks " + package +
+                       ": run scripts/setup.sh (pip install -r scripts/requirements.txt)";
+        return;
+      }
+    }
+    kforge::fakes::CommandResult tiny =
+        RunCommand(std::string(kOffline) + ShellQuote(Python()) + " " +
+                   (kSource / "scripts/finetune/make_tiny_model.py").string() + " " +
+                   (dir_ / "tiny").string() + " 2>&1");
+    if (tiny.exit_code != 0) setup_error_ = "make_tiny_model.py failed: " + tiny.out;
+  }
+  static void TearDownTestSuite() { fs::remove_all(dir_); }
+
+  void SetUp() override { ASSERT_TRUE(setup_error_.empty()) << setup_error_; }
+
+  /// `kforge finetune-launch ARGS` with stdout and stderr together.
+  static kforge::fakes::CommandResult Launch(const std::string& args) {
+    return RunCommand(std::string(kOffline) + KFORGE_BINARY + " finetune-launch --data " +
+                      (dir_ / "data.jsonl").string() + " " + args + " 2>&1");
+  }
+
+  /// A copy of the tiny model whose chat template is `jinja`.
+  static fs::path WithTemplate(const std::string& name, const std::string& jinja) {
+    const fs::path model = dir_ / name;
+    fs::copy(dir_ / "tiny", model, fs::copy_options::recursive | fs::copy_options::overwrite_existing);
+    std::ofstream(model / "chat_template.jinja", std::ios::trunc) << jinja;
+    return model;
+  }
+
+  static constexpr const char* kOffline = "HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 AXOLOTL_DO_NOT_TRACK=1 ";
+  static inline fs::path dir_;
+  static inline std::string setup_error_;
+  static inline json versions_;
+};
+
+TEST_F(FinetuneSlowTest, TinyModelLearnsIsSavedAndServed) {
+  const std::string python = Python();
+  const std::string offline = kOffline;
+  const auto start = std::chrono::steady_clock::now();
+  // The same four records every step (one batch), a high constant rate, no intermediate saves.
+  std::ofstream(dir_ / "over.json") << R"({"logging_steps": 1, "save_strategy": "no", "lr_scheduler_type": )"
+                                    << R"("constant", "warmup_steps": 0, "activation_checkpointing": false})";
+  const fs::path out = dir_ / "run";
+  kforge::fakes::CommandResult trained = Launch(
+      "--backend trl --launcher local --model " + (dir_ / "tiny").string() + " --out " + out.string() +
+      " --max-steps 30 --lr 3e-3 --batch-size 4 --grad-accum 1 --config " + (dir_ / "over.json").string());
+  const double train_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_EQ(trained.exit_code, 0) << trained.out;
+
+  const std::vector<double> losses = Losses(out / "train.log");
+  ASSERT_EQ(losses.size(), 30u) << trained.out;
+  for (double loss : losses) EXPECT_TRUE(std::isfinite(loss)) << loss;
+  const double first = (losses[0] + losses[1] + losses[2]) / 3;
+  const double last = (losses[27] + losses[28] + losses[29]) / 3;
+  EXPECT_LT(last, 0.8 * first) << "the loss did not fall on a repeated batch: " << first << " -> " << last;
+  std::cout << "finetune: loss " << losses.front() << " -> " << losses.back() << " in 30 steps; kforge run "
+            << train_s << " s\n";
+
+  std::ifstream manifest_in(out / "manifest.json");
+  json manifest = json::parse(manifest_in, nullptr, false);
+  EXPECT_EQ(manifest["exit_status"], 0);
+  EXPECT_EQ(manifest["dataset"]["sha256"], kforge::common::Sha256Hex(Conversations()));
+  EXPECT_EQ(manifest["dataset"]["tool_calls"], 4);
+  EXPECT_EQ(manifest["command"][0], python);
+  EXPECT_EQ(manifest["versions"]["trl"], versions_["trl"]);
+  EXPECT_EQ(manifest["result"]["steps"], 30);
+  EXPECT_FALSE(manifest["ended_at"].is_null());
+
+  // The checkpoint loads, has the tiny model's shape, and differs from it.
+  kforge::fakes::CommandResult loaded =
+      RunCommand(offline + ShellQuote(python) +
+                 " -c 'import sys; from transformers import AutoModelForCausalLM as M\n"
+                 "a, b = M.from_pretrained(sys.argv[1]), M.from_pretrained(sys.argv[2])\n"
+                 "pa, pb = dict(a.named_parameters()), dict(b.named_parameters())\n"
+                 "print(sum(p.numel() for p in pa.values()), sum(p.numel() for p in pb.values()), "
+                 "max(float((pa[k] - pb[k]).abs().max()) for k in pa))' " +
+                 (out / "model").string() + " " + (dir_ / "tiny").string() + " 2>/dev/null");
+  ASSERT_EQ(loaded.exit_code, 0) << "transformers could not load " << (out / "model").string();
+  std::istringstream figures(loaded.out);
+  long trained_params = 0, tiny_params = 0;
+  double changed = 0;
+  figures >> trained_params >> tiny_params >> changed;
+  EXPECT_GT(trained_params, 0);
+  EXPECT_EQ(trained_params, tiny_params);
+  EXPECT_GT(changed, 0) << "the saved weights are the initial ones";
+
+  // The student, served by an existing OpenAI-compatible server, answers a chat completion.
+  kforge::fakes::CommandResult served = RunCommand(offline + (kSource / "scripts/eval-student.sh").string() +
+                                                   " --check " + (out / "model").string());
+  ASSERT_EQ(served.exit_code, 0) << served.out;
+  json reply = json::parse(served.out, nullptr, false);
+  ASSERT_TRUE(reply.is_object()) << served.out;
+  EXPECT_EQ(reply["choices"][0]["message"]["role"], "assistant") << served.out;
+  EXPECT_EQ(reply["model"], fs::canonical(out / "model").string());
+  EXPECT_GT(reply["usage"]["completion_tokens"].get<int>(), 0);
+  std::cout << "finetune: the loop from launch to reply "
+            << std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()
+            << " s; student replied " << reply["choices"][0]["message"]["content"].dump() << "\n";
+}
+
+// A chat template that loses the tool calls, or lacks what assistant-only loss needs, stops the
+// launch before the trainer starts, with one line naming the record or the fix.
+TEST_F(FinetuneSlowTest, ChatTemplatesThatCannotTrainOnTheDataAreRefused) {
+  const fs::path drops =
+      WithTemplate("drops-calls",
+                   "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n"
+                   "{% endfor %}");
+  kforge::fakes::CommandResult dropped =
+      Launch("--model " + drops.string() + " --out " + (dir_ / "r1").string());
+  EXPECT_EQ(dropped.exit_code, 2) << dropped.out;
+  EXPECT_NE(dropped.out.find("data.jsonl:1: the chat template of " + drops.string() + " drops tool calls"),
+            std::string::npos)
+      << dropped.out;
+  EXPECT_FALSE(fs::exists(dir_ / "r1/manifest.json"));
+
+  std::ifstream in(dir_ / "tiny/chat_template.jinja");
+  std::string jinja((std::istreambuf_iterator<char>(in)), {});
+  for (const std::string marker : {"{% generation %}", "{% endgeneration %}"})
+    jinja.erase(jinja.find(marker), marker.size());
+  const fs::path unmarked = WithTemplate("no-markers", jinja);
+  kforge::fakes::CommandResult refused =
+      Launch("--model " + unmarked.string() + " --out " + (dir_ / "r2").string());
+  EXPECT_EQ(refused.exit_code, 2) << refused.out;
+  EXPECT_NE(refused.out.find("has no {% generation %} markers and TRL has no training template for it: set "
+                             "assistant_only_loss: false in --config"),
+            std::string::npos)
+      << refused.out;
+
+  std::ofstream(dir_ / "whole.json") << R"({"assistant_only_loss": false, "save_strategy": "no"})";
+  kforge::fakes::CommandResult whole =
+      Launch("--model " + unmarked.string() + " --out " + (dir_ / "r3").string() +
+             " --max-steps 1 --batch-size 4 --grad-accum 1 --config " + (dir_ / "whole.json").string());
+  EXPECT_EQ(whole.exit_code, 0) << whole.out;
+}
+
+// The axolotl backend end to end where axolotl is installed. axolotl pins its own transformers and
+// trl, so it usually has a venv of its own: KFORGE_AXOLOTL_PYTHON names its Python.
+TEST_F(FinetuneSlowTest, AxolotlBackendTrainsTheTinyModel) {
+  const char* axolotl_python = std::getenv("KFORGE_AXOLOTL_PYTHON");
+  if (axolotl_python == nullptr || *axolotl_python == '\0')
+    GTEST_SKIP() << "KFORGE_AXOLOTL_PYTHON is not set (the Python of a venv with axolotl)";
+  std::ofstream(dir_ / "axolotl.json")
+      << R"({"logging_steps": 1, "save_strategy": "no", "lr_scheduler": "constant", "warmup_ratio": 0.0})";
+  const fs::path out = dir_ / "axolotl-run";
+  kforge::fakes::CommandResult trained = Launch(
+      "--backend axolotl --python " + ShellQuote(axolotl_python) + " --model " + (dir_ / "tiny").string() +
+      " --out " + out.string() + " --max-steps 10 --lr 3e-3 --batch-size 2 --grad-accum 1 --config " +
+      (dir_ / "axolotl.json").string());
+  ASSERT_EQ(trained.exit_code, 0) << trained.out;
+  std::ifstream log(out / "train.log");
+  const std::string text((std::istreambuf_iterator<char>(log)), {});
+  static const std::regex kLoss(R"('loss': '?([0-9.eE+-]+))");
+  std::vector<double> losses;
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), kLoss); it != std::sregex_iterator(); ++it)
+    losses.push_back(std::stod((*it)[1].str()));
+  ASSERT_EQ(losses.size(), 10u) << text.substr(text.size() > 3000 ? text.size() - 3000 : 0);
+  for (double loss : losses) EXPECT_TRUE(std::isfinite(loss)) << loss;
+  EXPECT_LT(losses.back(), 0.8 * losses.front());
+  EXPECT_TRUE(fs::exists(out / "model/model.safetensors"));
+  std::cout << "finetune: axolotl loss " << losses.front() << " -> " << losses.back() << " in 10 steps\n";
+}
+
+}  // namespace
