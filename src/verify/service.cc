@@ -18,15 +18,15 @@
 
 #include <unistd.h>
 
-#include "kforge/common/base64.h"
 #include "kforge/common/task.h"
 #include "kforge/common/text.h"
 #include "kforge/cuda/compile_pool.h"
 #include "kforge/cuda/compiler.h"
 #include "kforge/cuda/launch_plan.h"
+#include "kforge/cuda/plan_env.h"
 #include "kforge/cuda/versions.h"
-#include "kforge/verify/plan_env.h"
 #include "kforge/verify/worker_client.h"
+#include "kforge/verify/worker_protocol.h"
 
 namespace kforge::verify {
 namespace {
@@ -68,7 +68,7 @@ void Fail(Verdict& verdict, VerdictStatus status, std::string message) {
 Status CheckPlanStatically(const common::Task& task, const common::Solution& solution) {
   for (const common::Variant& variant : task.variants) {
     Status status = [&]() -> Status {
-      KFORGE_ASSIGN_OR_RETURN(cuda::PlanEnv env, PlanEnvFor(task, variant));
+      KFORGE_ASSIGN_OR_RETURN(cuda::PlanEnv env, cuda::PlanEnvFor(task, variant));
       cuda::LaunchLimits limits;
       KFORGE_RETURN_IF_ERROR(cuda::AddScratch(solution, limits, env));
       return cuda::ResolvePlan(solution, env, limits).status();
@@ -216,17 +216,26 @@ void VerifyService::Impl::DeviceLoop(int device) {
       std::call_once(hello_once, [&] { hello_promise.set_value(nullptr); });
     } else {
       auto start = std::chrono::steady_clock::now();
-      WorkerClient::Reply hello =
-          client.Call({{"op", "hello"}, {"peak", options_.peak_at_start}}, std::chrono::seconds(300));
+      HelloRequest request;
+      request.peak = options_.peak_at_start;
+      WorkerClient::Reply raw = client.Call(request.ToJson(), std::chrono::seconds(300));
       worker_start_ms =
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-      if (hello.kind == WorkerClient::Reply::Kind::kOk && hello.body.value("status", "") == "no_gpu") {
-        no_gpu = true;
-        no_gpu_message = hello.body.value("message", "");
+      HelloReply hello;
+      if (raw.kind != WorkerClient::Reply::Kind::kOk) {
+        hello.status = VerdictStatus::kHarnessError;
+        hello.message = "worker: " + raw.detail;
+      } else if (auto parsed = HelloReply::FromJson(raw.body); parsed.ok()) {
+        hello = std::move(*parsed);
+      } else {
+        hello.status = VerdictStatus::kHarnessError;
+        hello.message = "worker: " + parsed.status().message();
       }
-      nlohmann::json said = hello.body;
-      if (hello.kind != WorkerClient::Reply::Kind::kOk)
-        said = {{"status", "harness_error"}, {"message", "worker: " + hello.detail}};
+      if (hello.status == VerdictStatus::kNoGpu) {
+        no_gpu = true;
+        no_gpu_message = hello.message;
+      }
+      nlohmann::json said = hello.ToJson();
       std::call_once(hello_once, [&] { hello_promise.set_value(said); });
     }
     while (true) {
@@ -246,30 +255,30 @@ void VerifyService::Impl::DeviceLoop(int device) {
           } else if (!options_.gpu_check) {
             verdict.checks["gpu_check"] = "skipped";
           } else {
-            nlohmann::json request = {{"op", "check"},
-                                      {"task_dir", job->task->dir.string()},
-                                      {"solution", common::SolutionToJson(job->solution)},
-                                      {"cubin_b64", common::Base64Encode(job->cubin)},
-                                      {"trials", options_.trials},
-                                      {"seed", seed},
-                                      {"kernel_timeout_ms", options_.kernel_timeout.count()}};
-            auto deadline =
-                std::chrono::milliseconds(120000) + options_.kernel_timeout * (options_.trials + 8);
-            WorkerClient::Reply reply = client.Call(request, deadline);
+            CheckRequest request;
+            request.task_dir = job->task->dir;
+            request.solution = job->solution;
+            request.cubin = job->cubin;
+            request.trials = options_.trials;
+            request.seed = seed;
+            request.kernel_timeout = options_.kernel_timeout;
+            auto deadline = options_.check_allowance + options_.kernel_timeout * (options_.trials + 8);
+            WorkerClient::Reply reply = client.Call(request.ToJson(), deadline);
             if (reply.kind == WorkerClient::Reply::Kind::kTimeout) {
               Fail(verdict, VerdictStatus::kTimeout, "worker: " + reply.detail);
             } else if (reply.kind == WorkerClient::Reply::Kind::kDied) {
               // Candidate faults are answered in-band before the worker exits; a worker that dies
               // without answering is kforge's failure.
               Fail(verdict, VerdictStatus::kHarnessError, "worker died: " + reply.detail);
+            } else if (auto checked = CheckReply::FromJson(reply.body); !checked.ok()) {
+              Fail(verdict, VerdictStatus::kHarnessError, "worker: " + checked.status().message());
             } else {
-              auto status = common::ParseVerdictStatus(reply.body.value("status", "crash"));
-              Fail(verdict, status.ok() ? *status : VerdictStatus::kCrash, reply.body.value("message", ""));
-              verdict.trials = reply.body.value("trials", nlohmann::json::array());
-              verdict.checks = reply.body.value("checks", nlohmann::json::object());
-              verdict.device = reply.body.value("device", nlohmann::json());
-              verdict.timing = reply.body.value("timing", nlohmann::json::object());
-              verdict.memory = reply.body.value("memory", nlohmann::json());
+              Fail(verdict, checked->status, std::move(checked->message));
+              verdict.trials = std::move(checked->trials);
+              verdict.checks = std::move(checked->checks);
+              verdict.device = std::move(checked->device);
+              verdict.timing = checked->timing ? checked->timing->ToJson() : nlohmann::json::object();
+              verdict.memory = std::move(checked->memory);
               if (worker_start_ms)
                 verdict.timing["worker_start_ms"] = *std::exchange(worker_start_ms, std::nullopt);
               if (verdict.status == VerdictStatus::kNoGpu) {
