@@ -16,6 +16,11 @@
 #include "kforge/common/files.h"
 #include "kforge/verify/verifier.h"
 
+namespace kforge::common {
+// Statuses print by name in failures.
+void PrintTo(VerdictStatus status, std::ostream* out) { *out << VerdictStatusName(status); }
+}  // namespace kforge::common
+
 namespace kforge::verify {
 namespace {
 
@@ -99,7 +104,7 @@ TEST_F(ServiceTest, LaterSolutionsMayFinishFirst) {
   VerifyOptions options = Options();
   options.devices = {0, 1};  // two fake workers
   VerifyService service(options);
-  std::future<Judged> slow = service.Submit(Input("slow", "sleep=1500"));
+  std::future<Judged> slow = service.Submit(Input("slow", "sleep=3000"));
   std::future<Judged> fast = service.Submit(Input("fast", "ok"));
   Judged judged = fast.get();
   EXPECT_EQ(judged.verdict.status, VerdictStatus::kOk);
