@@ -18,13 +18,14 @@ endfunction()
 # kforge_module_tests(NAME): tests/NAME/*_test.cc -> NAME_test; *_gpu_test.cc -> NAME_gpu_test
 # (ctest label gpu); *_slow_test.cc -> NAME_slow_test, one ctest entry labelled cpu and slow (CPU
 # tests that take tens of seconds, such as training a tiny model). Each links kforge_NAME and the
-# test doubles in tests/fakes.
+# test doubles in tests/fakes, and may run the fake worker (KFORGE_FAKE_WORKER).
 function(kforge_module_tests name)
   if(NOT TARGET kforge_${name})
     return()
   endif()
   file(GLOB all CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/tests/${name}/*_test.cc)
   file(GLOB fakes CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/tests/fakes/*.cc)
+  list(FILTER fakes EXCLUDE REGEX ".*_main\\.cc$")  # programs of their own (fake_worker)
   set(cpu_tests ${all})
   list(FILTER cpu_tests EXCLUDE REGEX ".*_(gpu|slow)_test\\.cc$")
   set(gpu_tests ${all})
@@ -46,8 +47,9 @@ function(kforge_module_tests name)
     target_link_libraries(${target} PRIVATE kforge_${name} GTest::gtest GTest::gtest_main)
     target_compile_definitions(${target} PRIVATE
       KFORGE_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
-      KFORGE_BINARY="$<TARGET_FILE:kforge>")
-    add_dependencies(${target} kforge)
+      KFORGE_BINARY="$<TARGET_FILE:kforge>"
+      KFORGE_FAKE_WORKER="$<TARGET_FILE:fake_worker>")
+    add_dependencies(${target} kforge fake_worker)
     if(kind STREQUAL "slow")
       # One entry for the whole binary: gtest_discover_tests cannot give a test two labels.
       add_test(NAME ${target} COMMAND ${target})

@@ -14,7 +14,8 @@ venv=${KFORGE_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/kforge/venv}
 say() { echo "setup: $*" >&2; }
 
 need_headers=(/usr/include/CLI/CLI.hpp /usr/include/nlohmann/json.hpp /usr/include/spdlog/spdlog.h
-              /usr/include/x86_64-linux-gnu/curl/curl.h /usr/include/gtest/gtest.h /usr/include/fmt/format.h)
+              /usr/include/x86_64-linux-gnu/curl/curl.h /usr/include/gtest/gtest.h /usr/include/fmt/format.h
+              /usr/include/openssl/evp.h)
 missing=0
 for h in "${need_headers[@]}"; do
   [ -e "$h" ] || [ -e "${h/x86_64-linux-gnu\//}" ] || missing=1
@@ -23,7 +24,7 @@ if [ $missing = 1 ] || ! command -v cmake >/dev/null || ! command -v ninja >/dev
   if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
     say "installing system packages"
     if ! { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq cmake ninja-build g++ \
-        libcli11-dev nlohmann-json3-dev libspdlog-dev libfmt-dev libcurl4-openssl-dev libgtest-dev python3-venv \
+        libcli11-dev nlohmann-json3-dev libspdlog-dev libfmt-dev libcurl4-openssl-dev libssl-dev libgtest-dev python3-venv \
         >/dev/null; }; then
       say "apt-get could not install the build dependencies; trying to build with what is here"
     fi

@@ -7,7 +7,6 @@
 #include <random>
 
 #include "kforge/bench/wire.h"
-#include "kforge/common/base64.h"
 #include "kforge/common/solution.h"
 #include "kforge/common/verdict.h"
 
@@ -23,15 +22,24 @@ BenchResult Failed(std::string task, std::string solution_hash, std::string stat
   return result;
 }
 
-/// A worker's reply, or how the call failed, as a bench reply object.
-nlohmann::json CallWorker(verify::WorkerClient& worker, const nlohmann::json& request,
-                          std::chrono::milliseconds deadline) {
-  verify::WorkerClient::Reply reply = worker.Call(request, deadline);
-  if (reply.kind == verify::WorkerClient::Reply::Kind::kTimeout)
-    return {{"status", "timeout"}, {"message", "worker: " + reply.detail}};
-  if (reply.kind == verify::WorkerClient::Reply::Kind::kDied)
-    return {{"status", "harness_error"}, {"message", "worker died: " + reply.detail}};
-  return reply.body;
+/// The worker's reply to a bench request, or how the call failed.
+BenchReply CallWorker(verify::WorkerClient& worker, const BenchRequest& request,
+                      std::chrono::milliseconds deadline) {
+  verify::WorkerClient::Reply raw = worker.Call(request.ToJson(), deadline);
+  BenchReply reply;
+  if (raw.kind == verify::WorkerClient::Reply::Kind::kTimeout) {
+    reply.status = common::VerdictStatus::kTimeout;
+    reply.message = "worker: " + raw.detail;
+  } else if (raw.kind == verify::WorkerClient::Reply::Kind::kDied) {
+    reply.status = common::VerdictStatus::kHarnessError;
+    reply.message = "worker died: " + raw.detail;
+  } else if (auto parsed = BenchReply::FromJson(raw.body); parsed.ok()) {
+    reply = std::move(*parsed);
+  } else {
+    reply.status = common::VerdictStatus::kHarnessError;
+    reply.message = "worker: " + parsed.status().message();
+  }
+  return reply;
 }
 
 }  // namespace
@@ -61,11 +69,12 @@ Bencher::Bencher(BenchOptions options)
   options_.verify.seed = seed_;
 }
 
-nlohmann::json Bencher::BenchRequest(const common::Task& task, uint64_t seed) const {
-  return {{"op", "bench"},
-          {"task_dir", task.dir.string()},
-          {"seed", seed},
-          {"measure", MeasureOptionsToJson(options_.measure)}};
+BenchRequest Bencher::RequestFor(const common::Task& task, uint64_t seed) const {
+  BenchRequest request;
+  request.task_dir = task.dir;
+  request.seed = seed;
+  request.measure = options_.measure;
+  return request;
 }
 
 std::chrono::milliseconds Bencher::BenchDeadline() const {
@@ -73,28 +82,24 @@ std::chrono::milliseconds Bencher::BenchDeadline() const {
          std::chrono::minutes(2);
 }
 
-BenchResult Bencher::FromReply(const common::Task& task, const nlohmann::json& reply) const {
-  std::string status = reply.value("status", "crash");
-  if (status != "ok") return Failed(task.id, "", status, reply.value("message", ""));
-  auto measurement = MeasurementFromJson(reply.value("measurement", nlohmann::json()));
-  if (!measurement.ok()) return Failed(task.id, "", "harness_error", measurement.status().message());
-  std::optional<DevicePeak> peak;
-  if (auto p = DevicePeakFromJson(reply.value("peak", nlohmann::json())); p.ok()) peak = *p;
-  auto result = MakeBenchResult(*measurement, seed_, CostOf(task), peak);
+BenchResult Bencher::FromReply(const common::Task& task, const BenchReply& reply) const {
+  std::string status(common::VerdictStatusName(reply.status));
+  if (reply.status != common::VerdictStatus::kOk) return Failed(task.id, "", status, reply.message);
+  auto result = MakeBenchResult(*reply.measurement, seed_, CostOf(task), reply.peak);
   if (!result.ok()) return Failed(task.id, "", "harness_error", result.status().message());
   result->task = task.id;
-  result->device = reply.value("device", nlohmann::json());
-  if (peak) result->device["peak"] = peak->ToJson();
+  result->device = reply.device;
+  if (reply.peak) result->device["peak"] = reply.peak->ToJson();
   return *result;
 }
 
 std::function<nlohmann::json(const verify::AfterCheck&)> Bencher::TimingStage() const {
   std::chrono::milliseconds deadline = BenchDeadline();
   return [this, deadline](const verify::AfterCheck& c) {
-    nlohmann::json request = BenchRequest(c.task, c.seed);
-    request["solution"] = common::SolutionToJson(c.solution);
-    request["cubin_b64"] = common::Base64Encode(c.cubin);
-    nlohmann::json reply = CallWorker(c.worker, request, deadline);
+    BenchRequest request = RequestFor(c.task, c.seed);
+    request.solution = c.solution;
+    request.cubin = c.cubin;
+    nlohmann::json reply = CallWorker(c.worker, request, deadline).ToJson();
     reply["task_dir"] = c.task.dir.string();
     return reply;
   };
@@ -117,9 +122,14 @@ BenchResult Bencher::Record(const common::Verdict& verdict, const nlohmann::json
       }
       if (it != tasks_.end()) task = &it->second;  // std::map nodes stay put
     }
-    result =
-        task ? FromReply(*task, after)
-             : Failed(verdict.task, verdict.solution_hash, "harness_error", "task folder vanished: " + dir);
+    auto reply = BenchReply::FromJson(after);
+    if (!task) {
+      result = Failed(verdict.task, verdict.solution_hash, "harness_error", "task folder vanished: " + dir);
+    } else if (!reply.ok()) {
+      result = Failed(verdict.task, verdict.solution_hash, "harness_error", reply.status().message());
+    } else {
+      result = FromReply(*task, *reply);
+    }
     result.solution_hash = verdict.solution_hash;
   }
   result.seed = seed_;
@@ -158,8 +168,8 @@ BenchSummary Bencher::RunReferences(const std::vector<std::string>& task_ids,
     if (!task.ok()) {
       result = Failed(id, "", "invalid_solution", "task " + id + ": " + task.status().message());
     } else {
-      nlohmann::json reply = CallWorker(worker, BenchRequest(*task, seed_), deadline);
-      if (reply.value("status", "") == "no_gpu") summary.no_gpu = true;
+      BenchReply reply = CallWorker(worker, RequestFor(*task, seed_), deadline);
+      if (reply.status == common::VerdictStatus::kNoGpu) summary.no_gpu = true;
       result = FromReply(*task, reply);
     }
     result.seed = seed_;

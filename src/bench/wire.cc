@@ -4,11 +4,18 @@
 #include <cstdlib>
 #include <string>
 
+#include "kforge/common/base64.h"
+#include "kforge/common/json_fields.h"
+
 namespace kforge::bench {
 namespace {
 
 Status Bad(const std::string& path, const std::string& what) {
   return Status::InvalidArgument("bench reply: " + path + ": " + what);
+}
+
+Status BadRequest(const std::string& path, const std::string& what) {
+  return Status::InvalidArgument("bench request: " + path + ": " + what);
 }
 
 }  // namespace
@@ -122,6 +129,84 @@ StatusOr<MeasureOptions> MeasureOptionsFromJson(const nlohmann::json& json) {
   }
   KFORGE_RETURN_IF_ERROR(ValidateMeasureOptions(o));
   return o;
+}
+
+nlohmann::json BenchRequest::ToJson() const {
+  nlohmann::json out = {{"op", "bench"},
+                        {"task_dir", task_dir.string()},
+                        {"seed", seed},
+                        {"measure", MeasureOptionsToJson(measure)}};
+  if (solution) {
+    out["solution"] = common::SolutionToJson(*solution);
+    out["cubin_b64"] = common::Base64Encode(cubin);
+  }
+  return out;
+}
+
+StatusOr<BenchRequest> BenchRequest::FromJson(const nlohmann::json& json) {
+  if (!json.is_object()) return Status::InvalidArgument("bench request: expected an object");
+  common::JsonFields fields(json, "");
+  BenchRequest request;
+  auto task_dir = fields.String("task_dir");
+  if (!task_dir.ok()) return task_dir.status().WithContext("bench request");
+  request.task_dir = *task_dir;
+  if (json.contains("seed")) {
+    if (!json["seed"].is_number_unsigned()) return BadRequest("seed", "expected an unsigned integer");
+    request.seed = json["seed"].get<uint64_t>();
+  }
+  auto measure = MeasureOptionsFromJson(json.value("measure", nlohmann::json::object()));
+  if (!measure.ok()) return measure.status().WithContext("bench request");
+  request.measure = *measure;
+  if (json.contains("solution")) {
+    auto solution = common::SolutionFromJson(json["solution"], "bench request: solution");
+    if (!solution.ok()) return solution.status();
+    request.solution = std::move(*solution);
+    auto cubin_b64 = fields.String("cubin_b64");
+    if (!cubin_b64.ok()) return cubin_b64.status().WithContext("bench request");
+    auto cubin = common::Base64Decode(*cubin_b64);
+    if (!cubin.ok()) return BadRequest("cubin_b64", cubin.status().message());
+    request.cubin = std::move(*cubin);
+  }
+  return request;
+}
+
+nlohmann::json BenchReply::ToJson() const {
+  if (status != common::VerdictStatus::kOk)
+    return {{"status", common::VerdictStatusName(status)}, {"message", message}, {"exiting", exiting}};
+  return {{"status", common::VerdictStatusName(status)},
+          {"message", message},
+          {"measurement", measurement ? MeasurementToJson(*measurement) : nlohmann::json(nullptr)},
+          {"checked_runs", checked_runs},
+          {"placements", placements},
+          {"memory", memory},
+          {"device", device},
+          {"peak", peak ? peak->ToJson() : nlohmann::json(nullptr)},
+          {"exiting", exiting}};
+}
+
+StatusOr<BenchReply> BenchReply::FromJson(const nlohmann::json& json) {
+  if (!json.is_object()) return Bad("top level", "expected an object");
+  BenchReply reply;
+  try {
+    auto status = common::ParseVerdictStatus(json.at("status").get<std::string>());
+    if (!status.ok()) return Bad("status", status.status().message());
+    reply.status = *status;
+    reply.message = json.value("message", "");
+    if (json.contains("measurement") && !json["measurement"].is_null()) {
+      KFORGE_ASSIGN_OR_RETURN(reply.measurement, MeasurementFromJson(json["measurement"]));
+    }
+    reply.checked_runs = json.value("checked_runs", 0);
+    reply.placements = json.value("placements", 0);
+    reply.memory = json.value("memory", nlohmann::json());
+    reply.device = json.value("device", nlohmann::json());
+    reply.exiting = json.value("exiting", false);
+  } catch (const nlohmann::json::exception& e) {
+    return Bad("top level", e.what());
+  }
+  // A peak that cannot be read is an unknown peak, as the worker sends when it could not measure.
+  if (auto peak = DevicePeakFromJson(json.value("peak", nlohmann::json())); peak.ok()) reply.peak = *peak;
+  if (reply.status == common::VerdictStatus::kOk && !reply.measurement) return Bad("measurement", "missing");
+  return reply;
 }
 
 }  // namespace kforge::bench

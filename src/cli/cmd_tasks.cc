@@ -1,5 +1,4 @@
 // `kforge tasks`: list and show task folders; import and build them through the Python exporter.
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <CLI/CLI.hpp>
@@ -19,9 +18,8 @@
 
 #include "cli/cmd_tasks_check.h"
 #include "cli/command.h"
+#include "kforge/common/subprocess.h"
 #include "kforge/common/task.h"
-
-extern char** environ;
 
 namespace kforge::cli {
 namespace {
@@ -254,25 +252,21 @@ int RunExporter(const std::vector<std::string>& args) {
                  script.c_str());
     return kExitUsage;
   }
-  std::vector<std::string> argv_s = {Python(), script.string()};
-  argv_s.insert(argv_s.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (std::string& a : argv_s) argv.push_back(a.data());
-  argv.push_back(nullptr);
+  std::vector<std::string> argv = {Python(), script.string()};
+  argv.insert(argv.end(), args.begin(), args.end());
   std::fflush(stdout);
   std::fflush(stderr);
-  pid_t pid = 0;
-  int rc = posix_spawnp(&pid, argv[0], nullptr, nullptr, argv.data(), environ);
-  if (rc != 0) {
-    std::fprintf(stderr, "kforge tasks: cannot start %s: %s\n", argv[0], std::strerror(rc));
+  common::SpawnOptions options;
+  options.search_path = true;
+  auto exporter = common::Subprocess::Spawn(argv, options);
+  if (!exporter.ok()) {
+    std::fprintf(stderr, "kforge tasks: %s\n", exporter.status().message().c_str());
     return kExitUsage;
   }
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) {
-      std::fprintf(stderr, "kforge tasks: waitpid: %s\n", std::strerror(errno));
-      return kExitUsage;
-    }
+  int status = exporter->Wait();
+  if (status == -1) {
+    std::fprintf(stderr, "kforge tasks: lost the exporter process\n");
+    return kExitUsage;
   }
   if (WIFEXITED(status)) {
     int code = WEXITSTATUS(status);

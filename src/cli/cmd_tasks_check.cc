@@ -13,6 +13,7 @@
 #include "cli/options.h"
 #include "kforge/common/task.h"
 #include "kforge/verify/worker_client.h"
+#include "kforge/verify/worker_protocol.h"
 
 namespace kforge::cli {
 namespace {
@@ -24,11 +25,11 @@ std::string GiB(int64_t bytes) {
 }
 
 /// The largest peak/footprint ratio over the reply's variants (0 when none ran).
-double WorstRatio(const nlohmann::json& reply, int64_t& peak, int64_t& footprint) {
+double WorstRatio(const verify::TaskCheckReply& reply, int64_t& peak, int64_t& footprint) {
   double worst = 0;
-  for (const nlohmann::json& v : reply.value("variants", nlohmann::json::array())) {
-    const nlohmann::json& m = v.value("memory", nlohmann::json::object());
-    int64_t p = m.value("peak_device_bytes", int64_t{0}), f = m.value("footprint_bytes", int64_t{0});
+  for (const verify::TaskCheckVariant& v : reply.variants) {
+    int64_t p = v.memory.value("peak_device_bytes", int64_t{0}),
+            f = v.memory.value("footprint_bytes", int64_t{0});
     double ratio = f > 0 ? static_cast<double>(p) / static_cast<double>(f) : 0;
     if (ratio >= worst) {
       worst = ratio;
@@ -37,6 +38,22 @@ double WorstRatio(const nlohmann::json& reply, int64_t& peak, int64_t& footprint
     }
   }
   return worst;
+}
+
+/// The worker's reply to a task check, or how the call failed (harness_error).
+verify::TaskCheckReply TaskCheck(verify::WorkerClient& worker, const verify::TaskCheckRequest& request,
+                                 std::chrono::seconds deadline) {
+  verify::WorkerClient::Reply raw = worker.Call(request.ToJson(), deadline);
+  verify::TaskCheckReply reply;
+  reply.status = "harness_error";
+  if (raw.kind != verify::WorkerClient::Reply::Kind::kOk) {
+    reply.message = "worker: " + raw.detail;
+  } else if (auto parsed = verify::TaskCheckReply::FromJson(raw.body); !parsed.ok()) {
+    reply.message = "worker: " + parsed.status().message();
+  } else {
+    reply = std::move(*parsed);
+  }
+  return reply;
 }
 
 /// "cuda" -> 0, "cuda:N" -> N.
@@ -63,10 +80,12 @@ int CheckTasks(const TasksCheckOptions& options) {
     return kExitUsage;
   }
   verify::WorkerClient worker({SelfExecutable().string(), "worker", "--device", std::to_string(*device)});
-  verify::WorkerClient::Reply hello = worker.Call({{"op", "hello"}}, std::chrono::seconds(120));
-  if (hello.kind != verify::WorkerClient::Reply::Kind::kOk || hello.body.value("status", "") != "ok") {
-    std::string why = hello.kind == verify::WorkerClient::Reply::Kind::kOk ? hello.body.value("message", "")
-                                                                          : "worker: " + hello.detail;
+  verify::WorkerClient::Reply hello = worker.Call(verify::HelloRequest{}.ToJson(), std::chrono::seconds(120));
+  auto said = hello.kind == verify::WorkerClient::Reply::Kind::kOk
+                  ? verify::HelloReply::FromJson(hello.body)
+                  : Status::Unavailable("worker: " + hello.detail);
+  if (!said.ok() || said->status != common::VerdictStatus::kOk) {
+    std::string why = said.ok() ? said->message : said.status().message();
     std::fprintf(stderr, "kforge tasks check: needs a GPU: %s\n", why.c_str());
     return kExitUsage;
   }
@@ -76,33 +95,31 @@ int CheckTasks(const TasksCheckOptions& options) {
   for (const common::Task& task : *tasks) {
     if (!options.filter.empty() && fnmatch(options.filter.c_str(), task.id.c_str(), 0) != 0) continue;
     ++checked;
-    verify::WorkerClient::Reply reply =
-        worker.Call({{"op", "task_check"}, {"task_dir", task.dir.string()}, {"seed", options.seed}},
-                    std::chrono::seconds(options.timeout_s));
-    nlohmann::json record = reply.kind == verify::WorkerClient::Reply::Kind::kOk
-                                ? reply.body
-                                : nlohmann::json{{"status", "harness_error"}, {"message", "worker: " + reply.detail}};
-    record["task"] = task.id;
-    std::string status = record.value("status", "harness_error");
+    verify::TaskCheckRequest request;
+    request.task_dir = task.dir;
+    request.seed = options.seed;
+    verify::TaskCheckReply reply = TaskCheck(worker, request, std::chrono::seconds(options.timeout_s));
+    const std::string& status = reply.status;
     ok += status == "ok";
     failed += status == "fail";
     harness += status != "ok" && status != "fail";
     int64_t peak = 0, footprint = 0;
-    double ratio = WorstRatio(record, peak, footprint);
+    double ratio = WorstRatio(reply, peak, footprint);
     if (ratio > worst) {
       worst = ratio;
       worst_task = task.id;
     }
     if (options.json) {
+      nlohmann::json record = reply.ToJson();
+      record["task"] = task.id;
       PrintJsonLine(record);
       continue;
     }
     double ms = 0;
-    for (const nlohmann::json& v : record.value("variants", nlohmann::json::array()))
-      ms = std::max(ms, v.value("reference_ms", 0.0));
-    std::printf("%-13s %-60s peak %s / footprint %s (%.2fx)  ref %.3f ms%s%s\n", status.c_str(), task.id.c_str(),
-                GiB(peak).c_str(), GiB(footprint).c_str(), ratio, ms, status == "ok" ? "" : "  ",
-                record.value("message", "").substr(0, 300).c_str());
+    for (const verify::TaskCheckVariant& v : reply.variants) ms = std::max(ms, v.reference_ms);
+    std::printf("%-13s %-60s peak %s / footprint %s (%.2fx)  ref %.3f ms%s%s\n", status.c_str(),
+                task.id.c_str(), GiB(peak).c_str(), GiB(footprint).c_str(), ratio, ms,
+                status == "ok" ? "" : "  ", reply.message.substr(0, 300).c_str());
     std::fflush(stdout);
   }
   std::fprintf(stderr, "tasks check: %d tasks, %d ok, %d fail, %d harness_error; worst peak/footprint %.2fx%s\n",

@@ -25,7 +25,7 @@ Runner AttachVerify(CLI::App& sub) {
   AddTasksRootOption(sub, args->options.tasks_root);
   sub.add_option("--task", args->options.task, "Task id for solutions that do not name one");
   sub.add_option("--trials", args->options.trials, "Trials on fresh inputs (default shape)")
-      ->default_val(5)
+      ->default_val(verify::kDefaultTrials)
       ->check(CLI::Range(1, 1000));
   sub.add_flag("--compile-only", args->options.compile_only, "Compile and check plans only; no GPU needed");
   sub.add_flag("--sanitize", args->options.sanitize,

@@ -1,4 +1,5 @@
 // The command table and the top-level parser.
+#include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 #include <CLI/CLI.hpp>
@@ -12,6 +13,7 @@
 
 #include "cli/command.h"
 #include "cli/version.h"
+#include "kforge/common/status.h"
 
 namespace kforge::cli {
 
@@ -40,6 +42,28 @@ const Command kCommands[] = {
     {"worker", "GPU worker process (internal; JSON lines over stdin/stdout)", AttachWorker, true},
 };
 
+/// Diagnostics go to stderr through spdlog ("warning ..."), and also to `log_file` when one is
+/// given (appended, with times and the process id). Records and summaries never go through it.
+Status SetUpLogging(bool verbose, const std::string& log_file) {
+  auto console = std::make_shared<spdlog::sinks::stderr_color_sink_mt>();
+  console->set_pattern("%^%l%$ %v");
+  std::vector<spdlog::sink_ptr> sinks = {console};
+  if (!log_file.empty()) {
+    try {
+      auto file = std::make_shared<spdlog::sinks::basic_file_sink_mt>(log_file);
+      file->set_pattern("%Y-%m-%d %H:%M:%S.%e %l [%P] %v");
+      sinks.push_back(file);
+    } catch (const spdlog::spdlog_ex&) {
+      return Status::InvalidArgument("--log-file " + log_file + ": cannot open it for writing");
+    }
+  }
+  auto logger = std::make_shared<spdlog::logger>("kforge", sinks.begin(), sinks.end());
+  logger->set_level(verbose ? spdlog::level::debug : spdlog::level::info);
+  logger->flush_on(spdlog::level::debug);  // a worker may end with _Exit
+  spdlog::set_default_logger(logger);
+  return Status::Ok();
+}
+
 }  // namespace
 
 std::span<const Command> Commands() { return kCommands; }
@@ -50,7 +74,10 @@ int Main(int argc, char** argv) {
       "--version", [] { return VersionText(); }, "Print kforge, CUDA, NVRTC and LibTorch versions");
   app.require_subcommand(1);
   bool verbose = false;
+  std::string log_file;
   app.add_flag("-v,--verbose", verbose, "Debug logging on stderr");
+  app.add_option("--log-file", log_file, "Also write the log to FILE (appended)");
+  app.fallthrough();  // the options above are accepted after the command too: kforge verify -v ...
 
   std::vector<Runner> runners;
   std::vector<CLI::App*> subs;
@@ -71,9 +98,10 @@ int Main(int argc, char** argv) {
     std::fprintf(stderr, "kforge: %s (see --help)\n", what.c_str());
     return kExitUsage;
   }
-  spdlog::set_default_logger(spdlog::stderr_color_mt("kforge"));
-  spdlog::set_pattern("%^%l%$ %v");
-  spdlog::set_level(verbose ? spdlog::level::debug : spdlog::level::info);
+  if (Status logging = SetUpLogging(verbose, log_file); !logging.ok()) {
+    std::fprintf(stderr, "kforge: %s\n", logging.message().c_str());
+    return kExitUsage;
+  }
 
   for (size_t i = 0; i < subs.size(); ++i) {
     if (!subs[i]->parsed()) continue;

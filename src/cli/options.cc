@@ -85,7 +85,7 @@ void AddGpuRunFlags(CLI::App& sub, GpuRunFlags& flags, std::string& arch) {
   sub.add_option("--devices", flags.devices, "GPUs to use, e.g. 0,1")->default_val("0");
   sub.add_option("--arch", arch, "NVRTC target architecture")->default_val("sm_90a");
   sub.add_option("--kernel-timeout", flags.kernel_timeout_s, "Seconds a candidate's launches may run")
-      ->default_val(10)
+      ->default_val(std::chrono::duration<double>(verify::kDefaultKernelTimeout).count())
       ->check(FiniteRange(0.01, 3600.0), "[0.01, 3600]");
   sub.add_option("--compile-timeout", flags.compile_timeout_s, "Seconds one NVRTC compile may take")
       ->default_val(30)

@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -41,7 +42,7 @@ struct GpuRunFlags {
   uint64_t seed = 0;
   CLI::Option* seed_option = nullptr;  ///< counts whether --seed was given
   std::string devices = "0";
-  double kernel_timeout_s = 10;
+  double kernel_timeout_s = std::chrono::duration<double>(verify::kDefaultKernelTimeout).count();
   double compile_timeout_s = 30;
   bool no_cache = false;
   std::string allow_ops = "library";

@@ -1,14 +1,11 @@
 // The parent side of the NVRTC helpers: starting them, the wire, waiting with a deadline, killing.
 #include "cuda/nvrtc_helper.h"
 
-#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -18,8 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kforge/common/base64.h"
-
-extern char** environ;
+#include "kforge/common/subprocess.h"
 
 namespace kforge::cuda::internal {
 namespace {
@@ -61,15 +57,6 @@ bool ReceiveAll(int fd, char* data, size_t size, std::optional<Clock::time_point
     size -= static_cast<size_t>(n);
   }
   return true;
-}
-
-std::string HowItEnded(int status) {
-  if (WIFSIGNALED(status)) {
-    const char* name = sigabbrev_np(WTERMSIG(status));
-    return name != nullptr ? std::string("killed by SIG") + name
-                           : "killed by signal " + std::to_string(WTERMSIG(status));
-  }
-  return "exit code " + std::to_string(WEXITSTATUS(status));
 }
 
 nlohmann::json JobToJson(const NvrtcJob& job, std::chrono::milliseconds budget) {
@@ -146,36 +133,21 @@ class NvrtcHelpers::Helper {
       RemoveDir();
       throw std::runtime_error(std::string("socketpair: ") + strerror(errno));
     }
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
-    posix_spawn_file_actions_adddup2(&actions, fds[1], 3);
-    posix_spawn_file_actions_addclosefrom_np(&actions, 4);  // the helper holds nothing else of ours
     // Signals as a fresh process has them: the helper's alarm must be able to end it.
-    posix_spawnattr_t attr;
-    posix_spawnattr_init(&attr);
-    sigset_t none, defaults;
-    sigemptyset(&none);
-    sigemptyset(&defaults);
-    sigaddset(&defaults, SIGALRM);
-    posix_spawnattr_setsigmask(&attr, &none);
-    posix_spawnattr_setsigdefault(&attr, &defaults);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-    std::vector<std::string> argv = {program.string(), dir_.string(), std::to_string(memory_limit_bytes)};
-    std::vector<char*> args;
-    for (std::string& a : argv) args.push_back(a.data());
-    args.push_back(nullptr);
-    const int rc = posix_spawn(&pid_, args[0], &actions, &attr, args.data(), environ);
-    posix_spawnattr_destroy(&attr);
-    posix_spawn_file_actions_destroy(&actions);
+    common::SpawnOptions options;
+    options.stdin_mode = options.stdout_mode = common::SpawnOptions::Stream::kNull;
+    options.fd3 = fds[1];  // the helper holds nothing else of ours
+    options.unblock_signals = true;
+    options.default_signals = {SIGALRM};
+    auto started = common::Subprocess::Spawn(
+        {program.string(), dir_.string(), std::to_string(memory_limit_bytes)}, options);
     ::close(fds[1]);
     fd_ = fds[0];
-    if (rc != 0) {
-      pid_ = -1;
+    if (!started.ok()) {
       Stop();
-      throw std::runtime_error("cannot start the NVRTC helper " + program.string() + ": " + strerror(rc));
+      throw std::runtime_error("NVRTC helper: " + started.status().message());
     }
+    process_ = std::move(*started);
   }
   ~Helper() { Stop(); }
   Helper(const Helper&) = delete;
@@ -198,23 +170,9 @@ class NvrtcHelpers::Helper {
   bool Receive(std::string* payload, Clock::time_point deadline) { return ReadFrame(fd_, payload, deadline); }
 
   // Kills the process and says how it ended.
-  std::string End() {
-    if (pid_ <= 0) return "not running";
-    ::kill(pid_, SIGKILL);
-    return Reap();
-  }
+  std::string End() { return process_.running() ? common::DescribeExit(process_.Kill()) : "not running"; }
 
  private:
-  std::string Reap() {
-    int status = 0;
-    pid_t r;
-    do {
-      r = ::waitpid(pid_, &status, 0);
-    } while (r < 0 && errno == EINTR);
-    pid_ = -1;
-    return r < 0 ? "lost" : HowItEnded(status);
-  }
-
   void RemoveDir() {
     std::error_code ec;
     std::filesystem::remove_all(dir_, ec);
@@ -227,7 +185,7 @@ class NvrtcHelpers::Helper {
     RemoveDir();
   }
 
-  pid_t pid_ = -1;
+  common::Subprocess process_;
   int fd_ = -1;
   std::filesystem::path dir_;
 };

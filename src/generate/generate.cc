@@ -11,7 +11,8 @@
 #include <cmath>
 #include <cstdio>
 #include <mutex>
-#include <thread>
+
+#include <spdlog/spdlog.h>
 
 #include "generate/episode.h"
 #include "generate/prompts.h"
@@ -19,6 +20,7 @@
 #include "generate/run_dir.h"
 #include "generate/task_view.h"
 #include "kforge/common/files.h"
+#include "kforge/common/thread_pool.h"
 #include "kforge/cuda/versions.h"
 #include "kforge/llm/prices.h"
 
@@ -198,8 +200,8 @@ StatusOr<GenerateSummary> RunGenerate(const GenerateOptions& options) {
     judge = std::make_unique<verify::VerifyService>(verify_options);
     hello = judge->Hello();
     if (hello.value("status", "") != "ok") {
-      std::fprintf(stderr, "generate: no GPU (%s): compile-only feedback\n",
-                   hello.value("message", std::string("worker did not start")).c_str());
+      spdlog::warn("generate: no GPU ({}): compile-only feedback",
+                   hello.value("message", std::string("worker did not start")));
       judge.reset();
       bencher.reset();
       compile_only = true;
@@ -223,8 +225,8 @@ StatusOr<GenerateSummary> RunGenerate(const GenerateOptions& options) {
   KFORGE_ASSIGN_OR_RETURN(
       auto run, RunDir::Open(options.out, RunConfig(options, prompts, compile_only), about, options.force));
   if (run->trajectories().torn_lines() > 0)
-    std::fprintf(stderr, "generate: dropped a torn last line in %s (an episode cut short; it runs again)\n",
-                 (options.out / "trajectories.jsonl").c_str());
+    spdlog::warn("generate: dropped a torn last line in {} (an episode cut short; it runs again)",
+                 (options.out / "trajectories.jsonl").string());
 
   std::vector<Planned> planned;
   for (const common::Task* task : shard) {
@@ -321,10 +323,11 @@ StatusOr<GenerateSummary> RunGenerate(const GenerateOptions& options) {
       progress.Finished(t, summary);
     }
   };
-  std::vector<std::thread> threads;
-  int n = std::min<int>(options.concurrency, static_cast<int>(planned.size()));
-  for (int i = 0; i < n; ++i) threads.emplace_back(worker);
-  for (auto& thread : threads) thread.join();
+  {
+    int n = std::min<int>(options.concurrency, static_cast<int>(planned.size()));
+    common::ThreadPool episodes(static_cast<size_t>(std::max(n, 1)));
+    for (int i = 0; i < n; ++i) episodes.Post(worker);
+  }  // every episode has ended
   if (summary.fatal.ok() && !client->fatal_status().ok()) summary.fatal = client->fatal_status();
   // This process's CPU time (every thread; the compiler and GPU worker processes are children, not
   // counted): what the loop itself costs per turn.

@@ -4,21 +4,20 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
 
+#include "kforge/common/subprocess.h"
+#include "kforge/common/thread_pool.h"
 #include "llm/providers.h"
-#include "llm/thread_pool.h"
 #include "llm/wire.h"
-
-extern char** environ;
 
 namespace kforge::llm {
 namespace {
@@ -27,58 +26,33 @@ struct RunResult {
   int exit_status = -1;  // waitpid status
   bool timed_out = false;
   std::string out, err;
-  std::string spawn_error;
+  std::string spawn_error;  // "cannot start PROGRAM: why"
 };
 
 RunResult RunCommand(const std::string& command, const std::string& input, double timeout_s) {
   RunResult r;
-  int in_pipe[2], out_pipe[2], err_pipe[2];
-  if (pipe2(in_pipe, O_CLOEXEC) != 0) return r.spawn_error = std::strerror(errno), r;
-  if (pipe2(out_pipe, O_CLOEXEC) != 0) {
-    close(in_pipe[0]), close(in_pipe[1]);
-    return r.spawn_error = std::strerror(errno), r;
-  }
-  if (pipe2(err_pipe, O_CLOEXEC) != 0) {
-    close(in_pipe[0]), close(in_pipe[1]), close(out_pipe[0]), close(out_pipe[1]);
-    return r.spawn_error = std::strerror(errno), r;
-  }
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, in_pipe[0], 0);
-  posix_spawn_file_actions_adddup2(&fa, out_pipe[1], 1);
-  posix_spawn_file_actions_adddup2(&fa, err_pipe[1], 2);
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  sigset_t none;
-  sigemptyset(&none);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
-  const char* argv[] = {"/bin/sh", "-c", command.c_str(), nullptr};
-  pid_t pid = -1;
-  int rc = posix_spawn(&pid, "/bin/sh", &fa, &attr, const_cast<char* const*>(argv), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  posix_spawnattr_destroy(&attr);
-  close(in_pipe[0]);
-  close(out_pipe[1]);
-  close(err_pipe[1]);
-  if (rc != 0) {
-    close(in_pipe[1]), close(out_pipe[0]), close(err_pipe[0]);
-    r.spawn_error = std::strerror(rc);
+  common::SpawnOptions options;
+  options.stdin_mode = options.stdout_mode = options.stderr_mode = common::SpawnOptions::Stream::kPipe;
+  options.unblock_signals = true;  // the pool's threads block SIGPIPE
+  auto started = common::Subprocess::Spawn({"/bin/sh", "-c", command}, options);
+  if (!started.ok()) {
+    r.spawn_error = started.status().message();
     return r;
   }
+  common::Subprocess& child = *started;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
-  int in_fd = in_pipe[1];
+  int in_fd = child.stdin_fd();
   fcntl(in_fd, F_SETFL, O_NONBLOCK);
   size_t written = 0;
-  if (input.empty()) close(in_fd), in_fd = -1;
-  int out_fd = out_pipe[0], err_fd = err_pipe[0];
+  if (input.empty()) child.CloseStdin(), in_fd = -1;
+  int out_fd = child.stdout_fd(), err_fd = child.stderr_fd();
   while (out_fd >= 0 || err_fd >= 0) {
     auto left =
         std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
       r.timed_out = true;
-      kill(pid, SIGKILL);
-      break;
+      r.exit_status = child.Kill();
+      return r;
     }
     pollfd fds[3] = {{in_fd, POLLOUT, 0}, {out_fd, POLLIN, 0}, {err_fd, POLLIN, 0}};
     if (poll(fds, 3, static_cast<int>(std::min<long long>(left.count(), 1000))) < 0 && errno != EINTR) break;
@@ -86,7 +60,7 @@ RunResult RunCommand(const std::string& command, const std::string& input, doubl
       ssize_t n = write(in_fd, input.data() + written, input.size() - written);
       if (n > 0) written += static_cast<size_t>(n);
       if (n < 0 && errno != EAGAIN && errno != EINTR) written = input.size();  // reader gone
-      if (written == input.size()) close(in_fd), in_fd = -1;
+      if (written == input.size()) child.CloseStdin(), in_fd = -1;
     }
     for (int k : {1, 2}) {
       int& fd = k == 1 ? out_fd : err_fd;
@@ -97,13 +71,12 @@ RunResult RunCommand(const std::string& command, const std::string& input, doubl
         std::string& sink = k == 1 ? r.out : r.err;
         if (sink.size() < (64u << 20)) sink.append(buf, static_cast<size_t>(n));
       } else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
-        close(fd), fd = -1;
+        fd = -1;  // closed with `child`
       }
     }
   }
-  for (int fd : {in_fd, out_fd, err_fd})
-    if (fd >= 0) close(fd);
-  waitpid(pid, &r.exit_status, 0);
+  child.CloseStdin();
+  r.exit_status = child.Wait();
   return r;
 }
 
@@ -152,7 +125,7 @@ class ExecProvider : public Provider {
       : command_(std::move(command)),
         timeout_s_(o.timeout_s),
         secrets_(KeysInEnvironment(o)),
-        pool_(o.max_in_flight, [] {
+        pool_(static_cast<size_t>(std::max(1, o.max_in_flight)), [] {
           sigset_t pipe_set;  // a child that exits early must not kill us with SIGPIPE
           sigemptyset(&pipe_set);
           sigaddset(&pipe_set, SIGPIPE);
@@ -169,7 +142,7 @@ class ExecProvider : public Provider {
       Attempt a;
       if (!run.spawn_error.empty()) {
         a.response.error = {ErrorKind::kExecFailed, 0,
-                            SanitizeMessage("cannot run '" + command_ + "': " + run.spawn_error, secrets_)};
+                            SanitizeMessage("'" + command_ + "': " + run.spawn_error, secrets_)};
       } else if (run.timed_out) {
         a.response.error = {
             ErrorKind::kExecFailed, 0,
@@ -196,7 +169,7 @@ class ExecProvider : public Provider {
   std::string command_;
   double timeout_s_;
   Secrets secrets_;
-  ThreadPool pool_;  // last member: joined before the rest is destroyed
+  common::ThreadPool pool_;  // last member: joined before the rest is destroyed
 };
 
 }  // namespace

@@ -18,15 +18,15 @@
 
 #include <unistd.h>
 
-#include "kforge/common/base64.h"
 #include "kforge/common/task.h"
 #include "kforge/common/text.h"
 #include "kforge/cuda/compile_pool.h"
 #include "kforge/cuda/compiler.h"
 #include "kforge/cuda/launch_plan.h"
+#include "kforge/cuda/plan_env.h"
 #include "kforge/cuda/versions.h"
-#include "kforge/verify/plan_env.h"
 #include "kforge/verify/worker_client.h"
+#include "kforge/verify/worker_protocol.h"
 
 namespace kforge::verify {
 namespace {
@@ -65,11 +65,10 @@ void Fail(Verdict& verdict, VerdictStatus status, std::string message) {
 
 /// Resolves the plan, scratch included, against the real shapes of every variant of the task (the
 /// GPU check runs each of them); an error names the variant unless it is the default one.
-Status CheckPlanStatically(const common::Task& task, const common::Solution& solution,
-                           bool allow_library_ops) {
+Status CheckPlanStatically(const common::Task& task, const common::Solution& solution, bool allow_library_ops) {
   for (const common::Variant& variant : task.variants) {
     Status status = [&]() -> Status {
-      KFORGE_ASSIGN_OR_RETURN(cuda::PlanEnv env, PlanEnvFor(task, variant));
+      KFORGE_ASSIGN_OR_RETURN(cuda::PlanEnv env, cuda::PlanEnvFor(task, variant));
       cuda::LaunchLimits limits;
       limits.allow_library_ops = allow_library_ops;
       KFORGE_RETURN_IF_ERROR(cuda::AddScratch(solution, limits, env));
@@ -191,159 +190,172 @@ std::string SanitizerSummary(const std::string& log_path) {
 }  // namespace
 
 void VerifyService::Impl::DeviceLoop(int device) {
-  std::vector<std::string> argv;
-  std::string sanitizer_log =
-      "/tmp/kforge-sanitizer-" + std::to_string(getpid()) + "-" + std::to_string(device) + ".log";
-  if (options_.sanitize) {
-    // API errors are not reported: every CUDA call is checked, and some fail on purpose
-    // (cudaFuncGetParamInfo past the last parameter counts the parameters).
-    argv = {"/usr/local/cuda/bin/compute-sanitizer",
-            "--tool",
-            "memcheck",
-            "--report-api-errors",
-            "no",
-            "--error-exitcode",
-            std::to_string(kSanitizerExitCode),
-            "--log-file",
-            sanitizer_log};
-  }
-  argv.insert(argv.end(), {options_.worker_program.string(), "worker", "--device", std::to_string(device)});
-  if (options_.sanitize) argv.push_back("--orderly-exit");
-  WorkerClient client(argv);
-  bool no_gpu = false;
-  std::string no_gpu_message;
-  std::optional<double> worker_start_ms;  // reported on the first verdict this worker serves
-  // Start the worker now, so that CUDA and LibTorch initialise while the first compiles run.
-  if (options_.sanitize || options_.compile_only) {
-    std::call_once(hello_once, [&] { hello_promise.set_value(nullptr); });
-  } else {
-    auto start = std::chrono::steady_clock::now();
-    WorkerClient::Reply hello =
-        client.Call({{"op", "hello"}, {"peak", options_.peak_at_start}}, std::chrono::seconds(300));
-    worker_start_ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    if (hello.kind == WorkerClient::Reply::Kind::kOk && hello.body.value("status", "") == "no_gpu") {
-      no_gpu = true;
-      no_gpu_message = hello.body.value("message", "");
+    std::vector<std::string> argv;
+    std::string sanitizer_log =
+        "/tmp/kforge-sanitizer-" + std::to_string(getpid()) + "-" + std::to_string(device) + ".log";
+    if (options_.sanitize) {
+      // API errors are not reported: every CUDA call is checked, and some fail on purpose
+      // (cudaFuncGetParamInfo past the last parameter counts the parameters).
+      argv = {"/usr/local/cuda/bin/compute-sanitizer",
+              "--tool",
+              "memcheck",
+              "--report-api-errors",
+              "no",
+              "--error-exitcode",
+              std::to_string(kSanitizerExitCode),
+              "--log-file",
+              sanitizer_log};
     }
-    nlohmann::json said = hello.body;
-    if (hello.kind != WorkerClient::Reply::Kind::kOk)
-      said = {{"status", "harness_error"}, {"message", "worker: " + hello.detail}};
-    std::call_once(hello_once, [&] { hello_promise.set_value(said); });
-  }
-  while (true) {
-    std::shared_ptr<Job> job;
-    {
-      std::unique_lock<std::mutex> lock(mu);
-      cv.wait(lock, [&] { return closing || !gpu_queue.empty(); });
-      if (gpu_queue.empty()) return;
-      job = std::move(gpu_queue.front());
-      gpu_queue.pop_front();
+    argv.insert(argv.end(), {options_.worker_program.string(), "worker", "--device", std::to_string(device)});
+    if (options_.sanitize) argv.push_back("--orderly-exit");
+    WorkerClient client(argv);
+    bool no_gpu = false;
+    std::string no_gpu_message;
+    std::optional<double> worker_start_ms;  // reported on the first verdict this worker serves
+    // Start the worker now, so that CUDA and LibTorch initialise while the first compiles run.
+    if (options_.sanitize || options_.compile_only) {
+      std::call_once(hello_once, [&] { hello_promise.set_value(nullptr); });
+    } else {
+      auto start = std::chrono::steady_clock::now();
+      HelloRequest request;
+      request.peak = options_.peak_at_start;
+      WorkerClient::Reply raw = client.Call(request.ToJson(), std::chrono::seconds(300));
+      worker_start_ms =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+      HelloReply hello;
+      if (raw.kind != WorkerClient::Reply::Kind::kOk) {
+        hello.status = VerdictStatus::kHarnessError;
+        hello.message = "worker: " + raw.detail;
+      } else if (auto parsed = HelloReply::FromJson(raw.body); parsed.ok()) {
+        hello = std::move(*parsed);
+      } else {
+        hello.status = VerdictStatus::kHarnessError;
+        hello.message = "worker: " + parsed.status().message();
+      }
+      if (hello.status == VerdictStatus::kNoGpu) {
+        no_gpu = true;
+        no_gpu_message = hello.message;
+      }
+      nlohmann::json said = hello.ToJson();
+      std::call_once(hello_once, [&] { hello_promise.set_value(said); });
     }
-    Verdict& verdict = job->verdict;
-    try {
-      if (FinishCompile(*job) && !options_.compile_only) {
-        if (no_gpu) {
-          Fail(verdict, VerdictStatus::kNoGpu, no_gpu_message);
-        } else if (!options_.gpu_check) {
-          verdict.checks["gpu_check"] = "skipped";
-        } else {
-          nlohmann::json request = {{"op", "check"},
-                                    {"task_dir", job->task->dir.string()},
-                                    {"solution", common::SolutionToJson(job->solution)},
-                                    {"cubin_b64", common::Base64Encode(job->cubin)},
-                                    {"trials", options_.trials},
-                                    {"seed", seed},
-                                    {"kernel_timeout_ms", options_.kernel_timeout.count()}};
-          auto deadline = std::chrono::milliseconds(120000) + options_.kernel_timeout * (options_.trials + 8);
-          WorkerClient::Reply reply = client.Call(request, deadline);
-          if (reply.kind == WorkerClient::Reply::Kind::kTimeout) {
-            Fail(verdict, VerdictStatus::kTimeout, "worker: " + reply.detail);
-          } else if (reply.kind == WorkerClient::Reply::Kind::kDied) {
-            // Candidate faults are answered in-band before the worker exits; a worker that dies
-            // without answering is kforge's failure.
-            Fail(verdict, VerdictStatus::kHarnessError, "worker died: " + reply.detail);
+    while (true) {
+      std::shared_ptr<Job> job;
+      {
+        std::unique_lock<std::mutex> lock(mu);
+        cv.wait(lock, [&] { return closing || !gpu_queue.empty(); });
+        if (gpu_queue.empty()) return;
+        job = std::move(gpu_queue.front());
+        gpu_queue.pop_front();
+      }
+      Verdict& verdict = job->verdict;
+      try {
+        if (FinishCompile(*job) && !options_.compile_only) {
+          if (no_gpu) {
+            Fail(verdict, VerdictStatus::kNoGpu, no_gpu_message);
+          } else if (!options_.gpu_check) {
+            verdict.checks["gpu_check"] = "skipped";
           } else {
-            auto status = common::ParseVerdictStatus(reply.body.value("status", "crash"));
-            Fail(verdict, status.ok() ? *status : VerdictStatus::kCrash, reply.body.value("message", ""));
-            verdict.trials = reply.body.value("trials", nlohmann::json::array());
-            verdict.checks = reply.body.value("checks", nlohmann::json::object());
-            verdict.device = reply.body.value("device", nlohmann::json());
-            verdict.timing = reply.body.value("timing", nlohmann::json::object());
-            verdict.memory = reply.body.value("memory", nlohmann::json());
-            if (worker_start_ms)
-              verdict.timing["worker_start_ms"] = *std::exchange(worker_start_ms, std::nullopt);
-            if (verdict.status == VerdictStatus::kNoGpu) {
-              no_gpu = true;
-              no_gpu_message = verdict.message;
+            CheckRequest request;
+            request.task_dir = job->task->dir;
+            request.solution = job->solution;
+            request.cubin = job->cubin;
+            request.trials = options_.trials;
+            request.seed = seed;
+            request.kernel_timeout = options_.kernel_timeout;
+            auto deadline = options_.check_allowance + options_.kernel_timeout * (options_.trials + 8);
+            WorkerClient::Reply reply = client.Call(request.ToJson(), deadline);
+            if (reply.kind == WorkerClient::Reply::Kind::kTimeout) {
+              Fail(verdict, VerdictStatus::kTimeout, "worker: " + reply.detail);
+            } else if (reply.kind == WorkerClient::Reply::Kind::kDied) {
+              // Candidate faults are answered in-band before the worker exits; a worker that dies
+              // without answering is kforge's failure.
+              Fail(verdict, VerdictStatus::kHarnessError, "worker died: " + reply.detail);
+            } else if (auto checked = CheckReply::FromJson(reply.body); !checked.ok()) {
+              Fail(verdict, VerdictStatus::kHarnessError, "worker: " + checked.status().message());
+            } else {
+              Fail(verdict, checked->status, std::move(checked->message));
+              verdict.trials = std::move(checked->trials);
+              verdict.checks = std::move(checked->checks);
+              verdict.device = std::move(checked->device);
+              verdict.timing = checked->timing ? checked->timing->ToJson() : nlohmann::json::object();
+              verdict.memory = std::move(checked->memory);
+              if (worker_start_ms)
+                verdict.timing["worker_start_ms"] = *std::exchange(worker_start_ms, std::nullopt);
+              if (verdict.status == VerdictStatus::kNoGpu) {
+                no_gpu = true;
+                no_gpu_message = verdict.message;
+              }
             }
-          }
-          if (options_.sanitize && reply.kind == WorkerClient::Reply::Kind::kOk) {
-            std::string ended = client.Shutdown();
-            if (ended == "exit code " + std::to_string(kSanitizerExitCode)) {
-              Fail(verdict, VerdictStatus::kCrash, "compute-sanitizer: " + SanitizerSummary(sanitizer_log));
+            if (options_.sanitize && reply.kind == WorkerClient::Reply::Kind::kOk) {
+              std::string ended = client.Shutdown();
+              if (ended == "exit code " + std::to_string(kSanitizerExitCode)) {
+                Fail(verdict, VerdictStatus::kCrash, "compute-sanitizer: " + SanitizerSummary(sanitizer_log));
+              }
+              verdict.checks["sanitizer"] = verdict.status == VerdictStatus::kCrash ? "fail" : "pass";
             }
-            verdict.checks["sanitizer"] = verdict.status == VerdictStatus::kCrash ? "fail" : "pass";
           }
         }
+        if (options_.after_check && verdict.status == VerdictStatus::kOk && !no_gpu && !options_.compile_only) {
+          job->after = options_.after_check({client, *job->task, job->solution, job->cubin, seed});
+        }
+      } catch (const std::exception& e) {  // a bug: this solution's verdict, never the batch
+        Fail(verdict, VerdictStatus::kHarnessError, std::string("internal error: ") + e.what());
       }
-      if (options_.after_check && verdict.status == VerdictStatus::kOk && !no_gpu && !options_.compile_only) {
-        job->after = options_.after_check({client, *job->task, job->solution, job->cubin, seed});
-      }
-    } catch (const std::exception& e) {  // a bug: this solution's verdict, never the batch
-      Fail(verdict, VerdictStatus::kHarnessError, std::string("internal error: ") + e.what());
+      if (verdict.status == VerdictStatus::kNoGpu) saw_no_gpu = true;
+      job->Finish();
     }
-    if (verdict.status == VerdictStatus::kNoGpu) saw_no_gpu = true;
-    job->Finish();
-  }
 }
 
 /// Reads the task, checks the plan and starts the compile; a verdict that is final before compiling
 /// has no compile started.
 std::shared_ptr<Job> VerifyService::Impl::Prepare(SolutionInput input) {
-  auto job = std::make_shared<Job>();
-  Verdict& v = job->verdict;
-  v.solution = input.label;
-  v.seed = seed;
-  v.toolchain = toolchain;
-  if (!input.solution.ok()) {
-    // Internal: kforge could not read the input (a bug or a broken environment), not a bad solution.
-    bool ours = input.solution.status().code() == Status::Code::kInternal;
-    Fail(v, ours ? VerdictStatus::kHarnessError : VerdictStatus::kInvalidSolution,
-         input.solution.status().message());
-    return job;
-  }
-  job->solution = std::move(*input.solution);
-  v.solution_hash = common::SolutionHash(job->solution);
-  v.task = job->solution.task.empty() ? options_.task : job->solution.task;
-  if (!v.task.empty()) {
-    std::lock_guard<std::mutex> lock(tasks_mu);
-    auto it = tasks.find(v.task);
-    if (it == tasks.end()) it = tasks.emplace(v.task, common::FindTask(options_.tasks_root, v.task)).first;
-    if (!it->second.ok()) {
-      std::string shown = common::CheckTaskId(v.task).ok() ? v.task : common::Quote(v.task);
-      Fail(v, VerdictStatus::kInvalidSolution, "task " + shown + ": " + it->second.status().message());
+    auto job = std::make_shared<Job>();
+    Verdict& v = job->verdict;
+    v.solution = input.label;
+    v.seed = seed;
+    v.toolchain = toolchain;
+    if (!input.solution.ok()) {
+      // Internal: kforge could not read the input (a bug or a broken environment), not a bad solution.
+      bool ours = input.solution.status().code() == Status::Code::kInternal;
+      Fail(v, ours ? VerdictStatus::kHarnessError : VerdictStatus::kInvalidSolution,
+           input.solution.status().message());
       return job;
     }
-    job->task = &*it->second;
-    Status plan = CheckPlanStatically(*job->task, job->solution, options_.allow_library_ops);
-    if (!plan.ok()) {
-      Fail(v, VerdictStatus::kInvalidSolution, plan.message());
+    job->solution = std::move(*input.solution);
+    v.solution_hash = common::SolutionHash(job->solution);
+    v.task = job->solution.task.empty() ? options_.task : job->solution.task;
+    if (!v.task.empty()) {
+      std::lock_guard<std::mutex> lock(tasks_mu);
+      auto it = tasks.find(v.task);
+      if (it == tasks.end())
+        it = tasks.emplace(v.task, common::FindTask(options_.tasks_root, v.task)).first;
+      if (!it->second.ok()) {
+        std::string shown = common::CheckTaskId(v.task).ok() ? v.task : common::Quote(v.task);
+        Fail(v, VerdictStatus::kInvalidSolution, "task " + shown + ": " + it->second.status().message());
+        return job;
+      }
+      job->task = &*it->second;
+      Status plan = CheckPlanStatically(*job->task, job->solution, options_.allow_library_ops);
+      if (!plan.ok()) {
+        Fail(v, VerdictStatus::kInvalidSolution, plan.message());
+        return job;
+      }
+    } else if (!options_.compile_only) {
+      Fail(v, VerdictStatus::kInvalidSolution,
+           "no task: name it in the solution's \"task\" field or with --task");
       return job;
     }
-  } else if (!options_.compile_only) {
-    Fail(v, VerdictStatus::kInvalidSolution,
-         "no task: name it in the solution's \"task\" field or with --task");
+    cuda::CompileRequest request;
+    request.source = job->solution.source;
+    request.options = job->solution.options;
+    request.arch = options_.arch;
+    request.name_expressions = NameExpressions(job->solution);
+    job->compile = pool.Submit(std::move(request));
     return job;
-  }
-  cuda::CompileRequest request;
-  request.source = job->solution.source;
-  request.options = job->solution.options;
-  request.arch = options_.arch;
-  request.name_expressions = NameExpressions(job->solution);
-  job->compile = pool.Submit(std::move(request));
-  return job;
 }
+
+
 
 VerifyService::VerifyService(VerifyOptions options)
     : options_(std::move(options)),
@@ -354,8 +366,7 @@ VerifyService::VerifyService(VerifyOptions options)
   setenv("TORCH_CPP_LOG_LEVEL", "ERROR", 0);
   // Compile-only: one thread finishes compiles in submission order and never starts a worker.
   std::vector<int> devices = options_.compile_only ? std::vector<int>{-1} : options_.devices;
-  for (int device : devices)
-    impl_->device_threads.emplace_back([this, device] { impl_->DeviceLoop(device); });
+  for (int device : devices) impl_->device_threads.emplace_back([this, device] { impl_->DeviceLoop(device); });
 }
 
 VerifyService::~VerifyService() {

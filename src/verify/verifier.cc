@@ -1,7 +1,7 @@
 // verify over a stream of solutions, in input order.
 #include "kforge/verify/verifier.h"
 
-#include <cstdio>
+#include <spdlog/spdlog.h>
 
 namespace kforge::verify {
 
@@ -19,8 +19,7 @@ VerifySummary Verifier::Run(SolutionReader& reader,
         try {
           emit(verdict, judged.after);
         } catch (const std::exception& e) {
-          std::fprintf(stderr, "kforge: internal error while reporting %s: %s\n", verdict.solution.c_str(),
-                       e.what());
+          spdlog::error("internal error while reporting {}: {}", verdict.solution, e.what());
         }
       });
   return summary;

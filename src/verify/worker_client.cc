@@ -1,18 +1,14 @@
 // Worker process management: spawn, line exchange with deadlines, reaping.
 #include "kforge/verify/worker_client.h"
 
-#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
-#include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
-#include <cstdint>
 
 #include <cerrno>
+#include <cstdint>
 
-extern char** environ;
+#include <spdlog/spdlog.h>
 
 namespace kforge::verify {
 namespace {
@@ -37,101 +33,51 @@ WorkerClient::WorkerClient(std::vector<std::string> argv) : argv_(std::move(argv
 
 // A worker keeps nothing worth an orderly exit, and tearing down LibTorch and the CUDA context
 // takes longer than the kill. Shutdown() is the orderly way (compute-sanitizer reports at exit).
-WorkerClient::~WorkerClient() { Stop(true); }
-
-bool WorkerClient::Start(std::string& error) {
-  int in_pipe[2], out_pipe[2];
-  if (pipe2(in_pipe, O_CLOEXEC) != 0) {
-    error = std::string("pipe: ") + strerror(errno);
-    return false;
-  }
-  if (pipe2(out_pipe, O_CLOEXEC) != 0) {
-    error = std::string("pipe: ") + strerror(errno);
-    close(in_pipe[0]);
-    close(in_pipe[1]);
-    return false;
-  }
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, in_pipe[0], STDIN_FILENO);
-  posix_spawn_file_actions_adddup2(&actions, out_pipe[1], STDOUT_FILENO);
-  std::vector<char*> args;
-  for (std::string& a : argv_) args.push_back(a.data());
-  args.push_back(nullptr);
-  pid_t pid = -1;
-  int rc = posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  close(in_pipe[0]);
-  close(out_pipe[1]);
-  if (rc != 0) {
-    close(in_pipe[1]);
-    close(out_pipe[0]);
-    error = "cannot start " + argv_[0] + ": " + strerror(rc);
-    return false;
-  }
-  pid_ = pid;
-  to_child_ = in_pipe[1];
-  from_child_ = out_pipe[0];
-  buffer_.clear();
-  ++spawn_count_;
-  return true;
-}
-
-std::string WorkerClient::Reap() {
-  if (pid_ < 0) return "not running";
-  int status = 0;
-  pid_t r;
-  do {
-    r = waitpid(pid_, &status, 0);
-  } while (r < 0 && errno == EINTR);
-  pid_ = -1;
-  if (r < 0) return "lost";
-  if (WIFSIGNALED(status)) {
-    const char* name = sigabbrev_np(WTERMSIG(status));
-    return std::string("killed by SIG") + (name ? name : std::to_string(WTERMSIG(status)).c_str());
-  }
-  return "exit code " + std::to_string(WEXITSTATUS(status));
-}
+WorkerClient::~WorkerClient() { Stop(); }
 
 std::string WorkerClient::Shutdown() {
-  if (pid_ < 0) return "not running";
-  close(to_child_);
-  to_child_ = -1;
-  std::string detail = Reap();
-  close(from_child_);
-  from_child_ = -1;
+  if (!worker_.running()) return "not running";
+  worker_.CloseStdin();
+  std::string detail = common::DescribeExit(worker_.Wait());
+  worker_ = common::Subprocess();
   return detail;
 }
 
-void WorkerClient::Stop(bool kill_first) {
-  if (to_child_ >= 0) close(to_child_);
-  to_child_ = -1;
-  if (pid_ > 0 && kill_first) kill(pid_, SIGKILL);
-  if (pid_ > 0) Reap();
-  if (from_child_ >= 0) close(from_child_);
-  from_child_ = -1;
+std::string WorkerClient::Stop() {
+  if (!worker_.running()) return "not running";
+  worker_.CloseStdin();
+  std::string detail = common::DescribeExit(worker_.Kill());
+  worker_ = common::Subprocess();
+  return detail;
 }
 
 WorkerClient::Reply WorkerClient::Call(const nlohmann::json& request, std::chrono::milliseconds deadline) {
   Reply reply;
-  if (pid_ < 0) {
-    std::string error;
-    if (!Start(error)) {
+  if (!worker_.running()) {
+    common::SpawnOptions options;
+    options.stdin_mode = options.stdout_mode = common::SpawnOptions::Stream::kPipe;
+    auto started = common::Subprocess::Spawn(argv_, options);
+    if (!started.ok()) {
       reply.kind = Reply::Kind::kDied;
-      reply.detail = error;
+      reply.detail = started.status().message();
       return reply;
+    }
+    worker_ = std::move(*started);
+    buffer_.clear();
+    ++spawn_count_;
+    if (spdlog::should_log(spdlog::level::debug)) {
+      std::string command;
+      for (const std::string& arg : argv_) command += (command.empty() ? "" : " ") + arg;
+      spdlog::debug("worker: started {} (pid {}, start {})", command, worker_.pid(), spawn_count_);
     }
   }
   auto died = [&]() {
-    close(to_child_);
-    to_child_ = -1;
     reply.kind = Reply::Kind::kDied;
-    reply.detail = Reap();
-    close(from_child_);
-    from_child_ = -1;
+    reply.detail = Shutdown();
+    spdlog::debug("worker: died without answering ({})", reply.detail);
     return reply;
   };
-  if (!WriteAll(to_child_, request.dump() + "\n")) return died();
+  if (!WriteAll(worker_.stdin_fd(), request.dump() + "\n")) return died();
 
   auto end = std::chrono::steady_clock::now() + deadline;
   while (true) {
@@ -141,10 +87,10 @@ WorkerClient::Reply WorkerClient::Call(const nlohmann::json& request, std::chron
       buffer_.erase(0, newline + 1);
       try {
         reply.body = nlohmann::json::parse(line);
-        if (reply.body.is_object() && reply.body.value("exiting", false)) Stop(true);
+        if (reply.body.is_object() && reply.body.value("exiting", false)) Stop();
         return reply;
       } catch (const nlohmann::json::exception&) {  // malformed, or a number out of range
-        Stop(true);
+        Stop();
         reply.kind = Reply::Kind::kDied;
         reply.detail = "worker wrote a malformed reply";
         return reply;
@@ -152,17 +98,17 @@ WorkerClient::Reply WorkerClient::Call(const nlohmann::json& request, std::chron
     }
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(end - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
-      Stop(true);
+      spdlog::debug("worker: no reply within {} ms; killed ({})", deadline.count(), Stop());
       reply.kind = Reply::Kind::kTimeout;
       reply.detail = "no reply within " + std::to_string(deadline.count()) + " ms; worker killed";
       return reply;
     }
-    pollfd fd{from_child_, POLLIN, 0};
+    pollfd fd{worker_.stdout_fd(), POLLIN, 0};
     int ready = poll(&fd, 1, static_cast<int>(std::min<int64_t>(left.count(), 1000)));
     if (ready < 0 && errno == EINTR) continue;
     if (ready <= 0) continue;
     char chunk[65536];
-    ssize_t n = read(from_child_, chunk, sizeof chunk);
+    ssize_t n = read(worker_.stdout_fd(), chunk, sizeof chunk);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return died();
     buffer_.append(chunk, static_cast<size_t>(n));

@@ -20,6 +20,7 @@
 
 #include "kforge/common/verdict.h"
 #include "kforge/cuda/device.h"
+#include "kforge/verify/worker_protocol.h"
 
 namespace kforge::verify {
 namespace {
@@ -29,9 +30,7 @@ constexpr char kEntryPoint[] = "kforge_worker_serve";
 
 /// Answers every request with no_gpu and `why` (no device, or no worker library).
 int ServeNoGpu(const std::string& why) {
-  nlohmann::json reply = {{"status", common::VerdictStatusName(common::VerdictStatus::kNoGpu)},
-                          {"message", why}};
-  std::string line = reply.dump() + "\n";
+  std::string line = FailureReplyJson(common::VerdictStatus::kNoGpu, why).dump() + "\n";
   std::string request;
   while (std::getline(std::cin, request)) {
     std::fwrite(line.data(), 1, line.size(), stdout);

@@ -15,15 +15,14 @@
 #include "kforge/bench/measure.h"
 #include "kforge/bench/peak.h"
 #include "kforge/bench/wire.h"
-#include "kforge/common/base64.h"
 #include "kforge/common/verdict.h"
 #include "kforge/cuda/kernel_library.h"
 #include "kforge/cuda/launch_plan.h"
 #include "kforge/cuda/owners.h"
+#include "kforge/cuda/plan_env.h"
 #include "kforge/reference/compare.h"
 #include "kforge/reference/device_memory.h"
 #include "kforge/reference/runner.h"
-#include "kforge/verify/plan_env.h"
 #include "worker/candidate_buffers.h"
 #include "worker/prepared_candidate.h"
 
@@ -47,8 +46,12 @@ int PlacementsFor(int device, int64_t bytes) {
   return static_cast<int>(std::clamp<int64_t>(1 + use.free_bytes / 4 / bytes, 1, kPlacements));
 }
 
-nlohmann::json Fail(VerdictStatus status, const std::string& message) {
-  return {{"status", common::VerdictStatusName(status)}, {"message", message}};
+bench::BenchReply Fail(VerdictStatus status, const std::string& message, bool exiting = false) {
+  bench::BenchReply reply;
+  reply.status = status;
+  reply.message = message;
+  reply.exiting = exiting;
+  return reply;
 }
 
 /// The candidate's side of a bench: its buffer sets (one per placement), prepared plan and the
@@ -132,34 +135,29 @@ StatusOr<std::vector<reference::TensorSet>> ReferenceInputs(const common::Task& 
 }
 
 /// RunBench without the exception boundary.
-nlohmann::json RunBenchOrFail(GpuChecker& state, const nlohmann::json& request, bool& must_exit) {
+bench::BenchReply RunBenchOrFail(GpuChecker& state, const bench::BenchRequest& request) {
   const cuda::DeviceInfo& device = state.device();
-  auto options = bench::MeasureOptionsFromJson(request.value("measure", nlohmann::json::object()));
-  if (!options.ok()) return Fail(VerdictStatus::kInvalidSolution, options.status().message());
-  auto task_or = state.TaskFor(request.value("task_dir", ""));
+  auto task_or = state.TaskFor(request.task_dir);
   if (!task_or.ok()) return Fail(VerdictStatus::kHarnessError, task_or.status().message());
   const common::Task& task = **task_or;
   const common::Variant& variant = task.variants.front();
-  const uint64_t seed = request.value("seed", uint64_t{0});
+  const uint64_t seed = request.seed;
 
   // The plan and its memory: the candidate's, or the task's tensors alone for the reference.
   std::unique_ptr<cuda::KernelLibrary> library;
   std::optional<PreparedCandidate> prepared;
   MemoryPlan memory;
-  if (request.contains("solution")) {
-    auto solution = common::SolutionFromJson(request["solution"], "request");
-    auto cubin = common::Base64Decode(request.value("cubin_b64", ""));
-    if (!solution.ok() || !cubin.ok()) return Fail(VerdictStatus::kHarnessError, "worker: bad bench request");
-    auto loaded = cuda::KernelLibrary::Load(*cubin);
+  if (request.solution) {
+    auto loaded = cuda::KernelLibrary::Load(request.cubin);
     if (!loaded.ok()) return Fail(VerdictStatus::kLaunchError, "cannot load the CUBIN: " + loaded.status().message());
     library = std::move(*loaded);
-    auto ready = PrepareCandidate(task, variant, *solution, *library, cuda::LimitsFor(device), device.index);
+    auto ready = PrepareCandidate(task, variant, *request.solution, *library, cuda::LimitsFor(device), device.index);
     if (!ready.ok()) return Fail(VerdictStatus::kInvalidSolution, ready.status().message());
     prepared = std::move(*ready);
     memory = prepared->memory;
     memory.kept_outputs = memory.outputs;
   } else {
-    auto env = verify::PlanEnvFor(task, variant);
+    auto env = cuda::PlanEnvFor(task, variant);
     if (!env.ok()) return Fail(VerdictStatus::kHarnessError, env.status().message());
     memory = PlanMemory(task, *env);
   }
@@ -224,7 +222,7 @@ nlohmann::json RunBenchOrFail(GpuChecker& state, const nlohmann::json& request, 
                         return Status::Ok();
                       }});
 
-  auto measured = bench::Measure(subjects, *options, stream->get());
+  auto measured = bench::Measure(subjects, request.measure, stream->get());
   if (!measured.ok()) {
     if (candidate && candidate->mismatched())
       return Fail(VerdictStatus::kMismatch, "timed run: " + measured.status().message());
@@ -232,32 +230,33 @@ nlohmann::json RunBenchOrFail(GpuChecker& state, const nlohmann::json& request, 
       return Fail(VerdictStatus::kHarnessError, "bench: " + measured.status().message());
     // A faulting kernel leaves the context unusable; the parent starts a fresh worker.
     bool healthy = cudaDeviceSynchronize() == cudaSuccess;
-    must_exit = !healthy;
-    return Fail(healthy ? VerdictStatus::kLaunchError : VerdictStatus::kCrash, "bench: " + measured.status().message());
+    return Fail(healthy ? VerdictStatus::kLaunchError : VerdictStatus::kCrash,
+                "bench: " + measured.status().message(),
+                /*exiting=*/!healthy);
   }
-  nlohmann::json reply = {{"status", "ok"},
-                          {"message", ""},
-                          {"measurement", bench::MeasurementToJson(*measured)},
-                          {"checked_runs", candidate ? candidate->checked() : 0},
-                          {"placements", placements},
-                          {"memory", memory.ToJson()},
-                          {"device", device.ToJson()}};
-  auto peak = bench::LoadOrMeasurePeak(device.index, bench::DefaultCacheDir());
-  reply["peak"] = peak.ok() ? peak->ToJson() : nlohmann::json(nullptr);
+  bench::BenchReply reply;
+  reply.measurement = std::move(*measured);
+  reply.checked_runs = candidate ? candidate->checked() : 0;
+  reply.placements = placements;
+  reply.memory = memory.ToJson();
+  reply.device = device.ToJson();
+  if (auto peak = bench::LoadOrMeasurePeak(device.index, bench::DefaultCacheDir()); peak.ok())
+    reply.peak = *peak;
   return reply;
 }
 
 }  // namespace
 
-nlohmann::json RunBench(GpuChecker& state, const nlohmann::json& request, bool& must_exit) {
+bench::BenchReply RunBench(GpuChecker& state, const bench::BenchRequest& request) {
   try {
-    return RunBenchOrFail(state, request, must_exit);
+    return RunBenchOrFail(state, request);
   } catch (const std::exception& e) {
     std::string text = e.what();
     std::string log = LogFailure(text);
-    must_exit = cudaDeviceSynchronize() != cudaSuccess;
-    return Fail(VerdictStatus::kHarnessError, "worker: " + text.substr(0, std::min<size_t>(text.find('\n'), 300)) +
-                                                  (log.empty() ? "" : " (details in " + log + ")"));
+    return Fail(VerdictStatus::kHarnessError,
+                "worker: " + text.substr(0, std::min<size_t>(text.find('\n'), 300)) +
+                    (log.empty() ? "" : " (details in " + log + ")"),
+                /*exiting=*/cudaDeviceSynchronize() != cudaSuccess);
   }
 }
 

@@ -2,13 +2,12 @@
 // alone) on the same inputs, interleaved on one stream (bench::Measure), checking every timed run.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
+#include "kforge/bench/wire.h"
 #include "worker/check.h"
 
 namespace kforge::worker {
 
-/// Answers one bench request (docs/worker.md). Sets `must_exit` when the CUDA context is unusable.
-nlohmann::json RunBench(GpuChecker& state, const nlohmann::json& request, bool& must_exit);
+/// Answers one bench request (docs/worker.md); `exiting` is set when the CUDA context is unusable.
+bench::BenchReply RunBench(GpuChecker& state, const bench::BenchRequest& request);
 
 }  // namespace kforge::worker

@@ -18,6 +18,7 @@
 #include "kforge/common/task.h"
 #include "kforge/common/verdict.h"
 #include "kforge/cuda/device.h"
+#include "kforge/verify/worker_protocol.h"
 #include "worker/prepared_candidate.h"
 
 namespace kforge::reference {
@@ -27,14 +28,8 @@ struct CompareResult;
 
 namespace kforge::worker {
 
-struct GpuCheckRequest {
-  std::filesystem::path task_dir;
-  common::Solution solution;
-  std::string cubin;
-  int trials = 5;     ///< Trials on the default variant; each extra variant gets one more.
-  uint64_t seed = 0;  ///< Run seed; trial inputs also depend on the solution's hash.
-  std::chrono::milliseconds kernel_timeout{10000};
-};
+/// A check request as the parent sends it (kforge.worker/1).
+using GpuCheckRequest = verify::CheckRequest;
 
 struct GpuCheckResult {
   common::VerdictStatus status = common::VerdictStatus::kOk;

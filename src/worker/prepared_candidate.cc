@@ -4,8 +4,8 @@
 #include <cstdio>
 
 #include "kforge/cuda/guarded_buffer.h"
+#include "kforge/cuda/plan_env.h"
 #include "kforge/reference/library_ops.h"
-#include "kforge/verify/plan_env.h"
 
 namespace kforge::worker {
 namespace {
@@ -100,10 +100,9 @@ nlohmann::json TimePlanSplit(const PreparedCandidate& candidate, const std::map<
 }
 
 StatusOr<PreparedCandidate> PrepareCandidate(const common::Task& task, const common::Variant& variant,
-                                             const common::Solution& solution,
-                                             const cuda::KernelLibrary& library,
+                                             const common::Solution& solution, const cuda::KernelLibrary& library,
                                              const cuda::LaunchLimits& limits, int device) {
-  KFORGE_ASSIGN_OR_RETURN(cuda::PlanEnv env, verify::PlanEnvFor(task, variant));
+  KFORGE_ASSIGN_OR_RETURN(cuda::PlanEnv env, cuda::PlanEnvFor(task, variant));
   KFORGE_RETURN_IF_ERROR(cuda::AddScratch(solution, limits, env));
   KFORGE_ASSIGN_OR_RETURN(cuda::ResolvedPlan resolved, cuda::ResolvePlan(solution, env, limits));
   KFORGE_ASSIGN_OR_RETURN(cuda::BoundPlan bound, cuda::BoundPlan::Bind(resolved, library));

@@ -9,14 +9,16 @@
 #include <memory>
 #include <string>
 
+#include <spdlog/spdlog.h>
 #include <nlohmann/json.hpp>
 
 #include "kforge/bench/peak.h"
-#include "kforge/common/base64.h"
+#include "kforge/bench/wire.h"
 #include "kforge/common/verdict.h"
 #include "kforge/cuda/device.h"
 #include "kforge/cuda/guarded_buffer.h"
 #include "kforge/reference/device_memory.h"
+#include "kforge/verify/worker_protocol.h"
 #include "worker/bench_op.h"
 #include "worker/check.h"
 #include "worker/task_check.h"
@@ -32,19 +34,7 @@ void Reply(const nlohmann::json& body) {
 
 /// A failure on kforge's side (a malformed request from the parent, an exception in the worker).
 nlohmann::json HarnessError(const std::string& message) {
-  return {{"status", common::VerdictStatusName(common::VerdictStatus::kHarnessError)}, {"message", message}};
-}
-
-StatusOr<GpuCheckRequest> ParseCheck(const nlohmann::json& request) {
-  GpuCheckRequest check;
-  KFORGE_ASSIGN_OR_RETURN(check.cubin, common::Base64Decode(request.value("cubin_b64", "")));
-  KFORGE_ASSIGN_OR_RETURN(check.solution,
-                          common::SolutionFromJson(request.value("solution", nlohmann::json()), "request"));
-  check.task_dir = request.value("task_dir", "");
-  check.trials = request.value("trials", 5);
-  check.seed = request.value("seed", uint64_t{0});
-  check.kernel_timeout = std::chrono::milliseconds(request.value("kernel_timeout_ms", 10000));
-  return check;
+  return verify::FailureReplyJson(common::VerdictStatus::kHarnessError, message);
 }
 
 /// Answers one request line.
@@ -52,44 +42,48 @@ nlohmann::json Handle(GpuChecker& checker, const cuda::DeviceInfo& device, const
                       bool& must_exit) {
   nlohmann::json request = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
   if (request.is_discarded() || !request.is_object()) return HarnessError("worker: malformed request");
-  std::string op = request.value("op", "");
+  std::string op = verify::RequestOp(request);
   if (op == "hello") {
-    nlohmann::json reply = {{"status", "ok"}, {"device", device.ToJson()}};
-    if (request.value("peak", false)) {  // measured once per device, then read from the cache
+    auto hello = verify::HelloRequest::FromJson(request);
+    if (!hello.ok()) return HarnessError("worker: " + hello.status().message());
+    verify::HelloReply reply;
+    reply.device = device.ToJson();
+    if (hello->peak) {  // measured once per device, then read from the cache
       auto peak = bench::LoadOrMeasurePeak(device.index, bench::DefaultCacheDir());
-      reply["peak"] = peak.ok() ? peak->ToJson() : nlohmann::json(nullptr);
+      reply.peak = peak.ok() ? peak->ToJson() : nlohmann::json(nullptr);
     }
-    return reply;
+    return reply.ToJson();
   }
   if (op == "check") {
-    auto check = ParseCheck(request);
-    if (!check.ok()) return HarnessError("worker: bad check request: " + check.status().message());
+    auto check = verify::CheckRequest::FromJson(request);
+    if (!check.ok()) return HarnessError("worker: " + check.status().message());
     auto start = std::chrono::steady_clock::now();
     GpuCheckResult result = checker.Check(*check);
-    double gpu_ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    must_exit = result.worker_must_exit;
-    nlohmann::json reply = {{"status", common::VerdictStatusName(result.status)},
-                            {"message", result.message},
-                            {"trials", result.trials},
-                            {"checks", result.checks},
-                            {"device", device.ToJson()},
-                            {"timing",
-                             {{"gpu_ms", gpu_ms},
-                              {"reference_load_ms", result.reference_load_ms},
-                              {"phases_ms", result.phases_ms}}},
-                            {"memory", result.memory},
-                            {"exiting", must_exit}};
-    // Where the plan's GPU time went, when it calls library ops between its kernels.
-    if (!result.plan_split.is_null()) reply["timing"]["plan_split"] = result.plan_split;
-    return reply;
+    double gpu_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    verify::CheckReply reply;
+    reply.status = result.status;
+    reply.message = std::move(result.message);
+    reply.trials = std::move(result.trials);
+    reply.checks = std::move(result.checks);
+    reply.device = device.ToJson();
+    reply.timing = verify::CheckTiming{gpu_ms, result.reference_load_ms, std::move(result.phases_ms),
+                                       std::move(result.plan_split)};
+    reply.memory = std::move(result.memory);
+    reply.exiting = must_exit = result.worker_must_exit;
+    return reply.ToJson();
   }
   if (op == "bench") {
-    nlohmann::json reply = RunBench(checker, request, must_exit);
-    reply["exiting"] = must_exit;
-    return reply;
+    auto bench = bench::BenchRequest::FromJson(request);
+    if (!bench.ok()) return HarnessError("worker: " + bench.status().message());
+    bench::BenchReply reply = RunBench(checker, *bench);
+    must_exit = reply.exiting;
+    return reply.ToJson();
   }
-  if (op == "task_check") return RunTaskCheck(checker, request);
+  if (op == "task_check") {
+    auto task_check = verify::TaskCheckRequest::FromJson(request);
+    if (!task_check.ok()) return HarnessError("worker: " + task_check.status().message());
+    return RunTaskCheck(checker, *task_check).ToJson();
+  }
   return HarnessError("worker: unknown op \"" + op.substr(0, 40) + "\"");
 }
 
@@ -98,7 +92,7 @@ nlohmann::json Handle(GpuChecker& checker, const cuda::DeviceInfo& device, const
 int Serve(int device_index) {
   auto device = cuda::OpenDevice(device_index);
   if (!device.ok()) {
-    std::fprintf(stderr, "kforge worker: %s\n", device.status().message().c_str());
+    spdlog::error("worker: {}", device.status().message());
     return 1;
   }
   // Every device byte of a request goes through LibTorch's caching allocator: one count, one cache.

@@ -7,12 +7,13 @@
 #include <chrono>
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "kforge/common/verdict.h"
+#include "kforge/cuda/plan_env.h"
 #include "kforge/reference/compare.h"
 #include "kforge/reference/device_memory.h"
 #include "kforge/reference/runner.h"
-#include "kforge/verify/plan_env.h"
 
 namespace kforge::worker {
 namespace {
@@ -42,23 +43,25 @@ std::string Disagreement(const TensorSet& want, const TensorSet& got, const comm
   return problem ? *problem : "";
 }
 
-nlohmann::json Reply(const std::string& status, const std::string& message, nlohmann::json variants) {
-  return {{"status", status}, {"message", message}, {"variants", std::move(variants)}};
+verify::TaskCheckReply Reply(const std::string& status, const std::string& message,
+                             std::vector<verify::TaskCheckVariant> variants) {
+  return {status, message, std::move(variants)};
 }
 
 }  // namespace
 
-nlohmann::json RunTaskCheck(GpuChecker& checker, const nlohmann::json& request) {
+verify::TaskCheckReply RunTaskCheck(GpuChecker& checker, const verify::TaskCheckRequest& request) {
   const std::string harness(common::VerdictStatusName(common::VerdictStatus::kHarnessError));
-  auto task_or = checker.TaskFor(request.value("task_dir", ""));
-  if (!task_or.ok()) return Reply("fail", task_or.status().message(), nlohmann::json::array());
+  auto task_or = checker.TaskFor(request.task_dir);
+  if (!task_or.ok()) return Reply("fail", task_or.status().message(), {});
   const common::Task& task = **task_or;
-  const uint64_t seed = request.value("seed", uint64_t{1});
+  const uint64_t seed = request.seed;
   const int device = checker.device().index;
-  nlohmann::json variants = nlohmann::json::array();
+  std::vector<verify::TaskCheckVariant> variants;
   for (const common::Variant& variant : task.variants) {
-    nlohmann::json record = {{"variant", variant.name}, {"checks", nlohmann::json::object()}};
-    auto env = verify::PlanEnvFor(task, variant);
+    verify::TaskCheckVariant record;
+    record.variant = variant.name;
+    auto env = cuda::PlanEnvFor(task, variant);
     if (!env.ok()) return Reply("fail", env.status().message(), variants);
     MemoryPlan memory = PlanMemory(task, *env);
     bool scratch_only = false;
@@ -66,7 +69,7 @@ nlohmann::json RunTaskCheck(GpuChecker& checker, const nlohmann::json& request) 
       return Reply(harness, room.message(), variants);
     auto load_start = std::chrono::steady_clock::now();
     auto program = checker.ProgramFor(task, variant.name);
-    record["load_ms"] = MsSince(load_start);
+    record.load_ms = MsSince(load_start);
     if (!program.ok()) return Reply("fail", "reference: " + program.status().message(), variants);
 
     const int64_t baseline = reference::DeviceMemoryOf(device).allocated_bytes - checker.ResidentBytes(task);
@@ -83,10 +86,10 @@ nlohmann::json RunTaskCheck(GpuChecker& checker, const nlohmann::json& request) 
       }
       auto second = TimedRun(**program, *inputs, second_ms);
       if (!second.ok()) return Reply("fail", "second run: " + second.status().message(), variants);
-      record["first_run_ms"] = first_ms;
-      record["reference_ms"] = second_ms;
-      std::string rerun = Disagreement(*first, *second, task, record["checks"]);
-      record["checks"]["rerun"] = rerun.empty() ? "pass" : "fail";
+      record.first_run_ms = first_ms;
+      record.reference_ms = second_ms;
+      std::string rerun = Disagreement(*first, *second, task, record.checks);
+      record.checks["rerun"] = rerun.empty() ? "pass" : "fail";
       if (!rerun.empty()) problem = "the reference disagrees with itself: " + rerun;
     }
     if (problem.empty() && task.artifacts.golden && task.artifacts.golden->variant == variant.name) {
@@ -98,13 +101,13 @@ nlohmann::json RunTaskCheck(GpuChecker& checker, const nlohmann::json& request) 
       } else {
         double ms = 0;
         auto out = TimedRun(**program, *golden_in, ms);
-        problem = out.ok() ? Disagreement(*golden_out, *out, task, record["checks"]) : out.status().message();
+        problem = out.ok() ? Disagreement(*golden_out, *out, task, record.checks) : out.status().message();
         if (!problem.empty()) problem = "golden outputs: " + problem;
       }
-      record["checks"]["golden"] = problem.empty() ? "pass" : "fail";
+      record.checks["golden"] = problem.empty() ? "pass" : "fail";
     }
-    record["memory"] = memory.ToJson();
-    record["memory"]["peak_device_bytes"] = reference::DeviceMemoryOf(device).peak_bytes - baseline;
+    record.memory = memory.ToJson();
+    record.memory["peak_device_bytes"] = reference::DeviceMemoryOf(device).peak_bytes - baseline;
     variants.push_back(record);
     if (!problem.empty()) return Reply("fail", problem + (task.variants.size() > 1 ? " (variant " + variant.name + ")" : ""), variants);
   }

@@ -2,14 +2,13 @@
 // its memory budget, agree with itself, and match its golden file? (`kforge tasks check`.)
 #pragma once
 
-#include <nlohmann/json.hpp>
-
+#include "kforge/verify/worker_protocol.h"
 #include "worker/check.h"
 
 namespace kforge::worker {
 
-/// Answers one task_check request {task_dir, seed}: status ok, fail (the task's problem) or
-/// harness_error, with per-variant memory, timing and checks (docs/worker.md).
-nlohmann::json RunTaskCheck(GpuChecker& checker, const nlohmann::json& request);
+/// Answers one task_check request: status ok, fail (the task's problem) or harness_error, with
+/// per-variant memory, timing and checks (docs/worker.md).
+verify::TaskCheckReply RunTaskCheck(GpuChecker& checker, const verify::TaskCheckRequest& request);
 
 }  // namespace kforge::worker

@@ -166,6 +166,34 @@ TEST_F(VerifyCliTest, SharedGpuFlagsApply) {
       << bad_devices.output;
 }
 
+// -v and --log-file also work after the command; the log file gets the diagnostics, never the records
+// or the summary. Not compile-only, so that a worker starts (without a GPU it answers no_gpu).
+TEST_F(VerifyCliTest, VerboseAndLogFileMayFollowTheCommand) {
+  std::string good = Write("good.json", Solution(kRelu, kLaunch));
+  fs::path log = dir_ / "kforge.log";
+  std::string common =
+      std::string("--no-cache --kernel-timeout 1 --tasks ") + KFORGE_SOURCE_DIR + "/tasks '" + good + "'";
+  CliRun run = VerifyCommand("-v --log-file '" + log.string() + "' " + common);
+  ASSERT_EQ(run.verdicts.size(), 1u) << run.output;
+  EXPECT_NE(run.output.find("debug worker: started "), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("verify: 1 solution"), std::string::npos) << "the summary stays on stderr";
+  std::ifstream in(log);
+  std::string logged((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(logged.find(" debug ["), std::string::npos) << logged;
+  EXPECT_NE(logged.find("worker: started "), std::string::npos) << logged;
+  EXPECT_EQ(logged.find("verify: 1 solution"), std::string::npos) << logged;
+  EXPECT_EQ(logged.find("\"schema\""), std::string::npos) << "no records in the log";
+
+  CliRun quiet = VerifyCommand(common);
+  ASSERT_EQ(quiet.verdicts.size(), 1u) << quiet.output;
+  EXPECT_EQ(quiet.output.find("debug"), std::string::npos) << quiet.output;
+  CliRun unopenable = VerifyCommand("--log-file /proc/kforge/none " + common);
+  EXPECT_EQ(unopenable.exit_code, 2);
+  EXPECT_NE(unopenable.output.find("kforge: --log-file /proc/kforge/none: cannot open it for writing"),
+            std::string::npos)
+      << unopenable.output;
+}
+
 // Whatever a line holds, the batch gives exactly one verdict for it, in order, and goes on: numbers
 // past a double, invalid UTF-8, duplicate keys, a SIGFPE in an expression, 60 MB of nesting.
 TEST_F(VerifyCliTest, EveryInputLineGetsExactlyOneVerdict) {

@@ -107,6 +107,15 @@ TEST(ModuleFencesTest, IncludesFollowTheDependencies) {
   EXPECT_GT(checked, 100) << "the source tree was not found at " << kRoot;
 }
 
+// The GPU worker sits below verify's parent side: of verify it sees only the protocol both sides
+// speak, never the service, the client or plan checks.
+TEST(ModuleFencesTest, WorkerUsesOnlyTheProtocolOfVerify) {
+  for (const Include& inc : IncludesOf("worker")) {
+    if (ModuleOf(inc.target) != "verify") continue;
+    EXPECT_EQ(inc.target, "kforge/verify/worker_protocol.h") << inc.file.string() << ":" << inc.line;
+  }
+}
+
 TEST(ModuleFencesTest, BenchPublicHeadersDoNotPullInTheCudaRuntime) {
   for (const Include& inc : IncludesOf("bench")) {
     if (inc.file.string().find("/include/kforge/bench/") == std::string::npos) continue;

@@ -15,7 +15,7 @@
 #include "kforge/common/solution.h"
 #include "kforge/common/task.h"
 #include "kforge/cuda/launch_plan.h"
-#include "kforge/verify/plan_env.h"
+#include "kforge/cuda/plan_env.h"
 
 namespace kforge::verify {
 namespace {
@@ -97,7 +97,7 @@ fakes::FuzzOutcome Property(const std::string& text) {
   if (it == Tasks().end()) return {"no demo/relu task to check plans against", ""};
   std::string label = "ok";
   for (const common::Variant& variant : it->second.variants) {
-    StatusOr<cuda::PlanEnv> env = PlanEnvFor(it->second, variant);
+    StatusOr<cuda::PlanEnv> env = cuda::PlanEnvFor(it->second, variant);
     if (!env.ok()) return {"task " + it->first + " has no plan environment", ""};
     cuda::LaunchLimits limits;
     Status scratch = cuda::AddScratch(*solution, limits, *env);

@@ -11,6 +11,7 @@
 
 #include "kforge/bench/measure.h"
 #include "kforge/bench/report.h"
+#include "kforge/bench/wire.h"
 #include "kforge/verify/solution_reader.h"
 #include "kforge/verify/verifier.h"
 
@@ -55,10 +56,10 @@ class Bencher {
   const BenchOptions& options() const { return options_; }
 
  private:
-  nlohmann::json BenchRequest(const common::Task& task, uint64_t seed) const;
+  BenchRequest RequestFor(const common::Task& task, uint64_t seed) const;
   /// How long a bench request may take before its worker is killed (three times --max-time, plus 2 min).
   std::chrono::milliseconds BenchDeadline() const;
-  BenchResult FromReply(const common::Task& task, const nlohmann::json& reply) const;
+  BenchResult FromReply(const common::Task& task, const BenchReply& reply) const;
 
   BenchOptions options_;
   uint64_t seed_;

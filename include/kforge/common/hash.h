@@ -1,8 +1,7 @@
-// Content hashes for caches, record ids and dataset manifests.
+// Content hashes for caches, record ids and dataset manifests (SHA-256 through OpenSSL's libcrypto).
 #pragma once
 
-#include <array>
-#include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -15,15 +14,16 @@ std::string Sha256Hex(std::string_view data);
 class Sha256 {
  public:
   Sha256();
+  ~Sha256();
+  Sha256(const Sha256&) = delete;
+  Sha256& operator=(const Sha256&) = delete;
   void Update(std::string_view data);
   /// The digest of everything given so far; Update must not be called afterwards.
   std::string HexDigest();
 
  private:
-  std::array<uint32_t, 8> state_;
-  std::array<uint8_t, 64> block_ = {};
-  size_t block_used_ = 0;
-  uint64_t total_bytes_ = 0;
+  struct Context;
+  std::unique_ptr<Context> context_;
 };
 
 }  // namespace kforge::common

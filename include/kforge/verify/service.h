@@ -21,6 +21,7 @@
 #include "kforge/common/verdict.h"
 #include "kforge/verify/solution_reader.h"
 #include "kforge/verify/worker_client.h"
+#include "kforge/verify/worker_protocol.h"
 
 namespace kforge::verify {
 
@@ -39,7 +40,7 @@ struct VerifyOptions {
   /// Task id for solutions that do not name one. Default: none.
   std::string task;
   /// Trials on fresh inputs for the default shape; each extra variant adds one. Default 5.
-  int trials = 5;
+  int trials = kDefaultTrials;
   /// Run seed; random when unset. Recorded in every verdict.
   std::optional<uint64_t> seed;
   /// Stop after compiling and checking the plan statically (no GPU needed). Default false.
@@ -51,7 +52,11 @@ struct VerifyOptions {
   /// NVRTC target. Default sm_90a.
   std::string arch = "sm_90a";
   /// Longest a candidate's launches may run once. Default 10 s.
-  std::chrono::milliseconds kernel_timeout{10000};
+  std::chrono::milliseconds kernel_timeout = kDefaultKernelTimeout;
+  /// Time a GPU check may take beside its launches (loading the reference, drawing inputs,
+  /// comparing): the worker is killed, and the verdict is `timeout`, when a check takes longer than
+  /// this plus kernel_timeout × (trials + 8). Default 120 s.
+  std::chrono::milliseconds check_allowance{120000};
   /// Longest one compile may take. Default 30 s.
   std::chrono::milliseconds compile_timeout{30000};
   /// Plans may call library ops (plan v2 `op` and `fill` steps): --allow-ops library (true) or none.

@@ -2,13 +2,13 @@
 // pipes, enforces a deadline per request, and respawns it after it dies.
 #pragma once
 
-#include <sys/types.h>
-
 #include <chrono>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "kforge/common/subprocess.h"
 
 namespace kforge::verify {
 
@@ -39,14 +39,11 @@ class WorkerClient {
   int spawn_count() const { return spawn_count_; }
 
  private:
-  bool Start(std::string& error);
-  void Stop(bool kill_first);
-  std::string Reap();
+  /// Kills the worker (when it still runs) and reaps it; returns how it ended.
+  std::string Stop();
 
   std::vector<std::string> argv_;
-  pid_t pid_ = -1;
-  int to_child_ = -1;
-  int from_child_ = -1;
+  common::Subprocess worker_;
   std::string buffer_;
   int spawn_count_ = 0;
 };

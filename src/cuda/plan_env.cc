@@ -1,13 +1,13 @@
 // Plan environments from task specs.
-#include "kforge/verify/plan_env.h"
+#include "kforge/cuda/plan_env.h"
 
 #include <cmath>
 
-namespace kforge::verify {
+namespace kforge::cuda {
 
-StatusOr<cuda::PlanEnv> PlanEnvFor(const common::Task& task, const common::Variant& variant) {
+StatusOr<PlanEnv> PlanEnvFor(const common::Task& task, const common::Variant& variant) {
   KFORGE_ASSIGN_OR_RETURN(auto shapes, common::ResolveShapes(task, variant.name));
-  cuda::PlanEnv env;
+  PlanEnv env;
   env.symbols = variant.symbols;
   for (const auto& [name, value] : task.constants) {
     // Integral constants in int64's range (2^63 itself is not: the cast would be undefined).
@@ -24,4 +24,4 @@ StatusOr<cuda::PlanEnv> PlanEnvFor(const common::Task& task, const common::Varia
   return env;
 }
 
-}  // namespace kforge::verify
+}  // namespace kforge::cuda

@@ -1,8 +1,8 @@
-#include "kforge/verify/plan_env.h"
+#include "kforge/cuda/plan_env.h"
 
 #include <gtest/gtest.h>
 
-namespace kforge::verify {
+namespace kforge::cuda {
 namespace {
 
 common::Task AxpbyLikeTask() {
@@ -49,4 +49,4 @@ TEST(PlanEnvTest, BadShapeIsAnError) {
 }
 
 }  // namespace
-}  // namespace kforge::verify
+}  // namespace kforge::cuda

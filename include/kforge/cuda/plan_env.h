@@ -6,9 +6,9 @@
 #include "kforge/common/task.h"
 #include "kforge/cuda/launch_plan.h"
 
-namespace kforge::verify {
+namespace kforge::cuda {
 
-/// Inputs and params are read-only, outputs writable; scratch is added later by cuda::AddScratch.
-StatusOr<cuda::PlanEnv> PlanEnvFor(const common::Task& task, const common::Variant& variant);
+/// Inputs and params are read-only, outputs writable; scratch is added later by AddScratch.
+StatusOr<PlanEnv> PlanEnvFor(const common::Task& task, const common::Variant& variant);
 
-}  // namespace kforge::verify
+}  // namespace kforge::cuda

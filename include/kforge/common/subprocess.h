@@ -1,0 +1,83 @@
+// Child processes, written once: posix_spawn (never fork, which is unsafe once CUDA or threads are
+// up) with pipes for the streams the caller wants, killing and reaping, and how a child ended.
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+#include "kforge/common/status.h"
+
+namespace kforge::common {
+
+struct SpawnOptions {
+  enum class Stream {
+    kInherit,  // the parent's
+    kPipe,     // a pipe whose other end the parent holds (Subprocess::stdin_fd() ...)
+    kNull,     // /dev/null
+  };
+  /// The child's standard streams. Default: the parent's.
+  Stream stdin_mode = Stream::kInherit;
+  Stream stdout_mode = Stream::kInherit;
+  Stream stderr_mode = Stream::kInherit;
+  /// A descriptor the child gets as its fd 3, every descriptor above 3 closed. Default none (-1).
+  int fd3 = -1;
+  /// Start the child with no signal blocked (the parent's threads may block some, e.g. SIGPIPE).
+  /// Default false: the child inherits the spawning thread's mask.
+  bool unblock_signals = false;
+  /// Signals set back to their default action in the child. Default none.
+  std::vector<int> default_signals;
+  /// Look argv[0] up in PATH. Default false: argv[0] is a path.
+  bool search_path = false;
+};
+
+/// One child process and the parent's ends of its pipes. Move-only; destroying one that is still
+/// running kills and reaps it.
+class Subprocess {
+ public:
+  /// Starts argv[0] with `argv` and the parent's environment. Fails (Unavailable, "cannot start
+  /// PROGRAM: why") when the program cannot be run or a pipe cannot be made.
+  static StatusOr<Subprocess> Spawn(const std::vector<std::string>& argv, const SpawnOptions& options = {});
+
+  Subprocess() = default;
+  ~Subprocess();
+  Subprocess(Subprocess&& other) noexcept;
+  Subprocess& operator=(Subprocess&& other) noexcept;
+  Subprocess(const Subprocess&) = delete;
+  Subprocess& operator=(const Subprocess&) = delete;
+
+  /// The child's pid while it has not been reaped, else -1.
+  pid_t pid() const { return pid_; }
+  bool running() const { return pid_ > 0; }
+
+  /// The parent's ends of the pipes (write to stdin, read from stdout and stderr); -1 when that
+  /// stream is not a pipe or was closed.
+  int stdin_fd() const { return stdin_fd_; }
+  int stdout_fd() const { return stdout_fd_; }
+  int stderr_fd() const { return stderr_fd_; }
+  /// Closes one of the parent's ends (closing stdin is the child's end of input).
+  void CloseStdin();
+  void CloseStdout();
+  void CloseStderr();
+
+  /// Waits for the child to exit and reaps it. Returns its wait status, or -1 when there was no
+  /// child to wait for; see DescribeExit.
+  int Wait();
+  /// Sends SIGKILL and reaps the child; returns its wait status as Wait does.
+  int Kill();
+
+ private:
+  void Release();
+
+  pid_t pid_ = -1;
+  int stdin_fd_ = -1;
+  int stdout_fd_ = -1;
+  int stderr_fd_ = -1;
+};
+
+/// How a child ended, from a wait status: "exit code 3", "killed by SIGSEGV" ("killed by signal 40"
+/// for a signal without a name); "lost" for -1 (Wait found no child).
+std::string DescribeExit(int wait_status);
+
+}  // namespace kforge::common

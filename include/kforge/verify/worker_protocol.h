@@ -1,0 +1,157 @@
+// The worker protocol, kforge.worker/1 (docs/worker.md): the requests the parent writes to
+// `kforge worker` and the replies it reads back, one JSON object per line. Both sides use these
+// structs, so each message has one writer and one reader, and each default is written once, here.
+// The bench request and reply carry bench's types and live beside them (bench/wire.h).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "kforge/common/solution.h"
+#include "kforge/common/status.h"
+#include "kforge/common/verdict.h"
+
+namespace kforge::verify {
+
+inline constexpr std::string_view kWorkerProtocol = "kforge.worker/1";
+
+/// Trials of a check on the default variant (each further variant gets one). Default of
+/// CheckRequest::trials and VerifyOptions::trials.
+inline constexpr int kDefaultTrials = 5;
+/// Longest a candidate's launches may run once. Default of CheckRequest::kernel_timeout and
+/// VerifyOptions::kernel_timeout.
+inline constexpr std::chrono::milliseconds kDefaultKernelTimeout{10000};
+
+/// The "op" of a request object ("hello", "check", "bench", "task_check"); "" when it has none.
+std::string RequestOp(const nlohmann::json& request);
+
+/// The reply to a request the worker could not serve as asked: no GPU, a malformed request, an
+/// exception. `{"status", "message"}`; every reply type reads it, its other fields left at their
+/// defaults.
+nlohmann::json FailureReplyJson(common::VerdictStatus status, const std::string& message);
+
+/// {"op": "hello", "peak"}: is there a device, and which.
+struct HelloRequest {
+  /// Measure (or read from the cache) the device's peak bandwidth and FLOP/s. Default false.
+  bool peak = false;
+
+  nlohmann::json ToJson() const;
+  static StatusOr<HelloRequest> FromJson(const nlohmann::json& json);
+};
+
+struct HelloReply {
+  /// ok, no_gpu (no usable device) or harness_error (the worker did not start).
+  common::VerdictStatus status = common::VerdictStatus::kOk;
+  std::string message;
+  /// cuda::DeviceInfo::ToJson() of the worker's device; null unless ok.
+  nlohmann::json device;
+  /// bench::DevicePeak::ToJson() when the request asked for it (null when unknown); absent otherwise.
+  std::optional<nlohmann::json> peak;
+
+  nlohmann::json ToJson() const;
+  static StatusOr<HelloReply> FromJson(const nlohmann::json& json);
+};
+
+/// {"op": "check", ...}: the GPU check of one compiled candidate against its task's reference.
+struct CheckRequest {
+  /// The task's folder (task.json and the exported reference). Required.
+  std::filesystem::path task_dir;
+  /// The candidate; each kernel step names the CUBIN's symbol. Required.
+  common::Solution solution;
+  /// The CUBIN image (base64 on the wire, "cubin_b64"). Required.
+  std::string cubin;
+  /// Trials on the default variant; each further variant gets one.
+  int trials = kDefaultTrials;
+  /// Run seed; trial inputs also depend on the solution's hash. Default 0.
+  uint64_t seed = 0;
+  /// Longest the candidate's launches may run once ("kernel_timeout_ms").
+  std::chrono::milliseconds kernel_timeout = kDefaultKernelTimeout;
+
+  nlohmann::json ToJson() const;
+  static StatusOr<CheckRequest> FromJson(const nlohmann::json& json);
+};
+
+/// Where a check's time went, in wall milliseconds.
+struct CheckTiming {
+  /// The whole request in the worker.
+  double gpu_ms = 0;
+  /// Loading reference programs (0 when all were loaded already).
+  double reference_load_ms = 0;
+  /// Per phase of the trials: inputs, digest, poison, candidate, reference, compare.
+  nlohmann::json phases_ms = nlohmann::json::object();
+  /// {kernels_ms, ops_ms, ops_fraction} of a plan with library ops; null (and not written) otherwise.
+  nlohmann::json plan_split;
+
+  nlohmann::json ToJson() const;
+  static StatusOr<CheckTiming> FromJson(const nlohmann::json& json);
+};
+
+/// The GPU part of a verdict.
+struct CheckReply {
+  common::VerdictStatus status = common::VerdictStatus::kOk;
+  std::string message;
+  /// One record per trial run (common::Verdict::trials).
+  nlohmann::json trials = nlohmann::json::array();
+  /// Named checks and their outcomes (common::Verdict::checks).
+  nlohmann::json checks = nlohmann::json::object();
+  /// cuda::DeviceInfo::ToJson(); null in a failure reply.
+  nlohmann::json device;
+  /// Absent in a failure reply.
+  std::optional<CheckTiming> timing;
+  /// The memory plan of the largest variant with peak_device_bytes; null before any ran.
+  nlohmann::json memory;
+  /// The worker exits after this reply (its CUDA context is unusable); the parent starts another.
+  bool exiting = false;
+
+  nlohmann::json ToJson() const;
+  static StatusOr<CheckReply> FromJson(const nlohmann::json& json);
+};
+
+/// {"op": "task_check", "task_dir", "seed"}: a task's reference through the harness
+/// (`kforge tasks check`).
+struct TaskCheckRequest {
+  /// The task's folder. Required.
+  std::filesystem::path task_dir;
+  /// Seed of the inputs. Default 1.
+  uint64_t seed = 1;
+
+  nlohmann::json ToJson() const;
+  static StatusOr<TaskCheckRequest> FromJson(const nlohmann::json& json);
+};
+
+/// One variant of a task check.
+struct TaskCheckVariant {
+  std::string variant;
+  /// Loading the reference program.
+  double load_ms = 0;
+  /// The first and the second run of the reference on the same inputs.
+  double first_run_ms = 0;
+  double reference_ms = 0;
+  /// rerun, golden, degenerate_reference.
+  nlohmann::json checks = nlohmann::json::object();
+  /// The variant's memory plan with peak_device_bytes.
+  nlohmann::json memory = nlohmann::json::object();
+
+  nlohmann::json ToJson() const;
+  static StatusOr<TaskCheckVariant> FromJson(const nlohmann::json& json, const std::string& path);
+};
+
+struct TaskCheckReply {
+  /// "ok", "fail" (the task's problem), "harness_error" or "no_gpu".
+  std::string status = "ok";
+  std::string message;
+  /// The variants checked in full, one that failed its checks included.
+  std::vector<TaskCheckVariant> variants;
+
+  nlohmann::json ToJson() const;
+  static StatusOr<TaskCheckReply> FromJson(const nlohmann::json& json);
+};
+
+}  // namespace kforge::verify

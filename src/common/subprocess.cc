@@ -1,0 +1,163 @@
+// posix_spawn with pipes, killing and reaping.
+#include "kforge/common/subprocess.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <utility>
+
+extern char** environ;
+
+namespace kforge::common {
+namespace {
+
+/// Both ends of a pipe, closed unless released; close-on-exec, so that no other child inherits them.
+struct Pipe {
+  int fds[2] = {-1, -1};
+  ~Pipe() {
+    for (int fd : fds)
+      if (fd >= 0) close(fd);
+  }
+  int Take(int end) { return std::exchange(fds[end], -1); }
+};
+
+/// RAII for the spawn attributes and file actions.
+struct SpawnSetup {
+  posix_spawn_file_actions_t actions;
+  posix_spawnattr_t attr;
+  SpawnSetup() {
+    posix_spawn_file_actions_init(&actions);
+    posix_spawnattr_init(&attr);
+  }
+  ~SpawnSetup() {
+    posix_spawnattr_destroy(&attr);
+    posix_spawn_file_actions_destroy(&actions);
+  }
+};
+
+void CloseFd(int& fd) {
+  if (fd >= 0) close(fd);
+  fd = -1;
+}
+
+}  // namespace
+
+StatusOr<Subprocess> Subprocess::Spawn(const std::vector<std::string>& argv, const SpawnOptions& options) {
+  if (argv.empty()) return Status::InvalidArgument("cannot start a program without a name");
+  const std::string& program = argv.front();
+  using Stream = SpawnOptions::Stream;
+  const Stream modes[3] = {options.stdin_mode, options.stdout_mode, options.stderr_mode};
+  Pipe pipes[3];
+  SpawnSetup setup;
+  for (int fd = 0; fd < 3; ++fd) {
+    if (modes[fd] == Stream::kPipe) {
+      if (pipe2(pipes[fd].fds, O_CLOEXEC) != 0)
+        return Status::Unavailable("cannot start " + program + ": pipe: " + strerror(errno));
+      // The child reads its stdin from the read end and writes its output to the write end.
+      posix_spawn_file_actions_adddup2(&setup.actions, pipes[fd].fds[fd == 0 ? 0 : 1], fd);
+    } else if (modes[fd] == Stream::kNull) {
+      posix_spawn_file_actions_addopen(&setup.actions, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0);
+    }
+  }
+  if (options.fd3 >= 0) {
+    posix_spawn_file_actions_adddup2(&setup.actions, options.fd3, 3);
+    posix_spawn_file_actions_addclosefrom_np(&setup.actions, 4);
+  }
+  short flags = 0;
+  if (options.unblock_signals) {
+    sigset_t none;
+    sigemptyset(&none);
+    posix_spawnattr_setsigmask(&setup.attr, &none);
+    flags |= POSIX_SPAWN_SETSIGMASK;
+  }
+  if (!options.default_signals.empty()) {
+    sigset_t defaults;
+    sigemptyset(&defaults);
+    for (int signal : options.default_signals) sigaddset(&defaults, signal);
+    posix_spawnattr_setsigdefault(&setup.attr, &defaults);
+    flags |= POSIX_SPAWN_SETSIGDEF;
+  }
+  posix_spawnattr_setflags(&setup.attr, flags);
+
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = -1;
+  const int rc = options.search_path
+                     ? posix_spawnp(&pid, program.c_str(), &setup.actions, &setup.attr, args.data(), environ)
+                     : posix_spawn(&pid, program.c_str(), &setup.actions, &setup.attr, args.data(), environ);
+  if (rc != 0) return Status::Unavailable("cannot start " + program + ": " + strerror(rc));
+  Subprocess child;
+  child.pid_ = pid;
+  child.stdin_fd_ = pipes[0].Take(1);
+  child.stdout_fd_ = pipes[1].Take(0);
+  child.stderr_fd_ = pipes[2].Take(0);
+  return child;  // the child's ends close with `pipes`
+}
+
+Subprocess::~Subprocess() {
+  if (running()) Kill();
+  Release();
+}
+
+Subprocess::Subprocess(Subprocess&& other) noexcept
+    : pid_(std::exchange(other.pid_, -1)),
+      stdin_fd_(std::exchange(other.stdin_fd_, -1)),
+      stdout_fd_(std::exchange(other.stdout_fd_, -1)),
+      stderr_fd_(std::exchange(other.stderr_fd_, -1)) {}
+
+Subprocess& Subprocess::operator=(Subprocess&& other) noexcept {
+  if (this != &other) {
+    if (running()) Kill();
+    Release();
+    pid_ = std::exchange(other.pid_, -1);
+    stdin_fd_ = std::exchange(other.stdin_fd_, -1);
+    stdout_fd_ = std::exchange(other.stdout_fd_, -1);
+    stderr_fd_ = std::exchange(other.stderr_fd_, -1);
+  }
+  return *this;
+}
+
+void Subprocess::Release() {
+  CloseStdin();
+  CloseStdout();
+  CloseStderr();
+}
+
+void Subprocess::CloseStdin() { CloseFd(stdin_fd_); }
+void Subprocess::CloseStdout() { CloseFd(stdout_fd_); }
+void Subprocess::CloseStderr() { CloseFd(stderr_fd_); }
+
+int Subprocess::Wait() {
+  if (pid_ <= 0) return -1;
+  int status = 0;
+  pid_t r;
+  do {
+    r = waitpid(pid_, &status, 0);
+  } while (r < 0 && errno == EINTR);
+  pid_ = -1;
+  return r < 0 ? -1 : status;
+}
+
+int Subprocess::Kill() {
+  if (pid_ <= 0) return -1;
+  kill(pid_, SIGKILL);
+  return Wait();
+}
+
+std::string DescribeExit(int wait_status) {
+  if (wait_status == -1) return "lost";
+  if (WIFSIGNALED(wait_status)) {
+    const char* name = sigabbrev_np(WTERMSIG(wait_status));
+    return name != nullptr ? std::string("killed by SIG") + name
+                           : "killed by signal " + std::to_string(WTERMSIG(wait_status));
+  }
+  return "exit code " + std::to_string(WEXITSTATUS(wait_status));
+}
+
+}  // namespace kforge::common

@@ -1,0 +1,91 @@
+// The bench pipeline against the fake worker (tests/fakes/fake_worker_main.cc): the typed bench
+// request and reply end to end, without a GPU. The fake times the candidate at 1 ms and the
+// reference at 2 ms.
+#include "kforge/bench/bencher.h"
+
+#include <unistd.h>
+
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "fakes/task_root.h"
+#include "kforge/common/files.h"
+
+namespace kforge::bench {
+namespace {
+
+class BencherTest : public testing::Test {
+ protected:
+  BenchOptions Options() const {
+    BenchOptions options;
+    options.verify.tasks_root = tasks_.path();
+    options.verify.worker_program = KFORGE_FAKE_WORKER;
+    options.verify.seed = 11;
+    options.verify.trials = 1;
+    options.verify.use_cache = false;
+    return options;
+  }
+
+  /// A .jsonl file of the demo relu, once per marker.
+  std::string Lines(const std::vector<std::string>& markers) {
+    auto text = common::ReadFile(std::filesystem::path(KFORGE_SOURCE_DIR) / "examples/demo/relu.json");
+    EXPECT_TRUE(text.ok());
+    path_ = std::filesystem::path(testing::TempDir()) /
+            ("bencher-" + std::to_string(getpid()) + "-" +
+             testing::UnitTest::GetInstance()->current_test_info()->name() + ".jsonl");
+    std::ofstream out(path_);
+    for (const std::string& marker : markers) {
+      auto solution = common::ParseSolutionText(*text, "relu.json");
+      EXPECT_TRUE(solution.ok());
+      solution->source += "// fake:" + marker + "\n";
+      out << common::SolutionToJson(*solution).dump() << "\n";
+    }
+    return path_.string();
+  }
+
+  void TearDown() override { std::filesystem::remove(path_); }
+
+  fakes::TaskRoot tasks_{{"demo"}};
+  std::filesystem::path path_;
+};
+
+TEST_F(BencherTest, TimesSolutionsThatPassAndKeepsTheStatusOfOthers) {
+  Bencher bencher(Options());
+  verify::SolutionReader reader({Lines({"ok", "mismatch", "bench=crash"})});
+  std::vector<BenchResult> results;
+  BenchSummary summary = bencher.Run(reader, [&](const BenchResult& r) { results.push_back(r); });
+  ASSERT_EQ(results.size(), 3u);
+  const BenchResult& timed = results[0];
+  EXPECT_EQ(timed.status, "ok") << timed.message;
+  EXPECT_EQ(timed.task, "demo/relu");
+  EXPECT_FALSE(timed.solution_hash.empty());
+  EXPECT_DOUBLE_EQ(timed.candidate.stats.median, 1.0);
+  ASSERT_TRUE(timed.reference.has_value());
+  EXPECT_DOUBLE_EQ(timed.reference->stats.median, 2.0);
+  EXPECT_DOUBLE_EQ(timed.speedup.ratio, 2.0);
+  EXPECT_EQ(timed.device["name"], "Fake GPU");
+  EXPECT_EQ(timed.seed, 11u);
+  EXPECT_EQ(results[1].status, "mismatch") << "the verdict's status";
+  EXPECT_EQ(results[2].status, "crash") << "the timed runs' status";
+  EXPECT_EQ(results[2].message, "fake bench: crash");
+  EXPECT_EQ(summary.total, 3);
+  EXPECT_EQ(summary.ok, 1);
+  EXPECT_FALSE(summary.no_gpu);
+}
+
+TEST_F(BencherTest, TimesReferencesAlone) {
+  Bencher bencher(Options());
+  std::vector<BenchResult> results;
+  BenchSummary summary =
+      bencher.RunReferences({"demo/relu", "demo/nope"}, [&](const BenchResult& r) { results.push_back(r); });
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_EQ(results[0].status, "ok") << results[0].message;
+  ASSERT_TRUE(results[0].reference.has_value());
+  EXPECT_DOUBLE_EQ(results[0].reference->stats.median, 2.0);
+  EXPECT_EQ(results[1].status, "invalid_solution");
+  EXPECT_EQ(summary.ok, 1);
+}
+
+}  // namespace
+}  // namespace kforge::bench

@@ -1,0 +1,110 @@
+#include "kforge/common/subprocess.h"
+
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+namespace kforge::common {
+namespace {
+
+std::string ReadAll(int fd) {
+  std::string text;
+  char buf[256];
+  ssize_t n;
+  while ((n = read(fd, buf, sizeof buf)) > 0) text.append(buf, static_cast<size_t>(n));
+  return text;
+}
+
+SpawnOptions Piped() {
+  SpawnOptions options;
+  options.stdin_mode = options.stdout_mode = options.stderr_mode = SpawnOptions::Stream::kPipe;
+  return options;
+}
+
+TEST(SubprocessTest, PipesCarryAllThreeStreams) {
+  auto child = Subprocess::Spawn({"/bin/sh", "-c", "read x; echo out:$x; echo err:$x >&2; exit 3"}, Piped());
+  ASSERT_TRUE(child.ok()) << child.status().message();
+  ASSERT_EQ(write(child->stdin_fd(), "hi\n", 3), 3);
+  child->CloseStdin();
+  EXPECT_EQ(child->stdin_fd(), -1);
+  EXPECT_EQ(ReadAll(child->stdout_fd()), "out:hi\n");
+  EXPECT_EQ(ReadAll(child->stderr_fd()), "err:hi\n");
+  int status = child->Wait();
+  EXPECT_EQ(DescribeExit(status), "exit code 3");
+  EXPECT_FALSE(child->running());
+  EXPECT_EQ(child->Wait(), -1) << "nothing left to wait for";
+  EXPECT_EQ(DescribeExit(-1), "lost");
+}
+
+TEST(SubprocessTest, KillReapsAndSaysHow) {
+  auto child = Subprocess::Spawn({"/bin/sleep", "60"});
+  ASSERT_TRUE(child.ok());
+  EXPECT_TRUE(child->running());
+  EXPECT_EQ(DescribeExit(child->Kill()), "killed by SIGKILL");
+  auto segv = Subprocess::Spawn({"/bin/sh", "-c", "kill -SEGV $$"});
+  ASSERT_TRUE(segv.ok());
+  EXPECT_EQ(DescribeExit(segv->Wait()), "killed by SIGSEGV");
+}
+
+TEST(SubprocessTest, DestroyingARunningChildKillsIt) {
+  pid_t pid;
+  {
+    auto child = Subprocess::Spawn({"/bin/sleep", "60"});
+    ASSERT_TRUE(child.ok());
+    pid = child->pid();
+    Subprocess moved = std::move(*child);
+    EXPECT_FALSE(child->running());
+    EXPECT_EQ(moved.pid(), pid);
+  }
+  EXPECT_EQ(kill(pid, 0), -1) << "killed and reaped";
+}
+
+TEST(SubprocessTest, MissingProgramAndPathSearch) {
+  auto missing = Subprocess::Spawn({"/nonexistent/tool"});
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().message(), "cannot start /nonexistent/tool: No such file or directory");
+  EXPECT_FALSE(Subprocess::Spawn({"sh", "-c", "exit 0"}).ok()) << "no PATH search unless asked";
+  SpawnOptions search;
+  search.search_path = true;
+  auto found = Subprocess::Spawn({"sh", "-c", "exit 0"}, search);
+  ASSERT_TRUE(found.ok()) << found.status().message();
+  EXPECT_EQ(DescribeExit(found->Wait()), "exit code 0");
+  EXPECT_FALSE(Subprocess::Spawn({}).ok());
+}
+
+TEST(SubprocessTest, Fd3AndNullStreams) {
+  int fds[2];
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds), 0);
+  SpawnOptions options;
+  options.fd3 = fds[1];
+  options.stdin_mode = SpawnOptions::Stream::kNull;
+  options.stdout_mode = SpawnOptions::Stream::kNull;
+  // Reads nothing from /dev/null, prints to /dev/null, answers on fd 3.
+  auto child = Subprocess::Spawn({"/bin/sh", "-c", "cat; echo lost; echo fd3 >&3"}, options);
+  ASSERT_TRUE(child.ok());
+  close(fds[1]);
+  EXPECT_EQ(ReadAll(fds[0]), "fd3\n");
+  close(fds[0]);
+  EXPECT_EQ(DescribeExit(child->Wait()), "exit code 0");
+}
+
+TEST(SubprocessTest, SignalsCanBeUnblockedAndReset) {
+  sigset_t block, old;
+  sigemptyset(&block);
+  sigaddset(&block, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &block, &old);
+  auto inherited = Subprocess::Spawn({"/bin/sh", "-c", "kill -TERM $$; exit 5"});
+  SpawnOptions options;
+  options.unblock_signals = true;
+  auto unblocked = Subprocess::Spawn({"/bin/sh", "-c", "kill -TERM $$; exit 5"}, options);
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  ASSERT_TRUE(inherited.ok() && unblocked.ok());
+  EXPECT_EQ(DescribeExit(inherited->Wait()), "exit code 5") << "SIGTERM stayed blocked";
+  EXPECT_EQ(DescribeExit(unblocked->Wait()), "killed by SIGTERM");
+}
+
+}  // namespace
+}  // namespace kforge::common

@@ -1,0 +1,184 @@
+// A stand-in for `kforge worker --device N` (VerifyOptions::worker_program), for tests of the
+// pipeline without a GPU. It speaks kforge.worker/1 and answers as markers in the candidate's
+// source say:
+//   // fake:ok            ok (also without a marker)
+//   // fake:mismatch      mismatch, with checks.poisoned_outputs = "fail"
+//   // fake:crash         crash with "exiting": true, then exits with code 3
+//   // fake:die           exits with code 3 without answering
+//   // fake:hang          never answers
+//   // fake:garbage       answers a line that is not JSON
+//   // fake:bad_reply     answers a check reply whose "trials" is a string
+//   // fake:sleep=MS      waits MS milliseconds before the rest
+//   // fake:bench=STATUS  bench replies STATUS instead of timing (e.g. mismatch)
+// Environment:
+//   KFORGE_FAKE_NO_GPU=1       every reply is no_gpu, as from a machine without a device
+//   KFORGE_FAKE_WORKER_LOG=F   appends "start DEVICE" when a worker starts and "OP DEVICE" per request
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <string>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "kforge/bench/wire.h"
+#include "kforge/common/verdict.h"
+#include "kforge/verify/worker_protocol.h"
+
+namespace {
+
+using kforge::common::VerdictStatus;
+namespace verify = kforge::verify;
+namespace bench = kforge::bench;
+
+std::string device_index = "0";
+
+void Log(const std::string& line) {
+  const char* path = std::getenv("KFORGE_FAKE_WORKER_LOG");
+  if (path == nullptr || *path == '\0') return;
+  int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) return;
+  std::string text = line + " " + device_index + "\n";
+  (void)!write(fd, text.data(), text.size());  // one write: lines of several workers never interleave
+  close(fd);
+}
+
+void Answer(const nlohmann::json& reply) { std::cout << reply.dump() << "\n" << std::flush; }
+
+bool Has(const std::string& source, const std::string& marker) {
+  return source.find("fake:" + marker) != std::string::npos;
+}
+
+/// The value of `fake:NAME=VALUE` (up to white space), or "".
+std::string Value(const std::string& source, const std::string& name) {
+  size_t at = source.find("fake:" + name + "=");
+  if (at == std::string::npos) return "";
+  at += name.size() + 6;
+  return source.substr(at, source.find_first_of(" \n\t", at) - at);
+}
+
+nlohmann::json Device() { return {{"name", "Fake GPU"}, {"index", std::stoi(device_index)}, {"cc", "9.0"}}; }
+
+/// The markers that act before any answer: sleep, die, hang.
+void Act(const std::string& source) {
+  if (std::string ms = Value(source, "sleep"); !ms.empty())
+    std::this_thread::sleep_for(std::chrono::milliseconds(std::stoi(ms)));
+  if (Has(source, "die")) std::_Exit(3);
+  if (Has(source, "hang")) {
+    while (true) pause();
+  }
+  if (Has(source, "garbage")) {
+    std::cout << "not json\n" << std::flush;
+    while (true) pause();
+  }
+}
+
+nlohmann::json Check(const nlohmann::json& line) {
+  auto request = verify::CheckRequest::FromJson(line);
+  if (!request.ok())
+    return verify::FailureReplyJson(VerdictStatus::kHarnessError, request.status().message());
+  const std::string& source = request->solution.source;
+  Act(source);
+  verify::CheckReply reply;
+  reply.device = Device();
+  reply.timing = verify::CheckTiming{1.0, 0.0, {{"candidate", 0.5}}};
+  reply.checks = {{"guard_regions", "pass"}, {"poisoned_outputs", "pass"}};
+  for (int t = 0; t < request->trials; ++t)
+    reply.trials.push_back({{"variant", "default"}, {"trial", t}, {"seed", request->seed}});
+  reply.memory = {{"budget_bytes", 1024}, {"peak_device_bytes", 512}};
+  if (Has(source, "mismatch")) {
+    reply.status = VerdictStatus::kMismatch;
+    reply.message = "out0: 7 of 100 elements differ";
+    reply.checks["poisoned_outputs"] = "fail";
+  } else if (Has(source, "crash")) {
+    reply.status = VerdictStatus::kCrash;
+    reply.message = "kernel faulted: cudaErrorIllegalAddress";
+    reply.exiting = true;
+  }
+  nlohmann::json out = reply.ToJson();
+  if (Has(source, "bad_reply")) out["trials"] = "many";
+  return out;
+}
+
+nlohmann::json Bench(const nlohmann::json& line) {
+  auto request = bench::BenchRequest::FromJson(line);
+  if (!request.ok())
+    return verify::FailureReplyJson(VerdictStatus::kHarnessError, request.status().message());
+  std::string source = request->solution ? request->solution->source : "";
+  Act(source);
+  bench::BenchReply reply;
+  if (std::string status = Value(source, "bench"); !status.empty()) {
+    auto parsed = kforge::common::ParseVerdictStatus(status);
+    reply.status = parsed.ok() ? *parsed : VerdictStatus::kHarnessError;
+    reply.message = "fake bench: " + status;
+    return reply.ToJson();
+  }
+  bench::Measurement m;
+  m.mode = request->measure.mode;
+  if (request->solution) m.subjects.push_back({"candidate", std::vector<double>(10, 1.0), 0, 1, 0.01});
+  m.subjects.push_back({"reference", std::vector<double>(10, 2.0), 0, 1, 0.02});
+  m.converged = true;
+  m.rounds = 10;
+  m.wall_seconds = 0.1;
+  m.sm_clock_mhz = m.max_sm_clock_mhz = 1980;
+  reply.measurement = m;
+  reply.checked_runs = request->solution ? 10 : 0;
+  reply.placements = 1;
+  reply.memory = {{"budget_bytes", 1024}};
+  reply.device = Device();
+  return reply.ToJson();
+}
+
+nlohmann::json TaskCheck(const nlohmann::json& line) {
+  auto request = verify::TaskCheckRequest::FromJson(line);
+  if (!request.ok())
+    return verify::FailureReplyJson(VerdictStatus::kHarnessError, request.status().message());
+  verify::TaskCheckReply reply;
+  verify::TaskCheckVariant variant;
+  variant.variant = "default";
+  variant.reference_ms = 1.5;
+  variant.checks = {{"rerun", "pass"}};
+  variant.memory = {{"footprint_bytes", 1000}, {"peak_device_bytes", 1200}};
+  reply.variants.push_back(variant);
+  return reply.ToJson();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  for (int i = 1; i + 1 < argc; ++i) {
+    if (std::string(argv[i]) == "--device") device_index = argv[i + 1];
+  }
+  Log("start");
+  const bool no_gpu = std::getenv("KFORGE_FAKE_NO_GPU") != nullptr;
+  std::string text;
+  while (std::getline(std::cin, text)) {
+    nlohmann::json line = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+    std::string op = verify::RequestOp(line);
+    Log(op.empty() ? "malformed" : op);
+    if (no_gpu) {
+      Answer(verify::FailureReplyJson(VerdictStatus::kNoGpu, "fake: no CUDA device"));
+    } else if (op == "hello") {
+      auto request = verify::HelloRequest::FromJson(line);
+      verify::HelloReply reply;
+      reply.device = Device();
+      if (request.ok() && request->peak) reply.peak = nlohmann::json(nullptr);
+      Answer(reply.ToJson());
+    } else if (op == "check") {
+      nlohmann::json reply = Check(line);
+      Answer(reply);
+      if (reply.value("exiting", false)) std::_Exit(3);
+    } else if (op == "bench") {
+      Answer(Bench(line));
+    } else if (op == "task_check") {
+      Answer(TaskCheck(line));
+    } else {
+      Answer(verify::FailureReplyJson(VerdictStatus::kHarnessError, "fake: unknown op \"" + op + "\""));
+    }
+  }
+  return 0;
+}
