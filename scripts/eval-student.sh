@@ -11,7 +11,8 @@
 # Environment: KFORGE_PYTHON (the server's Python; default the kforge venv, else python3),
 # KFORGE_STUDENT_SERVER (vllm or transformers), KFORGE_STUDENT_PORT (default: a free port),
 # KFORGE (the kforge binary; default build/kforge), KFORGE_STUDENT_WAIT (seconds to wait for the
-# server; default 300).
+# server; default 300), KFORGE_STUDENT_TURNS (default 2) and KFORGE_STUDENT_MAX_TOKENS (per reply,
+# default 4096).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -116,7 +117,8 @@ fi
 mkdir -p "$out"
 export KFORGE_STUDENT_KEY=${KFORGE_STUDENT_KEY:-unused}
 "$kforge" generate --tasks "$tasks" --teacher openai --base-url "$base_url" --model "$model" --out "$out/run" \
-  --compile-only --max-turns 2 --samples 1 --api-key-env KFORGE_STUDENT_KEY
+  --compile-only --max-turns "${KFORGE_STUDENT_TURNS:-2}" --samples 1 --max-tokens "${KFORGE_STUDENT_MAX_TOKENS:-4096}" \
+  --api-key-env KFORGE_STUDENT_KEY
 report=("$kforge" report "$out/run")
 [ -n "$baseline" ] && report+=(--baseline "$baseline")
 "${report[@]}" | tee "$out/report.txt"

@@ -4,6 +4,7 @@
 #   2. `kforge tasks check` over every imported problem (pass/fail, peak memory against footprint);
 #   3. plan v2 (a library GEMM and a fused epilogue) verified and benched on level2/76_Gemm_Add_ReLU;
 #   3b. `kforge generate` with a replay teacher (examples/teacher/kernelbench_level1.jsonl) on level-1 tasks;
+#   3c. `kforge report` of that run and KernelBench's own judge (scripts/kb-judge.sh) on its kernelbench export;
 #   4. scripts/bench-generate.sh (64 episodes in flight against a fake teacher) unless KFORGE_KB_GENBENCH=0;
 #   5. scripts/bench_kb_scale.py (cold verify, batch throughput, phase split) unless KFORGE_KB_BENCH=0.
 # Usage: scripts/gpu-kb.sh KERNELBENCH_DIR (a KernelBench checkout holding level1/ ...). Logs go to $OUT or
@@ -55,6 +56,16 @@ build/kforge generate --tasks "$root" --teacher replay:examples/teacher/kernelbe
 echo "generate took $(( $(date +%s) - start )) s"
 cat "$out/generate.err"
 python3 scripts/trajectory_summary.py "$out/generate-run/trajectories.jsonl" || fail=1
+
+step "report, and KernelBench's own judge on the run's kernelbench export"
+build/kforge report "$out/generate-run" --html "$out/report.html" 2>&1 | tail -25 || fail=1
+build/kforge export "$out/generate-run" --format kernelbench --tasks "$root" --out "$out/kb-export" --force \
+  2>"$out/kb-export.err" || { cat "$out/kb-export.err"; fail=1; }
+if [ "${KFORGE_KB_JUDGE:-1}" = 1 ]; then
+  start=$(date +%s)
+  KB_JOBS=4 scripts/kb-judge.sh "$out/kb-export" "$kb" "$out/kb-judge.jsonl" 2>&1 | tail -6 || fail=1
+  echo "judging took $(( $(date +%s) - start )) s"
+fi
 
 if [ "${KFORGE_KB_GENBENCH:-1}" = 1 ]; then
   step "generate orchestration: ${KFORGE_KB_EPISODES:-64} episodes in flight, a teacher answering in 2 s"

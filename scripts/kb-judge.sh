@@ -9,7 +9,10 @@
 # and a summary on stderr. Needs a CUDA GPU, torch and nvcc; each file builds with nvcc (1-2 minutes).
 # Usage: scripts/kb-judge.sh EXPORT_DIR KERNELBENCH_DIR OUT_JSONL
 #   env: PYTHON (default python3), KB_TRIALS (correctness trials, default 5), KB_TIMEOUT (seconds per
-#   file, default 900), KB_LIMIT (judge only the first N files; default all)
+#   file, default 900), KB_LIMIT (judge only the first N files; default all), KB_JOBS (files judged at
+#   once, default 4: the nvcc builds dominate)
+# KernelBench's eval.py imports `requests` for its remote mode only; where it is not installed (a GPU
+# machine without network), an empty stand-in module is put on the judge's path.
 # Exit 0 when every file kforge called correct is correct for KernelBench too, 1 when one is not (or
 # KernelBench gave no verdict on it), 2 on bad usage.
 set -uo pipefail
@@ -26,7 +29,8 @@ if [ ! -f "$kb/harness/judge.py" ]; then
   exit 2
 fi
 exec "${PYTHON:-python3}" - "$export_dir" "$kb" "$out" <<'PY'
-import json, os, subprocess, sys
+import json, os, subprocess, sys, tempfile
+from concurrent.futures import ThreadPoolExecutor
 
 export_dir, kb, out = sys.argv[1:4]
 trials = os.environ.get("KB_TRIALS", "5")
@@ -44,12 +48,20 @@ def one_line(text, limit=300):
     return text[-limit:]
 
 
+env = dict(os.environ)
+if subprocess.run([sys.executable, "-c", "import requests"], capture_output=True).returncode != 0:
+    stand_in = tempfile.mkdtemp(prefix="kb-judge-shims-")
+    with open(os.path.join(stand_in, "requests.py"), "w") as f:
+        f.write('"""Stand-in: KernelBench imports requests only for remote evaluation."""\n')
+    env["PYTHONPATH"] = stand_in + os.pathsep + env.get("PYTHONPATH", "")
+
+
 def kernelbench_verdict(reference, model_new):
     if not os.path.exists(reference):
         return {"error": f"no problem file {reference}"}
     try:
         done = subprocess.run([sys.executable, judge, reference, model_new, "--trials", trials],
-                              capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+                              capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL, env=env)
     except subprocess.TimeoutExpired:
         return {"error": f"judge timed out after {timeout} s"}
     lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
@@ -63,9 +75,11 @@ def kernelbench_verdict(reference, model_new):
 
 counts = {"agree": 0, "disagree": 0, "no_verdict": 0}
 false_positives = []
+with ThreadPoolExecutor(max_workers=max(1, int(os.environ.get("KB_JOBS", "4")))) as pool:
+    verdicts = pool.map(lambda row: kernelbench_verdict(os.path.join(kb, row["problem"]),
+                                                        os.path.join(export_dir, row["file"])), rows)
 with open(out, "w") as sink:
-    for i, row in enumerate(rows, 1):
-        verdict = kernelbench_verdict(os.path.join(kb, row["problem"]), os.path.join(export_dir, row["file"]))
+    for i, (row, verdict) in enumerate(zip(rows, verdicts), 1):
         kb_correct = verdict.get("correctness") if "error" not in verdict else None
         agree = None if kb_correct is None else bool(kb_correct) == bool(row.get("correct"))
         counts["no_verdict" if agree is None else "agree" if agree else "disagree"] += 1

@@ -194,6 +194,31 @@ TEST_F(FinetuneSlowTest, TinyModelLearnsIsSavedAndServed) {
   EXPECT_EQ(reply["choices"][0]["message"]["role"], "assistant") << served.out;
   EXPECT_EQ(reply["model"], fs::canonical(out / "model").string());
   EXPECT_GT(reply["usage"]["completion_tokens"].get<int>(), 0);
+  // The student measured the same way as the teacher: generate (compile-only) on the demo tasks through the
+  // served checkpoint, then report over that run. A tiny model's kernels do not compile; the loop must run.
+  kforge::fakes::TaskRoot demo({"demo"});
+  const fs::path eval = dir_ / "eval";
+  kforge::fakes::CommandResult measured =
+      RunCommand(offline + "KFORGE_STUDENT_MAX_TOKENS=48 " + (kSource / "scripts/eval-student.sh").string() + " " +
+                 (out / "model").string() + " " + ShellQuote(demo.path().string()) + " " + eval.string() + " 2>&1");
+  ASSERT_EQ(measured.exit_code, 0) << measured.out;
+  std::ifstream run_in(eval / "run/trajectories.jsonl");
+  int episodes = 0, requests = 0;
+  for (std::string line; std::getline(run_in, line);) {
+    json record = json::parse(line);
+    EXPECT_EQ(record["teacher"]["provider"], "openai");
+    EXPECT_TRUE(record["compile_only"].get<bool>());
+    requests += record["usage"]["requests"].get<int>();
+    ++episodes;
+  }
+  EXPECT_EQ(episodes, 3) << measured.out;
+  EXPECT_GE(requests, 3) << "the student was asked for every task";
+  std::ifstream report_in(eval / "report.txt");
+  std::string report((std::istreambuf_iterator<char>(report_in)), {});
+  EXPECT_NE(report.find("3 episodes of 3 tasks"), std::string::npos) << report;
+  std::cout << "finetune: the student's run: " << episodes << " episodes, " << requests << " requests; report:\n"
+            << report;
+
   std::cout << "finetune: the loop from launch to reply "
             << std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()
             << " s; student replied " << reply["choices"][0]["message"]["content"].dump() << "\n";
