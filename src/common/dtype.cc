@@ -1,6 +1,10 @@
 // DType names and sizes.
 #include "kforge/common/dtype.h"
 
+#include <cmath>
+#include <cstring>
+#include <limits>
+
 namespace kforge::common {
 namespace {
 
@@ -39,6 +43,39 @@ size_t DTypeSize(DType dtype) {
 bool IsFloating(DType dtype) {
   return dtype == DType::kFloat32 || dtype == DType::kFloat16 || dtype == DType::kBFloat16 ||
          dtype == DType::kFloat64;
+}
+
+std::optional<uint8_t> MemsetByte(double value, DType dtype) {
+  uint8_t bytes[8] = {};
+  size_t n = DTypeSize(dtype);
+  switch (dtype) {
+    case DType::kFloat32: {
+      if (std::fabs(value) > std::numeric_limits<float>::max()) return std::nullopt;
+      float f = static_cast<float>(value);
+      std::memcpy(bytes, &f, 4);
+      break;
+    }
+    case DType::kFloat64:
+      std::memcpy(bytes, &value, 8);
+      break;
+    case DType::kFloat16:
+    case DType::kBFloat16:
+      if (value != 0) return std::nullopt;  // only zero is exact in both encodings
+      break;
+    default: {
+      // Integral and in int64's range, or the cast below would be undefined.
+      if (value != std::floor(value) || !(value >= -9223372036854775808.0 && value < 9223372036854775808.0))
+        return std::nullopt;
+      int64_t i = static_cast<int64_t>(value);
+      std::memcpy(bytes, &i, 8);
+      if (n < 8 && i != (i << (64 - 8 * n)) >> (64 - 8 * n)) return std::nullopt;
+      break;
+    }
+  }
+  for (size_t i = 1; i < n; ++i) {
+    if (bytes[i] != bytes[0]) return std::nullopt;
+  }
+  return bytes[0];
 }
 
 }  // namespace kforge::common

@@ -101,40 +101,6 @@ StatusOr<ResolvedArg> ResolveArg(const LaunchArg& arg, const PlanEnv& env, const
   return ResolvedArg{"", "", 0, is32 ? uint64_t(uint32_t(v)) : uint64_t(v), is32 ? size_t{4} : size_t{8}};
 }
 
-/// The byte that fills a tensor of `dtype` with `value`, when every byte of the value is the same.
-std::optional<uint8_t> RepeatedByte(double value, common::DType dtype) {
-  uint8_t bytes[8] = {};
-  size_t n = common::DTypeSize(dtype);
-  switch (dtype) {
-    case common::DType::kFloat32: {
-      if (std::fabs(value) > std::numeric_limits<float>::max()) return std::nullopt;
-      float f = static_cast<float>(value);
-      std::memcpy(bytes, &f, 4);
-      break;
-    }
-    case common::DType::kFloat64:
-      std::memcpy(bytes, &value, 8);
-      break;
-    case common::DType::kFloat16:
-    case common::DType::kBFloat16:
-      if (value != 0) return std::nullopt;  // only zero is exact in both encodings
-      break;
-    default: {
-      // Integral and in int64's range, or the cast below would be undefined.
-      if (value != std::floor(value) || !(value >= -9223372036854775808.0 && value < 9223372036854775808.0))
-        return std::nullopt;
-      int64_t i = static_cast<int64_t>(value);
-      std::memcpy(bytes, &i, 8);
-      if (n < 8 && i != (i << (64 - 8 * n)) >> (64 - 8 * n)) return std::nullopt;
-      break;
-    }
-  }
-  for (size_t i = 1; i < n; ++i) {
-    if (bytes[i] != bytes[0]) return std::nullopt;
-  }
-  return bytes[0];
-}
-
 }  // namespace
 
 size_t PlanTensor::bytes() const {
@@ -279,7 +245,7 @@ StatusOr<ResolvedPlan> ResolvePlan(const common::Solution& solution, const PlanE
       if (!it->second.writable) {
         return Status::InvalidArgument(path + ".memset: \"" + step.memset_target + "\" is read-only");
       }
-      std::optional<uint8_t> byte = RepeatedByte(step.memset_value, it->second.dtype);
+      std::optional<uint8_t> byte = common::MemsetByte(step.memset_value, it->second.dtype);
       if (!byte) {
         return Status::InvalidArgument(path +
                                        ".value: memset fills bytes; use 0 (or a kernel) for this value");

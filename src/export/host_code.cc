@@ -86,38 +86,6 @@ const char* TorchDType(common::DType dtype) {
   return "torch::kFloat32";
 }
 
-/// The byte a memset writes so every element of `dtype` equals `value` (as kforge's plan runner).
-std::optional<uint8_t> RepeatedByte(double value, common::DType dtype) {
-  uint8_t bytes[8] = {};
-  size_t n = common::DTypeSize(dtype);
-  switch (dtype) {
-    case common::DType::kFloat32: {
-      if (std::fabs(value) > std::numeric_limits<float>::max()) return std::nullopt;
-      float f = static_cast<float>(value);
-      std::memcpy(bytes, &f, 4);
-      break;
-    }
-    case common::DType::kFloat64:
-      std::memcpy(bytes, &value, 8);
-      break;
-    case common::DType::kFloat16:
-    case common::DType::kBFloat16:
-      if (value != 0) return std::nullopt;
-      break;
-    default: {
-      if (value != std::floor(value) || !(value >= -9223372036854775808.0 && value < 9223372036854775808.0))
-        return std::nullopt;
-      int64_t i = static_cast<int64_t>(value);
-      std::memcpy(bytes, &i, 8);
-      if (n < 8 && i != (i << (64 - 8 * n)) >> (64 - 8 * n)) return std::nullopt;
-      break;
-    }
-  }
-  for (size_t i = 1; i < n; ++i)
-    if (bytes[i] != bytes[0]) return std::nullopt;
-  return bytes[0];
-}
-
 /// A C++ identifier for a tensor: `t_` and its name with every other character made `_`.
 std::string TensorVar(const std::string& name, const std::set<std::string>& taken) {
   std::string var = "t_";
@@ -318,7 +286,7 @@ class Writer {
       std::string var = Var(step.memset_target);
       if (var.empty())
         return Status::InvalidArgument(path + ".memset: unknown tensor \"" + step.memset_target + "\"");
-      std::optional<uint8_t> byte = RepeatedByte(step.memset_value, DTypeOf(step.memset_target));
+      std::optional<uint8_t> byte = common::MemsetByte(step.memset_value, DTypeOf(step.memset_target));
       if (!byte) return Status::InvalidArgument(path + ".value: not a value a byte fill can write");
       out += "\n  // " + path + ": memset " + step.memset_target + "\n";
       out += "  C10_CUDA_CHECK(cudaMemsetAsync(" + var + ".data_ptr(), " + std::to_string(*byte) + ", " +

@@ -85,7 +85,7 @@ nlohmann::json Check(const nlohmann::json& line) {
   Act(source);
   verify::CheckReply reply;
   reply.device = Device();
-  reply.timing = verify::CheckTiming{1.0, 0.0, {{"candidate", 0.5}}};
+  reply.timing = verify::CheckTiming{1.0, 0.0, {{"candidate", 0.5}}, nullptr};
   reply.checks = {{"guard_regions", "pass"}, {"poisoned_outputs", "pass"}};
   for (int t = 0; t < request->trials; ++t)
     reply.trials.push_back({{"variant", "default"}, {"trial", t}, {"seed", request->seed}});

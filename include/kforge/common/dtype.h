@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string_view>
 
@@ -18,5 +19,8 @@ std::optional<DType> ParseDType(std::string_view name);
 size_t DTypeSize(DType dtype);
 /// True for float32/float16/bfloat16/float64.
 bool IsFloating(DType dtype);
+/// The byte a memset writes so that every element of `dtype` equals `value`, when there is one (0 for
+/// any dtype, -1 for integers, some float64 patterns...); nullopt when the value needs a fill.
+std::optional<uint8_t> MemsetByte(double value, DType dtype);
 
 }  // namespace kforge::common
