@@ -293,6 +293,13 @@ class Writer {
              var + ".nbytes(), stream));\n";
       return Status::Ok();
     }
+    if (step.kind != LaunchStep::Kind::kKernel)
+      return Status::InvalidArgument(path + ": op, fill and view steps (kforge.solution/2) are not rendered as "
+                                          "KernelBench files yet");
+    for (const LaunchArg& arg : step.args)
+      if (arg.kind == LaunchArg::Kind::kItem)
+        return Status::InvalidArgument(path + ": item: arguments (kforge.solution/2) are not rendered as KernelBench "
+                                            "files yet");
     if (step.kernel.rfind("_Z", 0) == 0)
       return Status::InvalidArgument(path + ".kernel: a mangled symbol; name the kernel as C++ declares it");
     out += "\n  // " + path + ": " + step.kernel + "\n  {\n";

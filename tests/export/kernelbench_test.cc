@@ -207,6 +207,18 @@ TEST(KernelBenchTest, PlansThatCannotBeHostCodeAreRefused) {
   solution = TwoKernelSolution();
   solution.launches[0].memset_value = 1.0;  // 0x3f800000: not one repeated byte
   EXPECT_FALSE(RenderModelNew(solution, RowSumTask(), "", "").ok());
+  // Plan v2 steps and item: arguments are refused (InvalidArgument: the record is left out, not the export).
+  solution = TwoKernelSolution();
+  solution.launches[0].kind = common::LaunchStep::Kind::kFill;
+  py = RenderModelNew(solution, RowSumTask(), "", "");
+  ASSERT_FALSE(py.ok());
+  EXPECT_EQ(py.status().code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(py.status().message().find("launches[0]: op, fill and view steps"), std::string::npos);
+  solution = TwoKernelSolution();
+  solution.launches[1].args[0] = common::LaunchArg{common::LaunchArg::Kind::kItem, "x", 0};
+  py = RenderModelNew(solution, RowSumTask(), "", "");
+  ASSERT_FALSE(py.ok());
+  EXPECT_EQ(py.status().code(), Status::Code::kInvalidArgument);
 }
 
 TEST(KernelBenchTest, PythonStringsRoundTrip) {
