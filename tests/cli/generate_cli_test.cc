@@ -273,6 +273,27 @@ TEST_F(GenerateCliTest, OpenAiTextWithA500OnTheWay) {
   EXPECT_EQ(ids.size(), 6u);
 }
 
+TEST_F(GenerateCliTest, AnExecTeacherIsACommandThatReadsTheRequestAndPrintsTheReply) {
+  fs::create_directories(out_.string() + ".d");
+  const fs::path script = out_.string() + ".d/teacher.sh";
+  {
+    std::ofstream sh(script);
+    // The request arrives on stdin as canonical JSON: answer the broken kernel first, the fix after.
+    sh << "request=$(cat)\n"
+          "case \"$request\" in *'Compile error'*) cat <<'EOF'\n" << TextReply(kFixed) << "EOF\n;;\n"
+          "*) cat <<'EOF'\n" << TextReply(kBroken) << "EOF\n;;\nesac\n";
+  }
+  GenRun run = Generate("--filter demo/relu --teacher " + fakes::ShellQuote("exec:sh " + script.string()));
+  fs::remove_all(out_.string() + ".d");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  ASSERT_EQ(run.records.size(), 1u);
+  const json& r = run.records[0];
+  EXPECT_EQ(r["teacher"]["provider"], "exec");
+  ASSERT_EQ(r["attempts"].size(), 2u) << r["attempts"].dump();
+  EXPECT_EQ(r["attempts"][0]["status"], "compile_error");
+  EXPECT_EQ(r["attempts"][1]["status"], "ok");
+}
+
 TEST_F(GenerateCliTest, SeveralViewsRunEveryTaskUnderEach) {
   const std::string cassette = std::string(KFORGE_SOURCE_DIR) + "/examples/teacher/demo.jsonl";
   GenRun run = Generate("--filter demo/relu --views code,nl+spec,kernelbench --teacher replay:" + cassette);
