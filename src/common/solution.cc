@@ -359,7 +359,7 @@ StatusOr<Solution> SolutionFromJson(const nlohmann::json& json, const std::strin
   return solution;
 }
 
-StatusOr<Solution> ParseSolutionText(std::string_view text, const std::string& where) {
+StatusOr<Solution> ParseSolutionText(std::string_view text, const std::string& where, ReplyBlocks blocks) {
   if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);  // UTF-8 byte order mark
   size_t first = text.find_first_not_of(" \t\r\n");
   if (first != std::string_view::npos && text[first] == '{') {
@@ -372,6 +372,10 @@ StatusOr<Solution> ParseSolutionText(std::string_view text, const std::string& w
       cuda.push_back(std::move(fence));
     else if (fence.lang == "json")
       plan.push_back(std::move(fence));
+  }
+  if (blocks == ReplyBlocks::kLast && !cuda.empty() && !plan.empty()) {
+    cuda.erase(cuda.begin(), cuda.end() - 1);
+    plan.erase(plan.begin(), plan.end() - 1);
   }
   if (cuda.size() != 1 || plan.size() != 1) {
     return Status::InvalidArgument(where + ": expected one ```cuda block and one ```json block, found " +

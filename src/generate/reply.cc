@@ -49,7 +49,7 @@ std::vector<Candidate> CandidatesOf(const llm::Message& reply, const std::string
   };
   if (protocol == "text") {
     Candidate c;
-    c.solution = with_task(common::ParseSolutionText(reply.content, "reply"));
+    c.solution = with_task(common::ParseSolutionText(reply.content, "reply", common::ReplyBlocks::kLast));
     found.push_back(std::move(c));
     return found;
   }

@@ -66,6 +66,13 @@ TEST(ReplyTest, CandidatesFromTextAndFromToolCalls) {
   ASSERT_EQ(one.size(), 1u);
   ASSERT_TRUE(one[0].solution.ok()) << one[0].solution.status().message();
   EXPECT_EQ(one[0].solution->task, "demo/relu");
+  // A reply that quotes the previous attempt first is read by its last blocks.
+  const std::string quoted = "Before:\n```cuda\nold\n```\n```json\n{}\n```\nNow:\n" + text;
+  auto last = CandidatesOf(llm::Message::Assistant(quoted), "text", "demo/relu");
+  ASSERT_EQ(last.size(), 1u);
+  ASSERT_TRUE(last[0].solution.ok()) << last[0].solution.status().message();
+  EXPECT_EQ(last[0].solution->source, "__global__ void k() {}\n");
+  EXPECT_FALSE(common::ParseSolutionText(quoted, "reply").ok()) << "verify stays strict";
   auto none = CandidatesOf(llm::Message::Assistant("no code"), "text", "demo/relu");
   ASSERT_EQ(none.size(), 1u);
   EXPECT_FALSE(none[0].solution.ok());

@@ -78,9 +78,16 @@ struct Solution {
 /// Checks structure and expression syntax; names are resolved later against the task.
 StatusOr<Solution> SolutionFromJson(const nlohmann::json& json, const std::string& where);
 
-/// Parses a solution from text: a JSON object, or a model reply holding one ```cuda block
-/// and one ```json block (launches, scratch, options).
-StatusOr<Solution> ParseSolutionText(std::string_view text, const std::string& where);
+/// Which fenced blocks of a model reply make the solution.
+enum class ReplyBlocks {
+  kExactlyOne,  ///< one ```cuda and one ```json block, else an error (files given to verify)
+  kLast,        ///< the last of each: a reply that also quotes an earlier attempt or a fragment (generate)
+};
+
+/// Parses a solution from text: a JSON object, or a model reply holding a ```cuda block and a ```json
+/// block (launches, scratch, options), chosen by `blocks`.
+StatusOr<Solution> ParseSolutionText(std::string_view text, const std::string& where,
+                                     ReplyBlocks blocks = ReplyBlocks::kExactlyOne);
 
 /// Whether the plan has steps that need kforge.solution/2 (op, fill, view).
 bool UsesPlanV2(const Solution& solution);
