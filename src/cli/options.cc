@@ -91,9 +91,10 @@ void AddGpuRunFlags(CLI::App& sub, GpuRunFlags& flags, std::string& arch) {
       ->default_val(30)
       ->check(FiniteRange(0.1, 3600.0), "[0.1, 3600]");
   sub.add_flag("--no-cache", flags.no_cache, "Do not use the on-disk CUBIN cache");
-  sub.add_option("--allow-ops", flags.allow_ops, "Library ops in plans: library (the allowlist) or none")
+  sub.add_option("--allow-ops", flags.allow_ops,
+                 "Library ops in plans: library (the allowlist), all (also any aten:: operator) or none")
       ->default_val("library")
-      ->check(CLI::IsMember({"library", "none"}));
+      ->check(CLI::IsMember({"library", "all", "none"}));
 }
 
 Status ApplyGpuRunFlags(const GpuRunFlags& flags, verify::VerifyOptions& options) {
@@ -103,7 +104,7 @@ Status ApplyGpuRunFlags(const GpuRunFlags& flags, verify::VerifyOptions& options
     return Status::InvalidArgument("--arch " + arch.message());
   if (flags.seed_option != nullptr && flags.seed_option->count() > 0) options.seed = flags.seed;
   options.devices = *devices;
-  options.allow_library_ops = flags.allow_ops == "library";
+  options.op_policy = common::ParseOpPolicy(flags.allow_ops).value_or(common::OpPolicy::kLibrary);
   options.kernel_timeout = std::chrono::milliseconds(static_cast<int64_t>(flags.kernel_timeout_s * 1000));
   options.compile_timeout = std::chrono::milliseconds(static_cast<int64_t>(flags.compile_timeout_s * 1000));
   options.use_cache = !flags.no_cache;

@@ -1,6 +1,8 @@
 // The allowlist of library ops.
 #include "kforge/common/library_ops.h"
 
+#include <cctype>
+
 #include "kforge/common/json_fields.h"
 
 namespace kforge::common {
@@ -67,6 +69,61 @@ const std::vector<LibraryOp>& LibraryOps() {
       {"copy", 1, 1, {}, "out.copy_(x) (dtype conversion included)"},
   };
   return ops;
+}
+
+std::optional<OpPolicy> ParseOpPolicy(std::string_view text) {
+  if (text == "none") return OpPolicy::kNone;
+  if (text == "library") return OpPolicy::kLibrary;
+  if (text == "all") return OpPolicy::kAll;
+  return std::nullopt;
+}
+
+std::string_view OpPolicyName(OpPolicy policy) {
+  switch (policy) {
+    case OpPolicy::kNone:
+      return "none";
+    case OpPolicy::kLibrary:
+      return "library";
+    case OpPolicy::kAll:
+      return "all";
+  }
+  return "library";
+}
+
+bool IsAtenOpName(std::string_view name) {
+  constexpr std::string_view kPrefix = "aten::";
+  if (name.substr(0, kPrefix.size()) != kPrefix || name.size() > kPrefix.size() + 96) return false;
+  std::string_view rest = name.substr(kPrefix.size());
+  auto identifier = [](std::string_view part) {
+    if (part.empty() || std::isdigit(static_cast<unsigned char>(part[0]))) return false;
+    for (char c : part)
+      if (!(std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) ||
+            c == '_'))
+        return false;
+    return true;
+  };
+  size_t dot = rest.find('.');
+  if (dot == std::string_view::npos) return identifier(rest);
+  return identifier(rest.substr(0, dot)) && identifier(rest.substr(dot + 1));
+}
+
+Status CheckAtenOpAttrs(const nlohmann::json& attrs, const std::string& path) {
+  if (!attrs.is_object()) return Status::InvalidArgument(path + ": expected an object");
+  if (attrs.size() > 16) return Status::InvalidArgument(path + ": more than 16 attributes");
+  for (const auto& [key, value] : attrs.items()) {
+    bool name_ok = !key.empty() && key.size() <= 64 && !std::isdigit(static_cast<unsigned char>(key[0]));
+    for (char c : key) name_ok = name_ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '_');
+    if (!name_ok) return Status::InvalidArgument(path + ": " + KeyText(key) + " is not an argument name");
+    bool ok = value.is_number() || value.is_boolean();
+    if (value.is_array() && !value.empty() && value.size() <= 8) {
+      ok = true;
+      for (const auto& v : value) ok = ok && v.is_number_integer();
+    }
+    if (!ok)
+      return Status::InvalidArgument(
+          path + "." + key + ": expected an integer, a list of up to 8 integers, a number or a boolean");
+  }
+  return Status::Ok();
 }
 
 const LibraryOp* FindLibraryOp(std::string_view name) {

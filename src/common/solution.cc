@@ -136,12 +136,17 @@ StatusOr<LaunchStep> ReadV2Step(const nlohmann::json& value, const JsonFields& f
     step.kind = LaunchStep::Kind::kOp;
     KFORGE_ASSIGN_OR_RETURN(step.op, f.String("op"));
     const LibraryOp* op = FindLibraryOp(step.op);
-    if (!op)
-      return f.Error("op", Quote(step.op) + " is not a library op kforge runs (docs/formats.md lists them)");
+    bool aten = IsAtenOpName(step.op);
+    if (!op && !aten)
+      return f.Error("op",
+                     Quote(step.op) +
+                         " is not a library op kforge runs (docs/formats.md lists them; any ATen operator "
+                         "is aten::NAME under --allow-ops all)");
     KFORGE_ASSIGN_OR_RETURN(const nlohmann::json* args, f.Get("args"));
     if (!args->is_array()) return f.Error("args", "expected an array of tensor names");
     int n = static_cast<int>(args->size());
-    if (n < op->min_tensors || (op->max_tensors >= 0 && n > op->max_tensors) || n > 16) {
+    if (aten && n > 16) return f.Error("args", "at most 16 tensors");
+    if (op && (n < op->min_tensors || (op->max_tensors >= 0 && n > op->max_tensors) || n > 16)) {
       return f.Error("args", std::string(op->name) + " takes " + std::to_string(op->min_tensors) +
                                  (op->max_tensors == op->min_tensors
                                       ? ""
@@ -158,7 +163,8 @@ StatusOr<LaunchStep> ReadV2Step(const nlohmann::json& value, const JsonFields& f
     KFORGE_ASSIGN_OR_RETURN(step.op_out, ReadTensorName(f, "out"));
     if (f.Has("attrs")) {
       step.op_attrs = value["attrs"];
-      KFORGE_RETURN_IF_ERROR(CheckOpAttrs(*op, step.op_attrs, f.Child("attrs")));
+      KFORGE_RETURN_IF_ERROR(op ? CheckOpAttrs(*op, step.op_attrs, f.Child("attrs"))
+                                : CheckAtenOpAttrs(step.op_attrs, f.Child("attrs")));
     }
     return step;
   }

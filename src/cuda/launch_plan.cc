@@ -167,8 +167,12 @@ StatusOr<OpOperand> Operand(const PlanEnv& env, const std::string& name, const s
 Status ResolveV2Step(const LaunchStep& step, const std::string& path, const common::ExprEnv& eval_env,
                      const LaunchLimits& limits, PlanEnv& env, ResolvedStep& out) {
   if (step.kind == LaunchStep::Kind::kOp) {
-    if (!limits.allow_library_ops)
+    if (limits.op_policy == common::OpPolicy::kNone)
       return Status::InvalidArgument(path + ".op: library ops are not allowed here (--allow-ops none)");
+    if (common::IsAtenOpName(step.op) && limits.op_policy != common::OpPolicy::kAll)
+      return Status::InvalidArgument(
+          path + ".op: " + step.op +
+          " is outside kforge's allowlist of library ops; it needs --allow-ops all");
     out.op = step.op;
     out.op_attrs = step.op_attrs;
     for (size_t a = 0; a < step.op_args.size(); ++a) {

@@ -11,6 +11,7 @@
 #include <optional>
 #include <set>
 
+#include "export/library_op_calls_text.h"
 #include "kforge/common/text.h"
 #include "kforge/export/dedup.h"
 
@@ -23,6 +24,7 @@ using common::LaunchStep;
 /// Headers of the generated host code. Spelled without the directive here, so that the module fences
 /// (tests/common/module_fences_test.cc) see that this file itself includes no torch header.
 constexpr const char* kHostHeaders[] = {"torch/extension.h",
+                                        "ATen/core/dispatch/Dispatcher.h",
                                         "ATen/cuda/CUDAContext.h",
                                         "c10/cuda/CUDAException.h",
                                         "c10/cuda/CUDAGuard.h",
@@ -30,6 +32,9 @@ constexpr const char* kHostHeaders[] = {"torch/extension.h",
                                         "",
                                         "algorithm",
                                         "cstdint",
+                                        "limits",
+                                        "map",
+                                        "string",
                                         "vector"};
 
 constexpr std::string_view kPrelude = R"host(
@@ -57,6 +62,31 @@ void kf_check_tensor(const torch::Tensor& t, const char* name, at::ScalarType dt
   TORCH_CHECK(t.scalar_type() == dtype, name, ": expected ", dtype, ", got ", t.scalar_type());
   TORCH_CHECK(t.dim() == rank, name, ": expected ", rank, " dimensions, got ", t.dim());
   TORCH_CHECK(t.is_contiguous(), name, ": expected a contiguous tensor");
+}
+
+// A plan's view: `shape` elements of `dtype` from element `offset` of `base` (in base's elements) on.
+torch::Tensor kf_view(const torch::Tensor& base, int64_t offset, std::vector<int64_t> shape, at::ScalarType dtype,
+                      const char* name) {
+  const int64_t item = static_cast<int64_t>(c10::elementSize(dtype));
+  int64_t count = 1;
+  for (int64_t d : shape) {
+    TORCH_CHECK(d >= 0, name, ": negative dimension ", d);
+    count *= d;
+  }
+  const int64_t start = offset * base.element_size();
+  TORCH_CHECK(offset >= 0 && start % item == 0 && start + count * item <= static_cast<int64_t>(base.nbytes()), name,
+              ": the window lies outside its tensor or is not aligned");
+  return base.reshape({-1}).view(torch::kUInt8).narrow(0, start, count * item).view(dtype).view(shape);
+}
+
+// A device scalar: the bytes of element `index` of `t`, read once the steps before have run.
+uint64_t kf_item(const torch::Tensor& t, int64_t index, cudaStream_t stream, const char* name) {
+  TORCH_CHECK(index >= 0 && index < t.numel(), name, ": element ", index, " is outside (", t.numel(), " elements)");
+  uint64_t bits = 0;
+  C10_CUDA_CHECK(cudaMemcpyAsync(&bits, static_cast<const char*>(t.data_ptr()) + index * t.element_size(),
+                                 t.element_size(), cudaMemcpyDeviceToHost, stream));
+  C10_CUDA_CHECK(cudaStreamSynchronize(stream));
+  return bits;
 }
 
 }  // namespace
@@ -140,6 +170,11 @@ class Writer {
     for (const char* header : kHostHeaders)
       code.cpp += *header ? std::string("#include <") + header + ">\n" : std::string("\n");
     code.cpp += kPrelude;
+    if (HasOps()) {
+      code.cpp += "\nnamespace {\n\n";
+      code.cpp += kLibraryOpCalls;
+      code.cpp += "\n}  // namespace\n";
+    }
     code.cpp += "\n// Runs the launch plan of a kforge solution for " + task_.id +
                 ": takes the task's inputs, then its parameters, and returns its outputs.\n";
     code.cpp += "std::vector<torch::Tensor> forward(std::vector<torch::Tensor> tensors) {\n";
@@ -159,6 +194,12 @@ class Writer {
   }
 
  private:
+  bool HasOps() const {
+    for (const LaunchStep& step : solution_.launches)
+      if (step.kind == LaunchStep::Kind::kOp) return true;
+    return false;
+  }
+
   Status NameTensors() {
     std::set<std::string> taken;
     auto add = [&](const std::string& name) -> Status {
@@ -172,6 +213,8 @@ class Writer {
     for (const auto* list : {&task_.inputs, &task_.params, &task_.outputs})
       for (const common::TensorSpec& spec : *list) KFORGE_RETURN_IF_ERROR(add(spec.name));
     for (const common::ScratchBuffer& buffer : solution_.scratch) KFORGE_RETURN_IF_ERROR(add(buffer.name));
+    for (const LaunchStep& step : solution_.launches)
+      if (step.kind == LaunchStep::Kind::kView) KFORGE_RETURN_IF_ERROR(add(step.view_name));
     for (const auto& [name, value] : task_.symbols) symbols_.push_back(name);
     return Status::Ok();
   }
@@ -276,7 +319,70 @@ class Writer {
     if (const common::TensorSpec* spec = task_.FindTensor(tensor)) return spec->dtype;
     for (const common::ScratchBuffer& buffer : solution_.scratch)
       if (buffer.name == tensor) return common::ParseDType(buffer.dtype).value_or(common::DType::kFloat32);
+    for (const LaunchStep& step : solution_.launches)
+      if (step.kind == LaunchStep::Kind::kView && step.view_name == tensor)
+        return step.view_dtype.empty()
+                   ? DTypeOf(step.view_of)
+                   : common::ParseDType(step.view_dtype).value_or(common::DType::kFloat32);
     return common::DType::kFloat32;
+  }
+
+  StatusOr<std::string> TensorArg(const std::string& name, const std::string& where) const {
+    std::string var = Var(name);
+    if (var.empty()) return Status::InvalidArgument(where + ": unknown tensor \"" + name + "\"");
+    return var;
+  }
+
+  /// An op step: its attributes as KfOpAttrs, then the call of the shared op code.
+  Status OpStep(const LaunchStep& step, const std::string& path, std::string& out) const {
+    std::string args;
+    for (size_t a = 0; a < step.op_args.size(); ++a) {
+      KFORGE_ASSIGN_OR_RETURN(std::string var,
+                              TensorArg(step.op_args[a], path + ".args[" + std::to_string(a) + "]"));
+      args += (a ? ", " : "") + var;
+    }
+    KFORGE_ASSIGN_OR_RETURN(std::string target, TensorArg(step.op_out, path + ".out"));
+    out += "\n  // " + path + ": op " + step.op + " -> " + step.op_out + "\n  {\n    KfOpAttrs attrs;\n";
+    for (const auto& [key, value] : step.op_attrs.items()) {
+      std::string field = "attrs.ints[" + CppString(key) + "] = {";
+      if (value.is_boolean()) {
+        field = "attrs.bools[" + CppString(key) + "] = " + (value.get<bool>() ? "true" : "false");
+      } else if (value.is_number_integer()) {
+        field += std::to_string(value.get<int64_t>()) + "}";
+      } else if (value.is_number()) {
+        field = "attrs.numbers[" + CppString(key) + "] = " + HexFloat(value.get<double>(), false);
+      } else if (value.is_array()) {
+        for (size_t i = 0; i < value.size(); ++i)
+          field += (i ? ", " : "") + std::to_string(value[i].get<int64_t>());
+        field += "}";
+      } else {
+        return Status::InvalidArgument(path + ".attrs." + key + ": not a value an op takes");
+      }
+      out += "    " + field + ";\n";
+    }
+    out += "    KfRunOp(" + CppString(step.op) + ", {" + args + "}, attrs, " + target + ");\n  }\n";
+    return Status::Ok();
+  }
+
+  Status ViewStep(const LaunchStep& step, const std::string& path, std::string& out) const {
+    KFORGE_ASSIGN_OR_RETURN(std::string base, TensorArg(step.view_of, path + ".of"));
+    KFORGE_ASSIGN_OR_RETURN(std::string offset, Expr(step.view_offset, path + ".offset"));
+    KFORGE_ASSIGN_OR_RETURN(std::string shape, Shape(step.view_shape, path + ".shape"));
+    out += "\n  // " + path + ": view " + step.view_name + " of " + step.view_of + "\n";
+    out += "  torch::Tensor " + Var(step.view_name) + " = kf_view(" + base + ", " + offset + ", " + shape +
+           ", " + TorchDType(DTypeOf(step.view_name)) + ", " + CppString(path) + ");\n";
+    return Status::Ok();
+  }
+
+  Status FillStep(const LaunchStep& step, const std::string& path, std::string& out) const {
+    KFORGE_ASSIGN_OR_RETURN(std::string target, TensorArg(step.fill_target, path + ".fill"));
+    double v = step.fill_value;
+    std::string value = std::isnan(v) ? "std::numeric_limits<double>::quiet_NaN()"
+                        : std::isinf(v)
+                            ? std::string(v < 0 ? "-" : "") + "std::numeric_limits<double>::infinity()"
+                            : HexFloat(v, false);
+    out += "\n  // " + path + ": fill " + step.fill_target + "\n  " + target + ".fill_(" + value + ");\n";
+    return Status::Ok();
   }
 
   Status Step(size_t i, std::string& out) const {
@@ -293,13 +399,9 @@ class Writer {
              var + ".nbytes(), stream));\n";
       return Status::Ok();
     }
-    if (step.kind != LaunchStep::Kind::kKernel)
-      return Status::InvalidArgument(path + ": op, fill and view steps (kforge.solution/2) are not rendered as "
-                                          "KernelBench files yet");
-    for (const LaunchArg& arg : step.args)
-      if (arg.kind == LaunchArg::Kind::kItem)
-        return Status::InvalidArgument(path + ": item: arguments (kforge.solution/2) are not rendered as KernelBench "
-                                            "files yet");
+    if (step.kind == LaunchStep::Kind::kOp) return OpStep(step, path, out);
+    if (step.kind == LaunchStep::Kind::kView) return ViewStep(step, path, out);
+    if (step.kind == LaunchStep::Kind::kFill) return FillStep(step, path, out);
     if (step.kernel.rfind("_Z", 0) == 0)
       return Status::InvalidArgument(path + ".kernel: a mangled symbol; name the kernel as C++ declares it");
     out += "\n  // " + path + ": " + step.kernel + "\n  {\n";
@@ -310,9 +412,15 @@ class Writer {
       std::string line;
       switch (arg.kind) {
         case LaunchArg::Kind::kTensor: {
-          std::string var = Var(arg.text);
-          if (var.empty()) return Status::InvalidArgument(where + ": unknown tensor \"" + arg.text + "\"");
+          KFORGE_ASSIGN_OR_RETURN(std::string var, TensorArg(arg.text, where));
           line = "void* " + name + " = " + var + ".data_ptr();";
+          break;
+        }
+        case LaunchArg::Kind::kItem: {
+          KFORGE_ASSIGN_OR_RETURN(std::string var, TensorArg(arg.text, where));
+          KFORGE_ASSIGN_OR_RETURN(std::string index, Expr(arg.index, where));
+          line = "uint64_t " + name + " = kf_item(" + var + ", " + index + ", stream, " + CppString(where) +
+                 ");  // item:" + arg.text + "[" + arg.index + "]";
           break;
         }
         case LaunchArg::Kind::kF32:

@@ -65,12 +65,12 @@ void Fail(Verdict& verdict, VerdictStatus status, std::string message) {
 
 /// Resolves the plan, scratch included, against the real shapes of every variant of the task (the
 /// GPU check runs each of them); an error names the variant unless it is the default one.
-Status CheckPlanStatically(const common::Task& task, const common::Solution& solution, bool allow_library_ops) {
+Status CheckPlanStatically(const common::Task& task, const common::Solution& solution, common::OpPolicy op_policy) {
   for (const common::Variant& variant : task.variants) {
     Status status = [&]() -> Status {
       KFORGE_ASSIGN_OR_RETURN(cuda::PlanEnv env, cuda::PlanEnvFor(task, variant));
       cuda::LaunchLimits limits;
-      limits.allow_library_ops = allow_library_ops;
+      limits.op_policy = op_policy;
       KFORGE_RETURN_IF_ERROR(cuda::AddScratch(solution, limits, env));
       return cuda::ResolvePlan(solution, env, limits).status();
     }();
@@ -336,7 +336,7 @@ std::shared_ptr<Job> VerifyService::Impl::Prepare(SolutionInput input) {
         return job;
       }
       job->task = &*it->second;
-      Status plan = CheckPlanStatically(*job->task, job->solution, options_.allow_library_ops);
+      Status plan = CheckPlanStatically(*job->task, job->solution, options_.op_policy);
       if (!plan.ok()) {
         Fail(v, VerdictStatus::kInvalidSolution, plan.message());
         return job;

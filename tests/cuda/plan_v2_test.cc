@@ -115,11 +115,34 @@ TEST(PlanV2Test, ItemArgumentsReadOneElementOfTheRightSize) {
 
 TEST(PlanV2Test, AllowOpsNoneRefusesOpsButNotViews) {
   LaunchLimits none;
-  none.allow_library_ops = false;
+  none.op_policy = common::OpPolicy::kNone;
   auto op = Resolve(R"J([{"op": "relu", "args": ["x"], "out": "out0"}])J", none);
   ASSERT_FALSE(op.ok());
   EXPECT_NE(op.status().message().find("--allow-ops none"), std::string::npos);
   EXPECT_TRUE(Resolve(R"J([{"view": "v", "of": "x", "shape": [2, 8]}])J", none).ok());
+}
+
+TEST(PlanV2Test, AtenOperatorsNeedAllowOpsAll) {
+  const std::string launches = R"J([{"op": "aten::max_pool2d", "args": ["x"], "out": "out0",
+                                      "attrs": {"kernel_size": [2, 2], "ceil_mode": false}}])J";
+  auto library = Resolve(launches);
+  ASSERT_FALSE(library.ok());
+  EXPECT_NE(
+      library.status().message().find("launches[0].op: aten::max_pool2d is outside kforge's allowlist of "
+                                      "library ops; it needs --allow-ops all"),
+      std::string::npos)
+      << library.status().message();
+  LaunchLimits all;
+  all.op_policy = common::OpPolicy::kAll;
+  EXPECT_TRUE(Resolve(launches, all).ok());
+  // Names and attributes are checked before anything runs.
+  for (const char* bad : {R"J([{"op": "aten::Max_Pool", "args": ["x"], "out": "out0"}])J",
+                          R"J([{"op": "aten::relu; rm", "args": ["x"], "out": "out0"}])J",
+                          R"J([{"op": "aten::relu", "args": ["x"], "out": "out0", "attrs": {"a b": 1}}])J",
+                          R"J([{"op": "aten::relu", "args": ["x"], "out": "out0", "attrs": {"p": "str"}}])J"})
+    EXPECT_FALSE(Resolve(bad, all).ok()) << bad;
+  EXPECT_EQ(common::ParseOpPolicy("all"), common::OpPolicy::kAll);
+  EXPECT_FALSE(common::ParseOpPolicy("everything").has_value());
 }
 
 TEST(PlanV2Test, SolutionsWithV2StepsRoundTripAsSchemaTwo) {

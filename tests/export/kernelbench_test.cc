@@ -207,18 +207,85 @@ TEST(KernelBenchTest, PlansThatCannotBeHostCodeAreRefused) {
   solution = TwoKernelSolution();
   solution.launches[0].memset_value = 1.0;  // 0x3f800000: not one repeated byte
   EXPECT_FALSE(RenderModelNew(solution, RowSumTask(), "", "").ok());
-  // Plan v2 steps and item: arguments are refused (InvalidArgument: the record is left out, not the export).
+  // A plan that names an unknown tensor is refused as InvalidArgument (the record is left out, not the
+  // export).
   solution = TwoKernelSolution();
-  solution.launches[0].kind = common::LaunchStep::Kind::kFill;
+  solution.launches[1].args[0] = common::LaunchArg{common::LaunchArg::Kind::kItem, "nowhere", 0};
   py = RenderModelNew(solution, RowSumTask(), "", "");
   ASSERT_FALSE(py.ok());
   EXPECT_EQ(py.status().code(), Status::Code::kInvalidArgument);
-  EXPECT_NE(py.status().message().find("launches[0]: op, fill and view steps"), std::string::npos);
-  solution = TwoKernelSolution();
-  solution.launches[1].args[0] = common::LaunchArg{common::LaunchArg::Kind::kItem, "x", 0};
-  py = RenderModelNew(solution, RowSumTask(), "", "");
-  ASSERT_FALSE(py.ok());
-  EXPECT_EQ(py.status().code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(py.status().message().find("launches[1].args[0]: unknown tensor \"nowhere\""), std::string::npos);
+}
+
+/// A plan v2 solution with every step kind: a fill, a view with a dtype, an allowlisted op with
+/// attributes, an aten:: op, a kernel with an item: argument, a copy.
+common::Solution EveryStepKindSolution() {
+  nlohmann::json j = {
+      {"schema", "kforge.solution/2"},
+      {"source", "extern \"C\" __global__ void scale(const float* x, float* y, long long n, float s) {}\n"},
+      {"scratch", {{{"name", "acc"}, {"dtype", "float32"}, {"shape", {"M", "1"}}}}},
+      {"launches", nlohmann::json::parse(R"J([
+        {"fill": "out0", "value": "-inf"},
+        {"view": "x_bits", "of": "x", "offset": "N", "shape": ["M - 1", "N"], "dtype": "int32"},
+        {"op": "sum", "args": ["x"], "out": "acc", "attrs": {"dim": [1], "keepdim": true}},
+        {"op": "aten::clamp_min", "args": ["acc"], "out": "acc", "attrs": {"min": 0.5}},
+        {"kernel": "scale", "grid": ["cdiv(numel(x), 256)"], "block": [256],
+         "args": ["x", "out0", "i64:numel(x)", "item:acc[M - 1]"]},
+        {"op": "copy", "args": ["acc"], "out": "out0"}
+      ])J")}};
+  StatusOr<common::Solution> solution = common::SolutionFromJson(j, "test");
+  EXPECT_TRUE(solution.ok()) << solution.status().message();
+  return *solution;
+}
+
+TEST(KernelBenchTest, RendersEveryPlanV2StepKind) {
+  StatusOr<internal::HostCode> host = internal::RenderHostCode(EveryStepKindSolution(), RowSumTask());
+  ASSERT_TRUE(host.ok()) << host.status().message();
+  const std::string* py = &host->cpp;
+  ExpectHas(*py, "t_out0.fill_(-std::numeric_limits<double>::infinity());");
+  ExpectHas(*py,
+            "torch::Tensor t_x_bits = kf_view(t_x, sym_N, std::vector<int64_t>{sym_M - int64_t(1), sym_N}, "
+            "torch::kInt32, ");
+  ExpectHas(*py, "attrs.ints[\"dim\"] = {1};");
+  ExpectHas(*py, "attrs.bools[\"keepdim\"] = true;");
+  ExpectHas(*py, "KfRunOp(\"sum\", {t_x}, attrs, t_acc);");
+  ExpectHas(*py, "attrs.numbers[\"min\"] = 0x1p-1;");
+  ExpectHas(*py, "KfRunOp(\"aten::clamp_min\", {t_acc}, attrs, t_acc);");
+  ExpectHas(*py, "uint64_t a3 = kf_item(t_acc, sym_M - int64_t(1), stream, ");
+  ExpectHas(*py, "KfRunOp(\"copy\", {t_acc}, attrs, t_out0);");
+  ExpectHas(*py, "inline at::Tensor KfAtenOp(");  // the worker's op code, copied in
+  // Only the kernel step has a kernel address; a plan without ops does not carry the op code.
+  ExpectHas(host->cuda_suffix, "case 4: return reinterpret_cast<const void*>(&scale);");
+  EXPECT_EQ(host->cuda_suffix.find("case 0:"), std::string::npos);
+  StatusOr<internal::HostCode> plain = internal::RenderHostCode(TwoKernelSolution(), RowSumTask());
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(plain->cpp.find("KfRunOp"), std::string::npos);
+  EXPECT_TRUE(RenderModelNew(EveryStepKindSolution(), RowSumTask(), "", "").ok());
+}
+
+/// The venv's Python, when it can import torch; else "".
+std::string TorchPython();
+
+// The generated host code is C++ that compiles against LibTorch's headers, op code included (a syntax
+// check with the venv's torch: building the extension itself needs nvcc and a GPU).
+TEST(KernelBenchTest, TheGeneratedHostCodeCompiles) {
+  std::string python = TorchPython();
+  if (python.empty() || fakes::RunCommand("command -v g++ >/dev/null").exit_code != 0)
+    GTEST_SKIP() << "no g++, or no ~/.cache/kforge/venv/bin/python3 with torch (scripts/setup.sh makes it)";
+  fakes::CommandResult flags = fakes::RunCommand(
+      python +
+      " -c \"import sysconfig, torch.utils.cpp_extension as e; print(' '.join('-I' + p for p in "
+      "e.include_paths() + [sysconfig.get_paths()['include'], e.CUDA_HOME + '/include']))\" 2>/dev/null");
+  ASSERT_EQ(flags.exit_code, 0) << flags.out;
+  StatusOr<internal::HostCode> host = internal::RenderHostCode(EveryStepKindSolution(), RowSumTask());
+  ASSERT_TRUE(host.ok()) << host.status().message();
+  fs::path file = fs::temp_directory_path() / ("kforge-host-" + std::to_string(::getpid()) + ".cpp");
+  std::ofstream(file) << host->cpp;
+  std::string flag_line = flags.out.substr(0, flags.out.find('\n'));
+  fakes::CommandResult compile = fakes::RunCommand(
+      "g++ -std=c++17 -fsyntax-only -D_GLIBCXX_USE_CXX11_ABI=1 " + flag_line + " " + file.string() + " 2>&1");
+  EXPECT_EQ(compile.exit_code, 0) << compile.out.substr(0, 4000);
+  fs::remove(file);
 }
 
 TEST(KernelBenchTest, PythonStringsRoundTrip) {

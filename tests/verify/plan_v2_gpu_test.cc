@@ -19,9 +19,9 @@ const fs::path kExamples = fs::path(KFORGE_SOURCE_DIR) / "examples/plan_v2";
 const fs::path kCases = fs::path(KFORGE_SOURCE_DIR) / "tests/verify/plan_v2";
 const fs::path kBuiltTasks = fs::path(KFORGE_BINARY).parent_path() / "tasks";
 
-nlohmann::json Verdict(const fs::path& file) {
-  fakes::CommandResult run = fakes::RunCommand(std::string(KFORGE_BINARY) + " verify --seed 11 --tasks " +
-                                               kBuiltTasks.string() + " " + file.string());
+nlohmann::json Verdict(const fs::path& file, const std::string& flags = "") {
+  fakes::CommandResult run = fakes::RunCommand(std::string(KFORGE_BINARY) + " verify --seed 11 " + flags +
+                                               " --tasks " + kBuiltTasks.string() + " " + file.string());
   auto lines = fakes::JsonLines(run.out);
   return lines.size() == 1 ? lines[0] : nlohmann::json();
 }
@@ -48,6 +48,16 @@ TEST_F(PlanV2GpuTest, LibraryOpThenEpilogueKernelPassesAndReportsItsTimeSplit) {
   EXPECT_TRUE(v["checks"].contains("library_ops")) << v["checks"].dump();
   std::printf("linear + epilogue: %s; checks.library_ops %s\n", split.dump().c_str(),
               v["checks"].value("library_ops", "").c_str());
+}
+
+TEST_F(PlanV2GpuTest, AnAtenOperatorByItsSchemaNameNeedsAllowOpsAll) {
+  nlohmann::json v = Verdict(kCases / "aten_linear_then_relu.json", "--allow-ops all");
+  EXPECT_EQ(v.value("status", ""), "ok") << v.value("message", "");
+  EXPECT_TRUE(v["timing"].contains("plan_split")) << v["timing"].dump();
+  nlohmann::json refused = Verdict(kCases / "aten_linear_then_relu.json");
+  EXPECT_EQ(refused.value("status", ""), "invalid_solution") << refused.dump();
+  EXPECT_NE(refused.value("message", "").find("needs --allow-ops all"), std::string::npos)
+      << refused.value("message", "");
 }
 
 TEST_F(PlanV2GpuTest, TypedFillBeforeAtomicsPasses) {

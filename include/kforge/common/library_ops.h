@@ -3,6 +3,7 @@
 // candidate's stream; everything here is checked before anything runs.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -33,6 +34,20 @@ struct LibraryOp {
   std::vector<OpAttr> attrs;
   std::string_view what;  ///< one line, for docs and errors
 };
+
+/// Which library ops a plan may call (--allow-ops): none, the allowlist below, or also any functional
+/// ATen operator by its schema name (`aten::NAME[.OVERLOAD]`).
+enum class OpPolicy { kNone, kLibrary, kAll };
+
+std::optional<OpPolicy> ParseOpPolicy(std::string_view text);  ///< "none", "library" or "all"
+std::string_view OpPolicyName(OpPolicy policy);
+
+/// `aten::NAME` or `aten::NAME.OVERLOAD` (lower-case identifiers): an operator outside the allowlist.
+bool IsAtenOpName(std::string_view name);
+
+/// Checks the attributes of an `aten::` op: identifier keys, values that are integers, lists of up to
+/// 8 integers, numbers or booleans. Which names the operator takes is known only when it runs.
+Status CheckAtenOpAttrs(const nlohmann::json& attrs, const std::string& path);
 
 /// Every op a plan may call, in a stable order.
 const std::vector<LibraryOp>& LibraryOps();

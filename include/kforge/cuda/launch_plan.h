@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kforge/common/dtype.h"
+#include "kforge/common/library_ops.h"
 #include "kforge/common/solution.h"
 #include "kforge/common/status.h"
 #include "kforge/cuda/device.h"
@@ -40,7 +41,7 @@ struct LaunchLimits {
   int max_grid_dims[3] = {2147483647, 65535, 65535};
   size_t max_shared_bytes = 227 * 1024;        ///< Dynamic shared memory per block.
   size_t max_scratch_bytes = size_t{4} << 30;  ///< All scratch buffers together.
-  bool allow_library_ops = true;               ///< Op steps allowed (--allow-ops library).
+  common::OpPolicy op_policy = common::OpPolicy::kLibrary;  ///< Which op steps are allowed (--allow-ops).
 };
 
 /// Limits of `device` (kforge caps unchanged).

@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kforge/common/library_ops.h"
 #include "kforge/common/solution.h"
 #include "kforge/common/task.h"
 #include "kforge/common/verdict.h"
@@ -59,8 +60,8 @@ struct VerifyOptions {
   std::chrono::milliseconds check_allowance{120000};
   /// Longest one compile may take. Default 30 s.
   std::chrono::milliseconds compile_timeout{30000};
-  /// Plans may call library ops (plan v2 `op` and `fill` steps): --allow-ops library (true) or none.
-  bool allow_library_ops = true;
+  /// Which library ops plans may call (plan v2 `op` steps): --allow-ops none, library or all.
+  common::OpPolicy op_policy = common::OpPolicy::kLibrary;
   /// Use the on-disk CUBIN cache. Default true.
   bool use_cache = true;
   /// Compile threads; 0 means one per core.
