@@ -5,6 +5,7 @@
 #   3. plan v2 (a library GEMM and a fused epilogue) verified and benched on level2/76_Gemm_Add_ReLU;
 #   3b. `kforge generate` with a replay teacher (examples/teacher/kernelbench_level1.jsonl) on level-1 tasks;
 #   3c. `kforge report` of that run and KernelBench's own judge (scripts/kb-judge.sh) on its kernelbench export;
+#   3d. the same for plan v2 solutions (examples/teacher/kernelbench_plan_v2.jsonl: op steps, item: arguments);
 #   4. scripts/bench-generate.sh (64 episodes in flight against a fake teacher) unless KFORGE_KB_GENBENCH=0;
 #   5. scripts/bench_kb_scale.py (cold verify, batch throughput, phase split) unless KFORGE_KB_BENCH=0.
 # Usage: scripts/gpu-kb.sh KERNELBENCH_DIR (a KernelBench checkout holding level1/ ...). Logs go to $OUT or
@@ -47,6 +48,12 @@ for l in open('$out/plan-v2.jsonl'):
 "
 build/kforge bench --max-time 3 --tasks "$root" examples/plan_v2/kb_level2_76_gemm_add_relu.json >"$out/plan-v2-bench.jsonl" 2>"$out/plan-v2-bench.err" || fail=1
 cat "$out/plan-v2-bench.err"
+python3 -c "
+import json
+for l in open('$out/plan-v2-bench.jsonl'):
+    b = json.loads(l)
+    print(b['task'], b['status'], 'candidate', b.get('candidate', {}).get('median_ms'), 'reference', b.get('reference', {}).get('median_ms'), 'plan_split', b.get('plan_split'), 'library_ops', b.get('library_ops'))
+"
 
 step "generate at real sizes (replay teacher, level 1)"
 start=$(date +%s)
@@ -65,6 +72,20 @@ if [ "${KFORGE_KB_JUDGE:-1}" = 1 ]; then
   start=$(date +%s)
   KB_JOBS=4 scripts/kb-judge.sh "$out/kb-export" "$kb" "$out/kb-judge.jsonl" 2>&1 | tail -6 || fail=1
   echo "judging took $(( $(date +%s) - start )) s"
+fi
+
+step "plan v2 through generate, export and KernelBench's judge (a library GEMM with a fused epilogue; a device scalar)"
+build/kforge generate --tasks "$root" --teacher replay:examples/teacher/kernelbench_plan_v2.jsonl \
+  --filter 'kernelbench/level2/76_Gemm_Add_ReLU,kernelbench/level1/37_FrobeniusNorm_' \
+  --model replay-kernelbench --max-turns 1 --concurrency 2 --out "$out/generate-v2" 2>"$out/generate-v2.err" || fail=1
+tail -3 "$out/generate-v2.err"
+python3 scripts/trajectory_summary.py "$out/generate-v2/trajectories.jsonl" || fail=1
+build/kforge export "$out/generate-v2" --format kernelbench --tasks "$root" --out "$out/kb-export-v2" --force \
+  2>"$out/kb-export-v2.err" || fail=1
+cat "$out/kb-export-v2.err"
+ls "$out/kb-export-v2"
+if [ "${KFORGE_KB_JUDGE:-1}" = 1 ]; then
+  KB_JOBS=2 scripts/kb-judge.sh "$out/kb-export-v2" "$kb" "$out/kb-judge-v2.jsonl" 2>&1 | tail -6 || fail=1
 fi
 
 if [ "${KFORGE_KB_GENBENCH:-1}" = 1 ]; then
