@@ -162,6 +162,57 @@ __global__ void __launch_bounds__(kThreads)
   if (threadIdx.x == 0) partials[blockIdx.x] = shared[0];
 }
 
+/// Two values of `spec` from the hash of word `i`: a Box-Muller pair of normals, or two uniforms.
+__device__ __forceinline__ float2 DrawPair(uint64_t seed, uint64_t i, DrawSpec spec) {
+  const uint64_t h = Mix(seed + (i + 1) * 0xd1b54a32d192ed03ull);
+  const float u1 = static_cast<float>((h >> 40) + 1) * 0x1p-24f;             // (0, 1]
+  const float u2 = static_cast<float>((h >> 8) & 0xffffffull) * 0x1p-24f;    // [0, 1)
+  float a, b;
+  if (spec.normal) {
+    const float r = sqrtf(-2.0f * logf(u1));
+    float s, c;
+    sincospif(2.0f * u2, &s, &c);
+    a = r * c;
+    b = r * s;
+  } else {
+    a = u1 - 0x1p-24f;  // [0, 1)
+    b = u2;
+  }
+  if (spec.square) {
+    a *= a;
+    b *= b;
+  }
+  return make_float2(spec.add + spec.mul * a, spec.add + spec.mul * b);
+}
+
+/// Writes word i (two floats) of the draw and adds it to the digest exactly as DigestKernel does.
+__global__ void __launch_bounds__(kThreads)
+    DrawFloat32Kernel(uint64_t* words, uint64_t full_words, float* tail, uint64_t seed, DrawSpec spec,
+                      unsigned long long* partials) {
+  uint64_t sum = 0;
+  const uint64_t stride = static_cast<uint64_t>(gridDim.x) * blockDim.x;
+  for (uint64_t i = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < full_words; i += stride) {
+    const float2 v = DrawPair(seed, i, spec);
+    const uint64_t word = static_cast<uint64_t>(__float_as_uint(v.x)) |
+                          (static_cast<uint64_t>(__float_as_uint(v.y)) << 32);
+    words[i] = word;
+    sum += Mix(word + (i + 1) * 0x9e3779b97f4a7c15ull);
+  }
+  if (tail != nullptr && blockIdx.x == 0 && threadIdx.x == 0) {  // an odd count: the last float alone
+    const float v = DrawPair(seed, full_words, spec).x;
+    *tail = v;
+    sum += Mix(static_cast<uint64_t>(__float_as_uint(v)) + (full_words + 1) * 0x9e3779b97f4a7c15ull);
+  }
+  __shared__ unsigned long long shared[kThreads];
+  shared[threadIdx.x] = sum;
+  __syncthreads();
+  for (int half = kThreads / 2; half > 0; half /= 2) {
+    if (threadIdx.x < half) shared[threadIdx.x] += shared[threadIdx.x + half];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) partials[blockIdx.x] = shared[0];
+}
+
 template <typename T>
 cudaError_t Launch(const void* ref, const void* cand, int64_t n, double atol, double rtol,
                    ComparePartial* partials, cudaStream_t stream) {
@@ -216,6 +267,16 @@ cudaError_t LaunchDigest(const void* data, uint64_t bytes, unsigned long long* p
   const uint8_t* tail = static_cast<const uint8_t*>(data) + full_words * 8;
   DigestKernel<<<DigestBlocksFor(bytes), kThreads, 0, stream>>>(
       static_cast<const uint64_t*>(data), full_words, tail, static_cast<int>(bytes % 8), partials);
+  return cudaGetLastError();
+}
+
+cudaError_t LaunchDrawFloat32(float* out, int64_t n, uint64_t seed, DrawSpec spec, unsigned long long* partials,
+                              cudaStream_t stream) {
+  if (n < 0 || reinterpret_cast<uintptr_t>(out) % 8 != 0) return cudaErrorInvalidValue;
+  const uint64_t bytes = static_cast<uint64_t>(n) * 4;
+  // The same grid as LaunchDigest over these bytes: the partials are summed in any order.
+  DrawFloat32Kernel<<<DigestBlocksFor(bytes), kThreads, 0, stream>>>(
+      reinterpret_cast<uint64_t*>(out), bytes / 8, n % 2 ? out + n - 1 : nullptr, seed, spec, partials);
   return cudaGetLastError();
 }
 

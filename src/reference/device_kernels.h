@@ -11,7 +11,17 @@
 namespace kforge::reference::kernels {
 
 /// Element types the kernels read, in common::DType's order.
-enum class ElementType : int { kFloat32, kFloat16, kBFloat16, kFloat64, kInt64, kInt32, kInt8, kUInt8, kBool };
+enum class ElementType : int {
+  kFloat32,
+  kFloat16,
+  kBFloat16,
+  kFloat64,
+  kInt64,
+  kInt32,
+  kInt8,
+  kUInt8,
+  kBool
+};
 
 /// One block's share of a comparison (see reference/compare.h for the definitions).
 struct ComparePartial {
@@ -52,5 +62,19 @@ cudaError_t LaunchDigest(const void* data, uint64_t bytes, unsigned long long* p
 int DigestBlocksFor(uint64_t bytes);
 /// The digest from the partials' wrapping sum and the length.
 uint64_t FinishDigest(uint64_t partial_sum, uint64_t bytes);
+
+/// What DrawFloat32 writes: add + mul * b, or add + mul * b * b when `square`, where b is a standard
+/// normal (`normal`) or uniform in [0, 1), from a counter-based hash of the seed and the position.
+struct DrawSpec {
+  bool normal = true;
+  bool square = false;
+  float mul = 1;
+  float add = 0;
+};
+
+/// Fills `n` float32 at `out` (device, 8-byte aligned) from `seed` by `spec` in one pass, and digests
+/// what it wrote as LaunchDigest would: writes DigestBlocksFor(4 * n) partials to `partials`.
+cudaError_t LaunchDrawFloat32(float* out, int64_t n, uint64_t seed, DrawSpec spec,
+                              unsigned long long* partials, cudaStream_t stream);
 
 }  // namespace kforge::reference::kernels

@@ -1,10 +1,15 @@
 // Seeded input generation, golden-file loading and candidate output buffers.
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/detail/CUDAHooksInterface.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+
 #include <cstdint>
 
 #include "kforge/common/safetensors.h"
+#include "kforge/reference/compare.h"
 #include "kforge/reference/runner.h"
+#include "reference/device_kernels.h"
 #include "reference/torch_util.h"
 
 namespace kforge::reference {
@@ -139,10 +144,64 @@ void DrawInto(const common::TensorSpec& spec, at::Tensor dst, int dist_index, at
   if (init.scale != 1 || init.shift != 0) affine(init.scale, init.shift);
 }
 
+/// The draw of `spec` under distribution `dist_index` as one kforge kernel writes it, or nullopt when
+/// the kernel cannot (not float32, not randn/rand/uniform). The transforms of DrawInto, folded into
+/// one multiply-add: same distributions, one pass.
+std::optional<kernels::DrawSpec> KernelDraw(const common::TensorSpec& spec, int dist_index) {
+  if (spec.dtype != common::DType::kFloat32) return std::nullopt;
+  const InitSpec& init = spec.init;
+  kernels::DrawSpec draw;
+  double mul = 1, add = 0;
+  switch (init.dist) {
+    case InitSpec::Dist::kRandn:
+      draw.normal = true;
+      if (dist_index == 1) mul = 4, add = 1;
+      if (dist_index == 2) mul = 0.25, add = -0.5;
+      break;
+    case InitSpec::Dist::kRand:
+      draw.normal = false;
+      draw.square = dist_index != 0;
+      if (dist_index == 2) mul = -1, add = 1;
+      break;
+    case InitSpec::Dist::kUniform: {
+      draw.normal = false;
+      draw.square = dist_index != 0;
+      double span = init.high - init.low;
+      mul = dist_index == 2 ? -span : span;
+      add = dist_index == 2 ? init.high : init.low;
+      break;
+    }
+    default:
+      return std::nullopt;
+  }
+  draw.mul = static_cast<float>(mul * init.scale);
+  draw.add = static_cast<float>(add * init.scale + init.shift);
+  return draw;
+}
+
+/// Draws `t` (a contiguous float32 CUDA tensor) with kforge's kernel and returns its digest.
+StatusOr<uint64_t> DrawWithKernel(at::Tensor& t, uint64_t seed, const kernels::DrawSpec& draw) {
+  c10::cuda::CUDAGuard device_guard(t.device());
+  cudaStream_t stream = c10::cuda::getCurrentCUDAStream(t.device().index()).stream();
+  const int blocks = kernels::DigestBlocksFor(t.nbytes());
+  at::Tensor workspace = at::empty({blocks}, t.options().dtype(at::kLong));
+  cudaError_t launched =
+      kernels::LaunchDrawFloat32(t.data_ptr<float>(), t.numel(), seed, draw,
+                                 reinterpret_cast<unsigned long long*>(workspace.data_ptr()), stream);
+  if (launched != cudaSuccess)
+    return Status::Unavailable(std::string("draw kernel: ") + cudaGetErrorName(launched));
+  at::Tensor host = workspace.cpu();
+  uint64_t sum = 0;
+  const auto* parts = reinterpret_cast<const uint64_t*>(host.data_ptr());
+  for (int i = 0; i < blocks; ++i) sum += parts[i];
+  return kernels::FinishDigest(sum, t.nbytes());
+}
+
 }  // namespace
 
 Status GenerateInputsInto(const common::Task& task, std::string_view variant, uint64_t seed,
-                          int distribution_index, TensorSet& inputs) {
+                          int distribution_index, TensorSet& inputs,
+                          std::map<std::string, uint64_t>* digests) {
   if (distribution_index < 0 || distribution_index >= kNumDistributions)
     return Status::InvalidArgument("distribution index " + std::to_string(distribution_index) +
                                    " not in [0, " + std::to_string(kNumDistributions) + ")");
@@ -159,15 +218,25 @@ Status GenerateInputsInto(const common::Task& task, std::string_view variant, ui
     Device device = dst->device();
     if (device.is_cuda() && device.index >= CudaDeviceCount())
       return Status::Unavailable("no CUDA device " + device.ToString());
+    const uint64_t tensor_seed = Mix(seed ^ Mix(i * 131 + static_cast<uint64_t>(distribution_index)));
     try {
-      auto opts = at::TensorOptions().device(ToTorchDevice(device));
-      at::Generator gen =
-          MakeGenerator(device, Mix(seed ^ Mix(i * 131 + static_cast<uint64_t>(distribution_index))));
       at::Tensor flat = Unwrap(*dst).view({-1});
+      std::optional<kernels::DrawSpec> draw = KernelDraw(spec, distribution_index);
+      if (draw && flat.is_cuda() && reinterpret_cast<uintptr_t>(flat.data_ptr()) % 8 == 0) {
+        KFORGE_ASSIGN_OR_RETURN(uint64_t digest, DrawWithKernel(flat, tensor_seed, *draw));
+        if (digests) (*digests)[spec.name] = digest;
+        continue;
+      }
+      auto opts = at::TensorOptions().device(ToTorchDevice(device));
+      at::Generator gen = MakeGenerator(device, tensor_seed);
       const int64_t chunk = DrawsInPlace(spec, flat.scalar_type()) ? kDrawChunkInPlace : kDrawChunk;
       for (int64_t start = 0; start < flat.numel(); start += chunk) {
         int64_t n = std::min(chunk, flat.numel() - start);
         DrawInto(spec, flat.narrow(0, start, n), distribution_index, gen, opts);
+      }
+      if (digests && flat.is_cuda()) {
+        KFORGE_ASSIGN_OR_RETURN(uint64_t digest, Digest(*dst));
+        (*digests)[spec.name] = digest;
       }
     } catch (const std::exception& e) {
       std::string msg = e.what();

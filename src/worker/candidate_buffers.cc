@@ -7,8 +7,8 @@
 
 namespace kforge::worker {
 
-StatusOr<CandidateBuffers> CandidateBuffers::Allocate(const cuda::PlanEnv& env, const reference::TensorSet& params,
-                                                      int device) {
+StatusOr<CandidateBuffers> CandidateBuffers::Allocate(const cuda::PlanEnv& env,
+                                                      const reference::TensorSet& params, int device) {
   CandidateBuffers set;
   set.device_ = device;
   for (const auto& [name, spec] : env.tensors) {
@@ -18,8 +18,8 @@ StatusOr<CandidateBuffers> CandidateBuffers::Allocate(const cuda::PlanEnv& env, 
     if (spec.writable) continue;
     if (const reference::Tensor* source = params.Find(name)) {
       if (source->bytes() != spec.bytes()) {
-        return Status::Internal("param " + name + " has " + std::to_string(source->bytes()) + " bytes, expected " +
-                                std::to_string(spec.bytes()));
+        return Status::Internal("param " + name + " has " + std::to_string(source->bytes()) +
+                                " bytes, expected " + std::to_string(spec.bytes()));
       }
       KFORGE_RETURN_IF_ERROR(set.buffers_[name].buffer->CopyFrom(source->view().data));
     } else {
@@ -58,10 +58,15 @@ Status CandidateBuffers::CheckGuards() const {
   return Status::Ok();
 }
 
-StatusOr<std::map<std::string, uint64_t>> CandidateBuffers::DigestReadOnly() const {
+StatusOr<std::map<std::string, uint64_t>> CandidateBuffers::DigestReadOnly(
+    const std::map<std::string, uint64_t>& known) const {
   std::map<std::string, uint64_t> digests;
   for (const auto& [name, entry] : buffers_) {
     if (entry.spec.writable) continue;
+    if (auto it = known.find(name); it != known.end()) {
+      digests[name] = it->second;
+      continue;
+    }
     KFORGE_ASSIGN_OR_RETURN(reference::Tensor view, View(name));
     KFORGE_ASSIGN_OR_RETURN(digests[name], reference::Digest(view));
   }

@@ -32,8 +32,10 @@ class CandidateBuffers {
   Status Poison(const cuda::PlanEnv& env, uint8_t byte);
   /// The first buffer whose guard bands were written, as a status naming it.
   Status CheckGuards() const;
-  /// A digest of every read-only buffer (inputs and params), by name: one pass each, no copy.
-  StatusOr<std::map<std::string, uint64_t>> DigestReadOnly() const;
+  /// A digest of every read-only buffer (inputs and params), by name: one pass each, no copy. Those in
+  /// `known` (digested as they were drawn) are taken from there.
+  StatusOr<std::map<std::string, uint64_t>> DigestReadOnly(
+      const std::map<std::string, uint64_t>& known = {}) const;
   /// Gives up ownership of the device memory (a kernel may still be using it; the process exits).
   void Abandon();
 

@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -87,6 +88,9 @@ class GpuChecker {
   cuda::DeviceInfo device_;
   std::map<std::filesystem::path, std::unique_ptr<common::Task>> tasks_;
   std::map<std::string, std::unique_ptr<reference::ReferenceProgram>> programs_;
+  /// Programs (keys of programs_) seen to leave their inputs unchanged: their inputs are not digested
+  /// again after they run.
+  std::set<std::string> references_keep_inputs_;
 };
 
 /// Where a worker writes the full text of exceptions it turns into one-line messages.

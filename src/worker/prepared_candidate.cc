@@ -100,8 +100,13 @@ nlohmann::json TimePlanSplit(const PreparedCandidate& candidate, const std::map<
 }
 
 StatusOr<PreparedCandidate> PrepareCandidate(const common::Task& task, const common::Variant& variant,
-                                             const common::Solution& solution, const cuda::KernelLibrary& library,
-                                             const cuda::LaunchLimits& limits, int device) {
+                                             const common::Solution& solution,
+                                             const cuda::KernelLibrary& library,
+                                             const cuda::LaunchLimits& device_limits, int device) {
+  // Which ops a plan may call (--allow-ops) is the verify service's to decide before a request is
+  // sent; the worker runs every op step it is given.
+  cuda::LaunchLimits limits = device_limits;
+  limits.op_policy = common::OpPolicy::kAll;
   KFORGE_ASSIGN_OR_RETURN(cuda::PlanEnv env, cuda::PlanEnvFor(task, variant));
   KFORGE_RETURN_IF_ERROR(cuda::AddScratch(solution, limits, env));
   KFORGE_ASSIGN_OR_RETURN(cuda::ResolvedPlan resolved, cuda::ResolvePlan(solution, env, limits));

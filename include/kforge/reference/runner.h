@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -43,10 +44,14 @@ StatusOr<TensorSet> GenerateInputs(const common::Task& task, std::string_view va
                                    int distribution_index, Device device);
 
 /// GenerateInputs into existing tensors: every task input by name, of the variant's dtype and shape
-/// (a candidate's guarded buffers, borrowed), so the inputs exist once. Values are drawn in chunks of
-/// 2^24 elements: temporaries stay small whatever the input's size.
+/// (a candidate's guarded buffers, borrowed), so the inputs exist once. float32 inputs on a CUDA device
+/// drawn from randn, rand or uniform are written by one kforge kernel from a counter-based hash (one
+/// pass at memory speed, any size); other inputs are drawn with LibTorch in chunks of 2^24 elements,
+/// so temporaries stay small whatever the input's size. With `digests`, each input's Digest
+/// (compare.h) is stored there by name: computed while drawing where kforge's kernel draws.
 Status GenerateInputsInto(const common::Task& task, std::string_view variant, uint64_t seed,
-                          int distribution_index, TensorSet& inputs);
+                          int distribution_index, TensorSet& inputs,
+                          std::map<std::string, uint64_t>* digests = nullptr);
 
 /// Tensors of a safetensors file whose names start with `prefix`, with the prefix dropped
 /// (golden files: "input.", "output.").
