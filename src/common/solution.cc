@@ -338,6 +338,21 @@ bool IsKernelName(std::string_view name) {
   return symbol || name.size() <= 256;
 }
 
+namespace {
+
+/// An optional "schema": kforge.solution/1 or /2 (the steps decide which one the plan needs).
+Status CheckSchemaField(const JsonFields& f) {
+  if (!f.Has("schema")) return Status::Ok();
+  KFORGE_ASSIGN_OR_RETURN(std::string schema, f.String("schema"));
+  if (schema != kSolutionSchema && schema != kSolutionSchemaV2) {
+    return f.Error("schema", "expected \"" + std::string(kSolutionSchema) + "\" or \"" +
+                                 std::string(kSolutionSchemaV2) + "\", got " + Quote(schema));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 StatusOr<Solution> SolutionFromJson(const nlohmann::json& json, const std::string& where) {
   JsonFields f(json, "");
   Status status = [&]() -> Status {
@@ -347,13 +362,7 @@ StatusOr<Solution> SolutionFromJson(const nlohmann::json& json, const std::strin
   if (!status.ok()) return status.WithContext(where);
   Solution solution;
   status = [&]() -> Status {
-    if (f.Has("schema")) {
-      KFORGE_ASSIGN_OR_RETURN(std::string schema, f.String("schema"));
-      if (schema != kSolutionSchema && schema != kSolutionSchemaV2) {
-        return f.Error("schema", "expected \"" + std::string(kSolutionSchema) + "\" or \"" +
-                                     std::string(kSolutionSchemaV2) + "\", got " + Quote(schema));
-      }
-    }
+    KFORGE_RETURN_IF_ERROR(CheckSchemaField(f));
     KFORGE_ASSIGN_OR_RETURN(solution.task, f.StringOr("task", ""));
     KFORGE_ASSIGN_OR_RETURN(solution.source, f.String("source"));
     if (solution.source.size() > kMaxSourceBytes) {
@@ -400,7 +409,8 @@ StatusOr<Solution> ParseSolutionText(std::string_view text, const std::string& w
   Solution solution;
   solution.source = std::move(cuda[0].body);
   Status status = [&]() -> Status {
-    KFORGE_RETURN_IF_ERROR(f.CheckObject({"launches", "scratch", "options", "task"}));
+    KFORGE_RETURN_IF_ERROR(f.CheckObject({"schema", "launches", "scratch", "options", "task"}));
+    KFORGE_RETURN_IF_ERROR(CheckSchemaField(f));
     KFORGE_ASSIGN_OR_RETURN(solution.task, f.StringOr("task", ""));
     return ReadPlan(f, json, solution);
   }();

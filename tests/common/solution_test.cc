@@ -62,6 +62,20 @@ TEST(SolutionTest, ParsesModelReply) {
   EXPECT_EQ(solution->launches[0].kernel, "k");
 }
 
+TEST(SolutionTest, AReplysJsonBlockMayNameTheSchema) {
+  const std::string cuda = "```cuda\nextern \"C\" __global__ void k(float* y) { y[0] = 1; }\n```\n";
+  const std::string plan =
+      "\"launches\": [{\"kernel\": \"k\", \"grid\": [1], \"block\": [1], \"args\": [\"out0\"]}]";
+  EXPECT_TRUE(
+      ParseSolutionText(cuda + "```json\n{\"schema\": \"kforge.solution/2\", " + plan + "}\n```\n", "r")
+          .ok());
+  auto bad =
+      ParseSolutionText(cuda + "```json\n{\"schema\": \"kforge.solution/9\", " + plan + "}\n```\n", "r");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("r: ```json block: schema: expected"), std::string::npos)
+      << bad.status().message();
+}
+
 TEST(SolutionTest, RejectsBadInputWithPath) {
   struct Case {
     std::string text;
@@ -76,7 +90,8 @@ TEST(SolutionTest, RejectsBadInputWithPath) {
   const Case cases[] = {
       {"{\"source\": ", "sol.json: line 1, column 12: malformed JSON"},
       {with("\"options\"", "\"optoins\""), "sol.json: optoins: unknown field"},
-      {with("kforge.solution/1", "kforge.solution/3"), "sol.json: schema: expected \"kforge.solution/1\" or \"kforge.solution/2\""},
+      {with("kforge.solution/1", "kforge.solution/3"),
+       "sol.json: schema: expected \"kforge.solution/1\" or \"kforge.solution/2\""},
       {with("\"cdiv(numel(x), 256)\"", "\"cdiv(numel(x), \""),
        "sol.json: launches[1].grid[0]: in \"cdiv(numel(x), \""},
       {with("[256, 1, 1]", "[256, 1, 1, 1]"), "launches[1].block: expected 1 to 3 sizes"},
