@@ -187,6 +187,7 @@ def main(argv=None):
     common(q)
     q = sub.add_parser("_worker", help=argparse.SUPPRESS)
     q.add_argument("--out", required=True)
+    q.add_argument("--threads", type=int, default=0, help="torch intra-op threads (0: torch's default)")
     common(q)
     args = p.parse_args(argv)
     try:

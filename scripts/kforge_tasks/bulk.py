@@ -3,7 +3,8 @@
 Each job owns a worker subprocess (`export_reference.py _worker`) that imports torch once and
 exports problems sent on stdin, one JSON result line each. A crash, an out-of-memory kill or a
 timeout costs that problem only: the worker is replaced and the batch goes on. Workers are also
-replaced every RECYCLE problems so leaks cannot build up.
+replaced every RECYCLE problems so leaks cannot build up, and share the CPU cores between them
+(torch's default of one thread per core in every worker stalls them all).
 
 A problem refused for memory under --mem-limit-gb (MemoryError, torch's "can't allocate memory",
 or a worker killed by SIGKILL, the kernel's out-of-memory signal) is retried once after the
@@ -42,6 +43,10 @@ def _limit(gb):
     return apply
 
 
+def _cores():
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
 def _available_gb():
     """MemAvailable of /proc/meminfo in GB (GiB), or None where there is none."""
     try:
@@ -61,11 +66,13 @@ def retry_limit_gb(limit_gb, available_gb):
 
 
 class _Worker:
-    def __init__(self, args, mem_limit_gb):
-        self.args, self.mem_limit_gb, self.proc, self.done = args, mem_limit_gb, None, 0
+    def __init__(self, args, mem_limit_gb, threads):
+        self.args, self.mem_limit_gb, self.threads = args, mem_limit_gb, threads
+        self.proc, self.done = None, 0
 
     def _start(self):
-        cmd = [sys.executable, str(SCRIPT), "_worker", "--out", self.args.out, "--seed", str(self.args.seed)]
+        cmd = [sys.executable, str(SCRIPT), "_worker", "--out", self.args.out, "--seed", str(self.args.seed),
+               "--threads", str(self.threads)]
         if self.args.device:
             cmd += ["--device", self.args.device]
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
@@ -111,6 +118,9 @@ def worker_main(args):
     """Loop of the worker process: one JSON request per stdin line, one JSON result per stdout line."""
     from . import exporter  # noqa: F401  (import torch before the first request)
     import export_reference
+    import torch
+    if args.threads:
+        torch.set_num_threads(args.threads)
     for line in sys.stdin:
         req = json.loads(line)
         ns = type("Args", (), dict(vars(args), file=req["file"], id=req["id"], level=req["level"],
@@ -169,13 +179,15 @@ def run(args):
     counts = {level: [0, 0] for level in levels}
     retried = {level: 0 for level in levels}
     refused = []  # (level, file, task_id): over the memory limit, to retry alone at the end
+    cores = _cores()
+    threads = max(1, cores // max(1, args.jobs))
     local = threading.local()
     workers = []
     lock = threading.Lock()
 
     def one(level, file):
         if not hasattr(local, "worker"):
-            local.worker = _Worker(args, args.mem_limit_gb)
+            local.worker = _Worker(args, args.mem_limit_gb, threads)
             with lock:
                 workers.append(local.worker)
         task_id = f"kernelbench/level{level}/{file.stem}"
@@ -211,7 +223,7 @@ def run(args):
             print(f"FAIL {task_id}: over the {args.mem_limit_gb:g} GB memory limit, not retried: "
                   f"{available:.0f} GB of memory available", flush=True)
             continue
-        worker = _Worker(args, limit)
+        worker = _Worker(args, limit, cores)
         t0 = time.monotonic()
         try:
             ok, reason, _ = worker.run(level, file, task_id)

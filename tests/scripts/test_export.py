@@ -1,6 +1,7 @@
 """Tests of scripts/export_reference.py: task.json per docs/formats.md, params/golden, reload parity."""
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -218,7 +219,7 @@ def get_init_inputs():
 
 
 # Each problem logs when its Model.__init__ ran (after a temporary of `big` floats was allocated),
-# so that the test can tell which attempts ran at the same time.
+# so that the test can tell which attempts ran at the same time, and with how many torch threads.
 TIMED_PROBLEM = '''import time
 import torch
 class Model(torch.nn.Module):
@@ -228,7 +229,7 @@ class Model(torch.nn.Module):
         torch.empty(%(big)d)  # never written: no real memory, only the heap limit counts it
         time.sleep(%(sleep)s)
         with open(%(log)r, "a") as f:
-            f.write(f"%(name)s {start} {time.time()}\\n")
+            f.write(f"%(name)s {start} {time.time()} {torch.get_num_threads()}\\n")
     def forward(self, x):
         return x * 2
 def get_inputs():
@@ -270,10 +271,15 @@ def test_bulk_import_retries_a_problem_over_the_memory_limit_alone_with_more(tmp
     assert "FAIL kernelbench/level1/4_Broken: " in stdout and "not a memory problem" in stdout
     assert "retry kernelbench/level1/4_Broken" not in stdout  # other failures are final
     assert "level1: 3/4 imported, 1 failed (2 retried alone with more memory)" in stdout, stdout
-    # Only the retries got past the allocation, and each ran alone: after the slow problem, one at a time.
-    spans = sorted((float(a), float(b), name) for name, a, b in (l.split() for l in log.read_text().splitlines()))
+    # Only the retries got past the allocation, and each ran alone: after the slow problem, one at a
+    # time, with all the cores where the two workers had half each.
+    attempts = [line.split() for line in log.read_text().splitlines()]
+    spans = sorted((float(start), float(end), name) for name, start, end, _ in attempts)
     assert sorted(name for *_, name in spans) == ["1_Slow", "2_Medium", "3_Medium"], spans
     assert all(end <= next_start for (_, end, _), (next_start, _, _) in zip(spans, spans[1:])), spans
+    cores = len(os.sched_getaffinity(0))
+    assert {name: int(threads) for name, *_, threads in attempts} == \
+        {"1_Slow": max(1, cores // 2), "2_Medium": cores, "3_Medium": cores}
 
 
 def test_retry_limit_is_four_times_the_limit_within_the_memory_available():
