@@ -180,11 +180,14 @@ def main(argv=None):
     q.add_argument("--levels", default="1,2,3")
     q.add_argument("--jobs", type=int, default=1)
     q.add_argument("--timeout", type=int, default=900, help="seconds per problem")
-    q.add_argument("--mem-limit-gb", type=float, default=12, help="memory limit (heap and private mappings) per problem process")
+    q.add_argument("--mem-limit-gb", type=float, default=12,
+                   help="memory limit (heap and private mappings) per problem process; a problem over it is "
+                        "retried once, alone, with 4x the limit (at most the memory available less 2 GB)")
     q.add_argument("--only", help="regex on file names")
     common(q)
     q = sub.add_parser("_worker", help=argparse.SUPPRESS)
     q.add_argument("--out", required=True)
+    q.add_argument("--threads", type=int, default=0, help="torch intra-op threads (0: torch's default)")
     common(q)
     args = p.parse_args(argv)
     try:

@@ -19,7 +19,7 @@ from torch._subclasses.fake_tensor import FakeTensorMode
 from torch.export.pt2_archive._package import package_pt2
 from torch.func import functional_call
 
-from . import expr, program, provenance, shapes
+from . import expr, program, provenance, rnn_shapes, shapes
 from .schema import SCHEMA, TaskError, validate
 
 GOLDEN_LIMIT = 64 << 20  # inputs + outputs of the golden file
@@ -74,7 +74,8 @@ def _export(lifted, probe, state, device):
         args = [torch.empty(s, dtype=getattr(torch, d), device=device) for _, _, s, d, _ in probe.tensors]
         args += [torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device=device) for _, t in state]
     try:
-        ep = torch.export.export(lifted, tuple(args), strict=False)
+        with rnn_shapes.fake_rnn_shapes():
+            ep = torch.export.export(lifted, tuple(args), strict=False)
     except TaskError:
         raise
     except Exception as e:

@@ -1,6 +1,7 @@
 """Tests of scripts/export_reference.py: task.json per docs/formats.md, params/golden, reload parity."""
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -195,7 +196,7 @@ def test_bulk_import_survives_a_problem_over_the_memory_limit(tmp_path):
 class Model(torch.nn.Module):
     def __init__(self):
         super().__init__()
-        self.big = torch.ones(%d)
+        self.big = torch.empty(%d)
     def forward(self, x):
         return x * 2
 def get_inputs():
@@ -204,16 +205,88 @@ def get_init_inputs():
     return []
 '''
     (level / "1_Small.py").write_text(body % 1)
-    (level / "2_Huge.py").write_text(body % (1 << 30))  # 4 GiB of real memory, over the 2 GiB limit
+    (level / "2_Huge.py").write_text(body % (1 << 34))  # 64 GiB: over the 2 GB limit, and over the retry's
     out = tmp_path / "out"
     code, stdout, stderr = run("bulk-kernelbench", tmp_path / "kb", "--out", out, "--levels", "1",
                                "--mem-limit-gb", "2", "--device", "cpu")
     assert code == 1, stdout + stderr
     assert "ok   kernelbench/level1/1_Small" in stdout
+    assert "retry kernelbench/level1/2_Huge: " in stdout and "can't allocate memory" in stdout, stdout
     assert "FAIL kernelbench/level1/2_Huge" in stdout
-    assert "level1: 1/2 imported, 1 failed" in stdout
+    assert "level1: 1/2 imported, 1 failed (1 retried alone with more memory)" in stdout
     assert (out / "kernelbench/level1/1_Small/task.json").is_file()
     assert not (out / "kernelbench/level1/2_Huge").exists()
+
+
+# Each problem logs when its Model.__init__ ran (after a temporary of `big` floats was allocated),
+# so that the test can tell which attempts ran at the same time, and with how many torch threads.
+TIMED_PROBLEM = '''import time
+import torch
+class Model(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        start = time.time()
+        torch.empty(%(big)d)  # never written: no real memory, only the heap limit counts it
+        time.sleep(%(sleep)s)
+        with open(%(log)r, "a") as f:
+            f.write(f"%(name)s {start} {time.time()} {torch.get_num_threads()}\\n")
+    def forward(self, x):
+        return x * 2
+def get_inputs():
+    %(inputs)s
+    return [torch.rand(8)]
+def get_init_inputs():
+    return []
+'''
+
+
+def test_bulk_import_retries_a_problem_over_the_memory_limit_alone_with_more(tmp_path):
+    from kforge_tasks import bulk
+    available = bulk._available_gb()
+    if available is not None and bulk.retry_limit_gb(1.5, available) < 4:
+        pytest.skip(f"{available:.1f} GB of memory available: too little for a 4 GB retry")
+    level = tmp_path / "kb" / "level1"
+    level.mkdir(parents=True)
+    log = tmp_path / "attempts.log"
+    problems = {
+        "1_Slow": dict(big=1, sleep=1.5, inputs="pass"),  # still running when the Mediums are refused
+        "2_Medium": dict(big=1 << 29, sleep=0.5, inputs="pass"),  # 2 GiB: over 1.5 GB, under 4x that
+        "3_Medium": dict(big=1 << 29, sleep=0.5, inputs="pass"),
+        "4_Broken": dict(big=1, sleep=0, inputs="raise ValueError('not a memory problem')"),
+    }
+    for name, fields in problems.items():
+        (level / f"{name}.py").write_text(TIMED_PROBLEM % dict(fields, name=name, log=str(log)))
+    out = tmp_path / "out"
+    code, stdout, stderr = run("bulk-kernelbench", tmp_path / "kb", "--out", out, "--levels", "1",
+                               "--mem-limit-gb", "1.5", "--jobs", "2", "--device", "cpu")
+    assert code == 1, stdout + stderr
+    lines = stdout.splitlines()
+    for name in ("2_Medium", "3_Medium"):
+        first = [i for i, l in enumerate(lines) if l.startswith(f"retry kernelbench/level1/{name}: ")]
+        then = [i for i, l in enumerate(lines) if l.startswith(f"ok   kernelbench/level1/{name} (")]
+        assert len(first) == 1 and "can't allocate memory" in lines[first[0]], stdout
+        assert len(then) == 1 and "retried alone with a" in lines[then[0]] and first[0] < then[0], stdout
+        assert (out / f"kernelbench/level1/{name}/task.json").is_file()
+    assert "ok   kernelbench/level1/1_Slow (" in stdout
+    assert "FAIL kernelbench/level1/4_Broken: " in stdout and "not a memory problem" in stdout
+    assert "retry kernelbench/level1/4_Broken" not in stdout  # other failures are final
+    assert "level1: 3/4 imported, 1 failed (2 retried alone with more memory)" in stdout, stdout
+    # Only the retries got past the allocation, and each ran alone: after the slow problem, one at a
+    # time, with all the cores where the two workers had half each.
+    attempts = [line.split() for line in log.read_text().splitlines()]
+    spans = sorted((float(start), float(end), name) for name, start, end, _ in attempts)
+    assert sorted(name for *_, name in spans) == ["1_Slow", "2_Medium", "3_Medium"], spans
+    assert all(end <= next_start for (_, end, _), (next_start, _, _) in zip(spans, spans[1:])), spans
+    cores = len(os.sched_getaffinity(0))
+    assert {name: int(threads) for name, *_, threads in attempts} == \
+        {"1_Slow": max(1, cores // 2), "2_Medium": cores, "3_Medium": cores}
+
+
+def test_retry_limit_is_four_times_the_limit_within_the_memory_available():
+    from kforge_tasks import bulk
+    assert bulk.retry_limit_gb(12, None) == 48
+    assert bulk.retry_limit_gb(12, 100) == 48
+    assert bulk.retry_limit_gb(12, 30) == 30 - bulk.MEMORY_MARGIN_GB
 
 
 STATEFUL_PROGRAM = '''import torch
