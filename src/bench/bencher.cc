@@ -90,6 +90,8 @@ BenchResult Bencher::FromReply(const common::Task& task, const BenchReply& reply
   result->task = task.id;
   result->device = reply.device;
   if (reply.peak) result->device["peak"] = reply.peak->ToJson();
+  result->plan_split = reply.plan_split;
+  result->flags = BenchFlags(*result);  // again, with the split
   return *result;
 }
 

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "kforge/common/library_ops.h"
+
 namespace kforge::bench {
 namespace {
 
@@ -158,6 +160,8 @@ std::vector<std::string> BenchFlags(const BenchResult& r) {
   }
   if (!r.converged) flags.push_back("unconverged");
   if (r.candidate.throttled > 0 || (r.reference && r.reference->throttled > 0)) flags.push_back("throttled");
+  if (r.plan_split.is_object() && r.plan_split.value("ops_fraction", 0.0) > common::kMostlyLibraryOps)
+    flags.push_back("mostly_library_ops");
   return flags;
 }
 
@@ -186,6 +190,10 @@ json BenchResultToJson(const BenchResult& r) {
   j["roofline"] = ok && r.roofline ? RooflineJson(*r.roofline) : json(nullptr);
   j["flags"] = r.flags;
   j["device"] = r.device;
+  if (ok && r.plan_split.is_object()) {
+    j["plan_split"] = r.plan_split;
+    j["library_ops"] = common::LibraryOpsShare(r.plan_split.value("ops_fraction", 0.0));
+  }
   return j;
 }
 

@@ -18,6 +18,15 @@ Status BadRequest(const std::string& path, const std::string& what) {
   return Status::InvalidArgument("bench request: " + path + ": " + what);
 }
 
+/// {kernels_ms, ops_ms, ops_fraction}, each a number.
+Status CheckPlanSplit(const nlohmann::json& split) {
+  if (!split.is_object()) return Bad("plan_split", "expected an object or null");
+  for (const char* key : {"kernels_ms", "ops_ms", "ops_fraction"})
+    if (!split.contains(key) || !split[key].is_number())
+      return Bad(std::string("plan_split.") + key, "expected a number");
+  return Status::Ok();
+}
+
 }  // namespace
 
 nlohmann::json MeasurementToJson(const Measurement& m) {
@@ -173,15 +182,18 @@ StatusOr<BenchRequest> BenchRequest::FromJson(const nlohmann::json& json) {
 nlohmann::json BenchReply::ToJson() const {
   if (status != common::VerdictStatus::kOk)
     return {{"status", common::VerdictStatusName(status)}, {"message", message}, {"exiting", exiting}};
-  return {{"status", common::VerdictStatusName(status)},
-          {"message", message},
-          {"measurement", measurement ? MeasurementToJson(*measurement) : nlohmann::json(nullptr)},
-          {"checked_runs", checked_runs},
-          {"placements", placements},
-          {"memory", memory},
-          {"device", device},
-          {"peak", peak ? peak->ToJson() : nlohmann::json(nullptr)},
-          {"exiting", exiting}};
+  nlohmann::json out = {
+      {"status", common::VerdictStatusName(status)},
+      {"message", message},
+      {"measurement", measurement ? MeasurementToJson(*measurement) : nlohmann::json(nullptr)},
+      {"checked_runs", checked_runs},
+      {"placements", placements},
+      {"memory", memory},
+      {"device", device},
+      {"peak", peak ? peak->ToJson() : nlohmann::json(nullptr)},
+      {"exiting", exiting}};
+  if (!plan_split.is_null()) out["plan_split"] = plan_split;
+  return out;
 }
 
 StatusOr<BenchReply> BenchReply::FromJson(const nlohmann::json& json) {
@@ -202,6 +214,10 @@ StatusOr<BenchReply> BenchReply::FromJson(const nlohmann::json& json) {
     reply.exiting = json.value("exiting", false);
   } catch (const nlohmann::json::exception& e) {
     return Bad("top level", e.what());
+  }
+  if (json.contains("plan_split") && !json["plan_split"].is_null()) {
+    KFORGE_RETURN_IF_ERROR(CheckPlanSplit(json["plan_split"]));
+    reply.plan_split = json["plan_split"];
   }
   // A peak that cannot be read is an unknown peak, as the worker sends when it could not measure.
   if (auto peak = DevicePeakFromJson(json.value("peak", nlohmann::json())); peak.ok()) reply.peak = *peak;

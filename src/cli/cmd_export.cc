@@ -23,6 +23,7 @@ struct ExportArgs {
   bool include_incorrect = false;
   double min_speedup = 0;
   int max_turns = 0;
+  double max_ops_fraction = 0;
   std::string levels, tags, glob, balance, split, holdout;
   int64_t per_task = 0, balance_cap = 0;
   double near_dup = 0, holdout_threshold = 0.8;
@@ -39,6 +40,7 @@ nlohmann::json Describe(const exporter::ExportOptions& o) {
   const exporter::Filters& f = o.filters;
   if (f.min_speedup) d["min_speedup"] = *f.min_speedup;
   if (f.max_turns) d["max_turns"] = *f.max_turns;
+  if (f.max_ops_fraction) d["max_ops_fraction"] = *f.max_ops_fraction;
   if (!f.levels.empty()) d["levels"] = f.levels;
   if (!f.tags.empty()) d["tags"] = f.tags;
   if (!f.task_glob.empty()) d["filter"] = f.task_glob;
@@ -67,6 +69,7 @@ StatusOr<exporter::ExportOptions> ToOptions(const ExportArgs& a) {
   f.include_incorrect = a.include_incorrect;
   if (given("--min-speedup")) f.min_speedup = a.min_speedup;
   if (given("--max-turns")) f.max_turns = a.max_turns;
+  if (given("--max-ops-fraction")) f.max_ops_fraction = a.max_ops_fraction;
   if (given("--levels")) {
     StatusOr<std::vector<int>> levels = exporter::ParseLevels(a.levels);
     if (!levels.ok()) return Status::InvalidArgument("--levels: " + levels.status().message());
@@ -128,6 +131,11 @@ Runner AttachExport(CLI::App& sub) {
   given["--max-turns"] =
       sub.add_option("--max-turns", a->max_turns, "Only records of at most N assistant turns")
           ->check(CLI::Range(1, 100000));
+  given["--max-ops-fraction"] =
+      sub.add_option(
+             "--max-ops-fraction", a->max_ops_fraction,
+             "Only records whose best attempt spent at most this share of its GPU time in library ops")
+          ->check(FiniteRange(0, 1));
   given["--levels"] = sub.add_option("--levels", a->levels, "Only these KernelBench levels, e.g. 1,2");
   given["--tags"] = sub.add_option("--tags", a->tags, "Only tasks with one of these tags, e.g. matmul,fused");
   given["--filter"] = sub.add_option("--filter", a->glob, "Only task ids matching this glob");

@@ -168,4 +168,8 @@ Status CheckOpAttrs(const LibraryOp& op, const nlohmann::json& attrs, const std:
   return Status::Ok();
 }
 
+std::string_view LibraryOpsShare(double ops_fraction) {
+  return ops_fraction > kMostlyLibraryOps ? "most_time" : "some_time";
+}
+
 }  // namespace kforge::common

@@ -1,7 +1,23 @@
 // Per-record facts for metrics.
 #include "kforge/export/episode.h"
 
+#include "kforge/common/library_ops.h"
+
 namespace kforge::exporter {
+
+namespace {
+
+/// `ops_fraction` of a plan_split inside `record` (a bench record or a verdict's timing).
+std::optional<double> OpsFractionIn(const nlohmann::json& record) {
+  if (!record.is_object()) return std::nullopt;
+  auto split = record.find("plan_split");
+  if (split == record.end() || !split->is_object()) return std::nullopt;
+  auto fraction = split->find("ops_fraction");
+  if (fraction == split->end() || !fraction->is_number()) return std::nullopt;
+  return fraction->get<double>();
+}
+
+}  // namespace
 
 bool Unjudged(const dataset::Trajectory& t) {
   if (t.first_correct_turn()) return false;
@@ -9,6 +25,14 @@ bool Unjudged(const dataset::Trajectory& t) {
   for (const dataset::Attempt& a : t.attempts)
     if (a.status == "harness_error") return true;
   return false;
+}
+
+std::optional<double> LibraryOpsFraction(const dataset::Trajectory& t) {
+  if (!t.best) return std::nullopt;
+  const dataset::Attempt& best = t.attempts[*t.best];
+  if (auto fraction = OpsFractionIn(best.bench)) return fraction;
+  if (best.verdict.is_object()) return OpsFractionIn(best.verdict.value("timing", nlohmann::json()));
+  return std::nullopt;
 }
 
 Episode Summarize(const dataset::Trajectory& t) {
@@ -19,6 +43,7 @@ Episode Summarize(const dataset::Trajectory& t) {
   e.llm_error = t.stop == "llm_error";
   e.correct = t.correct();
   e.speedup = t.speedup();
+  e.mostly_library_ops = e.correct && LibraryOpsFraction(t).value_or(0) > common::kMostlyLibraryOps;
   for (const dataset::Attempt& a : t.attempts) {
     if (a.turn != 1) continue;
     e.first_turn_compiled = e.first_turn_compiled || a.compiled;

@@ -17,6 +17,8 @@ std::optional<std::string_view> Reject(const dataset::Trajectory& t, const Filte
   if (!correct && !f.include_incorrect) return "incorrect";
   if (f.min_speedup && !(t.speedup().value_or(0.0) >= *f.min_speedup)) return "min_speedup";
   if (f.max_turns && t.turns() > *f.max_turns) return "max_turns";
+  if (f.max_ops_fraction && LibraryOpsFraction(t).value_or(0) > *f.max_ops_fraction)
+    return "max_ops_fraction";
   if (!f.levels.empty() &&
       (!t.task.level || std::find(f.levels.begin(), f.levels.end(), *t.task.level) == f.levels.end()))
     return "level";

@@ -54,11 +54,15 @@ void MetricsBuilder::AddTo(Acc& acc, const Episode& e) {
   }
   if (!e.correct) return;
   ++acc.correct;
+  acc.mostly_library_ops += e.mostly_library_ops;
   if (e.sol_pct) acc.sol_pcts.push_back(static_cast<float>(*e.sol_pct));
   if (!e.speedup || !(*e.speedup > 0)) return;
   acc.speedups.push_back(static_cast<float>(*e.speedup));
   acc.log_speedup_sum += std::log(*e.speedup);
-  for (size_t i = 0; i < kFastP.size(); ++i) acc.fast[i] += *e.speedup > kFastP[i];
+  for (size_t i = 0; i < kFastP.size(); ++i) {
+    acc.fast[i] += *e.speedup > kFastP[i];
+    acc.fast_own[i] += *e.speedup > kFastP[i] && !e.mostly_library_ops;
+  }
 }
 
 void MetricsBuilder::Add(const Episode& e) {
@@ -74,6 +78,7 @@ void MetricsBuilder::Add(const Episode& e) {
   t.turns_sum += e.turns;
   if (!e.correct) return;
   ++t.correct;
+  t.mostly_library_ops += e.mostly_library_ops;
   if (!e.speedup || !(*e.speedup > 0)) return;
   ++t.timed;
   t.log_speedup_sum += std::log(*e.speedup);
@@ -92,6 +97,9 @@ GroupMetrics MetricsBuilder::Finish(const std::string& name, const Acc& acc,
   g.llm_errors = acc.llm_errors;
   g.correctness = Rate(acc.correct, acc.episodes);
   for (size_t i = 0; i < kFastP.size(); ++i) g.fast_p[i] = Rate(acc.fast[i], acc.episodes);
+  g.mostly_library_ops = acc.mostly_library_ops;
+  for (size_t i = 0; i < kFastP.size(); ++i)
+    g.fast_p_without_library_ops[i] = Rate(acc.fast_own[i], acc.episodes);
   if (g.timed > 0) g.geomean_speedup = std::exp(acc.log_speedup_sum / static_cast<double>(g.timed));
   g.speedups = acc.speedups;
   std::sort(g.speedups.begin(), g.speedups.end());

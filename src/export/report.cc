@@ -31,6 +31,7 @@ json ToJson(const RunReport& run) {
          {"timed", t.timed},
          {"unjudged", t.unjudged},
          {"fast", fast},
+         {"mostly_library_ops", t.mostly_library_ops},
          {"best_speedup", Opt(t.best_speedup)},
          {"mean_turns", t.episodes ? json(static_cast<double>(t.turns_sum) / t.episodes) : json(nullptr)}});
   }
@@ -58,8 +59,11 @@ StatusOr<RunReport> ReportRun(const std::string& label, const std::vector<std::f
 }
 
 json ToJson(const GroupMetrics& g) {
-  json fast = json::object();
-  for (size_t i = 0; i < kFastP.size(); ++i) fast[FastName(i)] = Opt(g.fast_p[i]);
+  json fast = json::object(), fast_own = json::object();
+  for (size_t i = 0; i < kFastP.size(); ++i) {
+    fast[FastName(i)] = Opt(g.fast_p[i]);
+    fast_own[FastName(i)] = Opt(g.fast_p_without_library_ops[i]);
+  }
   json pass = json::object();
   for (const auto& [k, v] : g.pass_at_k) pass["pass@" + std::to_string(k)] = v;
   json quantiles = nullptr;
@@ -76,6 +80,8 @@ json ToJson(const GroupMetrics& g) {
           {"tasks", g.tasks},
           {"correctness", Opt(g.correctness)},
           {"fast_p", fast},
+          {"mostly_library_ops", g.mostly_library_ops},
+          {"fast_p_without_library_ops", fast_own},
           {"geomean_speedup", Opt(g.geomean_speedup)},
           {"speedup_quantiles", quantiles},
           {"pass_at_k", pass},

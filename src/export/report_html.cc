@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "export/svg.h"
+#include "kforge/common/library_ops.h"
 #include "kforge/export/report_table.h"
 
 namespace kforge::exporter {
@@ -187,7 +188,8 @@ void MetricsTable(std::ostringstream& out, const RunReport& run) {
   out << "<th>geomean speedup</th>";
   for (int k : ks) out << "<th>pass@" << k << "</th>";
   out << "<th>median speedup</th><th>first-turn compile</th><th>first-turn correct</th><th>repair turns</th>"
-         "<th>median %SOL</th><th>tokens / correct</th><th>cost / correct</th><th>harness errors</th></tr>\n";
+         "<th>median %SOL</th><th>tokens / correct</th><th>cost / correct</th><th>harness errors</th>"
+         "<th>mostly library ops</th><th>fast_1 without them</th></tr>\n";
   for (const GroupMetrics& g : run.groups) {
     out << "<tr><td>" << HtmlEscape(g.name) << "</td><td>" << g.episodes << "</td><td>" << g.tasks
         << "</td><td>" << Percent(g.correctness) << "</td>";
@@ -204,7 +206,8 @@ void MetricsTable(std::ostringstream& out, const RunReport& run) {
         << (g.median_sol_pct ? Fmt("%.1f%%", *g.median_sol_pct) : "-") << "</td><td>"
         << (g.tokens_per_correct ? Fmt("%.0f", *g.tokens_per_correct) : "-") << "</td><td>"
         << (g.cost_per_correct ? Fmt("$%.4f", *g.cost_per_correct) + (g.cost_known ? "" : "+") : "-")
-        << "</td><td>" << g.unjudged << "</td></tr>\n";
+        << "</td><td>" << g.unjudged << "</td><td>" << g.mostly_library_ops << "</td><td>"
+        << Percent(g.fast_p_without_library_ops[1]) << "</td></tr>\n";
   }
   out << "</table>\n";
 }
@@ -258,7 +261,10 @@ std::string RenderHtml(const Report& report) {
       << KFORGE_VERSION
       << ". Rates are over judged episodes; harness errors (kforge could not judge) are counted apart. "
          "fast_p: "
-         "correct and speedup &gt; p, over all episodes. Geometric mean over correct timed kernels.</p>\n";
+         "correct and speedup &gt; p, over all episodes. Geometric mean over correct timed kernels. Mostly "
+         "library ops: correct kernels that spent more than "
+      << Fmt("%g%%", common::kMostlyLibraryOps * 100)
+      << " of their GPU time in library ops; fast_1 without them counts those as not fast.</p>\n";
   out << "<h2>Metrics</h2>\n";
   for (const Subject& s : subjects) {
     out << "<h3>" << HtmlEscape(s.name) << "</h3>\n";

@@ -6,6 +6,8 @@
 #include <set>
 #include <sstream>
 
+#include "kforge/common/library_ops.h"
+
 namespace kforge::exporter {
 namespace {
 
@@ -54,6 +56,19 @@ class TextTable {
 
 std::string Signed(double value, const char* unit) { return Format("%+.1f", value) + unit; }
 
+/// How many correct kernels are mostly library ops, and fast_p without their speedups.
+void LibraryOpsLine(std::ostringstream& out, const GroupMetrics& all) {
+  out << "library ops: " << Count(all.mostly_library_ops) << " of " << Count(all.correct)
+      << " correct kernels spent over " << Format("%g%%", common::kMostlyLibraryOps * 100)
+      << " of their GPU time in them";
+  if (all.mostly_library_ops > 0) {
+    out << "; fast_p without their speedups:";
+    for (size_t i = 0; i < kFastP.size(); ++i)
+      out << (i ? "  " : " ") << Format("fast_%g ", kFastP[i]) << Percent(all.fast_p_without_library_ops[i]);
+  }
+  out << "\n";
+}
+
 void RunSection(std::ostringstream& out, const RunReport& run, bool per_task) {
   const GroupMetrics& all = run.groups.front();
   out << "run " << run.label << ": " << Count(all.episodes) << " episodes of " << Count(all.tasks)
@@ -91,6 +106,7 @@ void RunSection(std::ostringstream& out, const RunReport& run, bool per_task) {
         << Times(q.p25) << "  median " << Times(q.p50) << "  p75 " << Times(q.p75) << "  p90 " << Times(q.p90)
         << "\n";
   }
+  LibraryOpsLine(out, all);
   out << "first turn: " << Percent(all.first_turn_compile_rate) << " compiled, "
       << Percent(all.first_turn_correct_rate) << " correct; repair turns before the first correct kernel: "
       << (all.mean_repair_turns ? Format("%.2f", *all.mean_repair_turns) : "-") << " on average\n";

@@ -1,7 +1,8 @@
 // Bench inside the worker: the candidate prepared as for the GPU check, inputs drawn into its buffers
 // (the reference reads the same buffers), expected outputs once, then bench::Measure. Every timed
 // candidate run starts from poisoned outputs and is compared with the expected outputs, so a kernel
-// that changes behaviour after its first launches fails.
+// that changes behaviour after its first launches fails. A plan with library ops then runs once more,
+// step by step, for the split of its GPU time (TimePlanSplit, as the GPU check does).
 #include "worker/bench_op.h"
 
 #include <cuda_runtime_api.h>
@@ -234,8 +235,14 @@ bench::BenchReply RunBenchOrFail(GpuChecker& state, const bench::BenchRequest& r
                 "bench: " + measured.status().message(),
                 /*exiting=*/!healthy);
   }
+  // Where the candidate's GPU time goes: one more run, timed step by step, after the timed runs.
+  nlohmann::json plan_split =
+      prepared ? TimePlanSplit(*prepared, candidate_sets.front().pointers(), stream->get()) : nullptr;
+  if (prepared && cudaDeviceSynchronize() != cudaSuccess)
+    return Fail(VerdictStatus::kCrash, "bench: the plan faulted when run step by step", /*exiting=*/true);
   bench::BenchReply reply;
   reply.measurement = std::move(*measured);
+  reply.plan_split = std::move(plan_split);
   reply.checked_runs = candidate ? candidate->checked() : 0;
   reply.placements = placements;
   reply.memory = memory.ToJson();

@@ -13,6 +13,7 @@
 
 #include "kforge/common/files.h"
 #include "kforge/common/hash.h"
+#include "kforge/common/library_ops.h"
 #include "kforge/cuda/kernel_library.h"
 #include "kforge/cuda/owners.h"
 #include "kforge/reference/compare.h"
@@ -465,7 +466,7 @@ GpuCheckResult GpuChecker::CheckOrFail(const GpuCheckRequest& request) {
         // Library ops that do all the work are PyTorch again, not a kernel: say so.
         if (!result.plan_split.is_null())
           result.checks["library_ops"] =
-              result.plan_split.value("ops_fraction", 0.0) > 0.9 ? "most_time" : "some_time";
+              common::LibraryOpsShare(result.plan_split.value("ops_fraction", 0.0));
       }
     }
     int64_t variant_peak = reference::DeviceMemoryOf(device_.index).peak_bytes - baseline;

@@ -74,6 +74,24 @@ TEST_F(BencherTest, TimesSolutionsThatPassAndKeepsTheStatusOfOthers) {
   EXPECT_FALSE(summary.no_gpu);
 }
 
+TEST_F(BencherTest, RecordsSayHowMuchTimeWentToLibraryOps) {
+  Bencher bencher(Options());
+  verify::SolutionReader reader({Lines({"ok", "ops=0.95", "ops=0.25"})});
+  std::vector<nlohmann::json> records;
+  bencher.Run(reader, [&](const BenchResult& r) { records.push_back(BenchResultToJson(r)); });
+  ASSERT_EQ(records.size(), 3u);
+  for (const nlohmann::json& r : records) EXPECT_EQ(r["status"], "ok") << r.dump();
+  EXPECT_FALSE(records[0].contains("plan_split")) << "a plan without library ops has no split";
+  EXPECT_FALSE(records[0].contains("library_ops"));
+  EXPECT_EQ(records[1]["plan_split"],
+            nlohmann::json({{"kernels_ms", 1 - 0.95}, {"ops_ms", 0.95}, {"ops_fraction", 0.95}}));
+  EXPECT_EQ(records[1]["library_ops"], "most_time");
+  EXPECT_EQ(records[1]["flags"], nlohmann::json::array({"mostly_library_ops"}));
+  EXPECT_EQ(records[2]["plan_split"]["ops_fraction"], 0.25);
+  EXPECT_EQ(records[2]["library_ops"], "some_time");
+  EXPECT_EQ(records[2]["flags"], nlohmann::json::array());
+}
+
 TEST_F(BencherTest, TimesReferencesAlone) {
   Bencher bencher(Options());
   std::vector<BenchResult> results;

@@ -161,6 +161,30 @@ TEST(BenchJsonTest, Keys) {
   EXPECT_DOUBLE_EQ(j["roofline"]["sol_ms"].get<double>(), 0.0005);
 }
 
+TEST(BenchJsonTest, PlanSplitAndLibraryOpsOnlyForPlansWithLibraryOps) {
+  auto r = MakeBenchResult(Measured(0.01, 0.02), 1, std::nullopt, std::nullopt);
+  ASSERT_TRUE(r.ok());
+  json j = BenchResultToJson(*r);
+  EXPECT_FALSE(j.contains("plan_split")) << "absent, not null, without library ops";
+  EXPECT_FALSE(j.contains("library_ops"));
+
+  r->plan_split = {{"kernels_ms", 0.004}, {"ops_ms", 0.006}, {"ops_fraction", 0.6}};
+  r->flags = BenchFlags(*r);
+  j = BenchResultToJson(*r);
+  EXPECT_EQ(j["plan_split"], r->plan_split);
+  EXPECT_EQ(j["library_ops"], "some_time");
+  EXPECT_EQ(j["flags"], json::array());
+
+  r->plan_split = {{"kernels_ms", 0.0005}, {"ops_ms", 0.0095}, {"ops_fraction", 0.95}};
+  r->flags = BenchFlags(*r);
+  j = BenchResultToJson(*r);
+  EXPECT_EQ(j["library_ops"], "most_time");
+  EXPECT_EQ(j["flags"], json::array({"mostly_library_ops"}));
+
+  r->status = "mismatch";
+  EXPECT_FALSE(BenchResultToJson(*r).contains("plan_split")) << "no timing, no split";
+}
+
 TEST(BenchJsonTest, AbsentPartsAreNull) {
   BenchResult failed;
   failed.task = "t";

@@ -78,5 +78,64 @@ TEST(BenchWireTest, PeakRoundTrip) {
   EXPECT_FALSE(DevicePeakFromJson(nlohmann::json(nullptr)).ok());
 }
 
+BenchReply TimedReply() {
+  BenchReply reply;
+  Measurement m;
+  m.subjects.push_back({"candidate", {0.5}, 0, 1, 0.001});
+  m.subjects.push_back({"reference", {1.0}, 0, 1, 0.001});
+  reply.measurement = m;
+  reply.checked_runs = 1;
+  reply.placements = 4;
+  reply.memory = {{"budget_bytes", 10}};
+  reply.device = {{"name", "H200"}};
+  return reply;
+}
+
+TEST(BenchWireTest, ReplyRoundTripsWithThePlanSplitOnlyWhenThereIsOne) {
+  BenchReply reply = TimedReply();
+  nlohmann::json wire = reply.ToJson();
+  EXPECT_FALSE(wire.contains("plan_split")) << "no library ops, no key";
+  auto back = BenchReply::FromJson(nlohmann::json::parse(wire.dump()));
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_TRUE(back->plan_split.is_null());
+  EXPECT_EQ(back->ToJson(), wire);
+
+  reply.plan_split = {{"kernels_ms", 0.1}, {"ops_ms", 0.9}, {"ops_fraction", 0.9}};
+  wire = reply.ToJson();
+  EXPECT_EQ(wire["plan_split"], reply.plan_split);
+  back = BenchReply::FromJson(nlohmann::json::parse(wire.dump()));
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back->plan_split, reply.plan_split);
+  EXPECT_EQ(back->placements, 4);
+  EXPECT_EQ(back->ToJson(), wire);
+
+  wire["plan_split"] = nullptr;
+  back = BenchReply::FromJson(wire);
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_TRUE(back->plan_split.is_null()) << "null reads as none";
+}
+
+TEST(BenchWireTest, MalformedPlanSplitNamesTheField) {
+  nlohmann::json wire = TimedReply().ToJson();
+  wire["plan_split"] = {{"kernels_ms", 0.1}, {"ops_ms", 0.9}, {"ops_fraction", "most"}};
+  EXPECT_EQ(BenchReply::FromJson(wire).status().message(),
+            "bench reply: plan_split.ops_fraction: expected a number");
+  wire["plan_split"].erase("kernels_ms");
+  EXPECT_EQ(BenchReply::FromJson(wire).status().message(),
+            "bench reply: plan_split.kernels_ms: expected a number");
+  wire["plan_split"] = nlohmann::json::array();
+  EXPECT_EQ(BenchReply::FromJson(wire).status().message(),
+            "bench reply: plan_split: expected an object or null");
+}
+
+TEST(BenchWireTest, AFailureReplyHasNoPlanSplit) {
+  BenchReply reply;
+  reply.status = common::VerdictStatus::kMismatch;
+  reply.message = "timed run: out0 differs";
+  reply.plan_split = {{"kernels_ms", 0.1}, {"ops_ms", 0.9}, {"ops_fraction", 0.9}};
+  EXPECT_EQ(reply.ToJson(),
+            nlohmann::json({{"status", "mismatch"}, {"message", reply.message}, {"exiting", false}}));
+}
+
 }  // namespace
 }  // namespace kforge::bench

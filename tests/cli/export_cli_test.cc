@@ -10,6 +10,8 @@
 #include <set>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "export/record_builder.h"
 #include "fakes/command.h"
 
@@ -114,6 +116,36 @@ TEST_F(ExportCliTest, ExportsNamesMalformedLinesAndCountsTheTornOne) {
   CliRun again = Export("run --out data");
   EXPECT_EQ(again.exit_code, 2) << "refuses to overwrite";
   EXPECT_EQ(Export("run --out data --force --format pairs").exit_code, 0);
+}
+
+TEST_F(ExportCliTest, MaxOpsFractionLeavesOutKernelsThatAreMostlyLibraryOps) {
+  fs::create_directories(dir_ / "ops");
+  RecordSpec own, some, library;
+  some.sample = 1;
+  some.ops_fraction = 0.4;
+  some.source = std::string(kforge::testing::kReluSource) + "__device__ int some;\n";
+  library.sample = 2;
+  library.ops_fraction = 0.97;
+  library.source = std::string(kforge::testing::kReluSource) + "__device__ int library;\n";
+  kforge::testing::WriteRecords((dir_ / "ops/trajectories.jsonl").string(),
+                                {MakeRecord(own), MakeRecord(some), MakeRecord(library)});
+  CliRun run = Export("ops --out data --format trajectory --max-ops-fraction 0.9");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.err.find("2 trajectory records written"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("left out: 1 max_ops_fraction"), std::string::npos) << run.err;
+  nlohmann::json stats = nlohmann::json::parse(std::ifstream(dir_ / "data/stats.json"));
+  EXPECT_EQ(stats["left_out"]["max_ops_fraction"], 1);
+  EXPECT_EQ(stats["options"]["max_ops_fraction"], 0.9);
+  std::ifstream rows(dir_ / "data/train.jsonl");
+  for (std::string line; std::getline(rows, line);)
+    EXPECT_NE(nlohmann::json::parse(line)["sample"], 2) << "the record that is PyTorch again is left out";
+
+  run = Export("ops --out all --format trajectory");
+  EXPECT_NE(run.err.find("3 trajectory records written"), std::string::npos) << "kept without the flag\n"
+                                                                             << run.err;
+  run = Export("ops --out none --max-ops-fraction 1.5");
+  EXPECT_EQ(run.exit_code, 2) << run.err;
+  EXPECT_NE(run.err.find("--max-ops-fraction"), std::string::npos) << run.err;
 }
 
 TEST_F(ExportCliTest, NothingKeptExitsOne) {

@@ -96,6 +96,27 @@ TEST_F(ReportCliTest, JsonAndHtml) {
   EXPECT_NE(html.find("<svg"), std::string::npos);
 }
 
+TEST_F(ReportCliTest, KernelsMostlyInLibraryOpsAreCountedAndFastPIsGivenWithoutThem) {
+  fs::create_directories(dir_ / "ops");
+  RecordSpec own, library;
+  own.speedup = 2.0;
+  library.sample = 1;
+  library.speedup = 3.0;
+  library.ops_fraction = 0.97;
+  kforge::testing::WriteRecords((dir_ / "ops/trajectories.jsonl").string(),
+                                {MakeRecord(own), MakeRecord(library)});
+  CliRun run = Report("ops");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("library ops: 1 of 2 correct kernels spent over 90% of their GPU time in them; "
+                         "fast_p without their speedups: fast_0 50.0%  fast_1 50.0%"),
+            std::string::npos)
+      << run.out;
+  nlohmann::json group = nlohmann::json::parse(Report("ops --json").out)["runs"][0]["groups"][0];
+  EXPECT_EQ(group["mostly_library_ops"], 1);
+  EXPECT_EQ(group["fast_p"]["fast_2"], 0.5) << "as KernelBench counts it";
+  EXPECT_EQ(group["fast_p_without_library_ops"]["fast_2"], 0.0) << "2.0x is not > 2; 3.0x is the library's";
+}
+
 TEST_F(ReportCliTest, UsageErrors) {
   fs::create_directories(dir_ / "folder");
   for (const auto& [args, message] : std::vector<std::pair<std::string, std::string>>{

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "export/record_builder.h"
+#include "kforge/export/episode.h"
 
 namespace kforge::exporter {
 namespace {
@@ -29,6 +30,17 @@ TEST(FiltersTest, RejectsWithAReason) {
       {"untimed misses min speedup", [](auto& r) { r.speedup.reset(); }, [](auto& f) { f.min_speedup = 0.1; },
        "min_speedup"},
       {"max turns", [](auto& r) { r.turns = 3; }, [](auto& f) { f.max_turns = 2; }, "max_turns"},
+      {"mostly library ops", [](auto& r) { r.ops_fraction = 0.95; },
+       [](auto& f) { f.max_ops_fraction = 0.9; }, "max_ops_fraction"},
+      {"library ops at the bound", [](auto& r) { r.ops_fraction = 0.9; },
+       [](auto& f) { f.max_ops_fraction = 0.9; }, std::nullopt},
+      {"no library ops pass any bound", none, [](auto& f) { f.max_ops_fraction = 0; }, std::nullopt},
+      {"untimed: the verdict's split",
+       [](auto& r) {
+         r.ops_fraction = 0.6;
+         r.speedup.reset();
+       },
+       [](auto& f) { f.max_ops_fraction = 0.5; }, "max_ops_fraction"},
       {"level", none,
        [](auto& f) {
          f.levels = {2, 3};
@@ -53,6 +65,26 @@ TEST(FiltersTest, RejectsWithAReason) {
     std::optional<std::string_view> got = Reject(testing::MakeRecord(spec), filters);
     EXPECT_EQ(got ? std::optional<std::string>(std::string(*got)) : std::nullopt, c.reason) << c.what;
   }
+}
+
+TEST(FiltersTest, LibraryOpsFractionIsTheBestAttemptsBenchElseItsVerdict) {
+  testing::RecordSpec spec;
+  EXPECT_EQ(LibraryOpsFraction(testing::MakeRecord(spec)), std::nullopt) << "a plan without library ops";
+  spec.ops_fraction = 0.95;
+  dataset::Trajectory t = testing::MakeRecord(spec);
+  EXPECT_EQ(LibraryOpsFraction(t), 0.95);
+  t.attempts.back().verdict["timing"]["plan_split"]["ops_fraction"] = 0.5;
+  EXPECT_EQ(LibraryOpsFraction(t), 0.95) << "the bench record's split, measured after the timed runs";
+  t.attempts.back().bench = nullptr;
+  EXPECT_EQ(LibraryOpsFraction(t), 0.5) << "untimed: the verdict's";
+  t.best = 0;
+  EXPECT_EQ(LibraryOpsFraction(t), std::nullopt) << "only the best attempt counts";
+  t.best.reset();
+  EXPECT_EQ(LibraryOpsFraction(t), std::nullopt);
+
+  auto back = dataset::TrajectoryFromJson(dataset::ToJson(testing::MakeRecord(spec)), "record");
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(LibraryOpsFraction(*back), 0.95) << "read back from its JSON line";
 }
 
 TEST(FiltersTest, ParsesLevels) {

@@ -153,6 +153,40 @@ TEST(MetricsTest, SummarizeReadsARecord) {
   EXPECT_FALSE(e.correct);
 }
 
+TEST(MetricsTest, KernelsMostlyInLibraryOpsAreCountedAndLeftOutOfFastPWithoutThem) {
+  MetricsBuilder b;
+  Episode library = Make("A", 1, true, 3.0);
+  library.mostly_library_ops = true;
+  b.Add(library);
+  b.Add(Make("A", 1, true, 1.2));
+  b.Add(Make("B", 2, true, 0.8));
+  b.Add(Make("B", 2, false, std::nullopt));
+  std::vector<GroupMetrics> groups = b.Groups();
+  const GroupMetrics& all = groups[0];
+  EXPECT_EQ(all.mostly_library_ops, 1);
+  const double want_fast[] = {0.75, 0.5, 0.25, 0.25};
+  const double want_without[] = {0.5, 0.25, 0, 0};  // 3.0x is the library's: not fast, still an episode
+  for (size_t i = 0; i < kFastP.size(); ++i) {
+    EXPECT_DOUBLE_EQ(*all.fast_p[i], want_fast[i]) << "p=" << kFastP[i];
+    EXPECT_DOUBLE_EQ(*all.fast_p_without_library_ops[i], want_without[i]) << "p=" << kFastP[i];
+  }
+  EXPECT_EQ(groups[1].mostly_library_ops, 1);
+  EXPECT_EQ(groups[2].mostly_library_ops, 0);
+  EXPECT_EQ(groups[2].fast_p_without_library_ops, groups[2].fast_p);
+  EXPECT_EQ(b.tasks().at("A").mostly_library_ops, 1);
+}
+
+TEST(MetricsTest, SummarizeSaysWhenTheBestAttemptIsMostlyLibraryOps) {
+  testing::RecordSpec spec;
+  EXPECT_FALSE(Summarize(testing::MakeRecord(spec)).mostly_library_ops);
+  spec.ops_fraction = 0.9;
+  EXPECT_FALSE(Summarize(testing::MakeRecord(spec)).mostly_library_ops) << "90% is not more than 90%";
+  spec.ops_fraction = 0.97;
+  EXPECT_TRUE(Summarize(testing::MakeRecord(spec)).mostly_library_ops);
+  spec.correct = false;
+  EXPECT_FALSE(Summarize(testing::MakeRecord(spec)).mostly_library_ops) << "only correct kernels count";
+}
+
 TEST(MetricsTest, FromTalliesAgreesWithTheGroups) {
   MetricsBuilder b = HandExample();
   std::vector<const TaskTally*> tallies;

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kforge/common/library_ops.h"
 #include "kforge/dataset/trajectory.h"
 
 namespace kforge::testing {
@@ -40,6 +41,10 @@ struct RecordSpec {
   bool harness_error = false;  ///< the final attempt's status is harness_error (then not correct)
   std::string reasoning;       ///< on every assistant turn
   std::optional<double> sol_pct;
+  /// The final plan has a library op (kforge.solution/2) that took this share of its GPU time: the
+  /// verdict's timing.plan_split and checks.library_ops, and the bench record's plan_split and
+  /// library_ops, as generate records them.
+  std::optional<double> ops_fraction;
   int64_t tokens = 1000;
   double cost = 0.01;
 };
@@ -56,6 +61,37 @@ inline nlohmann::json SolutionJson(const RecordSpec& s) {
           {"launches", ReluLaunches()},
           {"scratch", nlohmann::json::array()},
           {"options", nlohmann::json::array()}};
+}
+
+/// The relu kernel after a library op: a plan v2 solution.
+inline nlohmann::json SolutionWithOpJson(const RecordSpec& s) {
+  nlohmann::json solution = SolutionJson(s);
+  solution["schema"] = "kforge.solution/2";
+  solution["scratch"] =
+      nlohmann::json::parse(R"J([{"name": "y", "dtype": "float32", "shape": ["numel(x)"]}])J");
+  solution["launches"] = nlohmann::json::parse(
+      R"J([{"op": "relu", "args": ["x"], "out": "y"},
+           {"kernel": "relu", "grid": ["cdiv(numel(x), 256)"], "block": [256], "args": ["y", "out0", "i64:numel(x)"]}])J");
+  return solution;
+}
+
+/// {kernels_ms, ops_ms, ops_fraction} of a 1 ms plan.
+inline nlohmann::json PlanSplitJson(double ops_fraction) {
+  return {{"kernels_ms", 1 - ops_fraction}, {"ops_ms", ops_fraction}, {"ops_fraction", ops_fraction}};
+}
+
+/// The verdict of the final attempt when its plan has library ops (a correct one carries the split).
+inline nlohmann::json VerdictWithOpsJson(const RecordSpec& s, const std::string& status) {
+  nlohmann::json verdict = {{"schema", "kforge.verdict/1"},
+                            {"task", s.task},
+                            {"status", status},
+                            {"checks", {{"guard_regions", "pass"}, {"inputs_unchanged", "pass"}}},
+                            {"timing", {{"gpu_ms", 40.0}, {"reference_load_ms", 0.0}}}};
+  if (status == "ok") {
+    verdict["checks"]["library_ops"] = common::LibraryOpsShare(*s.ops_fraction);
+    verdict["timing"]["plan_split"] = PlanSplitJson(*s.ops_fraction);
+  }
+  return verdict;
 }
 
 inline dataset::Trajectory MakeRecord(const RecordSpec& s) {
@@ -76,7 +112,7 @@ inline dataset::Trajectory MakeRecord(const RecordSpec& s) {
   t.protocol = s.protocol;
   t.kforge_version = "0.1.0";
   t.created_at = "2025-01-01T00:00:00Z";
-  json solution = SolutionJson(s);
+  json solution = s.ops_fraction ? SolutionWithOpJson(s) : SolutionJson(s);
   bool tools = s.protocol == "tools";
   if (tools)
     t.tools = json::array(
@@ -125,6 +161,15 @@ inline dataset::Trajectory MakeRecord(const RecordSpec& s) {
         a.bench = {{"schema", "kforge.bench/1"},
                    {"status", "ok"},
                    {"roofline", {{"sol_pct", s.sol_pct ? json(*s.sol_pct) : json(nullptr)}}}};
+      if (s.ops_fraction) {
+        a.verdict = VerdictWithOpsJson(s, a.status);
+        if (a.bench.is_object()) {
+          a.bench["plan_split"] = PlanSplitJson(*s.ops_fraction);
+          a.bench["library_ops"] = common::LibraryOpsShare(*s.ops_fraction);
+          a.bench["flags"] = *s.ops_fraction > common::kMostlyLibraryOps ? json::array({"mostly_library_ops"})
+                                                                         : json::array();
+        }
+      }
     }
     std::string feedback = a.status == "ok" ? "ok" : a.status + ": try again";
     if (tools) {

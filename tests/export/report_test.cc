@@ -130,6 +130,48 @@ TEST_F(ReportTest, TableAndJsonCarryTheMetrics) {
   EXPECT_EQ(j["runs"][0]["tasks"].size(), 60u);
 }
 
+TEST_F(ReportTest, KernelsMostlyInLibraryOpsAreShownWithFastPWithoutThem) {
+  std::vector<dataset::Trajectory> records;
+  testing::RecordSpec spec;
+  spec.speedup = 2.5;
+  records.push_back(testing::MakeRecord(spec));  // own kernels
+  spec.sample = 1;
+  spec.ops_fraction = 0.3;
+  records.push_back(testing::MakeRecord(spec));  // some library ops, its speed mostly its own
+  spec.sample = 2;
+  spec.ops_fraction = 0.96;
+  spec.speedup = 1.8;
+  records.push_back(testing::MakeRecord(spec));  // PyTorch again
+  spec.sample = 3;
+  spec.correct = false;
+  records.push_back(testing::MakeRecord(spec));
+  Report report;
+  report.runs.push_back(Run("mixed", records));
+  const GroupMetrics& all = report.runs[0].groups[0];
+  EXPECT_EQ(all.mostly_library_ops, 1);
+  EXPECT_DOUBLE_EQ(*all.fast_p[1], 0.75);
+  EXPECT_DOUBLE_EQ(*all.fast_p_without_library_ops[1], 0.5);
+
+  std::string table = RenderTable(report, /*per_task=*/false);
+  EXPECT_NE(
+      table.find("library ops: 1 of 3 correct kernels spent over 90% of their GPU time in them; "
+                 "fast_p without their speedups: fast_0 50.0%  fast_1 50.0%  fast_1.5 50.0%  fast_2 50.0%"),
+      std::string::npos)
+      << table;
+  nlohmann::json group = ToJson(report)["runs"][0]["groups"][0];
+  EXPECT_EQ(group["mostly_library_ops"], 1);
+  EXPECT_EQ(group["fast_p"]["fast_1"], 0.75);
+  EXPECT_EQ(group["fast_p_without_library_ops"]["fast_1"], 0.5);
+  EXPECT_EQ(ToJson(report)["runs"][0]["tasks"][0]["mostly_library_ops"], 1);
+  std::string html = RenderHtml(report);
+  EXPECT_NE(html.find("<th>mostly library ops</th>"), std::string::npos);
+  EXPECT_NE(html.find("more than 90% of their GPU time"), std::string::npos);
+
+  Report plain = TeacherAndStudent();
+  EXPECT_NE(RenderTable(plain, false).find("library ops: 0 of "), std::string::npos);
+  EXPECT_EQ(RenderTable(plain, false).find("fast_p without"), std::string::npos) << "nothing to leave out";
+}
+
 TEST_F(ReportTest, HtmlIsOneSelfContainedPage) {
   std::string html = RenderHtml(TeacherAndStudent());
   EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);

@@ -10,6 +10,8 @@
 //   // fake:bad_reply     answers a check reply whose "trials" is a string
 //   // fake:sleep=MS      waits MS milliseconds before the rest
 //   // fake:bench=STATUS  bench replies STATUS instead of timing (e.g. mismatch)
+//   // fake:ops=F         the plan has library ops that take the fraction F of its GPU time: the check's
+//                        timing.plan_split and checks.library_ops, and the bench reply's plan_split
 // Environment:
 //   KFORGE_FAKE_NO_GPU=1       every reply is no_gpu, as from a machine without a device
 //   KFORGE_FAKE_WORKER_LOG=F   appends "start DEVICE" when a worker starts and "OP DEVICE" per request
@@ -26,6 +28,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kforge/bench/wire.h"
+#include "kforge/common/library_ops.h"
 #include "kforge/common/verdict.h"
 #include "kforge/verify/worker_protocol.h"
 
@@ -61,6 +64,14 @@ std::string Value(const std::string& source, const std::string& name) {
   return source.substr(at, source.find_first_of(" \n\t", at) - at);
 }
 
+/// {kernels_ms, ops_ms, ops_fraction} of 1 ms of plan as `fake:ops=F` says; null without the marker.
+nlohmann::json PlanSplit(const std::string& source) {
+  std::string fraction = Value(source, "ops");
+  if (fraction.empty()) return nullptr;
+  double ops = std::stod(fraction);
+  return {{"kernels_ms", 1 - ops}, {"ops_ms", ops}, {"ops_fraction", ops}};
+}
+
 nlohmann::json Device() { return {{"name", "Fake GPU"}, {"index", std::stoi(device_index)}, {"cc", "9.0"}}; }
 
 /// The markers that act before any answer: sleep, die, hang.
@@ -85,8 +96,11 @@ nlohmann::json Check(const nlohmann::json& line) {
   Act(source);
   verify::CheckReply reply;
   reply.device = Device();
-  reply.timing = verify::CheckTiming{1.0, 0.0, {{"candidate", 0.5}}, nullptr};
+  reply.timing = verify::CheckTiming{1.0, 0.0, {{"candidate", 0.5}}, PlanSplit(source)};
   reply.checks = {{"guard_regions", "pass"}, {"poisoned_outputs", "pass"}};
+  if (!reply.timing->plan_split.is_null())
+    reply.checks["library_ops"] =
+        kforge::common::LibraryOpsShare(reply.timing->plan_split["ops_fraction"].get<double>());
   for (int t = 0; t < request->trials; ++t)
     reply.trials.push_back({{"variant", "default"}, {"trial", t}, {"seed", request->seed}});
   reply.memory = {{"budget_bytes", 1024}, {"peak_device_bytes", 512}};
@@ -130,6 +144,7 @@ nlohmann::json Bench(const nlohmann::json& line) {
   reply.placements = 1;
   reply.memory = {{"budget_bytes", 1024}};
   reply.device = Device();
+  reply.plan_split = PlanSplit(source);
   return reply.ToJson();
 }
 

@@ -115,8 +115,18 @@ TEST(WorkerProtocolTest, CheckReplyRoundTrips) {
     EXPECT_TRUE(wire.contains(key)) << key;
   EXPECT_EQ(wire["status"], "mismatch");
   EXPECT_EQ(wire["timing"]["gpu_ms"], 12.5);
+  EXPECT_FALSE(wire["timing"].contains("plan_split")) << "no library ops, no key";
   auto back = CheckReply::FromJson(json::parse(wire.dump()));
   ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back->ToJson(), wire);
+
+  reply.timing->plan_split = {{"kernels_ms", 0.5}, {"ops_ms", 1.5}, {"ops_fraction", 0.75}};
+  reply.checks["library_ops"] = "some_time";
+  wire = reply.ToJson();
+  EXPECT_EQ(wire["timing"]["plan_split"]["ops_fraction"], 0.75);
+  back = CheckReply::FromJson(json::parse(wire.dump()));
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back->timing->plan_split, reply.timing->plan_split);
   EXPECT_EQ(back->ToJson(), wire);
 }
 

@@ -52,6 +52,9 @@ struct BenchResult {
   double max_sm_clock_mhz = 0;  ///< The device's maximum.
   uint64_t seed = 0;            ///< Seeds the bootstrap (and, for the caller, the inputs).
   nlohmann::json device;        ///< The device and its peaks, as the caller describes them; null if none.
+  /// {kernels_ms, ops_ms, ops_fraction} of a candidate whose plan has library ops (the worker's
+  /// BenchReply::plan_split); null otherwise.
+  nlohmann::json plan_split;
 };
 
 /// A record with status "ok" from a measurement whose subjects are the candidate and, optionally,
@@ -66,12 +69,14 @@ StatusOr<BenchResult> MakeBenchResult(const Measurement& measurement, uint64_t s
 
 /// For an "ok" record, in this order: "implausible_speedup" (speedup above kImplausibleSpeedup),
 /// "faster_than_light" (candidate median below the speed-of-light time), "unconverged", "throttled"
-/// (any sample dropped). None for other statuses.
+/// (any sample dropped), "mostly_library_ops" (library ops took more than common::kMostlyLibraryOps
+/// of the candidate's GPU time). None for other statuses.
 std::vector<std::string> BenchFlags(const BenchResult& result);
 
 /// The record: schema, task, solution_hash, status, message, mode, seed, converged, rounds,
 /// wall_seconds, sm_clock_mhz, max_sm_clock_mhz, candidate, reference, speedup, roofline, flags,
-/// device. Times are in ms; what is unknown or absent is null.
+/// device, and plan_split with library_ops when the candidate's plan has library ops (absent
+/// otherwise). Times are in ms; what is unknown or absent is null.
 nlohmann::json BenchResultToJson(const BenchResult& result);
 
 /// An aligned table, one row per result: task, status, candidate median ± noise, reference median,

@@ -63,6 +63,9 @@ struct BenchReply {
   nlohmann::json device;
   /// The device's peaks; none when unknown.
   std::optional<DevicePeak> peak;
+  /// {kernels_ms, ops_ms, ops_fraction} of a candidate whose plan has library ops, from one run timed
+  /// step by step after the timed runs; null (and not written) otherwise.
+  nlohmann::json plan_split;
   /// The worker exits after this reply (its CUDA context is unusable).
   bool exiting = false;
 

@@ -58,4 +58,12 @@ const LibraryOp* FindLibraryOp(std::string_view name);
 /// Checks `attrs` (a JSON object) against `op`: known names and value kinds. Errors name `path`.
 Status CheckOpAttrs(const LibraryOp& op, const nlohmann::json& attrs, const std::string& path);
 
+/// A plan that spends more than this share of its GPU time in library ops (`op` and `fill` steps) is
+/// mostly PyTorch again: its speed is the library's, not its kernels'.
+inline constexpr double kMostlyLibraryOps = 0.9;
+
+/// How much of a plan's GPU time went to library ops, as verdicts (checks.library_ops) and bench
+/// records (library_ops) say it: "most_time" when `ops_fraction` > kMostlyLibraryOps, else "some_time".
+std::string_view LibraryOpsShare(double ops_fraction);
+
 }  // namespace kforge::common

@@ -15,6 +15,11 @@ namespace kforge::exporter {
 /// counts it apart and export leaves it out.
 bool Unjudged(const dataset::Trajectory& trajectory);
 
+/// The share of the best attempt's GPU time that went to library ops (plan v2 `op` and `fill` steps):
+/// `plan_split.ops_fraction` of its bench record, else of its verdict's timing; nullopt when its plan
+/// has no library ops or never ran on a GPU.
+std::optional<double> LibraryOpsFraction(const dataset::Trajectory& trajectory);
+
 struct Episode {
   std::string task_id;
   std::optional<int> level;
@@ -23,6 +28,9 @@ struct Episode {
   bool correct = false;    ///< the best attempt is correct
   /// Speedup of the best attempt, when it is correct and was timed.
   std::optional<double> speedup;
+  /// The best attempt is correct and spent most of its GPU time in library ops (LibraryOpsFraction
+  /// above common::kMostlyLibraryOps): its speed is the library's, not its kernels'.
+  bool mostly_library_ops = false;
   /// The attempt of assistant turn 1 compiled / was correct (false when turn 1 gave none).
   bool first_turn_compiled = false;
   bool first_turn_correct = false;

@@ -19,6 +19,9 @@ struct Filters {
   std::optional<double> min_speedup;
   /// Keep only records of at most N assistant turns.
   std::optional<int> max_turns;
+  /// Keep only records whose best attempt spent at most this share of its GPU time in library ops
+  /// (LibraryOpsFraction); records without library ops always pass.
+  std::optional<double> max_ops_fraction;
   /// Keep only these KernelBench levels; empty: every record, with a level or not.
   std::vector<int> levels;
   /// Keep only records whose task has at least one of these tags; empty: all.
@@ -27,9 +30,9 @@ struct Filters {
   std::string task_glob;
 };
 
-/// Why `record` is left out ("harness_error", "incorrect", "min_speedup", "max_turns", "level", "tag",
-/// "filter"), or nullopt when it passes. A record kforge could not judge (Unjudged) is always left out
-/// unless it is correct.
+/// Why `record` is left out ("harness_error", "incorrect", "min_speedup", "max_turns",
+/// "max_ops_fraction", "level", "tag", "filter"), or nullopt when it passes. A record kforge could not judge
+/// (Unjudged) is always left out unless it is correct.
 std::optional<std::string_view> Reject(const dataset::Trajectory& record, const Filters& filters);
 
 /// "1,2,3" -> {1, 2, 3}; InvalidArgument naming the bad item.

@@ -31,6 +31,7 @@ struct TaskTally {
   int64_t timed = 0;  ///< correct with a speedup
   int64_t unjudged = 0;
   std::array<int64_t, kFastP.size()> fast{};  ///< correct and speedup > kFastP[i]
+  int64_t mostly_library_ops = 0;             ///< correct, most GPU time in library ops
   double log_speedup_sum = 0;                 ///< over timed episodes
   std::optional<double> best_speedup;
   int64_t turns_sum = 0;
@@ -53,6 +54,12 @@ struct GroupMetrics {
   int64_t tasks = 0;
   std::optional<double> correctness;
   std::array<std::optional<double>, kFastP.size()> fast_p;
+  /// Correct episodes whose best attempt spent most of its GPU time in library ops
+  /// (Episode::mostly_library_ops).
+  int64_t mostly_library_ops = 0;
+  /// fast_p with those episodes counted as not fast (still in the denominator): the speedups of
+  /// kforge-compiled kernels only.
+  std::array<std::optional<double>, kFastP.size()> fast_p_without_library_ops;
   std::optional<double> geomean_speedup;  ///< over timed correct episodes
   std::optional<Quantiles> speedup_quantiles;
   /// (k, mean pass@k over tasks with at least k episodes), for k in 1, 5, 10, 20, 50, 100 up to the
@@ -89,6 +96,8 @@ class MetricsBuilder {
     double cost = 0;
     bool cost_known = true;
     std::array<int64_t, kFastP.size()> fast{};
+    std::array<int64_t, kFastP.size()> fast_own{};  ///< fast, not mostly library ops
+    int64_t mostly_library_ops = 0;
     double log_speedup_sum = 0;
     std::vector<float> speedups;
     std::vector<float> sol_pcts;
