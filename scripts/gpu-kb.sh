@@ -6,6 +6,7 @@
 #   3b. `kforge generate` with a replay teacher (examples/teacher/kernelbench_level1.jsonl) on level-1 tasks;
 #   3c. `kforge report` of that run and KernelBench's own judge (scripts/kb-judge.sh) on its kernelbench export;
 #   3d. the same for plan v2 solutions (examples/teacher/kernelbench_plan_v2.jsonl: op steps, item: arguments);
+#       KFORGE_KB_JUDGE=0 skips both judges, KFORGE_KB_JUDGE_V2 sets this one alone;
 #   4. scripts/bench-generate.sh (64 episodes in flight against a fake teacher) unless KFORGE_KB_GENBENCH=0;
 #   5. scripts/bench_kb_scale.py (cold verify, batch throughput, phase split) unless KFORGE_KB_BENCH=0.
 # Usage: scripts/gpu-kb.sh KERNELBENCH_DIR (a KernelBench checkout holding level1/ ...). Logs go to $OUT or
@@ -84,7 +85,7 @@ build/kforge export "$out/generate-v2" --format kernelbench --tasks "$root" --ou
   2>"$out/kb-export-v2.err" || fail=1
 cat "$out/kb-export-v2.err"
 ls "$out/kb-export-v2"
-if [ "${KFORGE_KB_JUDGE:-1}" = 1 ]; then
+if [ "${KFORGE_KB_JUDGE_V2:-${KFORGE_KB_JUDGE:-1}}" = 1 ]; then
   KB_JOBS=2 scripts/kb-judge.sh "$out/kb-export-v2" "$kb" "$out/kb-judge-v2.jsonl" 2>&1 | tail -6 || fail=1
 fi
 
