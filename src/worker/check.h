@@ -20,6 +20,7 @@
 #include "kforge/common/verdict.h"
 #include "kforge/cuda/device.h"
 #include "kforge/verify/worker_protocol.h"
+#include "worker/judge.h"
 #include "worker/prepared_candidate.h"
 
 namespace kforge::reference {
@@ -49,14 +50,6 @@ struct GpuCheckResult {
   /// The CUDA context is unusable (sticky error) or a kernel is still running: the worker must exit.
   bool worker_must_exit = false;
 };
-
-/// The first problem with a candidate's outputs against the reference's, if any: an element out of
-/// tolerance or a relative L2 error over the bound. Notes degenerate references and poison in `checks`.
-std::optional<std::string> JudgeOutputs(const std::vector<reference::CompareResult>& results,
-                                        const common::Tolerance& tol, nlohmann::json& checks);
-
-/// {name, max_abs_err, ...} of one compared output, as verdicts record it.
-nlohmann::json OutputJson(const reference::CompareResult& r);
 
 /// Owns the device side of a worker: loaded tasks and reference programs are cached across requests.
 class GpuChecker {

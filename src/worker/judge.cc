@@ -1,0 +1,64 @@
+// The verdict on a candidate's outputs from their comparison with the reference's.
+#include "worker/judge.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+namespace kforge::worker {
+namespace {
+
+/// True when a candidate value is one of the poison patterns (an element never written).
+bool LooksPoisoned(double value) {
+  float poison_5a;
+  uint32_t bits = 0x5A5A5A5Au;
+  std::memcpy(&poison_5a, &bits, sizeof bits);
+  return std::isnan(value) || value == static_cast<double>(poison_5a);
+}
+
+/// Relative L2 error allowed on every output: ten times the element rtol, at least 1e-3.
+double RelL2Bound(const common::Tolerance& tol) { return std::max(10 * tol.rtol, 1e-3); }
+
+/// True when a constant could match the whole reference output within tolerance.
+bool NearConstant(const reference::CompareResult& r, const common::Tolerance& tol) {
+  return r.ref_std <= tol.atol + tol.rtol * r.ref_max_abs;
+}
+
+}  // namespace
+
+nlohmann::json OutputJson(const reference::CompareResult& r) {
+  auto number = [](double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json("inf"); };
+  return {
+      {"name", r.name},
+      {"max_abs_err", number(r.max_abs_err)},
+      {"max_rel_err", number(r.max_rel_err)},
+      {"rel_l2_err", number(r.rel_l2_err)},
+      {"mismatches", r.mismatches},
+      {"numel", r.numel},
+      {"first_mismatch", r.first_mismatch < 0 ? nlohmann::json(nullptr) : nlohmann::json(r.first_mismatch)}};
+}
+
+std::optional<std::string> JudgeOutputs(const std::vector<reference::CompareResult>& results,
+                                        const common::Tolerance& tol, nlohmann::json& checks) {
+  for (const reference::CompareResult& r : results) {
+    if (NearConstant(r, tol))
+      checks["degenerate_reference"] = r.name + " is near-constant; norm check applied";
+    if (!r.ok()) {
+      if (LooksPoisoned(r.cand_at_first)) checks["poisoned_outputs"] = "fail";
+      return r.name + ": " + std::to_string(r.mismatches) + " of " + std::to_string(r.numel) +
+             " elements differ (first at index " + std::to_string(r.first_mismatch) + ": got " +
+             std::to_string(r.cand_at_first) + ", expected " + std::to_string(r.ref_at_first) + ")";
+    }
+    // A reference that is zero within atol everywhere (a mean of normalised values, say) has no scale
+    // for a relative error: its rounding noise is all there is. The element check decides alone.
+    const bool zero_reference = r.ref_max_abs <= tol.atol;
+    if (!zero_reference && r.rel_l2_err > RelL2Bound(tol)) {
+      return r.name + ": relative L2 error " + std::to_string(r.rel_l2_err) + " exceeds " +
+             std::to_string(RelL2Bound(tol));
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace kforge::worker
