@@ -49,23 +49,27 @@ Status CheckOptions(const GenerateOptions& o) {
 /// What decides the records of a run: its hash is the run id. Selection (filter, shard, samples),
 /// pacing and budgets are left out, so that a rerun with more samples or another shard extends it.
 nlohmann::json RunConfig(const GenerateOptions& o, const PromptSet& prompts, bool compile_only) {
-  return {{"tasks", std::filesystem::absolute(o.tasks_root).lexically_normal().string()},
-          {"teacher", o.teacher},
-          {"model", o.model},
-          {"base_url", o.provider.base_url},
-          {"protocol", o.protocol},
-          {"views", o.views},
-          {"max_turns", o.max_turns},
-          {"temperature", o.temperature ? nlohmann::json(*o.temperature) : nlohmann::json()},
-          {"max_tokens", o.max_tokens},
-          {"thinking_budget_tokens", o.thinking_budget_tokens},
-          {"reasoning_effort", o.reasoning_effort},
-          {"target_speedup", o.target_speedup},
-          {"compile_only", compile_only},
-          {"arch", o.judge.verify.arch},
-          {"trials", o.judge.verify.trials},
-          {"seed", o.seed},
-          {"prompts", prompts.hash}};
+  nlohmann::json config = {{"tasks", std::filesystem::absolute(o.tasks_root).lexically_normal().string()},
+                           {"teacher", o.teacher},
+                           {"model", o.model},
+                           {"base_url", o.provider.base_url},
+                           {"protocol", o.protocol},
+                           {"views", o.views},
+                           {"max_turns", o.max_turns},
+                           {"temperature", o.temperature ? nlohmann::json(*o.temperature) : nlohmann::json()},
+                           {"max_tokens", o.max_tokens},
+                           {"thinking_budget_tokens", o.thinking_budget_tokens},
+                           {"reasoning_effort", o.reasoning_effort},
+                           {"target_speedup", o.target_speedup},
+                           {"compile_only", compile_only},
+                           {"arch", o.judge.verify.arch},
+                           {"trials", o.judge.verify.trials},
+                           {"seed", o.seed},
+                           {"prompts", prompts.hash}};
+  // Only a policy other than the default is part of the id, so runs made before it existed resume.
+  if (o.judge.verify.op_policy != common::OpPolicy::kLibrary)
+    config["allow_ops"] = common::OpPolicyName(o.judge.verify.op_policy);
+  return config;
 }
 
 std::string Gib(const nlohmann::json& bytes) {
@@ -247,11 +251,13 @@ StatusOr<GenerateSummary> RunGenerate(const GenerateOptions& options) {
 
   const std::string protocol_text =
       options.protocol == "tools" ? prompts.protocol_tools : prompts.protocol_text;
-  KFORGE_ASSIGN_OR_RETURN(std::string system_prompt, Render(prompts.system,
-                                                            {{"device", DescribeDevice(hello, compile_only)},
-                                                             {"arch", options.judge.verify.arch},
-                                                             {"protocol", protocol_text}},
-                                                            "system.md"));
+  KFORGE_ASSIGN_OR_RETURN(std::string system_prompt,
+                          Render(prompts.system,
+                                 {{"device", DescribeDevice(hello, compile_only)},
+                                  {"arch", options.judge.verify.arch},
+                                  {"library_ops", prompts.LibraryOps(options.judge.verify.op_policy)},
+                                  {"protocol", protocol_text}},
+                                 "system.md"));
   std::atomic<bool> stopping{false};
   EpisodeContext context{options,
                          prompts,

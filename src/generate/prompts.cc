@@ -13,7 +13,10 @@ StatusOr<PromptSet> PromptSet::Load(const std::filesystem::path& dir) {
                                                         {"task.md", &set.task},
                                                         {"feedback.md", &set.feedback},
                                                         {"protocol_text.md", &set.protocol_text},
-                                                        {"protocol_tools.md", &set.protocol_tools}};
+                                                        {"protocol_tools.md", &set.protocol_tools},
+                                                        {"ops_library.md", &set.ops_library},
+                                                        {"ops_all.md", &set.ops_all},
+                                                        {"ops_none.md", &set.ops_none}};
   for (const auto& [name, text] : files) {
     auto read = common::ReadFile(dir / name);
     if (!read.ok())
@@ -23,6 +26,14 @@ StatusOr<PromptSet> PromptSet::Load(const std::filesystem::path& dir) {
   }
   set.hash = "sha256:" + common::Sha256Hex(all);
   return set;
+}
+
+std::string PromptSet::LibraryOps(common::OpPolicy policy) const {
+  std::string text = policy == common::OpPolicy::kNone      ? ops_none
+                     : policy == common::OpPolicy::kLibrary ? ops_library
+                                                            : ops_library + ops_all;
+  while (!text.empty() && text.back() == '\n') text.pop_back();
+  return text;
 }
 
 StatusOr<std::string> Render(const std::string& text, const std::map<std::string, std::string>& values,

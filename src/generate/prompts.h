@@ -6,6 +6,7 @@
 #include <map>
 #include <string>
 
+#include "kforge/common/library_ops.h"
 #include "kforge/common/status.h"
 
 namespace kforge::generate {
@@ -16,11 +17,17 @@ struct PromptSet {
   std::string feedback;        ///< feedback.md
   std::string protocol_text;   ///< protocol_text.md
   std::string protocol_tools;  ///< protocol_tools.md
+  std::string ops_library;     ///< ops_library.md: the allowlisted library ops (--allow-ops library)
+  std::string ops_all;         ///< ops_all.md: added under --allow-ops all (aten:: operators)
+  std::string ops_none;        ///< ops_none.md: instead of both under --allow-ops none
   /// "sha256:<hex>" over every template, for run.json: a changed prompt is a changed run.
   std::string hash;
 
-  /// Reads the five templates from `dir`; an error names the missing file.
+  /// Reads the templates from `dir`; an error names the missing file.
   static StatusOr<PromptSet> Load(const std::filesystem::path& dir);
+
+  /// The system prompt's {{library_ops}}: what a plan may call under `policy`.
+  std::string LibraryOps(common::OpPolicy policy) const;
 };
 
 /// Replaces every `{{name}}` in `text` with `values[name]`. InvalidArgument naming `where` for a

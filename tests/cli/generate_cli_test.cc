@@ -280,8 +280,11 @@ TEST_F(GenerateCliTest, AnExecTeacherIsACommandThatReadsTheRequestAndPrintsTheRe
     std::ofstream sh(script);
     // The request arrives on stdin as canonical JSON: answer the broken kernel first, the fix after.
     sh << "request=$(cat)\n"
-          "case \"$request\" in *'Compile error'*) cat <<'EOF'\n" << TextReply(kFixed) << "EOF\n;;\n"
-          "*) cat <<'EOF'\n" << TextReply(kBroken) << "EOF\n;;\nesac\n";
+          "case \"$request\" in *'Compile error'*) cat <<'EOF'\n"
+       << TextReply(kFixed)
+       << "EOF\n;;\n"
+          "*) cat <<'EOF'\n"
+       << TextReply(kBroken) << "EOF\n;;\nesac\n";
   }
   GenRun run = Generate("--filter demo/relu --teacher " + fakes::ShellQuote("exec:sh " + script.string()));
   fs::remove_all(out_.string() + ".d");
@@ -381,6 +384,10 @@ TEST_F(GenerateCliTest, ReplayDemoTeacherAndAChangedConfigurationIsRefused) {
   GenRun forced = Generate("--filter 'demo/*' --max-turns 2 --force --teacher replay:" + cassette);
   EXPECT_EQ(forced.exit_code, 0) << forced.err;
   EXPECT_EQ(forced.records.size(), 6u);
+  // Which library ops a plan may call changes the prompt and the judge: another configuration.
+  GenRun no_ops = Generate("--filter 'demo/*' --max-turns 2 --allow-ops none --teacher replay:" + cassette);
+  EXPECT_EQ(no_ops.exit_code, 2);
+  EXPECT_NE(no_ops.err.find("allow_ops changed"), std::string::npos) << no_ops.err;
 }
 
 TEST_F(GenerateCliTest, AFatalTeacherErrorStopsTheBatchAndWritesNoHalfEpisodes) {

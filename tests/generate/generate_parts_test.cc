@@ -28,8 +28,21 @@ TEST(PromptsTest, TheBundledTemplatesRenderWithWhatGenerateSupplies) {
   auto prompts = PromptSet::Load(std::string(KFORGE_SOURCE_DIR) + "/prompts");
   ASSERT_TRUE(prompts.ok()) << prompts.status().message();
   EXPECT_EQ(prompts->hash.rfind("sha256:", 0), 0u);
-  EXPECT_TRUE(
-      Render(prompts->system, {{"device", "d"}, {"arch", "sm_90a"}, {"protocol", "p"}}, "system.md").ok());
+  for (common::OpPolicy policy :
+       {common::OpPolicy::kNone, common::OpPolicy::kLibrary, common::OpPolicy::kAll}) {
+    auto system = Render(prompts->system,
+                         {{"device", "d"},
+                          {"arch", "sm_90a"},
+                          {"protocol", "p"},
+                          {"library_ops", prompts->LibraryOps(policy)}},
+                         "system.md");
+    ASSERT_TRUE(system.ok()) << system.status().message();
+    // The prompt offers the ops the run allows, and no others.
+    EXPECT_EQ(system->find("\"op\": \"linear\"") != std::string::npos, policy != common::OpPolicy::kNone);
+    EXPECT_EQ(system->find("aten::") != std::string::npos, policy == common::OpPolicy::kAll);
+    EXPECT_EQ(system->find("No library ops in this run") != std::string::npos,
+              policy == common::OpPolicy::kNone);
+  }
   EXPECT_TRUE(
       Render(prompts->task, {{"task_id", "t"}, {"task_view", "v"}, {"tensors", "x"}}, "task.md").ok());
   EXPECT_TRUE(Render(prompts->feedback, {{"result", "r"}, {"next_step", "n"}}, "feedback.md").ok());
