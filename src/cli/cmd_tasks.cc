@@ -37,6 +37,7 @@ struct TasksOptions {
   std::string levels;
   std::string device = "cpu";
   int jobs = 1;
+  double mem_limit_gb = 0;  ///< 0: the exporter's default
   std::string build_out;
 };
 
@@ -303,6 +304,10 @@ Runner AttachTasks(CLI::App& sub) {
   kb->add_option("--device", o->device, "Export packages for cpu or cuda")
       ->check(CLI::IsMember({"cpu", "cuda"}));
   kb->add_option("--jobs", o->jobs, "Parallel exports")->check(CLI::Range(1, 256));
+  kb->add_option("--mem-limit-gb", o->mem_limit_gb,
+                 "Memory limit per export process (default 12; a problem refused for memory is retried "
+                 "alone with 4x)")
+      ->check(CLI::Range(0.5, 4096.0));
   CLI::App* mod = import->add_subcommand("module", "Import one PyTorch module file (KernelBench style)");
   mod->add_option("file", o->source, "Python file with Model, get_inputs, get_init_inputs")->required();
   mod->add_option("--out", o->out, "Task root to write");
@@ -350,6 +355,11 @@ Runner AttachTasks(CLI::App& sub) {
               "--jobs",
               std::to_string(o->jobs)};
       if (!o->levels.empty()) args.insert(args.end(), {"--levels", o->levels});
+      if (o->mem_limit_gb > 0) {
+        char limit[32];
+        std::snprintf(limit, sizeof limit, "%g", o->mem_limit_gb);
+        args.insert(args.end(), {"--mem-limit-gb", limit});
+      }
     } else if (mod->parsed()) {
       args = {"module", o->source, "--out", o->out, "--id", o->id, "--device", ExporterDevices(o->device)};
     } else if (build->parsed()) {

@@ -87,6 +87,7 @@ TEST_F(TasksCliTest, ImportUsageErrorsAreOneLine) {
       {"import kernelbench kb --levels 2 --out out",
        "kb: no level folder (level1/, level2/, ...) for --levels 2"},
       {"import kernelbench kb --out afile", "--out afile: not a folder"},
+      {"import kernelbench kb --out out --mem-limit-gb 0", "--mem-limit-gb"},
       {"import module moddir --id a/b --out out", "moddir: not a file"},
       {"import module missing.py --id a/b --out out", "missing.py: not a file"},
       {"build missing_root --out out", "missing_root: no such folder"},
