@@ -24,6 +24,7 @@ from .schema import SCHEMA, TaskError, validate
 
 GOLDEN_LIMIT = 64 << 20  # inputs + outputs of the golden file
 OBSERVE_LIMIT = 512 << 20  # materialise inputs to fit inexact init descriptions
+FLOAT64_LIMIT = 4 << 30  # float64 copies of the state and inputs for the conditioning run
 FIELD_ORDER = ("schema", "id", "level", "tags", "description", "spec", "reference", "symbols",
                "constants", "inputs", "params", "outputs", "variants", "tolerance", "conditioning", "cost",
                "artifacts")
@@ -187,6 +188,11 @@ def _conditioning(default, tensors, state, eager, tolerance, rng, notes):
     None when no output is floating or the reference cannot run in float64 (a note says why).
     """
     if not any(o.is_floating_point() for o in eager):
+        return None
+    copies = sum(8 * t.numel() for t in tensors + state if isinstance(t, torch.Tensor) and t.is_floating_point())
+    if copies > FLOAT64_LIMIT:
+        notes.append(f"conditioning not measured: float64 copies of the parameters and inputs would take "
+                     f"{copies >> 20} MiB (limit {FLOAT64_LIMIT >> 20} MiB)")
         return None
     torch.set_rng_state(rng)
     try:

@@ -108,6 +108,20 @@ def test_reference_that_cannot_run_in_float64_imports_with_a_note(tmp_path):
     assert "note user/fixed: conditioning not measured: the float64 run failed: RuntimeError" in stderr
 
 
+def test_no_float64_run_over_the_memory_limit(tmp_path, monkeypatch):
+    from kforge_tasks import exporter
+    base = {"tags": [], "description": "d"}
+    ref = tmp_path / "well.py"
+    ref.write_text(WELL)
+    monkeypatch.setattr(exporter, "FLOAT64_LIMIT", 8 * (16 * 8 + 8 + 4 * 16) - 1)  # one element short
+    doc, notes = exporter.build(ref, "user/well", tmp_path / "out/user/well", base=base, symbols_from_module=True)
+    assert "conditioning" not in doc and "golden" in doc["artifacts"]
+    assert "conditioning not measured: float64 copies of the parameters and inputs would take 0 MiB" in notes[-1]
+    monkeypatch.setattr(exporter, "FLOAT64_LIMIT", 8 * (16 * 8 + 8 + 4 * 16))
+    doc, _ = exporter.build(ref, "user/well", tmp_path / "out/user/well", base=base, symbols_from_module=True)
+    assert doc["conditioning"]["ill_conditioned"] is False
+
+
 def test_task_tolerance_sets_the_bound(tmp_path):
     src = tmp_path / "src" / "ill"
     src.mkdir(parents=True)
