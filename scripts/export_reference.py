@@ -76,12 +76,12 @@ def _import_one(args, level=None):
     out_dir = schema.task_dir(args.out, args.id)
     doc, notes = exporter.build(args.file, args.id, out_dir, base=base, devices=_devices(args.device),
                                 seed=args.seed, symbols_from_module=True, log=_log(args))
-    return out_dir, notes
+    return out_dir, doc, notes
 
 
 def cmd_import(args):
     level = args.level if args.command == "kernelbench" else None
-    out_dir, notes = _import_one(args, level)
+    out_dir, _, notes = _import_one(args, level)
     for n in notes:
         print(f"note {args.id}: {n}", file=sys.stderr)
     print(f"ok {args.id} -> {out_dir}")
@@ -133,7 +133,7 @@ def _merge_in_place(tmp, task_dir, doc, specs_only):
     import shutil
     try:
         if specs_only:
-            doc = {k: v for k, v in doc.items() if k != "artifacts"}
+            doc = {k: v for k, v in doc.items() if k not in ("artifacts", "conditioning")}
         else:
             for f in tmp.iterdir():
                 if f.suffix in (".pt2", ".safetensors"):

@@ -86,7 +86,7 @@ class _Worker:
             self.proc = None
 
     def run(self, level, file, task_id):
-        """(ok, reason, refused for memory)"""
+        """(ok, reason, refused for memory, note on an ill-conditioned reference or None)"""
         if self.proc is None or self.done >= RECYCLE:
             self.stop()
             self._start()
@@ -98,7 +98,7 @@ class _Worker:
             left = deadline - time.monotonic()
             if left <= 0:
                 self.stop()
-                return False, f"timed out after {self.args.timeout} s", False
+                return False, f"timed out after {self.args.timeout} s", False, None
             ready, _, _ = select.select([self.proc.stdout], [], [], min(left, 5))
             if ready:
                 line = self.proc.stdout.readline()
@@ -106,17 +106,18 @@ class _Worker:
                     code = self.proc.wait()
                     self.proc = None
                     if code == -signal.SIGKILL:
-                        return False, "worker died: killed (out of memory?)", True
+                        return False, "worker died: killed (out of memory?)", True, None
                     why = f"killed by signal {-code}" if code < 0 else f"exit {code}"
-                    return False, f"worker died: {why}", False
+                    return False, f"worker died: {why}", False, None
                 result = json.loads(line)
                 reason = result.get("reason", "")
-                return result["ok"], reason, not result["ok"] and bool(_MEMORY_REFUSED.search(reason))
+                refused = not result["ok"] and bool(_MEMORY_REFUSED.search(reason))
+                return result["ok"], reason, refused, result.get("note")
 
 
 def worker_main(args):
     """Loop of the worker process: one JSON request per stdin line, one JSON result per stdout line."""
-    from . import exporter  # noqa: F401  (import torch before the first request)
+    from . import conditioning, exporter  # noqa: F401  (import torch before the first request)
     import export_reference
     import torch
     if args.threads:
@@ -126,8 +127,8 @@ def worker_main(args):
         ns = type("Args", (), dict(vars(args), file=req["file"], id=req["id"], level=req["level"],
                                    command="kernelbench", verbose=False))
         try:
-            export_reference._import_one(ns, req["level"])
-            result = {"ok": True}
+            _, doc, _ = export_reference._import_one(ns, req["level"])
+            result = {"ok": True, "note": conditioning.note(doc.get("conditioning"))}
         except Exception as e:  # one problem never ends the batch
             text = str(e).strip().splitlines()
             msg = text[0][:300] if text else ""
@@ -177,6 +178,7 @@ def run(args):
     jobs = _jobs(args, levels)
     make_root(args.out)
     counts = {level: [0, 0] for level in levels}
+    ill = {level: 0 for level in levels}  # imported, but flagged ill-conditioned
     retried = {level: 0 for level in levels}
     refused = []  # (level, file, task_id): over the memory limit, to retry alone at the end
     cores = _cores()
@@ -195,15 +197,20 @@ def run(args):
         try:
             check_id(task_id, "file name")
         except TaskError as e:  # e.g. level1/..py: never a folder outside the level
-            return level, file, task_id, False, str(e), False, time.monotonic() - t0
-        ok, reason, memory = local.worker.run(level, file, task_id)
-        return level, file, task_id, ok, reason, memory, time.monotonic() - t0
+            return level, file, task_id, False, str(e), False, None, time.monotonic() - t0
+        ok, reason, memory, note = local.worker.run(level, file, task_id)
+        return level, file, task_id, ok, reason, memory, note, time.monotonic() - t0
+
+    def report_note(level, task_id, note):
+        if note:
+            ill[level] += 1
+            print(f"note {task_id}: {note}", flush=True)
 
     try:
         with concurrent.futures.ThreadPoolExecutor(max(1, args.jobs)) as pool:
             futures = [pool.submit(one, level, f) for level, f in jobs]
             for fut in concurrent.futures.as_completed(futures):
-                level, file, task_id, ok, reason, memory, elapsed = fut.result()
+                level, file, task_id, ok, reason, memory, note, elapsed = fut.result()
                 if memory:
                     refused.append((level, file, task_id))
                     print(f"retry {task_id}: {reason} (over the {args.mem_limit_gb:g} GB limit; "
@@ -211,6 +218,7 @@ def run(args):
                     continue
                 counts[level][0 if ok else 1] += 1
                 print(f"ok   {task_id} ({elapsed:.1f} s)" if ok else f"FAIL {task_id}: {reason}", flush=True)
+                report_note(level, task_id, note)
     finally:
         for w in workers:
             w.stop()
@@ -226,16 +234,18 @@ def run(args):
         worker = _Worker(args, limit, cores)
         t0 = time.monotonic()
         try:
-            ok, reason, _ = worker.run(level, file, task_id)
+            ok, reason, _, note = worker.run(level, file, task_id)
         finally:
             worker.stop()
         counts[level][0 if ok else 1] += 1
         how = f"retried alone with a {limit:.0f} GB memory limit"
         print(f"ok   {task_id} ({time.monotonic() - t0:.1f} s, {how})" if ok else f"FAIL {task_id}: {reason} ({how})",
               flush=True)
+        report_note(level, task_id, note)
     for level in levels:
         ok, bad = counts[level]
         more = f" ({retried[level]} retried alone with more memory)" if retried[level] else ""
-        print(f"level{level}: {ok}/{ok + bad} imported, {bad} failed{more}")
+        flagged = f", {ill[level]} ill-conditioned" if ill[level] else ""
+        print(f"level{level}: {ok}/{ok + bad} imported, {bad} failed{flagged}{more}")
     print(f"total: {sum(c[0] for c in counts.values())}/{len(jobs)} imported in {time.monotonic() - start:.0f} s")
     return 0 if all(c[1] == 0 for c in counts.values()) else 1

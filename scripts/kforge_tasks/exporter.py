@@ -19,13 +19,15 @@ from torch._subclasses.fake_tensor import FakeTensorMode
 from torch.export.pt2_archive._package import package_pt2
 from torch.func import functional_call
 
-from . import expr, program, provenance, rnn_shapes, shapes
+from . import conditioning, expr, program, provenance, rnn_shapes, shapes
 from .schema import SCHEMA, TaskError, validate
 
 GOLDEN_LIMIT = 64 << 20  # inputs + outputs of the golden file
 OBSERVE_LIMIT = 512 << 20  # materialise inputs to fit inexact init descriptions
+FLOAT64_LIMIT = 4 << 30  # float64 copies of the state and inputs for the conditioning run
 FIELD_ORDER = ("schema", "id", "level", "tags", "description", "spec", "reference", "symbols",
-               "constants", "inputs", "params", "outputs", "variants", "tolerance", "cost", "artifacts")
+               "constants", "inputs", "params", "outputs", "variants", "tolerance", "conditioning", "cost",
+               "artifacts")
 
 
 class Lifted(torch.nn.Module):
@@ -133,8 +135,9 @@ def build_variant(path, name, symbols, overrides, devices, seed, workdir, log):
     return built
 
 
-def _golden_and_inits(default, seed, workdir, golden_limit):
-    """Writes golden.safetensors when small; returns (golden artifact or None, inits, notes)."""
+def _golden_and_inits(default, seed, workdir, golden_limit, tolerance):
+    """Writes golden.safetensors when small; returns (golden artifact or None, inits, notes,
+    conditioning or None)."""
     probe = default.probe
     out_bytes = sum(program.nbytes(s, d) for _, s, d in default.out_specs)
     small = probe.bytes + out_bytes <= golden_limit
@@ -158,9 +161,10 @@ def _golden_and_inits(default, seed, workdir, golden_limit):
     if not small:
         notes.append(f"golden omitted: inputs+outputs are {(probe.bytes + out_bytes) >> 20} MiB "
                      f"(limit {golden_limit >> 20} MiB)")
-        return None, inits, notes
+        return None, inits, notes, None
     tensors = [items[pos] for pos, *_ in probe.tensors]
     state = [t for _, t in default.params + default.buffers]
+    rng = torch.get_rng_state()
     try:
         with torch.no_grad():
             eager = default.lifted(*tensors, *state)
@@ -168,11 +172,41 @@ def _golden_and_inits(default, seed, workdir, golden_limit):
         if "alloc" not in str(e) and not isinstance(e, MemoryError):
             raise
         notes.append("golden omitted: the eager run ran out of memory")
-        return None, inits, notes
+        return None, inits, notes, None
     golden = {f"input.{name}": items[pos].contiguous() for pos, name, *_ in probe.tensors}
     golden.update({f"output.{n}": o.detach().contiguous() for (n, _, _), o in zip(default.out_specs, eager)})
     save_file(golden, str(workdir / "golden.safetensors"))
-    return {"seed": seed, "variant": "default", "file": "golden.safetensors"}, inits, notes
+    measured = _conditioning(default, tensors, state, eager, tolerance, rng, notes)
+    return {"seed": seed, "variant": "default", "file": "golden.safetensors"}, inits, notes, measured
+
+
+def _conditioning(default, tensors, state, eager, tolerance, rng, notes):
+    """task.json's `conditioning`: the golden run again in float64, judged against the golden outputs.
+
+    functional_call swaps in every parameter and buffer, so the same model (same mode: training
+    stays training) runs on float64 copies of the state; `rng` replays the golden run's draws.
+    None when no output is floating or the reference cannot run in float64 (a note says why).
+    """
+    if not any(o.is_floating_point() for o in eager):
+        return None
+    copies = sum(8 * t.numel() for t in tensors + state if isinstance(t, torch.Tensor) and t.is_floating_point())
+    if copies > FLOAT64_LIMIT:
+        notes.append(f"conditioning not measured: float64 copies of the parameters and inputs would take "
+                     f"{copies >> 20} MiB (limit {FLOAT64_LIMIT >> 20} MiB)")
+        return None
+    torch.set_rng_state(rng)
+    try:
+        accurate = conditioning.run_in_float64(default.lifted, tensors, state)
+    except Exception as e:  # a reference that only runs in float32: the import goes on
+        notes.append(f"conditioning not measured: the float64 run failed: {type(e).__name__}: "
+                     f"{program._first_line(e)}")
+        return None
+    tol = conditioning.task_tolerance(tolerance, [dtype for _, _, dtype in default.out_specs])
+    measured = conditioning.record(accurate, eager, tol)
+    flagged = conditioning.note(measured)
+    if flagged:
+        notes.append(flagged)
+    return measured
 
 
 def _tensor_specs(entries, variants, hand, single):
@@ -234,7 +268,7 @@ def _build_into(path, task_id, work, base, devices, seed, golden_limit, symbols_
             raise TaskError(f"variant '{b.name}' changes the inputs' names or constants")
     symtabs = [b.symbols for b in built]
     single = len(built) == 1
-    golden, inits, notes = _golden_and_inits(default, seed, work, golden_limit)
+    golden, inits, notes, measured = _golden_and_inits(default, seed, work, golden_limit, base.get("tolerance"))
     notes = default.notes + notes
     inputs = _tensor_specs({n: [(b.probe.tensors[i][2], b.probe.tensors[i][3]) for b in built]
                             for i, (_, n, *_r) in enumerate(default.probe.tensors)},
@@ -251,7 +285,7 @@ def _build_into(path, task_id, work, base, devices, seed, golden_limit, symbols_
     if state:
         save_file({n: t.contiguous() for n, t in state}, str(work / "params.safetensors"))
     shutil.copyfile(path, work / "reference.py")
-    doc = dict(base)
+    doc = {k: v for k, v in base.items() if k != "conditioning"}  # measured again below, or none
     doc.update({"schema": SCHEMA, "id": task_id, "reference": "reference.py",
                 "symbols": declared, "inputs": inputs, "params": params, "outputs": outputs})
     if default.probe.constants:
@@ -261,6 +295,8 @@ def _build_into(path, task_id, work, base, devices, seed, golden_limit, symbols_
         artifacts["params"] = "params.safetensors"
     if golden:
         artifacts["golden"] = golden
+    if measured:
+        doc["conditioning"] = measured
     doc["artifacts"] = artifacts
     doc = {k: doc[k] for k in FIELD_ORDER if k in doc}
     validate(doc)

@@ -13,8 +13,9 @@ DISTS = {
 }
 TOP_FIELDS = {
     "schema", "id", "level", "tags", "description", "spec", "reference", "symbols", "constants",
-    "inputs", "params", "outputs", "variants", "tolerance", "cost", "artifacts",
+    "inputs", "params", "outputs", "variants", "tolerance", "conditioning", "cost", "artifacts",
 }
+CONDITIONING_FIELDS = ("float64_rel_l2", "float64_mismatches", "numel", "rel_l2_bound", "ill_conditioned")
 REQUIRED = ("schema", "id", "tags", "description", "reference", "symbols", "inputs", "params", "outputs")
 
 
@@ -165,6 +166,8 @@ def validate(doc, task_id=None):
         _check_keys(doc["tolerance"], {"atol", "rtol"}, "task.tolerance")
         for key, value in doc["tolerance"].items():
             _check_number(value, f"task.tolerance.{key}")
+    if "conditioning" in doc:
+        _check_conditioning(doc["conditioning"])
     if "cost" in doc:
         _check_keys(doc["cost"], {"flops", "bytes"}, "task.cost")
         for key, text in doc["cost"].items():
@@ -175,6 +178,22 @@ def validate(doc, task_id=None):
                     _fail(f"task.cost.{key}", str(e))
     if "artifacts" in doc:
         _check_artifacts(doc["artifacts"], seen)
+
+
+def _check_conditioning(c):
+    path = "task.conditioning"
+    _check_keys(c, set(CONDITIONING_FIELDS), path, CONDITIONING_FIELDS)
+    for key in ("float64_rel_l2", "rel_l2_bound"):
+        if key == "float64_rel_l2" and c[key] in (None, "inf"):
+            continue
+        _check_number(c[key], f"{path}.{key}")
+        if c[key] < 0:
+            _fail(f"{path}.{key}", "expected a number >= 0")
+    for key in ("float64_mismatches", "numel"):
+        if isinstance(c[key], bool) or not isinstance(c[key], int) or c[key] < 0:
+            _fail(f"{path}.{key}", "expected an integer >= 0")
+    if not isinstance(c["ill_conditioned"], bool):
+        _fail(f"{path}.ill_conditioned", "expected true or false")
 
 
 def _check_artifacts(art, variants):

@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -122,6 +123,19 @@ std::string InitText(const common::InitSpec& init) {
   return s;
 }
 
+// The import's float64 rerun, on one line.
+std::string ConditioningText(const common::Conditioning& c) {
+  std::ostringstream text;
+  text << "float64 run: ";
+  if (c.float64_rel_l2)
+    text << "relative L2 " << *c.float64_rel_l2 << " (the judge allows " << c.rel_l2_bound << ")";
+  else
+    text << "outputs zero within atol (judged by elements alone)";
+  text << ", " << c.float64_mismatches << " of " << c.numel << " elements outside tolerance"
+       << (c.ill_conditioned ? "; ill-conditioned: no kernel can be judged" : "");
+  return text.str();
+}
+
 int Show(const TasksOptions& o) {
   auto task = common::FindTask(o.root, o.id);
   if (!task.ok()) {
@@ -137,6 +151,7 @@ int Show(const TasksOptions& o) {
   if (!t.spec.empty()) std::cout << "spec:        " << t.spec << "\n";
   std::cout << "tolerance:   atol=" << t.tolerance.atol << " rtol=" << t.tolerance.rtol
             << (t.tolerance_explicit ? "" : " (dtype default)") << "\n";
+  if (t.conditioning) std::cout << "conditioning: " << ConditioningText(*t.conditioning) << "\n";
   for (auto [label, list] :
        {std::pair{"inputs", &t.inputs}, std::pair{"params", &t.params}, std::pair{"outputs", &t.outputs}}) {
     if (list->empty()) continue;

@@ -1,13 +1,16 @@
 // `kforge tasks check ROOT`: every task's reference through the real harness in a GPU worker, one
-// line per task (pass/fail, peak device memory against the footprint, time) and a summary.
+// line per task (pass/fail, peak device memory against the footprint, time) and a summary. A task
+// that the import found ill-conditioned (task.json's `conditioning`) is counted on its own: it
+// cannot judge a kernel, whatever the worker says of it.
 #include "cli/cmd_tasks_check.h"
 
 #include <fnmatch.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
-#include <vector>
 #include <string>
+#include <vector>
 
 #include "cli/command.h"
 #include "cli/options.h"
@@ -56,6 +59,49 @@ verify::TaskCheckReply TaskCheck(verify::WorkerClient& worker, const verify::Tas
   return reply;
 }
 
+/// The status a task's line shows: the worker's, or "ill_conditioned" for a flagged task that the
+/// harness could run (ok or fail).
+std::string ShownStatus(const common::Task& task, const std::string& worker_status) {
+  bool ill = task.conditioning && task.conditioning->ill_conditioned;
+  return ill && (worker_status == "ok" || worker_status == "fail") ? "ill_conditioned" : worker_status;
+}
+
+/// What an ill_conditioned line says after the figures: the import's measure, then the worker's word.
+std::string IllConditionedMessage(const common::Conditioning& c, const verify::TaskCheckReply& reply) {
+  char rel_l2[32] = "(none)";
+  if (c.float64_rel_l2) std::snprintf(rel_l2, sizeof rel_l2, "%.4g", *c.float64_rel_l2);
+  char text[200];
+  std::snprintf(text, sizeof text,
+                "a float64 run of the reference differs from the golden outputs by relative L2 %s "
+                "(the judge allows %g); worker: ",
+                rel_l2, c.rel_l2_bound);
+  return text + reply.status + (reply.message.empty() ? "" : ": " + reply.message);
+}
+
+/// task.json's `conditioning` object, as written there.
+nlohmann::json ConditioningJson(const common::Conditioning& c) {
+  nlohmann::json rel_l2 = nullptr;
+  if (c.float64_rel_l2) rel_l2 = std::isfinite(*c.float64_rel_l2) ? nlohmann::json(*c.float64_rel_l2) : "inf";
+  return {{"float64_rel_l2", rel_l2},
+          {"float64_mismatches", c.float64_mismatches},
+          {"numel", c.numel},
+          {"rel_l2_bound", c.rel_l2_bound},
+          {"ill_conditioned", c.ill_conditioned}};
+}
+
+/// Tasks counted by the status their lines show.
+struct Tally {
+  int checked = 0, ok = 0, failed = 0, ill_conditioned = 0, harness = 0;
+
+  void Add(const std::string& shown) {
+    ++checked;
+    ok += shown == "ok";
+    failed += shown == "fail";
+    ill_conditioned += shown == "ill_conditioned";
+    harness += shown != "ok" && shown != "fail" && shown != "ill_conditioned";
+  }
+};
+
 /// "cuda" -> 0, "cuda:N" -> N.
 StatusOr<int> ParseCudaDevice(const std::string& text) {
   if (text == "cuda") return 0;
@@ -79,7 +125,8 @@ int CheckTasks(const TasksCheckOptions& options) {
     std::fprintf(stderr, "kforge tasks check: --device: %s\n", device.status().message().c_str());
     return kExitUsage;
   }
-  verify::WorkerClient worker({SelfExecutable().string(), "worker", "--device", std::to_string(*device)});
+  std::string program = options.worker_program.empty() ? SelfExecutable().string() : options.worker_program;
+  verify::WorkerClient worker({program, "worker", "--device", std::to_string(*device)});
   verify::WorkerClient::Reply hello = worker.Call(verify::HelloRequest{}.ToJson(), std::chrono::seconds(120));
   auto said = hello.kind == verify::WorkerClient::Reply::Kind::kOk
                   ? verify::HelloReply::FromJson(hello.body)
@@ -89,20 +136,17 @@ int CheckTasks(const TasksCheckOptions& options) {
     std::fprintf(stderr, "kforge tasks check: needs a GPU: %s\n", why.c_str());
     return kExitUsage;
   }
-  int checked = 0, ok = 0, failed = 0, harness = 0;
+  Tally tally;
   double worst = 0;
   std::string worst_task;
   for (const common::Task& task : *tasks) {
     if (!options.filter.empty() && fnmatch(options.filter.c_str(), task.id.c_str(), 0) != 0) continue;
-    ++checked;
     verify::TaskCheckRequest request;
     request.task_dir = task.dir;
     request.seed = options.seed;
     verify::TaskCheckReply reply = TaskCheck(worker, request, std::chrono::seconds(options.timeout_s));
-    const std::string& status = reply.status;
-    ok += status == "ok";
-    failed += status == "fail";
-    harness += status != "ok" && status != "fail";
+    const std::string status = ShownStatus(task, reply.status);
+    tally.Add(status);
     int64_t peak = 0, footprint = 0;
     double ratio = WorstRatio(reply, peak, footprint);
     if (ratio > worst) {
@@ -112,20 +156,27 @@ int CheckTasks(const TasksCheckOptions& options) {
     if (options.json) {
       nlohmann::json record = reply.ToJson();
       record["task"] = task.id;
+      record["ill_conditioned"] = status == "ill_conditioned";
+      if (task.conditioning) record["conditioning"] = ConditioningJson(*task.conditioning);
       PrintJsonLine(record);
       continue;
     }
     double ms = 0;
     for (const verify::TaskCheckVariant& v : reply.variants) ms = std::max(ms, v.reference_ms);
-    std::printf("%-13s %-60s peak %s / footprint %s (%.2fx)  ref %.3f ms%s%s\n", status.c_str(),
+    std::string message =
+        status == "ill_conditioned" ? IllConditionedMessage(*task.conditioning, reply) : reply.message;
+    std::printf("%-15s %-60s peak %s / footprint %s (%.2fx)  ref %.3f ms%s%s\n", status.c_str(),
                 task.id.c_str(), GiB(peak).c_str(), GiB(footprint).c_str(), ratio, ms,
-                status == "ok" ? "" : "  ", reply.message.substr(0, 300).c_str());
+                status == "ok" ? "" : "  ", message.substr(0, 400).c_str());
     std::fflush(stdout);
   }
-  std::fprintf(stderr, "tasks check: %d tasks, %d ok, %d fail, %d harness_error; worst peak/footprint %.2fx%s\n",
-               checked, ok, failed, harness, worst, worst_task.empty() ? "" : (" (" + worst_task + ")").c_str());
-  if (harness > 0) return kExitUsage;
-  return failed > 0 ? kExitFailed : kExitOk;
+  std::fprintf(stderr,
+               "tasks check: %d tasks, %d ok, %d fail, %d ill_conditioned, %d harness_error; worst "
+               "peak/footprint %.2fx%s\n",
+               tally.checked, tally.ok, tally.failed, tally.ill_conditioned, tally.harness, worst,
+               worst_task.empty() ? "" : (" (" + worst_task + ")").c_str());
+  if (tally.harness > 0) return kExitUsage;
+  return tally.failed > 0 ? kExitFailed : kExitOk;
 }
 
 }  // namespace kforge::cli

@@ -8,6 +8,7 @@
 #include <cctype>
 #include <cmath>
 #include <fstream>
+#include <limits>
 #include <set>
 #include <sstream>
 
@@ -205,6 +206,46 @@ Status ParseSymbols(const Checker& c, const json& v, const std::string& path,
   return Status::Ok();
 }
 
+StatusOr<int64_t> Count(const Checker& c, const json& v, const std::string& path) {
+  KFORGE_ASSIGN_OR_RETURN(int64_t n, c.Int(v, path));
+  if (n < 0) return c.Error(path, "must be >= 0");
+  return n;
+}
+
+// A relative L2 error: a number >= 0, "inf", or null (no output held to the bound).
+Status ParseRelL2(const Checker& c, const json& v, const std::string& path, std::optional<double>& out) {
+  if (v.is_null()) return Status::Ok();
+  if (v == "inf") {
+    out = std::numeric_limits<double>::infinity();
+    return Status::Ok();
+  }
+  KFORGE_ASSIGN_OR_RETURN(double x, c.Number(v, path));
+  if (!(x >= 0)) return c.Error(path, "must be a number >= 0, \"inf\" or null");
+  out = x;
+  return Status::Ok();
+}
+
+Status ParseConditioning(const Checker& c, const json& v, Conditioning& out) {
+  const std::string path = "conditioning";
+  KFORGE_RETURN_IF_ERROR(c.Object(v, path));
+  const std::initializer_list<std::string_view> fields = {"float64_rel_l2", "float64_mismatches", "numel",
+                                                          "rel_l2_bound", "ill_conditioned"};
+  KFORGE_RETURN_IF_ERROR(c.OnlyKeys(v, path, fields));
+  for (std::string_view key : fields) KFORGE_RETURN_IF_ERROR(c.Require(v, path, key));
+  KFORGE_RETURN_IF_ERROR(ParseRelL2(c, v["float64_rel_l2"], path + ".float64_rel_l2", out.float64_rel_l2));
+  KFORGE_ASSIGN_OR_RETURN(out.float64_mismatches,
+                          Count(c, v["float64_mismatches"], path + ".float64_mismatches"));
+  KFORGE_ASSIGN_OR_RETURN(out.numel, Count(c, v["numel"], path + ".numel"));
+  if (out.float64_mismatches > out.numel) return c.Error(path + ".float64_mismatches", "more than numel");
+  KFORGE_ASSIGN_OR_RETURN(out.rel_l2_bound, c.Number(v["rel_l2_bound"], path + ".rel_l2_bound"));
+  if (!(out.rel_l2_bound > 0) || !std::isfinite(out.rel_l2_bound))
+    return c.Error(path + ".rel_l2_bound", "must be a finite number > 0");
+  const json& flag = v["ill_conditioned"];
+  if (!flag.is_boolean()) return c.Error(path + ".ill_conditioned", "expected true or false");
+  out.ill_conditioned = flag.get<bool>();
+  return Status::Ok();
+}
+
 Status ParseArtifacts(const Checker& c, const json& v, const fs::path& dir, Artifacts& out) {
   const std::string path = "artifacts";
   KFORGE_RETURN_IF_ERROR(c.Object(v, path));
@@ -265,10 +306,10 @@ StatusOr<Task> ParseTask(const Checker& c, const json& root, const fs::path& dir
                                    std::string(kSchema) + ")");
     return c.Error("schema", "expected \"" + std::string(kSchema) + "\", got " + Quote(schema));
   }
-  KFORGE_RETURN_IF_ERROR(
-      c.OnlyKeys(root, "",
-                 {"schema", "id", "level", "tags", "description", "spec", "reference", "symbols", "constants",
-                  "inputs", "params", "outputs", "variants", "tolerance", "cost", "artifacts"}));
+  KFORGE_RETURN_IF_ERROR(c.OnlyKeys(
+      root, "",
+      {"schema", "id", "level", "tags", "description", "spec", "reference", "symbols", "constants", "inputs",
+       "params", "outputs", "variants", "tolerance", "conditioning", "cost", "artifacts"}));
   for (std::string_view req : {"id", "description", "reference", "inputs", "outputs"})
     KFORGE_RETURN_IF_ERROR(c.Require(root, "", req));
 
@@ -392,6 +433,11 @@ StatusOr<Task> ParseTask(const Checker& c, const json& root, const fs::path& dir
     }
   }
   task.tolerance_explicit = tolerance_set;
+
+  if (root.contains("conditioning")) {
+    task.conditioning.emplace();
+    KFORGE_RETURN_IF_ERROR(ParseConditioning(c, root["conditioning"], *task.conditioning));
+  }
 
   if (root.contains("cost")) {
     const json& cost = root["cost"];
@@ -528,7 +574,8 @@ StatusOr<std::vector<Task>> LoadTaskTree(const fs::path& root) {
   std::vector<fs::path> dirs;
   // Linked suites are followed; ids have at most 8 segments, so deeper folders (and link cycles) are not.
   fs::recursive_directory_iterator it(
-      root, fs::directory_options::skip_permission_denied | fs::directory_options::follow_directory_symlink, ec);
+      root, fs::directory_options::skip_permission_denied | fs::directory_options::follow_directory_symlink,
+      ec);
   fs::recursive_directory_iterator end;
   if (ec) return Status::IoError(root.string() + ": " + ec.message());
   for (; it != end; it.increment(ec)) {

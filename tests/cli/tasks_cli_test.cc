@@ -8,10 +8,12 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <sstream>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
+#include "cli/cmd_tasks_check.h"
 #include "fakes/command.h"
 
 namespace {
@@ -170,6 +172,92 @@ TEST_F(TasksCliTest, CheckUsageErrorsAndNoGpuAreOneLine) {
   EXPECT_EQ(run.exit_code, 2) << run.err;
   EXPECT_NE(run.err.find("tasks check: needs a GPU"), std::string::npos) << run.err;
   EXPECT_TRUE(run.out.empty()) << run.out;
+}
+
+nlohmann::json CheckedTask(const std::string& id, bool ill_conditioned) {
+  nlohmann::json task = {{"schema", "kforge.task/1"},
+                         {"id", id},
+                         {"description", "d"},
+                         {"reference", "reference.py"},
+                         {"inputs", {{{"name", "x"}, {"dtype", "float32"}, {"shape", {8}}}}},
+                         {"outputs", {{{"name", "out0"}, {"dtype", "float32"}, {"shape", {8}}}}}};
+  if (ill_conditioned)
+    task["conditioning"] = {{"float64_rel_l2", 0.7963},
+                            {"float64_mismatches", 8},
+                            {"numel", 8},
+                            {"rel_l2_bound", 1e-3},
+                            {"ill_conditioned", true}};
+  return task;
+}
+
+struct CheckRun {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+CheckRun CheckWithFakeWorker(kforge::cli::TasksCheckOptions options) {
+  options.worker_program = KFORGE_FAKE_WORKER;
+  ::testing::internal::CaptureStdout();
+  ::testing::internal::CaptureStderr();
+  int code = kforge::cli::CheckTasks(options);
+  std::string out = ::testing::internal::GetCapturedStdout();
+  return {code, out, ::testing::internal::GetCapturedStderr()};
+}
+
+/// The line of `text` that names `id`.
+std::string LineOf(const std::string& text, const std::string& id) {
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);)
+    if (line.find(" " + id + " ") != std::string::npos || line.find("\"" + id + "\"") != std::string::npos)
+      return line;
+  return "";
+}
+
+// A task that the import flagged ill-conditioned is counted apart, whether the worker passes or fails
+// it, and is no failure of the check; a plain failure still is.
+TEST_F(TasksCliTest, CheckCountsIllConditionedTasksApart) {
+  for (auto [id, ill] : {std::pair{"t/good", false}, std::pair{"t/fake_fail", false},
+                         std::pair{"t/ill_ok", true}, std::pair{"t/ill_fake_fail", true}}) {
+    Write(dir_ / "root" / id / "task.json", CheckedTask(id, ill).dump());
+    Write(dir_ / "root" / id / "reference.py", kModule);
+  }
+  kforge::cli::TasksCheckOptions options;
+  options.root = (dir_ / "root").string();
+  CheckRun run = CheckWithFakeWorker(options);
+  EXPECT_EQ(run.exit_code, 1) << run.err;
+  EXPECT_NE(run.err.find("tasks check: 4 tasks, 1 ok, 1 fail, 2 ill_conditioned, 0 harness_error;"),
+            std::string::npos)
+      << run.err;
+  EXPECT_EQ(LineOf(run.out, "t/good").rfind("ok              t/good ", 0), 0u) << run.out;
+  EXPECT_EQ(LineOf(run.out, "t/fake_fail").rfind("fail            t/fake_fail ", 0), 0u) << run.out;
+  const std::string ill_fail = LineOf(run.out, "t/ill_fake_fail");
+  EXPECT_EQ(ill_fail.rfind("ill_conditioned t/ill_fake_fail ", 0), 0u) << run.out;
+  EXPECT_NE(
+      ill_fail.find("  a float64 run of the reference differs from the golden outputs by relative L2 0.7963 "
+                    "(the judge allows 0.001); worker: fail: golden outputs: out0: 9 of 10 elements differ"),
+      std::string::npos)
+      << ill_fail;
+  EXPECT_NE(LineOf(run.out, "t/ill_ok").find("; worker: ok"), std::string::npos) << run.out;
+
+  options.filter = "t/ill*";  // nothing but ill-conditioned tasks: nothing failed
+  options.json = true;
+  run = CheckWithFakeWorker(options);
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.err.find("tasks check: 2 tasks, 0 ok, 0 fail, 2 ill_conditioned, 0 harness_error;"),
+            std::string::npos)
+      << run.err;
+  nlohmann::json record = nlohmann::json::parse(LineOf(run.out, "t/ill_fake_fail"));
+  EXPECT_EQ(record["status"], "fail");  // the worker's record, as it said it
+  EXPECT_EQ(record["ill_conditioned"], true);
+  EXPECT_EQ(record["conditioning"]["float64_rel_l2"], 0.7963);
+  EXPECT_EQ(record["conditioning"]["rel_l2_bound"], 1e-3);
+
+  options.filter = "t/good";
+  run = CheckWithFakeWorker(options);
+  record = nlohmann::json::parse(LineOf(run.out, "t/good"));
+  EXPECT_EQ(record["ill_conditioned"], false);
+  EXPECT_FALSE(record.contains("conditioning"));
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -110,6 +111,43 @@ TEST_F(TaskTreeTest, ToleranceDefaultsFollowTheLoosestOutput) {
   EXPECT_TRUE(task->tolerance_explicit);
 }
 
+json IllConditioned() {
+  return {{"float64_rel_l2", 0.7963},
+          {"float64_mismatches", 2000},
+          {"numel", 2000},
+          {"rel_l2_bound", 1e-3},
+          {"ill_conditioned", true}};
+}
+
+TEST_F(TaskTreeTest, LoadsConditioning) {
+  StatusOr<Task> task = LoadTask(Write("core/scale", Good().dump()));
+  ASSERT_TRUE(task.ok()) << task.status().ToString();
+  EXPECT_FALSE(task->conditioning.has_value());
+
+  json j = Good();
+  j["conditioning"] = IllConditioned();
+  task = LoadTask(Write("core/scale", j.dump()));
+  ASSERT_TRUE(task.ok()) << task.status().ToString();
+  ASSERT_TRUE(task->conditioning.has_value());
+  EXPECT_DOUBLE_EQ(task->conditioning->float64_rel_l2.value(), 0.7963);
+  EXPECT_EQ(task->conditioning->float64_mismatches, 2000);
+  EXPECT_EQ(task->conditioning->numel, 2000);
+  EXPECT_DOUBLE_EQ(task->conditioning->rel_l2_bound, 1e-3);
+  EXPECT_TRUE(task->conditioning->ill_conditioned);
+
+  j["conditioning"]["float64_rel_l2"] = "inf";  // a float32 overflow the float64 run does not have
+  task = LoadTask(Write("core/scale", j.dump()));
+  ASSERT_TRUE(task.ok()) << task.status().ToString();
+  EXPECT_TRUE(std::isinf(task->conditioning->float64_rel_l2.value()));
+
+  j["conditioning"]["float64_rel_l2"] = nullptr;  // every output zero within atol
+  j["conditioning"]["ill_conditioned"] = false;
+  task = LoadTask(Write("core/scale", j.dump()));
+  ASSERT_TRUE(task.ok()) << task.status().ToString();
+  EXPECT_FALSE(task->conditioning->float64_rel_l2.has_value());
+  EXPECT_FALSE(task->conditioning->ill_conditioned);
+}
+
 struct BadCase {
   const char* label;
   std::function<void(json&)> mutate;
@@ -174,6 +212,49 @@ TEST_F(TaskTreeTest, RejectsBadTasks) {
       {"no outputs", [](json& j) { j["outputs"] = json::array(); },
        "outputs: a task has at least one output"},
       {"constant type", [](json& j) { j["constants"]["alpha"] = "x"; }, "constants.alpha: expected a number"},
+      {"conditioning type", [](json& j) { j["conditioning"] = true; }, "conditioning: expected an object"},
+      {"conditioning missing field",
+       [](json& j) {
+         j["conditioning"] = IllConditioned();
+         j["conditioning"].erase("numel");
+       },
+       "conditioning: missing field \"numel\""},
+      {"conditioning unknown field",
+       [](json& j) {
+         j["conditioning"] = IllConditioned();
+         j["conditioning"]["float32_rel_l2"] = 0;
+       },
+       "conditioning.float32_rel_l2: unknown field"},
+      {"conditioning flag type",
+       [](json& j) {
+         j["conditioning"] = IllConditioned();
+         j["conditioning"]["ill_conditioned"] = "yes";
+       },
+       "conditioning.ill_conditioned: expected true or false"},
+      {"conditioning negative error",
+       [](json& j) {
+         j["conditioning"] = IllConditioned();
+         j["conditioning"]["float64_rel_l2"] = -0.5;
+       },
+       "conditioning.float64_rel_l2: must be a number >= 0"},
+      {"conditioning error string",
+       [](json& j) {
+         j["conditioning"] = IllConditioned();
+         j["conditioning"]["float64_rel_l2"] = "large";
+       },
+       "conditioning.float64_rel_l2: expected a number"},
+      {"conditioning mismatches",
+       [](json& j) {
+         j["conditioning"] = IllConditioned();
+         j["conditioning"]["float64_mismatches"] = 2001;
+       },
+       "conditioning.float64_mismatches: more than numel"},
+      {"conditioning bound",
+       [](json& j) {
+         j["conditioning"] = IllConditioned();
+         j["conditioning"]["rel_l2_bound"] = 0;
+       },
+       "conditioning.rel_l2_bound: must be a finite number > 0"},
   };
   for (const BadCase& c : cases) {
     json j = Good();

@@ -12,6 +12,7 @@
 //   // fake:bench=STATUS  bench replies STATUS instead of timing (e.g. mismatch)
 //   // fake:ops=F         the plan has library ops that take the fraction F of its GPU time: the check's
 //                        timing.plan_split and checks.library_ops, and the bench reply's plan_split
+// A task_check answers ok, or fail when the task folder's name contains "fake_fail".
 // Environment:
 //   KFORGE_FAKE_NO_GPU=1       every reply is no_gpu, as from a machine without a device
 //   KFORGE_FAKE_WORKER_LOG=F   appends "start DEVICE" when a worker starts and "OP DEVICE" per request
@@ -159,6 +160,10 @@ nlohmann::json TaskCheck(const nlohmann::json& line) {
   variant.checks = {{"rerun", "pass"}};
   variant.memory = {{"footprint_bytes", 1000}, {"peak_device_bytes", 1200}};
   reply.variants.push_back(variant);
+  if (request->task_dir.filename().string().find("fake_fail") != std::string::npos) {
+    reply.status = "fail";
+    reply.message = "golden outputs: out0: 9 of 10 elements differ";
+  }
   return reply.ToJson();
 }
 

@@ -53,6 +53,18 @@ struct Tolerance {
 /// Default tolerance for outputs of `dtype`: 1e-2 for fp16/bf16, else 1e-4.
 Tolerance DefaultTolerance(DType dtype);
 
+/// A float64 eager run of the reference judged against the golden outputs, as the judge would judge
+/// a perfectly accurate candidate (written by the exporter at import, docs/tasks.md "Conditioning").
+struct Conditioning {
+  /// Largest relative L2 error over the outputs held to the L2 bound (may be infinite); none when
+  /// every floating output is zero within atol (judged by elements alone).
+  std::optional<double> float64_rel_l2;
+  int64_t float64_mismatches = 0;  // elements outside atol + rtol |golden|
+  int64_t numel = 0;               // elements of the floating outputs
+  double rel_l2_bound = 1e-3;      // max(10 rtol, 1e-3)
+  bool ill_conditioned = false;    // float64_rel_l2 > rel_l2_bound: no kernel can be judged
+};
+
 /// Exporter outputs; paths are absolute (the task folder joined with the file's relative path).
 struct Artifacts {
   /// variant name -> device ("cpu" or "cuda") -> .pt2 package.
@@ -83,6 +95,7 @@ struct Task {
   std::vector<Variant> variants;  // "default" first, always present
   Tolerance tolerance;            // as written, else the loosest default over the outputs' dtypes
   bool tolerance_explicit = false;
+  std::optional<Conditioning> conditioning;  // absent without a golden file or floating outputs
   std::string cost_flops;  // expressions over symbols and tensor shapes; empty when not given
   std::string cost_bytes;
   Artifacts artifacts;
