@@ -16,7 +16,8 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-StatusOr<CompareResult> CompareOnDevice(const at::Tensor& r, const at::Tensor& c, const common::Tolerance& tol) {
+StatusOr<CompareResult> CompareOnDevice(const at::Tensor& r, const at::Tensor& c,
+                                        const common::Tolerance& tol) {
   CompareResult res;
   res.numel = r.numel();
   if (res.numel == 0) return res;
@@ -26,8 +27,9 @@ StatusOr<CompareResult> CompareOnDevice(const at::Tensor& r, const at::Tensor& c
   at::Tensor workspace = at::empty({static_cast<int64_t>(blocks * sizeof(kernels::ComparePartial))},
                                    r.options().dtype(at::kByte));
   cudaError_t launched = kernels::LaunchCompare(
-      r.data_ptr(), c.data_ptr(), static_cast<kernels::ElementType>(*FromScalarType(r.scalar_type())), res.numel,
-      tol.atol, tol.rtol, reinterpret_cast<kernels::ComparePartial*>(workspace.data_ptr()), stream);
+      r.data_ptr(), c.data_ptr(), static_cast<kernels::ElementType>(*FromScalarType(r.scalar_type())),
+      res.numel, tol.atol, tol.rtol, reinterpret_cast<kernels::ComparePartial*>(workspace.data_ptr()),
+      stream);
   if (launched != cudaSuccess)
     return Status::Unavailable(std::string("compare kernel: ") + cudaGetErrorName(launched));
   at::Tensor host = workspace.cpu();  // synchronises with the stream
@@ -48,7 +50,8 @@ StatusOr<CompareResult> CompareOnDevice(const at::Tensor& r, const at::Tensor& c
 }
 
 /// The ATen form (tensors on the CPU, or on different devices): builds full-size temporaries.
-StatusOr<CompareResult> CompareWithATen(const at::Tensor& rt, const at::Tensor& ct, const common::Tolerance& tol) {
+StatusOr<CompareResult> CompareWithATen(const at::Tensor& rt, const at::Tensor& ct,
+                                        const common::Tolerance& tol) {
   at::Tensor r = rt.to(at::kDouble).view({-1});
   at::Tensor c = ct.to(rt.device()).to(at::kDouble).view({-1});
   CompareResult res;
@@ -122,25 +125,31 @@ StatusOr<uint64_t> Digest(const Tensor& tensor) {
   if (!tensor.defined()) return Status::InvalidArgument("digest of an undefined tensor");
   const at::Tensor& t = Unwrap(tensor);
   if (!t.is_cuda()) return Status::InvalidArgument("digest: the tensor is not on a CUDA device");
-  uint64_t bytes = tensor.bytes();
   try {
-    c10::cuda::CUDAGuard device_guard(t.device());
-    cudaStream_t stream = c10::cuda::getCurrentCUDAStream(t.device().index()).stream();
-    const int blocks = kernels::DigestBlocksFor(bytes);
-    at::Tensor workspace = at::empty({blocks}, t.options().dtype(at::kLong));
-    cudaError_t launched = kernels::LaunchDigest(
-        t.data_ptr(), bytes, reinterpret_cast<unsigned long long*>(workspace.data_ptr()), stream);
-    if (launched != cudaSuccess)
-      return Status::Unavailable(std::string("digest kernel: ") + cudaGetErrorName(launched));
-    at::Tensor host = workspace.cpu();
-    uint64_t sum = 0;
-    const auto* parts = reinterpret_cast<const uint64_t*>(host.data_ptr());
-    for (int i = 0; i < blocks; ++i) sum += parts[i];
-    return kernels::FinishDigest(sum, bytes);
+    return DigestByKernel(t, "digest", [&t](unsigned long long* partials, cudaStream_t stream) {
+      return kernels::LaunchDigest(t.data_ptr(), t.nbytes(), partials, stream);
+    });
   } catch (const std::exception& e) {
     std::string msg = e.what();
     return Status::Unavailable("digest: " + msg.substr(0, msg.find('\n')));
   }
+}
+
+StatusOr<uint64_t> DigestByKernel(
+    const at::Tensor& t, const char* what,
+    const std::function<cudaError_t(unsigned long long*, cudaStream_t)>& launch) {
+  c10::cuda::CUDAGuard device_guard(t.device());
+  cudaStream_t stream = c10::cuda::getCurrentCUDAStream(t.device().index()).stream();
+  const int blocks = kernels::DigestBlocksFor(t.nbytes());
+  at::Tensor workspace = at::empty({blocks}, t.options().dtype(at::kLong));
+  cudaError_t launched = launch(reinterpret_cast<unsigned long long*>(workspace.data_ptr()), stream);
+  if (launched != cudaSuccess)
+    return Status::Unavailable(std::string(what) + " kernel: " + cudaGetErrorName(launched));
+  at::Tensor host = workspace.cpu();  // synchronises with the stream
+  uint64_t sum = 0;
+  const auto* parts = reinterpret_cast<const uint64_t*>(host.data_ptr());
+  for (int i = 0; i < blocks; ++i) sum += parts[i];
+  return kernels::FinishDigest(sum, t.nbytes());
 }
 
 }  // namespace kforge::reference

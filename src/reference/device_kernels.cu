@@ -132,6 +132,18 @@ __device__ __forceinline__ uint64_t Mix(uint64_t x) {
   return x ^ (x >> 31);
 }
 
+/// The wrapping sum of `sum` over the block, stored by thread 0 as the block's partial.
+__device__ __forceinline__ void StoreBlockSum(uint64_t sum, unsigned long long* partials) {
+  __shared__ unsigned long long shared[kThreads];
+  shared[threadIdx.x] = sum;
+  __syncthreads();
+  for (int half = kThreads / 2; half > 0; half /= 2) {
+    if (threadIdx.x < half) shared[threadIdx.x] += shared[threadIdx.x + half];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) partials[blockIdx.x] = shared[0];
+}
+
 /// Wrapping sum over words of Mix(word + index * golden ratio): position-dependent, order-free.
 __global__ void __launch_bounds__(kThreads)
     DigestKernel(const uint64_t* words, uint64_t full_words, const uint8_t* tail, int tail_bytes,
@@ -152,14 +164,7 @@ __global__ void __launch_bounds__(kThreads)
     for (int b = 0; b < tail_bytes; ++b) last |= static_cast<uint64_t>(tail[b]) << (8 * b);
     sum += Mix(last + (full_words + 1) * 0x9e3779b97f4a7c15ull);
   }
-  __shared__ unsigned long long shared[kThreads];
-  shared[threadIdx.x] = sum;
-  __syncthreads();
-  for (int half = kThreads / 2; half > 0; half /= 2) {
-    if (threadIdx.x < half) shared[threadIdx.x] += shared[threadIdx.x + half];
-    __syncthreads();
-  }
-  if (threadIdx.x == 0) partials[blockIdx.x] = shared[0];
+  StoreBlockSum(sum, partials);
 }
 
 /// Two values of `spec` from the hash of word `i`: a Box-Muller pair of normals, or two uniforms.
@@ -203,14 +208,7 @@ __global__ void __launch_bounds__(kThreads)
     *tail = v;
     sum += Mix(static_cast<uint64_t>(__float_as_uint(v)) + (full_words + 1) * 0x9e3779b97f4a7c15ull);
   }
-  __shared__ unsigned long long shared[kThreads];
-  shared[threadIdx.x] = sum;
-  __syncthreads();
-  for (int half = kThreads / 2; half > 0; half /= 2) {
-    if (threadIdx.x < half) shared[threadIdx.x] += shared[threadIdx.x + half];
-    __syncthreads();
-  }
-  if (threadIdx.x == 0) partials[blockIdx.x] = shared[0];
+  StoreBlockSum(sum, partials);
 }
 
 template <typename T>

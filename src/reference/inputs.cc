@@ -1,8 +1,6 @@
 // Seeded input generation, golden-file loading and candidate output buffers.
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/detail/CUDAHooksInterface.h>
-#include <c10/cuda/CUDAGuard.h>
-#include <c10/cuda/CUDAStream.h>
 
 #include <cstdint>
 
@@ -181,20 +179,9 @@ std::optional<kernels::DrawSpec> KernelDraw(const common::TensorSpec& spec, int 
 
 /// Draws `t` (a contiguous float32 CUDA tensor) with kforge's kernel and returns its digest.
 StatusOr<uint64_t> DrawWithKernel(at::Tensor& t, uint64_t seed, const kernels::DrawSpec& draw) {
-  c10::cuda::CUDAGuard device_guard(t.device());
-  cudaStream_t stream = c10::cuda::getCurrentCUDAStream(t.device().index()).stream();
-  const int blocks = kernels::DigestBlocksFor(t.nbytes());
-  at::Tensor workspace = at::empty({blocks}, t.options().dtype(at::kLong));
-  cudaError_t launched =
-      kernels::LaunchDrawFloat32(t.data_ptr<float>(), t.numel(), seed, draw,
-                                 reinterpret_cast<unsigned long long*>(workspace.data_ptr()), stream);
-  if (launched != cudaSuccess)
-    return Status::Unavailable(std::string("draw kernel: ") + cudaGetErrorName(launched));
-  at::Tensor host = workspace.cpu();
-  uint64_t sum = 0;
-  const auto* parts = reinterpret_cast<const uint64_t*>(host.data_ptr());
-  for (int i = 0; i < blocks; ++i) sum += parts[i];
-  return kernels::FinishDigest(sum, t.nbytes());
+  return DigestByKernel(t, "draw", [&](unsigned long long* partials, cudaStream_t stream) {
+    return kernels::LaunchDrawFloat32(t.data_ptr<float>(), t.numel(), seed, draw, partials, stream);
+  });
 }
 
 }  // namespace

@@ -2,6 +2,10 @@
 #pragma once
 
 #include <ATen/ATen.h>
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <functional>
 
 #include "kforge/common/dtype.h"
 #include "kforge/reference/tensor.h"
@@ -22,5 +26,12 @@ Device FromTorchDevice(const at::Device& device);
 Tensor Wrap(at::Tensor t);
 /// The ATen tensor behind a defined handle.
 const at::Tensor& Unwrap(const Tensor& tensor);
+
+/// Runs `launch` (a kernel that leaves the digest partials of `t`'s bytes in the workspace it is given,
+/// kernels::DigestBlocksFor of them) on `t`'s device and current stream, and returns the digest.
+/// `what` names the kernel in errors.
+StatusOr<uint64_t> DigestByKernel(
+    const at::Tensor& t, const char* what,
+    const std::function<cudaError_t(unsigned long long*, cudaStream_t)>& launch);
 
 }  // namespace kforge::reference
