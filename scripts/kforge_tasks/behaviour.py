@@ -1,6 +1,7 @@
 """What the import measures of a reference beyond its shapes, so the judge can trust it.
 
-- `behaviour`: whether the outputs depend on the inputs at all (a second, independent draw) and
+- `behaviour`: whether the outputs depend on the inputs in a way the judge can see (a second,
+  independent draw whose outputs would pass as the first's are `constant`) and
   whether the reference agrees with itself run to run (a rerun under another random state). A task
   whose outputs are zero or constant whatever the input is `degenerate`: any no-op "solves" it. One
   that disagrees with itself (dropout in training mode) is `nondeterministic`: nothing can match it.
@@ -116,6 +117,14 @@ def choose_domains(lifted, probe, items, state, inits, tol, rng, noise_tol=None)
     return domains
 
 
+def _passes(candidate, golden, tol, noise_tol):
+    """True when `candidate` (the outputs of other inputs) passes the judge against `golden`: the
+    judge cannot tell the output of one draw from another's."""
+    if not golden.is_floating_point():
+        return False
+    return conditioning.judgeable([candidate.double()], [golden], tol, noise_tol=noise_tol)
+
+
 def measure(lifted, probe, state, seed, tensors, golden, accurate, tol, names, variant, noise_tol=None):
     """task.json's `behaviour` for the golden run `golden` (float32, on `tensors` drawn from `seed`)
     and its float64 rerun `accurate` (None when not measured) on `variant`."""
@@ -132,7 +141,7 @@ def measure(lifted, probe, state, seed, tensors, golden, accurate, tol, names, v
         if g.is_floating_point() and isinstance(a, torch.Tensor) and a.shape == g.shape and \
                 conditioning.is_noise(a, g, noise_tol or tol):
             outputs[name] = "zero"
-        elif g.shape == o.shape and torch.equal(g, o):
+        elif g.shape == o.shape and (torch.equal(g, o) or _passes(o, g, tol, noise_tol)):
             outputs[name] = "zero" if not g.any() else "constant"
         else:
             outputs[name] = "varies"
