@@ -150,7 +150,7 @@ TEST_F(FinetuneCliTest, APreviousRunIsKeptUnlessForced) {
   std::ofstream(out / "manifest.json") << "{}";
   LaunchRun refused = Launch(Args(out.string(), {"--dry-run"}));
   EXPECT_EQ(refused.exit_code, 2);
-  EXPECT_NE(refused.err.find("holds a previous run (manifest.json); pass --force"), std::string::npos)
+  EXPECT_NE(refused.err.find("holds a previous run (manifest.json); pass --resume to continue it, --force to replace it"), std::string::npos)
       << refused.err;
   EXPECT_FALSE(fs::exists(out / "trl_config.json"));
   LaunchRun forced = Launch(Args(out.string(), {"--dry-run", "--force"}));
