@@ -247,13 +247,14 @@ StatusOr<int> RunFinetune(RunRequest request, const RunOutput& output) {
   }
   if (o.training.max_seq_len_basis != "measured") output.note(EstimateNote(stats, o.training));
   KFORGE_ASSIGN_OR_RETURN(plan, PlanLaunch(o, stats));
-  if (o.launcher == Launcher::kSlurm && !request.dry_run && !OnPath("sbatch"))
-    return Status::Unavailable("sbatch is not on PATH: submit " + (o.out / "launch.sbatch").string() +
-                               " where Slurm runs, or use --dry-run to print it");
-
-  if (request.force && !request.dry_run) KFORGE_RETURN_IF_ERROR(ClearPreviousRun(o.out));
+  const bool no_sbatch = o.launcher == Launcher::kSlurm && !request.dry_run && !OnPath("sbatch");
+  // A launch that will run replaces the previous run; one that cannot (no sbatch here) leaves it.
+  if (request.force && !request.dry_run && !no_sbatch) KFORGE_RETURN_IF_ERROR(ClearPreviousRun(o.out));
   KFORGE_RETURN_IF_ERROR(WriteFiles(plan, o.out));
   for (const auto& [path, contents] : plan.files) output.note("wrote " + path.string());
+  if (no_sbatch)
+    return Status::Unavailable("sbatch is not on PATH: submit " + (o.out / "launch.sbatch").string() +
+                               " where Slurm runs, or use --dry-run to print it");
   if (request.dry_run) {
     if (!plan.sbatch.empty()) output.print(plan.sbatch);
     output.print(ShellJoin(plan.argv) + "\n");

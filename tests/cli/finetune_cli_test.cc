@@ -186,7 +186,8 @@ class FakeTrainerTest : public FinetuneCliTest {
     Script("python3",
            "case \"$*\" in\n"
            "  *--versions*) echo '{\"python\": \"3.12\", \"transformers\": \"5\", \"trl\": \"1\", "
-           "\"peft\": \"0.1\", \"torch\": \"2\", \"cuda_devices\": 0, \"bf16\": false}' ;;\n"
+           "\"peft\": \"0.1\", \"torch\": \"2\", \"axolotl\": \"0.19\", \"cuda_devices\": 0, "
+           "\"bf16\": false}' ;;\n"
            "  *--check-template*) echo '{\"rendered\": 2, \"tool_calls\": 2, \"longest_tokens\": 3577, "
            "\"longest_line\": 2, \"tokens\": {\"rows\": 2, \"p50\": 1200, \"p95\": 3577, \"p99\": 3577, "
            "\"max\": 3577, \"longest_line\": 2}, \"eval_tokens\": null}' ;;\n"
@@ -235,6 +236,15 @@ TEST_F(FakeTrainerTest, TheMeasuredLongestRowSetsTheLengthAndAShorterOneIsRefuse
   EXPECT_NE(run.err.find("tokens per row over 2 rows: p50 1200, p95 3577, p99 3577, max 3577 (line 2)"),
             std::string::npos)
       << run.err;
+
+  // A dry run renders what a launch would: axolotl's precision as the trainer's Python reports it.
+  const fs::path axolotl = dir_ / "axolotl-dry";
+  LaunchRun dry = Launch(Fake(axolotl.string(), {"--backend", "axolotl", "--dry-run"}), Env());
+  ASSERT_EQ(dry.exit_code, 0) << dry.err;
+  std::ifstream yaml_in(axolotl / "axolotl.yaml");
+  const std::string yaml((std::istreambuf_iterator<char>(yaml_in)), {});
+  EXPECT_NE(yaml.find("\nbf16: false\n"), std::string::npos) << yaml;
+  EXPECT_NE(yaml.find("\nsequence_len: 3584\n"), std::string::npos) << yaml;
 
   const fs::path refused_out = dir_ / "refused";
   LaunchRun refused = Launch(Fake(refused_out.string(), {"--max-seq-len", "2048"}), Env());
