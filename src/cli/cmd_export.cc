@@ -149,8 +149,9 @@ Runner AttachExport(CLI::App& sub) {
                  "Tool-call arguments as JSON objects (Hugging Face's convention) or as JSON text")
       ->check(CLI::IsMember({"object", "text"}))
       ->default_val("object");
-  sub.add_option("--python", a->python,
-                 "Python with pyarrow and datasets for Parquet (default: $KFORGE_PYTHON, the kforge venv, python3)");
+  sub.add_option(
+      "--python", a->python,
+      "Python with pyarrow and datasets for Parquet (default: $KFORGE_PYTHON, the kforge venv, python3)");
   sub.add_option("--out", a->out, "Output folder (created; must be empty unless --force)")->required();
   sub.add_flag("--force", a->force, "Write into a non-empty output folder, replacing a previous export");
   sub.add_flag("--include-incorrect", a->include_incorrect,

@@ -33,7 +33,7 @@ Runner AttachFinetune(CLI::App& sub) {
   struct Args {
     finetune::RunRequest request;
     std::string data, backend = "trl", launcher = "local", out, config, python, eval_data, chat_template,
-        status;
+                      status;
   };
   auto args = std::make_shared<Args>();
   finetune::LaunchOptions& o = args->request.launch;
@@ -47,8 +47,10 @@ Runner AttachFinetune(CLI::App& sub) {
       ->check(CLI::IsMember({"local", "accelerate", "torchrun", "slurm"}))
       ->default_val("local");
   sub.add_option("--out", args->out, "Run folder: trainer config, logs, checkpoints, manifest.json");
-  sub.add_option("--status", args->status, "Print the state of the run in this folder (from its manifest) and exit");
-  sub.add_option("--eval-data", args->eval_data, "Validation set (JSONL, the format of --data), evaluated each epoch");
+  sub.add_option("--status", args->status,
+                 "Print the state of the run in this folder (from its manifest) and exit");
+  sub.add_option("--eval-data", args->eval_data,
+                 "Validation set (JSONL, the format of --data), evaluated each epoch");
   sub.add_option("--chat-template", args->chat_template,
                  "Chat template (.jinja) for the check and training, instead of the tokenizer's");
   sub.add_flag("--resume", o.resume, "Continue the run in --out from its last checkpoint");

@@ -26,10 +26,10 @@ bool IsJsonLines(const std::string& format) { return format != "kernelbench"; }
 /// The Hub's licence ids that tasks' SPDX identifiers map onto, lowercased.
 const std::set<std::string>& HubLicenses() {
   static const std::set<std::string> ids = {
-      "apache-2.0",  "mit",          "bsd-2-clause", "bsd-3-clause", "bsl-1.0",    "cc0-1.0",
-      "cc-by-4.0",   "cc-by-sa-4.0", "cc-by-nc-4.0", "gpl-2.0",      "gpl-3.0",    "lgpl-2.1",
-      "lgpl-3.0",    "agpl-3.0",     "mpl-2.0",      "unlicense",    "openrail",   "isc",
-      "zlib",        "artistic-2.0", "ecl-2.0",      "epl-2.0",      "wtfpl",      "odc-by"};
+      "apache-2.0", "mit",          "bsd-2-clause", "bsd-3-clause", "bsl-1.0",  "cc0-1.0",
+      "cc-by-4.0",  "cc-by-sa-4.0", "cc-by-nc-4.0", "gpl-2.0",      "gpl-3.0",  "lgpl-2.1",
+      "lgpl-3.0",   "agpl-3.0",     "mpl-2.0",      "unlicense",    "openrail", "isc",
+      "zlib",       "artistic-2.0", "ecl-2.0",      "epl-2.0",      "wtfpl",    "odc-by"};
   return ids;
 }
 
@@ -43,14 +43,13 @@ std::string Judged(const DatasetStats& s) {
     return "compile-only: kforge " + version +
            " ran without a GPU, so every kernel was compiled with NVRTC and checked statically but never "
            "run; `correct` is false throughout and no row is GPU-verified";
-  return "mixed: " + std::to_string(s.exported - s.compile_only) + " records GPU-verified (compiled and run " +
-         "against the PyTorch reference by kforge " + version + ") and " + std::to_string(s.compile_only) +
+  return "mixed: " + std::to_string(s.exported - s.compile_only) +
+         " records GPU-verified (compiled and run against the PyTorch reference by kforge " + version +
+         ") and " + std::to_string(s.compile_only) +
          " compile-only (compiled, never run; `compile_only` is true on their rows)";
 }
 
-std::string DataFile(const DatasetStats& s, const std::string& split) {
-  return split + "." + s.file_format;
-}
+std::string DataFile(const DatasetStats& s, const std::string& split) { return split + "." + s.file_format; }
 
 /// The Hub's YAML front matter.
 void FrontMatter(std::ostringstream& out, const DatasetStats& s) {
@@ -132,16 +131,16 @@ void DatasetStats::Add(const dataset::Trajectory& t, const std::string& split) {
 std::string HubLicense(const std::string& license) {
   std::string id;
   for (char c : license)
-    if (!std::isspace(static_cast<unsigned char>(c))) id += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (!std::isspace(static_cast<unsigned char>(c)))
+      id += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   if (id.empty()) return "unknown";
   return HubLicenses().count(id) ? id : "other";
 }
 
 std::string SizeCategory(int64_t rows) {
   static const std::pair<int64_t, const char*> kCategories[] = {
-      {1000, "n<1K"},           {10000, "1K<n<10K"},          {100000, "10K<n<100K"},
-      {1000000, "100K<n<1M"},   {10000000, "1M<n<10M"},       {100000000, "10M<n<100M"},
-      {1000000000, "100M<n<1B"}};
+      {1000, "n<1K"},         {10000, "1K<n<10K"},       {100000, "10K<n<100K"},   {1000000, "100K<n<1M"},
+      {10000000, "1M<n<10M"}, {100000000, "10M<n<100M"}, {1000000000, "100M<n<1B"}};
   for (const auto& [bound, name] : kCategories)
     if (rows < bound) return name;
   return "n>1B";
@@ -211,7 +210,8 @@ std::string DatasetCard(const DatasetStats& s) {
   out << "\n## Schema\n\n" << Schema(s.format);
   if (lines)
     out << "- provenance: `id`, `run_id`, `task`, `level`, `tags`, `task_source`, `task_license`, "
-           "`teacher_provider`, `teacher_model`, `kforge_version`, `protocol`, `compile_only`, `correct`, `speedup` (over "
+           "`teacher_provider`, `teacher_model`, `kforge_version`, `protocol`, `compile_only`, `correct`, "
+           "`speedup` (over "
            "the "
            "PyTorch reference, when timed), `turns`\n";
 

@@ -30,8 +30,8 @@ json TrlMessage(const llm::Message& m, const FormatOptions& options,
   if (!m.tool_calls.empty()) {
     json calls = json::array();
     for (const llm::ToolCall& call : m.tool_calls) {
-      json arguments = options.arguments_as_text ? json(ArgumentsText(call.arguments))
-                                                 : ArgumentsObject(call.arguments);
+      json arguments =
+          options.arguments_as_text ? json(ArgumentsText(call.arguments)) : ArgumentsObject(call.arguments);
       calls.push_back({{"id", call.id},
                        {"type", "function"},
                        {"function", {{"name", call.name}, {"arguments", std::move(arguments)}}}});
@@ -150,13 +150,22 @@ std::vector<Column> RowColumns(const std::string& format) {
   } else {
     return columns;
   }
-  std::vector<Column> rest = {
-      {"tools", "json_list"},        {"id", "string"},           {"run_id", "string"},
-      {"task", "string"},            {"level", "int64"},         {"tags", "string_list"},
-      {"task_source", "string"},     {"task_license", "string"}, {"teacher_provider", "string"},
-      {"teacher_model", "string"},   {"kforge_version", "string"}, {"protocol", "string"},
-      {"compile_only", "bool"},      {"correct", "bool"},        {"speedup", "float64"},
-      {"turns", "int64"}};
+  std::vector<Column> rest = {{"tools", "json_list"},
+                              {"id", "string"},
+                              {"run_id", "string"},
+                              {"task", "string"},
+                              {"level", "int64"},
+                              {"tags", "string_list"},
+                              {"task_source", "string"},
+                              {"task_license", "string"},
+                              {"teacher_provider", "string"},
+                              {"teacher_model", "string"},
+                              {"kforge_version", "string"},
+                              {"protocol", "string"},
+                              {"compile_only", "bool"},
+                              {"correct", "bool"},
+                              {"speedup", "float64"},
+                              {"turns", "int64"}};
   columns.insert(columns.end(), rest.begin(), rest.end());
   return columns;
 }

@@ -91,8 +91,8 @@ std::string Legend(const std::vector<std::string>& names) {
       x = kLeft;
       y += 14;
     }
-    svg += "<rect x=\"" + Num(x) + "\" y=\"" + Num(y) + "\" width=\"12\" height=\"10\" fill=\"" + SeriesColor(i) +
-           "\"/>\n";
+    svg += "<rect x=\"" + Num(x) + "\" y=\"" + Num(y) + "\" width=\"12\" height=\"10\" fill=\"" +
+           SeriesColor(i) + "\"/>\n";
     svg += "<text x=\"" + Num(x + 16) + "\" y=\"" + Num(y + 9) + "\">" + HtmlEscape(names[i]) + "</text>\n";
     x += width;
   }

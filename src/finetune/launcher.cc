@@ -56,16 +56,19 @@ Status CheckCombination(const LaunchOptions& o, const DatasetStats& stats) {
   if (any_slurm && o.launcher != Launcher::kSlurm)
     return Status::InvalidArgument(
         "--partition, --account, --time, --mem and --cpus-per-task need --launcher slurm");
-  for (const auto& [flag, value] : {std::pair<const char*, const std::string&>{"--partition", slurm.partition},
-                                    {"--account", slurm.account}}) {
+  for (const auto& [flag, value] :
+       {std::pair<const char*, const std::string&>{"--partition", slurm.partition},
+        {"--account", slurm.account}}) {
     if (!std::all_of(value.begin(), value.end(), [](char c) {
-          return std::isalnum(static_cast<unsigned char>(c)) || std::string_view("_.,-").find(c) != std::string_view::npos;
+          return std::isalnum(static_cast<unsigned char>(c)) ||
+                 std::string_view("_.,-").find(c) != std::string_view::npos;
         }))
       return Status::InvalidArgument(std::string(flag) + " " + value +
                                      ": only letters, digits and _.,- (an #SBATCH line holds it)");
   }
-  if (!std::all_of(slurm.time.begin(), slurm.time.end(),
-                   [](char c) { return std::isdigit(static_cast<unsigned char>(c)) || c == ':' || c == '-'; }))
+  if (!std::all_of(slurm.time.begin(), slurm.time.end(), [](char c) {
+        return std::isdigit(static_cast<unsigned char>(c)) || c == ':' || c == '-';
+      }))
     return Status::InvalidArgument("--time " + slurm.time + ": expected minutes, HH:MM:SS or D-HH:MM:SS");
   static const std::regex kMem(R"([0-9]+[KMGT]?)");
   if (!slurm.mem.empty() && !std::regex_match(slurm.mem, kMem))

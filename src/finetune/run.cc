@@ -98,23 +98,26 @@ std::string EstimateNote(const DatasetStats& s, const TrainingSettings& t) {
 /// What the template check found: records rendered, tool calls, tokens per row.
 std::string TemplateNote(const json& rendered, const LaunchOptions& o) {
   const json& tokens = rendered["tokens"];
-  std::string note = "chat template of " + o.model + (o.chat_template.empty() ? "" : " (" + o.chat_template + ")") +
-                     ": " + std::to_string(rendered.value("rendered", 0)) + " records checked with " +
-                     std::to_string(rendered.value("tool_calls", 0)) + " tool calls; tokens per row over " +
-                     std::to_string(tokens.value("rows", 0)) + " rows: p50 " +
-                     std::to_string(tokens.value("p50", 0)) + ", p95 " + std::to_string(tokens.value("p95", 0)) +
-                     ", p99 " + std::to_string(tokens.value("p99", 0)) + ", max " +
-                     std::to_string(tokens.value("max", 0)) + " (line " +
-                     std::to_string(tokens.value("longest_line", 0)) + ")";
+  std::string note =
+      "chat template of " + o.model + (o.chat_template.empty() ? "" : " (" + o.chat_template + ")") + ": " +
+      std::to_string(rendered.value("rendered", 0)) + " records checked with " +
+      std::to_string(rendered.value("tool_calls", 0)) + " tool calls; tokens per row over " +
+      std::to_string(tokens.value("rows", 0)) + " rows: p50 " + std::to_string(tokens.value("p50", 0)) +
+      ", p95 " + std::to_string(tokens.value("p95", 0)) + ", p99 " + std::to_string(tokens.value("p99", 0)) +
+      ", max " + std::to_string(tokens.value("max", 0)) + " (line " +
+      std::to_string(tokens.value("longest_line", 0)) + ")";
   return note;
 }
 
 /// Rows of a measured file longer than `cap` tokens: from the percentiles when they tell, else
 /// at least one (the longest).
 std::string LongerThan(const json& tokens, int64_t cap) {
-  if (tokens.value("p50", int64_t{0}) > cap) return "more than half of the " + std::to_string(tokens.value("rows", 0));
-  if (tokens.value("p95", int64_t{0}) > cap) return "more than 5% of the " + std::to_string(tokens.value("rows", 0));
-  if (tokens.value("p99", int64_t{0}) > cap) return "more than 1% of the " + std::to_string(tokens.value("rows", 0));
+  if (tokens.value("p50", int64_t{0}) > cap)
+    return "more than half of the " + std::to_string(tokens.value("rows", 0));
+  if (tokens.value("p95", int64_t{0}) > cap)
+    return "more than 5% of the " + std::to_string(tokens.value("rows", 0));
+  if (tokens.value("p99", int64_t{0}) > cap)
+    return "more than 1% of the " + std::to_string(tokens.value("rows", 0));
   return "at least 1 of the " + std::to_string(tokens.value("rows", 0));
 }
 
@@ -125,22 +128,24 @@ Status ApplyMeasuredLength(const json& rendered, LaunchOptions& o, const RunOutp
   const json& eval = rendered.value("eval_tokens", json());
   if (eval.is_object()) longest = std::max(longest, eval.value("max", int64_t{0}));
   if (t.max_seq_len > 0) {
-    for (const auto& [name, tokens] : {std::pair<std::string, json>{o.data.string(), rendered["tokens"]},
-                                       {o.eval_data.string(), eval}}) {
+    for (const auto& [name, tokens] :
+         {std::pair<std::string, json>{o.data.string(), rendered["tokens"]}, {o.eval_data.string(), eval}}) {
       if (!tokens.is_object() || tokens.value("max", int64_t{0}) <= t.max_seq_len) continue;
       return Status::InvalidArgument(
-          "--max-seq-len " + std::to_string(t.max_seq_len) + " would cut " + LongerThan(tokens, t.max_seq_len) +
-          " rows of " + name + " (the longest, line " + std::to_string(tokens.value("longest_line", 0)) + ", is " +
-          std::to_string(tokens.value("max", 0)) + " tokens with the chat template): raise it to " +
+          "--max-seq-len " + std::to_string(t.max_seq_len) + " would cut " +
+          LongerThan(tokens, t.max_seq_len) + " rows of " + name + " (the longest, line " +
+          std::to_string(tokens.value("longest_line", 0)) + ", is " + std::to_string(tokens.value("max", 0)) +
+          " tokens with the chat template): raise it to " +
           std::to_string(MeasuredMaxSeqLen(tokens.value("max", int64_t{0}))) + " or leave it unset");
     }
     return Status::Ok();
   }
   t.max_seq_len = MeasuredMaxSeqLen(longest);
   t.max_seq_len_basis = "measured";
-  output.note("max_seq_len " + std::to_string(t.max_seq_len) + " (from the data: the longest row's " +
-              std::to_string(longest) + " measured tokens, percentile 100, rounded up to a multiple of 64): " +
-              "every row trains whole");
+  output.note(
+      "max_seq_len " + std::to_string(t.max_seq_len) + " (from the data: the longest row's " +
+      std::to_string(longest) +
+      " measured tokens, percentile 100, rounded up to a multiple of 64): " + "every row trains whole");
   return Status::Ok();
 }
 

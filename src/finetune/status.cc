@@ -60,7 +60,8 @@ StatusOr<std::pair<std::string, int>> RunStatus(const std::filesystem::path& run
   if (!manifest.is_object() || manifest.value("schema", "") != kManifestSchema)
     return Status::InvalidArgument(path.string() + ": not a " + std::string(kManifestSchema) + " manifest");
   const std::string launcher = manifest.value("launcher", "");
-  const std::string job = manifest.value("slurm_job_id", json()).is_string() ? manifest["slurm_job_id"].get<std::string>() : "";
+  const std::string job =
+      manifest.value("slurm_job_id", json()).is_string() ? manifest["slurm_job_id"].get<std::string>() : "";
   std::string head = run.string() + ": " + manifest.value("backend", "?") + " via " + launcher +
                      (job.empty() ? "" : " (job " + job + ")") + ", started " +
                      manifest.value("started_at", std::string("?"));

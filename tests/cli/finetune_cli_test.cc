@@ -150,7 +150,9 @@ TEST_F(FinetuneCliTest, APreviousRunIsKeptUnlessForced) {
   std::ofstream(out / "manifest.json") << "{}";
   LaunchRun refused = Launch(Args(out.string(), {"--dry-run"}));
   EXPECT_EQ(refused.exit_code, 2);
-  EXPECT_NE(refused.err.find("holds a previous run (manifest.json); pass --resume to continue it, --force to replace it"), std::string::npos)
+  EXPECT_NE(refused.err.find(
+                "holds a previous run (manifest.json); pass --resume to continue it, --force to replace it"),
+            std::string::npos)
       << refused.err;
   EXPECT_FALSE(fs::exists(out / "trl_config.json"));
   LaunchRun forced = Launch(Args(out.string(), {"--dry-run", "--force"}));
@@ -230,8 +232,9 @@ TEST_F(FakeTrainerTest, TheMeasuredLongestRowSetsTheLengthAndAShorterOneIsRefuse
   ASSERT_EQ(run.exit_code, 0) << run.err;
   std::ifstream in(out / "trl_config.json");
   EXPECT_EQ(nlohmann::json::parse(in)["max_length"], 3584) << "3577 tokens, rounded up to a multiple of 64";
-  EXPECT_NE(run.err.find("max_seq_len 3584 (from the data: the longest row's 3577 measured tokens, percentile 100"),
-            std::string::npos)
+  EXPECT_NE(
+      run.err.find("max_seq_len 3584 (from the data: the longest row's 3577 measured tokens, percentile 100"),
+      std::string::npos)
       << run.err;
   EXPECT_NE(run.err.find("tokens per row over 2 rows: p50 1200, p95 3577, p99 3577, max 3577 (line 2)"),
             std::string::npos)
@@ -249,10 +252,12 @@ TEST_F(FakeTrainerTest, TheMeasuredLongestRowSetsTheLengthAndAShorterOneIsRefuse
   const fs::path refused_out = dir_ / "refused";
   LaunchRun refused = Launch(Fake(refused_out.string(), {"--max-seq-len", "2048"}), Env());
   EXPECT_EQ(refused.exit_code, 2);
-  EXPECT_NE(refused.err.find("kforge finetune-launch: --max-seq-len 2048 would cut more than 5% of the 2 rows of " +
-                             data_ + " (the longest, line 2, is 3577 tokens with the chat template): raise it to "
-                             "3584 or leave it unset\n"),
-            std::string::npos)
+  EXPECT_NE(
+      refused.err.find("kforge finetune-launch: --max-seq-len 2048 would cut more than 5% of the 2 rows of " +
+                       data_ +
+                       " (the longest, line 2, is 3577 tokens with the chat template): raise it to "
+                       "3584 or leave it unset\n"),
+      std::string::npos)
       << refused.err;
   EXPECT_FALSE(fs::exists(refused_out)) << "refused before anything is written";
 }
@@ -266,7 +271,8 @@ TEST_F(FakeTrainerTest, ForceClearsWhatTheLastRunWroteAndResumeNeedsACheckpoint)
   std::ofstream(out / "notes.txt") << "mine";
   LaunchRun resumed_nothing = Launch(Fake((dir_ / "fresh").string(), {"--resume"}), Env());
   EXPECT_EQ(resumed_nothing.exit_code, 2);
-  EXPECT_NE(resumed_nothing.err.find("--resume: no checkpoint-* folder in"), std::string::npos) << resumed_nothing.err;
+  EXPECT_NE(resumed_nothing.err.find("--resume: no checkpoint-* folder in"), std::string::npos)
+      << resumed_nothing.err;
 
   LaunchRun resumed = Launch(Fake(out.string(), {"--resume"}), Env());
   ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
@@ -287,7 +293,8 @@ TEST_F(FakeTrainerTest, ForceClearsWhatTheLastRunWroteAndResumeNeedsACheckpoint)
 
 TEST_F(FakeTrainerTest, ASlurmJobCompletesItsManifestAndStatusReadsIt) {
   const fs::path out = dir_ / "slurm-run";
-  LaunchRun run = Launch(Fake(out.string(), {"--launcher", "slurm", "--partition", "debug", "--time", "10"}), Env());
+  LaunchRun run =
+      Launch(Fake(out.string(), {"--launcher", "slurm", "--partition", "debug", "--time", "10"}), Env());
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_NE(run.err.find("sbatch submitted job 4242"), std::string::npos) << run.err;
   EXPECT_EQ(run.err.find("trl exited"), std::string::npos) << "sbatch is not the trainer: " << run.err;

@@ -172,8 +172,8 @@ TEST_F(FinetuneSlowTest, TinyModelLearnsIsSavedAndServed) {
   EXPECT_EQ(manifest["chat_template_check"]["tokens"]["rows"], 4);
   EXPECT_GE(manifest["settings"]["max_seq_len"].get<int64_t>(), longest);
   EXPECT_EQ(manifest["trainer_config"]["max_length"], manifest["settings"]["max_seq_len"]);
-  std::cout << "finetune: longest row " << longest << " tokens; max_seq_len " << manifest["settings"]["max_seq_len"]
-            << " (measured)\n";
+  std::cout << "finetune: longest row " << longest << " tokens; max_seq_len "
+            << manifest["settings"]["max_seq_len"] << " (measured)\n";
   // The model card.
   std::ifstream card_in(out / "model/README.md");
   const std::string card((std::istreambuf_iterator<char>(card_in)), {});
@@ -212,9 +212,9 @@ TEST_F(FinetuneSlowTest, TinyModelLearnsIsSavedAndServed) {
   // served checkpoint, then report over that run. A tiny model's kernels do not compile; the loop must run.
   kforge::fakes::TaskRoot demo({"demo"});
   const fs::path eval = dir_ / "eval";
-  kforge::fakes::CommandResult measured =
-      RunCommand(offline + "KFORGE_STUDENT_MAX_TOKENS=48 " + (kSource / "scripts/eval-student.sh").string() + " " +
-                 (out / "model").string() + " " + ShellQuote(demo.path().string()) + " " + eval.string() + " 2>&1");
+  kforge::fakes::CommandResult measured = RunCommand(
+      offline + "KFORGE_STUDENT_MAX_TOKENS=48 " + (kSource / "scripts/eval-student.sh").string() + " " +
+      (out / "model").string() + " " + ShellQuote(demo.path().string()) + " " + eval.string() + " 2>&1");
   ASSERT_EQ(measured.exit_code, 0) << measured.out;
   std::ifstream run_in(eval / "run/trajectories.jsonl");
   int episodes = 0, requests = 0;
@@ -230,7 +230,8 @@ TEST_F(FinetuneSlowTest, TinyModelLearnsIsSavedAndServed) {
   std::ifstream report_in(eval / "report.txt");
   std::string report((std::istreambuf_iterator<char>(report_in)), {});
   EXPECT_NE(report.find("3 episodes of 3 tasks"), std::string::npos) << report;
-  std::cout << "finetune: the student's run: " << episodes << " episodes, " << requests << " requests; report:\n"
+  std::cout << "finetune: the student's run: " << episodes << " episodes, " << requests
+            << " requests; report:\n"
             << report;
 
   std::cout << "finetune: the loop from launch to reply "
@@ -257,8 +258,8 @@ TEST_F(FinetuneSlowTest, ResumeContinuesFromTheLastCheckpoint) {
                                     << R"("lr_scheduler_type": "constant", "warmup_steps": 0})";
   const fs::path out = dir_ / "resumed";
   const std::string common = "--model " + (dir_ / "tiny").string() + " --out " + out.string() +
-                             " --lr 1e-3 --batch-size 2 --grad-accum 1 --eval-data " + (dir_ / "data.jsonl").string() +
-                             " --config " + (dir_ / "ckpt.json").string();
+                             " --lr 1e-3 --batch-size 2 --grad-accum 1 --eval-data " +
+                             (dir_ / "data.jsonl").string() + " --config " + (dir_ / "ckpt.json").string();
   kforge::fakes::CommandResult first = Launch(common + " --max-steps 4");
   ASSERT_EQ(first.exit_code, 0) << first.out;
   EXPECT_EQ(Steps(out / "train.log"), (std::vector<int>{1, 2, 3, 4}));
@@ -268,7 +269,8 @@ TEST_F(FinetuneSlowTest, ResumeContinuesFromTheLastCheckpoint) {
   EXPECT_EQ(again.exit_code, 2) << "a previous run is not replaced silently";
   kforge::fakes::CommandResult resumed = Launch(common + " --max-steps 6 --resume");
   ASSERT_EQ(resumed.exit_code, 0) << resumed.out;
-  EXPECT_NE(resumed.out.find("resuming from " + (out / "checkpoints/checkpoint-4").string()), std::string::npos)
+  EXPECT_NE(resumed.out.find("resuming from " + (out / "checkpoints/checkpoint-4").string()),
+            std::string::npos)
       << resumed.out;
   EXPECT_EQ(Steps(out / "train.log"), (std::vector<int>{5, 6})) << "the steps go on from the checkpoint";
   std::ifstream manifest_in(out / "manifest.json");
@@ -276,7 +278,8 @@ TEST_F(FinetuneSlowTest, ResumeContinuesFromTheLastCheckpoint) {
   EXPECT_EQ(manifest["result"]["steps"], 6);
   EXPECT_TRUE(manifest["result"]["eval_loss"].is_number()) << manifest["result"].dump();
   EXPECT_EQ(manifest["settings"]["resume"], true);
-  std::cout << "finetune: resumed at step 5 from checkpoint-4, ended at step " << manifest["result"]["steps"] << "\n";
+  std::cout << "finetune: resumed at step 5 from checkpoint-4, ended at step " << manifest["result"]["steps"]
+            << "\n";
 }
 
 // A chat template that loses the tool calls, or lacks what assistant-only loss needs, stops the
@@ -296,9 +299,9 @@ TEST_F(FinetuneSlowTest, ChatTemplatesThatCannotTrainOnTheDataAreRefused) {
   // --chat-template gives the check and the trainer a template that renders the tool calls.
   std::ofstream(dir_ / "nosave.json") << R"({"save_strategy": "no"})";
   kforge::fakes::CommandResult given =
-      Launch("--model " + drops.string() + " --chat-template " + (dir_ / "tiny/chat_template.jinja").string() +
-             " --out " + (dir_ / "r1b").string() + " --max-steps 1 --batch-size 4 --grad-accum 1 --config " +
-             (dir_ / "nosave.json").string());
+      Launch("--model " + drops.string() + " --chat-template " +
+             (dir_ / "tiny/chat_template.jinja").string() + " --out " + (dir_ / "r1b").string() +
+             " --max-steps 1 --batch-size 4 --grad-accum 1 --config " + (dir_ / "nosave.json").string());
   EXPECT_EQ(given.exit_code, 0) << given.out;
 
   std::ifstream in(dir_ / "tiny/chat_template.jinja");

@@ -175,8 +175,8 @@ TEST_F(ExporterTest, CardHasTheHubsFrontMatterAndSaysHowTheDataWasJudged) {
   ASSERT_EQ(card.rfind("---\n", 0), 0u) << card;
   std::string yaml = card.substr(4, card.find("\n---\n", 4) - 4);
   for (const char* line : {"license:\n- apache-2.0\n- mit\n", "language:\n- en\n- code\n",
-                           "task_categories:\n- text-generation\n", "size_categories:\n- n<1K\n",
-                           "- cuda\n", "- compile-only\n", "configs:\n- config_name: default\n"})
+                           "task_categories:\n- text-generation\n", "size_categories:\n- n<1K\n", "- cuda\n",
+                           "- compile-only\n", "configs:\n- config_name: default\n"})
     EXPECT_NE(yaml.find(line), std::string::npos) << line << "\n" << yaml;
   EXPECT_NE(card.find("mixed: 1 records GPU-verified"), std::string::npos) << card;
   EXPECT_NE(card.find("1 compile-only"), std::string::npos) << card;

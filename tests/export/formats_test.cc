@@ -146,8 +146,9 @@ TEST(FormatsTest, EveryRowHasTheSameColumnsWhateverTheProtocol) {
 
 TEST(FormatsTest, FeaturesAsDatasetsWritesThem) {
   std::vector<Column> columns = {{"messages", "json_list"}, {"tags", "string_list"}, {"level", "int64"}};
-  EXPECT_EQ(FeaturesPython(columns),
-            R"(Features({"messages": List(Json()), "tags": List(Value("string")), "level": Value("int64")}))");
+  EXPECT_EQ(
+      FeaturesPython(columns),
+      R"(Features({"messages": List(Json()), "tags": List(Value("string")), "level": Value("int64")}))");
   EXPECT_EQ(FeaturesDict(columns),
             json::parse(R"({"messages": {"feature": {"_type": "Json"}, "_type": "List"},
                             "tags": {"feature": {"dtype": "string", "_type": "Value"}, "_type": "List"},

@@ -218,7 +218,8 @@ TEST_F(ReportTest, LegendsSitAboveThePlotArea) {
   ASSERT_TRUE(std::regex_search(html, axis, kAxis));
   const double top = std::stod(axis[1].str());
   int swatches = 0;
-  for (auto it = std::sregex_iterator(html.begin(), html.end(), kSwatch); it != std::sregex_iterator(); ++it) {
+  for (auto it = std::sregex_iterator(html.begin(), html.end(), kSwatch); it != std::sregex_iterator();
+       ++it) {
     EXPECT_LE(std::stod((*it)[1].str()) + 10, top) << "a legend entry inside the plot area";
     ++swatches;
   }

@@ -79,19 +79,21 @@ TEST(LaunchTest, SlurmResourcesAndTheJobCompletingItsManifest) {
   auto plan = PlanLaunch(o, MessagesStats());
   ASSERT_TRUE(plan.ok()) << plan.status().message();
   EXPECT_NE(plan->sbatch.find("\n#SBATCH --cpus-per-task=32\n"), std::string::npos)
-      << "8 CPUs per GPU by default, not Slurm's 1 per task\n" << plan->sbatch;
+      << "8 CPUs per GPU by default, not Slurm's 1 per task\n"
+      << plan->sbatch;
   EXPECT_EQ(plan->sbatch.find("--partition"), std::string::npos) << "the cluster's default unless given";
-  o.slurm = {.partition = "gpu-h100", .account = "lab_42", .time = "1-12:00:00", .mem = "200G", .cpus_per_task = 12};
+  o.slurm = {
+      .partition = "gpu-h100", .account = "lab_42", .time = "1-12:00:00", .mem = "200G", .cpus_per_task = 12};
   plan = PlanLaunch(o, MessagesStats());
   ASSERT_TRUE(plan.ok()) << plan.status().message();
   const std::string& s = plan->sbatch;
-  for (const char* line : {"\n#SBATCH --cpus-per-task=12\n", "\n#SBATCH --partition=gpu-h100\n",
-                           "\n#SBATCH --account=lab_42\n", "\n#SBATCH --time=1-12:00:00\n",
-                           "\n#SBATCH --mem=200G\n", "\nexport SRUN_CPUS_PER_TASK=\"$SLURM_CPUS_PER_TASK\"\n",
-                           "\nset +e\nsrun ", "\nstatus=$?\n",
-                           "\n/opt/venv/bin/python3 /src/kforge/scripts/finetune/sft_trl.py --finish-manifest "
-                           "/runs/qwen-sft --exit-status \"$status\"",
-                           "\nexit \"$status\"\n"})
+  for (const char* line :
+       {"\n#SBATCH --cpus-per-task=12\n", "\n#SBATCH --partition=gpu-h100\n", "\n#SBATCH --account=lab_42\n",
+        "\n#SBATCH --time=1-12:00:00\n", "\n#SBATCH --mem=200G\n",
+        "\nexport SRUN_CPUS_PER_TASK=\"$SLURM_CPUS_PER_TASK\"\n", "\nset +e\nsrun ", "\nstatus=$?\n",
+        "\n/opt/venv/bin/python3 /src/kforge/scripts/finetune/sft_trl.py --finish-manifest "
+        "/runs/qwen-sft --exit-status \"$status\"",
+        "\nexit \"$status\"\n"})
     EXPECT_NE(s.find(line), std::string::npos) << "missing " << line << " in\n" << s;
   EXPECT_LT(s.find("\nsrun "), s.find("--finish-manifest")) << "the manifest is completed after training";
 

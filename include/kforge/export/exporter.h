@@ -35,10 +35,10 @@ struct ExportOptions {
   Filters filters;
   SelectionOptions selection;
   FormatOptions rows;
-  std::optional<std::filesystem::path> holdout;         ///< an ids file or a task root
-  double holdout_threshold = 0.8;                       ///< reference similarity that counts as the same task
-  SplitSpec split;                                      ///< JSON lines formats only
-  FileFormat file_format = FileFormat::kJsonl;          ///< kParquet: messages and pairs only
+  std::optional<std::filesystem::path> holdout;  ///< an ids file or a task root
+  double holdout_threshold = 0.8;                ///< reference similarity that counts as the same task
+  SplitSpec split;                               ///< JSON lines formats only
+  FileFormat file_format = FileFormat::kJsonl;   ///< kParquet: messages and pairs only
   /// kParquet: the program that writes a Parquet file from rows, as an argument vector to which
   /// `--features JSON --in ROWS.jsonl --out FILE.parquet` is appended (PYTHON
   /// scripts/export_parquet.py: pyarrow, through the `datasets` library's features).
