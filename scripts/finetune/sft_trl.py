@@ -6,11 +6,13 @@ Modes, one per run:
                                    the CUDA devices torch sees and whether they have bf16
   --read-config FILE               print a YAML or JSON trainer-override file as one JSON object
   --check-template --model M --data D [--eval-data E] [--chat-template FILE] [--assistant-only-loss]
+                   [--max-length L]
                                    render the first records with the tokenizer's chat template and
                                    fail with one line when it cannot, or when it drops tool calls;
                                    then render and tokenize every row of D (and E) and print
                                    {"rendered", "tool_calls", "longest_tokens", "longest_line",
-                                    "tokens": {"rows", "p50", "p95", "p99", "max", "longest_line"},
+                                    "tokens": {"rows", "p50", "p95", "p99", "max", "longest_line",
+                                               "longer_than_max_length" (with --max-length)},
                                     "eval_tokens": {...} | null}
   --model M --data D --config CFG --save DIR [--adapter-out DIR] [--eval-data E]
           [--chat-template FILE] [--resume]
@@ -176,8 +178,9 @@ def percentile(sorted_values, q):
     return sorted_values[rank - 1]
 
 
-def measure_tokens(tokenizer, path, batch=256):
-    """Tokens of every row of `path` as the chat template renders it (what the trainer sees)."""
+def measure_tokens(tokenizer, path, max_length=None, batch=256):
+    """Tokens of every row of `path` as the chat template renders it (what the trainer sees), and
+    how many rows are longer than `max_length` when one is given."""
     counts, longest, longest_line, texts, numbers = [], 0, 0, [], []
 
     def flush():
@@ -204,11 +207,14 @@ def measure_tokens(tokenizer, path, batch=256):
     if texts:
         flush()
     counts.sort()
-    return {"rows": len(counts), "p50": percentile(counts, 50), "p95": percentile(counts, 95),
-            "p99": percentile(counts, 99), "max": counts[-1], "longest_line": longest_line}
+    measured = {"rows": len(counts), "p50": percentile(counts, 50), "p95": percentile(counts, 95),
+                "p99": percentile(counts, 99), "max": counts[-1], "longest_line": longest_line}
+    if max_length:
+        measured["longer_than_max_length"] = sum(count > max_length for count in counts)
+    return measured
 
 
-def check_template(model, data, assistant_only_loss, chat_template=None, eval_data=None):
+def check_template(model, data, assistant_only_loss, chat_template=None, eval_data=None, max_length=None):
     tokenizer = load_tokenizer(model, chat_template)
     if not tokenizer.chat_template:
         raise Refusal(f"the tokenizer of {model} has no chat template; give one with --chat-template FILE")
@@ -237,10 +243,10 @@ def check_template(model, data, assistant_only_loss, chat_template=None, eval_da
         rendered += 1
     if assistant_only_loss:
         check_assistant_mask(tokenizer, model)
-    tokens = measure_tokens(tokenizer, data)
+    tokens = measure_tokens(tokenizer, data, max_length)
     print(json.dumps({"rendered": rendered, "tool_calls": calls, "longest_tokens": tokens["max"],
                       "longest_line": tokens["longest_line"], "tokens": tokens,
-                      "eval_tokens": measure_tokens(tokenizer, eval_data) if eval_data else None}))
+                      "eval_tokens": measure_tokens(tokenizer, eval_data, max_length) if eval_data else None}))
 
 
 def encoded_twice(arguments, text):
@@ -521,6 +527,7 @@ def main():
     parser.add_argument("--eval-data")
     parser.add_argument("--chat-template")
     parser.add_argument("--resume", action="store_true")
+    parser.add_argument("--max-length", type=int)
     parser.add_argument("--finish-manifest", metavar="RUN")
     parser.add_argument("--exit-status", type=int)
     args = parser.parse_args()
@@ -532,7 +539,8 @@ def main():
         elif args.check_template:
             if not args.model or not args.data:
                 fail("--check-template needs --model and --data")
-            check_template(args.model, args.data, args.assistant_only_loss, args.chat_template, args.eval_data)
+            check_template(args.model, args.data, args.assistant_only_loss, args.chat_template, args.eval_data,
+                           args.max_length)
         elif args.finish_manifest:
             if args.exit_status is None:
                 fail("--finish-manifest needs --exit-status")

@@ -109,16 +109,16 @@ std::string TemplateNote(const json& rendered, const LaunchOptions& o) {
   return note;
 }
 
-/// Rows of a measured file longer than `cap` tokens: from the percentiles when they tell, else
-/// at least one (the longest).
+/// Rows of a measured file longer than `cap` tokens: the script's count, else (an older script)
+/// what the percentiles tell.
 std::string LongerThan(const json& tokens, int64_t cap) {
-  if (tokens.value("p50", int64_t{0}) > cap)
-    return "more than half of the " + std::to_string(tokens.value("rows", 0));
-  if (tokens.value("p95", int64_t{0}) > cap)
-    return "more than 5% of the " + std::to_string(tokens.value("rows", 0));
-  if (tokens.value("p99", int64_t{0}) > cap)
-    return "more than 1% of the " + std::to_string(tokens.value("rows", 0));
-  return "at least 1 of the " + std::to_string(tokens.value("rows", 0));
+  const std::string rows = std::to_string(tokens.value("rows", 0));
+  if (tokens.value("longer_than_max_length", json()).is_number_integer())
+    return std::to_string(tokens["longer_than_max_length"].get<int64_t>()) + " of the " + rows;
+  if (tokens.value("p50", int64_t{0}) > cap) return "more than half of the " + rows;
+  if (tokens.value("p95", int64_t{0}) > cap) return "more than 5% of the " + rows;
+  if (tokens.value("p99", int64_t{0}) > cap) return "more than 1% of the " + rows;
+  return "at least 1 of the " + rows;
 }
 
 /// Sets max_seq_len from the measured tokens, or refuses a given one that would cut rows.

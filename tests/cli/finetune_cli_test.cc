@@ -185,21 +185,25 @@ class FakeTrainerTest : public FinetuneCliTest {
     FinetuneCliTest::SetUp();
     bin_ = dir_ / "bin";
     fs::create_directories(bin_);
-    Script("python3",
-           "case \"$*\" in\n"
-           "  *--versions*) echo '{\"python\": \"3.12\", \"transformers\": \"5\", \"trl\": \"1\", "
-           "\"peft\": \"0.1\", \"torch\": \"2\", \"axolotl\": \"0.19\", \"cuda_devices\": 0, "
-           "\"bf16\": false}' ;;\n"
-           "  *--check-template*) echo '{\"rendered\": 2, \"tool_calls\": 2, \"longest_tokens\": 3577, "
-           "\"longest_line\": 2, \"tokens\": {\"rows\": 2, \"p50\": 1200, \"p95\": 3577, \"p99\": 3577, "
-           "\"max\": 3577, \"longest_line\": 2}, \"eval_tokens\": null}' ;;\n"
-           "  *--finish-manifest*) exec /usr/bin/python3 \"$@\" ;;\n"
-           "  *) save=''; prev=''\n"
-           "     for a in \"$@\"; do [ \"$prev\" = --save ] && save=\"$a\"; prev=\"$a\"; done\n"
-           "     echo \"$@\" >> \"$(dirname \"$0\")/trained-args\"\n"
-           "     mkdir -p \"$save\"\n"
-           "     echo 'kforge-train {\"done\": true, \"train_loss\": 1.5, \"steps\": 3}' ;;\n"
-           "esac\n");
+    Script(
+        "python3",
+        "case \"$*\" in\n"
+        "  *--versions*) echo '{\"python\": \"3.12\", \"transformers\": \"5\", \"trl\": \"1\", "
+        "\"peft\": \"0.1\", \"torch\": \"2\", \"axolotl\": \"0.19\", \"cuda_devices\": 0, "
+        "\"bf16\": false}' ;;\n"
+        "  *--check-template*--max-length*) echo '{\"rendered\": 2, \"tool_calls\": 2, \"longest_tokens\": "
+        "3577, \"longest_line\": 2, \"tokens\": {\"rows\": 2, \"p50\": 1200, \"p95\": 3577, \"p99\": 3577, "
+        "\"max\": 3577, \"longest_line\": 2, \"longer_than_max_length\": 1}, \"eval_tokens\": null}' ;;\n"
+        "  *--check-template*) echo '{\"rendered\": 2, \"tool_calls\": 2, \"longest_tokens\": 3577, "
+        "\"longest_line\": 2, \"tokens\": {\"rows\": 2, \"p50\": 1200, \"p95\": 3577, \"p99\": 3577, "
+        "\"max\": 3577, \"longest_line\": 2}, \"eval_tokens\": null}' ;;\n"
+        "  *--finish-manifest*) exec /usr/bin/python3 \"$@\" ;;\n"
+        "  *) save=''; prev=''\n"
+        "     for a in \"$@\"; do [ \"$prev\" = --save ] && save=\"$a\"; prev=\"$a\"; done\n"
+        "     echo \"$@\" >> \"$(dirname \"$0\")/trained-args\"\n"
+        "     mkdir -p \"$save\"\n"
+        "     echo 'kforge-train {\"done\": true, \"train_loss\": 1.5, \"steps\": 3}' ;;\n"
+        "esac\n");
     Script("torchrun",
            "while [ $# -gt 0 ]; do case \"$1\" in *.py) break ;; *) shift ;; esac; done\n"
            "exec \"$(dirname \"$0\")/python3\" \"$@\"\n");
@@ -253,8 +257,7 @@ TEST_F(FakeTrainerTest, TheMeasuredLongestRowSetsTheLengthAndAShorterOneIsRefuse
   LaunchRun refused = Launch(Fake(refused_out.string(), {"--max-seq-len", "2048"}), Env());
   EXPECT_EQ(refused.exit_code, 2);
   EXPECT_NE(
-      refused.err.find("kforge finetune-launch: --max-seq-len 2048 would cut more than 5% of the 2 rows of " +
-                       data_ +
+      refused.err.find("kforge finetune-launch: --max-seq-len 2048 would cut 1 of the 2 rows of " + data_ +
                        " (the longest, line 2, is 3577 tokens with the chat template): raise it to "
                        "3584 or leave it unset\n"),
       std::string::npos)

@@ -1,5 +1,6 @@
 """`kforge export` rows as the Hugging Face libraries read them (run by ctest as export_datasets):
 
+- finetune-launch's template check refuses arguments a template (Qwen2.5's) encodes twice;
 - a text + tools export loads with a plain `datasets.load_dataset("json", ...)` and with the dataset
   card's own snippet, whose features keep every message exactly as written;
 - tool-call arguments are objects, so the chat templates TRL ships (Qwen2.5, Llama-3.1, Qwen3, the
@@ -194,3 +195,28 @@ def test_pairs_parquet_and_trajectory_refused(run, tmp_path):
     done = subprocess.run([KFORGE, "export", str(run), "--out", str(tmp_path / "t"), "--format", "trajectory",
                            "--file-format", "parquet"], capture_output=True, text=True)
     assert done.returncode == 2 and "--file-format parquet takes messages or pairs rows" in done.stderr
+
+
+def test_the_launch_check_refuses_arguments_a_template_encodes_twice(run, exported, tmp_path):
+    """finetune-launch's template check (sft_trl.py --check-template) with Qwen2.5's template: object
+    arguments pass, text arguments (written as escaped JSON text by the template) are refused."""
+    python, script = sys.executable, REPO / "scripts/finetune/sft_trl.py"
+    model = tmp_path / "qwen"
+    made = subprocess.run([python, str(REPO / "scripts/finetune/make_tiny_model.py"), str(model)],
+                          capture_output=True, text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    assert made.returncode == 0, made.stderr
+    (model / "chat_template.jinja").write_text((TEMPLATES / "qwen2_5.jinja").read_text())
+    text = tmp_path / "text"
+    export(run, text, "--tool-arguments", "text")
+
+    def check(folder):
+        data = folder / "train.jsonl"
+        return subprocess.run([python, str(script), "--check-template", "--model", str(model), "--data", str(data)],
+                              capture_output=True, text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+
+    passed = check(exported)
+    assert passed.returncode == 0, passed.stderr
+    assert json.loads(passed.stdout)["tool_calls"] > 0
+    refused = check(text)
+    assert refused.returncode == 1
+    assert "writes the tool-call arguments as escaped JSON text" in refused.stderr, refused.stderr
