@@ -97,7 +97,7 @@ std::string EstimateNote(const DatasetStats& s, const TrainingSettings& t) {
 
 /// What the template check found: records rendered, tool calls, tokens per row.
 std::string TemplateNote(const json& rendered, const LaunchOptions& o) {
-  const json& tokens = rendered["tokens"];
+  const json tokens = rendered.value("tokens", json::object());
   std::string note =
       "chat template of " + o.model + (o.chat_template.empty() ? "" : " (" + o.chat_template + ")") + ": " +
       std::to_string(rendered.value("rendered", 0)) + " records checked with " +
@@ -124,19 +124,20 @@ std::string LongerThan(const json& tokens, int64_t cap) {
 /// Sets max_seq_len from the measured tokens, or refuses a given one that would cut rows.
 Status ApplyMeasuredLength(const json& rendered, LaunchOptions& o, const RunOutput& output) {
   TrainingSettings& t = o.training;
-  int64_t longest = rendered["tokens"].value("max", int64_t{0});
+  const json tokens = rendered.value("tokens", json::object());
+  int64_t longest = tokens.value("max", int64_t{0});
   const json& eval = rendered.value("eval_tokens", json());
   if (eval.is_object()) longest = std::max(longest, eval.value("max", int64_t{0}));
   if (t.max_seq_len > 0) {
-    for (const auto& [name, tokens] :
-         {std::pair<std::string, json>{o.data.string(), rendered["tokens"]}, {o.eval_data.string(), eval}}) {
-      if (!tokens.is_object() || tokens.value("max", int64_t{0}) <= t.max_seq_len) continue;
+    for (const auto& [name, measured] :
+         {std::pair<std::string, json>{o.data.string(), tokens}, {o.eval_data.string(), eval}}) {
+      if (!measured.is_object() || measured.value("max", int64_t{0}) <= t.max_seq_len) continue;
       return Status::InvalidArgument(
           "--max-seq-len " + std::to_string(t.max_seq_len) + " would cut " +
-          LongerThan(tokens, t.max_seq_len) + " rows of " + name + " (the longest, line " +
-          std::to_string(tokens.value("longest_line", 0)) + ", is " + std::to_string(tokens.value("max", 0)) +
-          " tokens with the chat template): raise it to " +
-          std::to_string(MeasuredMaxSeqLen(tokens.value("max", int64_t{0}))) + " or leave it unset");
+          LongerThan(measured, t.max_seq_len) + " rows of " + name + " (the longest, line " +
+          std::to_string(measured.value("longest_line", 0)) + ", is " +
+          std::to_string(measured.value("max", 0)) + " tokens with the chat template): raise it to " +
+          std::to_string(MeasuredMaxSeqLen(measured.value("max", int64_t{0}))) + " or leave it unset");
     }
     return Status::Ok();
   }
