@@ -12,6 +12,7 @@
 #include "cli/options.h"
 #include "cli/run_inputs.h"
 #include "kforge/export/exporter.h"
+#include "kforge/finetune/hub.h"
 #include "kforge/finetune/run.h"
 
 namespace kforge::cli {
@@ -30,15 +31,15 @@ struct ExportArgs {
   int64_t per_task = 0, balance_cap = 0;
   double near_dup = 0, holdout_threshold = 0.8;
   bool with_reasoning = false;
-  std::string tool_arguments = "object", file_format = "jsonl", python;
+  std::string tool_arguments = "object", file_format = "jsonl", python, push_to_hub;
   std::filesystem::path tasks_root;
   std::map<std::string, CLI::Option*> given;  ///< options whose use the card records
 };
 
-std::filesystem::path ParquetScript() {
-  if (const char* env = std::getenv("KFORGE_SCRIPTS"); env && *env)
-    return std::filesystem::path(env) / "export_parquet.py";
-  return std::filesystem::path(KFORGE_SOURCE_DIR) / "scripts/export_parquet.py";
+/// scripts/NAME ($KFORGE_SCRIPTS/NAME when set).
+std::filesystem::path Script(const char* name) {
+  if (const char* env = std::getenv("KFORGE_SCRIPTS"); env && *env) return std::filesystem::path(env) / name;
+  return std::filesystem::path(KFORGE_SOURCE_DIR) / "scripts" / name;
 }
 
 /// The options as the dataset card records them: every filter that was given.
@@ -83,7 +84,8 @@ StatusOr<exporter::ExportOptions> ToOptions(const ExportArgs& a) {
     if (o.format != exporter::Format::kMessages && o.format != exporter::Format::kPairs)
       return Status::InvalidArgument("--file-format parquet takes messages or pairs rows, not " + a.format);
     o.file_format = exporter::FileFormat::kParquet;
-    o.parquet_writer = {a.python.empty() ? finetune::DefaultPython() : a.python, ParquetScript().string()};
+    o.parquet_writer = {a.python.empty() ? finetune::DefaultPython() : a.python,
+                        Script("export_parquet.py").string()};
   }
   exporter::Filters& f = o.filters;
   f.include_incorrect = a.include_incorrect;
@@ -150,6 +152,9 @@ Runner AttachExport(CLI::App& sub) {
       ->check(CLI::IsMember({"object", "text"}))
       ->default_val("object");
   sub.add_option(
+      "--push-to-hub", a->push_to_hub,
+      "Upload the export to this Hugging Face Hub dataset repository (org/name; $HF_ENDPOINT, $HF_TOKEN)");
+  sub.add_option(
       "--python", a->python,
       "Python with pyarrow and datasets for Parquet (default: $KFORGE_PYTHON, the kforge venv, python3)");
   sub.add_option("--out", a->out, "Output folder (created; must be empty unless --force)")->required();
@@ -193,6 +198,12 @@ Runner AttachExport(CLI::App& sub) {
   sub.add_flag("--with-reasoning", a->with_reasoning, "Keep the teacher's reasoning in assistant turns");
   AddTasksRootOption(sub, a->tasks_root);
   return [a]() {
+    if (!a->push_to_hub.empty()) {
+      if (Status repo = finetune::CheckHubRepo(a->push_to_hub); !repo.ok()) {
+        std::fprintf(stderr, "kforge export: %s\n", repo.message().c_str());
+        return kExitUsage;
+      }
+    }
     StatusOr<std::vector<std::filesystem::path>> files = ResolveRuns(a->runs);
     StatusOr<exporter::ExportOptions> options =
         files.ok() ? ToOptions(*a) : StatusOr<exporter::ExportOptions>(files.status());
@@ -216,7 +227,21 @@ Runner AttachExport(CLI::App& sub) {
                  Counts(stats->splits).c_str());
     if (!stats->left_out.empty())
       std::fprintf(stderr, "export: left out: %s\n", Counts(stats->left_out).c_str());
-    return stats->exported > 0 ? kExitOk : kExitFailed;
+    if (stats->exported == 0) return kExitFailed;
+    if (!a->push_to_hub.empty()) {
+      finetune::HubPush push{a->python.empty() ? finetune::DefaultPython() : a->python, Script("hub_push.py"),
+                             a->push_to_hub, "dataset", a->out};
+      StatusOr<nlohmann::json> pushed = finetune::PushToHub(push);
+      if (!pushed.ok()) {
+        std::fprintf(stderr, "kforge export: %s (the export in %s is complete)\n",
+                     pushed.status().message().c_str(), a->out.c_str());
+        return kExitUsage;
+      }
+      std::fprintf(stderr, "export: pushed %d files to %s (commit %s)\n", pushed->value("files", 0),
+                   pushed->value("url", std::string("?")).c_str(),
+                   pushed->value("commit", std::string("?")).c_str());
+    }
+    return kExitOk;
   };
 }
 

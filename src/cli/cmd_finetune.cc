@@ -58,6 +58,8 @@ Runner AttachFinetune(CLI::App& sub) {
       ->check(CLI::IsMember({"none", "tensorboard", "wandb", "trackio"}))
       ->default_val("none");
   sub.add_flag("--packing", t.packing, "Pack several rows into each sequence");
+  sub.add_option("--push-to-hub", args->request.push_to_hub,
+                 "After training, upload DIR/model to this Hugging Face Hub model repository (org/name)");
   sub.add_option("--partition", o.slurm.partition, "Slurm partition");
   sub.add_option("--account", o.slurm.account, "Slurm account");
   sub.add_option("--time", o.slurm.time, "Slurm time limit (minutes, HH:MM:SS or D-HH:MM:SS)");
@@ -128,6 +130,7 @@ Runner AttachFinetune(CLI::App& sub) {
     o.out = fs::absolute(args->out).lexically_normal();
     o.python = args->python.empty() ? finetune::DefaultPython() : args->python;
     o.trl_script = TrlScript();
+    args->request.hub_script = o.trl_script.parent_path().parent_path() / "hub_push.py";
     if (const char* addr = std::getenv("MASTER_ADDR")) o.master_addr = addr;
     if (const char* port = std::getenv("MASTER_PORT"); port && *port) o.master_port = std::atoi(port);
     if (const char* rank = std::getenv("NODE_RANK")) o.node_rank = rank;

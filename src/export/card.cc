@@ -235,8 +235,8 @@ std::string DatasetCard(const DatasetStats& s) {
              "conversation and `tools` columns), so no `features=` is needed.\n";
     if (s.format != "trajectory")
       out << "\nTRL's `SFTTrainer` takes the `"
-          << (s.format == "messages" ? "messages" : "prompt`/`completion") << "` column"
-          << (s.format == "messages" ? "" : "s") << " as they are, with the `tools` column when present.\n";
+          << (s.format == "messages" ? "messages` column as it is" : "prompt`/`completion` columns as they are")
+          << ", with the `tools` column.\n";
   } else {
     out << "The files follow KernelBench's run layout (`runs/<run "
            "name>/level_<L>_problem_<P>_sample_<S>_kernel.py`): "

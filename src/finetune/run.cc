@@ -9,6 +9,7 @@
 
 #include "kforge/common/files.h"
 #include "kforge/common/json_fields.h"
+#include "kforge/finetune/hub.h"
 #include "kforge/finetune/manifest.h"
 #include "kforge/finetune/process.h"
 
@@ -200,6 +201,13 @@ StatusOr<std::string> ResolveModel(const std::string& model) {
 StatusOr<int> RunFinetune(RunRequest request, const RunOutput& output) {
   LaunchOptions& o = request.launch;
   KFORGE_RETURN_IF_ERROR(CheckOut(o, request.force));
+  if (!request.push_to_hub.empty()) {
+    KFORGE_RETURN_IF_ERROR(CheckHubRepo(request.push_to_hub));
+    if (o.launcher == Launcher::kSlurm)
+      return Status::InvalidArgument(
+          "--push-to-hub with --launcher slurm: the model exists once the job has "
+          "ended; upload DIR/model then (scripts/hub_push.py)");
+  }
   KFORGE_ASSIGN_OR_RETURN(o.model, ResolveModel(o.model));
   if (o.training.max_seq_len > 0) o.training.max_seq_len_basis = "--max-seq-len";
   // A template named in --config (chat_template_path) is the one the check must render with.
@@ -274,6 +282,16 @@ StatusOr<int> RunFinetune(RunRequest request, const RunOutput& output) {
   KFORGE_ASSIGN_OR_RETURN(ProcessResult result, RunLogged(plan.argv, o.out / "train.log", plan.environment));
   if (o.launcher == Launcher::kSlurm) return RecordSubmission(o, result, output);
   FinishManifest(manifest, result);
+  if (!request.push_to_hub.empty() && result.exit_code == 0) {
+    StatusOr<json> pushed =
+        PushToHub({o.python, request.hub_script, request.push_to_hub, "model", o.out / "model"});
+    manifest["pushed"] =
+        pushed.ok() ? *pushed : json{{"repo", request.push_to_hub}, {"error", pushed.status().message()}};
+    output.note(pushed.ok()
+                    ? "pushed " + o.out.string() + "/model to " + pushed->value("url", std::string()) +
+                          " (commit " + pushed->value("commit", std::string()) + ")"
+                    : "warning: " + pushed.status().message() + " (the run is complete)");
+  }
   KFORGE_RETURN_IF_ERROR(WriteManifest(o.out, manifest));
   output.note(std::string(BackendName(o.backend)) + " " +
               (result.signal ? "killed by signal " + std::to_string(result.signal)

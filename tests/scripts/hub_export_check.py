@@ -1,5 +1,6 @@
 """`kforge export` rows as the Hugging Face libraries read them (run by ctest as export_datasets):
 
+- `--push-to-hub` of export and finetune-launch against a stand-in Hub on 127.0.0.1 (tests/fakes/fake_hub.py);
 - finetune-launch's template check refuses arguments a template (Qwen2.5's) encodes twice;
 - a text + tools export loads with a plain `datasets.load_dataset("json", ...)` and with the dataset
   card's own snippet, whose features keep every message exactly as written;
@@ -220,3 +221,68 @@ def test_the_launch_check_refuses_arguments_a_template_encodes_twice(run, export
     refused = check(text)
     assert refused.returncode == 1
     assert "writes the tool-call arguments as escaped JSON text" in refused.stderr, refused.stderr
+
+
+@pytest.fixture
+def hub(tmp_path):
+    """The stand-in Hub (tests/fakes/fake_hub.py) on 127.0.0.1: (environment for the client, store)."""
+    store = tmp_path / "hub"
+    server = subprocess.Popen([sys.executable, str(REPO / "tests/fakes/fake_hub.py"), str(store)],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    port = int(server.stdout.readline())
+    env = {**os.environ, "HF_ENDPOINT": f"http://127.0.0.1:{port}", "HF_TOKEN": "hf_test_token_not_secret",
+           "HF_HUB_DISABLE_TELEMETRY": "1", "HF_HUB_OFFLINE": "0"}
+    yield env, store
+    server.kill()
+    server.wait()
+
+
+def test_export_pushes_the_dataset_to_the_hub(run, tmp_path, hub):
+    env, store = hub
+    out = tmp_path / "pushed"
+    done = subprocess.run([KFORGE, "export", str(run), "--out", str(out), "--split", "val=0.3", "--push-to-hub",
+                           "kforge-test/kernels", "--python", sys.executable], capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    assert f"pushed 4 files to {env['HF_ENDPOINT']}/datasets/kforge-test/kernels (commit " in done.stderr, done.stderr
+    uploaded = store / "datasets/kforge-test/kernels"
+    assert sorted(p.name for p in uploaded.iterdir()) == ["README.md", "stats.json", "train.jsonl", "validation.jsonl"]
+    for name in ("README.md", "train.jsonl"):
+        assert (uploaded / name).read_bytes() == (out / name).read_bytes()
+    assert "hf_test_token_not_secret" not in done.stderr + done.stdout
+
+    refused = subprocess.run([KFORGE, "export", str(run), "--out", str(tmp_path / "x"), "--push-to-hub", "no slash"],
+                             capture_output=True, text=True, env=env)
+    assert refused.returncode == 2 and "--push-to-hub no slash: expected a Hub repository id" in refused.stderr
+    assert not (tmp_path / "x").exists()
+
+
+def test_finetune_pushes_the_model_after_a_run_that_ends_well(tmp_path, hub, exported):
+    """finetune-launch with a trainer played by a shell script; the upload is the real one."""
+    env, store = hub
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "python3"
+    fake.write_text(
+        "#!/bin/sh\n"
+        "case \"$*\" in\n"
+        "  *--versions*) echo '{\"python\": \"3.12\", \"transformers\": \"5\", \"trl\": \"1\", \"torch\": \"2\"}' ;;\n"
+        "  *--check-template*) echo '{\"rendered\": 1, \"tool_calls\": 0, \"longest_tokens\": 90, \"longest_line\": 1,"
+        " \"tokens\": {\"rows\": 7, \"p50\": 80, \"p95\": 90, \"p99\": 90, \"max\": 90, \"longest_line\": 1}}' ;;\n"
+        f"  *hub_push.py*) exec {sys.executable} \"$@\" ;;\n"
+        "  *) save=''; prev=''; for a in \"$@\"; do [ \"$prev\" = --save ] && save=\"$a\"; prev=\"$a\"; done\n"
+        "     mkdir -p \"$save\"; echo weights > \"$save/model.safetensors\"\n"
+        "     echo 'kforge-train {\"done\": true, \"train_loss\": 1.0, \"steps\": 1}' ;;\n"
+        "esac\n")
+    fake.chmod(0o755)
+    model = tmp_path / "base"
+    model.mkdir()
+    (model / "config.json").write_text("{}")
+    out = tmp_path / "ft"
+    done = subprocess.run([KFORGE, "finetune-launch", "--data", str(exported / "train.jsonl"), "--model", str(model),
+                           "--out", str(out), "--python", str(fake), "--push-to-hub", "kforge-test/student"],
+                          capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    assert (store / "models/kforge-test/student/model.safetensors").read_text() == "weights\n"
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["pushed"]["repo"] == "kforge-test/student" and manifest["pushed"]["commit"], manifest["pushed"]
+    assert manifest["pushed"]["url"] == f"{env['HF_ENDPOINT']}/kforge-test/student"

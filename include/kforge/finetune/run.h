@@ -22,6 +22,10 @@ struct RunRequest {
   /// Replace a previous run in OUT (one that holds manifest.json), removing what it wrote (model/,
   /// checkpoints/, adapter/, axolotl-prepared/, its logs) once every check has passed. Default false.
   bool force = false;
+  /// After a run that ended with status 0, upload OUT/model to this Hub model repository (org/name)
+  /// with `hub_script` (scripts/hub_push.py). Empty (default): no upload. Not with Slurm.
+  std::string push_to_hub;
+  std::filesystem::path hub_script;
 };
 
 /// Where the run's messages go: `note` gets progress lines for stderr, `print` what a dry run
