@@ -90,8 +90,12 @@ std::string Histogram(const DatasetStats& s) {
 
 /// The character estimate, when no tokenizer measured the rows.
 std::string EstimateNote(const DatasetStats& s, const TrainingSettings& t) {
-  return "max_seq_len " + std::to_string(MaxSeqLen(t, s)) +
-         (t.max_seq_len > 0 ? "" : " (estimated from characters / 3.5: no tokenizer measured the rows)") +
+  return std::string(t.max_seq_len > 0 ? "" : "warning: ") + "max_seq_len " +
+         std::to_string(MaxSeqLen(t, s)) +
+         (t.max_seq_len > 0
+              ? ""
+              : " (estimated from characters / 3.5: no tokenizer measured the rows; rows may be "
+                "longer in tokens and be cut)") +
          ": the longest record is about " + std::to_string(ApproxTokens(s.max_chars)) + " tokens; about " +
          std::to_string(RecordsCut(t, s)) + " of " + std::to_string(s.records) + " records are longer";
 }
