@@ -6,6 +6,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "kforge/common/status.h"
 #include "kforge/llm/chat.h"
@@ -76,6 +78,12 @@ struct ProviderOptions {
   /// OpenAI-compatible: the message field reasoning is sent back in ("reasoning_content" for
   /// DeepSeek, vLLM and SGLang; "reasoning" for OpenRouter).
   std::string openai_reasoning_field = "reasoning_content";
+  /// HTTP providers: headers added to every request (--header K:V), after kforge's own; a header
+  /// named here replaces kforge's of the same name (e.g. anthropic-beta, anthropic-version).
+  std::vector<std::pair<std::string, std::string>> extra_headers;
+  /// HTTP providers: a JSON object merged into every request body (--extra-body), its fields
+  /// replacing kforge's (RFC 7396 merge: a null removes a field).
+  nlohmann::json extra_body = nlohmann::json::object();
 };
 
 /// Done callbacks run on a provider thread; they must be quick and must not call Send.
@@ -97,6 +105,10 @@ class Provider {
   /// are placeholders such as "x" that masking would mangle data with) masked as "***". Client
   /// passes what it writes (cassettes, cache files, logs) through it.
   virtual std::string Redact(std::string text) const { return text; }
+  /// The JSON body an HTTP provider would send for `request` (not streamed), extra body fields
+  /// merged; nullopt for providers that send no JSON body (replay, exec). For dry runs and for
+  /// recording what was sent.
+  virtual std::optional<nlohmann::json> WireBody(const ChatRequest&) const { return std::nullopt; }
 };
 
 /// spec: "anthropic", "openai", "replay:FILE" or "exec:CMD". Keys come only from the environment
