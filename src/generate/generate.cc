@@ -10,6 +10,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <future>
+#include <memory>
 #include <mutex>
 
 #include <spdlog/spdlog.h>
@@ -43,7 +45,107 @@ Status CheckOptions(const GenerateOptions& o) {
   if (o.shard_count < 1 || o.shard_index < 0 || o.shard_index >= o.shard_count)
     return Status::InvalidArgument("--shard i/n needs 0 <= i < n");
   if (o.max_cost_usd && !(*o.max_cost_usd >= 0)) return Status::InvalidArgument("--max-cost must be >= 0");
+  // What a provider would refuse on every request, or ignore, is refused here, before any request.
+  const std::string provider = o.teacher.substr(0, o.teacher.find(':'));
+  if (o.thinking_budget_tokens > 0) {
+    if (provider == "openai")
+      return Status::InvalidArgument(
+          "--thinking-budget: --teacher openai does not send it; use --reasoning-effort (or --extra-body)");
+    if (o.thinking_budget_tokens < 1024)
+      return Status::InvalidArgument("--thinking-budget " + std::to_string(o.thinking_budget_tokens) +
+                                     ": at least 1024 (0 turns thinking off)");
+    if (o.thinking_budget_tokens >= o.max_tokens)
+      return Status::InvalidArgument("--thinking-budget " + std::to_string(o.thinking_budget_tokens) +
+                                     " must be below --max-tokens " + std::to_string(o.max_tokens) +
+                                     " (thinking is part of the output)");
+  }
+  if ((o.adaptive_thinking || !o.effort.empty()) && provider == "openai")
+    return Status::InvalidArgument(std::string(o.adaptive_thinking ? "--adaptive-thinking" : "--effort") +
+                                   ": only --teacher anthropic sends it; use --reasoning-effort");
+  if (o.adaptive_thinking && o.thinking_budget_tokens > 0)
+    return Status::InvalidArgument("--adaptive-thinking: not with --thinking-budget (the model sets its own)");
+  if (!o.reasoning_effort.empty() && provider == "anthropic")
+    return Status::InvalidArgument(
+        "--reasoning-effort: --teacher anthropic does not send it; use --thinking-budget (or --extra-body)");
   return Status::Ok();
+}
+
+/// The sampling parameters as `body` (a wire body) carries them; null or 0 where the provider drops
+/// one. `dropped` names what was asked for and is not sent.
+nlohmann::json SentParams(const GenerateOptions& o, const std::optional<nlohmann::json>& body,
+                          std::vector<std::string>& dropped) {
+  nlohmann::json params = {
+      {"max_tokens", o.max_tokens},
+      {"temperature", o.temperature ? nlohmann::json(*o.temperature) : nlohmann::json()},
+      {"thinking_budget_tokens", o.thinking_budget_tokens},
+      {"reasoning_effort", o.reasoning_effort}};
+  if (!body || !body->is_object()) return params;  // replay, exec: the canonical request is what goes
+  const nlohmann::json& b = *body;
+  if (b.contains("max_completion_tokens")) {
+    params["max_tokens"] = b["max_completion_tokens"];
+    params["max_tokens_field"] = "max_completion_tokens";
+  } else {
+    params["max_tokens"] = b.value("max_tokens", nlohmann::json());
+  }
+  params["temperature"] = b.value("temperature", nlohmann::json());
+  if (o.temperature && params["temperature"].is_null()) dropped.push_back("temperature");
+  const nlohmann::json thinking = b.value("thinking", nlohmann::json());
+  params["thinking_budget_tokens"] =
+      thinking.is_object() ? thinking.value("budget_tokens", nlohmann::json(0)) : nlohmann::json(0);
+  if (thinking.is_object() && thinking.contains("type") && thinking["type"] != "enabled")
+    params["thinking"] = thinking;
+  params["reasoning_effort"] = b.value("reasoning_effort", std::string());
+  const nlohmann::json output_config = b.value("output_config", nlohmann::json());
+  if (output_config.is_object() && output_config.contains("effort")) params["effort"] = output_config["effort"];
+  if (!o.effort.empty() && !params.contains("effort")) dropped.push_back("effort");
+  if (!o.reasoning_effort.empty() && params["reasoning_effort"] == "") dropped.push_back("reasoning_effort");
+  return params;
+}
+
+/// One request of one output token before anything starts: a model or endpoint that does not
+/// exist, a key that is refused or a parameter the model rejects stops the run here, in one line.
+/// Transient failures only warn (the batch retries them).
+Status ProbeModel(llm::Provider& provider, const std::string& model) {
+  llm::ChatRequest ping;
+  ping.model = model;
+  ping.max_tokens = 1;
+  ping.prompt_cache = false;
+  ping.messages = {llm::Message::User("Reply with OK.")};
+  auto promise = std::make_shared<std::promise<llm::Attempt>>();
+  std::future<llm::Attempt> result = promise->get_future();
+  provider.Send(ping, [promise](llm::Attempt a) { promise->set_value(std::move(a)); });
+  const llm::ErrorInfo error = result.get().response.error;
+  switch (error.kind) {
+    case llm::ErrorKind::kNotFound:
+    case llm::ErrorKind::kAuth:
+    case llm::ErrorKind::kQuota:
+    case llm::ErrorKind::kBilling:
+    case llm::ErrorKind::kInvalidRequest:
+      return Status::InvalidArgument(provider.Redact("model probe (--no-probe skips it): " +
+                                                     std::string(llm::ErrorKindName(error.kind)) + ": " +
+                                                     error.message));
+    case llm::ErrorKind::kNone:
+      return Status::Ok();
+    default:
+      spdlog::warn("generate: model probe: {}: {} (going on)", llm::ErrorKindName(error.kind),
+                   provider.Redact(error.message));
+      return Status::Ok();
+  }
+}
+
+/// "model m, max_tokens 8192, temperature 0.7; dropped: ..." for the startup line.
+std::string DescribeSent(const nlohmann::json& params, const std::vector<std::string>& dropped) {
+  std::string text = params.value("max_tokens_field", std::string("max_tokens")) + " " + params["max_tokens"].dump();
+  if (!params["temperature"].is_null()) text += ", temperature " + params["temperature"].dump();
+  if (params["thinking_budget_tokens"] != 0) text += ", thinking budget " + params["thinking_budget_tokens"].dump();
+  if (params.contains("thinking")) text += ", thinking " + params["thinking"].dump();
+  if (params["reasoning_effort"] != "") text += ", reasoning_effort " + params["reasoning_effort"].get<std::string>();
+  if (params.contains("effort")) text += ", effort " + params["effort"].dump();
+  if (!dropped.empty()) {
+    text += "; not sent (the model or provider takes no other value):";
+    for (const std::string& d : dropped) text += " " + d;
+  }
+  return text;
 }
 
 /// What decides the records of a run: its hash is the run id. Selection (filter, shard, samples),
@@ -66,6 +168,9 @@ nlohmann::json RunConfig(const GenerateOptions& o, const PromptSet& prompts, boo
                            {"trials", o.judge.verify.trials},
                            {"seed", o.seed},
                            {"prompts", prompts.hash}};
+  // Settings added later are part of the id only when set, so runs made before them resume.
+  if (o.adaptive_thinking) config["adaptive_thinking"] = true;
+  if (!o.effort.empty()) config["effort"] = o.effort;
   // Only a policy other than the default is part of the id, so runs made before it existed resume.
   if (o.judge.verify.op_policy != common::OpPolicy::kLibrary)
     config["allow_ops"] = common::OpPolicyName(o.judge.verify.op_policy);
@@ -184,8 +289,56 @@ StatusOr<GenerateSummary> RunGenerate(const GenerateOptions& options) {
 
   auto provider = llm::MakeProvider(options.teacher, options.provider);
   if (!provider.ok()) return provider.status().WithContext("--teacher");
-  llm::ClientOptions client_options = options.client;
-  KFORGE_ASSIGN_OR_RETURN(auto client, llm::Client::Create(std::move(*provider), client_options));
+  if (options.model.empty() && ((*provider)->Name() == "anthropic" || (*provider)->Name() == "openai"))
+    return Status::InvalidArgument("--model is required with --teacher " + (*provider)->Name());
+  if (options.max_cost_usd && !options.allow_unpriced &&
+      !options.client.prices.Find((*provider)->Name(), options.model))
+    return Status::InvalidArgument("--max-cost: no price for model \"" + options.model +
+                                   "\" in the price table (--prices); add it, or pass --allow-unpriced to count it as 0");
+  const std::vector<llm::ToolSpec> tools =
+      options.protocol == "tools" ? SolutionTools() : std::vector<llm::ToolSpec>{};
+  std::vector<std::string> dropped;
+  nlohmann::json sent_params;
+  bool http_teacher = false;  // a provider that sends JSON bodies
+  {
+    llm::ChatRequest probe;
+    probe.model = options.model;
+    probe.max_tokens = options.max_tokens;
+    probe.temperature = options.temperature;
+    probe.thinking_budget_tokens = options.thinking_budget_tokens;
+    probe.reasoning_effort = options.reasoning_effort;
+    probe.adaptive_thinking = options.adaptive_thinking;
+    probe.effort = options.effort;
+    std::optional<nlohmann::json> body = (*provider)->WireBody(probe);
+    sent_params = SentParams(options, body, dropped);
+    http_teacher = body.has_value();
+    if (body)
+      std::fprintf(stderr, "generate: sending %s %s\n", options.model.c_str(),
+                   DescribeSent(sent_params, dropped).c_str());
+  }
+  if (options.dry_run) {
+    const std::string protocol_text =
+        options.protocol == "tools" ? prompts.protocol_tools : prompts.protocol_text;
+    KFORGE_ASSIGN_OR_RETURN(std::string system_prompt,
+                            Render(prompts.system,
+                                   {{"device", DescribeDevice(nlohmann::json(), true)},
+                                    {"arch", options.judge.verify.arch},
+                                    {"library_ops", prompts.LibraryOps(options.judge.verify.op_policy)},
+                                    {"protocol", protocol_text}},
+                                   "system.md"));
+    const common::Task& first = *shard.front();
+    KFORGE_ASSIGN_OR_RETURN(llm::ChatRequest request,
+                            OpeningRequest(options, prompts, system_prompt, tools,
+                                           {&first, options.views.front(), 0, references[first.id], ""}));
+    std::optional<nlohmann::json> body = (*provider)->WireBody(request);
+    nlohmann::json shown = body ? *body : llm::ToJson(request);
+    std::printf("%s\n", (*provider)->Redact(shown.dump(2, ' ', false, nlohmann::json::error_handler_t::replace)).c_str());
+    GenerateSummary dry;
+    dry.dry_run = true;
+    return dry;
+  }
+  if (options.probe && http_teacher)
+    KFORGE_RETURN_IF_ERROR(ProbeModel(**provider, options.model));
 
   // The judge. Without a GPU the run is compile-only, and says so.
   GenerateSummary summary;
@@ -227,7 +380,16 @@ StatusOr<GenerateSummary> RunGenerate(const GenerateOptions& options) {
       {"samples", options.samples},
       {"shard", std::to_string(options.shard_index) + "/" + std::to_string(options.shard_count)}};
   KFORGE_ASSIGN_OR_RETURN(
-      auto run, RunDir::Open(options.out, RunConfig(options, prompts, compile_only), about, options.force));
+      auto run, RunDir::Open(options.out, RunConfig(options, prompts, compile_only), about, options.force,
+                             options.retry_errors));
+  llm::ClientOptions client_options = options.client;
+  client_options.max_cost_usd = options.max_cost_usd;
+  client_options.spent_before_usd = run->spent_usd();
+  summary.spent_before_usd = run->spent_usd();
+  KFORGE_ASSIGN_OR_RETURN(auto client, llm::Client::Create(std::move(*provider), client_options));
+  if (run->moved_errors() > 0)
+    std::fprintf(stderr, "generate: --retry-errors: %d episode%s that ended in llm_error run again\n",
+                 run->moved_errors(), run->moved_errors() == 1 ? "" : "s");
   if (run->trajectories().torn_lines() > 0)
     spdlog::warn("generate: dropped a torn last line in {} (an episode cut short; it runs again)",
                  (options.out / "trajectories.jsonl").string());
@@ -265,11 +427,12 @@ StatusOr<GenerateSummary> RunGenerate(const GenerateOptions& options) {
                          *judge,
                          bencher.get(),
                          system_prompt,
-                         options.protocol == "tools" ? SolutionTools() : std::vector<llm::ToolSpec>{},
+                         tools,
                          compile_only,
                          hello.is_object() ? hello.value("device", nlohmann::json()) : nlohmann::json(),
                          run->run_id(),
-                         &stopping};
+                         &stopping,
+                         sent_params};
 
   std::fprintf(stderr, "generate: run %s, %d episode%s to run (%d already done), %zu task%s, %s%s\n",
                run->run_id().c_str(), summary.episodes, summary.episodes == 1 ? "" : "s", summary.skipped,
@@ -290,19 +453,34 @@ StatusOr<GenerateSummary> RunGenerate(const GenerateOptions& options) {
         if (stop_starting || stopping || next >= planned.size()) return;
         item = &planned[next++];
       }
-      bool aborted = false;
+      EpisodeEnd end = EpisodeEnd::kFinished;
       dataset::Trajectory t;
       try {
         t = RunEpisode(context, {item->task, item->view, item->sample, references[item->task->id], item->id},
-                       aborted);
+                       end);
       } catch (const std::exception& e) {  // a bug: this episode, never the batch
         t.id = item->id;
         t.task.id = item->task->id;
         t.stop = "harness_error";
         t.error = std::string("internal error: ") + e.what();
       }
-      if (aborted) {
-        if (!client->fatal_status().ok()) stopping = true;
+      if (end != EpisodeEnd::kFinished) {
+        // Not final: kept apart (for its cost and for diagnosis), run again by a rerun.
+        Status kept = end == EpisodeEnd::kTransient || !t.attempts.empty() || t.usage.cost_usd > 0
+                          ? run->AppendUnfinished(dataset::ToJson(t))
+                          : Status::Ok();
+        std::lock_guard<std::mutex> lock(mu);
+        if (!kept.ok() && summary.fatal.ok()) summary.fatal = kept;
+        summary.cost_usd += t.usage.cost_usd;
+        if (end == EpisodeEnd::kTransient) {
+          ++summary.deferred;
+          run->Log(t.id + " unfinished: " + t.error);
+        }
+        if (!client->fatal_status().ok() || !kept.ok()) stopping = true;
+        if (client->budget_reached() && !stop_starting) {
+          stop_starting = true;
+          summary.stopped_by_budget = true;
+        }
         continue;
       }
       Status written = run->trajectories().Append(dataset::ToJson(t));
@@ -320,7 +498,8 @@ StatusOr<GenerateSummary> RunGenerate(const GenerateOptions& options) {
       if (t.stop == "llm_error") ++summary.llm_errors;
       if (t.stop == "harness_error") ++summary.harness_errors;
       summary.cost_usd += t.usage.cost_usd;
-      if (options.max_cost_usd && summary.cost_usd >= *options.max_cost_usd && !stop_starting) {
+      if (options.max_cost_usd && summary.spent_before_usd + summary.cost_usd >= *options.max_cost_usd &&
+          !stop_starting) {
         stop_starting = true;
         summary.stopped_by_budget = true;
       }
