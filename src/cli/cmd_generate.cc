@@ -273,6 +273,12 @@ Runner AttachGenerate(CLI::App& sub) {
                  s.finished, s.finished == 1 ? "" : "s", s.skipped, s.correct, s.faster, s.compiled,
                  s.llm_errors, s.harness_errors, s.cost_usd,
                  s.compile_only ? " (compile-only: nothing ran on a GPU)" : "");
+    if (s.usage.cache_read + s.usage.cache_write > 0)
+      std::fprintf(stderr,
+                   "generate: prompt cache: %.0f%% of prompt tokens read from the cache (%lld read, %lld written, "
+                   "%lld not cached)\n",
+                   100 * s.usage.CacheReadShare(), static_cast<long long>(s.usage.cache_read),
+                   static_cast<long long>(s.usage.cache_write), static_cast<long long>(s.usage.input));
     if (!s.fatal.ok()) {
       std::fprintf(stderr, "kforge generate: stopped: %s\n", s.fatal.message().c_str());
       return kExitUsage;

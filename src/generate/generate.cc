@@ -472,6 +472,7 @@ StatusOr<GenerateSummary> RunGenerate(const GenerateOptions& options) {
         std::lock_guard<std::mutex> lock(mu);
         if (!kept.ok() && summary.fatal.ok()) summary.fatal = kept;
         summary.cost_usd += t.usage.cost_usd;
+        summary.usage.AddTokens(t.usage);
         if (end == EpisodeEnd::kTransient) {
           ++summary.deferred;
           run->Log(t.id + " unfinished: " + t.error);
@@ -498,6 +499,7 @@ StatusOr<GenerateSummary> RunGenerate(const GenerateOptions& options) {
       if (t.stop == "llm_error") ++summary.llm_errors;
       if (t.stop == "harness_error") ++summary.harness_errors;
       summary.cost_usd += t.usage.cost_usd;
+      summary.usage.AddTokens(t.usage);
       if (options.max_cost_usd && summary.spent_before_usd + summary.cost_usd >= *options.max_cost_usd &&
           !stop_starting) {
         stop_starting = true;

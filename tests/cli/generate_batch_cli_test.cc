@@ -326,6 +326,31 @@ TEST_F(GenerateBatchCliTest, AReplyCutAtTheTokenCapIsNamedInTheFeedback) {
   EXPECT_NE(second["messages"].back()["content"].get<std::string>().find("cut at 300 tokens"), std::string::npos);
 }
 
+TEST_F(GenerateBatchCliTest, TheSummarySaysHowMuchOfThePromptCameFromTheCache) {
+  fakes::FakeHttpServer server([](const fakes::HttpExchange&) {
+    json message = {{"id", "msg_1"},
+                    {"type", "message"},
+                    {"role", "assistant"},
+                    {"model", "claude-test"},
+                    {"content", {{{"type", "text"}, {"text", TextReply()}}}},
+                    {"stop_reason", "end_turn"},
+                    {"usage",
+                     {{"input_tokens", 100},
+                      {"output_tokens", 50},
+                      {"cache_read_input_tokens", 800},
+                      {"cache_creation_input_tokens", 100}}}};
+    return fakes::FakeReply::Json(200, message.dump());
+  });
+  GenRun run = Generate("--filter demo/relu --samples 4 --teacher anthropic --model claude-test --base-url " +
+                            server.url(),
+                        "ANTHROPIC_API_KEY=sk-test-0123456789");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.err.find("generate: prompt cache: 80% of prompt tokens read from the cache (3200 read, 400 "
+                         "written, 400 not cached)"),
+            std::string::npos)
+      << run.err;
+}
+
 TEST_F(GenerateBatchCliTest, TheResponseCacheKeepsSamplesApart) {
   fakes::FakeHttpServer server([](const fakes::HttpExchange&) { return Ok(); });
   const std::string cache = out_.string() + ".d/cache";

@@ -10,6 +10,7 @@
 
 #include "kforge/bench/bencher.h"
 #include "kforge/common/status.h"
+#include "kforge/dataset/trajectory.h"
 #include "kforge/llm/client.h"
 #include "kforge/llm/provider.h"
 
@@ -92,6 +93,20 @@ struct GenerateSummary {
   int deferred = 0;  ///< ended on a transient teacher error: in unfinished.jsonl, run again by a rerun
   double cost_usd = 0;         ///< spent by this invocation
   double spent_before_usd = 0;  ///< spent in the run folder before it
+  /// Prompt tokens of this invocation's requests: fresh input, read from and written to the cache.
+  struct PromptTokens {
+    int64_t input = 0, cache_read = 0, cache_write = 0;
+    void AddTokens(const dataset::UsageInfo& u) {
+      input += u.input_tokens;
+      cache_read += u.cache_read_tokens;
+      cache_write += u.cache_write_tokens;
+    }
+    /// The part of all prompt tokens read from the cache, in [0, 1].
+    double CacheReadShare() const {
+      const int64_t all = input + cache_read + cache_write;
+      return all > 0 ? static_cast<double>(cache_read) / static_cast<double>(all) : 0;
+    }
+  } usage;
   bool compile_only = false;
   bool stopped_by_budget = false;
   bool dry_run = false;  ///< nothing was sent: the first request was printed
