@@ -337,7 +337,7 @@ StatusOr<GenerateSummary> RunGenerate(const GenerateOptions& options) {
     dry.dry_run = true;
     return dry;
   }
-  if (options.probe && http_teacher)
+  if (options.probe && http_teacher && !options.provider.batch_api)
     KFORGE_RETURN_IF_ERROR(ProbeModel(**provider, options.model));
 
   // The judge. Without a GPU the run is compile-only, and says so.

@@ -202,7 +202,8 @@ class Client::Impl {
     std::optional<ModelPrice> p = options_.prices.Find(provider_->Name(), request.model);
     if (!p) return 0;
     const double input_price = std::max(p->input, p->cache_write.value_or(p->input));
-    return (RequestBytes(request) / 3 * input_price + static_cast<double>(request.max_tokens) * p->output) / 1e6;
+    return provider_->PriceFactor() *
+           (RequestBytes(request) / 3 * input_price + static_cast<double>(request.max_tokens) * p->output) / 1e6;
   }
 
   /// Stops the batch (under mu_): sets fatal_ and takes every queued job out, to be aborted.
@@ -331,7 +332,7 @@ class Client::Impl {
       const std::string provider = provider_->Name();
       std::optional<double> cost = options_.prices.Cost(provider, job->request.model, r.usage);
       if (!cost && !r.model.empty()) cost = options_.prices.Cost(provider, r.model, r.usage);
-      r.cost_usd = cost.value_or(0);
+      r.cost_usd = cost.value_or(0) * provider_->PriceFactor();
       r.cost_known = cost.has_value();
     }
     if (r.ok() && !r.from_cache && cache_)

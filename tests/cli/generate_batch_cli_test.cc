@@ -8,7 +8,10 @@
 #include <algorithm>
 #include <atomic>
 #include <filesystem>
+#include <cstdio>
 #include <fstream>
+#include <map>
+#include <mutex>
 #include <set>
 #include <string>
 #include <vector>
@@ -349,6 +352,118 @@ TEST_F(GenerateBatchCliTest, TheSummarySaysHowMuchOfThePromptCameFromTheCache) {
                          "written, 400 not cached)"),
             std::string::npos)
       << run.err;
+}
+
+/// A Message Batches server: each batch's results are an Anthropic message per request (a kernel that
+/// does not compile on turn 1, the fixed one after), ended once `ended` is set.
+struct FakeBatchServer {
+  std::atomic<bool> ended{true};
+  std::atomic<int> created{0}, polls{0}, messages{0};
+  std::mutex mu;
+  std::map<std::string, std::string> results;
+  std::string url;
+  fakes::FakeHttpServer server{[this](const fakes::HttpExchange& ex) { return Answer(ex); }};
+
+  FakeBatchServer() { url = server.url(); }
+
+  fakes::FakeReply Answer(const fakes::HttpExchange& ex) {
+    const std::string batches = "/v1/messages/batches";
+    if (ex.method == "POST" && ex.path == "/v1/messages") {  // the interactive API, for comparison
+      ++messages;
+      return fakes::FakeReply::Json(200, Message(json::parse(ex.body)).dump());
+    }
+    if (ex.method == "POST" && ex.path == batches) {
+      std::string id = "msgbatch_" + std::to_string(++created);
+      std::string lines;
+      const json body = json::parse(ex.body);
+      for (const json& r : body["requests"])
+        lines += json{{"custom_id", r["custom_id"]}, {"result", {{"type", "succeeded"}, {"message", Message(r["params"])}}}}
+                     .dump() +
+                 "\n";
+      std::lock_guard<std::mutex> lock(mu);
+      results[id] = lines;
+      return fakes::FakeReply::Json(200, json{{"id", id}, {"processing_status", "in_progress"}}.dump());
+    }
+    if (ex.method == "GET" && ex.path.rfind(batches + "/", 0) == 0) {
+      std::string rest = ex.path.substr(batches.size() + 1);
+      std::lock_guard<std::mutex> lock(mu);
+      if (size_t slash = rest.find('/'); slash != std::string::npos)
+        return fakes::FakeReply::Json(200, results[rest.substr(0, slash)]);
+      ++polls;
+      json status = {{"id", rest}, {"processing_status", ended ? "ended" : "in_progress"}};
+      if (ended) status["results_url"] = url + batches + "/" + rest + "/results";
+      return fakes::FakeReply::Json(200, status.dump());
+    }
+    return fakes::FakeReply::Json(404, R"({"type":"error","error":{"type":"not_found_error","message":"no"}})");
+  }
+
+  static json Message(const json& params) {
+    int turns = 0;
+    for (const json& m : params["messages"]) turns += m["role"] == "assistant";
+    std::string text = TextReply();
+    if (turns == 0) text.replace(text.find("threadIdx.x;"), 12, "threadIdx.x");  // a compile error first
+    return {{"id", "msg"},
+            {"type", "message"},
+            {"role", "assistant"},
+            {"model", "claude-test"},
+            {"content", {{{"type", "text"}, {"text", text}}}},
+            {"stop_reason", "end_turn"},
+            {"usage", {{"input_tokens", 1000}, {"output_tokens", 100}}}};
+  }
+};
+
+TEST_F(GenerateBatchCliTest, BatchApiSendsEachTurnAsOneBatchAtHalfThePrice) {
+  FakeBatchServer batch;
+  const std::string prices = out_.string() + ".d/prices.json";
+  std::ofstream(prices) << R"({"schema": "kforge.prices/1", "models": {"claude-test": {"input": 1, "output": 10}}})";
+  const std::string args = "--filter demo/relu --samples 4 --teacher anthropic --model claude-test --prices " +
+                           prices + " --base-url " + batch.url;
+  const std::string env = "ANTHROPIC_API_KEY=sk-test-0123456789";
+  // (a failure shows in seconds, not after the batch retries)
+  const std::string fast = " --max-attempts 2 --backoff-initial 0.01 --backoff-max 0.02";
+  GenRun interactive = Generate(args, env);
+  ASSERT_EQ(interactive.exit_code, 0) << interactive.err;
+  ASSERT_EQ(interactive.records.size(), 4u);
+  const int interactive_requests = batch.server.request_count();
+  EXPECT_EQ(interactive_requests, 8) << "4 episodes, 2 turns each";
+  double interactive_cost = 0;
+  for (const json& r : interactive.records) interactive_cost += r["usage"]["cost_usd"].get<double>();
+  fs::remove_all(out_);
+
+  GenRun batched = Generate(args + fast + " --batch-api --batch-window 0.2 --batch-poll 0.05", env);
+  ASSERT_EQ(batched.exit_code, 0) << batched.err << (Lines("unfinished.jsonl").empty() ? "" : Lines("unfinished.jsonl")[0]["outcome"].dump());
+  ASSERT_EQ(batched.records.size(), 4u);
+  EXPECT_EQ(batch.created.load(), 2) << "one batch per turn";
+  EXPECT_EQ(batch.messages.load(), 8) << "no interactive request in batch mode";
+  double batched_cost = 0;
+  for (const json& r : batched.records) {
+    EXPECT_EQ(r["outcome"]["stop"], "compiled");
+    ASSERT_EQ(r["attempts"].size(), 2u);
+    EXPECT_EQ(r["attempts"][0]["status"], "compile_error");
+    batched_cost += r["usage"]["cost_usd"].get<double>();
+  }
+  EXPECT_NEAR(batched_cost, interactive_cost / 2, 1e-12);
+  std::fprintf(stderr, "batch api: %d HTTP requests (%d batches, %d polls) against %d interactive\n",
+               batch.server.request_count() - interactive_requests, batch.created.load(), batch.polls.load(),
+               interactive_requests);
+}
+
+TEST_F(GenerateBatchCliTest, BatchApiAfterACrashCollectsTheBatchItAlreadyCreated) {
+  FakeBatchServer batch;
+  batch.ended = false;
+  const std::string args = "--filter demo/relu --samples 3 --teacher anthropic --model claude-test --batch-api "
+                           "--batch-window 0.1 --batch-poll 0.05 --base-url " + batch.url;
+  // Killed while its first batch is being processed.
+  GenRun killed = Generate(args, "ANTHROPIC_API_KEY=sk-test-0123456789 timeout -s KILL 1.5");
+  EXPECT_NE(killed.exit_code, 0);
+  EXPECT_TRUE(killed.records.empty());
+  ASSERT_EQ(batch.created.load(), 1);
+  EXPECT_TRUE(fs::exists(out_ / "batches.jsonl"));
+  batch.ended = true;
+  GenRun resumed = Generate(args, "ANTHROPIC_API_KEY=sk-test-0123456789");
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  EXPECT_EQ(resumed.records.size(), 3u);
+  EXPECT_EQ(batch.created.load(), 2) << "turn 1 came from the batch made before the crash; turn 2 is a new one";
 }
 
 TEST_F(GenerateBatchCliTest, TheResponseCacheKeepsSamplesApart) {
