@@ -259,6 +259,15 @@ TEST_F(GenerateBatchCliTest, DryRunPrintsTheFirstRequestAndSendsNothing) {
   EXPECT_EQ(body["metadata"]["user_id"], "***") << "the key is masked";
   EXPECT_NE(body["messages"][0]["content"].dump().find("demo/relu"), std::string::npos);
   EXPECT_EQ(run.out.find("sk-secret-0123456789"), std::string::npos);
+  // A deployment whose name hides a reasoning model: the overrides say how to write its request.
+  GenRun azure = Generate("--filter demo/relu --dry-run --teacher openai --model my-deployment --temperature 0.5 "
+                          "--max-tokens-field max_completion_tokens --reasoning-model yes --base-url " +
+                          server.url() + "/v1");
+  ASSERT_EQ(azure.exit_code, 0) << azure.err;
+  json azure_body = json::parse(azure.out);
+  EXPECT_EQ(azure_body["max_completion_tokens"], 8192);
+  EXPECT_FALSE(azure_body.contains("max_tokens"));
+  EXPECT_FALSE(azure_body.contains("temperature"));
   // Newer Claude models: adaptive thinking and an effort, and then no temperature but 1.
   GenRun adaptive = Generate("--filter demo/relu --dry-run --teacher anthropic --model claude-opus-4-7 "
                              "--temperature 0.2 --adaptive-thinking --effort high --base-url " + server.url(),
