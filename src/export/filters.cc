@@ -13,6 +13,7 @@ namespace kforge::exporter {
 
 std::optional<std::string_view> Reject(const dataset::Trajectory& t, const Filters& f) {
   bool correct = t.correct();
+  if (!t.task.unjudgeable.empty()) return "unjudgeable_task";
   if (!correct && Unjudged(t)) return "harness_error";
   if (!correct && !f.include_incorrect) return "incorrect";
   if (f.min_speedup && !(t.speedup().value_or(0.0) >= *f.min_speedup)) return "min_speedup";
