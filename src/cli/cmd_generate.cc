@@ -2,10 +2,15 @@
 // on stderr; exit 0 when every episode ran, 1 when the batch stopped early, 2 for bad usage.
 #include <CLI/CLI.hpp>
 
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "cli/command.h"
 #include "cli/options.h"
@@ -46,6 +51,32 @@ StatusOr<llm::ReasoningEcho> ParseEcho(const std::string& text) {
                                  ": expected auto, none, tool-calls or all");
 }
 
+/// --header "Name: value" (repeatable) -> name/value pairs.
+Status ParseHeaders(const std::vector<std::string>& texts, std::vector<std::pair<std::string, std::string>>& out) {
+  for (const std::string& text : texts) {
+    size_t colon = text.find(':');
+    std::string name = text.substr(0, colon);
+    bool token = !name.empty();
+    for (char c : name) token = token && (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_');
+    if (colon == std::string::npos || !token)
+      return Status::InvalidArgument("--header " + text.substr(0, 40) + ": expected NAME:VALUE");
+    size_t start = text.find_first_not_of(" \t", colon + 1);
+    std::string value = start == std::string::npos ? "" : text.substr(start);
+    if (value.find_first_of("\r\n") != std::string::npos)
+      return Status::InvalidArgument("--header " + name + ": the value has a line break");
+    out.emplace_back(name, value);
+  }
+  return Status::Ok();
+}
+
+/// --extra-body: a JSON object.
+Status ParseExtraBody(const std::string& text, nlohmann::json& out) {
+  if (text.empty()) return Status::Ok();
+  out = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!out.is_object()) return Status::InvalidArgument("--extra-body: expected a JSON object, e.g. '{\"top_k\": 20}'");
+  return Status::Ok();
+}
+
 std::string DefaultPromptsDir() {
   const char* env = std::getenv("KFORGE_PROMPTS");
   return env && *env ? env : KFORGE_SOURCE_DIR "/prompts";
@@ -57,7 +88,8 @@ Runner AttachGenerate(CLI::App& sub) {
   struct Args {
     generate::GenerateOptions options;
     GpuRunFlags gpu;
-    std::string shard, stream = "auto", echo = "auto", prices;
+    std::string shard, stream = "auto", echo = "auto", prices, extra_body, reasoning_model;
+    std::vector<std::string> headers;
     double temperature = 0, max_cost = 0, bench_time = 2;
     CLI::Option* temperature_option = nullptr;
     CLI::Option* max_cost_option = nullptr;
@@ -99,6 +131,8 @@ Runner AttachGenerate(CLI::App& sub) {
       ->default_val(0)
       ->check(CLI::Range(0, 1000000));
   sub.add_option("--reasoning-effort", o.reasoning_effort, "OpenAI-compatible reasoning_effort");
+  sub.add_flag("--adaptive-thinking", o.adaptive_thinking, "Anthropic adaptive thinking (Claude 4.6 and later)");
+  sub.add_option("--effort", o.effort, "Anthropic output_config.effort: low, medium, high, max");
   sub.add_option("--reasoning-echo", args->echo,
                  "Which turns carry reasoning back: auto, none, tool-calls, all")
       ->default_val("auto");
@@ -128,8 +162,47 @@ Runner AttachGenerate(CLI::App& sub) {
       ->check(FiniteRange(1, 86400), "[1, 86400]");
   sub.add_option("--stream", args->stream, "Stream replies: auto, always or never")->default_val("auto");
   sub.add_option("--max-attempts", o.client.max_attempts, "Attempts per request, retries included")
-      ->default_val(3)
+      ->default_val(8)
       ->check(CLI::Range(1, 100));
+  sub.add_option("--backoff-initial", o.client.initial_backoff_s, "Seconds before the first retry (doubling)")
+      ->default_val(1)
+      ->check(FiniteRange(0, 3600), "[0, 3600]");
+  sub.add_option("--backoff-max", o.client.max_backoff_s, "Most seconds between two retries")
+      ->default_val(60)
+      ->check(FiniteRange(0, 3600), "[0, 3600]");
+  sub.add_option("--max-retry-after", o.client.max_retry_after_s, "Longest retry-after waited for, seconds")
+      ->default_val(600)
+      ->check(FiniteRange(0, 86400), "[0, 86400]");
+  sub.add_option("--outage", o.client.outage_s,
+                 "Stop the batch after this many seconds of transient teacher failures without a success (0: never)")
+      ->default_val(600)
+      ->check(FiniteRange(0, 1e7), "[0, 1e7]");
+  sub.add_option("--max-identical-errors", o.client.max_identical_errors,
+                 "Stop the batch after this many requests in a row fail with the same error (0: never)")
+      ->default_val(5)
+      ->check(CLI::Range(0, 1000000));
+  sub.add_flag("--retry-errors", o.retry_errors, "Run again the episodes recorded with stop llm_error");
+  sub.add_flag("--allow-unpriced", o.allow_unpriced, "With --max-cost, run a model the price table lacks");
+  sub.add_flag("--dry-run", o.dry_run, "Print the first request's body as sent and exit");
+  sub.add_flag("--batch-api", o.provider.batch_api, "Anthropic: send each turn's requests as one Message Batch");
+  sub.add_option("--batch-window", o.provider.batch_window_s, "Seconds without a new request that close a batch")
+      ->default_val(2)
+      ->check(FiniteRange(0, 3600), "[0, 3600]");
+  sub.add_option("--batch-poll", o.provider.batch_poll_s, "Seconds between two polls of a batch")
+      ->default_val(30)
+      ->check(FiniteRange(0, 3600), "[0, 3600]");
+  sub.add_flag("--no-probe{false}", o.probe, "Skip the one-token request that checks the model at start");
+  sub.add_option("--header", args->headers, "Extra HTTP header NAME:VALUE for every request (repeatable)")
+      ->take_all();
+  sub.add_option("--extra-body", args->extra_body, "JSON object merged into every request body");
+  sub.add_option("--max-tokens-field", o.provider.openai_max_tokens_field,
+                 "OpenAI-compatible: the output cap's field, max_tokens or max_completion_tokens (default: by model)");
+  sub.add_option("--reasoning-model", args->reasoning_model,
+                 "OpenAI-compatible: yes to send only reasoning-model parameters (no temperature), no for none "
+                 "(default: by model)");
+  sub.add_option("--reasoning-field", o.provider.openai_reasoning_field,
+                 "OpenAI-compatible: the field reasoning goes back in, reasoning_content or reasoning")
+      ->default_val("reasoning_content");
   sub.add_option("--max-in-flight", o.client.max_in_flight, "Teacher requests in flight, at most")
       ->default_val(64)
       ->check(CLI::Range(1, 4096));
@@ -151,6 +224,33 @@ Runner AttachGenerate(CLI::App& sub) {
     if (usage.ok() && !stream.ok()) usage = stream.status();
     if (usage.ok() && !echo.ok()) usage = echo.status();
     if (usage.ok()) usage = CheckTasksRoot(options.tasks_root);
+    if (usage.ok()) usage = ParseHeaders(args->headers, options.provider.extra_headers);
+    if (usage.ok()) usage = ParseExtraBody(args->extra_body, options.provider.extra_body);
+    if (usage.ok() && !args->reasoning_model.empty()) {
+      if (args->reasoning_model == "yes" || args->reasoning_model == "no")
+        options.provider.openai_reasoning_model = args->reasoning_model == "yes";
+      else
+        usage = Status::InvalidArgument("--reasoning-model " + args->reasoning_model.substr(0, 20) + ": expected yes or no");
+    }
+    const std::string& field = options.provider.openai_max_tokens_field;
+    if (usage.ok() && !field.empty() && field != "max_tokens" && field != "max_completion_tokens")
+      usage = Status::InvalidArgument("--max-tokens-field " + field.substr(0, 30) +
+                                      ": expected max_tokens or max_completion_tokens");
+    const std::string& reasoning_field = options.provider.openai_reasoning_field;
+    if (usage.ok() && reasoning_field != "reasoning_content" && reasoning_field != "reasoning")
+      usage = Status::InvalidArgument("--reasoning-field " + reasoning_field.substr(0, 30) +
+                                      ": expected reasoning_content or reasoning");
+    const bool openai = options.teacher == "openai";
+    if (usage.ok() && !openai && (!field.empty() || !args->reasoning_model.empty()))
+      usage = Status::InvalidArgument(std::string(field.empty() ? "--reasoning-model" : "--max-tokens-field") +
+                                      ": only --teacher openai sends it");
+    const bool http = openai || options.teacher == "anthropic";
+    if (usage.ok() && options.provider.batch_api && options.teacher != "anthropic")
+      usage = Status::InvalidArgument("--batch-api: only --teacher anthropic (Message Batches)");
+    if (options.provider.batch_api) options.provider.batch_state_path = (options.out / "batches.jsonl").string();
+    if (usage.ok() && !http && (!args->headers.empty() || !args->extra_body.empty()))
+      usage = Status::InvalidArgument(std::string(args->headers.empty() ? "--extra-body" : "--header") +
+                                      ": only --teacher anthropic or openai sends it");
     if (usage.ok()) {
       auto prices = llm::PriceTable::Load(args->prices);
       if (prices.ok()) {
@@ -178,19 +278,35 @@ Runner AttachGenerate(CLI::App& sub) {
       return kExitUsage;
     }
     const generate::GenerateSummary& s = *summary;
+    if (s.dry_run) return kExitOk;
     std::fprintf(stderr,
                  "generate: %d episode%s written (%d skipped, already done): %d correct, %d faster than the "
                  "reference, %d compiled, %d teacher errors, %d harness errors, $%.4f%s\n",
                  s.finished, s.finished == 1 ? "" : "s", s.skipped, s.correct, s.faster, s.compiled,
                  s.llm_errors, s.harness_errors, s.cost_usd,
                  s.compile_only ? " (compile-only: nothing ran on a GPU)" : "");
+    if (s.usage.cache_read + s.usage.cache_write > 0)
+      std::fprintf(stderr,
+                   "generate: prompt cache: %.0f%% of prompt tokens read from the cache (%lld read, %lld written, "
+                   "%lld not cached)\n",
+                   100 * s.usage.CacheReadShare(), static_cast<long long>(s.usage.cache_read),
+                   static_cast<long long>(s.usage.cache_write), static_cast<long long>(s.usage.input));
     if (!s.fatal.ok()) {
       std::fprintf(stderr, "kforge generate: stopped: %s\n", s.fatal.message().c_str());
       return kExitUsage;
     }
     if (s.stopped_by_budget) {
       std::fprintf(stderr,
-                   "generate: --max-cost reached; rerun the same command with a higher budget to go on\n");
+                   "generate: --max-cost reached ($%.4f spent in this run folder); rerun the same command with "
+                   "a higher budget to go on\n",
+                   s.spent_before_usd + s.cost_usd);
+      return kExitFailed;
+    }
+    if (s.deferred > 0) {
+      std::fprintf(stderr,
+                   "generate: %d episode%s ended on a transient teacher error (kept in unfinished.jsonl); rerun "
+                   "the same command to run them\n",
+                   s.deferred, s.deferred == 1 ? "" : "s");
       return kExitFailed;
     }
     return kExitOk;

@@ -105,11 +105,33 @@ std::optional<int> BestAttempt(const std::vector<dataset::Attempt>& attempts) {
   return std::nullopt;
 }
 
-dataset::Trajectory RunEpisode(const EpisodeContext& context, const EpisodeSpec& spec, bool& aborted) {
+StatusOr<llm::ChatRequest> OpeningRequest(const GenerateOptions& options, const PromptSet& prompts,
+                                          const std::string& system_prompt, const std::vector<llm::ToolSpec>& tools,
+                                          const EpisodeSpec& spec) {
+  const common::Task& task = *spec.task;
+  KFORGE_ASSIGN_OR_RETURN(std::string view, RenderTaskView(task, spec.view, spec.reference_source));
+  KFORGE_ASSIGN_OR_RETURN(
+      std::string user,
+      Render(prompts.task, {{"task_id", task.id}, {"task_view", view}, {"tensors", RenderTensorTable(task)}},
+             "task.md"));
+  llm::ChatRequest request;
+  request.model = options.model;
+  request.messages = {llm::Message::System(system_prompt), llm::Message::User(std::move(user))};
+  request.tools = tools;
+  request.max_tokens = options.max_tokens;
+  request.temperature = options.temperature;
+  request.thinking_budget_tokens = options.thinking_budget_tokens;
+  request.reasoning_effort = options.reasoning_effort;
+  request.adaptive_thinking = options.adaptive_thinking;
+  request.effort = options.effort;
+  return request;
+}
+
+dataset::Trajectory RunEpisode(const EpisodeContext& context, const EpisodeSpec& spec, EpisodeEnd& end) {
   const GenerateOptions& options = context.options;
   const common::Task& task = *spec.task;
   auto episode_start = Clock::now();
-  aborted = false;
+  end = EpisodeEnd::kFinished;
 
   dataset::Trajectory t;
   t.id = spec.id;
@@ -126,13 +148,9 @@ dataset::Trajectory RunEpisode(const EpisodeContext& context, const EpisodeSpec&
   t.task.unjudgeable = std::string(task.UnjudgeableReason());
   t.teacher.provider = options.teacher.substr(0, options.teacher.find(':'));
   t.teacher.model = options.model;
-  t.teacher.params = {
-      {"max_tokens", options.max_tokens},
-      {"temperature", options.temperature ? nlohmann::json(*options.temperature) : nlohmann::json()},
-      {"thinking_budget_tokens", options.thinking_budget_tokens},
-      {"reasoning_effort", options.reasoning_effort},
-      {"max_turns", options.max_turns},
-      {"target_speedup", options.target_speedup}};
+  t.teacher.params = context.sent_params;
+  t.teacher.params["max_turns"] = options.max_turns;
+  t.teacher.params["target_speedup"] = options.target_speedup;
   t.protocol = options.protocol;
   t.compile_only = context.compile_only;
   t.device = context.device;
@@ -140,53 +158,55 @@ dataset::Trajectory RunEpisode(const EpisodeContext& context, const EpisodeSpec&
   t.created_at = UtcNow();
   for (const llm::ToolSpec& tool : context.tools) t.tools.push_back(llm::ToJson(tool));
 
-  std::vector<llm::Message> messages = {llm::Message::System(context.system_prompt)};
-  {
-    auto view = RenderTaskView(task, spec.view, spec.reference_source);
-    auto user =
-        view.ok() ? Render(context.prompts.task,
-                           {{"task_id", task.id}, {"task_view", *view}, {"tensors", RenderTensorTable(task)}},
-                           "task.md")
-                  : StatusOr<std::string>(view.status());
-    if (!user.ok()) {
-      t.stop = "harness_error";
-      t.error = user.status().message();
-      return t;
-    }
-    messages.push_back(llm::Message::User(*user));
+  StatusOr<llm::ChatRequest> opening =
+      OpeningRequest(options, context.prompts, context.system_prompt, context.tools, spec);
+  if (!opening.ok()) {
+    t.stop = "harness_error";
+    t.error = opening.status().message();
+    return t;
   }
+  llm::ChatRequest request = std::move(*opening);
+  std::vector<llm::Message> messages = std::move(request.messages);
 
-  llm::ChatRequest request;
-  request.model = options.model;
-  request.tools = context.tools;
-  request.max_tokens = options.max_tokens;
-  request.temperature = options.temperature;
-  request.thinking_budget_tokens = options.thinking_budget_tokens;
-  request.reasoning_effort = options.reasoning_effort;
-
+  // At temperature 0 samples may share cached replies; otherwise each sample has its own.
+  const bool per_sample = !options.temperature || *options.temperature > 0;
   for (int turn = 1; turn <= options.max_turns; ++turn) {
     if (context.stopping && context.stopping->load()) {
-      aborted = true;
+      end = EpisodeEnd::kAborted;
       return t;
     }
     request.messages = messages;
     request.tag = task.id + " turn " + std::to_string(turn);
+    request.cache_scope = (per_sample ? "sample " + std::to_string(spec.sample) + " " : "") + "turn " +
+                          std::to_string(turn);
     auto llm_start = Clock::now();
     llm::ChatResponse response = context.client.Complete(request).get();
     t.llm_s += Seconds(llm_start);
     AddUsage(t.usage, response);
     if (!response.ok()) {
-      if (response.error.kind == llm::ErrorKind::kAborted || llm::IsFatal(response.error.kind)) {
-        aborted = true;
-        return t;
-      }
       t.stop = "llm_error";
       t.error = std::string(llm::ErrorKindName(response.error.kind)) + ": " + response.error.message;
+      // A request that stopped the batch (a fatal error, a circuit breaker) does not end its episode.
+      if (response.error.kind == llm::ErrorKind::kAborted || llm::IsFatal(response.error.kind) ||
+          !context.client.fatal_status().ok()) {
+        end = EpisodeEnd::kAborted;
+        break;
+      }
+      if (llm::IsRetryable(response.error.kind)) end = EpisodeEnd::kTransient;
       break;
     }
     messages.push_back(response.message);
 
     std::vector<Candidate> candidates = CandidatesOf(response.message, options.protocol, task.id);
+    if (response.stop_reason == llm::StopReason::kMaxTokens) {
+      const int64_t cut_at = response.usage.output_tokens > 0 ? response.usage.output_tokens : options.max_tokens;
+      for (Candidate& c : candidates)
+        if (!c.solution.ok())
+          c.solution = Status::InvalidArgument(
+              "your reply was cut at " + std::to_string(cut_at) +
+              " tokens (the output limit) before its solution was complete (" + c.solution.status().message() +
+              "); write less prose and reasoning and send the whole solution");
+    }
     const bool last_turn = turn == options.max_turns;
     if (candidates.empty()) {  // tools protocol, no tool call
       if (last_turn) {

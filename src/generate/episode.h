@@ -32,6 +32,9 @@ struct EpisodeContext {
   nlohmann::json device;
   std::string run_id;
   const std::atomic<bool>* stopping = nullptr;  ///< the batch is stopping: do not start more turns
+  /// The sampling parameters as they go on the wire (what the provider drops is null), recorded
+  /// in teacher.params.
+  nlohmann::json sent_params;
 };
 
 struct EpisodeSpec {
@@ -42,10 +45,22 @@ struct EpisodeSpec {
   std::string id;  ///< the record id
 };
 
-/// The finished episode. `aborted` is set when it was cut short by the batch stopping (a fatal
-/// teacher error, or the process asked to stop): such an episode is not written, so that a rerun
-/// does it again.
-dataset::Trajectory RunEpisode(const EpisodeContext& context, const EpisodeSpec& spec, bool& aborted);
+/// The first request of an episode: the system prompt, the task prompt and the sampling options.
+StatusOr<llm::ChatRequest> OpeningRequest(const GenerateOptions& options, const PromptSet& prompts,
+                                          const std::string& system_prompt, const std::vector<llm::ToolSpec>& tools,
+                                          const EpisodeSpec& spec);
+
+/// How an episode ended, for the batch.
+enum class EpisodeEnd {
+  kFinished,   ///< written to trajectories.jsonl
+  kAborted,    ///< cut short by the batch stopping (a fatal error, a circuit breaker, the budget)
+  kTransient,  ///< a teacher request failed on a transient error (429, 529, 5xx, timeout, connection)
+               ///< after its retries
+};
+
+/// The episode. Only a kFinished one goes to trajectories.jsonl; the others are kept apart and
+/// run again by a rerun.
+dataset::Trajectory RunEpisode(const EpisodeContext& context, const EpisodeSpec& spec, EpisodeEnd& end);
 
 /// The index of the best attempt: the fastest correct one, else the last that compiled, else the last.
 std::optional<int> BestAttempt(const std::vector<dataset::Attempt>& attempts);

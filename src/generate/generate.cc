@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <memory>
 #include <mutex>
 
 #include <spdlog/spdlog.h>
@@ -21,6 +22,7 @@
 #include "generate/reply.h"
 #include "generate/run_dir.h"
 #include "generate/task_view.h"
+#include "generate/teacher_setup.h"
 #include "kforge/common/files.h"
 #include "kforge/common/thread_pool.h"
 #include "kforge/cuda/versions.h"
@@ -45,7 +47,7 @@ Status CheckOptions(const GenerateOptions& o) {
   if (o.shard_count < 1 || o.shard_index < 0 || o.shard_index >= o.shard_count)
     return Status::InvalidArgument("--shard i/n needs 0 <= i < n");
   if (o.max_cost_usd && !(*o.max_cost_usd >= 0)) return Status::InvalidArgument("--max-cost must be >= 0");
-  return Status::Ok();
+  return CheckTeacherOptions(o);
 }
 
 /// What decides the records of a run: its hash is the run id. Selection (filter, shard, samples),
@@ -68,6 +70,9 @@ nlohmann::json RunConfig(const GenerateOptions& o, const PromptSet& prompts, boo
                            {"trials", o.judge.verify.trials},
                            {"seed", o.seed},
                            {"prompts", prompts.hash}};
+  // Settings added later are part of the id only when set, so runs made before them resume.
+  if (o.adaptive_thinking) config["adaptive_thinking"] = true;
+  if (!o.effort.empty()) config["effort"] = o.effort;
   // Only a policy other than the default is part of the id, so runs made before it existed resume.
   if (o.judge.verify.op_policy != common::OpPolicy::kLibrary)
     config["allow_ops"] = common::OpPolicyName(o.judge.verify.op_policy);
@@ -202,8 +207,56 @@ StatusOr<GenerateSummary> RunGenerate(const GenerateOptions& options) {
 
   auto provider = llm::MakeProvider(options.teacher, options.provider);
   if (!provider.ok()) return provider.status().WithContext("--teacher");
-  llm::ClientOptions client_options = options.client;
-  KFORGE_ASSIGN_OR_RETURN(auto client, llm::Client::Create(std::move(*provider), client_options));
+  if (options.model.empty() && ((*provider)->Name() == "anthropic" || (*provider)->Name() == "openai"))
+    return Status::InvalidArgument("--model is required with --teacher " + (*provider)->Name());
+  if (options.max_cost_usd && !options.allow_unpriced &&
+      !options.client.prices.Find((*provider)->Name(), options.model))
+    return Status::InvalidArgument("--max-cost: no price for model \"" + options.model +
+                                   "\" in the price table (--prices); add it, or pass --allow-unpriced to count it as 0");
+  const std::vector<llm::ToolSpec> tools =
+      options.protocol == "tools" ? SolutionTools() : std::vector<llm::ToolSpec>{};
+  std::vector<std::string> dropped;
+  nlohmann::json sent_params;
+  bool http_teacher = false;  // a provider that sends JSON bodies
+  {
+    llm::ChatRequest probe;
+    probe.model = options.model;
+    probe.max_tokens = options.max_tokens;
+    probe.temperature = options.temperature;
+    probe.thinking_budget_tokens = options.thinking_budget_tokens;
+    probe.reasoning_effort = options.reasoning_effort;
+    probe.adaptive_thinking = options.adaptive_thinking;
+    probe.effort = options.effort;
+    std::optional<nlohmann::json> body = (*provider)->WireBody(probe);
+    sent_params = SentParams(options, body, dropped);
+    http_teacher = body.has_value();
+    if (body)
+      std::fprintf(stderr, "generate: sending %s %s\n", options.model.c_str(),
+                   DescribeSent(sent_params, dropped).c_str());
+  }
+  if (options.dry_run) {
+    const std::string protocol_text =
+        options.protocol == "tools" ? prompts.protocol_tools : prompts.protocol_text;
+    KFORGE_ASSIGN_OR_RETURN(std::string system_prompt,
+                            Render(prompts.system,
+                                   {{"device", DescribeDevice(nlohmann::json(), true)},
+                                    {"arch", options.judge.verify.arch},
+                                    {"library_ops", prompts.LibraryOps(options.judge.verify.op_policy)},
+                                    {"protocol", protocol_text}},
+                                   "system.md"));
+    const common::Task& first = *shard.front();
+    KFORGE_ASSIGN_OR_RETURN(llm::ChatRequest request,
+                            OpeningRequest(options, prompts, system_prompt, tools,
+                                           {&first, options.views.front(), 0, references[first.id], ""}));
+    std::optional<nlohmann::json> body = (*provider)->WireBody(request);
+    nlohmann::json shown = body ? *body : llm::ToJson(request);
+    std::printf("%s\n", (*provider)->Redact(shown.dump(2, ' ', false, nlohmann::json::error_handler_t::replace)).c_str());
+    GenerateSummary dry;
+    dry.dry_run = true;
+    return dry;
+  }
+  if (options.probe && http_teacher && !options.provider.batch_api)
+    KFORGE_RETURN_IF_ERROR(ProbeModel(**provider, options.model));
 
   // The judge. Without a GPU the run is compile-only, and says so.
   GenerateSummary summary;
@@ -245,7 +298,16 @@ StatusOr<GenerateSummary> RunGenerate(const GenerateOptions& options) {
       {"samples", options.samples},
       {"shard", std::to_string(options.shard_index) + "/" + std::to_string(options.shard_count)}};
   KFORGE_ASSIGN_OR_RETURN(
-      auto run, RunDir::Open(options.out, RunConfig(options, prompts, compile_only), about, options.force));
+      auto run, RunDir::Open(options.out, RunConfig(options, prompts, compile_only), about, options.force,
+                             options.retry_errors));
+  llm::ClientOptions client_options = options.client;
+  client_options.max_cost_usd = options.max_cost_usd;
+  client_options.spent_before_usd = run->spent_usd();
+  summary.spent_before_usd = run->spent_usd();
+  KFORGE_ASSIGN_OR_RETURN(auto client, llm::Client::Create(std::move(*provider), client_options));
+  if (run->moved_errors() > 0)
+    std::fprintf(stderr, "generate: --retry-errors: %d episode%s that ended in llm_error run again\n",
+                 run->moved_errors(), run->moved_errors() == 1 ? "" : "s");
   if (run->trajectories().torn_lines() > 0)
     spdlog::warn("generate: dropped a torn last line in {} (an episode cut short; it runs again)",
                  (options.out / "trajectories.jsonl").string());
@@ -283,11 +345,12 @@ StatusOr<GenerateSummary> RunGenerate(const GenerateOptions& options) {
                          *judge,
                          bencher.get(),
                          system_prompt,
-                         options.protocol == "tools" ? SolutionTools() : std::vector<llm::ToolSpec>{},
+                         tools,
                          compile_only,
                          hello.is_object() ? hello.value("device", nlohmann::json()) : nlohmann::json(),
                          run->run_id(),
-                         &stopping};
+                         &stopping,
+                         sent_params};
 
   std::fprintf(stderr, "generate: run %s, %d episode%s to run (%d already done), %zu task%s, %s%s\n",
                run->run_id().c_str(), summary.episodes, summary.episodes == 1 ? "" : "s", summary.skipped,
@@ -308,19 +371,35 @@ StatusOr<GenerateSummary> RunGenerate(const GenerateOptions& options) {
         if (stop_starting || stopping || next >= planned.size()) return;
         item = &planned[next++];
       }
-      bool aborted = false;
+      EpisodeEnd end = EpisodeEnd::kFinished;
       dataset::Trajectory t;
       try {
         t = RunEpisode(context, {item->task, item->view, item->sample, references[item->task->id], item->id},
-                       aborted);
+                       end);
       } catch (const std::exception& e) {  // a bug: this episode, never the batch
         t.id = item->id;
         t.task.id = item->task->id;
         t.stop = "harness_error";
         t.error = std::string("internal error: ") + e.what();
       }
-      if (aborted) {
-        if (!client->fatal_status().ok()) stopping = true;
+      if (end != EpisodeEnd::kFinished) {
+        // Not final: kept apart (for its cost and for diagnosis), run again by a rerun.
+        Status kept = end == EpisodeEnd::kTransient || !t.attempts.empty() || t.usage.cost_usd > 0
+                          ? run->AppendUnfinished(dataset::ToJson(t))
+                          : Status::Ok();
+        std::lock_guard<std::mutex> lock(mu);
+        if (!kept.ok() && summary.fatal.ok()) summary.fatal = kept;
+        summary.cost_usd += t.usage.cost_usd;
+        summary.usage.AddTokens(t.usage);
+        if (end == EpisodeEnd::kTransient) {
+          ++summary.deferred;
+          run->Log(t.id + " unfinished: " + t.error);
+        }
+        if (!client->fatal_status().ok() || !kept.ok()) stopping = true;
+        if (client->budget_reached() && !stop_starting) {
+          stop_starting = true;
+          summary.stopped_by_budget = true;
+        }
         continue;
       }
       Status written = run->trajectories().Append(dataset::ToJson(t));
@@ -338,7 +417,9 @@ StatusOr<GenerateSummary> RunGenerate(const GenerateOptions& options) {
       if (t.stop == "llm_error") ++summary.llm_errors;
       if (t.stop == "harness_error") ++summary.harness_errors;
       summary.cost_usd += t.usage.cost_usd;
-      if (options.max_cost_usd && summary.cost_usd >= *options.max_cost_usd && !stop_starting) {
+      summary.usage.AddTokens(t.usage);
+      if (options.max_cost_usd && summary.spent_before_usd + summary.cost_usd >= *options.max_cost_usd &&
+          !stop_starting) {
         stop_starting = true;
         summary.stopped_by_budget = true;
       }

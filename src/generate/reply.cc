@@ -1,6 +1,8 @@
 // Candidates from replies, and the tools that carry them.
 #include "generate/reply.h"
 
+#include "generate/reply_text.h"
+
 namespace kforge::generate {
 
 std::vector<llm::ToolSpec> SolutionTools() {
@@ -49,7 +51,7 @@ std::vector<Candidate> CandidatesOf(const llm::Message& reply, const std::string
   };
   if (protocol == "text") {
     Candidate c;
-    c.solution = with_task(common::ParseSolutionText(reply.content, "reply", common::ReplyBlocks::kLast));
+    c.solution = with_task(ParseReplyText(reply.content));
     found.push_back(std::move(c));
     return found;
   }

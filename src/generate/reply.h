@@ -22,7 +22,7 @@ struct Candidate {
   StatusOr<common::Solution> solution = Status::Internal("unset");
 };
 
-/// Text protocol: the reply's one candidate (or why it has none). Tools protocol: one per call of
+/// Text protocol: the reply's one candidate (or why it has none), read leniently (reply_text.h). Tools protocol: one per call of
 /// `run` or `submit`; a call of another tool is a candidate whose error says so. `task` is set on
 /// every solution.
 std::vector<Candidate> CandidatesOf(const llm::Message& reply, const std::string& protocol,

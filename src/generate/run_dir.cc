@@ -1,17 +1,59 @@
 // The run folder.
 #include "generate/run_dir.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstring>
+#include <fstream>
 
 #include "kforge/common/files.h"
 #include "kforge/common/hash.h"
 #include "kforge/common/json_fields.h"
 
 namespace kforge::generate {
+namespace {
+
+double CostOf(const nlohmann::json& record) {
+  const nlohmann::json* usage = record.is_object() && record.contains("usage") ? &record["usage"] : nullptr;
+  if (!usage || !usage->is_object() || !usage->contains("cost_usd") || !(*usage)["cost_usd"].is_number())
+    return 0;
+  return (*usage)["cost_usd"].get<double>();
+}
+
+bool EndedInLlmError(const nlohmann::json& record) {
+  return record.is_object() && record.contains("outcome") && record["outcome"].is_object() &&
+         record["outcome"].value("stop", "") == "llm_error";
+}
+
+/// Sums the cost of every complete line of a JSON lines file; with `move_errors`, puts its llm_error
+/// records in `moved` and the rest of the file in `kept`.
+double ScanLog(const std::filesystem::path& path, bool move_errors, std::vector<std::string>& moved,
+               std::string& kept) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return 0.0;
+  double spent = 0;
+  for (std::string line; std::getline(in, line);) {
+    if (in.eof()) {  // a torn last line: the log cuts it when opened
+      kept += line;
+      break;
+    }
+    nlohmann::json record = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    spent += CostOf(record);
+    if (move_errors && EndedInLlmError(record)) {
+      moved.push_back(line);
+      continue;
+    }
+    kept += line + "\n";
+  }
+  return spent;
+}
+
+}  // namespace
 
 StatusOr<std::unique_ptr<RunDir>> RunDir::Open(const std::filesystem::path& dir, const nlohmann::json& config,
-                                               const nlohmann::json& about, bool force) {
+                                               const nlohmann::json& about, bool force, bool retry_errors) {
   std::error_code ec;
   if (std::filesystem::exists(dir, ec) && !std::filesystem::is_directory(dir, ec))
     return Status::InvalidArgument("--out " + dir.string() + ": not a folder");
@@ -42,6 +84,21 @@ StatusOr<std::unique_ptr<RunDir>> RunDir::Open(const std::filesystem::path& dir,
   nlohmann::json record = {
       {"schema", "kforge.run/1"}, {"run_id", run->run_id_}, {"config", config}, {"about", about}};
   KFORGE_RETURN_IF_ERROR(common::WriteFileAtomic(run_json, record.dump(2) + "\n"));
+  const std::filesystem::path unfinished = dir / "unfinished.jsonl";
+  run->unfinished_fd_ = ::open(unfinished.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (run->unfinished_fd_ < 0) return Status::IoError(unfinished.string() + ": " + std::strerror(errno));
+  std::vector<std::string> moved, none;
+  std::string kept, unused;
+  double spent = ScanLog(dir / "trajectories.jsonl", retry_errors, moved, kept);
+  for (const std::string& line : moved)  // copied before the log is rewritten: nothing is lost
+    KFORGE_RETURN_IF_ERROR(run->AppendUnfinished(nlohmann::json::parse(line, nullptr, false)));
+  if (!moved.empty())
+    KFORGE_RETURN_IF_ERROR(common::WriteFileAtomic(dir / "trajectories.jsonl", kept).WithContext("--retry-errors"));
+  double spent_unfinished = ScanLog(unfinished, false, none, unused);
+  // Moved records are in both files now; count them once.
+  for (const std::string& line : moved) spent -= CostOf(nlohmann::json::parse(line, nullptr, false));
+  run->spent_usd_ = spent + spent_unfinished;
+  run->moved_errors_ = static_cast<int>(moved.size());
   KFORGE_ASSIGN_OR_RETURN(run->trajectories_, dataset::AppendLog::Open(dir / "trajectories.jsonl"));
   run->log_ = std::fopen((dir / "generate.log").c_str(), "a");
   if (!run->log_) return Status::IoError((dir / "generate.log").string() + ": " + std::strerror(errno));
@@ -50,6 +107,20 @@ StatusOr<std::unique_ptr<RunDir>> RunDir::Open(const std::filesystem::path& dir,
 
 RunDir::~RunDir() {
   if (log_) std::fclose(log_);
+  if (unfinished_fd_ >= 0) ::close(unfinished_fd_);
+}
+
+Status RunDir::AppendUnfinished(const nlohmann::json& record) {
+  const std::string line = record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  std::lock_guard<std::mutex> lock(log_mu_);
+  size_t done = 0;
+  while (done < line.size()) {
+    ssize_t n = ::write(unfinished_fd_, line.data() + done, line.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return Status::IoError("unfinished.jsonl: " + std::string(std::strerror(errno)));
+    done += static_cast<size_t>(n);
+  }
+  return Status::Ok();
 }
 
 void RunDir::Log(const std::string& line) {

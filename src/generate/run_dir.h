@@ -1,6 +1,7 @@
 // The run folder of generate: run.json (the configuration, its hash as the run id, prompt hashes and
-// versions), trajectories.jsonl (append-only) and generate.log. A rerun with the same configuration
-// resumes; a changed one is refused unless forced.
+// versions), trajectories.jsonl (append-only), unfinished.jsonl (episodes cut short or ended on a
+// transient teacher error, kept for their cost and for diagnosis; a rerun runs them again) and
+// generate.log. A rerun with the same configuration resumes; a changed one is refused unless forced.
 #pragma once
 
 #include <cstdio>
@@ -18,17 +19,25 @@ namespace kforge::generate {
 
 class RunDir {
  public:
+  /// With `retry_errors`, records of trajectories.jsonl that ended in llm_error move to
+  /// unfinished.jsonl first (the log is rewritten atomically), so that their episodes run again.
   /// Creates `dir` when missing, checks or writes run.json for `config` (what decides the records;
   /// its hash is the run id) plus `about` (versions, time: not compared), opens the log files.
   static StatusOr<std::unique_ptr<RunDir>> Open(const std::filesystem::path& dir,
                                                 const nlohmann::json& config, const nlohmann::json& about,
-                                                bool force);
+                                                bool force, bool retry_errors = false);
   ~RunDir();
 
   const std::string& run_id() const { return run_id_; }
   dataset::AppendLog& trajectories() { return *trajectories_; }
   /// Appends one line to generate.log (thread-safe).
   void Log(const std::string& line);
+  /// Appends an episode that is not final to unfinished.jsonl, one write (thread-safe).
+  Status AppendUnfinished(const nlohmann::json& record);
+  /// USD spent by the records already in trajectories.jsonl and unfinished.jsonl when opened.
+  double spent_usd() const { return spent_usd_; }
+  /// Records moved out of trajectories.jsonl by `retry_errors`.
+  int moved_errors() const { return moved_errors_; }
 
  private:
   RunDir() = default;
@@ -36,6 +45,9 @@ class RunDir {
   std::unique_ptr<dataset::AppendLog> trajectories_;
   std::mutex log_mu_;
   std::FILE* log_ = nullptr;
+  int unfinished_fd_ = -1;
+  double spent_usd_ = 0;
+  int moved_errors_ = 0;
 };
 
 }  // namespace kforge::generate

@@ -369,8 +369,11 @@ json AnthropicRequestBody(const ChatRequest& r, bool stream) {
     if (r.prompt_cache) tools.back()["cache_control"] = kEphemeral;
     body["tools"] = std::move(tools);
   }
-  if (r.thinking_budget_tokens > 0) {
-    body["thinking"] = {{"type", "enabled"}, {"budget_tokens", r.thinking_budget_tokens}};
+  if (!r.effort.empty()) body["output_config"] = {{"effort", r.effort}};
+  if (r.thinking_budget_tokens > 0 || r.adaptive_thinking) {
+    body["thinking"] = r.adaptive_thinking
+                           ? json{{"type", "adaptive"}}
+                           : json{{"type", "enabled"}, {"budget_tokens", r.thinking_budget_tokens}};
     // Thinking allows no temperature but 1 and top_p only in [0.95, 1].
     if (r.temperature && *r.temperature == 1) body["temperature"] = 1;
     if (r.top_p && *r.top_p >= 0.95 && *r.top_p <= 1 && !body.contains("temperature"))
@@ -439,6 +442,11 @@ class AnthropicProvider : public Provider {
   std::string Name() const override { return "anthropic"; }
   std::string Identity() const override { return "anthropic " + base_url_; }
   std::string Redact(std::string text) const override { return RedactSecrets(std::move(text), {key_}); }
+  std::optional<json> WireBody(const ChatRequest& request) const override {
+    json body = AnthropicRequestBody(request, /*stream=*/false);
+    body.merge_patch(options_.extra_body);
+    return body;
+  }
 
   void Send(const ChatRequest& request, AttemptCallback done) override {
     const Secrets secrets = {key_};
@@ -451,10 +459,13 @@ class AnthropicProvider : public Provider {
     const bool stream = ShouldStream(options_, request, /*anthropic=*/true);
     HttpRequest http;
     http.url = base_url_ + "/v1/messages";
-    http.headers = {{"content-type", "application/json"},
-                    {"x-api-key", key_},
-                    {"anthropic-version", options_.anthropic_version}};
-    http.body = AnthropicRequestBody(request, stream).dump(-1, ' ', false, kReplace);
+    http.headers = WithExtraHeaders({{"content-type", "application/json"},
+                                     {"x-api-key", key_},
+                                     {"anthropic-version", options_.anthropic_version}},
+                                    options_.extra_headers);
+    json body = AnthropicRequestBody(request, stream);
+    body.merge_patch(options_.extra_body);
+    http.body = body.dump(-1, ' ', false, kReplace);
     SendAttempt(transport_, std::move(http), options_,
                 stream ? std::shared_ptr<StreamAssembler>(MakeAnthropicStream()) : nullptr, AnthropicAttempt, secrets,
                 request.model, /*anthropic=*/true, std::move(done));

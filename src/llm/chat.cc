@@ -243,6 +243,8 @@ json ToJson(const ChatRequest& r) {
   if (r.top_p) j["top_p"] = *r.top_p;
   if (r.thinking_budget_tokens > 0) j["thinking_budget_tokens"] = r.thinking_budget_tokens;
   if (!r.reasoning_effort.empty()) j["reasoning_effort"] = r.reasoning_effort;
+  if (r.adaptive_thinking) j["adaptive_thinking"] = true;
+  if (!r.effort.empty()) j["effort"] = r.effort;
   if (!r.tag.empty()) j["tag"] = r.tag;
   return j;
 }
@@ -412,6 +414,8 @@ StatusOr<ChatRequest> ChatRequestFromJson(const json& j) {
     r.prompt_cache = j.value("prompt_cache", true);
     r.thinking_budget_tokens = j.value("thinking_budget_tokens", 0);
     r.reasoning_effort = j.value("reasoning_effort", "");
+    r.adaptive_thinking = j.value("adaptive_thinking", false);
+    r.effort = j.value("effort", "");
     r.tag = j.value("tag", "");
   } catch (const json::exception& e) {
     return Bad("request", e.what());

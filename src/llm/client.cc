@@ -26,8 +26,8 @@ double Now() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-/// Rough pre-flight token count (4 bytes per token) plus the output cap, for pacing only.
-double EstimateTokens(const ChatRequest& r) {
+/// Bytes of the request's text: messages, tool calls and tool specs.
+double RequestBytes(const ChatRequest& r) {
   size_t bytes = 0;
   for (const Message& m : r.messages) {
     bytes += m.content.size() + m.reasoning.size();
@@ -36,7 +36,14 @@ double EstimateTokens(const ChatRequest& r) {
   }
   for (const ToolSpec& t : r.tools)
     bytes += t.name.size() + t.description.size() + t.parameters.dump().size();
-  return static_cast<double>(bytes) / 4 + r.max_tokens;
+  return static_cast<double>(bytes);
+}
+
+/// Rough pre-flight token count (4 bytes per token) plus the output cap, for pacing only.
+double EstimateTokens(const ChatRequest& r) { return RequestBytes(r) / 4 + r.max_tokens; }
+
+bool HasUsage(const Usage& u) {
+  return u.input_tokens + u.output_tokens + u.cache_read_tokens + u.cache_write_tokens > 0;
 }
 
 const char* FatalHint(ErrorKind kind) {
@@ -107,7 +114,22 @@ class Client::Impl {
       }
     }
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      std::unique_lock<std::mutex> lock(mu_);
+      if (options_.max_cost_usd) {
+        const double worst = WorstCaseCost(job->request);
+        const double committed = options_.spent_before_usd + stats_.cost_usd + reserved_;
+        if (committed + worst > *options_.max_cost_usd) {
+          budget_reached_ = true;
+          char why[200];
+          std::snprintf(why, sizeof why,
+                        "the spending cap of $%.4f: $%.4f spent or reserved, this request may cost $%.4f",
+                        *options_.max_cost_usd, committed, worst);
+          lock.unlock();
+          return Finish(job, Aborted(Status::ResourceExhausted(why)), /*paid=*/false);
+        }
+        job->reserved = worst;
+        reserved_ += worst;
+      }
       job->ready_at = job->submitted;
       job->seq = next_seq_++;
       queue_.emplace(std::make_pair(job->ready_at, job->seq), job);
@@ -125,6 +147,11 @@ class Client::Impl {
     return fatal_;
   }
 
+  bool budget_reached() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return budget_reached_;
+  }
+
   ClientStats stats() const {
     std::lock_guard<std::mutex> lock(mu_);
     return stats_;
@@ -136,6 +163,7 @@ class Client::Impl {
     ResponseCallback done;
     std::string cache_key;
     double submitted = 0, ready_at = 0, estimate = 0;
+    double reserved = 0;  ///< USD held against max_cost_usd until the request finishes
     uint64_t seq = 0;
     int attempts = 0;
   };
@@ -166,6 +194,24 @@ class Client::Impl {
       provider_->Send(job->request, [this, job](Attempt a) { OnAttempt(job, std::move(a)); });
       lock.lock();
     }
+  }
+
+  /// The most `request` can cost: its input at 3 bytes a token at the dearer of the input and
+  /// cache-write prices, plus max_tokens of output. 0 for a model without a price.
+  double WorstCaseCost(const ChatRequest& request) const {
+    std::optional<ModelPrice> p = options_.prices.Find(provider_->Name(), request.model);
+    if (!p) return 0;
+    const double input_price = std::max(p->input, p->cache_write.value_or(p->input));
+    return provider_->PriceFactor() *
+           (RequestBytes(request) / 3 * input_price + static_cast<double>(request.max_tokens) * p->output) / 1e6;
+  }
+
+  /// Stops the batch (under mu_): sets fatal_ and takes every queued job out, to be aborted.
+  void Trip(Status why, std::vector<std::shared_ptr<Job>>& aborted) {
+    if (!fatal_.ok()) return;
+    fatal_ = std::move(why);
+    for (auto& [key, queued] : queue_) aborted.push_back(queued);
+    queue_.clear();
   }
 
   double Backoff(int attempt) {
@@ -207,6 +253,22 @@ class Client::Impl {
       limiter_.Observe(a.limits, now);
       const ErrorKind kind = r.error.kind;
       if (r.ok()) {
+        identical_errors_ = 0;
+        outage_since_.reset();
+      } else if (IsRetryable(kind)) {
+        if (!outage_since_) outage_since_ = now;
+        if (options_.outage_s > 0 && now - *outage_since_ >= options_.outage_s * options_.time_scale) {
+          char text[120];
+          std::snprintf(text, sizeof text,
+                        "batch stopped: the teacher failed on transient errors for %.0f s without a success (",
+                        (now - *outage_since_) / options_.time_scale);
+          Trip(Status::Unavailable(provider_->Redact(text + std::string(ErrorKindName(kind)) + ": " +
+                                                     r.error.message +
+                                                     "); rerun the same command once it answers again")),
+               aborted);
+        }
+      }
+      if (r.ok()) {
         const Usage& u = r.usage;
         limiter_.Adjust(now, job->estimate - static_cast<double>(u.input_tokens + u.output_tokens +
                                                                  u.cache_write_tokens));
@@ -215,7 +277,10 @@ class Client::Impl {
         double delay = Backoff(job->attempts);
         if (a.retry_after_s && *a.retry_after_s > 0) {
           delay = *a.retry_after_s * std::uniform_real_distribution<double>(1.0, 1.1)(rng_);
+          delay *= options_.time_scale;
           if (kind == ErrorKind::kRateLimited) limiter_.BlockUntil(now + delay);  // the limit is per key
+        } else {
+          delay *= options_.time_scale;
         }
         spdlog::debug("llm: {} (attempt {}/{}), retrying in {:.2f} s", provider_->Redact(r.error.message),
                       job->attempts, options_.max_attempts, delay);
@@ -234,11 +299,20 @@ class Client::Impl {
         }
         if (IsFatal(kind) && fatal_.ok()) {
           const std::string hint = FatalHint(kind);
-          fatal_ = Status::Unavailable(provider_->Redact("batch stopped: " + provider_->Name() + " " +
-                                                         ErrorKindName(kind) + " error (" + r.error.message +
-                                                         ")" + (hint.empty() ? "" : "; " + hint)));
-          for (auto& [key, queued] : queue_) aborted.push_back(queued);
-          queue_.clear();
+          Trip(Status::Unavailable(provider_->Redact("batch stopped: " + provider_->Name() + " " +
+                                                     ErrorKindName(kind) + " error (" + r.error.message +
+                                                     ")" + (hint.empty() ? "" : "; " + hint))),
+               aborted);
+        } else if (!IsRetryable(kind) && kind != ErrorKind::kAborted && options_.max_identical_errors > 0) {
+          std::string signature = std::string(ErrorKindName(kind)) + " " + std::to_string(r.error.http_status) +
+                                  ": " + r.error.message;
+          identical_errors_ = signature == last_error_ ? identical_errors_ + 1 : 1;
+          last_error_ = std::move(signature);
+          if (identical_errors_ >= options_.max_identical_errors)
+            Trip(Status::Unavailable(provider_->Redact(
+                     "batch stopped: " + std::to_string(identical_errors_) +
+                     " requests in a row failed with the same error (" + last_error_ + ")")),
+                 aborted);
         }
       }
       fatal = fatal_;
@@ -253,25 +327,28 @@ class Client::Impl {
 
   /// Prices, caches, records and delivers a final response, then counts the request done.
   void Finish(const std::shared_ptr<Job>& job, ChatResponse r, bool paid) {
-    if (r.ok() && !r.from_cache) {
+    // A failure that reports usage (a stream cut after tokens came) was billed: it is priced too.
+    if (!r.from_cache && (r.ok() || HasUsage(r.usage))) {
       const std::string provider = provider_->Name();
       std::optional<double> cost = options_.prices.Cost(provider, job->request.model, r.usage);
       if (!cost && !r.model.empty()) cost = options_.prices.Cost(provider, r.model, r.usage);
-      r.cost_usd = cost.value_or(0);
+      r.cost_usd = cost.value_or(0) * provider_->PriceFactor();
       r.cost_known = cost.has_value();
-      if (cache_)
-        if (Status s = cache_->Put(job->cache_key, r); !s.ok()) spdlog::warn("llm: {}", s.ToString());
     }
+    if (r.ok() && !r.from_cache && cache_)
+      if (Status s = cache_->Put(job->cache_key, r); !s.ok()) spdlog::warn("llm: {}", s.ToString());
     if (r.ok() && record_) Record(job->request, r);
     {
       std::lock_guard<std::mutex> lock(mu_);
       ++stats_.requests;
       ++(r.ok() ? stats_.succeeded : stats_.failed);
       if (r.from_cache) ++stats_.cache_hits;
-      if (paid && r.ok()) {
+      if (paid && (r.ok() || HasUsage(r.usage))) {
         stats_.usage += r.usage;
         stats_.cost_usd += r.cost_usd;
       }
+      reserved_ -= job->reserved;
+      job->reserved = 0;
     }
     if (job->done) job->done(std::move(r));
     {
@@ -311,6 +388,11 @@ class Client::Impl {
   int64_t outstanding_ = 0;
   bool stop_ = false;
   Status fatal_;
+  double reserved_ = 0;  // USD reserved by requests queued or in flight
+  bool budget_reached_ = false;
+  int identical_errors_ = 0;            // requests in a row that failed with last_error_
+  std::string last_error_;
+  std::optional<double> outage_since_;  // first transient failure since the last success
   ClientStats stats_;
   std::thread scheduler_;
 };
@@ -320,6 +402,7 @@ StatusOr<std::unique_ptr<Client>> Client::Create(std::unique_ptr<Provider> provi
   if (options.max_in_flight < 1)
     return Status::InvalidArgument("llm client: max_in_flight must be at least 1");
   if (options.max_attempts < 1) return Status::InvalidArgument("llm client: max_attempts must be at least 1");
+  if (!(options.time_scale > 0)) return Status::InvalidArgument("llm client: time_scale must be positive");
   std::optional<ResponseCache> cache;
   if (!options.cache_dir.empty()) {
     const Provider* p = provider.get();
@@ -364,6 +447,7 @@ std::vector<ChatResponse> Client::CompleteAll(std::vector<ChatRequest> requests)
 
 void Client::Wait() { impl_->Wait(); }
 Status Client::fatal_status() const { return impl_->fatal_status(); }
+bool Client::budget_reached() const { return impl_->budget_reached(); }
 ClientStats Client::stats() const { return impl_->stats(); }
 
 }  // namespace kforge::llm

@@ -1,10 +1,29 @@
 // One attempt of an HTTP provider (llm/exchange.h).
 #include "llm/exchange.h"
 
+#include <cctype>
 #include <string_view>
 #include <utility>
 
 namespace kforge::llm {
+namespace {
+
+std::string Lower(std::string text) {
+  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return text;
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, std::string>> WithExtraHeaders(
+    std::vector<std::pair<std::string, std::string>> base,
+    const std::vector<std::pair<std::string, std::string>>& extra) {
+  for (const auto& [name, value] : extra) {
+    std::erase_if(base, [&](const auto& h) { return Lower(h.first) == Lower(name); });
+    base.emplace_back(name, value);
+  }
+  return base;
+}
 
 void SendAttempt(HttpTransport& transport, HttpRequest http, const ProviderOptions& options,
                  std::shared_ptr<StreamAssembler> assembler, ReplyParser parse, const Secrets& secrets,

@@ -5,12 +5,19 @@
 #include <ctime>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "kforge/llm/provider.h"
 #include "llm/http_transport.h"
 #include "llm/wire.h"
 
 namespace kforge::llm {
+
+/// `base` with `extra` added; an extra header replaces a base one of the same name (any case).
+std::vector<std::pair<std::string, std::string>> WithExtraHeaders(
+    std::vector<std::pair<std::string, std::string>> base,
+    const std::vector<std::pair<std::string, std::string>>& extra);
 
 /// Parses a whole (not streamed) reply: AnthropicAttempt or OpenAiAttempt.
 using ReplyParser = Attempt (*)(const HttpResult& http, std::time_t now, const Secrets& secrets);

@@ -316,6 +316,11 @@ class OpenAiProvider : public Provider {
   std::string Name() const override { return "openai"; }
   std::string Identity() const override { return "openai " + base_url_; }
   std::string Redact(std::string text) const override { return RedactSecrets(std::move(text), {key_}); }
+  std::optional<json> WireBody(const ChatRequest& request) const override {
+    json body = OpenAiRequestBody(request, ResolveOpenAiDialect(options_, base_url_, request.model), false);
+    body.merge_patch(options_.extra_body);
+    return body;
+  }
 
   void Send(const ChatRequest& request, AttemptCallback done) override {
     const Secrets secrets = {key_};
@@ -324,8 +329,11 @@ class OpenAiProvider : public Provider {
     http.url = base_url_ + "/chat/completions";
     http.headers = {{"content-type", "application/json"}};
     if (!key_.empty()) http.headers.emplace_back("authorization", "Bearer " + key_);
+    http.headers = WithExtraHeaders(std::move(http.headers), options_.extra_headers);
     const OpenAiDialect dialect = ResolveOpenAiDialect(options_, base_url_, request.model);
-    http.body = OpenAiRequestBody(request, dialect, stream).dump(-1, ' ', false, kReplace);
+    json body = OpenAiRequestBody(request, dialect, stream);
+    body.merge_patch(options_.extra_body);
+    http.body = body.dump(-1, ' ', false, kReplace);
     SendAttempt(transport_, std::move(http), options_,
                 stream ? std::shared_ptr<StreamAssembler>(MakeOpenAiStream()) : nullptr, OpenAiAttempt, secrets,
                 request.model, /*anthropic=*/false, std::move(done));

@@ -1,7 +1,9 @@
 // The price table: loading and cost computation.
 #include "kforge/llm/prices.h"
 
+#include <cctype>
 #include <fstream>
+#include <vector>
 #include <sstream>
 
 #include "kforge/common/files.h"
@@ -38,7 +40,18 @@ StatusOr<PriceTable> PriceTable::FromJson(const nlohmann::json& j) {
   PriceTable table;
   for (const auto& [name, p] : j["models"].items()) {
     const std::string path = "prices.models." + name;
-    KFORGE_RETURN_IF_ERROR(CheckPrices(p, path, {"input", "output", "cache_read", "cache_write"}));
+    nlohmann::json numbers = p;
+    std::vector<std::string> aliases;
+    if (p.is_object() && p.contains("aliases")) {
+      if (!p["aliases"].is_array()) return Status::ParseError(path + ".aliases: must be a list of model ids");
+      for (const nlohmann::json& alias : p["aliases"]) {
+        if (!alias.is_string() || alias.get<std::string>().empty())
+          return Status::ParseError(path + ".aliases: must be a list of model ids");
+        aliases.push_back(alias.get<std::string>());
+      }
+      numbers.erase("aliases");
+    }
+    KFORGE_RETURN_IF_ERROR(CheckPrices(numbers, path, {"input", "output", "cache_read", "cache_write"}));
     if (!p.contains("input") || !p.contains("output"))
       return Status::ParseError(path + ": needs input and output");
     ModelPrice price;
@@ -47,6 +60,7 @@ StatusOr<PriceTable> PriceTable::FromJson(const nlohmann::json& j) {
     if (p.contains("cache_read")) price.cache_read = p["cache_read"].get<double>();
     if (p.contains("cache_write")) price.cache_write = p["cache_write"].get<double>();
     table.prices_[name] = price;
+    for (const std::string& alias : aliases) table.aliases_[alias] = name;
   }
   if (j.contains("providers")) {
     if (!j["providers"].is_object()) return Status::ParseError("prices.providers: must be an object");
@@ -68,18 +82,32 @@ StatusOr<PriceTable> PriceTable::Load(const std::string& path) {
   return t;
 }
 
+std::string PriceTable::Undated(const std::string& model) {
+  auto digits = [&model](size_t from, size_t n) {
+    if (from + n > model.size()) return false;
+    for (size_t i = from; i < from + n; ++i)
+      if (!std::isdigit(static_cast<unsigned char>(model[i]))) return false;
+    return true;
+  };
+  const size_t n = model.size();
+  if (n > 7 && model.compare(n - 7, 7, "-latest") == 0) return model.substr(0, n - 7);
+  // -20250929 or @20250929 (Anthropic, Vertex)
+  if (n > 9 && (model[n - 9] == '-' || model[n - 9] == '@') && digits(n - 8, 8)) return model.substr(0, n - 9);
+  // -2024-08-06 (OpenAI)
+  if (n > 11 && model[n - 11] == '-' && digits(n - 10, 4) && model[n - 6] == '-' && digits(n - 5, 2) &&
+      model[n - 3] == '-' && digits(n - 2, 2))
+    return model.substr(0, n - 11);
+  return model;
+}
+
 std::optional<ModelPrice> PriceTable::Find(const std::string& model) const {
-  if (auto it = prices_.find(model); it != prices_.end()) return it->second;
-  const ModelPrice* best = nullptr;
-  size_t best_len = 0;
-  for (const auto& [name, price] : prices_) {
-    if (name.size() < model.size() && model.compare(0, name.size(), name) == 0 &&
-        (model[name.size()] == '-' || model[name.size()] == '@') && name.size() > best_len) {
-      best = &price;
-      best_len = name.size();
-    }
+  for (const std::string& name : {model, Undated(model)}) {
+    if (auto it = prices_.find(name); it != prices_.end()) return it->second;
+    if (auto it = aliases_.find(name); it != aliases_.end()) return prices_.at(it->second);
   }
-  if (best) return *best;
+  // "vendor/model" (OpenRouter, LiteLLM) is priced as the model.
+  if (size_t slash = model.rfind('/'); slash != std::string::npos && slash + 1 < model.size())
+    return Find(model.substr(slash + 1));
   return std::nullopt;
 }
 

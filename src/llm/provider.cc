@@ -30,8 +30,9 @@ StatusOr<std::unique_ptr<Provider>> MakeProvider(const std::string& spec, const 
     const std::string var = named_key ? options.api_key_env : "ANTHROPIC_API_KEY";
     std::string key = Env(var.c_str());
     if (key.empty()) return Status::InvalidArgument("provider anthropic: set " + var + " in the environment");
-    return MakeAnthropicProvider(Endpoint(options, "ANTHROPIC_BASE_URL", "https://api.anthropic.com"),
-                                 std::move(key), options);
+    std::string url = Endpoint(options, "ANTHROPIC_BASE_URL", "https://api.anthropic.com");
+    if (options.batch_api) return MakeAnthropicBatchProvider(std::move(url), std::move(key), options);
+    return MakeAnthropicProvider(std::move(url), std::move(key), options);
   }
   if (spec == "openai") {
     std::string url = Endpoint(options, "OPENAI_BASE_URL", "https://api.openai.com/v1");

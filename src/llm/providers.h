@@ -12,6 +12,9 @@ namespace kforge::llm {
 /// `api_key` is kept in memory only, sent in a header, and masked out of error messages.
 std::unique_ptr<Provider> MakeAnthropicProvider(std::string base_url, std::string api_key,
                                                 const ProviderOptions& o);
+/// The same API through Message Batches (ProviderOptions::batch_api).
+std::unique_ptr<Provider> MakeAnthropicBatchProvider(std::string base_url, std::string api_key,
+                                                     const ProviderOptions& o);
 /// An empty `api_key` sends no Authorization header (local servers).
 std::unique_ptr<Provider> MakeOpenAiProvider(std::string base_url, std::string api_key,
                                              const ProviderOptions& o);

@@ -26,8 +26,10 @@ StatusOr<ResponseCache> ResponseCache::Open(const std::string& dir, Redactor red
 std::string ResponseCache::Key(const std::string& provider_identity, const ChatRequest& request) {
   nlohmann::json j = ToJson(request);
   j.erase("tag");
-  return common::Sha256Hex(provider_identity + "\n" +
-                           j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  std::string text = provider_identity + "\n" + j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  // Without a scope the key is what it always was: caches written before scopes stay valid.
+  if (!request.cache_scope.empty()) text += "\nscope " + request.cache_scope;
+  return common::Sha256Hex(text);
 }
 
 std::string ResponseCache::PathOf(const std::string& key) const {

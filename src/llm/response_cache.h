@@ -16,8 +16,8 @@ class ResponseCache {
   using Redactor = std::function<std::string(std::string)>;
   /// Creates `dir` when missing. `redact` masks secrets in the text of every file written.
   static StatusOr<ResponseCache> Open(const std::string& dir, Redactor redact = {});
-  /// The key: SHA-256 of the provider identity (name and endpoint) and the canonical request.
-  /// The API key is not part of either.
+  /// The key: SHA-256 of the provider identity (name and endpoint), the canonical request and its
+  /// cache_scope (the sample and turn). The API key is not part of any.
   static std::string Key(const std::string& provider_identity, const ChatRequest& request);
 
   /// A missing, unreadable or corrupt entry is a miss.

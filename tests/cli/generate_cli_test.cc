@@ -105,7 +105,7 @@ class GenerateCliTest : public ::testing::Test {
   GenRun Generate(const std::string& args, const std::string& env = "") {
     std::string err = (out_.string() + ".stderr");
     std::string command = env + " " + KFORGE_BINARY + " generate --tasks " +
-                          fakes::ShellQuote(tasks_.path()) + " --compile-only --no-cache --out " +
+                          fakes::ShellQuote(tasks_.path()) + " --compile-only --no-cache --no-probe --out " +
                           fakes::ShellQuote(out_) + " " + args + " 2>" + fakes::ShellQuote(err);
     GenRun run;
     run.exit_code = fakes::RunCommand(command).exit_code;
@@ -334,7 +334,7 @@ TEST_F(GenerateCliTest, KillNineThenResumeLosesNothingAndWritesNothingTwice) {
       "/v1";
   // Start, wait for a few records, kill -9.
   std::string command = std::string("exec ") + KFORGE_BINARY + " generate --tasks " +
-                        fakes::ShellQuote(tasks_.path()) + " --compile-only --no-cache --out " +
+                        fakes::ShellQuote(tasks_.path()) + " --compile-only --no-cache --no-probe --out " +
                         fakes::ShellQuote(out_) + " " + args + " 2>/dev/null";
   pid_t pid = fork();
   ASSERT_GE(pid, 0);

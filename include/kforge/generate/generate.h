@@ -10,6 +10,7 @@
 
 #include "kforge/bench/bencher.h"
 #include "kforge/common/status.h"
+#include "kforge/dataset/trajectory.h"
 #include "kforge/llm/client.h"
 #include "kforge/llm/provider.h"
 
@@ -46,14 +47,29 @@ struct GenerateOptions {
   int max_tokens = 8192;
   int thinking_budget_tokens = 0;
   std::string reasoning_effort;
+  /// Anthropic adaptive thinking and effort (llm::ChatRequest). Default off, none.
+  bool adaptive_thinking = false;
+  std::string effort;
   /// An episode stops once a correct attempt is at least this much faster than the reference. Default 1.
   double target_speedup = 1.0;
   /// Shard i of n (0-based): only tasks whose position in the sorted list is i mod n.
   int shard_index = 0, shard_count = 1;
   /// Compile and check plans only (no GPU). Also chosen, and said, when there is no GPU.
   bool compile_only = false;
-  /// Stop starting episodes once the estimated cost reaches this (USD); unset = no limit.
+  /// Spending cap, USD, over the run folder's whole spend (earlier invocations included): each
+  /// request's worst case is reserved before it is sent, and one that does not fit is not sent.
+  /// Unset = no limit.
   std::optional<double> max_cost_usd;
+  /// With max_cost_usd: run a model the price table lacks (its cost counts as 0). Default false.
+  bool allow_unpriced = false;
+  /// Run again the episodes recorded with stop llm_error (they move to unfinished.jsonl). Default
+  /// false; episodes that ended on a transient error are never recorded as final.
+  bool retry_errors = false;
+  /// Print the first request's wire body on stdout and stop before sending anything. Default false.
+  bool dry_run = false;
+  /// HTTP teachers: one request of one output token before the batch starts; an error that every
+  /// request would get (no such model, a refused key or parameter) stops it there. Default true.
+  bool probe = true;
   /// Prompt templates folder. Default prompts (next to the tasks' project).
   std::filesystem::path prompts_dir = "prompts";
   /// Replace run.json when the configuration changed (existing records stay, under the old run id).
@@ -77,9 +93,26 @@ struct GenerateSummary {
   double cpu_s = 0;  ///< CPU time of this process (not of its compiler and GPU worker children)
   int llm_errors = 0;
   int harness_errors = 0;
-  double cost_usd = 0;
+  int deferred = 0;  ///< ended on a transient teacher error: in unfinished.jsonl, run again by a rerun
+  double cost_usd = 0;         ///< spent by this invocation
+  double spent_before_usd = 0;  ///< spent in the run folder before it
+  /// Prompt tokens of this invocation's requests: fresh input, read from and written to the cache.
+  struct PromptTokens {
+    int64_t input = 0, cache_read = 0, cache_write = 0;
+    void AddTokens(const dataset::UsageInfo& u) {
+      input += u.input_tokens;
+      cache_read += u.cache_read_tokens;
+      cache_write += u.cache_write_tokens;
+    }
+    /// The part of all prompt tokens read from the cache, in [0, 1].
+    double CacheReadShare() const {
+      const int64_t all = input + cache_read + cache_write;
+      return all > 0 ? static_cast<double>(cache_read) / static_cast<double>(all) : 0;
+    }
+  } usage;
   bool compile_only = false;
   bool stopped_by_budget = false;
+  bool dry_run = false;  ///< nothing was sent: the first request was printed
   Status fatal;  ///< a fatal teacher error (auth, quota, not found) or a write failure
 };
 

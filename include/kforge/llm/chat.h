@@ -85,8 +85,16 @@ struct ChatRequest {
   int thinking_budget_tokens = 0;
   /// OpenAI-compatible `reasoning_effort` ("minimal", "low", "medium", "high") when not empty.
   std::string reasoning_effort;
+  /// Anthropic adaptive thinking, `thinking: {type: adaptive}` (models from Claude 4.6 on; the
+  /// model decides how much to think). Excludes thinking_budget_tokens.
+  bool adaptive_thinking = false;
+  /// Anthropic `output_config: {effort}` ("low", "medium", "high", "max") when not empty.
+  std::string effort;
   /// Free-form tag for logs and records (e.g. "task/sample/turn"); not sent, not part of the key.
   std::string tag;
+  /// Not sent and not in ToJson (so cassette keys ignore it): added to the response cache key when
+  /// not empty, so that samples of one prompt at temperature > 0 are cached apart ("sample 3 turn 2").
+  std::string cache_scope;
 };
 
 enum class StopReason { kEndTurn, kMaxTokens, kToolUse, kStopSequence, kRefusal, kOther };

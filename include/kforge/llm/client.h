@@ -1,13 +1,16 @@
 // Client: runs many chat requests through one Provider with retries (as the official SDKs:
 // x-should-retry, capped retry-after, jittered exponential backoff), request/token pacing, an
-// on-disk response cache, an optional cassette recording, and usage/cost accounting. A fatal
-// error (auth, quota, billing, not found) stops the batch.
+// on-disk response cache, an optional cassette recording, usage/cost accounting and a spending
+// cap that reserves each request's worst case. A fatal error (auth, quota, billing, not found)
+// stops the batch, and so do two circuit breakers: the same non-retryable error N times in a row,
+// and an outage (no success for a set time while requests keep failing on transient errors).
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <future>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,6 +44,21 @@ struct ClientOptions {
   PriceTable prices;
   /// Seed of the backoff jitter.
   uint64_t seed = 0x6b666f726765;
+  /// Circuit breaker: this many requests in a row ending in the same non-retryable error (kind,
+  /// status and message) stop the batch. 0 = off.
+  int max_identical_errors = 0;
+  /// Circuit breaker: once attempts have failed on transient errors (429, 529, 5xx, timeouts,
+  /// connection) for this many seconds with no success in between, the batch stops. 0 = off.
+  double outage_s = 0;
+  /// Multiplies every wait and window of the client (backoff, retry-after, outage_s); < 1 in tests.
+  double time_scale = 1;
+  /// Spending cap, USD: a request whose worst case (its input at ~3 bytes a token, at the input or
+  /// cache-write price, whichever is higher, plus max_tokens of output) would take the spend plus
+  /// what requests in flight reserved past it is not sent (kAborted; budget_reached()). Unset = none.
+  std::optional<double> max_cost_usd;
+  /// Spent before this client (earlier invocations on the same run folder), USD; counts toward
+  /// max_cost_usd.
+  double spent_before_usd = 0;
 };
 
 /// Totals over every request that finished in this Client.
@@ -51,8 +69,8 @@ struct ClientStats {
   int64_t cache_hits = 0;
   int64_t attempts = 0;  ///< provider attempts, retries included
   int64_t retries = 0;
-  Usage usage;          ///< paid this run (cache hits excluded)
-  double cost_usd = 0;  ///< paid this run (cache hits excluded)
+  Usage usage;          ///< paid this run (cache hits excluded; billed failures included)
+  double cost_usd = 0;  ///< paid this run (cache hits excluded; billed failures included)
 };
 
 using ResponseCallback = std::function<void(ChatResponse)>;
@@ -75,8 +93,10 @@ class Client {
   /// Blocks until nothing is queued or in flight.
   void Wait();
 
-  /// Non-ok once a fatal error stopped the batch; the message says what to fix.
+  /// Non-ok once a fatal error or a circuit breaker stopped the batch; the message says what to fix.
   Status fatal_status() const;
+  /// Whether a request was refused because max_cost_usd would have been exceeded.
+  bool budget_reached() const;
   ClientStats stats() const;
 
  private:

@@ -33,16 +33,20 @@ class PriceTable {
   PriceTable();
 
   /// {"schema": "kforge.prices/1", "models": {"NAME": {"input": 3, "output": 15, "cache_read": 0.3,
-  /// "cache_write": 3.75}}, "providers": {"anthropic": {"cache_read": 0.1, "cache_write": 1.25}}}.
+  /// "cache_write": 3.75, "aliases": ["other-id"]}}, "providers": {"anthropic": {"cache_read": 0.1, "cache_write": 1.25}}}.
   /// "providers" (fractions of input) is optional and replaces the built-in rule per provider.
   static StatusOr<PriceTable> FromJson(const nlohmann::json& j);
   static StatusOr<PriceTable> Load(const std::string& path);
 
   void Set(const std::string& model, ModelPrice price) { prices_[model] = price; }
   void SetCacheRule(const std::string& provider, CacheRule rule) { cache_rules_[provider] = rule; }
-  /// Exact name, else the longest table entry that is a prefix of `model` followed by '-' or '@'
-  /// ("claude-sonnet-4-5-20250929" uses "claude-sonnet-4-5").
+  /// The exact model id or one of an entry's "aliases"; else the id without its date or "-latest"
+  /// suffix ("claude-sonnet-4-5-20250929", "claude-sonnet-4-5@20250929" and "gpt-4o-2024-08-06"
+  /// use "claude-sonnet-4-5" and "gpt-4o"); else the part after a "vendor/" prefix. Never a mere
+  /// prefix: "claude-opus-4-6" is not "claude-opus-4".
   std::optional<ModelPrice> Find(const std::string& model) const;
+  /// `model` without a trailing date (-YYYYMMDD, @YYYYMMDD, -YYYY-MM-DD) or "-latest".
+  static std::string Undated(const std::string& model);
   /// The price of `model` with its cache prices filled in by `provider`'s rule.
   std::optional<ModelPrice> Find(const std::string& provider, const std::string& model) const;
   /// Cost in USD, or nullopt when the model is not in the table. `provider` is a Provider::Name().
@@ -50,6 +54,7 @@ class PriceTable {
 
  private:
   std::map<std::string, ModelPrice> prices_;
+  std::map<std::string, std::string> aliases_;  ///< alias -> entry name
   std::map<std::string, CacheRule> cache_rules_;
 };
 

@@ -6,6 +6,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "kforge/common/status.h"
 #include "kforge/llm/chat.h"
@@ -76,6 +78,20 @@ struct ProviderOptions {
   /// OpenAI-compatible: the message field reasoning is sent back in ("reasoning_content" for
   /// DeepSeek, vLLM and SGLang; "reasoning" for OpenRouter).
   std::string openai_reasoning_field = "reasoning_content";
+  /// HTTP providers: headers added to every request (--header K:V), after kforge's own; a header
+  /// named here replaces kforge's of the same name (e.g. anthropic-beta, anthropic-version).
+  std::vector<std::pair<std::string, std::string>> extra_headers;
+  /// HTTP providers: a JSON object merged into every request body (--extra-body), its fields
+  /// replacing kforge's (RFC 7396 merge: a null removes a field).
+  nlohmann::json extra_body = nlohmann::json::object();
+  /// Anthropic: send requests through the Message Batches API (half price, results within hours):
+  /// requests that arrive within batch_window_s of each other go out as one batch, polled every
+  /// batch_poll_s. batch_state_path (when set) lists the batches created, so that a rerun after a
+  /// crash collects their results instead of paying twice.
+  bool batch_api = false;
+  double batch_window_s = 2;
+  double batch_poll_s = 30;
+  std::string batch_state_path;
 };
 
 /// Done callbacks run on a provider thread; they must be quick and must not call Send.
@@ -97,6 +113,12 @@ class Provider {
   /// are placeholders such as "x" that masking would mangle data with) masked as "***". Client
   /// passes what it writes (cassettes, cache files, logs) through it.
   virtual std::string Redact(std::string text) const { return text; }
+  /// The JSON body an HTTP provider would send for `request` (not streamed), extra body fields
+  /// merged; nullopt for providers that send no JSON body (replay, exec). For dry runs and for
+  /// recording what was sent.
+  virtual std::optional<nlohmann::json> WireBody(const ChatRequest&) const { return std::nullopt; }
+  /// What the provider charges as a fraction of the price table (0.5 for batch APIs).
+  virtual double PriceFactor() const { return 1; }
 };
 
 /// spec: "anthropic", "openai", "replay:FILE" or "exec:CMD". Keys come only from the environment

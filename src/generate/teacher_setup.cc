@@ -1,0 +1,109 @@
+// The teacher side of a run's setup (generate/teacher_setup.h).
+#include "generate/teacher_setup.h"
+
+#include <future>
+#include <memory>
+
+#include <spdlog/spdlog.h>
+
+namespace kforge::generate {
+
+Status CheckTeacherOptions(const GenerateOptions& o) {
+  // What a provider would refuse on every request, or ignore, is refused here, before any request.
+  const std::string provider = o.teacher.substr(0, o.teacher.find(':'));
+  if (o.thinking_budget_tokens > 0) {
+    if (provider == "openai")
+      return Status::InvalidArgument(
+          "--thinking-budget: --teacher openai does not send it; use --reasoning-effort (or --extra-body)");
+    if (o.thinking_budget_tokens < 1024)
+      return Status::InvalidArgument("--thinking-budget " + std::to_string(o.thinking_budget_tokens) +
+                                     ": at least 1024 (0 turns thinking off)");
+    if (o.thinking_budget_tokens >= o.max_tokens)
+      return Status::InvalidArgument("--thinking-budget " + std::to_string(o.thinking_budget_tokens) +
+                                     " must be below --max-tokens " + std::to_string(o.max_tokens) +
+                                     " (thinking is part of the output)");
+  }
+  if ((o.adaptive_thinking || !o.effort.empty()) && provider == "openai")
+    return Status::InvalidArgument(std::string(o.adaptive_thinking ? "--adaptive-thinking" : "--effort") +
+                                   ": only --teacher anthropic sends it; use --reasoning-effort");
+  if (o.adaptive_thinking && o.thinking_budget_tokens > 0)
+    return Status::InvalidArgument("--adaptive-thinking: not with --thinking-budget (the model sets its own)");
+  if (!o.reasoning_effort.empty() && provider == "anthropic")
+    return Status::InvalidArgument(
+        "--reasoning-effort: --teacher anthropic does not send it; use --thinking-budget (or --extra-body)");
+  return Status::Ok();
+}
+
+nlohmann::json SentParams(const GenerateOptions& o, const std::optional<nlohmann::json>& body,
+                          std::vector<std::string>& dropped) {
+  nlohmann::json params = {
+      {"max_tokens", o.max_tokens},
+      {"temperature", o.temperature ? nlohmann::json(*o.temperature) : nlohmann::json()},
+      {"thinking_budget_tokens", o.thinking_budget_tokens},
+      {"reasoning_effort", o.reasoning_effort}};
+  if (!body || !body->is_object()) return params;  // replay, exec: the canonical request is what goes
+  const nlohmann::json& b = *body;
+  if (b.contains("max_completion_tokens")) {
+    params["max_tokens"] = b["max_completion_tokens"];
+    params["max_tokens_field"] = "max_completion_tokens";
+  } else {
+    params["max_tokens"] = b.value("max_tokens", nlohmann::json());
+  }
+  params["temperature"] = b.value("temperature", nlohmann::json());
+  if (o.temperature && params["temperature"].is_null()) dropped.push_back("temperature");
+  const nlohmann::json thinking = b.value("thinking", nlohmann::json());
+  params["thinking_budget_tokens"] =
+      thinking.is_object() ? thinking.value("budget_tokens", nlohmann::json(0)) : nlohmann::json(0);
+  if (thinking.is_object() && thinking.contains("type") && thinking["type"] != "enabled")
+    params["thinking"] = thinking;
+  params["reasoning_effort"] = b.value("reasoning_effort", std::string());
+  const nlohmann::json output_config = b.value("output_config", nlohmann::json());
+  if (output_config.is_object() && output_config.contains("effort")) params["effort"] = output_config["effort"];
+  if (!o.effort.empty() && !params.contains("effort")) dropped.push_back("effort");
+  if (!o.reasoning_effort.empty() && params["reasoning_effort"] == "") dropped.push_back("reasoning_effort");
+  return params;
+}
+
+Status ProbeModel(llm::Provider& provider, const std::string& model) {
+  llm::ChatRequest ping;
+  ping.model = model;
+  ping.max_tokens = 1;
+  ping.prompt_cache = false;
+  ping.messages = {llm::Message::User("Reply with OK.")};
+  auto promise = std::make_shared<std::promise<llm::Attempt>>();
+  std::future<llm::Attempt> result = promise->get_future();
+  provider.Send(ping, [promise](llm::Attempt a) { promise->set_value(std::move(a)); });
+  const llm::ErrorInfo error = result.get().response.error;
+  switch (error.kind) {
+    case llm::ErrorKind::kNotFound:
+    case llm::ErrorKind::kAuth:
+    case llm::ErrorKind::kQuota:
+    case llm::ErrorKind::kBilling:
+    case llm::ErrorKind::kInvalidRequest:
+      return Status::InvalidArgument(provider.Redact("model probe (--no-probe skips it): " +
+                                                     std::string(llm::ErrorKindName(error.kind)) + ": " +
+                                                     error.message));
+    case llm::ErrorKind::kNone:
+      return Status::Ok();
+    default:
+      spdlog::warn("generate: model probe: {}: {} (going on)", llm::ErrorKindName(error.kind),
+                   provider.Redact(error.message));
+      return Status::Ok();
+  }
+}
+
+std::string DescribeSent(const nlohmann::json& params, const std::vector<std::string>& dropped) {
+  std::string text = params.value("max_tokens_field", std::string("max_tokens")) + " " + params["max_tokens"].dump();
+  if (!params["temperature"].is_null()) text += ", temperature " + params["temperature"].dump();
+  if (params["thinking_budget_tokens"] != 0) text += ", thinking budget " + params["thinking_budget_tokens"].dump();
+  if (params.contains("thinking")) text += ", thinking " + params["thinking"].dump();
+  if (params["reasoning_effort"] != "") text += ", reasoning_effort " + params["reasoning_effort"].get<std::string>();
+  if (params.contains("effort")) text += ", effort " + params["effort"].dump();
+  if (!dropped.empty()) {
+    text += "; not sent (the model or provider takes no other value):";
+    for (const std::string& d : dropped) text += " " + d;
+  }
+  return text;
+}
+
+}  // namespace kforge::generate
