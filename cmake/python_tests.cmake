@@ -13,3 +13,7 @@ if(NOT KFORGE_PYTHON)
 endif()
 add_test(NAME export_trl COMMAND ${KFORGE_PYTHON} ${PROJECT_SOURCE_DIR}/tests/scripts/check_trl_export.py $<TARGET_FILE:kforge>)
 set_tests_properties(export_trl PROPERTIES LABELS cpu TIMEOUT 600)
+
+# kforge verify --junit read by junitparser (PyPI); skips with a message when the package is absent.
+add_test(NAME junit_report COMMAND ${KFORGE_PYTHON} -m pytest -q -rs ${PROJECT_SOURCE_DIR}/tests/scripts/test_junit.py)
+set_tests_properties(junit_report PROPERTIES LABELS cpu ENVIRONMENT "KFORGE_BINARY=$<TARGET_FILE:kforge>")

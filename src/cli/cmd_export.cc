@@ -117,7 +117,8 @@ std::string Counts(const std::map<std::string, int64_t>& counts) {
 
 Runner AttachExport(CLI::App& sub) {
   auto a = std::make_shared<ExportArgs>();
-  sub.add_option("runs", a->runs, "Run folders (their trajectories.jsonl) or .jsonl files")->required();
+  sub.add_option("runs", a->runs, "Run folders (their trajectories.jsonl), .jsonl files, or - for JSON lines on stdin")
+      ->required();
   sub.add_option("--format", a->format, "Output format")
       ->check(CLI::IsMember({"messages", "pairs", "trajectory", "kernelbench"}))
       ->default_val("messages");
@@ -161,6 +162,11 @@ Runner AttachExport(CLI::App& sub) {
   sub.add_flag("--with-reasoning", a->with_reasoning, "Keep the teacher's reasoning in assistant turns");
   AddTasksRootOption(sub, a->tasks_root);
   return [a]() {
+    StdinSpool stdin_records;
+    if (Status read = stdin_records.Replace(a->runs); !read.ok()) {
+      std::fprintf(stderr, "kforge export: %s\n", read.message().c_str());
+      return kExitUsage;
+    }
     StatusOr<std::vector<std::filesystem::path>> files = ResolveRuns(a->runs);
     StatusOr<exporter::ExportOptions> options =
         files.ok() ? ToOptions(*a) : StatusOr<exporter::ExportOptions>(files.status());
