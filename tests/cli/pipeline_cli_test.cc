@@ -78,9 +78,23 @@ TEST_F(PipelineCliTest, VerifyEmitsOnlyPassingSolutionsWithTheirVerdictsForTheNe
     EXPECT_EQ(verdicts[i]["solution_hash"], solutions[i]["verdict"]["solution_hash"]);
   }
 
+  // A verdict that is not an object is the line's own error, not set aside.
+  nlohmann::json bad = solutions[0];
+  bad["verdict"] = 1;
+  const std::string bad_file = (dir_ / "bad.jsonl").string();
+  std::ofstream(bad_file) << bad.dump() << "\n";
+  kforge::fakes::CommandResult refused =
+      RunCommand(Kforge("verify --compile-only " + Tasks() + " - < " + ShellQuote(bad_file)));
+  std::vector<nlohmann::json> refused_verdicts = JsonLines(refused.out);
+  ASSERT_EQ(refused_verdicts.size(), 1u);
+  EXPECT_EQ(refused_verdicts[0]["status"], "invalid_solution");
+  EXPECT_EQ(refused_verdicts[0]["message"], "-:1: verdict: expected an object");
+
   // bench times only what passed: without a GPU each record says so (exit 2), with one they are timed.
-  kforge::fakes::CommandResult bench =
-      RunCommand(verify + " --emit passing | " + Kforge("bench --max-time 0.2 " + Tasks() + " -"));
+  const fs::path junit = dir_ / "bench.xml";
+  kforge::fakes::CommandResult bench = RunCommand(
+      verify + " --emit passing | " +
+      Kforge("bench --max-time 0.2 --annotations none --junit " + ShellQuote(junit.string()) + " " + Tasks() + " -"));
   std::vector<nlohmann::json> records = JsonLines(bench.out);
   ASSERT_EQ(records.size(), 2u) << bench.out << Stderr();
   for (size_t i = 0; i < records.size(); ++i) {
@@ -89,6 +103,15 @@ TEST_F(PipelineCliTest, VerifyEmitsOnlyPassingSolutionsWithTheirVerdictsForTheNe
     EXPECT_EQ(records[i]["status"], kforge::fakes::HasCudaDevice() ? "ok" : "no_gpu");
   }
   EXPECT_EQ(bench.exit_code, kforge::fakes::HasCudaDevice() ? 0 : 2);
+  // Its JUnit file: one testcase per timed solution, named by the line of stdin; no GPU is an error.
+  std::ifstream xml_in(junit);
+  std::string xml(std::istreambuf_iterator<char>(xml_in), {});
+  EXPECT_NE(xml.find("<testsuite name=\"kforge bench\" tests=\"2\""), std::string::npos) << xml;
+  EXPECT_NE(xml.find("classname=\"demo/vector_add\" name=\"-:2\""), std::string::npos) << xml;
+  if (kforge::fakes::HasCudaDevice())
+    EXPECT_NE(xml.find("<property name=\"speedup\""), std::string::npos) << xml;
+  else
+    EXPECT_NE(xml.find("errors=\"2\""), std::string::npos) << xml;
 }
 
 TEST_F(PipelineCliTest, VerifyJUnitAndAnnotationsUnderGithubActions) {
