@@ -35,7 +35,8 @@ std::vector<std::pair<int, std::string>> CompileErrors(const std::string& log) {
     start = end == std::string::npos ? log.size() : end + 1;
     size_t paren = line.find('(');
     size_t close = line.find("): ");
-    if (paren == std::string_view::npos || paren == 0 || close == std::string_view::npos || close <= paren + 1)
+    if (paren == std::string_view::npos || paren == 0 || close == std::string_view::npos ||
+        close <= paren + 1)
       continue;
     std::string_view file = line.substr(0, paren);
     if (file.find('/') != std::string_view::npos || file.find(' ') != std::string_view::npos ||
@@ -63,7 +64,8 @@ std::string FieldOfMessage(const std::string& label, std::string message) {
 std::optional<std::pair<int, int>> SyntaxPlace(const std::string& label, const std::string& message) {
   int line = 0, column = 0;
   std::string rest = message.rfind(label + ": ", 0) == 0 ? message.substr(label.size() + 2) : message;
-  if (std::sscanf(rest.c_str(), "line %d, column %d", &line, &column) == 2 && line > 0) return std::pair{line, column};
+  if (std::sscanf(rest.c_str(), "line %d, column %d", &line, &column) == 2 && line > 0)
+    return std::pair{line, column};
   return std::nullopt;
 }
 
@@ -72,9 +74,14 @@ std::string ValidUtf8(const std::string& text) {
   std::string out;
   for (size_t i = 0; i < text.size();) {
     unsigned char lead = static_cast<unsigned char>(text[i]);
-    size_t length = lead < 0x80 ? 1 : (lead >> 5) == 0x6 ? 2 : (lead >> 4) == 0xE ? 3 : (lead >> 3) == 0x1E ? 4 : 0;
+    size_t length = lead < 0x80           ? 1
+                    : (lead >> 5) == 0x6  ? 2
+                    : (lead >> 4) == 0xE  ? 3
+                    : (lead >> 3) == 0x1E ? 4
+                                          : 0;
     bool valid = length > 0 && i + length <= text.size() && (length == 1 || lead >= 0xC2);
-    for (size_t k = 1; valid && k < length; ++k) valid = (static_cast<unsigned char>(text[i + k]) & 0xC0) == 0x80;
+    for (size_t k = 1; valid && k < length; ++k)
+      valid = (static_cast<unsigned char>(text[i + k]) & 0xC0) == 0x80;
     if (valid) {
       out.append(text, i, length);
       i += length;
@@ -93,14 +100,30 @@ std::string Xml(const std::string& raw) {
   out.reserve(text.size());
   for (unsigned char c : text) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
-      case '\n': out += "&#10;"; break;
-      case '\r': out += "&#13;"; break;
-      case '\t': out += "&#9;"; break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
+      case '\n':
+        out += "&#10;";
+        break;
+      case '\r':
+        out += "&#13;";
+        break;
+      case '\t':
+        out += "&#9;";
+        break;
       default:
         if (c < 0x20)
           out += "\xEF\xBF\xBD";
@@ -130,10 +153,15 @@ CiCase CaseFromVerdict(const common::Verdict& verdict) {
   c.message = verdict.message;
   c.seconds = (Ms(verdict.compile, "ms") + Ms(verdict.timing, "gpu_ms")) / 1000;
   switch (verdict.status) {
-    case common::VerdictStatus::kOk: c.outcome = CiCase::Outcome::kPassed; break;
+    case common::VerdictStatus::kOk:
+      c.outcome = CiCase::Outcome::kPassed;
+      break;
     case common::VerdictStatus::kHarnessError:
-    case common::VerdictStatus::kNoGpu: c.outcome = CiCase::Outcome::kError; break;
-    default: c.outcome = CiCase::Outcome::kFailed;
+    case common::VerdictStatus::kNoGpu:
+      c.outcome = CiCase::Outcome::kError;
+      break;
+    default:
+      c.outcome = CiCase::Outcome::kFailed;
   }
   c.properties.emplace_back("status", c.status);
   c.properties.emplace_back("judge", std::to_string(verdict.judge));
@@ -143,9 +171,10 @@ CiCase CaseFromVerdict(const common::Verdict& verdict) {
       if (verdict.memory.contains(key) && verdict.memory[key].is_number_integer())
         c.properties.emplace_back(key, std::to_string(verdict.memory[key].get<int64_t>()));
   }
-  std::string log = verdict.compile.is_object() && verdict.compile.contains("log") && verdict.compile["log"].is_string()
-                        ? verdict.compile["log"].get<std::string>()
-                        : "";
+  std::string log =
+      verdict.compile.is_object() && verdict.compile.contains("log") && verdict.compile["log"].is_string()
+          ? verdict.compile["log"].get<std::string>()
+          : "";
   if (verdict.status == common::VerdictStatus::kCompileError) {
     c.detail = log;
     for (const auto& [line, text] : CompileErrors(log)) {
@@ -171,7 +200,8 @@ CiCase CaseFromVerdict(const common::Verdict& verdict) {
   return c;
 }
 
-std::string JUnitXml(const std::string& suite, const std::vector<std::pair<std::string, std::string>>& suite_properties,
+std::string JUnitXml(const std::string& suite,
+                     const std::vector<std::pair<std::string, std::string>>& suite_properties,
                      const std::vector<CiCase>& cases) {
   int failures = 0, errors = 0, skipped = 0;
   double seconds = 0;
@@ -181,9 +211,9 @@ std::string JUnitXml(const std::string& suite, const std::vector<std::pair<std::
     skipped += c.outcome == CiCase::Outcome::kSkipped;
     seconds += c.seconds;
   }
-  std::string counts = " tests=\"" + std::to_string(cases.size()) + "\" failures=\"" + std::to_string(failures) +
-                       "\" errors=\"" + std::to_string(errors) + "\" skipped=\"" + std::to_string(skipped) +
-                       "\" time=\"" + Seconds(seconds) + "\"";
+  std::string counts = " tests=\"" + std::to_string(cases.size()) + "\" failures=\"" +
+                       std::to_string(failures) + "\" errors=\"" + std::to_string(errors) + "\" skipped=\"" +
+                       std::to_string(skipped) + "\" time=\"" + Seconds(seconds) + "\"";
   std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   out += "<testsuites name=\"" + Xml(suite) + "\"" + counts + ">\n";
   out += "  <testsuite name=\"" + Xml(suite) + "\"" + counts + ">\n";
@@ -196,14 +226,15 @@ std::string JUnitXml(const std::string& suite, const std::vector<std::pair<std::
     Properties(out, c.properties, "      ");
     std::string body = c.detail.empty() ? "" : Xml(c.detail);
     switch (c.outcome) {
-      case CiCase::Outcome::kPassed: break;
+      case CiCase::Outcome::kPassed:
+        break;
       case CiCase::Outcome::kFailed:
-        out += "      <failure type=\"" + Xml(c.status) + "\" message=\"" + Xml(c.status + ": " + c.message) + "\">" +
-               body + "</failure>\n";
+        out += "      <failure type=\"" + Xml(c.status) + "\" message=\"" + Xml(c.status + ": " + c.message) +
+               "\">" + body + "</failure>\n";
         break;
       case CiCase::Outcome::kError:
-        out += "      <error type=\"" + Xml(c.status) + "\" message=\"" + Xml(c.status + ": " + c.message) + "\">" +
-               body + "</error>\n";
+        out += "      <error type=\"" + Xml(c.status) + "\" message=\"" + Xml(c.status + ": " + c.message) +
+               "\">" + body + "</error>\n";
         break;
       case CiCase::Outcome::kSkipped:
         out += "      <skipped message=\"" + Xml(c.status + ": " + c.message) + "\"/>\n";
@@ -233,14 +264,16 @@ Status CiReport::CheckUsage() const {
   if (flags_.junit.empty()) return Status::Ok();
   std::error_code ec;
   fs::path target = fs::weakly_canonical(flags_.junit, ec);
-  if (fs::is_directory(flags_.junit, ec)) return Status::InvalidArgument("--junit " + flags_.junit + ": a folder");
+  if (fs::is_directory(flags_.junit, ec))
+    return Status::InvalidArgument("--junit " + flags_.junit + ": a folder");
   fs::path parent = fs::path(flags_.junit).parent_path();
   if (!parent.empty() && !fs::is_directory(parent, ec))
     return Status::InvalidArgument("--junit " + flags_.junit + ": no such folder " + parent.string());
   for (const std::string& input : inputs_) {
     if (input == "-") continue;
     std::error_code ec2;
-    if (fs::weakly_canonical(input, ec2) == target || (fs::exists(input, ec2) && fs::equivalent(input, flags_.junit, ec2)))
+    if (fs::weakly_canonical(input, ec2) == target ||
+        (fs::exists(input, ec2) && fs::equivalent(input, flags_.junit, ec2)))
       return Status::InvalidArgument("--junit " + flags_.junit + ": is an input; it would be written over");
   }
   return Status::Ok();

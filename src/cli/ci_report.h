@@ -42,7 +42,7 @@ struct CiCase {
   std::string message;  ///< one line; empty when passed
   std::string detail;   ///< the failure's full text (the compile log), may be empty
   std::vector<std::pair<std::string, std::string>> properties;  ///< in order: speedup, peak memory, ...
-  std::vector<SourcePlace> places;  ///< where annotations point (compile errors, the plan's field)
+  std::vector<SourcePlace> places;          ///< where annotations point (compile errors, the plan's field)
   std::vector<std::string> place_messages;  ///< the message of each place, same order
 };
 
@@ -72,12 +72,13 @@ std::optional<SourcePlace> PlaceOfField(const std::string& solution_label, const
 /// A JUnit XML document (testsuites > testsuite > testcase) named `suite`, with `suite_properties`
 /// on the suite (the seed, the judge's version). Text is escaped; characters XML cannot hold are
 /// replaced by U+FFFD.
-std::string JUnitXml(const std::string& suite, const std::vector<std::pair<std::string, std::string>>& suite_properties,
+std::string JUnitXml(const std::string& suite,
+                     const std::vector<std::pair<std::string, std::string>>& suite_properties,
                      const std::vector<CiCase>& cases);
 
 /// `--junit FILE` and `--annotations github|none|auto`, shared by verify, bench and tasks check.
 struct CiFlags {
-  std::string junit;               ///< empty: no JUnit file
+  std::string junit;                 ///< empty: no JUnit file
   std::string annotations = "auto";  ///< auto: github when GITHUB_ACTIONS=true
 };
 void AddCiFlags(CLI::App& sub, CiFlags& flags);

@@ -45,10 +45,11 @@ CiCase CaseFromBench(const bench::BenchResult& result, const common::Verdict* ve
   if (c.status != result.status) {
     c.status = result.status;
     c.message = result.message;
-    c.outcome = result.status == "ok"                                             ? CiCase::Outcome::kPassed
+    c.outcome = result.status == "ok"                                           ? CiCase::Outcome::kPassed
                 : result.status == "harness_error" || result.status == "no_gpu" ? CiCase::Outcome::kError
-                                                                                 : CiCase::Outcome::kFailed;
-    c.properties.insert(c.properties.begin(), std::pair<std::string, std::string>("bench_status", result.status));
+                                                                                : CiCase::Outcome::kFailed;
+    c.properties.insert(c.properties.begin(),
+                        std::pair<std::string, std::string>("bench_status", result.status));
   }
   if (result.status == "ok") {
     char text[32];
@@ -157,8 +158,9 @@ Runner AttachBench(CLI::App& sub) {
                                       [&emit](const bench::BenchResult& result) { emit(result, nullptr); });
     } else {
       verify::SolutionReader reader(args->sources);
-      summary = bencher.RunJudged(
-          reader, [&emit](const bench::BenchResult& result, const common::Verdict& verdict) { emit(result, &verdict); });
+      summary =
+          bencher.RunJudged(reader, [&emit](const bench::BenchResult& result,
+                                            const common::Verdict& verdict) { emit(result, &verdict); });
     }
     ci.AddSuiteProperty("seed", std::to_string(bencher.seed()));
     if (Status written = ci.Finish(); !written.ok()) {

@@ -117,7 +117,8 @@ std::string Counts(const std::map<std::string, int64_t>& counts) {
 
 Runner AttachExport(CLI::App& sub) {
   auto a = std::make_shared<ExportArgs>();
-  sub.add_option("runs", a->runs, "Run folders (their trajectories.jsonl), .jsonl files, or - for JSON lines on stdin")
+  sub.add_option("runs", a->runs,
+                 "Run folders (their trajectories.jsonl), .jsonl files, or - for JSON lines on stdin")
       ->required();
   sub.add_option("--format", a->format, "Output format")
       ->check(CLI::IsMember({"messages", "pairs", "trajectory", "kernelbench"}))

@@ -37,9 +37,10 @@ Runner AttachFinetune(CLI::App& sub) {
   auto args = std::make_shared<Args>();
   finetune::LaunchOptions& o = args->request.launch;
   finetune::TrainingSettings& t = o.training;
-  sub.add_option("--data", args->data,
-                 "Dataset: JSONL of messages or prompt/completion records; - reads it from stdin (kept in the "
-                 "cache)")
+  sub.add_option(
+         "--data", args->data,
+         "Dataset: JSONL of messages or prompt/completion records; - reads it from stdin (kept in the "
+         "cache)")
       ->required();
   sub.add_option("--model", o.model, "Base model: a local folder or a hub id org/name")->required();
   sub.add_option("--backend", args->backend, "Trainer: trl or axolotl")

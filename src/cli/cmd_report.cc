@@ -46,8 +46,9 @@ StatusOr<exporter::Report> BuildReport(const ReportArgs& a, WarningPrinter& warn
 
 Runner AttachReport(CLI::App& sub) {
   auto a = std::make_shared<ReportArgs>();
-  sub.add_option("runs", a->runs,
-                 "Run folders (their trajectories.jsonl) or .jsonl files, side by side; - for JSON lines on stdin")
+  sub.add_option(
+         "runs", a->runs,
+         "Run folders (their trajectories.jsonl) or .jsonl files, side by side; - for JSON lines on stdin")
       ->required();
   sub.add_option("--html", a->html, "Also write the report as one self-contained HTML page");
   sub.add_flag("--json", a->json, "Print the report as one JSON line instead of tables");

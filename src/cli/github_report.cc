@@ -11,12 +11,23 @@ std::string Escape(const std::string& text, bool property) {
   std::string out;
   for (char c : text) {
     switch (c) {
-      case '%': out += "%25"; break;
-      case '\r': out += "%0D"; break;
-      case '\n': out += "%0A"; break;
-      case ':': out += property ? "%3A" : ":"; break;
-      case ',': out += property ? "%2C" : ","; break;
-      default: out.push_back(c);
+      case '%':
+        out += "%25";
+        break;
+      case '\r':
+        out += "%0D";
+        break;
+      case '\n':
+        out += "%0A";
+        break;
+      case ':':
+        out += property ? "%3A" : ":";
+        break;
+      case ',':
+        out += property ? "%2C" : ",";
+        break;
+      default:
+        out.push_back(c);
     }
   }
   return out;
@@ -40,10 +51,14 @@ std::string Cell(const std::string& text, size_t limit = 200) {
 
 const char* Word(CiCase::Outcome outcome) {
   switch (outcome) {
-    case CiCase::Outcome::kPassed: return "pass";
-    case CiCase::Outcome::kFailed: return "fail";
-    case CiCase::Outcome::kError: return "error";
-    case CiCase::Outcome::kSkipped: return "skipped";
+    case CiCase::Outcome::kPassed:
+      return "pass";
+    case CiCase::Outcome::kFailed:
+      return "fail";
+    case CiCase::Outcome::kError:
+      return "error";
+    case CiCase::Outcome::kSkipped:
+      return "skipped";
   }
   return "";
 }
@@ -83,7 +98,9 @@ std::string GithubStepSummary(const std::string& suite, const std::vector<CiCase
   std::string out = "### " + suite + ": " + std::to_string(passed) + " passed, " + std::to_string(failed) +
                     " failed, " + std::to_string(errors) + " errors";
   if (skipped > 0) out += ", " + std::to_string(skipped) + " skipped";
-  out += "\n\n| result | status | task | solution | time (s) | message |\n| --- | --- | --- | --- | ---: | --- |\n";
+  out +=
+      "\n\n| result | status | task | solution | time (s) | message |\n| --- | --- | --- | --- | ---: | --- "
+      "|\n";
   for (const CiCase& c : cases) {
     char seconds[32];
     std::snprintf(seconds, sizeof seconds, "%.3f", c.seconds);

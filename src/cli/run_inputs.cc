@@ -46,7 +46,8 @@ Status StdinSpool::Replace(std::string& argument) {
   char buffer[1 << 16];
   size_t n;
   while ((n = std::fread(buffer, 1, sizeof buffer, stdin)) > 0) bytes.append(buffer, n);
-  if (std::ferror(stdin)) return Status::IoError(std::string("-: cannot read stdin: ") + std::strerror(errno));
+  if (std::ferror(stdin))
+    return Status::IoError(std::string("-: cannot read stdin: ") + std::strerror(errno));
   std::error_code ec;
   if (keep_ == Keep::kInCache) {
     fs::path dir = common::CacheRoot() / "stdin";

@@ -42,7 +42,8 @@ std::optional<std::vector<Step>> ParsePath(std::string_view path) {
       ++i;
     }
     size_t end = i;
-    while (end < path.size() && (std::isalnum(static_cast<unsigned char>(path[end])) || path[end] == '_')) ++end;
+    while (end < path.size() && (std::isalnum(static_cast<unsigned char>(path[end])) || path[end] == '_'))
+      ++end;
     if (end == i) return std::nullopt;
     steps.push_back({std::string(path.substr(i, end - i)), -1});
     i = end;
@@ -104,7 +105,8 @@ class JsonLocator {
         Space();
         if (pos_ >= text_.size() || text_[pos_] != ':') return false;
         ++pos_;
-        bool next = on_path && matched < target_.size() && target_[matched].index < 0 && target_[matched].key == key;
+        bool next =
+            on_path && matched < target_.size() && target_[matched].index < 0 && target_[matched].key == key;
         if (!Value(matched + 1, next)) return false;
         Space();
         if (pos_ < text_.size() && text_[pos_] == ',') {
@@ -190,7 +192,8 @@ std::optional<SolutionText> ReadSolutionText(const std::string& label) {
     ++start;
   }
   size_t end = text->find('\n', start);
-  return SolutionText{file, text->substr(start, end == std::string::npos ? std::string::npos : end - start), line};
+  return SolutionText{file, text->substr(start, end == std::string::npos ? std::string::npos : end - start),
+                      line};
 }
 
 bool IsJsonObject(std::string_view text) {
@@ -244,7 +247,8 @@ std::optional<SourcePlace> PlaceOfSourceLine(const std::string& solution_label, 
   if (!quote || *quote >= text.size() || text[*quote] != '"') return std::nullopt;
   size_t at = *quote + 1;
   for (int n = 1; n < source_line; ++n) {
-    while (at < text.size() && text[at] != '"' && !(text[at] == '\\' && at + 1 < text.size() && text[at + 1] == 'n'))
+    while (at < text.size() && text[at] != '"' &&
+           !(text[at] == '\\' && at + 1 < text.size() && text[at + 1] == 'n'))
       at += text[at] == '\\' ? 2 : 1;
     if (at >= text.size() || text[at] == '"') return std::nullopt;
     at += 2;

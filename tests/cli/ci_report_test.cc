@@ -34,8 +34,9 @@ std::vector<std::string> Elements(const std::string& xml, std::string* error) {
     if (xml[i] == '&') {
       size_t semi = xml.find(';', i);
       std::string entity = xml.substr(i, semi - i + 1);
-      if (semi == std::string::npos || (entity != "&amp;" && entity != "&lt;" && entity != "&gt;" &&
-                                        entity != "&quot;" && entity != "&apos;" && entity.rfind("&#", 0) != 0)) {
+      if (semi == std::string::npos ||
+          (entity != "&amp;" && entity != "&lt;" && entity != "&gt;" && entity != "&quot;" &&
+           entity != "&apos;" && entity.rfind("&#", 0) != 0)) {
         *error = "bad entity at " + std::to_string(i);
         return {};
       }
@@ -138,9 +139,10 @@ class CiReportTest : public ::testing::Test {
 
 TEST_F(CiReportTest, MixedBatchIsOneTestCaseEachWithFailuresErrorsAndProperties) {
   nlohmann::json broken = relu_;
-  broken["source"] = "extern \"C\" __global__ void relu(const float* x, float* y, long long n) {\n"
-                     "  long long i = blockIdx.x;\n"
-                     "  if (i < n) y[i] = x[i] <oops>\n}\n";
+  broken["source"] =
+      "extern \"C\" __global__ void relu(const float* x, float* y, long long n) {\n"
+      "  long long i = blockIdx.x;\n"
+      "  if (i < n) y[i] = x[i] <oops>\n}\n";
   nlohmann::json no_kernel = relu_;
   no_kernel["launches"][0]["kernel"] = "gelu";
   std::vector<std::string> files = {Relu("ok.json", "ok"), Relu("mismatch.json", "mismatch"),
@@ -189,9 +191,10 @@ TEST_F(CiReportTest, MixedBatchIsOneTestCaseEachWithFailuresErrorsAndProperties)
 TEST_F(CiReportTest, CompileAndPlanErrorsPointAtTheSolutionFilesLine) {
   // Pretty-printed: "source" is line 4 of the file; its third source line starts after two "\n".
   nlohmann::json broken = relu_;
-  broken["source"] = "extern \"C\" __global__ void relu(const float* x, float* y, long long n) {\n"
-                     "  long long i = blockIdx.x;\n"
-                     "  if (i < n) y[i] = x[i] <oops>;\n}\n";
+  broken["source"] =
+      "extern \"C\" __global__ void relu(const float* x, float* y, long long n) {\n"
+      "  long long i = blockIdx.x;\n"
+      "  if (i < n) y[i] = x[i] <oops>;\n}\n";
   std::string broken_file = Write("broken.json", broken.dump(2));
   nlohmann::json no_kernel = relu_;
   no_kernel["launches"][0]["kernel"] = "gelu";
@@ -236,9 +239,11 @@ TEST_F(CiReportTest, CompileAndPlanErrorsPointAtTheSolutionFilesLine) {
 
 TEST_F(CiReportTest, ModelReplyCompileErrorsCountFromTheCudaFence) {
   std::string reply = "Here is the kernel.\n\n```cuda\n" +
-                      std::string("extern \"C\" __global__ void relu(const float* x, float* y, long long n) {\n"
-                                  "  y[0] = x[0] <oops>;\n}\n") +
-                      "```\n\n```json\n" + nlohmann::json({{"launches", relu_["launches"]}}).dump(2) + "\n```\n";
+                      std::string(
+                          "extern \"C\" __global__ void relu(const float* x, float* y, long long n) {\n"
+                          "  y[0] = x[0] <oops>;\n}\n") +
+                      "```\n\n```json\n" + nlohmann::json({{"launches", relu_["launches"]}}).dump(2) +
+                      "\n```\n";
   std::string file = Write("reply.md", reply);
   verify::VerifyOptions options;
   options.tasks_root = tasks_.path();
@@ -248,7 +253,8 @@ TEST_F(CiReportTest, ModelReplyCompileErrorsCountFromTheCudaFence) {
   verify::Verifier verifier(options);
   verify::SolutionReader reader({file});
   std::vector<CiCase> cases;
-  verifier.Run(reader, [&](const common::Verdict& v, const nlohmann::json&) { cases.push_back(CaseFromVerdict(v)); });
+  verifier.Run(reader,
+               [&](const common::Verdict& v, const nlohmann::json&) { cases.push_back(CaseFromVerdict(v)); });
   ASSERT_EQ(cases.size(), 1u);
   ASSERT_EQ(cases[0].status, "compile_error") << cases[0].message;
   ASSERT_GE(cases[0].places.size(), 1u) << cases[0].detail;
@@ -260,11 +266,8 @@ TEST(GithubEscapeTest, DataAndPropertiesEscapeAsGithubSays) {
   struct Case {
     std::string raw, data, property;
   } cases[] = {
-      {"plain", "plain", "plain"},
-      {"100%", "100%25", "100%25"},
-      {"a\r\nb", "a%0D%0Ab", "a%0D%0Ab"},
-      {"x: y, z", "x: y, z", "x%3A y%2C z"},
-      {"%0A", "%250A", "%250A"},
+      {"plain", "plain", "plain"},           {"100%", "100%25", "100%25"}, {"a\r\nb", "a%0D%0Ab", "a%0D%0Ab"},
+      {"x: y, z", "x: y, z", "x%3A y%2C z"}, {"%0A", "%250A", "%250A"},
   };
   for (const Case& c : cases) {
     EXPECT_EQ(EscapeCommandData(c.raw), c.data) << c.raw;
@@ -308,7 +311,8 @@ TEST_F(CiReportTest, SummaryAndAnnotationsUnderGithubActions) {
                      ": out0: 7 of 100 elements differ\n");
   auto summary = common::ReadFile(summary_path);
   ASSERT_TRUE(summary.ok());
-  EXPECT_EQ(summary->rfind("earlier step\n### kforge verify: 1 passed, 1 failed, 0 errors\n", 0), 0u) << *summary;
+  EXPECT_EQ(summary->rfind("earlier step\n### kforge verify: 1 passed, 1 failed, 0 errors\n", 0), 0u)
+      << *summary;
   EXPECT_NE(summary->find("| fail | mismatch | demo/relu | " + (dir_ / "mismatch.json").string() + " | "),
             std::string::npos)
       << *summary;
@@ -326,8 +330,10 @@ TEST_F(CiReportTest, JUnitNeverWritesOverAnInput) {
   std::string input = Relu("ok.json", "ok");
   EXPECT_EQ(CiReport("s", CiFlags{input, "none"}, {input}).CheckUsage().message(),
             "--junit " + input + ": is an input; it would be written over");
-  EXPECT_NE(CiReport("s", CiFlags{(dir_ / "missing/x.xml").string(), "none"}, {}).CheckUsage().message().find(
-                "no such folder"),
+  EXPECT_NE(CiReport("s", CiFlags{(dir_ / "missing/x.xml").string(), "none"}, {})
+                .CheckUsage()
+                .message()
+                .find("no such folder"),
             std::string::npos);
   EXPECT_NE(CiReport("s", CiFlags{"", "gitlab"}, {}).CheckUsage().message().find("--annotations gitlab"),
             std::string::npos);
@@ -338,11 +344,13 @@ TEST_F(CiReportTest, JUnitNeverWritesOverAnInput) {
 TEST_F(CiReportTest, TasksCheckWritesOneTestCasePerTask) {
   for (const std::string id : {"t/good", "t/fake_fail"}) {
     fs::create_directories(dir_ / "root" / id);
-    nlohmann::json task = nlohmann::json::parse(*common::ReadFile(fs::path(KFORGE_SOURCE_DIR) / "tasks/demo/relu/task.json"));
+    nlohmann::json task =
+        nlohmann::json::parse(*common::ReadFile(fs::path(KFORGE_SOURCE_DIR) / "tasks/demo/relu/task.json"));
     task["id"] = id;
     task.erase("artifacts");
     std::ofstream(dir_ / "root" / id / "task.json") << task.dump(2);
-    fs::copy_file(fs::path(KFORGE_SOURCE_DIR) / "tasks/demo/relu/reference.py", dir_ / "root" / id / "reference.py");
+    fs::copy_file(fs::path(KFORGE_SOURCE_DIR) / "tasks/demo/relu/reference.py",
+                  dir_ / "root" / id / "reference.py");
   }
   TasksCheckOptions options;
   options.root = (dir_ / "root").string();

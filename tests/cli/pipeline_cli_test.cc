@@ -49,8 +49,8 @@ class PipelineCliTest : public ::testing::Test {
 };
 
 TEST_F(PipelineCliTest, VerifyEmitsOnlyPassingSolutionsWithTheirVerdictsForTheNextCommand) {
-  const std::string inputs = Example("demo/relu.json") + " " + Example("broken/relu_missing_semicolon.json") + " " +
-                             Example("demo/vector_add.json");
+  const std::string inputs = Example("demo/relu.json") + " " + Example("broken/relu_missing_semicolon.json") +
+                             " " + Example("demo/vector_add.json");
   const std::string verify = Kforge("verify --compile-only --no-cache " + Tasks() + " " + inputs);
 
   kforge::fakes::CommandResult passing = RunCommand(verify + " --emit passing");
@@ -64,11 +64,12 @@ TEST_F(PipelineCliTest, VerifyEmitsOnlyPassingSolutionsWithTheirVerdictsForTheNe
     EXPECT_EQ(s["verdict"]["schema"], "kforge.verdict/1");
     EXPECT_TRUE(s["source"].is_string());
   }
-  EXPECT_EQ(solutions[1]["verdict"]["solution"], std::string(KFORGE_SOURCE_DIR) + "/examples/demo/vector_add.json");
+  EXPECT_EQ(solutions[1]["verdict"]["solution"],
+            std::string(KFORGE_SOURCE_DIR) + "/examples/demo/vector_add.json");
 
   // The next verify reads the stream: the same solutions, judged again, by line of stdin.
-  kforge::fakes::CommandResult again =
-      RunCommand(verify + " --emit passing | " + Kforge("verify --compile-only --no-cache " + Tasks() + " -"));
+  kforge::fakes::CommandResult again = RunCommand(
+      verify + " --emit passing | " + Kforge("verify --compile-only --no-cache " + Tasks() + " -"));
   EXPECT_EQ(again.exit_code, 0) << Stderr();
   std::vector<nlohmann::json> verdicts = JsonLines(again.out);
   ASSERT_EQ(verdicts.size(), 2u) << again.out;
@@ -92,9 +93,9 @@ TEST_F(PipelineCliTest, VerifyEmitsOnlyPassingSolutionsWithTheirVerdictsForTheNe
 
   // bench times only what passed: without a GPU each record says so (exit 2), with one they are timed.
   const fs::path junit = dir_ / "bench.xml";
-  kforge::fakes::CommandResult bench = RunCommand(
-      verify + " --emit passing | " +
-      Kforge("bench --max-time 0.2 --annotations none --junit " + ShellQuote(junit.string()) + " " + Tasks() + " -"));
+  kforge::fakes::CommandResult bench = RunCommand(verify + " --emit passing | " +
+                                                  Kforge("bench --max-time 0.2 --annotations none --junit " +
+                                                         ShellQuote(junit.string()) + " " + Tasks() + " -"));
   std::vector<nlohmann::json> records = JsonLines(bench.out);
   ASSERT_EQ(records.size(), 2u) << bench.out << Stderr();
   for (size_t i = 0; i < records.size(); ++i) {
@@ -142,10 +143,11 @@ TEST_F(PipelineCliTest, VerifyJUnitAndAnnotationsUnderGithubActions) {
   EXPECT_NE(table.find("### kforge verify: 1 passed, 1 failed, 0 errors"), std::string::npos) << table;
 
   // Never over an input: refused before anything runs.
-  kforge::fakes::CommandResult refused = RunCommand(
-      Kforge("verify --compile-only " + Tasks() + " --junit " + ShellQuote(broken) + " " + ShellQuote(broken)));
+  kforge::fakes::CommandResult refused = RunCommand(Kforge("verify --compile-only " + Tasks() + " --junit " +
+                                                           ShellQuote(broken) + " " + ShellQuote(broken)));
   EXPECT_EQ(refused.exit_code, 2);
-  EXPECT_NE(Stderr().find("--junit " + broken + ": is an input; it would be written over"), std::string::npos);
+  EXPECT_NE(Stderr().find("--junit " + broken + ": is an input; it would be written over"),
+            std::string::npos);
 }
 
 TEST_F(PipelineCliTest, ExportAndReportReadRecordsFromStdin) {
@@ -173,14 +175,18 @@ TEST_F(PipelineCliTest, ExportAndReportReadRecordsFromStdin) {
   EXPECT_EQ(a["runs"], b["runs"]);
 
   const fs::path out_file = dir_ / "from_file", out_stdin = dir_ / "from_stdin";
-  EXPECT_EQ(RunCommand(Kforge("export " + ShellQuote(file) + " --out " + ShellQuote(out_file.string()))).exit_code, 0)
+  EXPECT_EQ(
+      RunCommand(Kforge("export " + ShellQuote(file) + " --out " + ShellQuote(out_file.string()))).exit_code,
+      0)
       << Stderr();
-  EXPECT_EQ(RunCommand("cat " + ShellQuote(file) + " | " + Kforge("export - --out " + ShellQuote(out_stdin.string())))
+  EXPECT_EQ(RunCommand("cat " + ShellQuote(file) + " | " +
+                       Kforge("export - --out " + ShellQuote(out_stdin.string())))
                 .exit_code,
             0)
       << Stderr();
   std::ifstream x(out_file / "train.jsonl"), y(out_stdin / "train.jsonl");
-  std::string rows_file(std::istreambuf_iterator<char>(x), {}), rows_stdin(std::istreambuf_iterator<char>(y), {});
+  std::string rows_file(std::istreambuf_iterator<char>(x), {}),
+      rows_stdin(std::istreambuf_iterator<char>(y), {});
   EXPECT_FALSE(rows_file.empty());
   EXPECT_EQ(rows_file, rows_stdin);
   EXPECT_GE(JsonLines(rows_stdin).size(), 1u);  // the three samples share one solution: exact duplicates drop
@@ -188,11 +194,11 @@ TEST_F(PipelineCliTest, ExportAndReportReadRecordsFromStdin) {
   // export | finetune-launch --data -: the dataset is kept in the cache for the trainer.
   fs::create_directories(dir_ / "model");
   std::ofstream(dir_ / "model/config.json") << "{}";
-  kforge::fakes::CommandResult launch = RunCommand(
-      "cat " + ShellQuote((out_stdin / "train.jsonl").string()) + " | KFORGE_CACHE_DIR=" +
-      ShellQuote((dir_ / "cache").string()) + " " +
-      Kforge("finetune-launch --data - --model " + ShellQuote((dir_ / "model").string()) + " --out " +
-             ShellQuote((dir_ / "ft").string()) + " --dry-run"));
+  kforge::fakes::CommandResult launch =
+      RunCommand("cat " + ShellQuote((out_stdin / "train.jsonl").string()) +
+                 " | KFORGE_CACHE_DIR=" + ShellQuote((dir_ / "cache").string()) + " " +
+                 Kforge("finetune-launch --data - --model " + ShellQuote((dir_ / "model").string()) +
+                        " --out " + ShellQuote((dir_ / "ft").string()) + " --dry-run"));
   EXPECT_EQ(launch.exit_code, 0) << Stderr();
   std::vector<fs::path> kept;
   for (const auto& entry : fs::directory_iterator(dir_ / "cache/stdin")) kept.push_back(entry.path());
