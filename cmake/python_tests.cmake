@@ -21,3 +21,6 @@ add_test(NAME export_datasets COMMAND ${KFORGE_PYTHON} -m pytest -q -p no:cachep
          ${PROJECT_SOURCE_DIR}/tests/scripts/hub_export_check.py)
 set_tests_properties(export_datasets PROPERTIES LABELS cpu TIMEOUT 600
                      ENVIRONMENT "KFORGE_BIN=$<TARGET_FILE:kforge>;HF_DATASETS_CACHE=${CMAKE_BINARY_DIR}/hf-datasets-cache")
+# kforge verify --junit read by junitparser (PyPI); skips with a message when the package is absent.
+add_test(NAME junit_report COMMAND ${KFORGE_PYTHON} -m pytest -q -rs ${PROJECT_SOURCE_DIR}/tests/scripts/test_junit.py)
+set_tests_properties(junit_report PROPERTIES LABELS cpu ENVIRONMENT "KFORGE_BINARY=$<TARGET_FILE:kforge>")

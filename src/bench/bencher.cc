@@ -140,6 +140,11 @@ BenchResult Bencher::Record(const common::Verdict& verdict, const nlohmann::json
 
 BenchSummary Bencher::Run(verify::SolutionReader& reader,
                           const std::function<void(const BenchResult&)>& emit) {
+  return RunJudged(reader, [&emit](const BenchResult& result, const common::Verdict&) { emit(result); });
+}
+
+BenchSummary Bencher::RunJudged(verify::SolutionReader& reader,
+                                const std::function<void(const BenchResult&, const common::Verdict&)>& emit) {
   verify::VerifyOptions verify_options = options_.verify;
   verify_options.after_check = TimingStage();
   verify::Verifier verifier(verify_options);
@@ -150,7 +155,7 @@ BenchSummary Bencher::Run(verify::SolutionReader& reader,
         ++summary.total;
         if (result.status == "ok") ++summary.ok;
         if (result.status == "harness_error") ++summary.harness_errors;
-        emit(result);
+        emit(result, verdict);
       });
   summary.no_gpu = verified.no_gpu;
   return summary;

@@ -1,4 +1,5 @@
-// `kforge bench`: bench JSON lines on stdout, a readable table on stderr, exit 0/1/2.
+// `kforge bench`: bench JSON lines on stdout, a readable table on stderr, a JUnit file and GitHub
+// annotations when asked, exit 0/1/2.
 #include <CLI/CLI.hpp>
 
 #include <cmath>
@@ -10,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/ci_report.h"
 #include "cli/command.h"
 #include "cli/options.h"
 #include "kforge/bench/bencher.h"
@@ -28,6 +30,37 @@ StatusOr<double> ParseFraction(const std::string& text) {
   if (number.empty() || end != number.c_str() + number.size() || !(value >= 0) || !std::isfinite(value))
     return Status::InvalidArgument("expected a fraction such as 0.005 or 0.5%, got \"" + text + "\"");
   return percent ? value / 100 : value;
+}
+
+/// The CI case of a bench record: the verdict's case, with the timing's status, time and speedup.
+CiCase CaseFromBench(const bench::BenchResult& result, const common::Verdict* verdict) {
+  CiCase c;
+  if (verdict != nullptr) {
+    c = CaseFromVerdict(*verdict);
+  } else {
+    c.classname = result.task;
+    c.name = result.task + " (reference)";
+  }
+  c.seconds += result.wall_seconds;
+  if (c.status != result.status) {
+    c.status = result.status;
+    c.message = result.message;
+    c.outcome = result.status == "ok"                                           ? CiCase::Outcome::kPassed
+                : result.status == "harness_error" || result.status == "no_gpu" ? CiCase::Outcome::kError
+                                                                                : CiCase::Outcome::kFailed;
+    c.properties.insert(c.properties.begin(),
+                        std::pair<std::string, std::string>("bench_status", result.status));
+  }
+  if (result.status == "ok") {
+    char text[32];
+    if (std::isfinite(result.speedup.ratio)) {
+      std::snprintf(text, sizeof text, "%.4g", result.speedup.ratio);
+      c.properties.emplace_back("speedup", text);
+    }
+    std::snprintf(text, sizeof text, "%.6g", result.candidate.stats.median);
+    c.properties.emplace_back("median_ms", text);
+  }
+  return c;
 }
 
 /// --reference takes task ids; a file among them is a solution given with --reference (CLI11 gives
@@ -54,6 +87,7 @@ Runner AttachBench(CLI::App& sub) {
     GpuRunFlags gpu;
     std::string max_noise = "0.5%";
     bool hot = false, cold = false, no_verify = false;
+    CiFlags ci;
   };
   auto args = std::make_shared<Args>();
   sub.add_option("solutions", args->sources,
@@ -81,6 +115,7 @@ Runner AttachBench(CLI::App& sub) {
   sub.add_flag("--no-verify", args->no_verify,
                "Time without the verification trials (timed runs are still checked)");
   AddGpuRunFlags(sub, args->gpu, args->options.verify.arch);
+  AddCiFlags(sub, args->ci);
   return [args]() {
     bench::BenchOptions& options = args->options;
     if (args->sources.empty() == args->references.empty()) {
@@ -96,6 +131,8 @@ Runner AttachBench(CLI::App& sub) {
     if (usage.ok()) usage = verify::SolutionReader::CheckSources(args->sources);
     if (usage.ok()) usage = CheckReferenceIds(args->references);
     if (usage.ok()) usage = CheckTasksRoot(options.verify.tasks_root);
+    CiReport ci("kforge bench", args->ci, args->sources);
+    if (usage.ok()) usage = ci.CheckUsage();
     if (!usage.ok()) {
       std::fprintf(stderr, "kforge bench: %s\n", usage.message().c_str());
       return kExitUsage;
@@ -110,16 +147,25 @@ Runner AttachBench(CLI::App& sub) {
 
     bench::Bencher bencher(options);
     std::vector<bench::BenchResult> results;
-    auto emit = [&results](const bench::BenchResult& result) {
+    auto emit = [&results, &ci](const bench::BenchResult& result, const common::Verdict* verdict) {
       PrintJsonLine(bench::BenchResultToJson(result));
       results.push_back(result);
+      ci.Add(CaseFromBench(result, verdict));
     };
     bench::BenchSummary summary;
     if (!args->references.empty()) {
-      summary = bencher.RunReferences(args->references, emit);
+      summary = bencher.RunReferences(args->references,
+                                      [&emit](const bench::BenchResult& result) { emit(result, nullptr); });
     } else {
       verify::SolutionReader reader(args->sources);
-      summary = bencher.Run(reader, emit);
+      summary =
+          bencher.RunJudged(reader, [&emit](const bench::BenchResult& result,
+                                            const common::Verdict& verdict) { emit(result, &verdict); });
+    }
+    ci.AddSuiteProperty("seed", std::to_string(bencher.seed()));
+    if (Status written = ci.Finish(); !written.ok()) {
+      std::fprintf(stderr, "kforge bench: %s\n", written.message().c_str());
+      return kExitUsage;
     }
     bench::PrintTable(std::cerr, results);
     std::fprintf(stderr, "bench: %d timed of %d (%s, seed %llu)\n", summary.ok, summary.total,

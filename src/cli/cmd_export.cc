@@ -139,7 +139,9 @@ std::string Counts(const std::map<std::string, int64_t>& counts) {
 
 Runner AttachExport(CLI::App& sub) {
   auto a = std::make_shared<ExportArgs>();
-  sub.add_option("runs", a->runs, "Run folders (their trajectories.jsonl) or .jsonl files")->required();
+  sub.add_option("runs", a->runs,
+                 "Run folders (their trajectories.jsonl), .jsonl files, or - for JSON lines on stdin")
+      ->required();
   sub.add_option("--format", a->format, "Output format")
       ->check(CLI::IsMember({"messages", "pairs", "trajectory", "kernelbench", "parquet"}))
       ->default_val("messages");
@@ -203,6 +205,11 @@ Runner AttachExport(CLI::App& sub) {
         std::fprintf(stderr, "kforge export: %s\n", repo.message().c_str());
         return kExitUsage;
       }
+    }
+    StdinSpool stdin_records;
+    if (Status read = stdin_records.Replace(a->runs); !read.ok()) {
+      std::fprintf(stderr, "kforge export: %s\n", read.message().c_str());
+      return kExitUsage;
     }
     StatusOr<std::vector<std::filesystem::path>> files = ResolveRuns(a->runs);
     StatusOr<exporter::ExportOptions> options =

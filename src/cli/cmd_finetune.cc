@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "cli/command.h"
+#include "cli/run_inputs.h"
 #include "kforge/finetune/run.h"
 
 namespace kforge::cli {
@@ -38,7 +39,9 @@ Runner AttachFinetune(CLI::App& sub) {
   auto args = std::make_shared<Args>();
   finetune::LaunchOptions& o = args->request.launch;
   finetune::TrainingSettings& t = o.training;
-  sub.add_option("--data", args->data, "Dataset: JSONL of messages or prompt/completion records");
+  sub.add_option("--data", args->data,
+                 "Dataset: JSONL of messages or prompt/completion records; - reads it from stdin (kept in the "
+                 "cache)");
   sub.add_option("--model", o.model, "Base model: a local folder or a hub id org/name");
   sub.add_option("--backend", args->backend, "Trainer: trl or axolotl")
       ->check(CLI::IsMember({"trl", "axolotl"}))
@@ -126,6 +129,11 @@ Runner AttachFinetune(CLI::App& sub) {
                  : args->launcher == "torchrun"   ? Launcher::kTorchrun
                  : args->launcher == "accelerate" ? Launcher::kAccelerate
                                                   : Launcher::kLocal;
+    StdinSpool stdin_data(StdinSpool::Keep::kInCache);  // a launched trainer reads it after kforge exits
+    if (Status read = stdin_data.Replace(args->data); !read.ok()) {
+      std::fprintf(stderr, "%s: --data %s\n", kName, read.message().c_str());
+      return kExitUsage;
+    }
     o.data = fs::absolute(args->data).lexically_normal();
     o.out = fs::absolute(args->out).lexically_normal();
     o.python = args->python.empty() ? finetune::DefaultPython() : args->python;

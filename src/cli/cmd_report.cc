@@ -46,14 +46,18 @@ StatusOr<exporter::Report> BuildReport(const ReportArgs& a, WarningPrinter& warn
 
 Runner AttachReport(CLI::App& sub) {
   auto a = std::make_shared<ReportArgs>();
-  sub.add_option("runs", a->runs, "Run folders (their trajectories.jsonl) or .jsonl files, side by side")
+  sub.add_option(
+         "runs", a->runs,
+         "Run folders (their trajectories.jsonl) or .jsonl files, side by side; - for JSON lines on stdin")
       ->required();
   sub.add_option("--html", a->html, "Also write the report as one self-contained HTML page");
   sub.add_flag("--json", a->json, "Print the report as one JSON line instead of tables");
   sub.add_option("--baseline", a->baseline, "A run to compare every run with (paired by task)");
   sub.add_flag("--per-task", a->per_task, "Add a row per task to the terminal tables");
   return [a]() {
-    Status usage = Status::Ok();
+    StdinSpool stdin_records;
+    Status usage = stdin_records.Replace(a->runs);
+    if (usage.ok()) usage = stdin_records.Replace(a->baseline);
     for (const std::string& run : a->runs)
       if (usage.ok()) usage = exporter::ResolveRun(run).status();
     if (usage.ok() && !a->baseline.empty()) usage = exporter::ResolveRun(a->baseline).status();

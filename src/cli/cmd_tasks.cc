@@ -349,6 +349,7 @@ Runner AttachTasks(CLI::App& sub) {
   check->add_option("--seed", check_options->seed, "Input seed")->default_val(1);
   check->add_option("--timeout", check_options->timeout_s, "Seconds per task")->check(CLI::Range(1, 86400));
   check->add_flag("--json", check_options->json, "One JSON record per task");
+  AddCiFlags(*check, check_options->ci);
 
   auto audit_options = std::make_shared<TasksAuditOptions>();
   CLI::App* audit = sub.add_subcommand(

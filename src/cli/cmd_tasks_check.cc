@@ -7,6 +7,7 @@
 #include <fnmatch.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -127,6 +128,27 @@ struct Tally {
   }
 };
 
+/// The CI case of a task's line: ok passes, fail fails, a task the import found unable to judge is
+/// skipped, anything else (the harness) is an error.
+CiCase TaskCase(const common::Task& task, const std::string& shown, const std::string& message, int64_t peak,
+                int64_t footprint, double seconds) {
+  CiCase c;
+  c.classname = task.id;
+  c.name = task.id;
+  c.status = shown;
+  c.message = shown == "ok" ? "" : message;
+  c.seconds = seconds;
+  c.outcome = shown == "ok" ? CiCase::Outcome::kPassed
+              : shown == "fail" ? CiCase::Outcome::kFailed
+              : shown == "ill_conditioned" || shown == "degenerate" || shown == "nondeterministic"
+                  ? CiCase::Outcome::kSkipped
+                  : CiCase::Outcome::kError;
+  c.properties = {{"status", shown}};
+  if (peak > 0) c.properties.emplace_back("peak_device_bytes", std::to_string(peak));
+  if (footprint > 0) c.properties.emplace_back("footprint_bytes", std::to_string(footprint));
+  return c;
+}
+
 /// "cuda" -> 0, "cuda:N" -> N.
 StatusOr<int> ParseCudaDevice(const std::string& text) {
   if (text == "cuda") return 0;
@@ -163,6 +185,11 @@ int CheckTasks(const TasksCheckOptions& options) {
     std::fprintf(stderr, "kforge tasks check: %s\n", tasks.status().message().c_str());
     return kExitUsage;
   }
+  CiReport ci("kforge tasks check", options.ci, {});
+  if (Status usage = ci.CheckUsage(); !usage.ok()) {
+    std::fprintf(stderr, "kforge tasks check: %s\n", usage.message().c_str());
+    return kExitUsage;
+  }
   auto started = StartTaskWorker(options.device, options.worker_program);
   if (!started.ok()) {
     std::fprintf(stderr, "kforge tasks check: %s\n", started.status().message().c_str());
@@ -177,11 +204,14 @@ int CheckTasks(const TasksCheckOptions& options) {
     verify::TaskCheckRequest request;
     request.task_dir = task.dir;
     request.seed = options.seed;
+    auto started_at = std::chrono::steady_clock::now();
     verify::TaskCheckReply reply = TaskCheck(worker, request, std::chrono::seconds(options.timeout_s));
     const std::string status = ShownStatus(task, reply.status);
     tally.Add(status);
     int64_t peak = 0, footprint = 0;
     double ratio = WorstRatio(reply, peak, footprint);
+    ci.Add(TaskCase(task, status, LineMessage(task, status, reply), peak, footprint,
+                    std::chrono::duration<double>(std::chrono::steady_clock::now() - started_at).count()));
     if (ratio > worst) {
       worst = ratio;
       worst_task = task.id;
@@ -209,6 +239,11 @@ int CheckTasks(const TasksCheckOptions& options) {
                tally.checked, tally.ok, tally.failed, tally.ill_conditioned, tally.degenerate,
                tally.nondeterministic, tally.harness, worst,
                worst_task.empty() ? "" : (" (" + worst_task + ")").c_str());
+  ci.AddSuiteProperty("seed", std::to_string(options.seed));
+  if (Status written = ci.Finish(); !written.ok()) {
+    std::fprintf(stderr, "kforge tasks check: %s\n", written.message().c_str());
+    return kExitUsage;
+  }
   if (tally.harness > 0) return kExitUsage;
   return tally.failed > 0 ? kExitFailed : kExitOk;
 }

@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 
+#include "cli/ci_report.h"
 #include "kforge/common/status.h"
 #include "kforge/verify/worker_client.h"
 
@@ -18,6 +19,7 @@ struct TasksCheckOptions {
   int timeout_s = 900;          ///< per task
   bool json = false;            ///< one JSON record per task instead of a text line
   std::string worker_program;   ///< empty: this executable's `worker` (tests name a fake)
+  CiFlags ci;                   ///< --junit FILE, --annotations
 };
 
 /// Checks every task; exit 0 all ok or flagged by the import (ill_conditioned, degenerate,

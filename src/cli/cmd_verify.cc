@@ -1,4 +1,5 @@
-// `kforge verify`: verdict JSON lines on stdout, a summary on stderr, exit 0/1/2.
+// `kforge verify`: verdict JSON lines on stdout (or, with --emit passing, the solutions that passed),
+// a summary on stderr, a JUnit file and GitHub annotations when asked, exit 0/1/2.
 #include <CLI/CLI.hpp>
 #include <cstdint>
 
@@ -6,6 +7,7 @@
 #include <cstdio>
 #include <memory>
 
+#include "cli/ci_report.h"
 #include "cli/command.h"
 #include "cli/options.h"
 #include "cli/rejudge.h"
@@ -19,6 +21,8 @@ Runner AttachVerify(CLI::App& sub) {
     std::vector<std::string> sources;
     GpuRunFlags gpu;
     bool rejudge = false;
+    CiFlags ci;
+    std::string emit = "verdicts";
   };
   auto args = std::make_shared<Args>();
   sub.add_option("solutions", args->sources,
@@ -37,11 +41,21 @@ Runner AttachVerify(CLI::App& sub) {
   sub.add_flag("--sanitize", args->options.sanitize,
                "Run candidates under compute-sanitizer memcheck (slow)");
   AddGpuRunFlags(sub, args->gpu, args->options.arch);
+  AddCiFlags(sub, args->ci);
+  sub.add_option("--emit", args->emit,
+                 "What stdout carries: verdicts (one per solution), or passing (each solution that passed, "
+                 "with its verdict under \"verdict\", for `kforge bench -`)")
+      ->default_val("verdicts")
+      ->check(CLI::IsMember({"verdicts", "passing"}));
   return [args]() {
     verify::VerifyOptions& options = args->options;
     Status usage = ApplyGpuRunFlags(args->gpu, options);
     if (usage.ok() && !args->rejudge) usage = verify::SolutionReader::CheckSources(args->sources);
     if (usage.ok()) usage = CheckTasksRoot(options.tasks_root);
+    CiReport ci("kforge verify", args->ci, args->sources);
+    if (usage.ok()) usage = ci.CheckUsage();
+    if (usage.ok() && args->rejudge && (!args->ci.junit.empty() || args->emit != "verdicts"))
+      usage = Status::InvalidArgument("--rejudge writes into the run folders; --junit and --emit do not apply");
     if (!usage.ok()) {
       std::fprintf(stderr, "kforge verify: %s\n", usage.message().c_str());
       return kExitUsage;
@@ -49,9 +63,25 @@ Runner AttachVerify(CLI::App& sub) {
     if (args->rejudge) return RejudgeRuns(args->sources, options);
     verify::Verifier verifier(options);
     verify::SolutionReader reader(args->sources);
-    verify::VerifySummary summary = verifier.Run(
-        reader,
-        [](const common::Verdict& verdict, const nlohmann::json&) { PrintJsonLine(verdict.ToJson()); });
+    const bool emit_passing = args->emit == "passing";
+    verify::VerifySummary summary = verifier.RunWithSolutions(
+        reader, [&](const common::Verdict& verdict, const nlohmann::json&, const common::Solution* solution) {
+          ci.Add(CaseFromVerdict(verdict));
+          if (!emit_passing) {
+            PrintJsonLine(verdict.ToJson());
+          } else if (verdict.status == common::VerdictStatus::kOk && solution != nullptr) {
+            nlohmann::json passing = common::SolutionToJson(*solution);
+            if (solution->task.empty()) passing["task"] = verdict.task;
+            passing["verdict"] = verdict.ToJson();
+            PrintJsonLine(passing);
+          }
+        });
+    ci.AddSuiteProperty("seed", std::to_string(verifier.seed()));
+    ci.AddSuiteProperty("judge", std::to_string(common::kJudgeVersion));
+    if (Status written = ci.Finish(); !written.ok()) {
+      std::fprintf(stderr, "kforge verify: %s\n", written.message().c_str());
+      return kExitUsage;
+    }
     std::string counts;
     for (const auto& [status, n] : summary.by_status) counts += ", " + std::to_string(n) + " " + status;
     std::fprintf(stderr, "verify: %d solution%s%s (seed %llu)\n", summary.total,

@@ -84,6 +84,13 @@ std::optional<SolutionInput> SolutionReader::Next() {
       if ((*line)->find_first_not_of(" \t\r") == std::string::npos) continue;
       auto json = common::ParseJson(**line, label);
       if (!json.ok()) return SolutionInput{label, json.status()};
+      // `kforge verify --emit passing` attaches the verdict that passed the solution; it is not part
+      // of the solution.
+      if (json->is_object() && json->contains("verdict")) {
+        if (!(*json)["verdict"].is_object())
+          return SolutionInput{label, Status::InvalidArgument(label + ": verdict: expected an object")};
+        json->erase("verdict");
+      }
       return SolutionInput{label, common::SolutionFromJson(*json, label)};
     }
     if (next_source_ >= sources_.size()) return std::nullopt;

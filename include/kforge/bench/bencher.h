@@ -40,6 +40,9 @@ class Bencher {
   /// One record per solution, in input order: "ok" with timings, or the status that stopped it
   /// (the verdict's, or the timed runs').
   BenchSummary Run(verify::SolutionReader& reader, const std::function<void(const BenchResult&)>& emit);
+  /// As Run; `emit` also gets the verdict of the check before timing (CI reports name the solution).
+  BenchSummary RunJudged(verify::SolutionReader& reader,
+                         const std::function<void(const BenchResult&, const common::Verdict&)>& emit);
 
   /// One record per task id: its reference alone, timed on the first device.
   BenchSummary RunReferences(const std::vector<std::string>& task_ids,

@@ -1,5 +1,6 @@
 // Reads solutions for verify/bench: files (a JSON object, a model reply, or JSON lines when the
-// name ends in .jsonl) and standard input ("-", JSON lines), one at a time.
+// name ends in .jsonl) and standard input ("-", JSON lines), one at a time. A JSON line may carry
+// the verdict that passed it under "verdict" (`kforge verify --emit passing`); it is set aside.
 #pragma once
 
 #include <cstdio>

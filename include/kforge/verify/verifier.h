@@ -93,6 +93,12 @@ class Verifier {
   VerifySummary Run(SolutionReader& reader,
                     const std::function<void(const common::Verdict&, const nlohmann::json& after)>& emit);
 
+  /// As Run; `emit` also gets the solution as read (null when it could not be read), for commands
+  /// that pass solutions on (`verify --emit passing`).
+  VerifySummary RunWithSolutions(SolutionReader& reader,
+                                 const std::function<void(const common::Verdict&, const nlohmann::json& after,
+                                                          const common::Solution*)>& emit);
+
   uint64_t seed() const { return service_.seed(); }
 
  private:
