@@ -54,7 +54,7 @@ has_torch "$python" || { say "$python lacks torch/safetensors/numpy"; exit 2; }
 finetune_reqs=$(mktemp)
 grep -v '^torch==' scripts/requirements.txt >"$finetune_reqs"
 finetune_ready() {
-  "$python" -c "import transformers, trl, peft, accelerate, datasets, tokenizers, yaml, fastapi, uvicorn, openai" \
+  "$python" -c "import transformers, trl, peft, accelerate, datasets, tokenizers, yaml, fastapi, uvicorn, openai, junitparser" \
     >/dev/null 2>&1 && "$python" - "$finetune_reqs" <<'EOF' >/dev/null 2>&1
 import importlib.metadata, re, sys
 for line in open(sys.argv[1]):
