@@ -1,6 +1,7 @@
 // The run folder of generate: run.json (the configuration, its hash as the run id, prompt hashes and
 // versions), trajectories.jsonl (append-only) and generate.log. A rerun with the same configuration
-// resumes; a changed one is refused unless forced.
+// resumes; a changed one is refused unless forced. A run folder has one writer: run.lock is held
+// (flock) for as long as a generate runs in it.
 #pragma once
 
 #include <cstdio>
@@ -11,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kforge/common/files.h"
 #include "kforge/common/status.h"
 #include "kforge/dataset/jsonl.h"
 
@@ -18,9 +20,14 @@ namespace kforge::generate {
 
 class RunDir {
  public:
-  /// Creates `dir` when missing, checks or writes run.json for `config` (what decides the records;
-  /// its hash is the run id) plus `about` (versions, time: not compared), opens the log files.
-  static StatusOr<std::unique_ptr<RunDir>> Open(const std::filesystem::path& dir,
+  /// Creates `dir` when missing and takes its lock (run.lock). ResourceExhausted naming the holder's
+  /// pid when another process writes there.
+  static StatusOr<common::FolderLock> Lock(const std::filesystem::path& dir);
+
+  /// Checks or writes run.json in `dir` (locked by `lock`) for `config` (what decides the records;
+  /// its hash is the run id) plus `about` (versions, time: not compared), opens the log files
+  /// (never through a link).
+  static StatusOr<std::unique_ptr<RunDir>> Open(const std::filesystem::path& dir, common::FolderLock lock,
                                                 const nlohmann::json& config, const nlohmann::json& about,
                                                 bool force);
   ~RunDir();
@@ -32,6 +39,7 @@ class RunDir {
 
  private:
   RunDir() = default;
+  common::FolderLock lock_;
   std::string run_id_;
   std::unique_ptr<dataset::AppendLog> trajectories_;
   std::mutex log_mu_;
