@@ -12,6 +12,7 @@
 namespace kforge::exporter {
 
 std::optional<std::string_view> Reject(const dataset::Trajectory& t, const Filters& f) {
+  if (t.truncated) return "truncated";  // cut to fit a line: not training data
   bool correct = t.correct();
   if (!correct && Unjudged(t)) return "harness_error";
   if (!correct && !f.include_incorrect) return "incorrect";
