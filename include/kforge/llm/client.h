@@ -78,6 +78,9 @@ class Client {
   /// Non-ok once a fatal error stopped the batch; the message says what to fix.
   Status fatal_status() const;
   ClientStats stats() const;
+  /// `text` with the provider's secrets (its API key; the keys an exec teacher inherits) masked, as
+  /// errors, logs and cassettes are: for whatever else is recorded.
+  std::string Redact(std::string text) const;
 
  private:
   class Impl;
