@@ -652,5 +652,25 @@ TEST_F(GenerateCliTest, ToolCallsPerReplyAreCappedAndStopOnceTheTargetIsReached)
   EXPECT_NE(results[19].dump().find("Not run: at most 8 tool calls"), std::string::npos) << results[19].dump();
 }
 
+TEST_F(GenerateCliTest, ALinkedReferenceIsRefusedBeforeAnythingIsSent) {
+  // A task whose reference.py is a link to a file outside: it would be sent to the teacher.
+  const fs::path root = out_.string() + ".tasks";
+  fs::remove_all(root);
+  fs::create_directories(root / "demo");
+  fs::copy(fs::path(KFORGE_SOURCE_DIR) / "tasks/demo/relu", root / "demo/relu", fs::copy_options::recursive);
+  std::ofstream(root / "secret.txt") << "not for the teacher";
+  fs::remove(root / "demo/relu/reference.py");
+  fs::create_symlink(root / "secret.txt", root / "demo/relu/reference.py");
+  const std::string replay =
+      std::string(" --teacher replay:") + KFORGE_SOURCE_DIR + "/examples/teacher/demo.jsonl";
+  fakes::CommandResult run = fakes::RunCommand(std::string(KFORGE_BINARY) + " generate --tasks " +
+                                               fakes::ShellQuote(root) + " --compile-only --out " +
+                                               fakes::ShellQuote(out_) + replay + " 2>&1");
+  fs::remove_all(root);
+  EXPECT_EQ(run.exit_code, 2) << run.out;
+  EXPECT_NE(run.out.find("reference.py: a symbolic link"), std::string::npos) << run.out;
+  EXPECT_TRUE(Records().empty());
+}
+
 }  // namespace
 }  // namespace kforge
