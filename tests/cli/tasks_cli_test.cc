@@ -16,6 +16,7 @@
 
 #include "cli/cmd_tasks_check.h"
 #include "fakes/command.h"
+#include "fakes/task_root.h"
 
 namespace {
 
@@ -295,6 +296,22 @@ TEST_F(TasksCliTest, ATaskTreeDoesNotWalkALinkToItsAncestors) {
   EXPECT_NE(run.out.find("demo/relu"), std::string::npos) << run.out;
   EXPECT_EQ(std::count(run.out.begin(), run.out.end(), '\n'), 1) << run.out;
   EXPECT_LT(took, 5) << "walked the filesystem";
+}
+
+// Without a GPU, --device cuda is one line and exit 2 (not one FAIL line per task), and verify's
+// no_gpu says what works without one.
+TEST_F(TasksCliTest, WithoutAGpuCudaWorkSaysSoOnceAndWhatToDoInstead) {
+  if (kforge::fakes::HasCudaDevice()) GTEST_SKIP() << "a GPU is here";
+  TasksRun build = Tasks(std::string("build ") + KFORGE_SOURCE_DIR + "/tasks --out built --device cuda");
+  EXPECT_EQ(build.exit_code, 2) << build.err;
+  EXPECT_NE(build.err.find("--device cuda needs a GPU and none is visible here"), std::string::npos) << build.err;
+  EXPECT_EQ(std::count(build.err.begin(), build.err.end(), '\n'), 1) << build.err;
+  EXPECT_FALSE(fs::exists(dir_ / "built"));
+  kforge::fakes::CommandResult verify = kforge::fakes::RunCommand(
+      std::string(KFORGE_BINARY) + " verify --no-cache --tasks " + KFORGE_SOURCE_DIR + "/tasks " +
+      KFORGE_SOURCE_DIR + "/examples/demo/relu.json 2>&1 >/dev/null");
+  EXPECT_EQ(verify.exit_code, 2) << verify.out;
+  EXPECT_NE(verify.out.find("--compile-only compiles the solutions"), std::string::npos) << verify.out;
 }
 
 }  // namespace
