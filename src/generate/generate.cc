@@ -49,6 +49,18 @@ Status CheckOptions(const GenerateOptions& o) {
   if (o.shard_count < 1 || o.shard_index < 0 || o.shard_index >= o.shard_count)
     return Status::InvalidArgument("--shard i/n needs 0 <= i < n");
   if (o.max_cost_usd && !(*o.max_cost_usd >= 0)) return Status::InvalidArgument("--max-cost must be >= 0");
+  // --record appends: never to what the run reads (a replayed cassette) or keeps (the run folder).
+  if (!o.client.record_path.empty()) {
+    if (auto record = common::FileIdentity(o.client.record_path)) {
+      std::vector<std::filesystem::path> kept = {o.out / "trajectories.jsonl", o.out / "run.json",
+                                                 o.out / "generate.log"};
+      if (o.teacher.rfind("replay:", 0) == 0) kept.push_back(o.teacher.substr(7));
+      for (const std::filesystem::path& file : kept)
+        if (common::FileIdentity(file) == record)
+          return Status::InvalidArgument("--record " + o.client.record_path + " is " + file.string() +
+                                         ", which this run reads or keeps; record to another file");
+    }
+  }
   return Status::Ok();
 }
 

@@ -672,5 +672,24 @@ TEST_F(GenerateCliTest, ALinkedReferenceIsRefusedBeforeAnythingIsSent) {
   EXPECT_TRUE(Records().empty());
 }
 
+TEST_F(GenerateCliTest, RecordNeverAppendsToWhatTheRunReadsOrKeeps) {
+  const fs::path cassette = out_.string() + ".cassette.jsonl";
+  fs::copy_file(std::string(KFORGE_SOURCE_DIR) + "/examples/teacher/demo.jsonl", cassette,
+                fs::copy_options::overwrite_existing);
+  const auto size = fs::file_size(cassette);
+  GenRun replayed = Generate("--filter demo/relu --teacher replay:" + cassette.string() + " --record " +
+                             cassette.string());
+  EXPECT_EQ(replayed.exit_code, 2) << replayed.err;
+  EXPECT_NE(replayed.err.find("which this run reads or keeps"), std::string::npos) << replayed.err;
+  EXPECT_EQ(fs::file_size(cassette), size);
+  GenRun first = Generate("--filter demo/relu --teacher replay:" + cassette.string());
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  GenRun kept = Generate("--filter 'demo/*' --teacher replay:" + cassette.string() + " --record " +
+                         (out_ / "trajectories.jsonl").string());
+  EXPECT_EQ(kept.exit_code, 2) << kept.err;
+  EXPECT_EQ(kept.records.size(), 1u) << "the log is untouched";
+  fs::remove(cassette);
+}
+
 }  // namespace
 }  // namespace kforge
