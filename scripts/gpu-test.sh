@@ -24,6 +24,9 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noh
 
 step "reference packages of the test-only tasks (setup.sh built the bundled ones)"
 build/kforge tasks build tests/verify/tasks --out build/tasks --device cuda >"$out/tasks-build.log" 2>&1 || { tail -20 "$out/tasks-build.log"; fail=1; }
+# A KernelBench-style module (sizes as module-level integers): imported, it gets the derived small variant.
+build/kforge tasks import module tests/verify/modules/softmax_rows.py --id kbstyle/softmax_rows --out build/tasks \
+  --device cuda >>"$out/tasks-build.log" 2>&1 || { tail -20 "$out/tasks-build.log"; fail=1; }
 cp build/tasks-build.log "$out/bundled-tasks-build.log" 2>/dev/null
 
 step "gpu tests"

@@ -86,7 +86,8 @@ class _Worker:
             self.proc = None
 
     def run(self, level, file, task_id):
-        """(ok, reason, refused for memory, note on an ill-conditioned reference or None)"""
+        """(ok, reason, refused for memory, {flag: note} for an unjudgeable task: ill-conditioned,
+        degenerate, nondeterministic)"""
         if self.proc is None or self.done >= RECYCLE:
             self.stop()
             self._start()
@@ -98,7 +99,7 @@ class _Worker:
             left = deadline - time.monotonic()
             if left <= 0:
                 self.stop()
-                return False, f"timed out after {self.args.timeout} s", False, None
+                return False, f"timed out after {self.args.timeout} s", False, {}
             ready, _, _ = select.select([self.proc.stdout], [], [], min(left, 5))
             if ready:
                 line = self.proc.stdout.readline()
@@ -106,13 +107,13 @@ class _Worker:
                     code = self.proc.wait()
                     self.proc = None
                     if code == -signal.SIGKILL:
-                        return False, "worker died: killed (out of memory?)", True, None
+                        return False, "worker died: killed (out of memory?)", True, {}
                     why = f"killed by signal {-code}" if code < 0 else f"exit {code}"
-                    return False, f"worker died: {why}", False, None
+                    return False, f"worker died: {why}", False, {}
                 result = json.loads(line)
                 reason = result.get("reason", "")
                 refused = not result["ok"] and bool(_MEMORY_REFUSED.search(reason))
-                return result["ok"], reason, refused, result.get("note")
+                return result["ok"], reason, refused, result.get("flags", {})
 
 
 def worker_main(args):
@@ -128,13 +129,26 @@ def worker_main(args):
                                    command="kernelbench", verbose=False))
         try:
             _, doc, _ = export_reference._import_one(ns, req["level"])
-            result = {"ok": True, "note": conditioning.note(doc.get("conditioning"))}
+            result = {"ok": True, "flags": _flags(doc)}
         except Exception as e:  # one problem never ends the batch
             text = str(e).strip().splitlines()
             msg = text[0][:300] if text else ""
             result = {"ok": False, "reason": msg if isinstance(e, TaskError) else f"{type(e).__name__}: {msg}"}
         sys.stdout.write(json.dumps(result) + "\n")
         sys.stdout.flush()
+
+
+def _flags(doc):
+    """{flag: one-line note} of what makes an imported task unjudgeable."""
+    from . import behaviour, conditioning
+    flags = {}
+    ill = conditioning.note(doc.get("conditioning"))
+    if ill:
+        flags["ill-conditioned"] = ill
+    b = doc.get("behaviour")
+    for note in behaviour.notes(b, []):
+        flags[note.split(":", 1)[0]] = note
+    return flags
 
 
 def _key(path):
@@ -178,7 +192,7 @@ def run(args):
     jobs = _jobs(args, levels)
     make_root(args.out)
     counts = {level: [0, 0] for level in levels}
-    ill = {level: 0 for level in levels}  # imported, but flagged ill-conditioned
+    flagged = {level: {} for level in levels}  # imported, but unjudgeable: {flag: count}
     retried = {level: 0 for level in levels}
     refused = []  # (level, file, task_id): over the memory limit, to retry alone at the end
     cores = _cores()
@@ -197,13 +211,13 @@ def run(args):
         try:
             check_id(task_id, "file name")
         except TaskError as e:  # e.g. level1/..py: never a folder outside the level
-            return level, file, task_id, False, str(e), False, None, time.monotonic() - t0
-        ok, reason, memory, note = local.worker.run(level, file, task_id)
-        return level, file, task_id, ok, reason, memory, note, time.monotonic() - t0
+            return level, file, task_id, False, str(e), False, {}, time.monotonic() - t0
+        ok, reason, memory, flags = local.worker.run(level, file, task_id)
+        return level, file, task_id, ok, reason, memory, flags, time.monotonic() - t0
 
-    def report_note(level, task_id, note):
-        if note:
-            ill[level] += 1
+    def report_note(level, task_id, flags):
+        for flag, note in (flags or {}).items():
+            flagged[level][flag] = flagged[level].get(flag, 0) + 1
             print(f"note {task_id}: {note}", flush=True)
 
     try:
@@ -245,7 +259,7 @@ def run(args):
     for level in levels:
         ok, bad = counts[level]
         more = f" ({retried[level]} retried alone with more memory)" if retried[level] else ""
-        flagged = f", {ill[level]} ill-conditioned" if ill[level] else ""
-        print(f"level{level}: {ok}/{ok + bad} imported, {bad} failed{flagged}{more}")
+        flags = "".join(f", {n} {flag}" for flag, n in sorted(flagged[level].items()))
+        print(f"level{level}: {ok}/{ok + bad} imported, {bad} failed{flags}{more}")
     print(f"total: {sum(c[0] for c in counts.values())}/{len(jobs)} imported in {time.monotonic() - start:.0f} s")
     return 0 if all(c[1] == 0 for c in counts.values()) else 1

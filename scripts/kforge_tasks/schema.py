@@ -13,9 +13,13 @@ DISTS = {
 }
 TOP_FIELDS = {
     "schema", "id", "level", "tags", "description", "spec", "reference", "symbols", "constants",
-    "inputs", "params", "outputs", "variants", "tolerance", "conditioning", "cost", "artifacts",
+    "inputs", "params", "outputs", "variants", "tolerance", "conditioning", "behaviour", "domains", "cost",
+    "artifacts",
 }
 CONDITIONING_FIELDS = ("float64_rel_l2", "float64_mismatches", "numel", "rel_l2_bound", "ill_conditioned")
+CONDITIONING_OPTIONAL = ("variant", "outputs")
+BEHAVIOUR_FIELDS = ("variant", "outputs", "rerun_mismatches", "degenerate", "nondeterministic")
+OUTPUT_KINDS = ("varies", "constant", "zero")
 REQUIRED = ("schema", "id", "tags", "description", "reference", "symbols", "inputs", "params", "outputs")
 
 
@@ -168,6 +172,10 @@ def validate(doc, task_id=None):
             _check_number(value, f"task.tolerance.{key}")
     if "conditioning" in doc:
         _check_conditioning(doc["conditioning"])
+    if "behaviour" in doc:
+        _check_behaviour(doc["behaviour"])
+    if "domains" in doc:
+        _check_domains(doc["domains"], {s["name"]: s for s in doc["inputs"]})
     if "cost" in doc:
         _check_keys(doc["cost"], {"flops", "bytes"}, "task.cost")
         for key, text in doc["cost"].items():
@@ -180,9 +188,36 @@ def validate(doc, task_id=None):
         _check_artifacts(doc["artifacts"], seen)
 
 
+def _check_behaviour(b):
+    path = "task.behaviour"
+    _check_keys(b, set(BEHAVIOUR_FIELDS), path, BEHAVIOUR_FIELDS)
+    if not isinstance(b["outputs"], dict) or any(v not in OUTPUT_KINDS for v in b["outputs"].values()):
+        _fail(f"{path}.outputs", f"expected {{output: one of {', '.join(OUTPUT_KINDS)}}}")
+    if isinstance(b["rerun_mismatches"], bool) or not isinstance(b["rerun_mismatches"], int) or \
+            b["rerun_mismatches"] < 0:
+        _fail(f"{path}.rerun_mismatches", "expected an integer >= 0")
+    for key in ("degenerate", "nondeterministic"):
+        if not isinstance(b[key], bool):
+            _fail(f"{path}.{key}", "expected true or false")
+
+
+def _check_domains(domains, inputs):
+    if not isinstance(domains, list):
+        _fail("task.domains", "expected a list")
+    for i, d in enumerate(domains):
+        path = f"task.domains[{i}]"
+        _check_keys(d, {"name", "inputs", "float64_rel_l2", "float64_mismatches"}, path, ("name", "inputs"))
+        if not isinstance(d["inputs"], dict) or not d["inputs"]:
+            _fail(f"{path}.inputs", "expected {input name: init}")
+        for name, init in d["inputs"].items():
+            if name not in inputs:
+                _fail(f"{path}.inputs.{name}", "not an input of the task")
+            _check_tensor_spec({**inputs[name], "shape": [], "init": init}, f"{path}.inputs.{name}", {})
+
+
 def _check_conditioning(c):
     path = "task.conditioning"
-    _check_keys(c, set(CONDITIONING_FIELDS), path, CONDITIONING_FIELDS)
+    _check_keys(c, set(CONDITIONING_FIELDS + CONDITIONING_OPTIONAL), path, CONDITIONING_FIELDS)
     for key in ("float64_rel_l2", "rel_l2_bound"):
         if key == "float64_rel_l2" and c[key] in (None, "inf"):
             continue

@@ -68,6 +68,8 @@ Runner AttachGenerate(CLI::App& sub) {
   sub.add_option(
       "--filter", o.filter,
       "Only tasks whose id matches one of these comma-separated globs, e.g. 'kernelbench/level1/*'");
+  sub.add_flag("--include-degenerate", o.include_unjudgeable,
+               "Also run tasks the import found degenerate, nondeterministic or ill-conditioned");
   sub.add_option("--teacher", o.teacher, "anthropic, openai, replay:CASSETTE or exec:COMMAND")->required();
   sub.add_option("--model", o.model, "Model name sent to the teacher");
   sub.add_option("--base-url", o.provider.base_url,

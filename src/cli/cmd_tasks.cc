@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/cmd_tasks_audit.h"
 #include "cli/cmd_tasks_check.h"
 #include "cli/command.h"
 #include "kforge/common/subprocess.h"
@@ -386,9 +387,22 @@ Runner AttachTasks(CLI::App& sub) {
   check->add_option("--timeout", check_options->timeout_s, "Seconds per task")->check(CLI::Range(1, 86400));
   check->add_flag("--json", check_options->json, "One JSON record per task");
 
-  return [o, list, show, kb, mod, build, check, check_options]() -> int {
+  auto audit_options = std::make_shared<TasksAuditOptions>();
+  CLI::App* audit = sub.add_subcommand(
+      "audit", "Judge no-work candidates (zeros, copies of inputs, half outputs, ...) against every task on a GPU");
+  audit->add_option("root", audit_options->root, "Task root")->required();
+  audit->add_option("--filter", audit_options->filter, "Only task ids matching this glob");
+  audit->add_option("--device", audit_options->device, "cuda or cuda:N")->default_val("cuda");
+  audit->add_option("--seed", audit_options->seed, "Input seed")->default_val(1);
+  audit->add_option("--trials", audit_options->trials, "Trials on the default variant, as verify's")
+      ->check(CLI::Range(1, 1000));
+  audit->add_option("--timeout", audit_options->timeout_s, "Seconds per task")->check(CLI::Range(1, 86400));
+  audit->add_flag("--json", audit_options->json, "One JSON record per task");
+
+  return [o, list, show, kb, mod, build, check, check_options, audit, audit_options]() -> int {
     if (list->parsed()) return List(*o);
     if (check->parsed()) return CheckTasks(*check_options);
+    if (audit->parsed()) return AuditTasks(*audit_options);
     if (show->parsed()) return Show(*o);
     std::vector<std::string> args;
     if (kb->parsed() || mod->parsed()) {

@@ -59,11 +59,12 @@ verify::TaskCheckReply TaskCheck(verify::WorkerClient& worker, const verify::Tas
   return reply;
 }
 
-/// The status a task's line shows: the worker's, or "ill_conditioned" for a flagged task that the
-/// harness could run (ok or fail).
+/// The status a task's line shows: the worker's, or why the import found the task cannot judge a
+/// kernel (degenerate, nondeterministic, ill_conditioned) when the harness could run it (ok or fail).
 std::string ShownStatus(const common::Task& task, const std::string& worker_status) {
-  bool ill = task.conditioning && task.conditioning->ill_conditioned;
-  return ill && (worker_status == "ok" || worker_status == "fail") ? "ill_conditioned" : worker_status;
+  std::string_view reason = task.UnjudgeableReason();
+  bool ran = worker_status == "ok" || worker_status == "fail";
+  return ran && !reason.empty() ? std::string(reason) : worker_status;
 }
 
 /// What an ill_conditioned line says after the figures: the import's measure, then the worker's word.
@@ -76,6 +77,28 @@ std::string IllConditionedMessage(const common::Conditioning& c, const verify::T
                 "(the judge allows %g); worker: ",
                 rel_l2, c.rel_l2_bound);
   return text + reply.status + (reply.message.empty() ? "" : ": " + reply.message);
+}
+
+/// What a degenerate or nondeterministic line says: the import's measure, then the worker's word.
+std::string BehaviourMessage(const common::Behaviour& b, const verify::TaskCheckReply& reply) {
+  std::string text;
+  if (b.degenerate) {
+    text = "the outputs do not depend on the inputs (";
+    for (const auto& [name, dependence] : b.outputs)
+      text += (text.back() == '(' ? "" : ", ") + name + " " + std::string(common::OutputDependenceName(dependence));
+    text += ", measured on variant " + b.variant + ")";
+  } else {
+    text = "a rerun of the reference on the same inputs differs in " + std::to_string(b.rerun_mismatches) +
+           " elements (variant " + b.variant + ")";
+  }
+  return text + "; worker: " + reply.status + (reply.message.empty() ? "" : ": " + reply.message);
+}
+
+/// The message of a task's line.
+std::string LineMessage(const common::Task& task, const std::string& shown, const verify::TaskCheckReply& reply) {
+  if (shown == "ill_conditioned") return IllConditionedMessage(*task.conditioning, reply);
+  if (shown == "degenerate" || shown == "nondeterministic") return BehaviourMessage(*task.behaviour, reply);
+  return reply.message;
 }
 
 /// task.json's `conditioning` object, as written there.
@@ -91,14 +114,16 @@ nlohmann::json ConditioningJson(const common::Conditioning& c) {
 
 /// Tasks counted by the status their lines show.
 struct Tally {
-  int checked = 0, ok = 0, failed = 0, ill_conditioned = 0, harness = 0;
+  int checked = 0, ok = 0, failed = 0, ill_conditioned = 0, degenerate = 0, nondeterministic = 0, harness = 0;
 
   void Add(const std::string& shown) {
     ++checked;
-    ok += shown == "ok";
-    failed += shown == "fail";
-    ill_conditioned += shown == "ill_conditioned";
-    harness += shown != "ok" && shown != "fail" && shown != "ill_conditioned";
+    if (shown == "ok") ++ok;
+    else if (shown == "fail") ++failed;
+    else if (shown == "ill_conditioned") ++ill_conditioned;
+    else if (shown == "degenerate") ++degenerate;
+    else if (shown == "nondeterministic") ++nondeterministic;
+    else ++harness;
   }
 };
 
@@ -114,28 +139,36 @@ StatusOr<int> ParseCudaDevice(const std::string& text) {
 
 }  // namespace
 
+StatusOr<std::unique_ptr<verify::WorkerClient>> StartTaskWorker(const std::string& device_text,
+                                                                const std::string& worker_program) {
+  auto device = ParseCudaDevice(device_text);
+  if (!device.ok()) return Status::InvalidArgument("--device: " + device.status().message());
+  std::string program = worker_program.empty() ? SelfExecutable().string() : worker_program;
+  auto worker = std::make_unique<verify::WorkerClient>(
+      std::vector<std::string>{program, "worker", "--device", std::to_string(*device)});
+  verify::WorkerClient::Reply hello = worker->Call(verify::HelloRequest{}.ToJson(), std::chrono::seconds(120));
+  auto said = hello.kind == verify::WorkerClient::Reply::Kind::kOk
+                  ? verify::HelloReply::FromJson(hello.body)
+                  : Status::Unavailable("worker: " + hello.detail);
+  if (!said.ok() || said->status != common::VerdictStatus::kOk) {
+    std::string why = said.ok() ? said->message : said.status().message();
+    return Status::Unavailable("needs a GPU: " + why);
+  }
+  return worker;
+}
+
 int CheckTasks(const TasksCheckOptions& options) {
   auto tasks = common::LoadTaskTree(options.root);
   if (!tasks.ok()) {
     std::fprintf(stderr, "kforge tasks check: %s\n", tasks.status().message().c_str());
     return kExitUsage;
   }
-  auto device = ParseCudaDevice(options.device);
-  if (!device.ok()) {
-    std::fprintf(stderr, "kforge tasks check: --device: %s\n", device.status().message().c_str());
+  auto started = StartTaskWorker(options.device, options.worker_program);
+  if (!started.ok()) {
+    std::fprintf(stderr, "kforge tasks check: %s\n", started.status().message().c_str());
     return kExitUsage;
   }
-  std::string program = options.worker_program.empty() ? SelfExecutable().string() : options.worker_program;
-  verify::WorkerClient worker({program, "worker", "--device", std::to_string(*device)});
-  verify::WorkerClient::Reply hello = worker.Call(verify::HelloRequest{}.ToJson(), std::chrono::seconds(120));
-  auto said = hello.kind == verify::WorkerClient::Reply::Kind::kOk
-                  ? verify::HelloReply::FromJson(hello.body)
-                  : Status::Unavailable("worker: " + hello.detail);
-  if (!said.ok() || said->status != common::VerdictStatus::kOk) {
-    std::string why = said.ok() ? said->message : said.status().message();
-    std::fprintf(stderr, "kforge tasks check: needs a GPU: %s\n", why.c_str());
-    return kExitUsage;
-  }
+  verify::WorkerClient& worker = **started;
   Tally tally;
   double worst = 0;
   std::string worst_task;
@@ -157,23 +190,24 @@ int CheckTasks(const TasksCheckOptions& options) {
       nlohmann::json record = reply.ToJson();
       record["task"] = task.id;
       record["ill_conditioned"] = status == "ill_conditioned";
+      record["shown"] = status;
       if (task.conditioning) record["conditioning"] = ConditioningJson(*task.conditioning);
       PrintJsonLine(record);
       continue;
     }
     double ms = 0;
     for (const verify::TaskCheckVariant& v : reply.variants) ms = std::max(ms, v.reference_ms);
-    std::string message =
-        status == "ill_conditioned" ? IllConditionedMessage(*task.conditioning, reply) : reply.message;
+    std::string message = LineMessage(task, status, reply);
     std::printf("%-15s %-60s peak %s / footprint %s (%.2fx)  ref %.3f ms%s%s\n", status.c_str(),
                 task.id.c_str(), GiB(peak).c_str(), GiB(footprint).c_str(), ratio, ms,
                 status == "ok" ? "" : "  ", message.substr(0, 400).c_str());
     std::fflush(stdout);
   }
   std::fprintf(stderr,
-               "tasks check: %d tasks, %d ok, %d fail, %d ill_conditioned, %d harness_error; worst "
-               "peak/footprint %.2fx%s\n",
-               tally.checked, tally.ok, tally.failed, tally.ill_conditioned, tally.harness, worst,
+               "tasks check: %d tasks, %d ok, %d fail, %d ill_conditioned, %d degenerate, %d nondeterministic, "
+               "%d harness_error; worst peak/footprint %.2fx%s\n",
+               tally.checked, tally.ok, tally.failed, tally.ill_conditioned, tally.degenerate,
+               tally.nondeterministic, tally.harness, worst,
                worst_task.empty() ? "" : (" (" + worst_task + ")").c_str());
   if (tally.harness > 0) return kExitUsage;
   return tally.failed > 0 ? kExitFailed : kExitOk;

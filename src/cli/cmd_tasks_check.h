@@ -2,7 +2,11 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
+
+#include "kforge/common/status.h"
+#include "kforge/verify/worker_client.h"
 
 namespace kforge::cli {
 
@@ -16,7 +20,13 @@ struct TasksCheckOptions {
   std::string worker_program;   ///< empty: this executable's `worker` (tests name a fake)
 };
 
-/// Checks every task; exit 0 all ok or ill_conditioned, 1 some failed, 2 harness errors or no GPU.
+/// Checks every task; exit 0 all ok or flagged by the import (ill_conditioned, degenerate,
+/// nondeterministic), 1 some failed, 2 harness errors or no GPU.
 int CheckTasks(const TasksCheckOptions& options);
+
+/// A worker on `device` ("cuda" or "cuda:N"; `worker_program` or this executable's `worker`) that
+/// answered hello with a GPU; one-line error otherwise.
+StatusOr<std::unique_ptr<verify::WorkerClient>> StartTaskWorker(const std::string& device,
+                                                                const std::string& worker_program);
 
 }  // namespace kforge::cli

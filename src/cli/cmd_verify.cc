@@ -8,6 +8,7 @@
 
 #include "cli/command.h"
 #include "cli/options.h"
+#include "cli/rejudge.h"
 #include "kforge/verify/verifier.h"
 
 namespace kforge::cli {
@@ -17,11 +18,16 @@ Runner AttachVerify(CLI::App& sub) {
     verify::VerifyOptions options;
     std::vector<std::string> sources;
     GpuRunFlags gpu;
+    bool rejudge = false;
   };
   auto args = std::make_shared<Args>();
   sub.add_option("solutions", args->sources,
-                 "Solution files (.json, model reply, .jsonl), or - for JSON lines on stdin")
+                 "Solution files (.json, model reply, .jsonl), or - for JSON lines on stdin; run folders "
+                 "with --rejudge")
       ->required();
+  sub.add_flag("--rejudge", args->rejudge,
+               "Judge the best attempt of every record of the RUN_DIR arguments again with the current judge, "
+               "into RUN_DIR/rejudged.jsonl");
   AddTasksRootOption(sub, args->options.tasks_root);
   sub.add_option("--task", args->options.task, "Task id for solutions that do not name one");
   sub.add_option("--trials", args->options.trials, "Trials on fresh inputs (default shape)")
@@ -34,12 +40,13 @@ Runner AttachVerify(CLI::App& sub) {
   return [args]() {
     verify::VerifyOptions& options = args->options;
     Status usage = ApplyGpuRunFlags(args->gpu, options);
-    if (usage.ok()) usage = verify::SolutionReader::CheckSources(args->sources);
+    if (usage.ok() && !args->rejudge) usage = verify::SolutionReader::CheckSources(args->sources);
     if (usage.ok()) usage = CheckTasksRoot(options.tasks_root);
     if (!usage.ok()) {
       std::fprintf(stderr, "kforge verify: %s\n", usage.message().c_str());
       return kExitUsage;
     }
+    if (args->rejudge) return RejudgeRuns(args->sources, options);
     verify::Verifier verifier(options);
     verify::SolutionReader reader(args->sources);
     verify::VerifySummary summary = verifier.Run(

@@ -15,78 +15,21 @@
 #include "kforge/common/expr.h"
 #include "kforge/common/json_fields.h"
 #include "kforge/common/text.h"
+#include "common/task_checker.h"
 
 namespace kforge::common {
 namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+using task_json::Checker;
+using task_json::Count;
+using task_json::ParseInit;
 
 constexpr std::string_view kSchema = "kforge.task/1";
 constexpr std::string_view kSchemaPrefix = "kforge.task/";
 /// Largest task.json read; a bigger file is an error before parsing.
 constexpr uintmax_t kMaxTaskJsonBytes = 16 << 20;
-
-// Validation state for one file: errors carry the file and the JSON path.
-class Checker {
- public:
-  explicit Checker(std::string file) : file_(std::move(file)) {}
-
-  Status Error(const std::string& path, const std::string& msg) const {
-    return Status::InvalidArgument(file_ + ": " + (path.empty() ? "" : path + ": ") + msg);
-  }
-
-  // Rejects keys of `obj` that are not in `allowed`.
-  Status OnlyKeys(const json& obj, const std::string& path,
-                  std::initializer_list<std::string_view> allowed) const {
-    for (auto it = obj.begin(); it != obj.end(); ++it) {
-      if (std::find(allowed.begin(), allowed.end(), it.key()) == allowed.end())
-        return Error(path.empty() ? KeyText(it.key()) : path + "." + KeyText(it.key()), "unknown field");
-    }
-    return Status::Ok();
-  }
-
-  Status Require(const json& obj, const std::string& path, std::string_view key) const {
-    if (!obj.contains(key)) return Error(path, "missing field \"" + std::string(key) + "\"");
-    return Status::Ok();
-  }
-
-  StatusOr<std::string> String(const json& v, const std::string& path) const {
-    if (!v.is_string()) return Error(path, "expected a string, got " + std::string(v.type_name()));
-    return v.get<std::string>();
-  }
-
-  StatusOr<int64_t> Int(const json& v, const std::string& path) const {
-    if (!v.is_number_integer()) return Error(path, "expected an integer, got " + Describe(v));
-    if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX))
-      return Error(path, "integer out of range");
-    return v.get<int64_t>();
-  }
-
-  StatusOr<double> Number(const json& v, const std::string& path) const {
-    if (!v.is_number()) return Error(path, "expected a number, got " + Describe(v));
-    return v.get<double>();
-  }
-
-  Status Object(const json& v, const std::string& path) const {
-    if (!v.is_object()) return Error(path, "expected an object, got " + std::string(v.type_name()));
-    return Status::Ok();
-  }
-
-  Status Array(const json& v, const std::string& path) const {
-    if (!v.is_array()) return Error(path, "expected an array, got " + std::string(v.type_name()));
-    return Status::Ok();
-  }
-
-  const std::string& file() const { return file_; }
-
- private:
-  static std::string Describe(const json& v) {
-    if (v.is_number_float()) return "a fraction";
-    return v.type_name();
-  }
-  std::string file_;
-};
 
 bool IsIdentifier(std::string_view s) {
   if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
@@ -100,43 +43,6 @@ Status CheckRelative(const Checker& c, const std::string& path, const std::strin
   if (rel.empty() || p.is_absolute()) return c.Error(path, "expected a relative path, got " + Quote(rel));
   for (const fs::path& part : p)
     if (part == "..") return c.Error(path, "path leaves the task folder: " + Quote(rel));
-  return Status::Ok();
-}
-
-Status ParseInit(const Checker& c, const json& v, const std::string& path, InitSpec& init) {
-  KFORGE_RETURN_IF_ERROR(c.Object(v, path));
-  KFORGE_RETURN_IF_ERROR(c.OnlyKeys(v, path, {"dist", "low", "high", "scale", "shift"}));
-  KFORGE_RETURN_IF_ERROR(c.Require(v, path, "dist"));
-  KFORGE_ASSIGN_OR_RETURN(std::string dist, c.String(v["dist"], path + ".dist"));
-  static const std::pair<std::string_view, InitSpec::Dist> kDists[] = {
-      {"randn", InitSpec::Dist::kRandn},     {"rand", InitSpec::Dist::kRand},
-      {"uniform", InitSpec::Dist::kUniform}, {"randint", InitSpec::Dist::kRandint},
-      {"ones", InitSpec::Dist::kOnes},       {"zeros", InitSpec::Dist::kZeros}};
-  auto found =
-      std::find_if(std::begin(kDists), std::end(kDists), [&](const auto& d) { return d.first == dist; });
-  if (found == std::end(kDists)) return c.Error(path + ".dist", "unknown distribution " + Quote(dist));
-  init.dist = found->second;
-  bool ranged = init.dist == InitSpec::Dist::kUniform || init.dist == InitSpec::Dist::kRandint;
-  if (ranged) {
-    KFORGE_RETURN_IF_ERROR(c.Require(v, path, "low"));
-    KFORGE_RETURN_IF_ERROR(c.Require(v, path, "high"));
-  } else if (v.contains("low") || v.contains("high")) {
-    return c.Error(path, "\"low\"/\"high\" apply only to uniform and randint");
-  }
-  for (auto [key, field] : {std::pair{"low", &init.low}, std::pair{"high", &init.high},
-                            std::pair{"scale", &init.scale}, std::pair{"shift", &init.shift}}) {
-    if (!v.contains(key)) continue;
-    std::string field_path = path + "." + key;
-    if (init.dist == InitSpec::Dist::kRandint &&
-        (std::string_view(key) == "low" || std::string_view(key) == "high")) {
-      KFORGE_ASSIGN_OR_RETURN(int64_t bound, c.Int(v[key], field_path));
-      *field = static_cast<double>(bound);
-    } else {
-      KFORGE_ASSIGN_OR_RETURN(*field, c.Number(v[key], field_path));
-    }
-    if (!std::isfinite(*field)) return c.Error(field_path, "not finite");
-  }
-  if (ranged && !(init.low < init.high)) return c.Error(path, "\"low\" must be below \"high\"");
   return Status::Ok();
 }
 
@@ -206,45 +112,6 @@ Status ParseSymbols(const Checker& c, const json& v, const std::string& path,
   return Status::Ok();
 }
 
-StatusOr<int64_t> Count(const Checker& c, const json& v, const std::string& path) {
-  KFORGE_ASSIGN_OR_RETURN(int64_t n, c.Int(v, path));
-  if (n < 0) return c.Error(path, "must be >= 0");
-  return n;
-}
-
-// A relative L2 error: a number >= 0, "inf", or null (no output held to the bound).
-Status ParseRelL2(const Checker& c, const json& v, const std::string& path, std::optional<double>& out) {
-  if (v.is_null()) return Status::Ok();
-  if (v == "inf") {
-    out = std::numeric_limits<double>::infinity();
-    return Status::Ok();
-  }
-  KFORGE_ASSIGN_OR_RETURN(double x, c.Number(v, path));
-  if (!(x >= 0)) return c.Error(path, "must be a number >= 0, \"inf\" or null");
-  out = x;
-  return Status::Ok();
-}
-
-Status ParseConditioning(const Checker& c, const json& v, Conditioning& out) {
-  const std::string path = "conditioning";
-  KFORGE_RETURN_IF_ERROR(c.Object(v, path));
-  const std::initializer_list<std::string_view> fields = {"float64_rel_l2", "float64_mismatches", "numel",
-                                                          "rel_l2_bound", "ill_conditioned"};
-  KFORGE_RETURN_IF_ERROR(c.OnlyKeys(v, path, fields));
-  for (std::string_view key : fields) KFORGE_RETURN_IF_ERROR(c.Require(v, path, key));
-  KFORGE_RETURN_IF_ERROR(ParseRelL2(c, v["float64_rel_l2"], path + ".float64_rel_l2", out.float64_rel_l2));
-  KFORGE_ASSIGN_OR_RETURN(out.float64_mismatches,
-                          Count(c, v["float64_mismatches"], path + ".float64_mismatches"));
-  KFORGE_ASSIGN_OR_RETURN(out.numel, Count(c, v["numel"], path + ".numel"));
-  if (out.float64_mismatches > out.numel) return c.Error(path + ".float64_mismatches", "more than numel");
-  KFORGE_ASSIGN_OR_RETURN(out.rel_l2_bound, c.Number(v["rel_l2_bound"], path + ".rel_l2_bound"));
-  if (!(out.rel_l2_bound > 0) || !std::isfinite(out.rel_l2_bound))
-    return c.Error(path + ".rel_l2_bound", "must be a finite number > 0");
-  const json& flag = v["ill_conditioned"];
-  if (!flag.is_boolean()) return c.Error(path + ".ill_conditioned", "expected true or false");
-  out.ill_conditioned = flag.get<bool>();
-  return Status::Ok();
-}
 
 Status ParseArtifacts(const Checker& c, const json& v, const fs::path& dir, Artifacts& out) {
   const std::string path = "artifacts";
@@ -309,7 +176,7 @@ StatusOr<Task> ParseTask(const Checker& c, const json& root, const fs::path& dir
   KFORGE_RETURN_IF_ERROR(c.OnlyKeys(
       root, "",
       {"schema", "id", "level", "tags", "description", "spec", "reference", "symbols", "constants", "inputs",
-       "params", "outputs", "variants", "tolerance", "conditioning", "cost", "artifacts"}));
+       "params", "outputs", "variants", "tolerance", "conditioning", "behaviour", "domains", "cost", "artifacts"}));
   for (std::string_view req : {"id", "description", "reference", "inputs", "outputs"})
     KFORGE_RETURN_IF_ERROR(c.Require(root, "", req));
 
@@ -434,10 +301,7 @@ StatusOr<Task> ParseTask(const Checker& c, const json& root, const fs::path& dir
   }
   task.tolerance_explicit = tolerance_set;
 
-  if (root.contains("conditioning")) {
-    task.conditioning.emplace();
-    KFORGE_RETURN_IF_ERROR(ParseConditioning(c, root["conditioning"], *task.conditioning));
-  }
+  KFORGE_RETURN_IF_ERROR(task_json::ParseMeasures(c, root, task));
 
   if (root.contains("cost")) {
     const json& cost = root["cost"];
@@ -666,5 +530,52 @@ StatusOr<int64_t> EvalCost(const Task& task, std::string_view expr, std::string_
   };
   return EvalExpr(expr, env);
 }
+
+namespace task_json {
+
+Status ParseInit(const Checker& c, const json& v, const std::string& path, InitSpec& init) {
+  KFORGE_RETURN_IF_ERROR(c.Object(v, path));
+  KFORGE_RETURN_IF_ERROR(c.OnlyKeys(v, path, {"dist", "low", "high", "scale", "shift"}));
+  KFORGE_RETURN_IF_ERROR(c.Require(v, path, "dist"));
+  KFORGE_ASSIGN_OR_RETURN(std::string dist, c.String(v["dist"], path + ".dist"));
+  static const std::pair<std::string_view, InitSpec::Dist> kDists[] = {
+      {"randn", InitSpec::Dist::kRandn},     {"rand", InitSpec::Dist::kRand},
+      {"uniform", InitSpec::Dist::kUniform}, {"randint", InitSpec::Dist::kRandint},
+      {"ones", InitSpec::Dist::kOnes},       {"zeros", InitSpec::Dist::kZeros}};
+  auto found =
+      std::find_if(std::begin(kDists), std::end(kDists), [&](const auto& d) { return d.first == dist; });
+  if (found == std::end(kDists)) return c.Error(path + ".dist", "unknown distribution " + Quote(dist));
+  init.dist = found->second;
+  bool ranged = init.dist == InitSpec::Dist::kUniform || init.dist == InitSpec::Dist::kRandint;
+  if (ranged) {
+    KFORGE_RETURN_IF_ERROR(c.Require(v, path, "low"));
+    KFORGE_RETURN_IF_ERROR(c.Require(v, path, "high"));
+  } else if (v.contains("low") || v.contains("high")) {
+    return c.Error(path, "\"low\"/\"high\" apply only to uniform and randint");
+  }
+  for (auto [key, field] : {std::pair{"low", &init.low}, std::pair{"high", &init.high},
+                            std::pair{"scale", &init.scale}, std::pair{"shift", &init.shift}}) {
+    if (!v.contains(key)) continue;
+    std::string field_path = path + "." + key;
+    if (init.dist == InitSpec::Dist::kRandint &&
+        (std::string_view(key) == "low" || std::string_view(key) == "high")) {
+      KFORGE_ASSIGN_OR_RETURN(int64_t bound, c.Int(v[key], field_path));
+      *field = static_cast<double>(bound);
+    } else {
+      KFORGE_ASSIGN_OR_RETURN(*field, c.Number(v[key], field_path));
+    }
+    if (!std::isfinite(*field)) return c.Error(field_path, "not finite");
+  }
+  if (ranged && !(init.low < init.high)) return c.Error(path, "\"low\" must be below \"high\"");
+  return Status::Ok();
+}
+
+StatusOr<int64_t> Count(const Checker& c, const json& v, const std::string& path) {
+  KFORGE_ASSIGN_OR_RETURN(int64_t n, c.Int(v, path));
+  if (n < 0) return c.Error(path, "must be >= 0");
+  return n;
+}
+
+}  // namespace task_json
 
 }  // namespace kforge::common

@@ -40,6 +40,7 @@ nlohmann::json Verdict::ToJson() const {
   json["toolchain"] = toolchain;
   json["timing"] = timing;
   json["memory"] = memory;
+  json["judge"] = judge;
   return json;
 }
 
@@ -47,7 +48,7 @@ StatusOr<Verdict> Verdict::FromJson(const nlohmann::json& json) {
   JsonFields f(json, "");
   KFORGE_RETURN_IF_ERROR(
       f.CheckObject({"schema", "task", "solution", "solution_hash", "status", "message", "compile", "seed",
-                     "trials", "checks", "device", "toolchain", "timing", "memory"}));
+                     "trials", "checks", "device", "toolchain", "timing", "memory", "judge"}));
   KFORGE_ASSIGN_OR_RETURN(std::string schema, f.String("schema"));
   if (schema != kVerdictSchema) return f.Error("schema", "expected \"" + std::string(kVerdictSchema) + "\"");
   Verdict v;
@@ -70,6 +71,13 @@ StatusOr<Verdict> Verdict::FromJson(const nlohmann::json& json) {
   v.toolchain = json.value("toolchain", nlohmann::json::object());
   v.timing = json.value("timing", nlohmann::json::object());
   v.memory = json.value("memory", nlohmann::json());
+  v.judge = 1;  // records from before the field judged with version 1
+  if (f.Has("judge")) {
+    const nlohmann::json& judge = json["judge"];
+    if (!judge.is_number_integer() || judge.get<int64_t>() < 1 || judge.get<int64_t>() > 1000)
+      return f.Error("judge", "expected a judge version (an integer >= 1)");
+    v.judge = judge.get<int>();
+  }
   return v;
 }
 

@@ -61,14 +61,16 @@ class Reader {
 };
 
 json ToJson(const TaskInfo& t) {
-  return {{"id", t.id},
-          {"level", OrNull(t.level)},
-          {"tags", t.tags},
-          {"view", t.view},
-          {"source", t.source},
-          {"license", t.license},
-          {"reference_hash", t.reference_hash},
-          {"reference_source", t.reference_source}};
+  json out = {{"id", t.id},
+              {"level", OrNull(t.level)},
+              {"tags", t.tags},
+              {"view", t.view},
+              {"source", t.source},
+              {"license", t.license},
+              {"reference_hash", t.reference_hash},
+              {"reference_source", t.reference_source}};
+  if (!t.unjudgeable.empty()) out["unjudgeable"] = t.unjudgeable;
+  return out;
 }
 
 json ToJson(const Attempt& a) {
@@ -181,6 +183,7 @@ StatusOr<Trajectory> TrajectoryFromJson(const json& j, const std::string& where)
     tr.Get("license", t.task.license);
     tr.Get("reference_hash", t.task.reference_hash);
     tr.Get("reference_source", t.task.reference_source);
+    tr.Get("unjudgeable", t.task.unjudgeable);
   } else if (status.ok()) {
     status = Status::InvalidArgument(where + ".task: missing");
   }

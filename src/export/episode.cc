@@ -20,6 +20,7 @@ std::optional<double> OpsFractionIn(const nlohmann::json& record) {
 }  // namespace
 
 bool Unjudged(const dataset::Trajectory& t) {
+  if (!t.task.unjudgeable.empty()) return true;  // the task itself cannot tell a kernel from a no-op
   if (t.first_correct_turn()) return false;
   if (t.stop == "harness_error") return true;
   for (const dataset::Attempt& a : t.attempts)

@@ -9,6 +9,7 @@
 #include "export/sinks.h"
 #include "kforge/common/files.h"
 #include "kforge/common/json_fields.h"
+#include "kforge/common/verdict.h"
 #include "kforge/export/holdout.h"
 #include "kforge/export/kernelbench.h"
 
@@ -31,6 +32,15 @@ const nlohmann::json* BestSolution(const dataset::Trajectory& t) {
   if (!t.best) return nullptr;
   const nlohmann::json& solution = t.attempts[*t.best].solution;
   return solution.is_object() ? &solution : nullptr;
+}
+
+/// The judge version of a record's best attempt (1 for verdicts written before the field).
+int JudgedBy(const dataset::Trajectory& t) {
+  if (!t.best) return common::kJudgeVersion;
+  const nlohmann::json& verdict = t.attempts[*t.best].verdict;
+  if (!verdict.is_object()) return common::kJudgeVersion;
+  const auto it = verdict.find("judge");
+  return it != verdict.end() && it->is_number_integer() ? it->get<int>() : 1;
 }
 
 /// The plain file names a previous export listed in OUT/stats.json (its manifest); nullopt when there
@@ -91,6 +101,9 @@ class FirstPass {
   FirstPass(const ExportOptions& options, Holdout& holdout, DatasetStats& stats)
       : options_(options), holdout_(holdout), stats_(stats) {}
 
+  /// Correct records kept so far whose best attempt an older judge passed.
+  int64_t older_judge() const { return older_judge_; }
+
   void Visit(const RecordRef& ref, dataset::Trajectory& t) {
     if (holdout_.HasId(t.task.id)) {
       holdout_.AddReference(t.task.reference_source);
@@ -102,6 +115,7 @@ class FirstPass {
       return;
     }
     const nlohmann::json* solution = BestSolution(t);
+    if (t.correct() && JudgedBy(t) < common::kJudgeVersion) ++older_judge_;
     if (options_.format == Format::kKernelBench) {
       if (!KernelBenchProblemOf(t.task.id)) {
         ++stats_.left_out["not_kernelbench"];
@@ -155,6 +169,7 @@ class FirstPass {
   DatasetStats& stats_;
   Collected collected_;
   std::unordered_map<std::string, uint32_t> task_index_;
+  int64_t older_judge_ = 0;
 };
 
 }  // namespace
@@ -226,6 +241,10 @@ StatusOr<DatasetStats> Export(const std::vector<fs::path>& files, const ExportOp
   FirstPass first(options, holdout, stats);
   KFORGE_RETURN_IF_ERROR(ScanRecords(
       files, [&](const RecordRef& ref, dataset::Trajectory& t) { first.Visit(ref, t); }, stats.scan, warn));
+  if (first.older_judge() > 0)
+    warn(std::to_string(first.older_judge()) + " correct record" + (first.older_judge() == 1 ? " was" : "s were") +
+         " judged by an older judge (version < " + std::to_string(common::kJudgeVersion) +
+         "), which accepted some no-work kernels; `kforge verify --rejudge RUN_DIR` judges them again");
   Collected collected = first.Finish();
   Selection selection =
       Select(collected.tasks, collected.candidates, collected.signatures, options.selection);

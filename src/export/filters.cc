@@ -14,6 +14,7 @@ namespace kforge::exporter {
 std::optional<std::string_view> Reject(const dataset::Trajectory& t, const Filters& f) {
   if (t.truncated) return "truncated";  // cut to fit a line: not training data
   bool correct = t.correct();
+  if (!t.task.unjudgeable.empty()) return "unjudgeable_task";
   if (!correct && Unjudged(t)) return "harness_error";
   if (!correct && !f.include_incorrect) return "incorrect";
   if (f.min_speedup && !(t.speedup().value_or(0.0) >= *f.min_speedup)) return "min_speedup";

@@ -126,6 +126,7 @@ dataset::Trajectory RunEpisode(const EpisodeContext& context, const EpisodeSpec&
   t.task.license = t.task.source == "kernelbench" ? "MIT" : "";
   t.task.reference_hash = dataset::TextHash(spec.reference_source);
   t.task.reference_source = spec.reference_source;
+  t.task.unjudgeable = std::string(task.UnjudgeableReason());
   t.teacher.provider = options.teacher.substr(0, options.teacher.find(':'));
   t.teacher.model = options.model;
   t.teacher.params = {

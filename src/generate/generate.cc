@@ -15,6 +15,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <map>
+
 #include "generate/episode.h"
 #include "generate/prompts.h"
 #include "generate/reply.h"
@@ -201,9 +203,25 @@ StatusOr<GenerateSummary> RunGenerate(const GenerateOptions& options) {
   KFORGE_ASSIGN_OR_RETURN(PromptSet prompts, PromptSet::Load(options.prompts_dir));
   KFORGE_ASSIGN_OR_RETURN(std::vector<common::Task> all_tasks, common::LoadTaskTree(options.tasks_root));
   std::vector<const common::Task*> tasks;
+  std::map<std::string, int> unjudgeable;  // by reason, tasks left out
   for (size_t i = 0; i < all_tasks.size(); ++i) {
     const common::Task& task = all_tasks[i];
-    if (MatchesFilter(options.filter, task.id)) tasks.push_back(&task);
+    if (!MatchesFilter(options.filter, task.id)) continue;
+    if (task.Unjudgeable() && !options.include_unjudgeable) {
+      ++unjudgeable[std::string(task.UnjudgeableReason())];
+      continue;
+    }
+    tasks.push_back(&task);
+  }
+  if (!unjudgeable.empty()) {
+    std::string counts;
+    int total = 0;
+    for (const auto& [reason, n] : unjudgeable) {
+      counts += (counts.empty() ? "" : ", ") + std::to_string(n) + " " + reason;
+      total += n;
+    }
+    spdlog::warn("generate: left out {} task{} that no kernel can be judged on ({}); --include-degenerate runs them",
+                 total, total == 1 ? "" : "s", counts);
   }
   std::vector<const common::Task*> shard;
   for (size_t i = 0; i < tasks.size(); ++i)

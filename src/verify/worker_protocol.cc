@@ -281,4 +281,48 @@ StatusOr<TaskCheckReply> TaskCheckReply::FromJson(const json& json) {
   return reply;
 }
 
+json TaskAuditRequest::ToJson() const {
+  return {{"op", "task_audit"}, {"task_dir", task_dir.string()}, {"seed", seed}, {"trials", trials}};
+}
+
+StatusOr<TaskAuditRequest> TaskAuditRequest::FromJson(const json& json) {
+  Reader in(json, "task_audit request");
+  KFORGE_RETURN_IF_ERROR(in.CheckObject());
+  TaskAuditRequest request;
+  KFORGE_RETURN_IF_ERROR(in.Read("task_dir", request.task_dir, /*required=*/true));
+  KFORGE_RETURN_IF_ERROR(in.Read("seed", request.seed));
+  KFORGE_RETURN_IF_ERROR(in.Read("trials", request.trials));
+  if (request.trials < 1 || request.trials > 1000) return in.Bad("trials", "must be in [1, 1000]");
+  return request;
+}
+
+json TaskAuditReply::ToJson() const {
+  json out = {{"status", status}, {"message", message}, {"candidates", json::array()}};
+  for (const AuditedCandidate& c : candidates)
+    out["candidates"].push_back({{"name", c.name}, {"accepted", c.accepted}, {"message", c.message}});
+  return out;
+}
+
+StatusOr<TaskAuditReply> TaskAuditReply::FromJson(const json& json) {
+  Reader in(json, "task_audit reply");
+  KFORGE_RETURN_IF_ERROR(in.CheckObject());
+  TaskAuditReply reply;
+  KFORGE_RETURN_IF_ERROR(in.Read("status", reply.status, /*required=*/true));
+  if (reply.status != "ok" && reply.status != "harness_error" && reply.status != "no_gpu")
+    return in.Bad("status", "unknown status \"" + reply.status.substr(0, 40) + "\"");
+  KFORGE_RETURN_IF_ERROR(in.Read("message", reply.message));
+  nlohmann::json candidates = json::array();
+  KFORGE_RETURN_IF_ERROR(in.ReadArray("candidates", candidates));
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    Reader c(candidates[i], "task_audit reply", "candidates[" + std::to_string(i) + "]");
+    KFORGE_RETURN_IF_ERROR(c.CheckObject());
+    AuditedCandidate candidate;
+    KFORGE_RETURN_IF_ERROR(c.Read("name", candidate.name, /*required=*/true));
+    KFORGE_RETURN_IF_ERROR(c.Read("accepted", candidate.accepted, /*required=*/true));
+    KFORGE_RETURN_IF_ERROR(c.Read("message", candidate.message));
+    reply.candidates.push_back(std::move(candidate));
+  }
+  return reply;
+}
+
 }  // namespace kforge::verify

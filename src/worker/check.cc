@@ -20,6 +20,7 @@
 #include "kforge/reference/device_memory.h"
 #include "kforge/reference/runner.h"
 #include "worker/candidate_buffers.h"
+#include "worker/trial_plan.h"
 
 namespace kforge::worker {
 namespace {
@@ -110,12 +111,15 @@ class VariantTrials {
         result_(result),
         clock_(result.phases_ms) {}
 
-  /// Trial `t` on inputs drawn from `seed` and distribution `dist`; `repeats` candidate runs.
-  std::optional<Failure> Run(int t, uint64_t seed, int dist, int repeats, bool& deterministic) {
+  /// Trial `t` on inputs drawn from `seed` and distribution `dist` of `draws` (the task, or a copy
+  /// whose inits are one of its measured domains, named `domain`); `repeats` candidate runs.
+  std::optional<Failure> Run(int t, uint64_t seed, int dist, const common::Task& draws, const std::string& domain,
+                             int repeats, bool& deterministic) {
     clock_.Restart();
+    draws_ = &draws;
     // The inputs' digests come with the draw (float32 inputs are digested as they are written).
     std::map<std::string, uint64_t> drawn_digests;
-    if (Status drawn = reference::GenerateInputsInto(task_, variant_.name, seed, dist, buffers_.inputs(),
+    if (Status drawn = reference::GenerateInputsInto(draws, variant_.name, seed, dist, buffers_.inputs(),
                                                      &drawn_digests);
         !drawn.ok())
       return Harness(drawn.WithContext("input generation"));
@@ -126,6 +130,7 @@ class VariantTrials {
     clock_.Charge("digest");
     nlohmann::json record = {
         {"variant", variant_.name}, {"trial", t}, {"distribution", dist}, {"seed", seed}, {"runs", repeats}};
+    if (!domain.empty()) record["domain"] = domain;
     std::optional<TensorSet> expected;
     std::map<std::string, uint64_t> first_outputs;
     for (int r = 0; r < repeats; ++r) {
@@ -159,7 +164,7 @@ class VariantTrials {
         record["outputs"] = nlohmann::json::array();
         for (const auto& c : *compared) record["outputs"].push_back(OutputJson(c));
       }
-      if (auto problem = JudgeOutputs(*compared, task_.tolerance, result_.checks)) {
+      if (auto problem = JudgeOutputs(*compared, JudgeRules::For(task_), result_.checks)) {
         if (repeats > 1) *problem += " on run " + std::to_string(r + 1) + " of " + std::to_string(repeats);
         result_.trials.push_back(record);
         if (r > 0) result_.checks["repeat_runs"] = "fail";
@@ -216,7 +221,7 @@ class VariantTrials {
     clock_.Charge("digest");
     if (after != before) {
       KFORGE_RETURN_IF_ERROR(
-          reference::GenerateInputsInto(task_, variant_.name, seed, dist, buffers_.inputs()));
+          reference::GenerateInputsInto(*draws_, variant_.name, seed, dist, buffers_.inputs()));
       KFORGE_ASSIGN_OR_RETURN(after, buffers_.DigestReadOnly());
       if (after != before) return Status::Internal("the reference modifies its params");
     } else {
@@ -244,6 +249,7 @@ class VariantTrials {
   std::chrono::milliseconds timeout_;
   GpuCheckResult& result_;
   PhaseClock clock_;
+  const common::Task* draws_ = &task_;
 };
 
 }  // namespace
@@ -362,6 +368,8 @@ GpuCheckResult GpuChecker::CheckOrFail(const GpuCheckRequest& request) {
   result.checks["repeat_runs"] = kRepeatsOnFirstTrial;
   bool deterministic = true;
   int64_t peak = 0;
+  std::vector<common::Task> domain_tasks;
+  for (const common::InputDomain& domain : task.domains) domain_tasks.push_back(WithDomain(task, domain));
 
   for (size_t v = 0; v < task.variants.size(); ++v) {
     const common::Variant& variant = task.variants[v];
@@ -402,10 +410,13 @@ GpuCheckResult GpuChecker::CheckOrFail(const GpuCheckRequest& request) {
                            owned_stream->get(), request.kernel_timeout, result);
       int count = v == 0 ? request.trials : 1;
       for (int t = 0; t < count; ++t) {
-        int dist = t % reference::kNumDistributions;
+        TrialDraw draw = TrialDrawFor(v, t, count, static_cast<int>(domain_tasks.size()));
+        const common::Task& draws = draw.domain >= 0 ? domain_tasks[draw.domain] : task;
+        const std::string domain_name = draw.domain >= 0 ? task.domains[draw.domain].name : "";
+        const int dist = draw.dist;
         uint64_t seed = TrialSeed(request.seed, solution_hash, static_cast<int>(v), t);
         int repeats = t == 0 && v == 0 ? kRepeatsOnFirstTrial : 1;
-        if (auto failure = trials.Run(t, seed, dist, repeats, deterministic)) {
+        if (auto failure = trials.Run(t, seed, dist, draws, domain_name, repeats, deterministic)) {
           if (failure->fatal) {
             buffers->Abandon();
             library->release();

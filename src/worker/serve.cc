@@ -21,6 +21,7 @@
 #include "kforge/verify/worker_protocol.h"
 #include "worker/bench_op.h"
 #include "worker/check.h"
+#include "worker/task_audit.h"
 #include "worker/task_check.h"
 
 namespace kforge::worker {
@@ -83,6 +84,11 @@ nlohmann::json Handle(GpuChecker& checker, const cuda::DeviceInfo& device, const
     auto task_check = verify::TaskCheckRequest::FromJson(request);
     if (!task_check.ok()) return HarnessError("worker: " + task_check.status().message());
     return RunTaskCheck(checker, *task_check).ToJson();
+  }
+  if (op == "task_audit") {
+    auto task_audit = verify::TaskAuditRequest::FromJson(request);
+    if (!task_audit.ok()) return HarnessError("worker: " + task_audit.status().message());
+    return RunTaskAudit(checker, *task_audit).ToJson();
   }
   return HarnessError("worker: unknown op \"" + op.substr(0, 40) + "\"");
 }

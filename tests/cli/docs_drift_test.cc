@@ -63,7 +63,7 @@ TEST(DocsDriftTest, EveryFlagIsDocumentedAndEveryDocumentedFlagExists) {
       {"report", {"report"}},
       {"tasks",
        {"tasks list", "tasks show", "tasks import kernelbench", "tasks import module", "tasks build",
-        "tasks check"}},
+        "tasks check", "tasks audit"}},
       {"finetune-launch", {"finetune-launch"}},
   };
   for (const auto& row : rows) {

@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/cmd_tasks_audit.h"
 #include "cli/cmd_tasks_check.h"
 #include "fakes/command.h"
 #include "fakes/task_root.h"
@@ -228,7 +229,7 @@ TEST_F(TasksCliTest, CheckCountsIllConditionedTasksApart) {
   options.root = (dir_ / "root").string();
   CheckRun run = CheckWithFakeWorker(options);
   EXPECT_EQ(run.exit_code, 1) << run.err;
-  EXPECT_NE(run.err.find("tasks check: 4 tasks, 1 ok, 1 fail, 2 ill_conditioned, 0 harness_error;"),
+  EXPECT_NE(run.err.find("tasks check: 4 tasks, 1 ok, 1 fail, 2 ill_conditioned, 0 degenerate, 0 nondeterministic, 0 harness_error;"),
             std::string::npos)
       << run.err;
   EXPECT_EQ(LineOf(run.out, "t/good").rfind("ok              t/good ", 0), 0u) << run.out;
@@ -246,7 +247,7 @@ TEST_F(TasksCliTest, CheckCountsIllConditionedTasksApart) {
   options.json = true;
   run = CheckWithFakeWorker(options);
   EXPECT_EQ(run.exit_code, 0) << run.err;
-  EXPECT_NE(run.err.find("tasks check: 2 tasks, 0 ok, 0 fail, 2 ill_conditioned, 0 harness_error;"),
+  EXPECT_NE(run.err.find("tasks check: 2 tasks, 0 ok, 0 fail, 2 ill_conditioned, 0 degenerate, 0 nondeterministic, 0 harness_error;"),
             std::string::npos)
       << run.err;
   nlohmann::json record = nlohmann::json::parse(LineOf(run.out, "t/ill_fake_fail"));
@@ -312,6 +313,85 @@ TEST_F(TasksCliTest, WithoutAGpuCudaWorkSaysSoOnceAndWhatToDoInstead) {
       KFORGE_SOURCE_DIR + "/examples/demo/relu.json 2>&1 >/dev/null");
   EXPECT_EQ(verify.exit_code, 2) << verify.out;
   EXPECT_NE(verify.out.find("--compile-only compiles the solutions"), std::string::npos) << verify.out;
+}
+
+// Tasks the import found degenerate (outputs independent of the inputs) or nondeterministic are
+// counted apart too, with the measure on their line, and are no failure of the check.
+TEST_F(TasksCliTest, CheckCountsDegenerateAndNondeterministicTasksApart) {
+  nlohmann::json degenerate = CheckedTask("t/flat", false);
+  degenerate["behaviour"] = {{"variant", "default"},
+                             {"outputs", {{"out0", "zero"}}},
+                             {"rerun_mismatches", 0},
+                             {"degenerate", true},
+                             {"nondeterministic", false}};
+  nlohmann::json random = CheckedTask("t/dropout_fake_fail", false);
+  random["behaviour"] = {{"variant", "default"},
+                         {"outputs", {{"out0", "varies"}}},
+                         {"rerun_mismatches", 37710},
+                         {"degenerate", false},
+                         {"nondeterministic", true}};
+  for (const nlohmann::json& task : {degenerate, random, CheckedTask("t/good", false)}) {
+    std::string id = task["id"];
+    Write(dir_ / "root" / id / "task.json", task.dump());
+    Write(dir_ / "root" / id / "reference.py", kModule);
+  }
+  kforge::cli::TasksCheckOptions options;
+  options.root = (dir_ / "root").string();
+  CheckRun run = CheckWithFakeWorker(options);
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.err.find("tasks check: 3 tasks, 1 ok, 0 fail, 0 ill_conditioned, 1 degenerate, 1 nondeterministic, "
+                         "0 harness_error;"),
+            std::string::npos)
+      << run.err;
+  const std::string flat = LineOf(run.out, "t/flat");
+  EXPECT_EQ(flat.rfind("degenerate      t/flat ", 0), 0u) << run.out;
+  EXPECT_NE(flat.find("the outputs do not depend on the inputs (out0 zero, measured on variant default); worker: ok"),
+            std::string::npos)
+      << flat;
+  const std::string dropout = LineOf(run.out, "t/dropout_fake_fail");
+  EXPECT_EQ(dropout.rfind("nondeterministic t/dropout_fake_fail ", 0), 0u) << run.out;
+  EXPECT_NE(dropout.find("differs in 37710 elements (variant default); worker: fail"), std::string::npos) << dropout;
+}
+
+// The audit prints each no-work candidate the judge accepted: on a judgeable task it is a hole in the
+// judge (exit 1); on a degenerate task it is counted apart (any no-op passes there by definition).
+TEST_F(TasksCliTest, AuditReportsAcceptedCandidatesAndCountsUnjudgeableTasksApart) {
+  nlohmann::json flat = CheckedTask("t/flat_fake_hole", false);
+  flat["behaviour"] = {{"variant", "default"},
+                       {"outputs", {{"out0", "zero"}}},
+                       {"rerun_mismatches", 0},
+                       {"degenerate", true},
+                       {"nondeterministic", false}};
+  for (const nlohmann::json& task : {flat, CheckedTask("t/good", false), CheckedTask("t/weak_fake_hole", false)}) {
+    std::string id = task["id"];
+    Write(dir_ / "root" / id / "task.json", task.dump());
+    Write(dir_ / "root" / id / "reference.py", kModule);
+  }
+  kforge::cli::TasksAuditOptions options;
+  options.root = (dir_ / "root").string();
+  options.worker_program = KFORGE_FAKE_WORKER;
+  ::testing::internal::CaptureStdout();
+  ::testing::internal::CaptureStderr();
+  int code = kforge::cli::AuditTasks(options);
+  std::string out = ::testing::internal::GetCapturedStdout();
+  std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(code, 1) << err;
+  EXPECT_NE(out.find("accepted        t/weak_fake_hole  zeros\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("accepted        t/flat_fake_hole  zeros  (task is degenerate)"), std::string::npos) << out;
+  EXPECT_EQ(out.find("t/good"), std::string::npos) << out;
+  EXPECT_NE(err.find("zeros                3         1                       1"), std::string::npos) << err;
+  EXPECT_NE(err.find("tasks audit: 3 tasks (1 unjudgeable: degenerate, nondeterministic or ill_conditioned), "
+                     "1 no-work candidates accepted on judgeable tasks, 0 harness_error"),
+            std::string::npos)
+      << err;
+
+  options.filter = "t/[fg]*";  // the degenerate task and a sound one: no hole
+  ::testing::internal::CaptureStdout();
+  ::testing::internal::CaptureStderr();
+  code = kforge::cli::AuditTasks(options);
+  ::testing::internal::GetCapturedStdout();
+  err = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(code, 0) << err;
 }
 
 }  // namespace

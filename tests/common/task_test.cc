@@ -148,6 +148,45 @@ TEST_F(TaskTreeTest, LoadsConditioning) {
   EXPECT_FALSE(task->conditioning->ill_conditioned);
 }
 
+TEST_F(TaskTreeTest, LoadsWhatTheImportMeasured) {
+  json j = Good();
+  j["conditioning"] = IllConditioned();
+  j["conditioning"]["ill_conditioned"] = false;
+  j["conditioning"]["variant"] = "small";
+  j["conditioning"]["outputs"] = {{"out0", {{"float64_rel_l2", nullptr}, {"noise", true}}}};
+  j["behaviour"] = {{"variant", "small"}, {"outputs", {{"out0", "zero"}}}, {"rerun_mismatches", 0},
+                    {"degenerate", true}, {"nondeterministic", false}};
+  j["domains"] = {{{"name", "signed"},
+                   {"inputs", {{"x", {{"dist", "uniform"}, {"low", -1.5}, {"high", 2.5}}}}},
+                   {"float64_rel_l2", 0.0},
+                   {"float64_mismatches", 0}}};
+  StatusOr<Task> task = LoadTask(Write("core/scale", j.dump()));
+  ASSERT_TRUE(task.ok()) << task.status().ToString();
+  EXPECT_EQ(task->conditioning->variant, "small");
+  EXPECT_TRUE(task->NoiseOutput("out0"));
+  EXPECT_FALSE(task->NoiseOutput("out1"));
+  ASSERT_TRUE(task->behaviour.has_value());
+  EXPECT_EQ(task->behaviour->outputs.at("out0"), OutputDependence::kZero);
+  EXPECT_TRUE(task->Unjudgeable());
+  EXPECT_EQ(task->UnjudgeableReason(), "degenerate");
+  ASSERT_EQ(task->domains.size(), 1u);
+  EXPECT_EQ(task->domains[0].name, "signed");
+  const InitSpec& init = task->domains[0].inputs.at("x");
+  EXPECT_EQ(init.dist, InitSpec::Dist::kUniform);
+  EXPECT_DOUBLE_EQ(init.low, -1.5);
+  EXPECT_DOUBLE_EQ(init.high, 2.5);
+
+  j["behaviour"]["degenerate"] = false;
+  j["behaviour"]["nondeterministic"] = true;
+  task = LoadTask(Write("core/scale", j.dump()));
+  ASSERT_TRUE(task.ok()) << task.status().ToString();
+  EXPECT_EQ(task->UnjudgeableReason(), "nondeterministic");
+  j["behaviour"]["nondeterministic"] = false;
+  task = LoadTask(Write("core/scale", j.dump()));
+  ASSERT_TRUE(task.ok()) << task.status().ToString();
+  EXPECT_FALSE(task->Unjudgeable());
+}
+
 struct BadCase {
   const char* label;
   std::function<void(json&)> mutate;
@@ -255,6 +294,32 @@ TEST_F(TaskTreeTest, RejectsBadTasks) {
          j["conditioning"]["rel_l2_bound"] = 0;
        },
        "conditioning.rel_l2_bound: must be a finite number > 0"},
+      {"conditioning output name",
+       [](json& j) {
+         j["conditioning"] = IllConditioned();
+         j["conditioning"]["outputs"] = {{"out7", {{"noise", true}}}};
+       },
+       "conditioning.outputs.out7: not an output of the task"},
+      {"conditioning variant",
+       [](json& j) {
+         j["conditioning"] = IllConditioned();
+         j["conditioning"]["variant"] = "tiny";
+       },
+       "conditioning.variant: no such variant \"tiny\""},
+      {"behaviour kind",
+       [](json& j) {
+         j["behaviour"] = {{"variant", "default"}, {"outputs", {{"out0", "flat"}}}, {"rerun_mismatches", 0},
+                           {"degenerate", false}, {"nondeterministic", false}};
+       },
+       "behaviour.outputs.out0: expected \"varies\", \"constant\" or \"zero\""},
+      {"behaviour missing flag",
+       [](json& j) { j["behaviour"] = {{"variant", "default"}, {"outputs", json::object()}, {"rerun_mismatches", 0},
+                                       {"degenerate", false}}; },
+       "behaviour: missing field \"nondeterministic\""},
+      {"domain input", [](json& j) { j["domains"] = {{{"name", "signed"}, {"inputs", {{"y", {{"dist", "rand"}}}}}}}; },
+       "domains[0].inputs.y: not an input of the task"},
+      {"domain init", [](json& j) { j["domains"] = {{{"name", "signed"}, {"inputs", {{"x", {{"dist", "normal"}}}}}}}; },
+       "domains[0].inputs.x.dist: unknown distribution"},
   };
   for (const BadCase& c : cases) {
     json j = Good();

@@ -27,6 +27,24 @@ TEST(VerdictTest, StatusNamesRoundTrip) {
   EXPECT_FALSE(ParseVerdictStatus("passed").ok());
 }
 
+// Verdicts say which judge gave them; a record from before the field was judged by version 1.
+TEST(VerdictTest, CarriesTheJudgeVersion) {
+  Verdict v;
+  v.task = "demo/relu";
+  nlohmann::json json = v.ToJson();
+  EXPECT_EQ(json["judge"], kJudgeVersion);
+  EXPECT_GE(kJudgeVersion, 2);
+  auto back = Verdict::FromJson(json);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->judge, kJudgeVersion);
+  json.erase("judge");
+  back = Verdict::FromJson(json);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->judge, 1);
+  json["judge"] = "2";
+  EXPECT_FALSE(Verdict::FromJson(json).ok());
+}
+
 TEST(VerdictTest, JsonRoundTrip) {
   Verdict v;
   v.task = "demo/relu";

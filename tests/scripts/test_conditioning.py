@@ -157,12 +157,19 @@ def test_record_follows_the_judge():
     golden = torch.tensor([1.0, 2.0, 3.0])
     exact = conditioning.record([golden.double()], [golden], tol)
     assert exact == {"float64_rel_l2": 0.0, "float64_mismatches": 0, "numel": 3, "rel_l2_bound": 1e-3,
-                     "ill_conditioned": False}
+                     "ill_conditioned": False, "variant": "default",
+                     "outputs": {"out0": {"float64_rel_l2": 0.0, "noise": False}}}
     off = conditioning.record([golden.double() * 1.01], [golden], tol)
     assert off["ill_conditioned"] and off["float64_mismatches"] == 3 and math.isclose(off["float64_rel_l2"], 0.01)
-    # An output zero within atol everywhere is judged by elements alone: no relative L2, no flag.
+    # An output whose float32 values are rounding noise around a float64 zero is judged by elements
+    # alone: no relative L2, no flag.
     noise = conditioning.record([torch.full((3,), 5e-5, dtype=torch.float64)], [torch.zeros(3)], tol)
     assert noise["float64_rel_l2"] is None and not noise["ill_conditioned"] and noise["float64_mismatches"] == 0
+    assert noise["outputs"]["out0"] == {"float64_rel_l2": None, "noise": True}
+    # Values below atol that float32 carries faithfully keep their scale (softmax over many classes).
+    small = torch.tensor([4e-6, 1e-6, 2.5e-6])
+    scaled = conditioning.record([small.double()], [small], tol)
+    assert scaled["outputs"]["out0"]["noise"] is False and scaled["float64_rel_l2"] < 1e-6
     overflow = conditioning.record([golden.double()], [torch.tensor([1.0, 2.0, math.inf])], tol)
     assert overflow["float64_rel_l2"] == "inf" and overflow["ill_conditioned"]
     assert conditioning.record([torch.tensor([1, 2])], [torch.tensor([1, 2])], tol) is None

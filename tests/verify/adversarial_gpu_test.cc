@@ -80,7 +80,7 @@ TEST(AdversarialGpuTest, EveryCandidateGetsItsExpectedStatus) {
   if (!HasCudaDevice()) GTEST_SKIP() << "no CUDA device";
   std::vector<CaseRow> rows = ReadManifest();
   ASSERT_FALSE(rows.empty());
-  TaskRoot root({"demo", "core", "adversarial"});
+  TaskRoot root({"demo", "core", "adversarial", "kbstyle"});
 
   std::string command = ShellQuote(KFORGE_BINARY) + " verify --tasks " + ShellQuote(root.path().string()) +
                         " --seed 1234 --kernel-timeout 2";
@@ -98,7 +98,9 @@ TEST(AdversarialGpuTest, EveryCandidateGetsItsExpectedStatus) {
   for (size_t i = 0; i < rows.size(); ++i) {
     const nlohmann::json& verdict = verdicts[i];
     ASSERT_TRUE(verdict.is_object()) << "line " << i + 1 << " is not a JSON object";
-    EXPECT_EQ(verdict.value("status", ""), rows[i].expect)
+    // `expect` may list alternatives: "mismatch|crash".
+    const std::string status = verdict.value("status", "");
+    EXPECT_NE(("|" + rows[i].expect + "|").find("|" + status + "|"), std::string::npos)
         << "file: " << rows[i].file.string() << "\nexpected: " << rows[i].expect
         << "\ngot: " << verdict.value("status", "") << "\nmessage: " << verdict.value("message", "")
         << "\ncase: " << rows[i].why;

@@ -53,6 +53,14 @@ struct Tolerance {
 /// Default tolerance for outputs of `dtype`: 1e-2 for fp16/bf16, else 1e-4.
 Tolerance DefaultTolerance(DType dtype);
 
+/// One output of the float64 run: its relative L2 error and whether its float32 values are rounding
+/// noise (the float64 ones are zero within atol and the float32 ones not close to them), so that it
+/// has no scale and the judge checks it by elements alone.
+struct OutputConditioning {
+  std::optional<double> float64_rel_l2;  // none for a noise output
+  bool noise = false;
+};
+
 /// A float64 eager run of the reference judged against the golden outputs, as the judge would judge
 /// a perfectly accurate candidate (written by the exporter at import, docs/tasks.md "Conditioning").
 struct Conditioning {
@@ -63,6 +71,35 @@ struct Conditioning {
   int64_t numel = 0;               // elements of the floating outputs
   double rel_l2_bound = 1e-3;      // max(10 rtol, 1e-3)
   bool ill_conditioned = false;    // float64_rel_l2 > rel_l2_bound: no kernel can be judged
+  std::string variant = "default";  // the variant measured (the golden file's)
+  /// Per output; empty in task.json written before outputs were measured one by one.
+  std::map<std::string, OutputConditioning> outputs;
+};
+
+/// How an output of the reference changed between two independent input draws.
+enum class OutputDependence {
+  kVaries,    // it depends on the inputs
+  kConstant,  // bit-identical for both draws, not all zero
+  kZero,      // zero (exactly, or rounding noise) for both draws
+};
+
+/// "varies", "constant", "zero".
+std::string_view OutputDependenceName(OutputDependence dependence);
+
+/// What the import measured of the reference's behaviour (docs/tasks.md, "What the import measures").
+struct Behaviour {
+  std::string variant = "default";
+  std::map<std::string, OutputDependence> outputs;
+  int64_t rerun_mismatches = 0;   // elements out of tolerance between two runs on the same inputs
+  bool degenerate = false;        // no output depends on the inputs: any no-op passes
+  bool nondeterministic = false;  // the reference disagrees with itself: nothing can match it
+};
+
+/// An input distribution beyond the task's own inits, measured at import to keep the reference
+/// finite and well-conditioned; the checks give it one trial of their own.
+struct InputDomain {
+  std::string name;
+  std::map<std::string, InitSpec> inputs;  // input name -> init used instead of its own
 };
 
 /// Exporter outputs; paths are absolute (the task folder joined with the file's relative path).
@@ -96,6 +133,8 @@ struct Task {
   Tolerance tolerance;            // as written, else the loosest default over the outputs' dtypes
   bool tolerance_explicit = false;
   std::optional<Conditioning> conditioning;  // absent without a golden file or floating outputs
+  std::optional<Behaviour> behaviour;        // absent when the import did not measure it
+  std::vector<InputDomain> domains;
   std::string cost_flops;  // expressions over symbols and tensor shapes; empty when not given
   std::string cost_bytes;
   Artifacts artifacts;
@@ -104,6 +143,13 @@ struct Task {
   const Variant* FindVariant(std::string_view name) const;
   /// The spec of an input, param or output called `name`, or nullptr.
   const TensorSpec* FindTensor(std::string_view name) const;
+  /// True when the import measured output `name` to be rounding noise (no scale of its own).
+  bool NoiseOutput(std::string_view name) const;
+  /// True when the import found that no kernel can be told apart from a no-op (degenerate) or
+  /// matched at all (nondeterministic, ill-conditioned): such a task judges nothing.
+  bool Unjudgeable() const;
+  /// "degenerate", "nondeterministic" or "ill_conditioned" (the first that applies), or "".
+  std::string_view UnjudgeableReason() const;
 };
 
 /// OK when `id` is a task id: 2 to 8 segments joined by '/', each 1 to 128 letters, digits, '_',

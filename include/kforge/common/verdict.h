@@ -13,6 +13,11 @@ namespace kforge::common {
 
 inline constexpr std::string_view kVerdictSchema = "kforge.verdict/1";
 
+/// The version of the judge's rules (docs/formats.md, "Judge versions"). 1: relative L2 switched off
+/// where the reference is zero within atol; 2: outputs judged against their own scale (noise measured
+/// at import), trials on the task's measured input domains and on its derived small variant.
+inline constexpr int kJudgeVersion = 2;
+
 enum class VerdictStatus {
   kOk,
   kCompileError,
@@ -48,6 +53,8 @@ struct Verdict {
   /// Device memory of the GPU check: the task's footprint, the budget and the measured peak, in
   /// bytes; null when nothing ran on a GPU.
   nlohmann::json memory;
+  /// The judge's version (kJudgeVersion when judged now; 1 for records written before the field).
+  int judge = kJudgeVersion;
 
   nlohmann::json ToJson() const;
   static StatusOr<Verdict> FromJson(const nlohmann::json& json);

@@ -28,6 +28,9 @@ struct TaskInfo {
   std::string license;           ///< of the task's reference program ("MIT", ...); empty if unknown
   std::string reference_hash;    ///< "sha256:<hex>" of the reference program's text
   std::string reference_source;  ///< the reference program's text (for decontamination)
+  /// Why no kernel can be judged on the task ("degenerate", "nondeterministic", "ill_conditioned",
+  /// as its import measured); empty for a task that judges. Written only when set.
+  std::string unjudgeable;
 };
 
 /// Who wrote the kernels.

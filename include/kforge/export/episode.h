@@ -10,9 +10,10 @@
 
 namespace kforge::exporter {
 
-/// True when kforge could not judge the episode: it stopped on a harness error or an attempt's
-/// status is `harness_error`, and no attempt was correct. Such a record is never a negative: report
-/// counts it apart and export leaves it out.
+/// True when kforge could not judge the episode: its task was found unjudgeable at import
+/// (degenerate, nondeterministic, ill-conditioned), or it stopped on a harness error or an attempt's
+/// status is `harness_error` and no attempt was correct. Such a record is never a negative (nor a
+/// positive): report counts it apart and export leaves it out.
 bool Unjudged(const dataset::Trajectory& trajectory);
 
 /// The share of the best attempt's GPU time that went to library ops (plan v2 `op` and `fill` steps):

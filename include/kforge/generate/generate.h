@@ -20,6 +20,9 @@ struct GenerateOptions {
   std::filesystem::path tasks_root = "tasks";
   /// Task ids to run: globs over ids, comma-separated ("kernelbench/level1/*,core/*"); empty means all.
   std::string filter;
+  /// Also run tasks the import found degenerate, nondeterministic or ill-conditioned (left out by
+  /// default: no kernel can be judged on them). Default false.
+  bool include_unjudgeable = false;
   /// Teacher: "anthropic", "openai", "replay:FILE" or "exec:CMD" (llm::MakeProvider).
   std::string teacher;
   std::string model;

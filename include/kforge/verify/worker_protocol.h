@@ -154,4 +154,33 @@ struct TaskCheckReply {
   static StatusOr<TaskCheckReply> FromJson(const nlohmann::json& json);
 };
 
+/// {"op": "task_audit", "task_dir", "seed", "trials"}: no-work candidates (zeros, a byte pattern, a
+/// copy of each input, half the reference's outputs, the reference's outputs on other inputs) judged
+/// against a task on the trials a check makes (`kforge tasks audit`).
+struct TaskAuditRequest {
+  std::filesystem::path task_dir;  // required
+  uint64_t seed = 1;
+  int trials = kDefaultTrials;
+
+  nlohmann::json ToJson() const;
+  static StatusOr<TaskAuditRequest> FromJson(const nlohmann::json& json);
+};
+
+/// One no-work candidate and what the judge said of it.
+struct AuditedCandidate {
+  std::string name;      // "zeros", "byte_pattern", "copy:<input>", "first_half", "other_inputs"
+  bool accepted = false;  // it passed every trial: the judge could not tell it from a kernel
+  std::string message;   // why it was refused, empty when accepted
+};
+
+struct TaskAuditReply {
+  /// "ok" (every candidate judged), "harness_error" or "no_gpu".
+  std::string status = "ok";
+  std::string message;
+  std::vector<AuditedCandidate> candidates;
+
+  nlohmann::json ToJson() const;
+  static StatusOr<TaskAuditReply> FromJson(const nlohmann::json& json);
+};
+
 }  // namespace kforge::verify
