@@ -13,3 +13,11 @@ if(NOT KFORGE_PYTHON)
 endif()
 add_test(NAME export_trl COMMAND ${KFORGE_PYTHON} ${PROJECT_SOURCE_DIR}/tests/scripts/check_trl_export.py $<TARGET_FILE:kforge>)
 set_tests_properties(export_trl PROPERTIES LABELS cpu TIMEOUT 600)
+
+# The Hub's conventions for kforge export: a text + tools export loads with datasets (plainly and with
+# the card's snippet), renders through the chat templates TRL ships (Qwen2.5, Llama-3.1, Qwen3) with
+# tool-call arguments written once, and --format parquet keeps the same features.
+add_test(NAME export_datasets COMMAND ${KFORGE_PYTHON} -m pytest -q -p no:cacheprovider
+         ${PROJECT_SOURCE_DIR}/tests/scripts/hub_export_check.py)
+set_tests_properties(export_datasets PROPERTIES LABELS cpu TIMEOUT 600
+                     ENVIRONMENT "KFORGE_BIN=$<TARGET_FILE:kforge>;HF_DATASETS_CACHE=${CMAKE_BINARY_DIR}/hf-datasets-cache")

@@ -3,12 +3,14 @@
 # at its real sizes.
 #   1. import KernelBench (levels $KFORGE_KB_LEVELS, default 1,2,3) with CUDA packages: the derived small
 #      variants, noise outputs, degenerate/nondeterministic tasks and input domains are measured here;
-#   2. `kforge tasks check`: every task ok or counted apart (ill_conditioned, degenerate, nondeterministic);
-#   3. `kforge tasks audit`: no-work candidates against every task; none may pass a judgeable task;
-#   4. the candidates of tests/verify/kernelbench_cheats/ (which KernelBench's own eval accepts) through
+#   2. the candidates of tests/verify/kernelbench_cheats/ (which KernelBench's own eval accepts) through
 #      `kforge verify`, each against its expected status;
+#   3. `kforge tasks audit` (--trials $KFORGE_KB_AUDIT_TRIALS, default 5; stopped after
+#      $KFORGE_KB_AUDIT_TIMEOUT s): no-work candidates against every task; none may pass a judgeable task;
+#   4. `kforge tasks check`: every task ok or counted apart (ill_conditioned, degenerate, nondeterministic);
 #   5. scripts/bench_kb_scale.py (cold verify, batch throughput) unless KFORGE_KB_BENCH=0.
-# Usage: scripts/gpu-judge.sh KERNELBENCH_DIR. Logs go to $OUT or build/gpu-judge/.
+# Usage: scripts/gpu-judge.sh KERNELBENCH_DIR. Logs go to $OUT or build/gpu-judge/. KFORGE_KB_EXTRA (a regex on
+# file names) also imports those problems of levels 2 and 3 when KFORGE_KB_LEVELS leaves them out.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 kb=${1:?usage: scripts/gpu-judge.sh KERNELBENCH_DIR}
@@ -23,25 +25,33 @@ if [ "${KFORGE_KB_IMPORT:-1}" = 1 ]; then
   start=$(date +%s)
   build/kforge tasks import kernelbench "$kb" --out "$root" --levels "${KFORGE_KB_LEVELS:-1,2,3}" --device cuda \
     --jobs "${KFORGE_KB_JOBS:-12}" >"$out/import.log" 2>&1 || fail=1
+  if [ -n "${KFORGE_KB_EXTRA:-}" ]; then  # problems of levels 2 and 3 whose file names match this regex
+    python3 scripts/export_reference.py bulk-kernelbench "$kb" --out "$root" --levels 2,3 --only "$KFORGE_KB_EXTRA" \
+      --device cuda --jobs "${KFORGE_KB_JOBS:-12}" >>"$out/import.log" 2>&1 || fail=1
+  fi
   grep -E "^level|imported" "$out/import.log" | tail -4
   echo "import took $(( $(date +%s) - start )) s"
-  echo "notes: $(grep -c 'degenerate:' "$out/import.log") degenerate, $(grep -c 'nondeterministic:' "$out/import.log") nondeterministic, $(grep -c "domain '" "$out/import.log") with a domain, $(grep -c 'tolerance derived' "$out/import.log") tolerance derived, $(grep -c 'no small variant' "$out/import.log") without a small variant"
-  grep -E "degenerate:|nondeterministic:|tolerance derived|FAIL" "$out/import.log" | cut -c1-220
+  grep -E "degenerate:|nondeterministic:|FAIL" "$out/import.log" | cut -c1-220
 fi
-
-step "tasks check"
-start=$(date +%s)
-build/kforge tasks check "$root" ${KFORGE_KB_FILTER:+--filter "$KFORGE_KB_FILTER"} >"$out/tasks-check.txt" 2>"$out/tasks-check.err"
-echo "exit $?, took $(( $(date +%s) - start )) s"
-grep -v "^ok " "$out/tasks-check.txt" | cut -c1-300 | head -40
-tail -2 "$out/tasks-check.err"
-
-step "tasks audit"
-start=$(date +%s)
-build/kforge tasks audit "$root" ${KFORGE_KB_FILTER:+--filter "$KFORGE_KB_FILTER"} >"$out/audit.txt" 2>"$out/audit.err" || fail=1
-echo "exit $?, took $(( $(date +%s) - start )) s"
-head -40 "$out/audit.txt" | cut -c1-300
-cat "$out/audit.err" | tail -12
+step "what the import measured, from every task.json"
+python3 - "$root" <<'PY'
+import json, pathlib, sys
+docs = [json.loads(p.read_text()) for p in sorted(pathlib.Path(sys.argv[1]).rglob("task.json"))]
+def count(pred): return sum(1 for d in docs if pred(d))
+print(f"{len(docs)} tasks: {count(lambda d: any(v['name'] == 'small' for v in d.get('variants', [])))} with the small variant, "
+      f"{count(lambda d: d.get('domains'))} with a measured domain, "
+      f"{count(lambda d: 'conditioning' in d)} with conditioning, "
+      f"{count(lambda d: any(o['noise'] for o in d.get('conditioning', {}).get('outputs', {}).values()))} with a noise output, "
+      f"{count(lambda d: 'tolerance' in d)} with a tolerance (derived: tolerance above the default), "
+      f"{count(lambda d: 'behaviour' in d)} with behaviour measured")
+for d in docs:
+    b = d.get("behaviour", {})
+    if b.get("degenerate") or b.get("nondeterministic"):
+        print("  ", d["id"], "degenerate" if b.get("degenerate") else "nondeterministic", b["outputs"],
+              "rerun_mismatches", b["rerun_mismatches"], "variant", b["variant"])
+    if "tolerance" in d:
+        print("  ", d["id"], "tolerance", d["tolerance"])
+PY
 
 step "candidates KernelBench's eval accepts (tests/verify/kernelbench_cheats)"
 cheats=tests/verify/kernelbench_cheats
@@ -62,6 +72,44 @@ if len(verdicts) != len(rows):
     bad += 1
 sys.exit(1 if bad else 0)
 PY
+
+step "tasks audit"
+start=$(date +%s)
+timeout "${KFORGE_KB_AUDIT_TIMEOUT:-3600}" build/kforge tasks audit "$root" ${KFORGE_KB_FILTER:+--filter "$KFORGE_KB_FILTER"} \
+  --trials "${KFORGE_KB_AUDIT_TRIALS:-5}" --json >"$out/audit.jsonl" 2>"$out/audit.err"
+echo "exit $?, took $(( $(date +%s) - start )) s"
+tail -3 "$out/audit.err"
+python3 - "$out/audit.jsonl" <<'PY' || fail=1
+import collections, json, sys
+tally = collections.defaultdict(lambda: [0, 0, 0])  # tried, accepted, accepted on unjudgeable tasks
+tasks = harness = holes = 0
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    tasks += 1
+    if r["status"] != "ok":
+        harness += 1
+        print("harness_error", r["task"], r["message"][:200])
+        continue
+    for c in r["candidates"]:
+        t = tally[c["name"].split(":")[0]]
+        t[0] += 1
+        if c["accepted"]:
+            t[2 if r["unjudgeable"] else 1] += 1
+            holes += not r["unjudgeable"]
+            print("accepted", r["task"], c["name"], f"(task is {r['unjudgeable']})" if r["unjudgeable"] else "")
+print(f"{'candidate':14} {'tried':>6} {'accepted':>9} {'on unjudgeable':>15}")
+for name, (tried, acc, unj) in sorted(tally.items()):
+    print(f"{name:14} {tried:6} {acc:9} {unj:15}")
+print(f"audited {tasks} tasks: {holes} no-work candidates accepted on judgeable tasks, {harness} harness_error")
+sys.exit(1 if holes or harness else 0)
+PY
+
+step "tasks check"
+start=$(date +%s)
+build/kforge tasks check "$root" ${KFORGE_KB_FILTER:+--filter "$KFORGE_KB_FILTER"} >"$out/tasks-check.txt" 2>"$out/tasks-check.err"
+echo "exit $?, took $(( $(date +%s) - start )) s"
+grep -v "^ok " "$out/tasks-check.txt" | cut -c1-300 | head -40
+tail -2 "$out/tasks-check.err"
 
 if [ "${KFORGE_KB_BENCH:-1}" = 1 ]; then
   step "verify at scale"

@@ -5,13 +5,24 @@ Modes, one per run:
   --versions                       print a JSON object of Python and library versions (null: missing),
                                    the CUDA devices torch sees and whether they have bf16
   --read-config FILE               print a YAML or JSON trainer-override file as one JSON object
-  --check-template --model M --data D [--assistant-only-loss]
+  --check-template --model M --data D [--eval-data E] [--chat-template FILE] [--assistant-only-loss]
+                   [--max-length L]
                                    render the first records with the tokenizer's chat template and
                                    fail with one line when it cannot, or when it drops tool calls;
-                                   prints {"rendered", "tool_calls", "longest_tokens", "longest_line"}
-  --model M --data D --config CFG --save DIR [--adapter-out DIR]
+                                   then render and tokenize every row of D (and E) and print
+                                   {"rendered", "tool_calls", "longest_tokens", "longest_line",
+                                    "tokens": {"rows", "p50", "p95", "p99", "max", "longest_line",
+                                               "longer_than_max_length" (with --max-length)},
+                                    "eval_tokens": {...} | null}
+  --model M --data D --config CFG --save DIR [--adapter-out DIR] [--eval-data E]
+          [--chat-template FILE] [--resume]
                                    train with TRL's SFTTrainer: CFG is a JSON object of SFTConfig
-                                   fields plus use_peft and lora_* (peft LoraConfig), written by kforge
+                                   fields plus use_peft and lora_* (peft LoraConfig), written by kforge;
+                                   --resume continues from the last checkpoint in output_dir; DIR gets
+                                   a model card (README.md) from the run's manifest.json
+  --finish-manifest RUN --exit-status N
+                                   record in RUN/manifest.json how a batch job ended (ended_at,
+                                   exit_status, the last "done" line of its log as result)
 
 Training prints one `kforge-train {json}` line per logging step on stdout (step, loss,
 learning_rate, epoch) and a last one with "done": true. Failures in the check modes are one line
@@ -137,16 +148,77 @@ def one_line(error):
     return " ".join(f"{type(error).__name__}: {error}".split())[:300]
 
 
-def check_template(model, data, assistant_only_loss):
+def load_tokenizer(model, chat_template=None):
+    """The model's tokenizer, with the chat template of `chat_template` (a .jinja file, or a folder
+    whose tokenizer has one) when given."""
     from transformers import AutoTokenizer
 
     try:
         tokenizer = AutoTokenizer.from_pretrained(model)
     except Exception as e:  # a missing or broken tokenizer is the user's input, not a bug here
         raise Refusal(f"cannot load the tokenizer of {model}: {one_line(e)}")
+    if chat_template:
+        if os.path.isdir(chat_template):
+            template = AutoTokenizer.from_pretrained(chat_template).chat_template
+        else:
+            try:
+                with open(chat_template, encoding="utf-8") as f:
+                    template = f.read()
+            except OSError as e:
+                raise Refusal(f"--chat-template {chat_template}: {e.strerror}")
+        if not template:
+            raise Refusal(f"--chat-template {chat_template}: no chat template in it")
+        tokenizer.chat_template = template
+    return tokenizer
+
+
+def percentile(sorted_values, q):
+    """The q-th percentile (nearest rank) of an ascending list."""
+    rank = max(1, math.ceil(q / 100 * len(sorted_values)))
+    return sorted_values[rank - 1]
+
+
+def measure_tokens(tokenizer, path, max_length=None, batch=256):
+    """Tokens of every row of `path` as the chat template renders it (what the trainer sees), and
+    how many rows are longer than `max_length` when one is given."""
+    counts, longest, longest_line, texts, numbers = [], 0, 0, [], []
+
+    def flush():
+        nonlocal longest, longest_line
+        for number, ids in zip(numbers, tokenizer(texts, add_special_tokens=False)["input_ids"]):
+            counts.append(len(ids))
+            if len(ids) > longest:
+                longest, longest_line = len(ids), number
+        texts.clear()
+        numbers.clear()
+
+    for number, record in records(path):
+        messages, tools = conversation(record)
+        if "prompt" in record and isinstance(record["prompt"], str):
+            texts.append(record["prompt"] + record["completion"])
+        else:
+            try:
+                texts.append(tokenizer.apply_chat_template(messages, tools=tools, tokenize=False))
+            except Exception as e:
+                raise Refusal(f"{path}:{number}: the chat template cannot render this record: {one_line(e)}")
+        numbers.append(number)
+        if len(texts) == batch:
+            flush()
+    if texts:
+        flush()
+    counts.sort()
+    measured = {"rows": len(counts), "p50": percentile(counts, 50), "p95": percentile(counts, 95),
+                "p99": percentile(counts, 99), "max": counts[-1], "longest_line": longest_line}
+    if max_length:
+        measured["longer_than_max_length"] = sum(count > max_length for count in counts)
+    return measured
+
+
+def check_template(model, data, assistant_only_loss, chat_template=None, eval_data=None, max_length=None):
+    tokenizer = load_tokenizer(model, chat_template)
     if not tokenizer.chat_template:
-        raise Refusal(f"the tokenizer of {model} has no chat template; set chat_template_path in --config")
-    rendered, calls, longest, longest_line = 0, 0, 0, 0
+        raise Refusal(f"the tokenizer of {model} has no chat template; give one with --chat-template FILE")
+    rendered, calls = 0, 0
     for number, record in records_to_render(data):
         messages, tools = conversation(record)
         try:
@@ -158,24 +230,45 @@ def check_template(model, data, assistant_only_loss):
                 name = call["function"]["name"]
                 if name not in text:
                     raise Refusal(drops_calls(data, number, model, f'"{name}" is not in the rendered text'))
+                if encoded_twice(call["function"].get("arguments"), text):
+                    raise Refusal(
+                        f"{data}:{number}: the chat template of {model} writes the tool-call arguments as escaped "
+                        "JSON text (they are encoded twice): give the arguments as JSON objects (kforge export "
+                        "--tool-arguments object, the default)")
                 calls += 1
             if message.get("role") == "tool" and message.get("content") and message["content"][:40] not in text:
                 raise Refusal(f"{data}:{number}: the chat template of {model} drops tool results")
         if renders_without_calls(tokenizer, messages, tools) == text:
             raise Refusal(drops_calls(data, number, model, "the record renders the same without them"))
-        tokens = len(tokenizer(text, add_special_tokens=False)["input_ids"])
-        if tokens > longest:
-            longest, longest_line = tokens, number
         rendered += 1
     if assistant_only_loss:
         check_assistant_mask(tokenizer, model)
-    print(json.dumps({"rendered": rendered, "tool_calls": calls, "longest_tokens": longest, "longest_line": longest_line}))
+    tokens = measure_tokens(tokenizer, data, max_length)
+    print(json.dumps({"rendered": rendered, "tool_calls": calls, "longest_tokens": tokens["max"],
+                      "longest_line": tokens["longest_line"], "tokens": tokens,
+                      "eval_tokens": measure_tokens(tokenizer, eval_data, max_length) if eval_data else None}))
+
+
+def encoded_twice(arguments, text):
+    """Whether the rendered text holds the arguments as an escaped JSON string rather than as JSON."""
+    if isinstance(arguments, str):
+        try:
+            parsed = json.loads(arguments)
+        except ValueError:
+            return False
+        if not isinstance(parsed, dict) or not parsed:
+            return False
+        return json.dumps(arguments)[1:61] in text
+    if isinstance(arguments, dict) and arguments:
+        key = next(iter(arguments))
+        return f'\\"{key}\\"' in text and f'"{key}"' not in text
+    return False
 
 
 def drops_calls(data, number, model, evidence):
     return (
         f"{data}:{number}: the chat template of {model} drops tool calls ({evidence}); use a model whose "
-        "template renders tool_calls, or set chat_template_path in --config"
+        "template renders tool_calls, or give one that does with --chat-template FILE"
     )
 
 
@@ -204,8 +297,8 @@ def check_assistant_mask(tokenizer, model):
     except ValueError:
         raise Refusal(
             f"the chat template of {model} has no {{% generation %}} markers and TRL has no training template "
-            "for it: set assistant_only_loss: false in --config (loss on whole sequences), or set "
-            "chat_template_path to a template with the markers"
+            "for it: set assistant_only_loss: false in --config (loss on whole sequences), or give a "
+            "template with the markers with --chat-template FILE"
         )
 
 
@@ -250,6 +343,13 @@ def train(args):
     with open(args.config, encoding="utf-8") as f:
         config = json.load(f)
     use_peft = config.pop("use_peft", False)
+    # The Trainer takes the checkpoint to resume from as train()'s argument; SFTConfig's field of that
+    # name is only carried, so it is taken out here and passed on.
+    resume = config.pop("resume_from_checkpoint", None)
+    if args.resume:
+        resume = True
+    if resume is True and not last_checkpoint(config.get("output_dir", "")):
+        raise Refusal(f"nothing to resume: no checkpoint-* folder in {config.get('output_dir')}")
     if use_peft and not args.adapter_out:
         raise Refusal("LoRA training (use_peft) needs --adapter-out")
     lora = {key: config.pop(key) for key in LORA_KEYS if key in config}
@@ -282,8 +382,9 @@ def train(args):
             target_modules=lora.get("lora_target_modules", "all-linear"),
             task_type="CAUSAL_LM",
         )
-    tokenizer = AutoTokenizer.from_pretrained(args.model)
+    tokenizer = load_tokenizer(args.model, args.chat_template)
     dataset = load_dataset_rows(args.data)
+    eval_dataset = load_dataset_rows(args.eval_data) if args.eval_data else None
     world = int(os.environ.get("WORLD_SIZE", "1"))
     print(
         f"{PROGRAM}: {len(dataset)} records, {how}, {'LoRA' if use_peft else 'full fine-tuning'}, "
@@ -295,22 +396,105 @@ def train(args):
         model=args.model,
         args=sft_config,
         train_dataset=dataset,
+        eval_dataset=eval_dataset,
         processing_class=tokenizer,
         peft_config=peft_config,
         callbacks=[Progress()],
     )
     trainer.remove_callback(PrinterCallback)  # Progress prints the same figures as JSON
     start = time.time()
-    result = trainer.train()
+    if resume:
+        print(f"{PROGRAM}: resuming from {last_checkpoint(config['output_dir']) if resume is True else resume}",
+              file=sys.stderr, flush=True)
+    result = trainer.train(resume_from_checkpoint=resume)
     save(trainer, tokenizer, args, use_peft)
+    eval_loss = trainer.evaluate().get("eval_loss") if eval_dataset is not None else None  # every rank takes part
     if trainer.is_world_process_zero():
         done = {"done": True, "train_loss": result.training_loss, "steps": result.global_step,
                 "runtime_s": round(time.time() - start, 3), "model": args.save}
         if not math.isfinite(result.training_loss):
             done["error"] = "the training loss is not finite"
+        if eval_loss is not None:
+            done["eval_loss"] = eval_loss
+        write_model_card(args, done, use_peft)
         print(PROGRESS_PREFIX + json.dumps(done), flush=True)
         if "error" in done:
             sys.exit(1)
+
+
+def last_checkpoint(output_dir):
+    """The checkpoint-N folder with the highest N in output_dir, or None."""
+    try:
+        steps = [int(name.split("-", 1)[1]) for name in os.listdir(output_dir)
+                 if name.startswith("checkpoint-") and name.split("-", 1)[1].isdigit()]
+    except OSError:
+        return None
+    return os.path.join(output_dir, f"checkpoint-{max(steps)}") if steps else None
+
+
+def write_model_card(args, done, use_peft):
+    """--save/README.md: what the model was trained from and on, from the run's manifest.json."""
+    try:
+        with open(os.path.join(os.path.dirname(os.path.abspath(args.save)), "manifest.json"), encoding="utf-8") as f:
+            manifest = json.load(f)
+    except (OSError, ValueError):
+        manifest = {}
+    dataset = manifest.get("dataset", {})
+    kforge = manifest.get("versions", {}).get("kforge", "unknown")
+    base = manifest.get("settings", {}).get("model", args.model)
+    hub_base = base if not os.path.isabs(base) else None
+    lines = ["---", "library_name: transformers", "pipeline_tag: text-generation",
+             "tags:", "- kforge", "- cuda", "- trl", "- sft"]
+    if hub_base:
+        lines += [f"base_model: {hub_base}"]
+    lines += ["---", "", f"# {os.path.basename(os.path.abspath(args.save))}", "",
+              f"Fine-tuned from `{base}` with TRL's SFTTrainer ({'LoRA, merged' if use_peft else 'all weights'}) "
+              f"by `kforge finetune-launch` (kforge {kforge}) on CUDA kernels written by teacher LLMs.", "",
+              "| | |", "| --- | --- |",
+              f"| base model | `{base}` |",
+              f"| dataset | `{dataset.get('path', args.data)}` |",
+              f"| dataset sha256 | `{dataset.get('sha256', 'unknown')}` |",
+              f"| records | {dataset.get('records', 'unknown')} |",
+              f"| steps | {done['steps']} |",
+              f"| final training loss | {done['train_loss']:.4f} |"]
+    if done.get("eval_loss") is not None:
+        lines += [f"| evaluation loss | {done['eval_loss']:.4f} |"]
+    lines += [f"| kforge | {kforge} |",
+              f"| trl | {package_version('trl')} |", f"| transformers | {package_version('transformers')} |", "",
+              "The run's manifest.json beside this folder holds the full configuration and command.", ""]
+    with open(os.path.join(args.save, "README.md"), "w", encoding="utf-8") as f:
+        f.write("\n".join(lines))
+
+
+def finish_manifest(run, exit_status):
+    """Completes RUN/manifest.json from inside a batch job: its end time, exit status and result."""
+    import glob
+    import tempfile
+
+    path = os.path.join(run, "manifest.json")
+    with open(path, encoding="utf-8") as f:
+        manifest = json.load(f)
+    manifest["ended_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    manifest["exit_status"] = exit_status
+    manifest["completed_by"] = "job"
+    job = os.environ.get("SLURM_JOB_ID")
+    if job:
+        manifest["slurm_job_id"] = manifest.get("slurm_job_id") or job
+    logs = [os.path.join(run, f"slurm-{job}.log")] if job else sorted(glob.glob(os.path.join(run, "slurm-*.log")))
+    for log in logs:
+        try:
+            with open(log, encoding="utf-8", errors="replace") as f:
+                for line in f:
+                    if line.startswith(PROGRESS_PREFIX):
+                        step = json.loads(line[len(PROGRESS_PREFIX):])
+                        if isinstance(step, dict) and step.get("done"):
+                            manifest["result"] = step
+        except (OSError, ValueError):
+            continue
+    handle, temporary = tempfile.mkstemp(dir=run, prefix=".manifest.")
+    with os.fdopen(handle, "w", encoding="utf-8") as f:
+        f.write(json.dumps(manifest, indent=2) + "\n")
+    os.replace(temporary, path)
 
 
 def save(trainer, tokenizer, args, use_peft):
@@ -340,6 +524,12 @@ def main():
     parser.add_argument("--config")
     parser.add_argument("--save")
     parser.add_argument("--adapter-out")
+    parser.add_argument("--eval-data")
+    parser.add_argument("--chat-template")
+    parser.add_argument("--resume", action="store_true")
+    parser.add_argument("--max-length", type=int)
+    parser.add_argument("--finish-manifest", metavar="RUN")
+    parser.add_argument("--exit-status", type=int)
     args = parser.parse_args()
     try:
         if args.versions:
@@ -349,7 +539,12 @@ def main():
         elif args.check_template:
             if not args.model or not args.data:
                 fail("--check-template needs --model and --data")
-            check_template(args.model, args.data, args.assistant_only_loss)
+            check_template(args.model, args.data, args.assistant_only_loss, args.chat_template, args.eval_data,
+                           args.max_length)
+        elif args.finish_manifest:
+            if args.exit_status is None:
+                fail("--finish-manifest needs --exit-status")
+            finish_manifest(args.finish_manifest, args.exit_status)
         else:
             if not (args.model and args.data and args.config and args.save):
                 fail("training needs --model, --data, --config and --save")

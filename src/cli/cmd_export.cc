@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
@@ -11,6 +12,8 @@
 #include "cli/options.h"
 #include "cli/run_inputs.h"
 #include "kforge/export/exporter.h"
+#include "kforge/finetune/hub.h"
+#include "kforge/finetune/run.h"
 
 namespace kforge::cli {
 namespace {
@@ -28,15 +31,24 @@ struct ExportArgs {
   int64_t per_task = 0, balance_cap = 0;
   double near_dup = 0, holdout_threshold = 0.8;
   bool with_reasoning = false;
+  std::string tool_arguments = "object", file_format = "jsonl", python, push_to_hub;
   std::filesystem::path tasks_root;
   std::map<std::string, CLI::Option*> given;  ///< options whose use the card records
 };
+
+/// scripts/NAME ($KFORGE_SCRIPTS/NAME when set).
+std::filesystem::path Script(const char* name) {
+  if (const char* env = std::getenv("KFORGE_SCRIPTS"); env && *env) return std::filesystem::path(env) / name;
+  return std::filesystem::path(KFORGE_SOURCE_DIR) / "scripts" / name;
+}
 
 /// The options as the dataset card records them: every filter that was given.
 nlohmann::json Describe(const exporter::ExportOptions& o) {
   nlohmann::json d = {{"format", exporter::FormatName(o.format)},
                       {"include_incorrect", o.filters.include_incorrect},
-                      {"with_reasoning", o.rows.with_reasoning}};
+                      {"with_reasoning", o.rows.with_reasoning},
+                      {"tool_arguments", o.rows.arguments_as_text ? "text" : "object"}};
+  if (o.file_format == exporter::FileFormat::kParquet) d["file_format"] = "parquet";
   const exporter::Filters& f = o.filters;
   if (f.min_speedup) d["min_speedup"] = *f.min_speedup;
   if (f.max_turns) d["max_turns"] = *f.max_turns;
@@ -61,10 +73,20 @@ nlohmann::json Describe(const exporter::ExportOptions& o) {
 StatusOr<exporter::ExportOptions> ToOptions(const ExportArgs& a) {
   exporter::ExportOptions o;
   auto given = [&](const char* flag) { return a.given.at(flag)->count() > 0; };
-  o.format = *exporter::ParseFormat(a.format);
+  // `--format parquet` is short for messages rows in Parquet files.
+  const bool parquet = a.format == "parquet" || a.file_format == "parquet";
+  o.format = a.format == "parquet" ? exporter::Format::kMessages : *exporter::ParseFormat(a.format);
   o.out = a.out;
   o.force = a.force;
   o.rows.with_reasoning = a.with_reasoning;
+  o.rows.arguments_as_text = a.tool_arguments == "text";
+  if (parquet) {
+    if (o.format != exporter::Format::kMessages && o.format != exporter::Format::kPairs)
+      return Status::InvalidArgument("--file-format parquet takes messages or pairs rows, not " + a.format);
+    o.file_format = exporter::FileFormat::kParquet;
+    o.parquet_writer = {a.python.empty() ? finetune::DefaultPython() : a.python,
+                        Script("export_parquet.py").string()};
+  }
   exporter::Filters& f = o.filters;
   f.include_incorrect = a.include_incorrect;
   if (given("--min-speedup")) f.min_speedup = a.min_speedup;
@@ -119,8 +141,22 @@ Runner AttachExport(CLI::App& sub) {
   auto a = std::make_shared<ExportArgs>();
   sub.add_option("runs", a->runs, "Run folders (their trajectories.jsonl) or .jsonl files")->required();
   sub.add_option("--format", a->format, "Output format")
-      ->check(CLI::IsMember({"messages", "pairs", "trajectory", "kernelbench"}))
+      ->check(CLI::IsMember({"messages", "pairs", "trajectory", "kernelbench", "parquet"}))
       ->default_val("messages");
+  sub.add_option("--file-format", a->file_format,
+                 "Files of messages and pairs rows: jsonl, or parquet (written with pyarrow by --python)")
+      ->check(CLI::IsMember({"jsonl", "parquet"}))
+      ->default_val("jsonl");
+  sub.add_option("--tool-arguments", a->tool_arguments,
+                 "Tool-call arguments as JSON objects (Hugging Face's convention) or as JSON text")
+      ->check(CLI::IsMember({"object", "text"}))
+      ->default_val("object");
+  sub.add_option(
+      "--push-to-hub", a->push_to_hub,
+      "Upload the export to this Hugging Face Hub dataset repository (org/name; $HF_ENDPOINT, $HF_TOKEN)");
+  sub.add_option(
+      "--python", a->python,
+      "Python with pyarrow and datasets for Parquet (default: $KFORGE_PYTHON, the kforge venv, python3)");
   sub.add_option("--out", a->out, "Output folder (created; must be empty unless --force)")->required();
   sub.add_flag("--force", a->force, "Write into a non-empty output folder, replacing a previous export");
   sub.add_flag("--include-incorrect", a->include_incorrect,
@@ -157,10 +193,17 @@ Runner AttachExport(CLI::App& sub) {
                  "Reference similarity (MinHash Jaccard) to a held-out task that also leaves a task out")
       ->default_val(0.8)
       ->check(FiniteRange(0.01, 1));
-  given["--split"] = sub.add_option("--split", a->split, "Splits by task id hash, e.g. val=0.05");
+  given["--split"] =
+      sub.add_option("--split", a->split, "Splits by task id hash, e.g. validation=0.05 (val: validation)");
   sub.add_flag("--with-reasoning", a->with_reasoning, "Keep the teacher's reasoning in assistant turns");
   AddTasksRootOption(sub, a->tasks_root);
   return [a]() {
+    if (!a->push_to_hub.empty()) {
+      if (Status repo = finetune::CheckHubRepo(a->push_to_hub); !repo.ok()) {
+        std::fprintf(stderr, "kforge export: %s\n", repo.message().c_str());
+        return kExitUsage;
+      }
+    }
     StatusOr<std::vector<std::filesystem::path>> files = ResolveRuns(a->runs);
     StatusOr<exporter::ExportOptions> options =
         files.ok() ? ToOptions(*a) : StatusOr<exporter::ExportOptions>(files.status());
@@ -188,7 +231,21 @@ Runner AttachExport(CLI::App& sub) {
       std::fprintf(stderr,
                    "export: nothing correct to export (compile-only runs judge nothing correct); "
                    "--include-incorrect exports those records too\n");
-    return stats->exported > 0 ? kExitOk : kExitFailed;
+    if (stats->exported == 0) return kExitFailed;
+    if (!a->push_to_hub.empty()) {
+      finetune::HubPush push{a->python.empty() ? finetune::DefaultPython() : a->python, Script("hub_push.py"),
+                             a->push_to_hub, "dataset", a->out};
+      StatusOr<nlohmann::json> pushed = finetune::PushToHub(push);
+      if (!pushed.ok()) {
+        std::fprintf(stderr, "kforge export: %s (the export in %s is complete)\n",
+                     pushed.status().message().c_str(), a->out.c_str());
+        return kExitUsage;
+      }
+      std::fprintf(stderr, "export: pushed %d files to %s (commit %s)\n", pushed->value("files", 0),
+                   pushed->value("url", std::string("?")).c_str(),
+                   pushed->value("commit", std::string("?")).c_str());
+    }
+    return kExitOk;
   };
 }
 

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "cli/command.h"
 #include "kforge/finetune/run.h"
@@ -31,21 +32,40 @@ fs::path TrlScript() {
 Runner AttachFinetune(CLI::App& sub) {
   struct Args {
     finetune::RunRequest request;
-    std::string data, backend = "trl", launcher = "local", out, config, python;
+    std::string data, backend = "trl", launcher = "local", out, config, python, eval_data, chat_template,
+                      status;
   };
   auto args = std::make_shared<Args>();
   finetune::LaunchOptions& o = args->request.launch;
   finetune::TrainingSettings& t = o.training;
-  sub.add_option("--data", args->data, "Dataset: JSONL of messages or prompt/completion records")->required();
-  sub.add_option("--model", o.model, "Base model: a local folder or a hub id org/name")->required();
+  sub.add_option("--data", args->data, "Dataset: JSONL of messages or prompt/completion records");
+  sub.add_option("--model", o.model, "Base model: a local folder or a hub id org/name");
   sub.add_option("--backend", args->backend, "Trainer: trl or axolotl")
       ->check(CLI::IsMember({"trl", "axolotl"}))
       ->default_val("trl");
   sub.add_option("--launcher", args->launcher, "local, accelerate, torchrun or slurm")
       ->check(CLI::IsMember({"local", "accelerate", "torchrun", "slurm"}))
       ->default_val("local");
-  sub.add_option("--out", args->out, "Run folder: trainer config, logs, checkpoints, manifest.json")
-      ->required();
+  sub.add_option("--out", args->out, "Run folder: trainer config, logs, checkpoints, manifest.json");
+  sub.add_option("--status", args->status,
+                 "Print the state of the run in this folder (from its manifest) and exit");
+  sub.add_option("--eval-data", args->eval_data,
+                 "Validation set (JSONL, the format of --data), evaluated each epoch");
+  sub.add_option("--chat-template", args->chat_template,
+                 "Chat template (.jinja) for the check and training, instead of the tokenizer's");
+  sub.add_flag("--resume", o.resume, "Continue the run in --out from its last checkpoint");
+  sub.add_option("--report-to", t.report_to, "Where metrics go: none, tensorboard, wandb or trackio")
+      ->check(CLI::IsMember({"none", "tensorboard", "wandb", "trackio"}))
+      ->default_val("none");
+  sub.add_flag("--packing", t.packing, "Pack several rows into each sequence");
+  sub.add_option("--push-to-hub", args->request.push_to_hub,
+                 "After training, upload DIR/model to this Hugging Face Hub model repository (org/name)");
+  sub.add_option("--partition", o.slurm.partition, "Slurm partition");
+  sub.add_option("--account", o.slurm.account, "Slurm account");
+  sub.add_option("--time", o.slurm.time, "Slurm time limit (minutes, HH:MM:SS or D-HH:MM:SS)");
+  sub.add_option("--mem", o.slurm.mem, "Slurm memory per node, e.g. 200G");
+  sub.add_option("--cpus-per-task", o.slurm.cpus_per_task, "Slurm CPUs per node's task (default 8 per GPU)")
+      ->check(CLI::Range(1, 4096));
   sub.add_flag("--lora", t.lora, "Train LoRA adapters (peft) instead of all weights");
   sub.add_option("--config", args->config, "Trainer settings (YAML or JSON) merged over kforge's");
   sub.add_flag("--dry-run", args->request.dry_run,
@@ -74,7 +94,33 @@ Runner AttachFinetune(CLI::App& sub) {
   sub.add_flag("--force", args->request.force, "Replace a previous run in --out");
 
   return [args]() -> int {
+    if (!args->status.empty()) {
+      auto state = finetune::RunStatus(fs::absolute(args->status).lexically_normal());
+      if (!state.ok()) {
+        std::fprintf(stderr, "%s: --status: %s\n", kName, state.status().message().c_str());
+        return kExitUsage;
+      }
+      std::printf("%s\n", state->first.c_str());
+      return state->second;
+    }
+    for (const auto& [flag, value] : {std::pair<const char*, const std::string&>{"--data", args->data},
+                                      {"--model", args->request.launch.model},
+                                      {"--out", args->out}}) {
+      if (value.empty()) {
+        std::fprintf(stderr, "%s: %s is required (or --status RUN)\n", kName, flag);
+        return kExitUsage;
+      }
+    }
     finetune::LaunchOptions& o = args->request.launch;
+    if (!args->eval_data.empty()) o.eval_data = fs::absolute(args->eval_data).lexically_normal();
+    if (!args->chat_template.empty()) {
+      std::error_code ec;
+      if (!fs::is_regular_file(args->chat_template, ec)) {
+        std::fprintf(stderr, "%s: --chat-template %s: no such file\n", kName, args->chat_template.c_str());
+        return kExitUsage;
+      }
+      o.chat_template = fs::absolute(args->chat_template).lexically_normal().string();
+    }
     o.backend = args->backend == "axolotl" ? Backend::kAxolotl : Backend::kTrl;
     o.launcher = args->launcher == "slurm"        ? Launcher::kSlurm
                  : args->launcher == "torchrun"   ? Launcher::kTorchrun
@@ -84,6 +130,7 @@ Runner AttachFinetune(CLI::App& sub) {
     o.out = fs::absolute(args->out).lexically_normal();
     o.python = args->python.empty() ? finetune::DefaultPython() : args->python;
     o.trl_script = TrlScript();
+    args->request.hub_script = o.trl_script.parent_path().parent_path() / "hub_push.py";
     if (const char* addr = std::getenv("MASTER_ADDR")) o.master_addr = addr;
     if (const char* port = std::getenv("MASTER_PORT"); port && *port) o.master_port = std::atoi(port);
     if (const char* rank = std::getenv("NODE_RANK")) o.node_rank = rank;

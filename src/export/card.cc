@@ -1,7 +1,12 @@
 // stats.json and the dataset card.
 #include "kforge/export/card.h"
 
+#include <algorithm>
+#include <cctype>
+#include <set>
 #include <sstream>
+
+#include "kforge/export/formats.h"
 
 namespace kforge::exporter {
 namespace {
@@ -18,13 +23,63 @@ void Table(std::ostringstream& out, const char* heading, const char* column,
 
 bool IsJsonLines(const std::string& format) { return format != "kernelbench"; }
 
+/// The Hub's licence ids that tasks' SPDX identifiers map onto, lowercased.
+const std::set<std::string>& HubLicenses() {
+  static const std::set<std::string> ids = {
+      "apache-2.0", "mit",          "bsd-2-clause", "bsd-3-clause", "bsl-1.0",  "cc0-1.0",
+      "cc-by-4.0",  "cc-by-sa-4.0", "cc-by-nc-4.0", "gpl-2.0",      "gpl-3.0",  "lgpl-2.1",
+      "lgpl-3.0",   "agpl-3.0",     "mpl-2.0",      "unlicense",    "openrail", "isc",
+      "zlib",       "artistic-2.0", "ecl-2.0",      "epl-2.0",      "wtfpl",    "odc-by"};
+  return ids;
+}
+
+/// How the records were judged, for the card: on a GPU, by compiling only, or both.
+std::string Judged(const DatasetStats& s) {
+  const std::string version = KFORGE_VERSION;
+  if (s.compile_only == 0)
+    return "GPU-verified: every kernel was compiled with NVRTC and run by kforge " + version +
+           " against its PyTorch reference on a GPU; `correct` means its outputs matched the reference";
+  if (s.compile_only == s.exported)
+    return "compile-only: kforge " + version +
+           " ran without a GPU, so every kernel was compiled with NVRTC and checked statically but never "
+           "run; `correct` is false throughout and no row is GPU-verified";
+  return "mixed: " + std::to_string(s.exported - s.compile_only) +
+         " records GPU-verified (compiled and run against the PyTorch reference by kforge " + version +
+         ") and " + std::to_string(s.compile_only) +
+         " compile-only (compiled, never run; `compile_only` is true on their rows)";
+}
+
+std::string DataFile(const DatasetStats& s, const std::string& split) { return split + "." + s.file_format; }
+
+/// The Hub's YAML front matter.
+void FrontMatter(std::ostringstream& out, const DatasetStats& s) {
+  std::set<std::string> licenses;
+  for (const auto& [license, n] : s.licenses) licenses.insert(HubLicense(license));
+  out << "---\n";
+  if (licenses.size() == 1) {
+    out << "license: " << *licenses.begin() << "\n";
+  } else {
+    out << "license:\n";
+    for (const std::string& id : licenses) out << "- " << id << "\n";
+  }
+  out << "language:\n- en\n- code\n";
+  out << "task_categories:\n- text-generation\n";
+  out << "tags:\n- code\n- cuda\n- gpu-kernels\n- kforge\n- synthetic\n";
+  if (s.with_tools) out << "- tool-calling\n";
+  out << (s.compile_only == 0 ? "- gpu-verified\n" : "- compile-only\n");
+  out << "size_categories:\n- " << SizeCategory(s.exported) << "\n";
+  out << "pretty_name: kforge CUDA kernels (" << s.format << ")\n";
+  out << "configs:\n- config_name: default\n  data_files:\n";
+  for (const auto& [split, n] : s.splits)
+    out << "  - split: " << split << "\n    path: " << DataFile(s, split) << "\n";
+  out << "---\n";
+}
+
 const char* Describe(const std::string& format) {
   if (format == "messages")
     return "conversations in TRL's conversational format: a `messages` column (system, user, assistant and "
-           "tool "
-           "turns; tool calls in OpenAI form with JSON-text arguments) and a `tools` column when the teacher "
-           "was "
-           "offered tools";
+           "tool turns; tool calls with their arguments as JSON objects) and a `tools` column (the tool "
+           "specs the teacher was offered, null without tools)";
   if (format == "pairs")
     return "prompt/completion pairs in TRL's conversational form: `prompt` holds the messages before the "
            "first "
@@ -37,15 +92,16 @@ const char* Describe(const std::string& format) {
 
 const char* Schema(const std::string& format) {
   if (format == "messages")
-    return "- `messages`: list of `{role, content, tool_calls?, tool_call_id?, name?, reasoning_content?}`; "
-           "the "
-           "conversation ends with the assistant turn of the best attempt\n"
+    return "- `messages`: list of `{role, content, tool_calls?, tool_call_id?, name?, reasoning_content?}`, "
+           "each message with only its own keys; tool calls are `{id, type: function, function: {name, "
+           "arguments}}` with `arguments` a JSON object (Hugging Face's chat-template convention) unless "
+           "exported with `--tool-arguments text`; the conversation ends with the assistant turn of the "
+           "best attempt\n"
            "- `tools`: OpenAI-style tool specs (`{type: function, function: {name, description, "
-           "parameters}}`), when "
-           "tools were offered\n";
+           "parameters}}`), null on rows whose teacher was offered no tools\n";
   if (format == "pairs")
     return "- `prompt`: list of messages (system, user)\n- `completion`: list of one assistant message\n"
-           "- `tools`: as in the messages format, when tools were offered\n";
+           "- `tools`: as in the messages format (null without tools)\n";
   if (format == "trajectory")
     return "- every field of kforge.trajectory/1 (task, teacher, messages, tools, attempts with verdicts and "
            "timings, best, outcome, usage, timing); Anthropic thinking blocks are removed\n";
@@ -69,6 +125,25 @@ void DatasetStats::Add(const dataset::Trajectory& t, const std::string& split) {
   ++runs[t.run_id];
   correct += t.correct();
   with_tools += t.tools.is_array() && !t.tools.empty();
+  compile_only += t.compile_only;
+}
+
+std::string HubLicense(const std::string& license) {
+  std::string id;
+  for (char c : license)
+    if (!std::isspace(static_cast<unsigned char>(c)))
+      id += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (id.empty()) return "unknown";
+  return HubLicenses().count(id) ? id : "other";
+}
+
+std::string SizeCategory(int64_t rows) {
+  static const std::pair<int64_t, const char*> kCategories[] = {
+      {1000, "n<1K"},         {10000, "1K<n<10K"},       {100000, "10K<n<100K"},   {1000000, "100K<n<1M"},
+      {10000000, "1M<n<10M"}, {100000000, "10M<n<100M"}, {1000000000, "100M<n<1B"}};
+  for (const auto& [bound, name] : kCategories)
+    if (rows < bound) return name;
+  return "n>1B";
 }
 
 json ToJson(const DatasetStats& s) {
@@ -82,6 +157,8 @@ json ToJson(const DatasetStats& s) {
           {"exported", s.exported},
           {"correct", s.correct},
           {"with_tools", s.with_tools},
+          {"compile_only", s.compile_only},
+          {"file_format", s.file_format},
           {"splits", s.splits},
           {"levels", s.levels},
           {"tags", s.tags},
@@ -95,15 +172,11 @@ json ToJson(const DatasetStats& s) {
 std::string DatasetCard(const DatasetStats& s) {
   std::ostringstream out;
   bool lines = IsJsonLines(s.format);
-  if (lines) {
-    out << "---\nconfigs:\n- config_name: default\n  data_files:\n";
-    for (const auto& [split, n] : s.splits)
-      out << "  - split: " << split << "\n    path: " << split << ".jsonl\n";
-    out << "---\n";
-  }
+  if (lines) FrontMatter(out, s);
   out << "# kforge dataset (" << s.format << ")\n\n";
-  out << "CUDA kernels written by teacher LLMs for PyTorch reference programs and checked by kforge "
-      << KFORGE_VERSION << " on a GPU, exported as " << Describe(s.format) << ".\n\n";
+  out << "CUDA kernels written by teacher LLMs for PyTorch reference programs and judged by kforge "
+      << KFORGE_VERSION << ", exported as " << Describe(s.format) << ".\n\n";
+  out << "How the data was judged: " << Judged(s) << ".\n\n";
   out << s.exported << " records, " << s.correct << " of them verified correct"
       << (s.with_tools ? ", " + std::to_string(s.with_tools) + " with tool calls" : std::string()) << ".\n";
   out << "\n## Contents\n";
@@ -137,23 +210,33 @@ std::string DatasetCard(const DatasetStats& s) {
   out << "\n## Schema\n\n" << Schema(s.format);
   if (lines)
     out << "- provenance: `id`, `run_id`, `task`, `level`, `tags`, `task_source`, `task_license`, "
-           "`teacher_provider`, `teacher_model`, `kforge_version`, `protocol`, `correct`, `speedup` (over "
+           "`teacher_provider`, `teacher_model`, `kforge_version`, `protocol`, `compile_only`, `correct`, "
+           "`speedup` (over "
            "the "
            "PyTorch reference, when timed), `turns`\n";
 
   out << "\n## Loading\n\n";
   if (lines) {
-    out << "```python\nfrom datasets import load_dataset\n\nds = load_dataset(\"json\", data_files={";
-    bool first = true;
-    for (const auto& [split, n] : s.splits) {
-      out << (first ? "" : ", ") << "\"" << split << "\": \"" << split << ".jsonl\"";
-      first = false;
-    }
-    out << "})\n```\n";
+    const std::vector<Column> columns = RowColumns(s.format);
+    const bool pinned = !columns.empty() && s.file_format == "jsonl";
+    std::string files;
+    for (const auto& [split, n] : s.splits)
+      files += (files.empty() ? "" : ", ") + ("\"" + split + "\": \"" + DataFile(s, split) + "\"");
+    out << "```python\nfrom datasets import " << (pinned ? "Features, Json, List, Value, " : "")
+        << "load_dataset\n\n";
+    if (pinned) out << "features = " << FeaturesPython(columns) << "\n";
+    out << "ds = load_dataset(\"" << (s.file_format == "parquet" ? "parquet" : "json") << "\", data_files={"
+        << files << "}" << (pinned ? ", features=features" : "") << ")\n```\n";
+    if (pinned)
+      out << "\nThe features keep every message (and every tool-call argument object) exactly as written: "
+             "`List(Json())` columns are not widened into one struct whose missing keys read as null.\n";
+    if (s.file_format == "parquet")
+      out << "\nThe Parquet files carry these features in their schema (`List(Json())` for the "
+             "conversation and `tools` columns), so no `features=` is needed.\n";
     if (s.format != "trajectory")
       out << "\nTRL's `SFTTrainer` takes the `"
-          << (s.format == "messages" ? "messages" : "prompt`/`completion") << "` column"
-          << (s.format == "messages" ? "" : "s") << " as they are, with the `tools` column when present.\n";
+          << (s.format == "messages" ? "messages` column as it is" : "prompt`/`completion` columns as they are")
+          << ", with the `tools` column.\n";
   } else {
     out << "The files follow KernelBench's run layout (`runs/<run "
            "name>/level_<L>_problem_<P>_sample_<S>_kernel.py`): "

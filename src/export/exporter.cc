@@ -115,6 +115,10 @@ class FirstPass {
       return;
     }
     const nlohmann::json* solution = BestSolution(t);
+    if ((options_.format == Format::kMessages || options_.format == Format::kPairs) && !HasAssistantTurn(t)) {
+      ++stats_.left_out["no_assistant_turn"];  // nothing to learn from: a teacher error before any reply
+      return;
+    }
     if (t.correct() && JudgedBy(t) < common::kJudgeVersion) ++older_judge_;
     if (options_.format == Format::kKernelBench) {
       if (!KernelBenchProblemOf(t.task.id)) {
@@ -231,6 +235,7 @@ StatusOr<DatasetStats> Export(const std::vector<fs::path>& files, const ExportOp
   KFORGE_RETURN_IF_ERROR(CheckInputsApart(files, options.out));
   DatasetStats stats;
   stats.format = FormatName(options.format);
+  if (options.file_format == FileFormat::kParquet) stats.file_format = "parquet";
   stats.options = options.described;
   for (const fs::path& f : files) stats.inputs.push_back(f.string());
   Holdout holdout;

@@ -10,6 +10,19 @@ namespace {
 
 using nlohmann::json;
 
+std::string ArgumentsText(const json& arguments) {
+  return arguments.is_string() ? arguments.get<std::string>()
+                               : arguments.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+/// Arguments as a JSON value: text that holds a JSON object is parsed; other text (a model's
+/// malformed call) stays the text it was.
+json ArgumentsObject(const json& arguments) {
+  if (!arguments.is_string()) return arguments;
+  json parsed = json::parse(arguments.get<std::string>(), nullptr, false);
+  return parsed.is_object() ? parsed : arguments;
+}
+
 /// One message in OpenAI/TRL form. `call_names` maps tool call ids to tool names, for tool results.
 json TrlMessage(const llm::Message& m, const FormatOptions& options,
                 const std::map<std::string, std::string>& call_names) {
@@ -17,12 +30,11 @@ json TrlMessage(const llm::Message& m, const FormatOptions& options,
   if (!m.tool_calls.empty()) {
     json calls = json::array();
     for (const llm::ToolCall& call : m.tool_calls) {
-      std::string arguments = call.arguments.is_string()
-                                  ? call.arguments.get<std::string>()
-                                  : call.arguments.dump(-1, ' ', false, json::error_handler_t::replace);
+      json arguments =
+          options.arguments_as_text ? json(ArgumentsText(call.arguments)) : ArgumentsObject(call.arguments);
       calls.push_back({{"id", call.id},
                        {"type", "function"},
-                       {"function", {{"name", call.name}, {"arguments", arguments}}}});
+                       {"function", {{"name", call.name}, {"arguments", std::move(arguments)}}}});
     }
     out["tool_calls"] = std::move(calls);
   }
@@ -68,7 +80,7 @@ std::map<std::string, std::string> CallNames(const std::vector<llm::Message>& me
 }
 
 void AddColumns(json& row, const dataset::Trajectory& t) {
-  if (t.tools.is_array() && !t.tools.empty()) row["tools"] = t.tools;
+  row["tools"] = t.tools.is_array() && !t.tools.empty() ? t.tools : json(nullptr);
   json provenance = Provenance(t);
   for (auto& [key, value] : provenance.items()) row[key] = value;
 }
@@ -88,15 +100,23 @@ json Provenance(const dataset::Trajectory& t) {
           {"teacher_model", t.teacher.model},
           {"kforge_version", t.kforge_version},
           {"protocol", t.protocol},
+          {"compile_only", t.compile_only},
           {"correct", t.correct()},
           {"speedup", speedup ? json(*speedup) : json(nullptr)},
           {"turns", t.turns()}};
 }
 
+bool HasAssistantTurn(const dataset::Trajectory& t) {
+  for (const json& m : t.messages)
+    if (m.is_object() && m.value("role", "") == "assistant") return true;
+  return false;
+}
+
 StatusOr<json> MessagesRow(const dataset::Trajectory& t, const FormatOptions& options) {
   KFORGE_ASSIGN_OR_RETURN(std::vector<llm::Message> messages, Messages(t));
   int end = BestAssistant(t, messages);
-  size_t count = end < 0 ? messages.size() : static_cast<size_t>(end) + 1;
+  if (end < 0) return Status::InvalidArgument("record " + t.id + ": no assistant turn");
+  size_t count = static_cast<size_t>(end) + 1;
   std::map<std::string, std::string> names = CallNames(messages);
   json rows = json::array();
   for (size_t i = 0; i < count; ++i) rows.push_back(TrlMessage(messages[i], options, names));
@@ -119,6 +139,62 @@ StatusOr<json> PairsRow(const dataset::Trajectory& t, const FormatOptions& optio
            {"completion", json::array({TrlMessage(messages[best], options, names)})}};
   AddColumns(row, t);
   return row;
+}
+
+std::vector<Column> RowColumns(const std::string& format) {
+  std::vector<Column> columns;
+  if (format == "messages") {
+    columns = {{"messages", "json_list"}};
+  } else if (format == "pairs") {
+    columns = {{"prompt", "json_list"}, {"completion", "json_list"}};
+  } else {
+    return columns;
+  }
+  std::vector<Column> rest = {{"tools", "json_list"},
+                              {"id", "string"},
+                              {"run_id", "string"},
+                              {"task", "string"},
+                              {"level", "int64"},
+                              {"tags", "string_list"},
+                              {"task_source", "string"},
+                              {"task_license", "string"},
+                              {"teacher_provider", "string"},
+                              {"teacher_model", "string"},
+                              {"kforge_version", "string"},
+                              {"protocol", "string"},
+                              {"compile_only", "bool"},
+                              {"correct", "bool"},
+                              {"speedup", "float64"},
+                              {"turns", "int64"}};
+  columns.insert(columns.end(), rest.begin(), rest.end());
+  return columns;
+}
+
+json FeaturesDict(const std::vector<Column>& columns) {
+  auto value = [](const char* dtype) { return json{{"dtype", dtype}, {"_type", "Value"}}; };
+  json features = json::object();
+  for (const Column& c : columns) {
+    if (c.type == "json_list") {
+      features[c.name] = {{"feature", {{"_type", "Json"}}}, {"_type", "List"}};
+    } else if (c.type == "string_list") {
+      features[c.name] = {{"feature", value("string")}, {"_type", "List"}};
+    } else {
+      features[c.name] = value(c.type.c_str());
+    }
+  }
+  return features;
+}
+
+std::string FeaturesPython(const std::vector<Column>& columns) {
+  std::string text = "Features({";
+  for (size_t i = 0; i < columns.size(); ++i) {
+    const Column& c = columns[i];
+    std::string type = c.type == "json_list"     ? "List(Json())"
+                       : c.type == "string_list" ? "List(Value(\"string\"))"
+                                                 : "Value(\"" + c.type + "\")";
+    text += (i ? ", " : "") + json(c.name).dump() + ": " + type;
+  }
+  return text + "})";
 }
 
 json TrajectoryRow(const dataset::Trajectory& t, const FormatOptions& options) {

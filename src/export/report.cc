@@ -1,7 +1,10 @@
 // Report: per-run metrics and their JSON form.
 #include "kforge/export/report.h"
 
+#include <charconv>
 #include <cstdio>
+#include <cstdlib>
+#include <string>
 
 namespace kforge::exporter {
 namespace {
@@ -9,6 +12,15 @@ namespace {
 using nlohmann::json;
 
 json Opt(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
+
+/// A figure computed from float32 samples, with the digits a float holds: 1.1, not the
+/// 1.100000023841858 its widening to double prints.
+json FloatFigure(double v) {
+  char text[32];
+  auto [end, ec] = std::to_chars(text, text + sizeof text, static_cast<float>(v));
+  if (ec != std::errc()) return json(v);
+  return json(std::strtod(std::string(text, end).c_str(), nullptr));
+}
 
 std::string FastName(size_t i) {
   char buf[32];
@@ -69,7 +81,11 @@ json ToJson(const GroupMetrics& g) {
   json quantiles = nullptr;
   if (g.speedup_quantiles) {
     const Quantiles& q = *g.speedup_quantiles;
-    quantiles = {{"p10", q.p10}, {"p25", q.p25}, {"p50", q.p50}, {"p75", q.p75}, {"p90", q.p90}};
+    quantiles = {{"p10", FloatFigure(q.p10)},
+                 {"p25", FloatFigure(q.p25)},
+                 {"p50", FloatFigure(q.p50)},
+                 {"p75", FloatFigure(q.p75)},
+                 {"p90", FloatFigure(q.p90)}};
   }
   return {{"name", g.name},
           {"episodes", g.episodes},
@@ -88,7 +104,7 @@ json ToJson(const GroupMetrics& g) {
           {"first_turn_compile_rate", Opt(g.first_turn_compile_rate)},
           {"first_turn_correct_rate", Opt(g.first_turn_correct_rate)},
           {"mean_repair_turns", Opt(g.mean_repair_turns)},
-          {"median_sol_pct", Opt(g.median_sol_pct)},
+          {"median_sol_pct", g.median_sol_pct ? FloatFigure(*g.median_sol_pct) : json(nullptr)},
           {"tokens_per_correct", Opt(g.tokens_per_correct)},
           {"cost_per_correct_usd", Opt(g.cost_per_correct)},
           {"cost_known", g.cost_known},

@@ -19,13 +19,15 @@ using internal::HtmlEscape;
 using internal::Series;
 
 constexpr const char* kStyle = R"css(
-body { font-family: sans-serif; margin: 24px auto; max-width: 1340px; color: #222; }
+body { font-family: sans-serif; margin: 24px auto; padding: 0 16px; max-width: 1240px; color: #222; }
 h1 { font-size: 22px; } h2 { font-size: 18px; margin-top: 32px; } h3 { font-size: 15px; }
-table { border-collapse: collapse; margin: 8px 0 16px; font-size: 13px; }
-th, td { padding: 4px 10px; border-bottom: 1px solid #ddd; text-align: right; }
+table { border-collapse: collapse; margin: 8px 0 16px; font-size: 12px; display: block; max-width: 100%;
+        overflow-x: auto; }
+th, td { padding: 3px 7px; border-bottom: 1px solid #ddd; text-align: right; }
+th { background: #f4f4f4; white-space: normal; vertical-align: bottom; }
 th:first-child, td:first-child { text-align: left; white-space: nowrap; }
-th { background: #f4f4f4; }
-.plots { display: grid; grid-template-columns: repeat(2, 660px); gap: 12px; }
+.plots { display: grid; grid-template-columns: repeat(auto-fit, minmax(480px, 1fr)); gap: 12px; }
+.plots svg { width: 100%; height: auto; }
 .note { color: #555; font-size: 13px; }
 )css";
 

@@ -71,21 +71,37 @@ class JsonlSink : public Sink {
     const std::string& split = options_.split.SplitOf(record.task.id);
     std::unique_ptr<OutFile>& file = files_[split];
     if (!file) {
-      std::string name = split + ".jsonl";
-      KFORGE_ASSIGN_OR_RETURN(file, OutFile::Open(options_.out / name));
-      stats.files.push_back(name);
+      KFORGE_ASSIGN_OR_RETURN(file, OutFile::Open(options_.out / RowsFile(split)));
+      if (!parquet()) stats.files.push_back(RowsFile(split));
     }
     file->Line(row);
     stats.Add(record, split);
     return Status::Ok();
   }
 
-  Status Close(DatasetStats&) override {
+  Status Close(DatasetStats& stats) override {
     for (auto& [split, file] : files_) KFORGE_RETURN_IF_ERROR(file->Close());
+    if (!parquet()) return Status::Ok();
+    const nlohmann::json features = FeaturesDict(RowColumns(FormatName(options_.format)));
+    for (auto& [split, file] : files_) {
+      const fs::path rows = options_.out / RowsFile(split);
+      Status written =
+          WriteParquet(options_.parquet_writer, features, rows, options_.out / (split + ".parquet"));
+      std::error_code ec;
+      fs::remove(rows, ec);
+      KFORGE_RETURN_IF_ERROR(written);
+      stats.files.push_back(split + ".parquet");
+    }
     return Status::Ok();
   }
 
  private:
+  bool parquet() const { return options_.file_format == FileFormat::kParquet; }
+  /// The rows of a split: the data file itself, or the Parquet writer's input.
+  std::string RowsFile(const std::string& split) const {
+    return parquet() ? "." + split + ".rows.jsonl" : split + ".jsonl";
+  }
+
   const ExportOptions& options_;
   std::map<std::string, std::unique_ptr<OutFile>> files_;
 };

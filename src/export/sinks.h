@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "kforge/common/task.h"
 #include "kforge/export/exporter.h"
@@ -23,8 +24,14 @@ class Sink {
   virtual Status Close(DatasetStats& stats) = 0;
 };
 
-/// messages, pairs, trajectory: OUT/<split>.jsonl.
+/// messages, pairs, trajectory: OUT/<split>.jsonl; with FileFormat::kParquet, OUT/<split>.parquet
+/// (rows gathered in OUT/.<split>.rows.jsonl, converted at Close and removed).
 std::unique_ptr<Sink> MakeJsonlSink(const ExportOptions& options);
+
+/// Runs `writer` (ExportOptions::parquet_writer) on the rows of `rows` with the schema `features`
+/// (FeaturesDict) to write `out`. Unavailable with the writer's last line when it fails.
+Status WriteParquet(const std::vector<std::string>& writer, const nlohmann::json& features,
+                    const std::filesystem::path& rows, const std::filesystem::path& out);
 
 /// kernelbench: OUT/level_<L>_problem_<P>_sample_<S>_kernel.py and OUT/index.jsonl.
 std::unique_ptr<Sink> MakeKernelBenchSink(const ExportOptions& options);

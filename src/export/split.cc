@@ -22,6 +22,11 @@ bool IsSplitName(const std::string& name) {
 
 }  // namespace
 
+std::string CanonicalSplitName(const std::string& name) {
+  if (name == "val" || name == "valid" || name == "dev") return "validation";
+  return name;
+}
+
 double TaskFraction(std::string_view task_id) {
   std::string hex = common::Sha256Hex(task_id).substr(0, 16);
   return static_cast<double>(std::strtoull(hex.c_str(), nullptr, 16)) / 18446744073709551616.0;
@@ -36,6 +41,7 @@ StatusOr<SplitSpec> SplitSpec::Parse(const std::string& text) {
     std::string name = item.substr(0, eq);
     if (eq == std::string::npos || !IsSplitName(name))
       return Status::InvalidArgument(common::Quote(item, 40) + " is not NAME=FRACTION");
+    name = CanonicalSplitName(name);
     if (!names.insert(name).second) return Status::InvalidArgument("split \"" + name + "\" given twice");
     std::string number = item.substr(eq + 1);
     char* end = nullptr;

@@ -9,7 +9,9 @@ namespace kforge::exporter::internal {
 namespace {
 
 constexpr double kWidth = 640, kHeight = 320;
-constexpr double kLeft = 64, kRight = 16, kTop = 36, kBottom = 52;
+// The legend has a band of its own between the title and the plot (kLegendTop to kTop), so that it
+// never covers a bar or a line.
+constexpr double kLeft = 64, kRight = 16, kTop = 60, kBottom = 52, kLegendTop = 30;
 
 std::string Num(double v) {
   char buf[32];
@@ -79,16 +81,20 @@ std::string Decorations(const Axes& axes, const Frame& f, bool x_ticks_numeric) 
   return svg;
 }
 
+/// The series names in a row above the plot area (a second row when they do not fit in one).
 std::string Legend(const std::vector<std::string>& names) {
   std::string svg;
-  size_t longest = 0;
-  for (const std::string& name : names) longest = std::max(longest, name.size());
-  double x = kWidth - kRight - 24 - 7.0 * static_cast<double>(longest), y = kTop + 4;
+  double x = kLeft, y = kLegendTop;
   for (size_t i = 0; i < names.size(); ++i) {
-    svg += "<rect x=\"" + Num(x) + "\" y=\"" + Num(y + i * 16) + "\" width=\"12\" height=\"10\" fill=\"" +
+    const double width = 16 + 6.5 * static_cast<double>(names[i].size()) + 16;
+    if (x > kLeft && x + width > kWidth - kRight) {
+      x = kLeft;
+      y += 14;
+    }
+    svg += "<rect x=\"" + Num(x) + "\" y=\"" + Num(y) + "\" width=\"12\" height=\"10\" fill=\"" +
            SeriesColor(i) + "\"/>\n";
-    svg += "<text x=\"" + Num(x + 16) + "\" y=\"" + Num(y + i * 16 + 9) + "\">" + HtmlEscape(names[i]) +
-           "</text>\n";
+    svg += "<text x=\"" + Num(x + 16) + "\" y=\"" + Num(y + 9) + "\">" + HtmlEscape(names[i]) + "</text>\n";
+    x += width;
   }
   return svg;
 }

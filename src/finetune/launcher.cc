@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <regex>
 #include <string>
+#include <utility>
 
 #include "finetune/launchers.h"
 #include "finetune/trainer_config.h"
@@ -48,6 +50,29 @@ Status CheckCombination(const LaunchOptions& o, const DatasetStats& stats) {
         "--out " + o.out.string() +
         ": with --launcher slurm the folder's path may hold only letters, digits and "
         "._/+- (#SBATCH lines are not shell-quoted)");
+  const SlurmOptions& slurm = o.slurm;
+  const bool any_slurm = !slurm.partition.empty() || !slurm.account.empty() || !slurm.time.empty() ||
+                         !slurm.mem.empty() || slurm.cpus_per_task > 0;
+  if (any_slurm && o.launcher != Launcher::kSlurm)
+    return Status::InvalidArgument(
+        "--partition, --account, --time, --mem and --cpus-per-task need --launcher slurm");
+  for (const auto& [flag, value] :
+       {std::pair<const char*, const std::string&>{"--partition", slurm.partition},
+        {"--account", slurm.account}}) {
+    if (!std::all_of(value.begin(), value.end(), [](char c) {
+          return std::isalnum(static_cast<unsigned char>(c)) ||
+                 std::string_view("_.,-").find(c) != std::string_view::npos;
+        }))
+      return Status::InvalidArgument(std::string(flag) + " " + value +
+                                     ": only letters, digits and _.,- (an #SBATCH line holds it)");
+  }
+  if (!std::all_of(slurm.time.begin(), slurm.time.end(), [](char c) {
+        return std::isdigit(static_cast<unsigned char>(c)) || c == ':' || c == '-';
+      }))
+    return Status::InvalidArgument("--time " + slurm.time + ": expected minutes, HH:MM:SS or D-HH:MM:SS");
+  static const std::regex kMem(R"([0-9]+[KMGT]?)");
+  if (!slurm.mem.empty() && !std::regex_match(slurm.mem, kMem))
+    return Status::InvalidArgument("--mem " + slurm.mem + ": expected a size such as 200G");
   return Status::Ok();
 }
 
@@ -112,6 +137,10 @@ int64_t DefaultMaxSeqLen(const DatasetStats& stats) {
   return 32768;
 }
 
+int64_t MeasuredMaxSeqLen(int64_t longest_tokens) {
+  return std::max<int64_t>(64, (longest_tokens + 63) / 64 * 64);
+}
+
 int64_t MaxSeqLen(const TrainingSettings& training, const DatasetStats& stats) {
   return training.max_seq_len > 0 ? training.max_seq_len : DefaultMaxSeqLen(stats);
 }
@@ -138,6 +167,9 @@ std::vector<std::string> TrainerArgs(const LaunchOptions& o, const fs::path& con
                                    o.data.string(),           "--config", config.string(), "--save",
                                    (o.out / "model").string()};
   if (o.training.lora) args = Concat(args, {"--adapter-out", (o.out / "adapter").string()});
+  if (!o.eval_data.empty()) args = Concat(args, {"--eval-data", o.eval_data.string()});
+  if (!o.chat_template.empty()) args = Concat(args, {"--chat-template", o.chat_template});
+  if (o.resume) args.push_back("--resume");
   return args;
 }
 

@@ -21,7 +21,13 @@ json Settings(const LaunchOptions& o, const DatasetStats& stats) {
           {"epochs", t.epochs},
           {"learning_rate", LearningRate(t)},
           {"max_seq_len", MaxSeqLen(t, stats)},
-          {"max_seq_len_from_data", t.max_seq_len <= 0},
+          {"max_seq_len_from_data", t.max_seq_len_basis != "--max-seq-len"},
+          {"max_seq_len_basis", t.max_seq_len_basis},
+          {"packing", t.packing},
+          {"report_to", t.report_to},
+          {"eval_data", o.eval_data.empty() ? json(nullptr) : json(o.eval_data.string())},
+          {"chat_template", o.chat_template.empty() ? json(nullptr) : json(o.chat_template)},
+          {"resume", o.resume},
           {"batch_size", t.batch_size},
           {"grad_accum", t.grad_accum},
           {"max_steps", t.max_steps > 0 ? json(t.max_steps) : json(nullptr)},
@@ -41,6 +47,15 @@ json LastDoneLine(const std::string& out) {
     if (parsed.is_object() && parsed.value("done", false)) done = parsed;
   }
   return done;
+}
+
+/// The job id in sbatch's "Submitted batch job N"; empty when there is none.
+std::string JobId(const std::string& out) {
+  const std::string kSubmitted = "Submitted batch job ";
+  size_t at = out.find(kSubmitted);
+  if (at == std::string::npos) return "";
+  std::string id = out.substr(at + kSubmitted.size());
+  return id.substr(0, id.find_first_of(" \r\n"));
 }
 
 }  // namespace
@@ -83,11 +98,17 @@ void FinishManifest(json& manifest, const ProcessResult& result) {
   manifest["signal"] = result.signal ? json(result.signal) : json(nullptr);
   if (json done = LastDoneLine(result.out); !done.is_null()) manifest["result"] = done;
   if (manifest.value("launcher", "") == "slurm") {
-    const std::string kSubmitted = "Submitted batch job ";
-    if (size_t at = result.out.find(kSubmitted); at != std::string::npos) {
-      std::string id = result.out.substr(at + kSubmitted.size());
-      manifest["slurm_job_id"] = id.substr(0, id.find_first_of(" \r\n"));
-    }
+    if (std::string id = JobId(result.out); !id.empty()) manifest["slurm_job_id"] = id;
+  }
+}
+
+void RecordSubmissionIn(json& manifest, const ProcessResult& sbatch) {
+  manifest["submitted_at"] = UtcNow();
+  manifest["sbatch_exit_status"] = sbatch.exit_code;
+  if (std::string id = JobId(sbatch.out); !id.empty()) manifest["slurm_job_id"] = id;
+  if (sbatch.exit_code != 0 && manifest.value("ended_at", json()).is_null()) {
+    manifest["ended_at"] = UtcNow();
+    manifest["exit_status"] = sbatch.exit_code;
   }
 }
 

@@ -87,6 +87,10 @@ StatusOr<json> CheckChatTemplate(const LaunchOptions& o, bool assistant_only_los
   std::vector<std::string> argv = {o.python, o.trl_script.string(), "--check-template", "--model", o.model,
                                    "--data", o.data.string()};
   if (assistant_only_loss) argv.push_back("--assistant-only-loss");
+  if (!o.chat_template.empty()) argv.insert(argv.end(), {"--chat-template", o.chat_template});
+  if (!o.eval_data.empty()) argv.insert(argv.end(), {"--eval-data", o.eval_data.string()});
+  if (o.training.max_seq_len > 0)
+    argv.insert(argv.end(), {"--max-length", std::to_string(o.training.max_seq_len)});
   KFORGE_ASSIGN_OR_RETURN(ProcessResult run, Capture(argv));
   if (run.exit_code != 0) return Status::InvalidArgument(ScriptMessage(run.err));
   json summary = json::parse(run.out, nullptr, false);

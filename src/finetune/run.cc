@@ -1,10 +1,15 @@
 // RunFinetune: the steps of a launch, each refusing bad input before anything starts.
 #include "kforge/finetune/run.h"
 
+#include <algorithm>
 #include <regex>
 #include <sstream>
+#include <utility>
+#include <vector>
 
 #include "kforge/common/files.h"
+#include "kforge/common/json_fields.h"
+#include "kforge/finetune/hub.h"
 #include "kforge/finetune/manifest.h"
 #include "kforge/finetune/process.h"
 
@@ -14,15 +19,51 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-Status CheckOut(const fs::path& out, bool force) {
+/// Where the trainer keeps its checkpoints: TRL's output_dir, or axolotl's (the model folder).
+fs::path CheckpointFolder(const LaunchOptions& o) {
+  return o.out / (o.backend == Backend::kTrl ? "checkpoints" : "model");
+}
+
+bool HasCheckpoint(const fs::path& folder) {
+  std::error_code ec;
+  for (fs::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec))
+    if (it->is_directory(ec) && it->path().filename().string().rfind("checkpoint-", 0) == 0) return true;
+  return false;
+}
+
+Status CheckOut(const LaunchOptions& o, bool force) {
+  const fs::path& out = o.out;
   std::error_code ec;
   if (fs::exists(out, ec) && !fs::is_directory(out, ec))
     return Status::InvalidArgument("--out " + out.string() + ": not a folder");
+  if (force && o.resume) return Status::InvalidArgument("--force and --resume: choose one");
+  if (o.resume) {
+    if (!HasCheckpoint(CheckpointFolder(o)))
+      return Status::InvalidArgument("--resume: no checkpoint-* folder in " + CheckpointFolder(o).string() +
+                                     " to continue from");
+    return Status::Ok();
+  }
   if (fs::exists(out / kManifestFile, ec) && !force)
     return Status::InvalidArgument(
         "--out " + out.string() +
-        " holds a previous run (manifest.json); pass --force to replace it, or choose "
-        "another folder");
+        " holds a previous run (manifest.json); pass --resume to continue it, --force to replace it, or "
+        "choose another folder");
+  return Status::Ok();
+}
+
+/// --force: what a previous run wrote into OUT, removed once every check has passed.
+Status ClearPreviousRun(const fs::path& out) {
+  std::error_code ec;
+  for (const char* folder : {"model", "checkpoints", "adapter", "axolotl-prepared"}) {
+    fs::remove_all(out / folder, ec);
+    if (ec) return Status::IoError((out / folder).string() + ": " + ec.message());
+  }
+  std::vector<fs::path> files = {out / "train.log", out / kManifestFile};
+  for (fs::directory_iterator it(out, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.rfind("slurm-", 0) == 0 && it->path().extension() == ".log") files.push_back(it->path());
+  }
+  for (const fs::path& file : files) fs::remove(file, ec);
   return Status::Ok();
 }
 
@@ -47,25 +88,88 @@ std::string Histogram(const DatasetStats& s) {
   return text;
 }
 
-std::string CutNote(const DatasetStats& s, const TrainingSettings& t) {
-  return "max_seq_len " + std::to_string(MaxSeqLen(t, s)) + (t.max_seq_len > 0 ? "" : " (from the data)") +
-         ": the longest record is about " + std::to_string(ApproxTokens(s.max_chars)) + " tokens; " +
-         std::to_string(RecordsCut(t, s)) + " of " + std::to_string(s.records) +
-         " records are longer and will be cut";
+/// The character estimate, when no tokenizer measured the rows.
+std::string EstimateNote(const DatasetStats& s, const TrainingSettings& t) {
+  return std::string(t.max_seq_len > 0 ? "" : "warning: ") + "max_seq_len " +
+         std::to_string(MaxSeqLen(t, s)) +
+         (t.max_seq_len > 0
+              ? ""
+              : " (estimated from characters / 3.5: no tokenizer measured the rows; rows may be "
+                "longer in tokens and be cut)") +
+         ": the longest record is about " + std::to_string(ApproxTokens(s.max_chars)) + " tokens; about " +
+         std::to_string(RecordsCut(t, s)) + " of " + std::to_string(s.records) + " records are longer";
 }
 
-/// What the template check found; a warning when a rendered record is longer than max_seq_len
-/// (the character estimate was low for this tokenizer).
-std::string TemplateNote(const json& rendered, const LaunchOptions& o, int64_t cap) {
-  const int64_t longest = rendered.value("longest_tokens", int64_t{0});
-  std::string note = "chat template of " + o.model + ": rendered " +
-                     std::to_string(rendered.value("rendered", 0)) + " records with " +
-                     std::to_string(rendered.value("tool_calls", 0)) + " tool calls; the longest is " +
-                     std::to_string(longest) + " tokens";
-  if (longest > cap)
-    note += "; warning: more than max_seq_len " + std::to_string(cap) + " (line " +
-            std::to_string(rendered.value("longest_line", 0)) + " will be cut)";
+/// What the template check found: records rendered, tool calls, tokens per row.
+std::string TemplateNote(const json& rendered, const LaunchOptions& o) {
+  const json tokens = rendered.value("tokens", json::object());
+  std::string note =
+      "chat template of " + o.model + (o.chat_template.empty() ? "" : " (" + o.chat_template + ")") + ": " +
+      std::to_string(rendered.value("rendered", 0)) + " records checked with " +
+      std::to_string(rendered.value("tool_calls", 0)) + " tool calls; tokens per row over " +
+      std::to_string(tokens.value("rows", 0)) + " rows: p50 " + std::to_string(tokens.value("p50", 0)) +
+      ", p95 " + std::to_string(tokens.value("p95", 0)) + ", p99 " + std::to_string(tokens.value("p99", 0)) +
+      ", max " + std::to_string(tokens.value("max", 0)) + " (line " +
+      std::to_string(tokens.value("longest_line", 0)) + ")";
   return note;
+}
+
+/// Rows of a measured file longer than `cap` tokens: the script's count, else (an older script)
+/// what the percentiles tell.
+std::string LongerThan(const json& tokens, int64_t cap) {
+  const std::string rows = std::to_string(tokens.value("rows", 0));
+  if (tokens.value("longer_than_max_length", json()).is_number_integer())
+    return std::to_string(tokens["longer_than_max_length"].get<int64_t>()) + " of the " + rows;
+  if (tokens.value("p50", int64_t{0}) > cap) return "more than half of the " + rows;
+  if (tokens.value("p95", int64_t{0}) > cap) return "more than 5% of the " + rows;
+  if (tokens.value("p99", int64_t{0}) > cap) return "more than 1% of the " + rows;
+  return "at least 1 of the " + rows;
+}
+
+/// Sets max_seq_len from the measured tokens, or refuses a given one that would cut rows.
+Status ApplyMeasuredLength(const json& rendered, LaunchOptions& o, const RunOutput& output) {
+  TrainingSettings& t = o.training;
+  const json tokens = rendered.value("tokens", json::object());
+  int64_t longest = tokens.value("max", int64_t{0});
+  const json& eval = rendered.value("eval_tokens", json());
+  if (eval.is_object()) longest = std::max(longest, eval.value("max", int64_t{0}));
+  if (t.max_seq_len > 0) {
+    for (const auto& [name, measured] :
+         {std::pair<std::string, json>{o.data.string(), tokens}, {o.eval_data.string(), eval}}) {
+      if (!measured.is_object() || measured.value("max", int64_t{0}) <= t.max_seq_len) continue;
+      return Status::InvalidArgument(
+          "--max-seq-len " + std::to_string(t.max_seq_len) + " would cut " +
+          LongerThan(measured, t.max_seq_len) + " rows of " + name + " (the longest, line " +
+          std::to_string(measured.value("longest_line", 0)) + ", is " +
+          std::to_string(measured.value("max", 0)) + " tokens with the chat template): raise it to " +
+          std::to_string(MeasuredMaxSeqLen(measured.value("max", int64_t{0}))) + " or leave it unset");
+    }
+    return Status::Ok();
+  }
+  t.max_seq_len = MeasuredMaxSeqLen(longest);
+  t.max_seq_len_basis = "measured";
+  output.note(
+      "max_seq_len " + std::to_string(t.max_seq_len) + " (from the data: the longest row's " +
+      std::to_string(longest) +
+      " measured tokens, percentile 100, rounded up to a multiple of 64): " + "every row trains whole");
+  return Status::Ok();
+}
+
+/// After sbatch: the job id in the manifest (read again from disk: a short job may already have
+/// completed it). The job records its own end; kforge records only a failed submission's.
+StatusOr<int> RecordSubmission(const LaunchOptions& o, const ProcessResult& result, const RunOutput& output) {
+  KFORGE_ASSIGN_OR_RETURN(std::string text, common::ReadFile(o.out / kManifestFile));
+  KFORGE_ASSIGN_OR_RETURN(json manifest, common::ParseJson(text, kManifestFile));
+  RecordSubmissionIn(manifest, result);
+  KFORGE_RETURN_IF_ERROR(WriteManifest(o.out, manifest));
+  if (result.exit_code != 0) {
+    output.note("sbatch exited with status " + std::to_string(result.exit_code) + ": nothing was submitted");
+    return result.exit_code;
+  }
+  output.note("sbatch submitted job " + manifest.value("slurm_job_id", std::string("?")) +
+              "; the job completes " + (o.out / kManifestFile).string() +
+              " when it ends (kforge finetune-launch --status " + o.out.string() + ")");
+  return 0;
 }
 
 Status WriteFiles(const LaunchPlan& plan, const fs::path& out) {
@@ -100,50 +204,98 @@ StatusOr<std::string> ResolveModel(const std::string& model) {
 
 StatusOr<int> RunFinetune(RunRequest request, const RunOutput& output) {
   LaunchOptions& o = request.launch;
-  KFORGE_RETURN_IF_ERROR(CheckOut(o.out, request.force));
+  KFORGE_RETURN_IF_ERROR(CheckOut(o, request.force));
+  if (!request.push_to_hub.empty()) {
+    KFORGE_RETURN_IF_ERROR(CheckHubRepo(request.push_to_hub));
+    if (o.launcher == Launcher::kSlurm)
+      return Status::InvalidArgument(
+          "--push-to-hub with --launcher slurm: the model exists once the job has "
+          "ended; upload DIR/model then (scripts/hub_push.py)");
+  }
   KFORGE_ASSIGN_OR_RETURN(o.model, ResolveModel(o.model));
+  if (o.training.max_seq_len > 0) o.training.max_seq_len_basis = "--max-seq-len";
+  // A template named in --config (chat_template_path) is the one the check must render with.
+  if (o.chat_template.empty() && o.overrides.value("chat_template_path", json()).is_string())
+    o.chat_template = o.overrides["chat_template_path"].get<std::string>();
+  if (!o.chat_template.empty() && o.chat_template_text.empty() && o.backend == Backend::kAxolotl) {
+    KFORGE_ASSIGN_OR_RETURN(o.chat_template_text, common::ReadFile(o.chat_template));
+  }
   DatasetCheckOptions check;
   check.cut_at = o.training.max_seq_len;
   KFORGE_ASSIGN_OR_RETURN(DatasetStats stats, CheckDataset(o.data, check));
   output.note(Describe(stats, o.data));
   output.note(Histogram(stats));
-  output.note(CutNote(stats, o.training));
+  if (!o.eval_data.empty()) {
+    KFORGE_ASSIGN_OR_RETURN(DatasetStats eval, CheckDataset(o.eval_data, check));
+    if (eval.format != stats.format || eval.plain_text != stats.plain_text)
+      return Status::InvalidArgument("--eval-data " + o.eval_data.string() + ": its records are " +
+                                     DatasetFormatName(eval.format) + ", the training data's " +
+                                     DatasetFormatName(stats.format));
+    output.note("eval " + Describe(eval, o.eval_data));
+  }
   KFORGE_ASSIGN_OR_RETURN(LaunchPlan plan, PlanLaunch(o, stats));
 
+  // The Python checks: required for a launch; a dry run makes them when it can, so that what it
+  // renders (precision, sequence length) is what a launch would.
   json versions = json::object(), rendered;
-  if (!request.dry_run) {
-    KFORGE_ASSIGN_OR_RETURN(versions, ProbeVersions(o));
+  StatusOr<json> probed = ProbeVersions(o);
+  if (!probed.ok() && !request.dry_run) return probed.status();
+  if (probed.ok()) {
+    versions = *probed;
     // What the GPUs here can do decides precision, except for Slurm, whose nodes are elsewhere.
-    if (o.launcher != Launcher::kSlurm && versions.value("bf16", json()).is_boolean()) {
+    if (o.launcher != Launcher::kSlurm && versions.value("bf16", json()).is_boolean())
       o.bf16 = versions["bf16"].get<bool>();
-      KFORGE_ASSIGN_OR_RETURN(plan, PlanLaunch(o, stats));
-    }
     if (stats.plain_text) {
       output.note("plain-text prompt/completion records: trained without a chat template");
     } else {
       const bool assistant_only =
           o.backend == Backend::kTrl && plan.trainer_config.value("assistant_only_loss", false);
-      KFORGE_ASSIGN_OR_RETURN(rendered, CheckChatTemplate(o, assistant_only));
-      output.note(TemplateNote(rendered, o, MaxSeqLen(o.training, stats)));
+      StatusOr<json> checked = CheckChatTemplate(o, assistant_only);
+      if (!checked.ok() && !request.dry_run) return checked.status();
+      if (checked.ok()) {
+        rendered = *checked;
+        output.note(TemplateNote(rendered, o));
+        KFORGE_RETURN_IF_ERROR(ApplyMeasuredLength(rendered, o, output));
+      } else {
+        output.note("warning: the chat template check failed (" + checked.status().message() + ")");
+      }
     }
+  } else {
+    output.note("warning: " + probed.status().message() + "; the dry run renders without the Python checks");
   }
+  if (o.training.max_seq_len_basis != "measured") output.note(EstimateNote(stats, o.training));
+  KFORGE_ASSIGN_OR_RETURN(plan, PlanLaunch(o, stats));
+  const bool no_sbatch = o.launcher == Launcher::kSlurm && !request.dry_run && !OnPath("sbatch");
+  // A launch that will run replaces the previous run; one that cannot (no sbatch here) leaves it.
+  if (request.force && !request.dry_run && !no_sbatch) KFORGE_RETURN_IF_ERROR(ClearPreviousRun(o.out));
   KFORGE_RETURN_IF_ERROR(WriteFiles(plan, o.out));
   for (const auto& [path, contents] : plan.files) output.note("wrote " + path.string());
+  if (no_sbatch)
+    return Status::Unavailable("sbatch is not on PATH: submit " + (o.out / "launch.sbatch").string() +
+                               " where Slurm runs, or use --dry-run to print it");
   if (request.dry_run) {
     if (!plan.sbatch.empty()) output.print(plan.sbatch);
     output.print(ShellJoin(plan.argv) + "\n");
     return 0;
   }
-  if (o.launcher == Launcher::kSlurm && !OnPath("sbatch"))
-    return Status::Unavailable("sbatch is not on PATH: submit " + (o.out / "launch.sbatch").string() +
-                               " where Slurm runs, or use --dry-run to print it");
 
   json manifest = NewManifest(o, stats, plan, versions);
   manifest["chat_template_check"] = rendered;
   KFORGE_RETURN_IF_ERROR(WriteManifest(o.out, manifest));
   output.note("running: " + ShellJoin(plan.argv));
   KFORGE_ASSIGN_OR_RETURN(ProcessResult result, RunLogged(plan.argv, o.out / "train.log", plan.environment));
+  if (o.launcher == Launcher::kSlurm) return RecordSubmission(o, result, output);
   FinishManifest(manifest, result);
+  if (!request.push_to_hub.empty() && result.exit_code == 0) {
+    StatusOr<json> pushed =
+        PushToHub({o.python, request.hub_script, request.push_to_hub, "model", o.out / "model"});
+    manifest["pushed"] =
+        pushed.ok() ? *pushed : json{{"repo", request.push_to_hub}, {"error", pushed.status().message()}};
+    output.note(pushed.ok()
+                    ? "pushed " + o.out.string() + "/model to " + pushed->value("url", std::string()) +
+                          " (commit " + pushed->value("commit", std::string()) + ")"
+                    : "warning: " + pushed.status().message() + " (the run is complete)");
+  }
   KFORGE_RETURN_IF_ERROR(WriteManifest(o.out, manifest));
   output.note(std::string(BackendName(o.backend)) + " " +
               (result.signal ? "killed by signal " + std::to_string(result.signal)

@@ -1,4 +1,5 @@
-// The Slurm batch script: `srun` starts one torchrun per node, which rendezvous on the first node.
+// The Slurm batch script: `srun` starts one torchrun per node, which rendezvous on the first node;
+// when it ends, the job itself records its end and exit status in the run's manifest.
 #include <string>
 
 #include "finetune/launchers.h"
@@ -12,6 +13,12 @@ std::string RenderSbatch(const LaunchOptions& o, const std::filesystem::path& co
   script += "#SBATCH --nodes=" + std::to_string(o.nodes) + "\n";
   script += "#SBATCH --ntasks-per-node=1\n";
   script += "#SBATCH --gpus-per-node=" + gpus + "\n";
+  const int cpus = o.slurm.cpus_per_task > 0 ? o.slurm.cpus_per_task : kCpusPerGpu * o.gpus_per_node;
+  script += "#SBATCH --cpus-per-task=" + std::to_string(cpus) + "\n";
+  if (!o.slurm.partition.empty()) script += "#SBATCH --partition=" + o.slurm.partition + "\n";
+  if (!o.slurm.account.empty()) script += "#SBATCH --account=" + o.slurm.account + "\n";
+  if (!o.slurm.time.empty()) script += "#SBATCH --time=" + o.slurm.time + "\n";
+  if (!o.slurm.mem.empty()) script += "#SBATCH --mem=" + o.slurm.mem + "\n";
   script += "#SBATCH --output=" + (o.out / "slurm-%j.log").string() + "\n";
   script += "# Written by kforge finetune-launch (" + std::string(BackendName(o.backend)) +
             "); the run's manifest is manifest.json beside this script.\n";
@@ -30,7 +37,12 @@ std::string RenderSbatch(const LaunchOptions& o, const std::filesystem::path& co
                      " --rdzv_endpoint \"$head_node:" +
                      std::to_string(kSlurmRendezvousPort) + "\"";
   for (size_t i = 1; i < torchrun.size(); ++i) line += " " + ShellQuote(torchrun[i]);
-  return script + line + "\n";
+  // srun's tasks get the job's CPUs (Slurm 22.05+ no longer passes --cpus-per-task on to srun).
+  script += "export SRUN_CPUS_PER_TASK=\"$SLURM_CPUS_PER_TASK\"\n";
+  script += "set +e\n" + line + "\nstatus=$?\n";
+  script += ShellJoin({o.python, o.trl_script.string(), "--finish-manifest", o.out.string()}) +
+            " --exit-status \"$status\" || echo \"kforge: could not complete manifest.json\" >&2\n";
+  return script + "exit \"$status\"\n";
 }
 
 }  // namespace kforge::finetune

@@ -46,10 +46,15 @@ json TrlConfig(const LaunchOptions& o, const DatasetStats& stats) {
       {"max_length", MaxSeqLen(t, stats)},
       {"logging_steps", kLoggingSteps},
       {"save_total_limit", kSaveTotalLimit},
-      {"report_to", "none"},
+      {"report_to", t.report_to},
       {"seed", kSeed},
   };
   if (t.max_steps > 0) config["max_steps"] = t.max_steps;
+  if (t.packing) config["packing"] = true;
+  if (!o.eval_data.empty()) {
+    config["eval_strategy"] = "epoch";
+    config["per_device_eval_batch_size"] = t.batch_size;
+  }
   if (stats.format == DatasetFormat::kMessages) {
     config["assistant_only_loss"] = true;
   } else {
@@ -84,7 +89,7 @@ json AxolotlConfig(const LaunchOptions& o, const DatasetStats& stats) {
       {"dataset_prepared_path", (o.out / "axolotl-prepared").string()},
       {"output_dir", (o.out / "model").string()},
       {"sequence_len", MaxSeqLen(t, stats)},
-      {"sample_packing", false},
+      {"sample_packing", t.packing},
       {"micro_batch_size", t.batch_size},
       {"gradient_accumulation_steps", t.grad_accum},
       {"num_epochs", t.epochs},
@@ -99,6 +104,23 @@ json AxolotlConfig(const LaunchOptions& o, const DatasetStats& stats) {
       {"seed", kSeed},
   };
   if (t.max_steps > 0) config["max_steps"] = t.max_steps;
+  if (t.report_to != "none") {
+    if (t.report_to == "wandb") config["wandb_project"] = "kforge";
+    if (t.report_to == "tensorboard") config["use_tensorboard"] = true;
+    if (t.report_to == "trackio") config["use_trackio"] = true;
+  }
+  if (!o.eval_data.empty()) {
+    json eval = dataset;
+    eval["path"] = o.eval_data.string();
+    eval["split"] = "train";  // the file's only split
+    config["test_datasets"] = json::array({eval});
+    config["eval_strategy"] = "epoch";
+  }
+  if (!o.chat_template.empty()) {
+    config["chat_template"] = "jinja";
+    config["chat_template_jinja"] = o.chat_template_text;
+  }
+  if (o.resume) config["auto_resume_from_checkpoints"] = true;
   if (t.lora) {
     config["adapter"] = "lora";
     config["lora_r"] = kLoraRank;

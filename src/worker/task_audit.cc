@@ -45,12 +45,19 @@ StatusOr<TensorSet> Filled(const TrialData& d, uint8_t byte) {
   return out;
 }
 
+Candidate Named(std::string name, MakeOutputs make) {
+  Candidate c;
+  c.record.name = std::move(name);
+  c.make = std::move(make);
+  return c;
+}
+
 std::vector<Candidate> Candidates(const common::Task& task) {
   std::vector<Candidate> out;
-  out.push_back({{"zeros"}, [](const TrialData& d) { return Filled(d, 0x00); }});
-  out.push_back({{"byte_pattern"}, [](const TrialData& d) { return Filled(d, 0x3F); }});
+  out.push_back(Named("zeros", [](const TrialData& d) { return Filled(d, 0x00); }));
+  out.push_back(Named("byte_pattern", [](const TrialData& d) { return Filled(d, 0x3F); }));
   for (const common::TensorSpec& input : task.inputs) {
-    out.push_back({{"copy:" + input.name}, [name = input.name](const TrialData& d) -> StatusOr<TensorSet> {
+    out.push_back(Named("copy:" + input.name, [name = input.name](const TrialData& d) -> StatusOr<TensorSet> {
                      TensorSet set;
                      const Tensor* src = d.inputs.Find(name);
                      if (!src) return Status::Internal("no input " + name);
@@ -59,19 +66,19 @@ std::vector<Candidate> Candidates(const common::Task& task) {
                        set.Set(out_name, std::move(t));
                      }
                      return set;
-                   }});
+                   }));
   }
-  out.push_back({{"first_half"}, [](const TrialData& d) -> StatusOr<TensorSet> {
+  out.push_back(Named("first_half", [](const TrialData& d) -> StatusOr<TensorSet> {
                    TensorSet set;
                    for (const auto& [name, ref] : d.expected.items()) {
                      KFORGE_ASSIGN_OR_RETURN(Tensor t, reference::FirstHalfOf(ref));
                      set.Set(name, std::move(t));
                    }
                    return set;
-                 }});
-  out.push_back({{"other_inputs"}, [](const TrialData& d) -> StatusOr<TensorSet> {
+                 }));
+  out.push_back(Named("other_inputs", [](const TrialData& d) -> StatusOr<TensorSet> {
                    return d.other;  // shares the buffers: compared, never written
-                 }});
+                 }));
   return out;
 }
 

@@ -84,7 +84,10 @@ TEST_F(ExportCliTest, UsageErrorsAreOneLineAndWriteNothing) {
       {"run --out run/trajectories.jsonl --force", "a file, not a folder"},
       {"run --out out --format kernelbench --tasks nowhere", "--tasks nowhere: no such folder"},
       {"run --out out --holdout nowhere.txt", "--holdout nowhere.txt: no such file or folder"},
-      {"run --out out --format parquet", "--format"},
+      {"run --out out --format csv", "--format"},
+      {"run --out out --format trajectory --file-format parquet",
+       "--file-format parquet takes messages or pairs rows, not trajectory"},
+      {"run --out out --tool-arguments json", "--tool-arguments"},
       {"run --out out --near-dup 2", "--near-dup"},
       {"run", "--out is required"},
   };

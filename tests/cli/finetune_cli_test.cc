@@ -12,6 +12,8 @@
 #include "fakes/command.h"
 #include "fakes/task_root.h"
 
+#include <nlohmann/json.hpp>
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -139,7 +141,7 @@ TEST_F(FinetuneCliTest, SlurmDryRunForTwoNodesOfEightGpus) {
   EXPECT_TRUE(fs::exists(out / "trl_config.json"));
   EXPECT_FALSE(fs::exists(out / "manifest.json")) << "a dry run starts nothing and records no run";
   EXPECT_NE(run.err.find("2 records (messages)"), std::string::npos) << run.err;
-  EXPECT_NE(run.err.find("0 of 2 records are longer and will be cut"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("about 0 of 2 records are longer"), std::string::npos) << run.err;
 }
 
 TEST_F(FinetuneCliTest, APreviousRunIsKeptUnlessForced) {
@@ -148,7 +150,9 @@ TEST_F(FinetuneCliTest, APreviousRunIsKeptUnlessForced) {
   std::ofstream(out / "manifest.json") << "{}";
   LaunchRun refused = Launch(Args(out.string(), {"--dry-run"}));
   EXPECT_EQ(refused.exit_code, 2);
-  EXPECT_NE(refused.err.find("holds a previous run (manifest.json); pass --force"), std::string::npos)
+  EXPECT_NE(refused.err.find(
+                "holds a previous run (manifest.json); pass --resume to continue it, --force to replace it"),
+            std::string::npos)
       << refused.err;
   EXPECT_FALSE(fs::exists(out / "trl_config.json"));
   LaunchRun forced = Launch(Args(out.string(), {"--dry-run", "--force"}));
@@ -170,6 +174,154 @@ TEST_F(FinetuneCliTest, ConfigOverridesInYamlReachTheTrainerConfig) {
   EXPECT_EQ(trl["use_peft"], true);
   EXPECT_EQ(trl["max_length"], 300);
   EXPECT_NE(run.out.find("--adapter-out " + (out / "adapter").string()), std::string::npos) << run.out;
+}
+
+/// A trainer's Python, torchrun and Slurm's commands as shell scripts in DIR/bin: the Python answers
+/// --versions and --check-template (the longest row: 3577 tokens, line 2), "trains" by creating --save
+/// and printing a done line, and hands --finish-manifest to the real sft_trl.py.
+class FakeTrainerTest : public FinetuneCliTest {
+ protected:
+  void SetUp() override {
+    FinetuneCliTest::SetUp();
+    bin_ = dir_ / "bin";
+    fs::create_directories(bin_);
+    Script(
+        "python3",
+        "case \"$*\" in\n"
+        "  *--versions*) echo '{\"python\": \"3.12\", \"transformers\": \"5\", \"trl\": \"1\", "
+        "\"peft\": \"0.1\", \"torch\": \"2\", \"axolotl\": \"0.19\", \"cuda_devices\": 0, "
+        "\"bf16\": false}' ;;\n"
+        "  *--check-template*--max-length*) echo '{\"rendered\": 2, \"tool_calls\": 2, \"longest_tokens\": "
+        "3577, \"longest_line\": 2, \"tokens\": {\"rows\": 2, \"p50\": 1200, \"p95\": 3577, \"p99\": 3577, "
+        "\"max\": 3577, \"longest_line\": 2, \"longer_than_max_length\": 1}, \"eval_tokens\": null}' ;;\n"
+        "  *--check-template*) echo '{\"rendered\": 2, \"tool_calls\": 2, \"longest_tokens\": 3577, "
+        "\"longest_line\": 2, \"tokens\": {\"rows\": 2, \"p50\": 1200, \"p95\": 3577, \"p99\": 3577, "
+        "\"max\": 3577, \"longest_line\": 2}, \"eval_tokens\": null}' ;;\n"
+        "  *--finish-manifest*) exec /usr/bin/python3 \"$@\" ;;\n"
+        "  *) save=''; prev=''\n"
+        "     for a in \"$@\"; do [ \"$prev\" = --save ] && save=\"$a\"; prev=\"$a\"; done\n"
+        "     echo \"$@\" >> \"$(dirname \"$0\")/trained-args\"\n"
+        "     mkdir -p \"$save\"\n"
+        "     echo 'kforge-train {\"done\": true, \"train_loss\": 1.5, \"steps\": 3}' ;;\n"
+        "esac\n");
+    Script("torchrun",
+           "while [ $# -gt 0 ]; do case \"$1\" in *.py) break ;; *) shift ;; esac; done\n"
+           "exec \"$(dirname \"$0\")/python3\" \"$@\"\n");
+    Script("srun", "exec \"$@\"\n");
+    Script("scontrol", "echo node1\n");
+    Script("sbatch",
+           "export SLURM_JOB_ID=4242 SLURM_JOB_NODELIST=node1 SLURM_NNODES=1 SLURM_CPUS_PER_TASK=8\n"
+           "bash \"$1\" > \"$(dirname \"$1\")/slurm-4242.log\" 2>&1\n"
+           "echo 'Submitted batch job 4242'\n");
+  }
+  void Script(const std::string& name, const std::string& body) {
+    std::ofstream(bin_ / name) << "#!/bin/sh\n" << body;
+    chmod((bin_ / name).c_str(), 0755);
+  }
+  std::vector<std::string> Fake(const std::string& out, std::vector<std::string> more = {}) {
+    more.insert(more.end(), {"--python", (bin_ / "python3").string()});
+    return Args(out, std::move(more));
+  }
+  std::string Env() const { return "PATH=" + bin_.string() + ":\"$PATH\""; }
+  nlohmann::json Manifest(const fs::path& out) {
+    std::ifstream in(out / "manifest.json");
+    return nlohmann::json::parse(in, nullptr, false);
+  }
+  fs::path bin_;
+};
+
+TEST_F(FakeTrainerTest, TheMeasuredLongestRowSetsTheLengthAndAShorterOneIsRefused) {
+  const fs::path out = dir_ / "measured";
+  LaunchRun run = Launch(Fake(out.string(), {"--dry-run"}), Env());
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  std::ifstream in(out / "trl_config.json");
+  EXPECT_EQ(nlohmann::json::parse(in)["max_length"], 3584) << "3577 tokens, rounded up to a multiple of 64";
+  EXPECT_NE(
+      run.err.find("max_seq_len 3584 (from the data: the longest row's 3577 measured tokens, percentile 100"),
+      std::string::npos)
+      << run.err;
+  EXPECT_NE(run.err.find("tokens per row over 2 rows: p50 1200, p95 3577, p99 3577, max 3577 (line 2)"),
+            std::string::npos)
+      << run.err;
+
+  // A dry run renders what a launch would: axolotl's precision as the trainer's Python reports it.
+  const fs::path axolotl = dir_ / "axolotl-dry";
+  LaunchRun dry = Launch(Fake(axolotl.string(), {"--backend", "axolotl", "--dry-run"}), Env());
+  ASSERT_EQ(dry.exit_code, 0) << dry.err;
+  std::ifstream yaml_in(axolotl / "axolotl.yaml");
+  const std::string yaml((std::istreambuf_iterator<char>(yaml_in)), {});
+  EXPECT_NE(yaml.find("\nbf16: false\n"), std::string::npos) << yaml;
+  EXPECT_NE(yaml.find("\nsequence_len: 3584\n"), std::string::npos) << yaml;
+
+  const fs::path refused_out = dir_ / "refused";
+  LaunchRun refused = Launch(Fake(refused_out.string(), {"--max-seq-len", "2048"}), Env());
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_NE(
+      refused.err.find("kforge finetune-launch: --max-seq-len 2048 would cut 1 of the 2 rows of " + data_ +
+                       " (the longest, line 2, is 3577 tokens with the chat template): raise it to "
+                       "3584 or leave it unset\n"),
+      std::string::npos)
+      << refused.err;
+  EXPECT_FALSE(fs::exists(refused_out)) << "refused before anything is written";
+}
+
+TEST_F(FakeTrainerTest, ForceClearsWhatTheLastRunWroteAndResumeNeedsACheckpoint) {
+  const fs::path out = dir_ / "again";
+  fs::create_directories(out / "model");
+  fs::create_directories(out / "checkpoints/checkpoint-7");
+  std::ofstream(out / "model/model.safetensors") << "old";
+  std::ofstream(out / "manifest.json") << "{}";
+  std::ofstream(out / "notes.txt") << "mine";
+  LaunchRun resumed_nothing = Launch(Fake((dir_ / "fresh").string(), {"--resume"}), Env());
+  EXPECT_EQ(resumed_nothing.exit_code, 2);
+  EXPECT_NE(resumed_nothing.err.find("--resume: no checkpoint-* folder in"), std::string::npos)
+      << resumed_nothing.err;
+
+  LaunchRun resumed = Launch(Fake(out.string(), {"--resume"}), Env());
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  std::ifstream args_in(bin_ / "trained-args");
+  std::string args((std::istreambuf_iterator<char>(args_in)), {});
+  EXPECT_NE(args.find(" --resume"), std::string::npos) << args;
+  EXPECT_TRUE(fs::exists(out / "checkpoints/checkpoint-7")) << "resuming keeps the checkpoints";
+
+  LaunchRun forced = Launch(Fake(out.string(), {"--force"}), Env());
+  ASSERT_EQ(forced.exit_code, 0) << forced.err;
+  EXPECT_FALSE(fs::exists(out / "checkpoints")) << "the last run's checkpoints are gone";
+  EXPECT_FALSE(fs::exists(out / "model/model.safetensors")) << "the last run's model is gone";
+  EXPECT_TRUE(fs::exists(out / "model")) << "this run's model";
+  EXPECT_TRUE(fs::exists(out / "notes.txt")) << "files no run wrote are left alone";
+  EXPECT_EQ(Manifest(out)["exit_status"], 0);
+  EXPECT_EQ(Manifest(out)["result"]["train_loss"], 1.5);
+}
+
+TEST_F(FakeTrainerTest, ASlurmJobCompletesItsManifestAndStatusReadsIt) {
+  const fs::path out = dir_ / "slurm-run";
+  LaunchRun run =
+      Launch(Fake(out.string(), {"--launcher", "slurm", "--partition", "debug", "--time", "10"}), Env());
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.err.find("sbatch submitted job 4242"), std::string::npos) << run.err;
+  EXPECT_EQ(run.err.find("trl exited"), std::string::npos) << "sbatch is not the trainer: " << run.err;
+  nlohmann::json manifest = Manifest(out);
+  EXPECT_EQ(manifest["slurm_job_id"], "4242");
+  EXPECT_EQ(manifest["completed_by"], "job") << manifest.dump(2);
+  EXPECT_EQ(manifest["exit_status"], 0);
+  EXPECT_TRUE(manifest["ended_at"].is_string());
+  EXPECT_EQ(manifest["result"]["steps"], 3) << "the done line of slurm-4242.log";
+
+  LaunchRun status = Launch({"--status", out.string()}, Env());
+  EXPECT_EQ(status.exit_code, 0) << status.err;
+  EXPECT_NE(status.out.find("trl via slurm (job 4242)"), std::string::npos) << status.out;
+  EXPECT_NE(status.out.find("with exit status 0 (completed); 3 steps, train loss 1.5"), std::string::npos)
+      << status.out;
+
+  manifest["exit_status"] = nullptr;
+  std::ofstream(out / "manifest.json") << manifest.dump();
+  LaunchRun running = Launch({"--status", out.string()}, Env());
+  EXPECT_EQ(running.exit_code, 3);
+  EXPECT_NE(running.out.find("not finished"), std::string::npos) << running.out;
+  LaunchRun none = Launch({"--status", (dir_ / "nothing").string()});
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_NE(none.err.find("--status"), std::string::npos) << none.err;
 }
 
 }  // namespace

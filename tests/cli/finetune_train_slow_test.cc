@@ -166,6 +166,20 @@ TEST_F(FinetuneSlowTest, TinyModelLearnsIsSavedAndServed) {
   EXPECT_EQ(manifest["versions"]["trl"], versions_["trl"]);
   EXPECT_EQ(manifest["result"]["steps"], 30);
   EXPECT_FALSE(manifest["ended_at"].is_null());
+  // The default sequence length is the measured longest row's, so every row trains whole.
+  EXPECT_EQ(manifest["settings"]["max_seq_len_basis"], "measured");
+  const int64_t longest = manifest["chat_template_check"]["tokens"]["max"];
+  EXPECT_EQ(manifest["chat_template_check"]["tokens"]["rows"], 4);
+  EXPECT_GE(manifest["settings"]["max_seq_len"].get<int64_t>(), longest);
+  EXPECT_EQ(manifest["trainer_config"]["max_length"], manifest["settings"]["max_seq_len"]);
+  std::cout << "finetune: longest row " << longest << " tokens; max_seq_len "
+            << manifest["settings"]["max_seq_len"] << " (measured)\n";
+  // The model card.
+  std::ifstream card_in(out / "model/README.md");
+  const std::string card((std::istreambuf_iterator<char>(card_in)), {});
+  EXPECT_NE(card.find(kforge::common::Sha256Hex(Conversations())), std::string::npos) << card;
+  EXPECT_NE(card.find("| steps | 30 |"), std::string::npos) << card;
+  EXPECT_NE(card.find("| base model | `" + (dir_ / "tiny").string() + "` |"), std::string::npos) << card;
 
   // The checkpoint loads, has the tiny model's shape, and differs from it.
   kforge::fakes::CommandResult loaded =
@@ -198,9 +212,9 @@ TEST_F(FinetuneSlowTest, TinyModelLearnsIsSavedAndServed) {
   // served checkpoint, then report over that run. A tiny model's kernels do not compile; the loop must run.
   kforge::fakes::TaskRoot demo({"demo"});
   const fs::path eval = dir_ / "eval";
-  kforge::fakes::CommandResult measured =
-      RunCommand(offline + "KFORGE_STUDENT_MAX_TOKENS=48 " + (kSource / "scripts/eval-student.sh").string() + " " +
-                 (out / "model").string() + " " + ShellQuote(demo.path().string()) + " " + eval.string() + " 2>&1");
+  kforge::fakes::CommandResult measured = RunCommand(
+      offline + "KFORGE_STUDENT_MAX_TOKENS=48 " + (kSource / "scripts/eval-student.sh").string() + " " +
+      (out / "model").string() + " " + ShellQuote(demo.path().string()) + " " + eval.string() + " 2>&1");
   ASSERT_EQ(measured.exit_code, 0) << measured.out;
   std::ifstream run_in(eval / "run/trajectories.jsonl");
   int episodes = 0, requests = 0;
@@ -216,12 +230,56 @@ TEST_F(FinetuneSlowTest, TinyModelLearnsIsSavedAndServed) {
   std::ifstream report_in(eval / "report.txt");
   std::string report((std::istreambuf_iterator<char>(report_in)), {});
   EXPECT_NE(report.find("3 episodes of 3 tasks"), std::string::npos) << report;
-  std::cout << "finetune: the student's run: " << episodes << " episodes, " << requests << " requests; report:\n"
+  std::cout << "finetune: the student's run: " << episodes << " episodes, " << requests
+            << " requests; report:\n"
             << report;
 
   std::cout << "finetune: the loop from launch to reply "
             << std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()
             << " s; student replied " << reply["choices"][0]["message"]["content"].dump() << "\n";
+}
+
+/// The step of each `kforge-train` line of a log (the progress lines, not the done line).
+std::vector<int> Steps(const fs::path& log) {
+  std::ifstream in(log);
+  std::vector<int> steps;
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("kforge-train ", 0) != 0) continue;
+    json step = json::parse(line.substr(13), nullptr, false);
+    if (step.is_object() && step.contains("loss") && step.contains("step")) steps.push_back(step["step"]);
+  }
+  return steps;
+}
+
+// --resume continues from the last checkpoint: the step count goes on where it stopped, with an
+// evaluation set evaluated along the way.
+TEST_F(FinetuneSlowTest, ResumeContinuesFromTheLastCheckpoint) {
+  std::ofstream(dir_ / "ckpt.json") << R"({"logging_steps": 1, "save_strategy": "steps", "save_steps": 2, )"
+                                    << R"("lr_scheduler_type": "constant", "warmup_steps": 0})";
+  const fs::path out = dir_ / "resumed";
+  const std::string common = "--model " + (dir_ / "tiny").string() + " --out " + out.string() +
+                             " --lr 1e-3 --batch-size 2 --grad-accum 1 --eval-data " +
+                             (dir_ / "data.jsonl").string() + " --config " + (dir_ / "ckpt.json").string();
+  kforge::fakes::CommandResult first = Launch(common + " --max-steps 4");
+  ASSERT_EQ(first.exit_code, 0) << first.out;
+  EXPECT_EQ(Steps(out / "train.log"), (std::vector<int>{1, 2, 3, 4}));
+  ASSERT_TRUE(fs::exists(out / "checkpoints/checkpoint-4")) << first.out;
+
+  kforge::fakes::CommandResult again = Launch(common + " --max-steps 6");
+  EXPECT_EQ(again.exit_code, 2) << "a previous run is not replaced silently";
+  kforge::fakes::CommandResult resumed = Launch(common + " --max-steps 6 --resume");
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.out;
+  EXPECT_NE(resumed.out.find("resuming from " + (out / "checkpoints/checkpoint-4").string()),
+            std::string::npos)
+      << resumed.out;
+  EXPECT_EQ(Steps(out / "train.log"), (std::vector<int>{5, 6})) << "the steps go on from the checkpoint";
+  std::ifstream manifest_in(out / "manifest.json");
+  json manifest = json::parse(manifest_in, nullptr, false);
+  EXPECT_EQ(manifest["result"]["steps"], 6);
+  EXPECT_TRUE(manifest["result"]["eval_loss"].is_number()) << manifest["result"].dump();
+  EXPECT_EQ(manifest["settings"]["resume"], true);
+  std::cout << "finetune: resumed at step 5 from checkpoint-4, ended at step " << manifest["result"]["steps"]
+            << "\n";
 }
 
 // A chat template that loses the tool calls, or lacks what assistant-only loss needs, stops the
@@ -238,6 +296,13 @@ TEST_F(FinetuneSlowTest, ChatTemplatesThatCannotTrainOnTheDataAreRefused) {
             std::string::npos)
       << dropped.out;
   EXPECT_FALSE(fs::exists(dir_ / "r1/manifest.json"));
+  // --chat-template gives the check and the trainer a template that renders the tool calls.
+  std::ofstream(dir_ / "nosave.json") << R"({"save_strategy": "no"})";
+  kforge::fakes::CommandResult given =
+      Launch("--model " + drops.string() + " --chat-template " +
+             (dir_ / "tiny/chat_template.jinja").string() + " --out " + (dir_ / "r1b").string() +
+             " --max-steps 1 --batch-size 4 --grad-accum 1 --config " + (dir_ / "nosave.json").string());
+  EXPECT_EQ(given.exit_code, 0) << given.out;
 
   std::ifstream in(dir_ / "tiny/chat_template.jinja");
   std::string jinja((std::istreambuf_iterator<char>(in)), {});

@@ -109,7 +109,7 @@ TEST_F(ExporterTest, MessagesWithSplitCardAndStats) {
   // Every record of a task is in its task's split; the rows are the kept records, best first per task.
   std::map<std::string, std::string> split_of;
   int rows = 0;
-  for (const std::string& split : {"train", "val"}) {
+  for (const std::string& split : {"train", "validation"}) {
     fs::path file = o.out / (split + ".jsonl");
     if (!fs::exists(file)) continue;
     for (const json& row : Lines(file)) {
@@ -118,7 +118,7 @@ TEST_F(ExporterTest, MessagesWithSplitCardAndStats) {
       ASSERT_TRUE(row.contains("messages"));
       if (row["task"] == "kernelbench/level1/1_A")
         EXPECT_EQ(row["speedup"], 2.0) << "the faster duplicate is kept";
-      EXPECT_EQ(row.contains("tools"), row["task"] == "kernelbench/level2/2_B");
+      EXPECT_EQ(!row["tools"].is_null(), row["task"] == "kernelbench/level2/2_B");
     }
   }
   EXPECT_EQ(rows, 3);
@@ -135,13 +135,88 @@ TEST_F(ExporterTest, MessagesWithSplitCardAndStats) {
   EXPECT_NE(card.find("| elementwise | 2 |"), std::string::npos) << card;
 }
 
+TEST_F(ExporterTest, IncludeIncorrectNeverWritesARowWithoutAnAssistantTurn) {
+  testing::RecordSpec answered, failed;
+  failed.task = "kernelbench/level1/2_B";
+  failed.correct = false;
+  dataset::Trajectory teacher_error = testing::MakeRecord(failed);
+  teacher_error.messages.erase(teacher_error.messages.begin() + 2, teacher_error.messages.end());
+  teacher_error.attempts.clear();
+  teacher_error.best.reset();
+  fs::path run = dir_ / "trajectories.jsonl";
+  testing::WriteRecords(run.string(), {testing::MakeRecord(answered), teacher_error});
+  for (Format format : {Format::kMessages, Format::kPairs}) {
+    ExportOptions o = Options(format);
+    o.out = dir_ / FormatName(format);
+    o.filters.include_incorrect = true;
+    StatusOr<DatasetStats> stats = Export({run}, o, Warn());
+    ASSERT_TRUE(stats.ok()) << stats.status().message();
+    EXPECT_EQ(stats->exported, 1) << FormatName(format);
+    EXPECT_EQ(stats->left_out.at("no_assistant_turn"), 1) << FormatName(format);
+    std::vector<json> rows = Lines(o.out / "train.jsonl");
+    ASSERT_EQ(rows.size(), 1u);
+    EXPECT_EQ(rows[0]["task"], answered.task);
+  }
+  EXPECT_TRUE(warnings_.empty()) << "left out as a counted reason, not a warning per record";
+}
+
+TEST_F(ExporterTest, CardHasTheHubsFrontMatterAndSaysHowTheDataWasJudged) {
+  testing::RecordSpec gpu, cpu;
+  cpu.task = "core/softmax";
+  dataset::Trajectory compiled = testing::MakeRecord(cpu);
+  compiled.compile_only = true;
+  compiled.task.license = "Apache-2.0";
+  fs::path run = dir_ / "trajectories.jsonl";
+  testing::WriteRecords(run.string(), {testing::MakeRecord(gpu), compiled});
+  ExportOptions o = Options(Format::kMessages);
+  o.split = *SplitSpec::Parse("val=0.5");
+  ASSERT_TRUE(Export({run}, o, Warn()).ok());
+  std::string card = *common::ReadFile(o.out / "README.md");
+  ASSERT_EQ(card.rfind("---\n", 0), 0u) << card;
+  std::string yaml = card.substr(4, card.find("\n---\n", 4) - 4);
+  for (const char* line : {"license:\n- apache-2.0\n- mit\n", "language:\n- en\n- code\n",
+                           "task_categories:\n- text-generation\n", "size_categories:\n- n<1K\n", "- cuda\n",
+                           "- compile-only\n", "configs:\n- config_name: default\n"})
+    EXPECT_NE(yaml.find(line), std::string::npos) << line << "\n" << yaml;
+  EXPECT_NE(card.find("mixed: 1 records GPU-verified"), std::string::npos) << card;
+  EXPECT_NE(card.find("1 compile-only"), std::string::npos) << card;
+  EXPECT_EQ(card.find("checked by kforge"), std::string::npos) << "no claim of a GPU check for all";
+  EXPECT_NE(card.find("features=features"), std::string::npos) << card;
+  EXPECT_NE(card.find("\"messages\": List(Json())"), std::string::npos) << card;
+
+  testing::WriteRecords(run.string(), {compiled});
+  o.out = dir_ / "compiled";
+  o.split = SplitSpec();
+  ASSERT_TRUE(Export({run}, o, Warn()).ok());
+  card = *common::ReadFile(o.out / "README.md");
+  EXPECT_NE(card.find("compile-only: kforge"), std::string::npos) << card;
+  EXPECT_NE(card.find("license: apache-2.0\n"), std::string::npos) << card;
+  EXPECT_NE(card.find("  - split: train\n    path: train.jsonl\n"), std::string::npos) << card;
+  EXPECT_EQ(json::parse(*common::ReadFile(o.out / "stats.json"))["compile_only"], 1);
+}
+
+TEST_F(ExporterTest, AFailingParquetWriterFailsTheExportAndLeavesNoRowsBehind) {
+  fs::path run = dir_ / "trajectories.jsonl";
+  testing::WriteRecords(run.string(), {testing::MakeRecord({})});
+  ExportOptions o = Options(Format::kMessages);
+  o.file_format = FileFormat::kParquet;
+  o.parquet_writer = {"/bin/sh", "-c", "echo 'export_parquet: pyarrow is not installed' >&2; exit 1", "sh"};
+  StatusOr<DatasetStats> stats = Export({run}, o, Warn());
+  ASSERT_FALSE(stats.ok());
+  EXPECT_NE(stats.status().message().find("train.parquet: the Parquet writer (/bin/sh) failed, exit code 1: "
+                                          "export_parquet: pyarrow is not installed"),
+            std::string::npos)
+      << stats.status().message();
+  EXPECT_FALSE(fs::exists(o.out / ".train.rows.jsonl"));
+}
+
 TEST_F(ExporterTest, RefusesANonEmptyOutputUnlessForcedAndReplacesOnlyAnExport) {
   fs::path run = WriteRun();
   ExportOptions o = Options(Format::kPairs);
   o.split = *SplitSpec::Parse("val=0.9");
   ASSERT_TRUE(CheckOutput(o.out, false).ok()) << "absent is fine";
   ASSERT_TRUE(Export({run}, o, Warn()).ok());
-  ASSERT_TRUE(fs::exists(o.out / "val.jsonl"));
+  ASSERT_TRUE(fs::exists(o.out / "validation.jsonl"));
   std::set<std::string> first;
   for (const auto& e : fs::directory_iterator(o.out)) first.insert(e.path().filename());
   EXPECT_TRUE(first.count("README.md") && first.count("stats.json"));
@@ -151,9 +226,9 @@ TEST_F(ExporterTest, RefusesANonEmptyOutputUnlessForcedAndReplacesOnlyAnExport) 
   EXPECT_TRUE(CheckOutput(o.out, true).ok());
   std::ofstream(o.out / "notes.txt") << "mine";
   o.force = true;
-  o.split = SplitSpec();  // now everything in train: a stale val.jsonl must go
+  o.split = SplitSpec();  // now everything in train: a stale validation.jsonl must go
   ASSERT_TRUE(Export({run}, o, Warn()).ok());
-  EXPECT_FALSE(fs::exists(o.out / "val.jsonl"));
+  EXPECT_FALSE(fs::exists(o.out / "validation.jsonl"));
   EXPECT_TRUE(fs::exists(o.out / "train.jsonl"));
   EXPECT_TRUE(fs::exists(o.out / "notes.txt")) << "a file the export did not write is left alone";
   std::ofstream(dir_ / "file") << "x";

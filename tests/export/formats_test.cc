@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "export/record_builder.h"
 
 namespace kforge::exporter {
@@ -22,7 +24,8 @@ TEST(FormatsTest, MessagesOfTheTextProtocol) {
   json row = *MessagesRow(testing::MakeRecord(spec), {});
   EXPECT_EQ(Roles(row["messages"]),
             (std::vector<std::string>{"system", "user", "assistant", "user", "assistant"}));
-  EXPECT_FALSE(row.contains("tools")) << "no tools offered: no tools column";
+  ASSERT_TRUE(row.contains("tools")) << "every row has every column";
+  EXPECT_TRUE(row["tools"].is_null()) << "no tools offered: null";
   for (const json& m : row["messages"]) {
     EXPECT_FALSE(m.contains("blocks")) << "thinking blocks are never exported";
     EXPECT_FALSE(m.contains("reasoning_content")) << "reasoning is off by default";
@@ -59,10 +62,15 @@ TEST(FormatsTest, MessagesOfTheToolsProtocolInTrlForm) {
   EXPECT_EQ(call["type"], "function");
   EXPECT_EQ(call["id"], "call_1");
   EXPECT_EQ(call["function"]["name"], "run");
-  ASSERT_TRUE(call["function"]["arguments"].is_string())
-      << "arguments are JSON text, as OpenAI and TRL write them";
-  json arguments = json::parse(call["function"]["arguments"].get<std::string>());
-  EXPECT_EQ(arguments["source"], testing::kReluSource);
+  ASSERT_TRUE(call["function"]["arguments"].is_object())
+      << "arguments are a JSON object, as Hugging Face chat templates take them";
+  EXPECT_EQ(call["function"]["arguments"]["source"], testing::kReluSource);
+  EXPECT_EQ(call["function"]["arguments"]["launches"], testing::ReluLaunches());
+
+  json text = *MessagesRow(testing::MakeRecord(spec), {.arguments_as_text = true});
+  const json& text_arguments = text["messages"][2]["tool_calls"][0]["function"]["arguments"];
+  ASSERT_TRUE(text_arguments.is_string()) << "--tool-arguments text: OpenAI's JSON text";
+  EXPECT_EQ(json::parse(text_arguments.get<std::string>()), call["function"]["arguments"]);
   const json& result = row["messages"][3];
   EXPECT_EQ(result["tool_call_id"], "call_1");
   EXPECT_EQ(result["name"], "run");
@@ -93,7 +101,8 @@ TEST(FormatsTest, PairsFromTheTaskViewToTheFinalSolution) {
     EXPECT_EQ(Roles(row["prompt"]), (std::vector<std::string>{"system", "user"})) << protocol;
     ASSERT_EQ(row["completion"].size(), 1u);
     EXPECT_EQ(row["completion"][0]["role"], "assistant");
-    EXPECT_EQ(row.contains("tools"), std::string(protocol) == "tools");
+    ASSERT_TRUE(row.contains("tools"));
+    EXPECT_EQ(!row["tools"].is_null(), std::string(protocol) == "tools");
     EXPECT_EQ(row["task"], "kernelbench/level1/19_ReLU");
   }
 }
@@ -111,6 +120,50 @@ TEST(FormatsTest, TrajectoryKeepsTheRecordWithoutThinkingBlocks) {
   }
   EXPECT_TRUE(dataset::TrajectoryFromJson(row, "row").ok()) << "still a valid record";
   EXPECT_EQ(TrajectoryRow(t, {.with_reasoning = true})["messages"][2]["reasoning_content"], "think");
+}
+
+TEST(FormatsTest, EveryRowHasTheSameColumnsWhateverTheProtocol) {
+  for (const char* format : {"messages", "pairs"}) {
+    std::vector<std::string> names;
+    for (const Column& c : RowColumns(format)) names.push_back(c.name);
+    for (const char* protocol : {"text", "tools"}) {
+      testing::RecordSpec spec;
+      spec.protocol = protocol;
+      spec.level.reset();
+      spec.speedup.reset();
+      dataset::Trajectory t = testing::MakeRecord(spec);
+      json row = std::string(format) == "messages" ? *MessagesRow(t, {}) : *PairsRow(t, {});
+      std::vector<std::string> keys;
+      for (const auto& [key, value] : row.items()) keys.push_back(key);
+      std::vector<std::string> sorted = names;
+      std::sort(sorted.begin(), sorted.end());
+      EXPECT_EQ(keys, sorted) << format << " " << protocol << ": " << row.dump().substr(0, 300);
+      EXPECT_TRUE(row["level"].is_null());
+    }
+  }
+  EXPECT_TRUE(RowColumns("trajectory").empty());
+}
+
+TEST(FormatsTest, FeaturesAsDatasetsWritesThem) {
+  std::vector<Column> columns = {{"messages", "json_list"}, {"tags", "string_list"}, {"level", "int64"}};
+  EXPECT_EQ(
+      FeaturesPython(columns),
+      R"(Features({"messages": List(Json()), "tags": List(Value("string")), "level": Value("int64")}))");
+  EXPECT_EQ(FeaturesDict(columns),
+            json::parse(R"({"messages": {"feature": {"_type": "Json"}, "_type": "List"},
+                            "tags": {"feature": {"dtype": "string", "_type": "Value"}, "_type": "List"},
+                            "level": {"dtype": "int64", "_type": "Value"}})"));
+}
+
+TEST(FormatsTest, ARecordWithoutAnAssistantTurnMakesNoRow) {
+  dataset::Trajectory t = testing::MakeRecord({});
+  t.messages.erase(t.messages.begin() + 2, t.messages.end());  // a teacher error before any reply
+  EXPECT_FALSE(HasAssistantTurn(t));
+  EXPECT_TRUE(HasAssistantTurn(testing::MakeRecord({})));
+  for (StatusOr<json> row : {MessagesRow(t, {}), PairsRow(t, {})}) {
+    ASSERT_FALSE(row.ok());
+    EXPECT_NE(row.status().message().find("no assistant turn"), std::string::npos) << row.status().message();
+  }
 }
 
 TEST(FormatsTest, AMalformedMessageNamesTheRecord) {

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <regex>
 
 #include <gtest/gtest.h>
 
@@ -105,6 +106,26 @@ TEST_F(ReportTest, ABetterRunShowsAnIntervalAboveZero) {
   EXPECT_EQ(*again.deltas[0].lo, *correctness.lo);
 }
 
+TEST_F(ReportTest, JsonFiguresHaveThePrecisionOfTheirSamples) {
+  std::vector<dataset::Trajectory> records;
+  for (int i = 0; i < 3; ++i) {
+    testing::RecordSpec spec;
+    spec.task = "kernelbench/level1/" + std::to_string(i) + "_Task";
+    spec.speedup = 1.1;
+    spec.sol_pct = 12.3;
+    records.push_back(testing::MakeRecord(spec));
+  }
+  Report report;
+  report.runs.push_back(Run("a", records));
+  nlohmann::json json = ToJson(report);
+  const nlohmann::json& all = json["runs"][0]["groups"][0];
+  EXPECT_EQ(all["speedup_quantiles"]["p50"].get<double>(), 1.1);
+  EXPECT_EQ(all["median_sol_pct"].get<double>(), 12.3);
+  std::string text = json.dump();
+  EXPECT_EQ(text.find("1.100000023841858"), std::string::npos) << "float32 widened to double";
+  EXPECT_NE(text.find("\"p50\":1.1,"), std::string::npos) << text.substr(0, 800);
+}
+
 TEST_F(ReportTest, TableAndJsonCarryTheMetrics) {
   Report report = TeacherAndStudent();
   std::string table = RenderTable(report, /*per_task=*/true);
@@ -182,6 +203,27 @@ TEST_F(ReportTest, HtmlIsOneSelfContainedPage) {
     EXPECT_EQ(html.find(external), std::string::npos) << external;
   EXPECT_NE(html.find("teacher against student"), std::string::npos);
   EXPECT_NE(html.find("student (baseline)"), std::string::npos);
+  // Readable at 1280 px: plots shrink with the page, wide tables scroll inside their box.
+  EXPECT_NE(html.find("max-width: 1240px"), std::string::npos);
+  EXPECT_NE(html.find(".plots svg { width: 100%; height: auto; }"), std::string::npos);
+  EXPECT_NE(html.find("overflow-x: auto"), std::string::npos);
+}
+
+TEST_F(ReportTest, LegendsSitAboveThePlotArea) {
+  std::string html = RenderHtml(TeacherAndStudent());
+  // The plot area starts at the top of the y axis: <line x1="64.0" x2="64.0" y1="TOP" ...>.
+  static const std::regex kAxis(R"re(<line x1="64\.0" x2="64\.0" y1="([0-9.]+)")re");
+  static const std::regex kSwatch(R"re(<rect x="[0-9.]+" y="([0-9.]+)" width="12" height="10")re");
+  std::smatch axis;
+  ASSERT_TRUE(std::regex_search(html, axis, kAxis));
+  const double top = std::stod(axis[1].str());
+  int swatches = 0;
+  for (auto it = std::sregex_iterator(html.begin(), html.end(), kSwatch); it != std::sregex_iterator();
+       ++it) {
+    EXPECT_LE(std::stod((*it)[1].str()) + 10, top) << "a legend entry inside the plot area";
+    ++swatches;
+  }
+  EXPECT_GE(swatches, 2);
 }
 
 // Renders the page with headless Chromium into the build folder, for a person to look at.
@@ -199,7 +241,7 @@ TEST_F(ReportTest, HtmlRendersInChromium) {
   fs::remove(png);
   fakes::CommandResult run = fakes::RunCommand(
       chromium +
-      " --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=1400,2300 --screenshot=" +
+      " --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=1280,2400 --screenshot=" +
       png.string() + " file://" + html.string() + " 2>&1");
   ASSERT_TRUE(fs::exists(png)) << run.out;
   EXPECT_GT(fs::file_size(png), 50000u) << "a page with plots, not a blank one";

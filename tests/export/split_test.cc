@@ -22,6 +22,7 @@ TEST(SplitTest, ParsesNamedFractions) {
       {"val=x", false, "in (0, 1)"},
       {"val=0.6,test=0.5", false, "add up to 1 or more"},
       {"val=0.1,val=0.1", false, "given twice"},
+      {"val=0.1,validation=0.1", false, "\"validation\" given twice"},
       {"train=0.1", false, "given twice"},
       {"a/b=0.1", false, "is not NAME=FRACTION"},
       {"", false, "no split"},
@@ -33,8 +34,21 @@ TEST(SplitTest, ParsesNamedFractions) {
       EXPECT_NE(spec.status().message().find(c.error), std::string::npos) << spec.status().message();
     }
   }
-  EXPECT_EQ(SplitSpec::Parse("val=0.05,test=0.1")->Names(),
-            (std::vector<std::string>{"train", "val", "test"}));
+  EXPECT_EQ(SplitSpec::Parse("validation=0.05,test=0.1")->Names(),
+            (std::vector<std::string>{"train", "validation", "test"}));
+}
+
+TEST(SplitTest, ValIsTheHubsValidationSplit) {
+  for (const char* alias : {"val", "valid", "dev", "validation"}) {
+    StatusOr<SplitSpec> spec = SplitSpec::Parse(std::string(alias) + "=0.05");
+    ASSERT_TRUE(spec.ok()) << alias;
+    EXPECT_EQ(spec->Names(), (std::vector<std::string>{"train", "validation"})) << alias;
+  }
+  SplitSpec val = *SplitSpec::Parse("val=0.3"), validation = *SplitSpec::Parse("validation=0.3");
+  for (int i = 0; i < 200; ++i) {
+    std::string id = "t/" + std::to_string(i);
+    EXPECT_EQ(val.SplitOf(id), validation.SplitOf(id)) << "the alias splits exactly as the name";
+  }
 }
 
 TEST(SplitTest, SplitsByTaskStablyAndInProportion) {
@@ -47,7 +61,7 @@ TEST(SplitTest, SplitsByTaskStablyAndInProportion) {
     EXPECT_EQ(split, other.SplitOf(id)) << "the same id always lands in the same split";
     ++counts[split];
   }
-  EXPECT_NEAR(counts["val"], 1000, 150);
+  EXPECT_NEAR(counts["validation"], 1000, 150);
   EXPECT_NEAR(counts["test"], 2000, 200);
   EXPECT_NEAR(counts["train"], 7000, 250);
   EXPECT_EQ(SplitSpec().SplitOf("anything"), "train");
@@ -57,8 +71,8 @@ TEST(SplitTest, AGrowingValFractionOnlyMovesTasksIntoVal) {
   SplitSpec small = *SplitSpec::Parse("val=0.05"), large = *SplitSpec::Parse("val=0.1");
   for (int i = 0; i < 2000; ++i) {
     std::string id = "t/" + std::to_string(i);
-    if (small.SplitOf(id) == "val") {
-      EXPECT_EQ(large.SplitOf(id), "val") << id;
+    if (small.SplitOf(id) == "validation") {
+      EXPECT_EQ(large.SplitOf(id), "validation") << id;
     }
   }
 }

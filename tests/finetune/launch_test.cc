@@ -73,6 +73,89 @@ TEST(LaunchTest, SlurmTwoNodesOfEightGpus) {
   EXPECT_EQ(plan->files[1].second, s);
 }
 
+TEST(LaunchTest, SlurmResourcesAndTheJobCompletingItsManifest) {
+  LaunchOptions o = Options(Backend::kTrl, Launcher::kSlurm);
+  o.gpus_per_node = 4;
+  auto plan = PlanLaunch(o, MessagesStats());
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  EXPECT_NE(plan->sbatch.find("\n#SBATCH --cpus-per-task=32\n"), std::string::npos)
+      << "8 CPUs per GPU by default, not Slurm's 1 per task\n"
+      << plan->sbatch;
+  EXPECT_EQ(plan->sbatch.find("--partition"), std::string::npos) << "the cluster's default unless given";
+  o.slurm = {
+      .partition = "gpu-h100", .account = "lab_42", .time = "1-12:00:00", .mem = "200G", .cpus_per_task = 12};
+  plan = PlanLaunch(o, MessagesStats());
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  const std::string& s = plan->sbatch;
+  for (const char* line :
+       {"\n#SBATCH --cpus-per-task=12\n", "\n#SBATCH --partition=gpu-h100\n", "\n#SBATCH --account=lab_42\n",
+        "\n#SBATCH --time=1-12:00:00\n", "\n#SBATCH --mem=200G\n",
+        "\nexport SRUN_CPUS_PER_TASK=\"$SLURM_CPUS_PER_TASK\"\n", "\nset +e\nsrun ", "\nstatus=$?\n",
+        "\n/opt/venv/bin/python3 /src/kforge/scripts/finetune/sft_trl.py --finish-manifest "
+        "/runs/qwen-sft --exit-status \"$status\"",
+        "\nexit \"$status\"\n"})
+    EXPECT_NE(s.find(line), std::string::npos) << "missing " << line << " in\n" << s;
+  EXPECT_LT(s.find("\nsrun "), s.find("--finish-manifest")) << "the manifest is completed after training";
+
+  const struct {
+    SlurmOptions slurm;
+    std::string want;
+  } bad[] = {
+      {{.partition = "gpu\n#SBATCH --x"}, "--partition gpu"},
+      {{.account = "a b"}, "--account a b: only letters"},
+      {{.time = "1 day"}, "--time 1 day: expected minutes"},
+      {{.mem = "lots"}, "--mem lots: expected a size"},
+  };
+  for (const auto& c : bad) {
+    o.slurm = c.slurm;
+    auto refused = PlanLaunch(o, MessagesStats());
+    ASSERT_FALSE(refused.ok()) << c.want;
+    EXPECT_NE(refused.status().message().find(c.want), std::string::npos) << refused.status().message();
+  }
+  LaunchOptions local = Options(Backend::kTrl, Launcher::kTorchrun);
+  local.slurm.partition = "gpu";
+  auto refused = PlanLaunch(local, MessagesStats());
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("need --launcher slurm"), std::string::npos);
+}
+
+TEST(LaunchTest, EvalDataChatTemplateResumeReportAndPacking) {
+  LaunchOptions o = Options(Backend::kTrl, Launcher::kLocal);
+  o.eval_data = "/data/validation.jsonl";
+  o.chat_template = "/templates/chatml.jinja";
+  o.chat_template_text = "{{ messages }}";
+  o.resume = true;
+  o.training.report_to = "tensorboard";
+  o.training.packing = true;
+  auto plan = PlanLaunch(o, MessagesStats());
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  const std::vector<std::string>& argv = plan->argv;
+  EXPECT_EQ(argv[Find(argv, "--eval-data") + 1], "/data/validation.jsonl");
+  EXPECT_EQ(argv[Find(argv, "--chat-template") + 1], "/templates/chatml.jinja");
+  EXPECT_LT(Find(argv, "--resume"), argv.size());
+  EXPECT_EQ(plan->trainer_config["report_to"], "tensorboard");
+  EXPECT_EQ(plan->trainer_config["packing"], true);
+  EXPECT_EQ(plan->trainer_config["eval_strategy"], "epoch");
+
+  o.backend = Backend::kAxolotl;
+  plan = PlanLaunch(o, MessagesStats());
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  const nlohmann::json& axolotl = plan->trainer_config;
+  EXPECT_EQ(axolotl["sample_packing"], true);
+  EXPECT_EQ(axolotl["use_tensorboard"], true);
+  EXPECT_EQ(axolotl["test_datasets"][0]["path"], "/data/validation.jsonl");
+  EXPECT_EQ(axolotl["chat_template"], "jinja");
+  EXPECT_EQ(axolotl["chat_template_jinja"], "{{ messages }}");
+  EXPECT_EQ(axolotl["auto_resume_from_checkpoints"], true);
+}
+
+TEST(LaunchTest, MeasuredSequenceLengthHoldsTheLongestRow) {
+  EXPECT_EQ(MeasuredMaxSeqLen(3577), 3584);
+  EXPECT_EQ(MeasuredMaxSeqLen(3584), 3584);
+  EXPECT_EQ(MeasuredMaxSeqLen(3585), 3648);
+  EXPECT_EQ(MeasuredMaxSeqLen(10), 64);
+}
+
 TEST(LaunchTest, SlurmQuotesUserValuesInTheScript) {
   LaunchOptions o = Options(Backend::kTrl, Launcher::kSlurm);
   o.data = "/data/it's here; rm -rf $HOME/x.jsonl";

@@ -71,5 +71,34 @@ TEST(ManifestTest, SlurmJobIdAndSignals) {
   EXPECT_FALSE(manifest.contains("result"));
 }
 
+TEST(ManifestTest, ASlurmSubmissionLeavesTheEndToTheJob) {
+  LaunchOptions o;
+  o.launcher = Launcher::kSlurm;
+  json manifest = NewManifest(o, DatasetStats{}, LaunchPlan{}, json());
+  ProcessResult sbatch;
+  sbatch.exit_code = 0;
+  sbatch.out = "Submitted batch job 77\n";
+  RecordSubmissionIn(manifest, sbatch);
+  EXPECT_EQ(manifest["slurm_job_id"], "77");
+  EXPECT_EQ(manifest["sbatch_exit_status"], 0);
+  EXPECT_TRUE(manifest["submitted_at"].is_string());
+  EXPECT_TRUE(manifest["ended_at"].is_null()) << "not the submission's time: the job records its end";
+  EXPECT_TRUE(manifest["exit_status"].is_null());
+
+  // A job that already completed the manifest keeps what it wrote.
+  manifest["ended_at"] = "2026-01-01T00:00:00Z";
+  manifest["exit_status"] = 0;
+  sbatch.exit_code = 1;
+  RecordSubmissionIn(manifest, sbatch);
+  EXPECT_EQ(manifest["ended_at"], "2026-01-01T00:00:00Z");
+
+  json failed = NewManifest(o, DatasetStats{}, LaunchPlan{}, json());
+  sbatch.out = "sbatch: error: invalid partition\n";
+  RecordSubmissionIn(failed, sbatch);
+  EXPECT_EQ(failed["exit_status"], 1) << "a refused submission ends the run";
+  EXPECT_FALSE(failed["ended_at"].is_null());
+  EXPECT_FALSE(failed.contains("slurm_job_id"));
+}
+
 }  // namespace
 }  // namespace kforge::finetune

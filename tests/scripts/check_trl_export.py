@@ -33,7 +33,7 @@ TOOLS = [{"type": "function", "function": {
     "parameters": {"type": "object", "properties": {"source": {"type": "string"}, "launches": {"type": "array"}},
                    "required": ["source", "launches"]}}}]
 
-# A template in the usual shape: tools first, tool calls as JSON text, assistant turns marked for
+# A template in the usual shape: tools first, tool-call arguments as objects written with tojson, assistant turns marked for
 # assistant-only loss, truthiness checks so that keys datasets fills with None are ignored.
 CHAT_TEMPLATE = (
     "{%- if tools %}<|tools|>{{ tools | tojson }}<|end|>\n{%- endif %}"
@@ -41,7 +41,7 @@ CHAT_TEMPLATE = (
     "<|{{ message['role'] }}|>"
     "{%- if message['role'] == 'assistant' %}{% generation %}{{ message['content'] or '' }}"
     "{%- if message['tool_calls'] %}{%- for call in message['tool_calls'] %}"
-    "<|call|>{{ call['function']['name'] }} {{ call['function']['arguments'] }}"
+    "<|call|>{{ call['function']['name'] }} {{ call['function']['arguments'] | tojson }}"
     "{%- endfor %}{%- endif %}<|end|>{% endgeneration %}\n"
     "{%- elif message['role'] == 'tool' %}{{ message['name'] }}: {{ message['content'] }}<|end|>\n"
     "{%- else %}{{ message['content'] }}<|end|>\n{%- endif %}"
@@ -88,7 +88,7 @@ def export(kforge, run, out, fmt):
     done = subprocess.run([kforge, "export", run, "--out", out, "--format", fmt, "--split", "val=0.3"],
                           capture_output=True, text=True)
     assert done.returncode == 0, f"kforge export --format {fmt} failed:\n{done.stderr}"
-    files = {split: os.path.join(out, f"{split}.jsonl") for split in ("train", "val")
+    files = {split: os.path.join(out, f"{split}.jsonl") for split in ("train", "validation")
              if os.path.exists(os.path.join(out, f"{split}.jsonl"))}
     assert "train" in files, f"no train split in {out}"
     return datasets.load_dataset("json", data_files=files)
@@ -147,12 +147,12 @@ def main():
         messages = export(kforge, run, os.path.join(work, "messages"), "messages")
         train = messages["train"]
         assert {"messages", "tools", "task", "teacher_model", "run_id"} <= set(train.column_names), train.column_names
-        rows = list(messages["train"]) + (list(messages["val"]) if "val" in messages else [])
+        rows = list(messages["train"]) + (list(messages["validation"]) if "validation" in messages else [])
         assert len(rows) == 8, len(rows)
         with_tools = [r for r in rows if r["tools"]]
         assert len(with_tools) == 4, "the tools-protocol records carry their tool specs"
         call = next(m for m in with_tools[0]["messages"] if m["role"] == "assistant")["tool_calls"][0]
-        assert call["type"] == "function" and json.loads(call["function"]["arguments"])["source"] == RELU, call
+        assert call["type"] == "function" and call["function"]["arguments"]["source"] == RELU, call
         assert all(m.get("reasoning_content") is None for r in rows for m in r["messages"]), "reasoning is off"
 
         tokenizer = tokenizer_for(json.dumps(r) for r in rows)

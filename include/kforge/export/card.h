@@ -27,7 +27,9 @@ struct DatasetStats {
   std::map<std::string, int64_t> splits, levels, tags, sources, licenses, teachers, runs;
   int64_t correct = 0;
   int64_t with_tools = 0;
-  std::vector<std::string> files;  ///< written into the output folder, by name
+  int64_t compile_only = 0;           ///< records of runs without a GPU (compiled, never run)
+  std::string file_format = "jsonl";  ///< "jsonl" or "parquet": the data files' extension
+  std::vector<std::string> files;     ///< written into the output folder, by name
 
   /// Counts one exported record.
   void Add(const dataset::Trajectory& record, const std::string& split);
@@ -35,7 +37,15 @@ struct DatasetStats {
 
 nlohmann::json ToJson(const DatasetStats& stats);
 
-/// The dataset card (Markdown).
+/// The dataset card (Markdown) with the Hugging Face Hub's YAML front matter: license (from the
+/// tasks' licences), language, task_categories, tags, size_categories, pretty_name and configs.
 std::string DatasetCard(const DatasetStats& stats);
+
+/// The Hub's license id of a task's licence ("MIT" -> "mit", "Apache-2.0" -> "apache-2.0");
+/// "unknown" when empty, "other" when the Hub has no id for it.
+std::string HubLicense(const std::string& license);
+
+/// The Hub's size category of `rows` ("n<1K", "1K<n<10K", ...).
+std::string SizeCategory(int64_t rows);
 
 }  // namespace kforge::exporter

@@ -21,6 +21,8 @@
 namespace kforge::exporter {
 
 enum class Format { kMessages, kPairs, kTrajectory, kKernelBench };
+/// How messages and pairs rows are stored: JSON lines, or Parquet with the pinned schema (RowColumns).
+enum class FileFormat { kJsonl, kParquet };
 
 /// "messages", "pairs", "trajectory", "kernelbench".
 std::optional<Format> ParseFormat(std::string_view name);
@@ -33,9 +35,14 @@ struct ExportOptions {
   Filters filters;
   SelectionOptions selection;
   FormatOptions rows;
-  std::optional<std::filesystem::path> holdout;         ///< an ids file or a task root
-  double holdout_threshold = 0.8;                       ///< reference similarity that counts as the same task
-  SplitSpec split;                                      ///< JSON lines formats only
+  std::optional<std::filesystem::path> holdout;  ///< an ids file or a task root
+  double holdout_threshold = 0.8;                ///< reference similarity that counts as the same task
+  SplitSpec split;                               ///< JSON lines formats only
+  FileFormat file_format = FileFormat::kJsonl;   ///< kParquet: messages and pairs only
+  /// kParquet: the program that writes a Parquet file from rows, as an argument vector to which
+  /// `--features JSON --in ROWS.jsonl --out FILE.parquet` is appended (PYTHON
+  /// scripts/export_parquet.py: pyarrow, through the `datasets` library's features).
+  std::vector<std::string> parquet_writer;
   std::filesystem::path tasks_root;                     ///< kernelbench: where task.json folders are
   nlohmann::json described = nlohmann::json::object();  ///< the options as given, for the card
 };

@@ -1,9 +1,13 @@
 // The rows of the JSON lines export formats, one per trajectory record: `messages` (TRL's
 // conversational format), `pairs` (conversational prompt/completion) and `trajectory` (the whole
-// record). Every row carries provenance columns. docs/formats.md, "Export rows", shows each shape.
+// record). Every row of a messages or pairs file has the same columns (null where a record has no
+// value), described by RowFeatures, so that Arrow-based loaders read a mixed export as one table.
+// docs/formats.md, "Export rows", shows each shape.
 #pragma once
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -15,21 +19,47 @@ namespace kforge::exporter {
 struct FormatOptions {
   /// Keep the recorded reasoning of assistant turns as `reasoning_content`. Default off.
   bool with_reasoning = false;
+  /// Tool-call arguments as JSON text (OpenAI's wire form) instead of JSON objects (Hugging Face's
+  /// chat-template convention, which templates serialise themselves). Default off: objects.
+  bool arguments_as_text = false;
 };
 
+/// One column of a messages or pairs file: its name and its type in the Hugging Face `datasets`
+/// library's terms: "string", "int64", "float64", "bool", "string_list" (List(Value("string"))),
+/// "json_list" (List(Json()): a list of JSON values, each kept exactly as written).
+struct Column {
+  std::string name;
+  std::string type;
+};
+
+/// The columns of every row of `format` ("messages" or "pairs"), in order: the conversation
+/// columns, `tools`, then the provenance columns. Empty for other formats.
+std::vector<Column> RowColumns(const std::string& format);
+
+/// The columns as `datasets.Features.to_dict()` writes them ({"messages": {"_type": "List", ...}}).
+nlohmann::json FeaturesDict(const std::vector<Column>& columns);
+
+/// The columns as Python source: `Features({"messages": List(Json()), ...})`.
+std::string FeaturesPython(const std::vector<Column>& columns);
+
 /// The provenance columns: id, run_id, task, level, tags, task_source, task_license,
-/// teacher_provider, teacher_model, kforge_version, protocol, correct, speedup, turns.
+/// teacher_provider, teacher_model, kforge_version, protocol, compile_only, correct, speedup, turns.
 nlohmann::json Provenance(const dataset::Trajectory& record);
 
-/// `{"messages": [...], "tools": [...] (when tools were offered), provenance...}`. Messages are in
-/// OpenAI/TRL form: tool calls as `{"id", "type": "function", "function": {"name", "arguments":
-/// JSON text}}`, tool results with `tool_call_id` and `name`; Anthropic thinking blocks are dropped.
-/// The conversation ends with the assistant turn of the best attempt (all of it without one).
-/// InvalidArgument naming the record when a message cannot be read.
+/// True when the record's messages hold an assistant turn (a teacher that failed before answering
+/// leaves none): only such records make messages or pairs rows.
+bool HasAssistantTurn(const dataset::Trajectory& record);
+
+/// `{"messages": [...], "tools": [...] or null, provenance...}`. Messages are in Hugging Face/TRL
+/// form, each with only its own keys: tool calls as `{"id", "type": "function", "function": {"name",
+/// "arguments": object}}` (JSON text with `arguments_as_text`), tool results with `tool_call_id` and
+/// `name`; Anthropic thinking blocks are dropped. The conversation ends with the assistant turn of
+/// the best attempt, else the last assistant turn. InvalidArgument naming the record when a message
+/// cannot be read or there is no assistant turn.
 StatusOr<nlohmann::json> MessagesRow(const dataset::Trajectory& record, const FormatOptions& options);
 
 /// `{"prompt": [the messages before the first assistant turn], "completion": [the assistant turn of the
-/// best attempt, else the last one], "tools"?, provenance...}`.
+/// best attempt, else the last one], "tools", provenance...}`. InvalidArgument as MessagesRow.
 StatusOr<nlohmann::json> PairsRow(const dataset::Trajectory& record, const FormatOptions& options);
 
 /// The whole record (kforge.trajectory/1), with Anthropic thinking blocks dropped and, unless

@@ -17,8 +17,9 @@ class SplitSpec {
   /// Everything in "train".
   SplitSpec() = default;
 
-  /// "val=0.05" or "val=0.05,test=0.1": named fractions (each in (0, 1), together below 1); the rest
-  /// is "train". InvalidArgument naming the bad item.
+  /// "validation=0.05" or "validation=0.05,test=0.1": named fractions (each in (0, 1), together
+  /// below 1); the rest is "train". "val" (also "valid", "dev") names "validation", the split name the
+  /// Hugging Face Hub uses. InvalidArgument naming the bad item.
   static StatusOr<SplitSpec> Parse(const std::string& text);
 
   /// The split of `task_id`: u = the first 8 bytes of SHA-256(task_id) as a fraction of 2^64; the
@@ -33,6 +34,9 @@ class SplitSpec {
  private:
   std::vector<std::pair<std::string, double>> parts_;  ///< name, cumulative upper bound
 };
+
+/// The Hub's name for a split: "validation" for "val", "valid" and "dev"; any other name as given.
+std::string CanonicalSplitName(const std::string& name);
 
 /// The hash fraction of a task id in [0, 1) that SplitOf compares.
 double TaskFraction(std::string_view task_id);

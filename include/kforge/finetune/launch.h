@@ -35,15 +35,38 @@ struct TrainingSettings {
   double epochs = 2;
   /// Peak learning rate; 0 (default) means 2e-4 with LoRA and 2e-5 without.
   double learning_rate = 0;
-  /// Longest sequence in tokens; 0 (default) means from the data (DefaultMaxSeqLen).
+  /// Longest sequence in tokens; 0 (default) means from the data: the measured tokens of the longest
+  /// row (MeasuredMaxSeqLen) when the chat template check ran, else DefaultMaxSeqLen's estimate.
   int64_t max_seq_len = 0;
+  /// Where max_seq_len came from, for the manifest and the notes: "--max-seq-len", "measured"
+  /// (tokens of every row with the model's tokenizer and chat template) or "estimated" (characters).
+  std::string max_seq_len_basis = "estimated";
   /// Sequences per device and step. Default 1.
   int batch_size = 1;
   /// Steps whose gradients are summed before an update. Default 8.
   int grad_accum = 8;
   /// Stop after this many updates; 0 (default) means the epochs decide.
   int64_t max_steps = 0;
+  /// Where the trainer reports metrics: "none" (default), "tensorboard", "wandb" or "trackio".
+  std::string report_to = "none";
+  /// Pack several rows into each sequence (TRL `packing`, axolotl `sample_packing`). Default false.
+  bool packing = false;
 };
+
+/// What a Slurm job asks for beyond its nodes and GPUs. Empty strings leave the cluster's default.
+struct SlurmOptions {
+  std::string partition;
+  std::string account;
+  std::string time;  ///< the wall-clock limit, as sbatch reads it ("2-00:00:00", "90")
+  std::string mem;   ///< memory per node, as sbatch reads it ("200G")
+  /// CPUs for the node's one task (which runs every GPU's process); 0 (default) means
+  /// kCpusPerGpu per GPU.
+  int cpus_per_task = 0;
+};
+
+/// CPUs per GPU a Slurm job asks for without --cpus-per-task: data loading and the tokenizer's
+/// threads for each training process.
+inline constexpr int kCpusPerGpu = 8;
 
 struct LaunchOptions {
   /// The JSONL dataset, absolute.
@@ -61,6 +84,16 @@ struct LaunchOptions {
   int gpus_per_node = 1;
   /// The trainer's settings that kforge's flags set.
   TrainingSettings training;
+  /// A validation set (absolute; empty: none), evaluated at each epoch's end and after training.
+  std::filesystem::path eval_data;
+  /// A chat template (a .jinja file, absolute; empty: the tokenizer's own) for the check and training.
+  std::string chat_template;
+  /// That template's text (axolotl takes it inline), read by the caller.
+  std::string chat_template_text;
+  /// Continue from the last checkpoint in OUT/checkpoints instead of starting over. Default false.
+  bool resume = false;
+  /// Slurm's resources (the slurm launcher only).
+  SlurmOptions slurm;
   /// Trainer settings from --config, merged over kforge's (an object; null values remove a key).
   nlohmann::json overrides = nlohmann::json::object();
   /// The Python that runs the TRL script (and whose folder holds accelerate, torchrun, axolotl).
@@ -99,6 +132,10 @@ struct LaunchPlan {
 /// tokens), from 512 to 32768.
 int64_t DefaultMaxSeqLen(const DatasetStats& stats);
 
+/// The sequence length from measured token counts: the longest row's tokens (percentile 100: every
+/// row fits whole) rounded up to a multiple of 64.
+int64_t MeasuredMaxSeqLen(int64_t longest_tokens);
+
 /// The sequence length a launch uses: TrainingSettings::max_seq_len, else DefaultMaxSeqLen.
 int64_t MaxSeqLen(const TrainingSettings& training, const DatasetStats& stats);
 
@@ -109,7 +146,7 @@ int64_t RecordsCut(const TrainingSettings& training, const DatasetStats& stats);
 /// Checks the options against each other and the data, and renders the launch. InvalidArgument
 /// (one line, naming the flag) for combinations that cannot run: more than one process with the
 /// local launcher, several nodes without a rendezvous address, axolotl with prompt/completion data,
-/// a run folder that #SBATCH lines cannot name.
+/// a run folder or Slurm option that #SBATCH lines cannot hold.
 StatusOr<LaunchPlan> PlanLaunch(const LaunchOptions& options, const DatasetStats& stats);
 
 /// `value` quoted for a POSIX shell (single quotes; as is when it holds only safe characters).

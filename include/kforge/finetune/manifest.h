@@ -29,6 +29,11 @@ nlohmann::json NewManifest(const LaunchOptions& options, const DatasetStats& sta
 /// output holds one.
 void FinishManifest(nlohmann::json& manifest, const ProcessResult& result);
 
+/// Records a Slurm submission: `submitted_at`, `sbatch_exit_status` and the job id (`slurm_job_id`)
+/// from sbatch's output. `ended_at` and `exit_status` stay as they are (the job writes them when it
+/// ends: `sft_trl.py --finish-manifest`), except after a failed submission, which ends the run.
+void RecordSubmissionIn(nlohmann::json& manifest, const ProcessResult& sbatch);
+
 /// Writes OUT/manifest.json atomically.
 Status WriteManifest(const std::filesystem::path& out, const nlohmann::json& manifest);
 

@@ -2,8 +2,10 @@
 // dataset check, the Python environment's checks, the rendered launch, the manifest and the run.
 #pragma once
 
+#include <filesystem>
 #include <functional>
 #include <string>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -17,8 +19,13 @@ struct RunRequest {
   /// Check and render only: write the trainer's config (and batch script) into OUT, print the
   /// command, start nothing and skip the Python checks. Default false.
   bool dry_run = false;
-  /// Replace a previous run in OUT (one that holds manifest.json). Default false.
+  /// Replace a previous run in OUT (one that holds manifest.json), removing what it wrote (model/,
+  /// checkpoints/, adapter/, axolotl-prepared/, its logs) once every check has passed. Default false.
   bool force = false;
+  /// After a run that ended with status 0, upload OUT/model to this Hub model repository (org/name)
+  /// with `hub_script` (scripts/hub_push.py). Empty (default): no upload. Not with Slurm.
+  std::string push_to_hub;
+  std::filesystem::path hub_script;
 };
 
 /// Where the run's messages go: `note` gets progress lines for stderr, `print` what a dry run
@@ -47,10 +54,18 @@ StatusOr<std::string> ResolveModel(const std::string& model);
 /// package is missing.
 StatusOr<nlohmann::json> ProbeVersions(const LaunchOptions& options);
 
-/// Runs `sft_trl.py --check-template`: the model's chat template must render the first records,
-/// their tool calls included. Returns what the script reports ({"rendered", "tool_calls",
-/// "longest_tokens", "longest_line"}); InvalidArgument with the script's own line when it cannot.
+/// Runs `sft_trl.py --check-template`: the model's chat template (or --chat-template's) must render
+/// the first records, their tool calls included (arguments written once), and every row is
+/// tokenized. Returns what the script reports ({"rendered", "tool_calls", "longest_tokens",
+/// "longest_line", "tokens": {"rows", "p50", "p95", "p99", "max", "longest_line"}, "eval_tokens"});
+/// InvalidArgument with the script's own line when it cannot.
 StatusOr<nlohmann::json> CheckChatTemplate(const LaunchOptions& options, bool assistant_only_loss);
+
+/// `finetune-launch --status RUN`: what RUN/manifest.json says of the run (and, for a Slurm job not
+/// yet completed, what squeue or sacct say of it when they are on PATH), as one line. Returns the
+/// line and the exit code: 0 finished with status 0, 1 finished otherwise, 3 not finished.
+/// NotFound / InvalidArgument when RUN holds no readable manifest.
+StatusOr<std::pair<std::string, int>> RunStatus(const std::filesystem::path& run);
 
 /// Everything `finetune-launch` does. Returns the trainer's exit status (0 after a dry run);
 /// a Status when the run was refused before anything started (bad input, missing backend, a

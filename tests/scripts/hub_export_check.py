@@ -1,0 +1,288 @@
+"""`kforge export` rows as the Hugging Face libraries read them (run by ctest as export_datasets):
+
+- `--push-to-hub` of export and finetune-launch against a stand-in Hub on 127.0.0.1 (tests/fakes/fake_hub.py);
+- finetune-launch's template check refuses arguments a template (Qwen2.5's) encodes twice;
+- a text + tools export loads with a plain `datasets.load_dataset("json", ...)` and with the dataset
+  card's own snippet, whose features keep every message exactly as written;
+- tool-call arguments are objects, so the chat templates TRL ships (Qwen2.5, Llama-3.1, Qwen3, the
+  models' own templates, read from the installed trl package) write them once, not as escaped text;
+- `--split val=...` writes the Hub's `validation` split; records without an assistant turn are never
+  rows; the card's YAML front matter; `--format parquet` keeps the same features.
+
+  KFORGE_BIN=build/kforge python -m pytest -q tests/scripts/hub_export_check.py
+"""
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import datasets
+import pytest
+import trl
+import yaml
+from transformers.utils.chat_template_utils import render_jinja_template
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from check_trl_export import LAUNCHES, RELU, record  # noqa: E402
+
+KFORGE = os.environ.get("KFORGE_BIN", str(REPO / "build" / "kforge"))
+TEMPLATES = Path(trl.__file__).parent / "chat_templates"
+
+
+def teacher_error(task):
+    """A record whose teacher failed before its first reply: system and user turns only."""
+    r = record(task, 1, 0, "text")
+    r["messages"] = r["messages"][:2]
+    r["attempts"], r["best"] = [], None
+    r["outcome"] = {"stop": "teacher_error", "error": "HTTP 500"}
+    return r
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    if not os.access(KFORGE, os.X_OK):
+        pytest.fail(f"no kforge binary at {KFORGE}: build it, or set KFORGE_BIN")
+    folder = tmp_path_factory.mktemp("run")
+    with open(folder / "trajectories.jsonl", "w") as f:
+        for i in range(10):
+            task = f"kernelbench/level{1 + i % 2}/{i}_Task"
+            f.write(json.dumps(record(task, 1 + i % 2, 0, "tools" if i % 2 else "text")) + "\n")
+        f.write(json.dumps(teacher_error("kernelbench/level1/99_Broken")) + "\n")
+    return folder
+
+
+def export(run, out, *args):
+    done = subprocess.run([KFORGE, "export", str(run), "--out", str(out), "--split", "val=0.3",
+                           "--include-incorrect", *args], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return done
+
+
+def lines(path):
+    with open(path) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def card_snippet(out):
+    card = (out / "README.md").read_text()
+    return re.search(r"```python\n(.*?)```", card, re.S).group(1)
+
+
+def load_with_card(out):
+    """Runs the card's loading snippet in the export folder, as a reader of the card would."""
+    here = os.getcwd()
+    os.chdir(out)
+    try:
+        scope = {}
+        exec(card_snippet(out), scope)
+        return scope["ds"]
+    finally:
+        os.chdir(here)
+
+
+@pytest.fixture(scope="module")
+def exported(run, tmp_path_factory):
+    out = tmp_path_factory.mktemp("export") / "messages"
+    done = export(run, out)
+    assert "1 no_assistant_turn" in done.stderr, done.stderr
+    return out
+
+
+def test_split_names_are_the_hubs(exported):
+    assert sorted(p.name for p in exported.glob("*.jsonl")) == ["train.jsonl", "validation.jsonl"]
+    stats = json.loads((exported / "stats.json").read_text())
+    assert set(stats["splits"]) == {"train", "validation"} and stats["exported"] == 10, stats
+
+
+def test_every_row_has_every_column_and_an_assistant_turn(exported):
+    rows = lines(exported / "train.jsonl") + lines(exported / "validation.jsonl")
+    assert len(rows) == 10
+    assert len({tuple(row) for row in rows}) == 1, "one set of columns, in one order"
+    assert sum(row["tools"] is None for row in rows) == 5 and sum(row["tools"] is not None for row in rows) == 5
+    for row in rows:
+        assert any(m["role"] == "assistant" for m in row["messages"]), row["id"]
+        assert row["messages"][-1]["role"] == "assistant"
+
+
+def test_mixed_export_loads_plainly_and_with_the_cards_snippet(exported):
+    files = {split: str(exported / f"{split}.jsonl") for split in ("train", "validation")}
+    plain = datasets.load_dataset("json", data_files=files)
+    assert plain["train"].num_rows + plain["validation"].num_rows == 10
+
+    ds = load_with_card(exported)
+    for split in ("train", "validation"):
+        written = lines(exported / f"{split}.jsonl")
+        assert ds[split].num_rows == len(written)
+        assert ds[split].features["messages"] == datasets.List(datasets.Json())
+        for row, line in zip(ds[split], written):
+            assert row["messages"] == line["messages"], "messages read back exactly, no keys filled with None"
+            assert row["tools"] == line["tools"]
+            assert row["task"] == line["task"] and row["speedup"] == line["speedup"]
+    call = next(m for row in ds["train"] for m in row["messages"] if m.get("tool_calls"))["tool_calls"][0]
+    assert call["function"]["arguments"] == {"source": RELU, "launches": LAUNCHES}, call
+
+
+def test_card_front_matter(exported):
+    card = (exported / "README.md").read_text()
+    front = yaml.safe_load(card.split("---\n")[1])
+    assert front["license"] == "mit"
+    assert front["task_categories"] == ["text-generation"]
+    assert front["language"] == ["en", "code"]
+    assert front["size_categories"] == ["n<1K"]
+    assert {"cuda", "code", "tool-calling", "gpu-verified"} <= set(front["tags"])
+    assert front["configs"] == [{"config_name": "default", "data_files": [
+        {"split": "train", "path": "train.jsonl"}, {"split": "validation", "path": "validation.jsonl"}]}]
+    assert "GPU-verified" in card
+
+
+def render(template, row):
+    return render_jinja_template([row["messages"]], tools=row["tools"],
+                                 chat_template=(TEMPLATES / template).read_text())[0][0]
+
+
+@pytest.mark.parametrize("template,key", [
+    ("qwen2_5.jinja", "arguments"),
+    ("qwen3.jinja", "arguments"),
+    ("llama3_1.jinja", "parameters"),
+])
+def test_rows_render_through_real_chat_templates_with_arguments_once(exported, template, key):
+    ds = load_with_card(exported)
+    rendered = 0
+    for split in ds.values():
+        for row in split:
+            text = render(template, row)
+            assert "__global__ void relu" in text and "Write a kernel for" in text
+            for message in row["messages"]:
+                for call in message.get("tool_calls") or []:
+                    once = f'"{key}": ' + json.dumps(call["function"]["arguments"], ensure_ascii=False)
+                    assert once in text, f"{template}: the arguments are not one JSON object: {text[-600:]}"
+            if row["tools"]:
+                assert '\\"launches\\"' not in text, f"{template}: arguments encoded twice"
+            rendered += 1
+    assert rendered == 10
+
+
+def test_text_arguments_are_what_double_encodes(run, tmp_path):
+    out = tmp_path / "text"
+    export(run, out, "--tool-arguments", "text")
+    row = next(r for r in lines(out / "train.jsonl") + lines(out / "validation.jsonl") if r["tools"])
+    call = next(m for m in row["messages"] if m.get("tool_calls"))["tool_calls"][0]
+    assert isinstance(call["function"]["arguments"], str)
+    assert '\\"launches\\"' in render("qwen2_5.jinja", row), "text arguments are escaped by the template"
+
+
+def test_parquet_keeps_the_pinned_features(run, exported, tmp_path):
+    out = tmp_path / "parquet"
+    export(run, out, "--format", "parquet")
+    assert sorted(p.name for p in out.iterdir()) == ["README.md", "stats.json", "train.parquet", "validation.parquet"]
+    ds = load_with_card(out)
+    jsonl = load_with_card(exported)
+    for split in ("train", "validation"):
+        assert ds[split].features == jsonl[split].features
+        assert ds[split].to_list() == jsonl[split].to_list()
+    assert 'load_dataset("parquet"' in card_snippet(out)
+    front = yaml.safe_load((out / "README.md").read_text().split("---\n")[1])
+    assert front["configs"][0]["data_files"][0] == {"split": "train", "path": "train.parquet"}
+
+
+def test_pairs_parquet_and_trajectory_refused(run, tmp_path):
+    export(run, tmp_path / "pairs", "--format", "pairs", "--file-format", "parquet")
+    assert datasets.load_dataset("parquet", data_files=str(tmp_path / "pairs/train.parquet"))["train"].features[
+        "completion"] == datasets.List(datasets.Json())
+    done = subprocess.run([KFORGE, "export", str(run), "--out", str(tmp_path / "t"), "--format", "trajectory",
+                           "--file-format", "parquet"], capture_output=True, text=True)
+    assert done.returncode == 2 and "--file-format parquet takes messages or pairs rows" in done.stderr
+
+
+def test_the_launch_check_refuses_arguments_a_template_encodes_twice(run, exported, tmp_path):
+    """finetune-launch's template check (sft_trl.py --check-template) with Qwen2.5's template: object
+    arguments pass, text arguments (written as escaped JSON text by the template) are refused."""
+    python, script = sys.executable, REPO / "scripts/finetune/sft_trl.py"
+    model = tmp_path / "qwen"
+    made = subprocess.run([python, str(REPO / "scripts/finetune/make_tiny_model.py"), str(model)],
+                          capture_output=True, text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    assert made.returncode == 0, made.stderr
+    (model / "chat_template.jinja").write_text((TEMPLATES / "qwen2_5.jinja").read_text())
+    text = tmp_path / "text"
+    export(run, text, "--tool-arguments", "text")
+
+    def check(folder):
+        data = folder / "train.jsonl"
+        return subprocess.run([python, str(script), "--check-template", "--model", str(model), "--data", str(data)],
+                              capture_output=True, text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+
+    passed = check(exported)
+    assert passed.returncode == 0, passed.stderr
+    assert json.loads(passed.stdout)["tool_calls"] > 0
+    refused = check(text)
+    assert refused.returncode == 1
+    assert "writes the tool-call arguments as escaped JSON text" in refused.stderr, refused.stderr
+
+
+@pytest.fixture
+def hub(tmp_path):
+    """The stand-in Hub (tests/fakes/fake_hub.py) on 127.0.0.1: (environment for the client, store)."""
+    store = tmp_path / "hub"
+    server = subprocess.Popen([sys.executable, str(REPO / "tests/fakes/fake_hub.py"), str(store)],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    port = int(server.stdout.readline())
+    env = {**os.environ, "HF_ENDPOINT": f"http://127.0.0.1:{port}", "HF_TOKEN": "hf_test_token_not_secret",
+           "HF_HUB_DISABLE_TELEMETRY": "1", "HF_HUB_OFFLINE": "0"}
+    yield env, store
+    server.kill()
+    server.wait()
+
+
+def test_export_pushes_the_dataset_to_the_hub(run, tmp_path, hub):
+    env, store = hub
+    out = tmp_path / "pushed"
+    done = subprocess.run([KFORGE, "export", str(run), "--out", str(out), "--split", "val=0.3", "--push-to-hub",
+                           "kforge-test/kernels", "--python", sys.executable], capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    assert f"pushed 4 files to {env['HF_ENDPOINT']}/datasets/kforge-test/kernels (commit " in done.stderr, done.stderr
+    uploaded = store / "datasets/kforge-test/kernels"
+    assert sorted(p.name for p in uploaded.iterdir()) == ["README.md", "stats.json", "train.jsonl", "validation.jsonl"]
+    for name in ("README.md", "train.jsonl"):
+        assert (uploaded / name).read_bytes() == (out / name).read_bytes()
+    assert "hf_test_token_not_secret" not in done.stderr + done.stdout
+
+    refused = subprocess.run([KFORGE, "export", str(run), "--out", str(tmp_path / "x"), "--push-to-hub", "no slash"],
+                             capture_output=True, text=True, env=env)
+    assert refused.returncode == 2 and "--push-to-hub no slash: expected a Hub repository id" in refused.stderr
+    assert not (tmp_path / "x").exists()
+
+
+def test_finetune_pushes_the_model_after_a_run_that_ends_well(tmp_path, hub, exported):
+    """finetune-launch with a trainer played by a shell script; the upload is the real one."""
+    env, store = hub
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "python3"
+    fake.write_text(
+        "#!/bin/sh\n"
+        "case \"$*\" in\n"
+        "  *--versions*) echo '{\"python\": \"3.12\", \"transformers\": \"5\", \"trl\": \"1\", \"torch\": \"2\"}' ;;\n"
+        "  *--check-template*) echo '{\"rendered\": 1, \"tool_calls\": 0, \"longest_tokens\": 90, \"longest_line\": 1,"
+        " \"tokens\": {\"rows\": 7, \"p50\": 80, \"p95\": 90, \"p99\": 90, \"max\": 90, \"longest_line\": 1}}' ;;\n"
+        f"  *hub_push.py*) exec {sys.executable} \"$@\" ;;\n"
+        "  *) save=''; prev=''; for a in \"$@\"; do [ \"$prev\" = --save ] && save=\"$a\"; prev=\"$a\"; done\n"
+        "     mkdir -p \"$save\"; echo weights > \"$save/model.safetensors\"\n"
+        "     echo 'kforge-train {\"done\": true, \"train_loss\": 1.0, \"steps\": 1}' ;;\n"
+        "esac\n")
+    fake.chmod(0o755)
+    model = tmp_path / "base"
+    model.mkdir()
+    (model / "config.json").write_text("{}")
+    out = tmp_path / "ft"
+    done = subprocess.run([KFORGE, "finetune-launch", "--data", str(exported / "train.jsonl"), "--model", str(model),
+                           "--out", str(out), "--python", str(fake), "--push-to-hub", "kforge-test/student"],
+                          capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    assert (store / "models/kforge-test/student/model.safetensors").read_text() == "weights\n"
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["pushed"]["repo"] == "kforge-test/student" and manifest["pushed"]["commit"], manifest["pushed"]
+    assert manifest["pushed"]["url"] == f"{env['HF_ENDPOINT']}/kforge-test/student"
