@@ -84,7 +84,8 @@ Status CheckNamesFree(const ExportOptions& options) {
   if (options.format == Format::kKernelBench) {
     names.push_back("index.jsonl");
   } else {
-    for (const std::string& split : options.split.Names()) names.push_back(split + ".jsonl");
+    const char* extension = options.file_format == FileFormat::kParquet ? ".parquet" : ".jsonl";
+    for (const std::string& split : options.split.Names()) names.push_back(split + extension);
   }
   for (const std::string& name : names) {
     std::error_code ec;
