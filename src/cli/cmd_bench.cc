@@ -171,6 +171,9 @@ Runner AttachBench(CLI::App& sub) {
     std::fprintf(stderr, "bench: %d timed of %d (%s, seed %llu)\n", summary.ok, summary.total,
                  std::string(bench::ModeName(options.measure.mode)).c_str(),
                  static_cast<unsigned long long>(bencher.seed()));
+    if (summary.no_gpu)
+      std::fprintf(stderr, "bench: no GPU here; timing needs one (kforge verify --compile-only compiles and "
+                           "checks plans without one)\n");
     if (summary.no_gpu || summary.harness_errors > 0) return kExitUsage;
     return summary.ok == summary.total ? kExitOk : kExitFailed;
   };

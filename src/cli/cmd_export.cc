@@ -234,6 +234,10 @@ Runner AttachExport(CLI::App& sub) {
                  Counts(stats->splits).c_str());
     if (!stats->left_out.empty())
       std::fprintf(stderr, "export: left out: %s\n", Counts(stats->left_out).c_str());
+    if (stats->exported == 0 && stats->left_out.count("incorrect") && !a->include_incorrect)
+      std::fprintf(stderr,
+                   "export: nothing correct to export (compile-only runs judge nothing correct); "
+                   "--include-incorrect exports those records too\n");
     if (stats->exported == 0) return kExitFailed;
     if (!a->push_to_hub.empty()) {
       finetune::HubPush push{a->python.empty() ? finetune::DefaultPython() : a->python, Script("hub_push.py"),

@@ -160,6 +160,10 @@ Runner AttachGenerate(CLI::App& sub) {
   sub.add_option("--idle-timeout", o.provider.idle_timeout_s, "Seconds a streamed reply may stay silent")
       ->default_val(300)
       ->check(FiniteRange(1, 86400), "[1, 86400]");
+  sub.add_option("--stream-timeout", o.provider.stream_timeout_s,
+                 "Seconds a streamed reply may take in all (endless pings or text end)")
+      ->default_val(3600)
+      ->check(FiniteRange(1, 86400), "[1, 86400]");
   sub.add_option("--stream", args->stream, "Stream replies: auto, always or never")->default_val("auto");
   sub.add_option("--max-attempts", o.client.max_attempts, "Attempts per request, retries included")
       ->default_val(8)
@@ -215,6 +219,8 @@ Runner AttachGenerate(CLI::App& sub) {
   sub.add_option("--llm-cache", o.client.cache_dir, "Cache teacher replies in this folder (off by default)");
   sub.add_option("--record", o.client.record_path, "Append every teacher reply to this cassette");
   AddGpuRunFlags(sub, args->gpu, o.judge.verify.arch);
+  args->gpu.seed_option->description("Run seed (default 0, not random: it is part of the run id, so reruns "
+                                     "resume; recorded)");
   return [args]() {
     generate::GenerateOptions& options = args->options;
     Status usage = ApplyGpuRunFlags(args->gpu, options.judge.verify);

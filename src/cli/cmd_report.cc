@@ -42,6 +42,21 @@ StatusOr<exporter::Report> BuildReport(const ReportArgs& a, WarningPrinter& warn
   return report;
 }
 
+/// The page never replaces an input (compared by device and inode, so other names count).
+Status CheckHtmlApart(const ReportArgs& a) {
+  std::optional<std::pair<uint64_t, uint64_t>> page = common::FileIdentity(a.html);
+  if (!page) return Status::Ok();
+  std::vector<std::string> inputs = a.runs;
+  if (!a.baseline.empty()) inputs.push_back(a.baseline);
+  for (const std::string& input : inputs) {
+    StatusOr<std::filesystem::path> file = exporter::ResolveRun(input);
+    if (file.ok() && common::FileIdentity(*file) == page)
+      return Status::InvalidArgument("--html " + a.html + " is the input " + file->string() +
+                                     "; the report never writes over what it reads");
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Runner AttachReport(CLI::App& sub) {
@@ -64,6 +79,7 @@ Runner AttachReport(CLI::App& sub) {
     std::error_code ec;
     if (usage.ok() && !a->html.empty() && std::filesystem::is_directory(a->html, ec))
       usage = Status::InvalidArgument("--html " + a->html + ": a folder, not a file");
+    if (usage.ok() && !a->html.empty()) usage = CheckHtmlApart(*a);
     if (!usage.ok()) {
       std::fprintf(stderr, "kforge report: %s\n", usage.message().c_str());
       return kExitUsage;

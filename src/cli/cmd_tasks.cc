@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -22,6 +23,7 @@
 #include "cli/command.h"
 #include "kforge/common/subprocess.h"
 #include "kforge/common/task.h"
+#include "kforge/cuda/device.h"
 
 namespace kforge::cli {
 namespace {
@@ -41,6 +43,16 @@ struct TasksOptions {
   int jobs = 1;
   double mem_limit_gb = 0;  ///< 0: the exporter's default
   std::string build_out;
+  // import module: the reference is arbitrary code, confined while it is imported
+  double module_timeout_s = 600;
+  double module_mem_limit_gb = 12;
+};
+
+/// Limits of an exporter run beyond what every run gets (a process group of its own, killed as a
+/// whole, and an environment without credentials).
+struct ExporterLimits {
+  double timeout_s = 0;     ///< 0: none
+  double mem_limit_gb = 0;  ///< RLIMIT_DATA, as the bulk importer sets it; 0: none
 };
 
 std::string DefaultRoot() {
@@ -260,8 +272,9 @@ Status CheckImport(const TasksOptions& o, bool kernelbench) {
   return Status::Ok();
 }
 
-// Runs the exporter with `args`; its output streams through our stdout/stderr.
-int RunExporter(const std::vector<std::string>& args) {
+// Runs the exporter with `args` (it runs reference code: arbitrary code) in a process group of its
+// own, without credentials in its environment, within `limits`; its output streams through ours.
+int RunExporter(const std::vector<std::string>& args, const ExporterLimits& limits = {}) {
   fs::path script = ExporterScript();
   std::error_code ec;
   if (!fs::is_regular_file(script, ec)) {
@@ -270,17 +283,35 @@ int RunExporter(const std::vector<std::string>& args) {
     return kExitUsage;
   }
   std::vector<std::string> argv = {Python(), script.string()};
+  if (limits.mem_limit_gb > 0) {  // posix_spawn sets no limits: a shell sets it, then becomes Python
+    char limit[64];
+    std::snprintf(limit, sizeof limit, "ulimit -d %.0f && exec \"$0\" \"$@\"", limits.mem_limit_gb * 1024 * 1024);
+    argv.insert(argv.begin(), {"/bin/sh", "-c", limit});
+  }
   argv.insert(argv.end(), args.begin(), args.end());
   std::fflush(stdout);
   std::fflush(stderr);
   common::SpawnOptions options;
   options.search_path = true;
+  options.own_process_group = true;
+  options.environment = common::EnvironmentWithoutSecrets();
   auto exporter = common::Subprocess::Spawn(argv, options);
   if (!exporter.ok()) {
     std::fprintf(stderr, "kforge tasks: %s\n", exporter.status().message().c_str());
     return kExitUsage;
   }
-  int status = exporter->Wait();
+  int status = -1;
+  if (limits.timeout_s > 0) {
+    std::optional<int> ended = exporter->WaitFor(limits.timeout_s);
+    if (!ended) {
+      exporter->Kill();
+      std::fprintf(stderr, "kforge tasks: exporter stopped after %.0f s (--timeout)\n", limits.timeout_s);
+      return kExitFailed;
+    }
+    status = *ended;
+  } else {
+    status = exporter->Wait();
+  }
   if (status == -1) {
     std::fprintf(stderr, "kforge tasks: lost the exporter process\n");
     return kExitUsage;
@@ -330,6 +361,12 @@ Runner AttachTasks(CLI::App& sub) {
   mod->add_option("--id", o->id, "Task id SUITE/NAME")->required();
   mod->add_option("--device", o->device, "Export packages for cpu or cuda")
       ->check(CLI::IsMember({"cpu", "cuda"}));
+  mod->add_option("--timeout", o->module_timeout_s, "Seconds the import may take (the module runs)")
+      ->default_val(600)
+      ->check(CLI::Range(1.0, 86400.0));
+  mod->add_option("--mem-limit-gb", o->module_mem_limit_gb, "Memory limit of the import (RLIMIT_DATA)")
+      ->default_val(12)
+      ->check(CLI::Range(0.5, 4096.0));
 
   CLI::App* build =
       sub.add_subcommand("build", "Export packages, params and golden files for every task under ROOT");
@@ -410,6 +447,14 @@ Runner AttachTasks(CLI::App& sub) {
     } else {
       return kExitUsage;
     }
+    if (o->device == "cuda" && cuda::DeviceCount() == 0) {  // one line, not one FAIL per task
+      std::fprintf(stderr,
+                   "kforge tasks %s: --device cuda needs a GPU and none is visible here; use --device cpu, "
+                   "or run it on a GPU machine\n",
+                   build->parsed() ? "build" : "import");
+      return kExitUsage;
+    }
+    if (mod->parsed()) return RunExporter(args, {o->module_timeout_s, o->module_mem_limit_gb});
     return RunExporter(args);
   };
 }

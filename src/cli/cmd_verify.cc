@@ -87,6 +87,9 @@ Runner AttachVerify(CLI::App& sub) {
     std::fprintf(stderr, "verify: %d solution%s%s (seed %llu)\n", summary.total,
                  summary.total == 1 ? "" : "s", counts.c_str(),
                  static_cast<unsigned long long>(verifier.seed()));
+    if (summary.no_gpu)
+      std::fprintf(stderr, "verify: no GPU here; --compile-only compiles the solutions and checks their plans "
+                           "without one\n");
     if (summary.no_gpu || summary.by_status.count("harness_error")) return kExitUsage;
     return summary.ok == summary.total ? kExitOk : kExitFailed;
   };

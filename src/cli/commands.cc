@@ -64,6 +64,52 @@ Status SetUpLogging(bool verbose, const std::string& log_file) {
   return Status::Ok();
 }
 
+size_t EditDistance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+/// For a parse error: the first word that is not a command where one is expected, with the closest
+/// command name when one is near ("unknown command 'genrate'; did you mean 'generate'?"). Empty when
+/// every word names a command.
+std::string UnknownCommandHint(CLI::App& app, int argc, char** argv) {
+  CLI::App* current = &app;
+  for (int i = 1; i < argc; ++i) {
+    std::string word = argv[i];
+    if (word.empty() || word[0] == '-') return "";  // options: CLI11's message says it
+    std::vector<CLI::App*> subs = current->get_subcommands([](CLI::App*) { return true; });
+    if (subs.empty()) return "";
+    CLI::App* next = nullptr;
+    std::string best;
+    size_t best_distance = SIZE_MAX;
+    for (CLI::App* sub : subs) {
+      if (sub->get_name() == word) next = sub;
+      if (sub->get_group().empty()) continue;  // hidden: never suggested
+      size_t d = EditDistance(word, sub->get_name());
+      if (d < best_distance) best_distance = d, best = sub->get_name();
+    }
+    if (next) {
+      current = next;
+      continue;
+    }
+    std::string where = current == &app ? "" : " of '" + current->get_name() + "'";
+    std::string hint = "unknown command '" + word.substr(0, 40) + "'" + where;
+    if (best_distance <= std::max<size_t>(2, best.size() / 3)) hint += "; did you mean '" + best + "'?";
+    return hint;
+  }
+  return "";
+}
+
 }  // namespace
 
 std::span<const Command> Commands() { return kCommands; }
@@ -93,7 +139,8 @@ int Main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
     // One line: CLI11's own report adds a second one pointing to --help.
-    std::string what = e.what();
+    std::string what = UnknownCommandHint(app, argc, argv);
+    if (what.empty()) what = e.what();
     std::replace(what.begin(), what.end(), '\n', ' ');
     std::fprintf(stderr, "kforge: %s (see --help)\n", what.c_str());
     return kExitUsage;

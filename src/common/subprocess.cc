@@ -5,10 +5,18 @@
 #include <signal.h>
 #include <spawn.h>
 #include <string.h>
+#include <cstring>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <thread>
+#include <cctype>
 #include <cerrno>
+#include <mutex>
+#include <string_view>
 #include <utility>
 
 extern char** environ;
@@ -45,7 +53,76 @@ void CloseFd(int& fd) {
   fd = -1;
 }
 
+/// The process groups of running children started with own_process_group, for the signal handler
+/// (a fixed table of atomics: a handler may not lock).
+constexpr size_t kGroupSlots = 4096;
+std::atomic<pid_t> g_groups[kGroupSlots];
+constexpr int kGroupSignals[] = {SIGINT, SIGTERM, SIGHUP};
+struct sigaction g_previous[std::size(kGroupSignals)];
+
+void AddGroup(pid_t group) {
+  for (std::atomic<pid_t>& slot : g_groups) {
+    pid_t empty = 0;
+    if (slot.compare_exchange_strong(empty, group)) return;
+  }
+}
+
+void RemoveGroup(pid_t group) {
+  for (std::atomic<pid_t>& slot : g_groups) {
+    pid_t expected = group;
+    if (slot.compare_exchange_strong(expected, 0)) return;
+  }
+}
+
+/// Children in groups of their own do not get the terminal's SIGINT: kill their groups, then do what
+/// the signal did before.
+void KillGroupsOnSignal(int sig) {
+  for (std::atomic<pid_t>& slot : g_groups)
+    if (pid_t group = slot.load(); group > 0) kill(-group, SIGKILL);
+  for (size_t i = 0; i < std::size(kGroupSignals); ++i) {
+    if (kGroupSignals[i] != sig) continue;
+    const struct sigaction& previous = g_previous[i];
+    if (previous.sa_handler == SIG_IGN) return;
+    if (previous.sa_handler != SIG_DFL && !(previous.sa_flags & SA_SIGINFO)) {
+      previous.sa_handler(sig);
+      return;
+    }
+  }
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
+void InstallGroupKiller() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    struct sigaction action = {};
+    action.sa_handler = KillGroupsOnSignal;
+    sigemptyset(&action.sa_mask);
+    for (size_t i = 0; i < std::size(kGroupSignals); ++i) sigaction(kGroupSignals[i], &action, &g_previous[i]);
+  });
+}
+
+bool LooksSecret(std::string name) {
+  std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::toupper(c); });
+  for (std::string_view suffix : {"_API_KEY", "APIKEY", "_TOKEN", "_SECRET", "_PASSWORD", "_ACCESS_KEY",
+                                  "_KEY_ID", "_SECRET_KEY", "_CREDENTIALS"})
+    if (name.size() >= suffix.size() && std::string_view(name).substr(name.size() - suffix.size()) == suffix)
+      return true;
+  return false;
+}
+
 }  // namespace
+
+std::vector<std::string> EnvironmentWithoutSecrets() {
+  std::vector<std::string> kept;
+  for (char** entry = environ; entry && *entry; ++entry) {
+    std::string text = *entry;
+    size_t equals = text.find('=');
+    if (equals == std::string::npos || LooksSecret(text.substr(0, equals))) continue;
+    kept.push_back(std::move(text));
+  }
+  return kept;
+}
 
 StatusOr<Subprocess> Subprocess::Spawn(const std::vector<std::string>& argv, const SpawnOptions& options) {
   if (argv.empty()) return Status::InvalidArgument("cannot start a program without a name");
@@ -82,18 +159,31 @@ StatusOr<Subprocess> Subprocess::Spawn(const std::vector<std::string>& argv, con
     posix_spawnattr_setsigdefault(&setup.attr, &defaults);
     flags |= POSIX_SPAWN_SETSIGDEF;
   }
+  if (options.own_process_group) {
+    posix_spawnattr_setpgroup(&setup.attr, 0);
+    flags |= POSIX_SPAWN_SETPGROUP;
+    InstallGroupKiller();
+  }
   posix_spawnattr_setflags(&setup.attr, flags);
 
   std::vector<char*> args;
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
+  std::vector<char*> env;
+  if (options.environment) {
+    for (const std::string& e : *options.environment) env.push_back(const_cast<char*>(e.c_str()));
+    env.push_back(nullptr);
+  }
+  char** child_env = options.environment ? env.data() : environ;
   pid_t pid = -1;
   const int rc = options.search_path
-                     ? posix_spawnp(&pid, program.c_str(), &setup.actions, &setup.attr, args.data(), environ)
-                     : posix_spawn(&pid, program.c_str(), &setup.actions, &setup.attr, args.data(), environ);
+                     ? posix_spawnp(&pid, program.c_str(), &setup.actions, &setup.attr, args.data(), child_env)
+                     : posix_spawn(&pid, program.c_str(), &setup.actions, &setup.attr, args.data(), child_env);
   if (rc != 0) return Status::Unavailable("cannot start " + program + ": " + strerror(rc));
   Subprocess child;
   child.pid_ = pid;
+  child.own_group_ = options.own_process_group;
+  if (child.own_group_) AddGroup(pid);
   child.stdin_fd_ = pipes[0].Take(1);
   child.stdout_fd_ = pipes[1].Take(0);
   child.stderr_fd_ = pipes[2].Take(0);
@@ -107,6 +197,7 @@ Subprocess::~Subprocess() {
 
 Subprocess::Subprocess(Subprocess&& other) noexcept
     : pid_(std::exchange(other.pid_, -1)),
+      own_group_(std::exchange(other.own_group_, false)),
       stdin_fd_(std::exchange(other.stdin_fd_, -1)),
       stdout_fd_(std::exchange(other.stdout_fd_, -1)),
       stderr_fd_(std::exchange(other.stderr_fd_, -1)) {}
@@ -116,6 +207,7 @@ Subprocess& Subprocess::operator=(Subprocess&& other) noexcept {
     if (running()) Kill();
     Release();
     pid_ = std::exchange(other.pid_, -1);
+    own_group_ = std::exchange(other.own_group_, false);
     stdin_fd_ = std::exchange(other.stdin_fd_, -1);
     stdout_fd_ = std::exchange(other.stdout_fd_, -1);
     stderr_fd_ = std::exchange(other.stderr_fd_, -1);
@@ -140,13 +232,36 @@ int Subprocess::Wait() {
   do {
     r = waitpid(pid_, &status, 0);
   } while (r < 0 && errno == EINTR);
+  if (own_group_) {
+    kill(-pid_, SIGKILL);  // what the child left running in its group ends with it
+    RemoveGroup(pid_);
+  }
   pid_ = -1;
   return r < 0 ? -1 : status;
 }
 
+std::optional<int> Subprocess::WaitFor(double seconds) {
+  if (pid_ <= 0) return -1;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (true) {
+    int status = 0;
+    pid_t r = waitpid(pid_, &status, WNOHANG);
+    if (r == pid_ || (r < 0 && errno != EINTR)) {
+      if (own_group_) {
+        kill(-pid_, SIGKILL);
+        RemoveGroup(pid_);
+      }
+      pid_ = -1;
+      return r < 0 ? -1 : status;
+    }
+    if (std::chrono::steady_clock::now() >= deadline) return std::nullopt;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
 int Subprocess::Kill() {
   if (pid_ <= 0) return -1;
-  kill(pid_, SIGKILL);
+  kill(own_group_ ? -pid_ : pid_, SIGKILL);
   return Wait();
 }
 

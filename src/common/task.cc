@@ -442,9 +442,17 @@ StatusOr<std::vector<Task>> LoadTaskTree(const fs::path& root) {
       ec);
   fs::recursive_directory_iterator end;
   if (ec) return Status::IoError(root.string() + ": " + ec.message());
+  const fs::path canonical_root = fs::weakly_canonical(root, ec);
   for (; it != end; it.increment(ec)) {
     if (ec) return Status::IoError(root.string() + ": " + ec.message());
     if (it.depth() >= 8) it.disable_recursion_pending();
+    // A linked folder that holds the root (a link to / or to a parent: a cycle) is not walked.
+    if (it->is_symlink(ec) && it->is_directory(ec)) {
+      fs::path target = fs::weakly_canonical(it->path(), ec);
+      auto [t_end, r_end] = std::mismatch(target.begin(), target.end(), canonical_root.begin(), canonical_root.end());
+      if (t_end == target.end() || (std::next(t_end) == target.end() && t_end->empty()))
+        it.disable_recursion_pending();
+    }
     if (it->is_regular_file(ec) && it->path().filename() == "task.json")
       dirs.push_back(it->path().parent_path());
   }

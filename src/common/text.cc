@@ -66,6 +66,35 @@ std::string Quote(std::string_view text, size_t max_bytes) {
   return out;
 }
 
+std::string Printable(std::string_view text) {
+  static const char kHex[] = "0123456789abcdef";
+  std::string out;
+  size_t i = 0;
+  while (i < text.size()) {
+    unsigned char c = static_cast<unsigned char>(text[i]);
+    size_t n = Utf8Length(text, i);
+    bool c1 = n == 2 && c == 0xC2 && static_cast<unsigned char>(text[i + 1]) < 0xA0;  // U+0080..U+009F
+    if (n > 1 && !c1) {
+      out.append(text.substr(i, n));
+      i += n;
+      continue;
+    }
+    size_t bytes = c1 ? 2 : 1;
+    for (size_t k = 0; k < bytes; ++k) {
+      unsigned char b = static_cast<unsigned char>(text[i + k]);
+      if (!c1 && n == 1 && b >= 0x20 && b != 0x7f && b != '\\') {
+        out += static_cast<char>(b);
+      } else {
+        out += "\\x";
+        out += kHex[b >> 4];
+        out += kHex[b & 15];
+      }
+    }
+    i += bytes;
+  }
+  return out;
+}
+
 bool IsValidUtf8(std::string_view text, size_t* bad_offset) {
   size_t i = 0;
   while (i < text.size()) {

@@ -103,12 +103,22 @@ Status JsonlReader::Seek(uint64_t offset, int number) {
 }
 
 StatusOr<std::unique_ptr<AppendLog>> AppendLog::Open(const std::filesystem::path& path) {
-  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  // O_APPEND: every write lands at the end, whatever else holds the file; O_NOFOLLOW: a link planted
+  // in the folder does not send the records elsewhere.
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0 && errno == ELOOP)
+    return Status::InvalidArgument(path.string() + ": a symbolic link; the log must be a plain file");
   if (fd < 0) return Status::IoError(path.string() + ": " + std::strerror(errno));
   std::unique_ptr<AppendLog> log(new AppendLog(fd, path));
-  // Index what is there; `good_end` is the byte offset after the last complete line.
-  std::FILE* file = std::fopen(path.c_str(), "rb");
-  if (!file) return Status::IoError(path.string() + ": " + std::strerror(errno));
+  // Index what is there (through the same open file); `good_end` is the byte offset after the last
+  // complete line.
+  int read_fd = ::dup(fd);
+  std::FILE* file = read_fd >= 0 ? ::fdopen(read_fd, "rb") : nullptr;
+  if (!file) {
+    if (read_fd >= 0) ::close(read_fd);
+    return Status::IoError(path.string() + ": " + std::strerror(errno));
+  }
+  std::rewind(file);
   std::string text;
   bool complete = false, too_long = false;
   uint64_t consumed = 0;
@@ -170,7 +180,7 @@ Status AppendLog::Append(const nlohmann::json& record) {
     return Status::InvalidArgument("record " + id + " is larger than a line may be");
   std::lock_guard<std::mutex> lock(mu_);
   if (ids_.count(id)) return Status::InvalidArgument("record " + id + " is already in " + path_.string());
-  // One write of the whole line (O_APPEND is not needed: only this object writes, under the lock).
+  // One write() of the whole line, at the end (O_APPEND), so that no other writer can splice into it.
   size_t done = 0;
   while (done < line.size()) {
     ssize_t n = ::write(fd_, line.data() + done, line.size() - done);

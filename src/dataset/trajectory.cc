@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "kforge/common/hash.h"
+#include "kforge/common/text.h"
 
 namespace kforge::dataset {
 namespace {
@@ -122,7 +123,7 @@ json ToJson(const Trajectory& t) {
   json attempts = json::array();
   for (const Attempt& a : t.attempts) attempts.push_back(ToJson(a));
   json first_correct = OrNull(t.first_correct_turn());
-  return {{"schema", kTrajectorySchema},
+  json record = {{"schema", kTrajectorySchema},
           {"id", t.id},
           {"run_id", t.run_id},
           {"sample", t.sample},
@@ -147,6 +148,8 @@ json ToJson(const Trajectory& t) {
           {"device", t.device},
           {"kforge_version", t.kforge_version},
           {"created_at", t.created_at}};
+  if (t.truncated) record["truncated"] = true;
+  return record;
 }
 
 StatusOr<Trajectory> TrajectoryFromJson(const json& j, const std::string& where) {
@@ -156,7 +159,7 @@ StatusOr<Trajectory> TrajectoryFromJson(const json& j, const std::string& where)
   std::string schema;
   r.Get("schema", schema, true);
   if (status.ok() && schema != kTrajectorySchema)
-    return Status::InvalidArgument(where + ".schema: \"" + schema.substr(0, 64) + "\", expected \"" +
+    return Status::InvalidArgument(where + ".schema: " + common::Quote(schema, 64) + ", expected \"" +
                                    std::string(kTrajectorySchema) + "\"");
   r.Get("id", t.id, true);
   r.Get("run_id", t.run_id);
@@ -168,6 +171,7 @@ StatusOr<Trajectory> TrajectoryFromJson(const json& j, const std::string& where)
   r.Raw("device", t.device);
   r.Get("kforge_version", t.kforge_version);
   r.Get("created_at", t.created_at);
+  r.Get("truncated", t.truncated);
   r.Get("best", t.best);
   if (const json* task = r.Child("task")) {
     Reader tr(*task, where + ".task", status);
@@ -235,6 +239,77 @@ StatusOr<Trajectory> TrajectoryFromJson(const json& j, const std::string& where)
   if (t.best && (*t.best < 0 || *t.best >= static_cast<int>(t.attempts.size())))
     return Status::InvalidArgument(where + ".best: " + std::to_string(*t.best) + " is not an attempt index");
   return t;
+}
+
+namespace {
+
+size_t LineBytes(const json& record) {
+  return record.dump(-1, ' ', false, json::error_handler_t::replace).size() + 1;
+}
+
+void CollectStrings(json& value, std::vector<std::string*>& out) {
+  if (value.is_string()) {
+    out.push_back(&value.get_ref<std::string&>());
+  } else if (value.is_structured()) {
+    for (json& item : value) CollectStrings(item, out);
+  }
+}
+
+/// Keeps the first `keep` bytes of `text` (not splitting a UTF-8 sequence) and says how much went.
+void CutString(std::string& text, size_t keep) {
+  while (keep > 0 && keep < text.size() && (static_cast<unsigned char>(text[keep]) & 0xC0) == 0x80) --keep;
+  size_t cut = text.size() - keep;
+  text.resize(keep);
+  text += "...[" + std::to_string(cut) + " bytes cut]";
+}
+
+}  // namespace
+
+bool FitRecord(json& record, size_t max_bytes) {
+  if (!record.is_object()) return false;
+  // What every cut string keeps at least: 4 KiB, less under a small cap.
+  const size_t keep = std::min<size_t>(4096, std::max<size_t>(64, max_bytes / 64));
+  bool cut_any = false;
+  for (int round = 0; round < 16; ++round) {
+    size_t size = LineBytes(record);
+    if (size <= max_bytes) return cut_any;
+    // JSON escapes make a string take up to 6 bytes per byte: cut the raw bytes by the excess and
+    // check again.
+    size_t excess = size - max_bytes + 1024;
+    std::vector<std::string*> strings;
+    CollectStrings(record, strings);
+    std::sort(strings.begin(), strings.end(),
+              [](const std::string* a, const std::string* b) { return a->size() > b->size(); });
+    bool cut_now = false;
+    for (std::string* text : strings) {
+      if (excess == 0 || text->size() <= keep + 64) break;
+      size_t remove = std::min(text->size() - keep, excess);
+      CutString(*text, text->size() - remove);
+      excess -= std::min(excess, remove);
+      cut_any = cut_now = true;
+    }
+    record["truncated"] = true;
+    if (!cut_now) break;  // nothing long left to cut
+  }
+  if (LineBytes(record) <= max_bytes) return true;
+  // Many strings: keep what the numbers need, then less and less.
+  record["messages"] = json::array();
+  record["attempts"] = json::array();
+  record["tools"] = json::array();
+  record["best"] = nullptr;
+  record["truncated"] = true;
+  if (LineBytes(record) <= max_bytes) return true;
+  std::vector<std::string*> strings;
+  CollectStrings(record, strings);
+  for (std::string* text : strings)
+    if (text->size() > 64) CutString(*text, 64);
+  if (LineBytes(record) <= max_bytes) return true;
+  json minimal = {{"schema", record.value("schema", json())}, {"id", record.value("id", json())},
+                  {"task", json::object()}, {"truncated", true}};
+  if (record.contains("task") && record["task"].is_object() && record["task"].contains("id"))
+    minimal["task"]["id"] = record["task"]["id"];
+  record = std::move(minimal);
+  return true;
 }
 
 std::string TextHash(std::string_view text) { return "sha256:" + common::Sha256Hex(text); }

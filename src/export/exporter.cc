@@ -1,6 +1,9 @@
 // The export driver: first pass (filters, candidates), selection, second pass (rows), card.
 #include "kforge/export/exporter.h"
 
+#include <map>
+#include <optional>
+#include <set>
 #include <unordered_map>
 
 #include "export/sinks.h"
@@ -40,21 +43,58 @@ int JudgedBy(const dataset::Trajectory& t) {
   return it != verdict.end() && it->is_number_integer() ? it->get<int>() : 1;
 }
 
-/// Removes the files a previous export listed in its stats.json (plain names inside `out` only).
-void RemovePreviousExport(const fs::path& out) {
+/// The plain file names a previous export listed in OUT/stats.json (its manifest); nullopt when there
+/// is no stats.json of an export.
+std::optional<std::set<std::string>> PreviousExportFiles(const fs::path& out) {
   StatusOr<std::string> text = common::ReadFile(out / "stats.json");
-  if (!text.ok()) return;
+  if (!text.ok()) return std::nullopt;
   StatusOr<nlohmann::json> stats = common::ParseJson(*text, "stats.json");
-  if (!stats.ok() || !stats->is_object() || stats->value("schema", "") != kExportStatsSchema) return;
+  if (!stats.ok() || !stats->is_object() || stats->value("schema", "") != kExportStatsSchema) return std::nullopt;
+  std::set<std::string> names = {"stats.json"};
   const nlohmann::json& files = (*stats)["files"];
-  if (!files.is_array()) return;
+  if (!files.is_array()) return names;
   for (const nlohmann::json& name : files) {
     if (!name.is_string()) continue;
     fs::path file = name.get<std::string>();
     if (file.has_parent_path() || file.empty() || file == "." || file == "..") continue;
-    std::error_code ec;
-    fs::remove(out / file, ec);
+    names.insert(file.string());
   }
+  return names;
+}
+
+/// Removes the files a previous export listed in its stats.json (plain names inside `out` only; a
+/// link is removed, never followed).
+void RemovePreviousExport(const fs::path& out) {
+  std::optional<std::set<std::string>> names = PreviousExportFiles(out);
+  if (!names) return;
+  for (const std::string& name : *names) {
+    std::error_code ec;
+    fs::remove(out / name, ec);
+  }
+}
+
+/// The names this export writes that it knows before the first row (the KernelBench files are
+/// checked as they are written) must be absent or a previous export's: --force replaces what an
+/// export wrote, never a file of someone else's.
+Status CheckNamesFree(const ExportOptions& options) {
+  std::set<std::string> ours;
+  if (options.force)
+    if (std::optional<std::set<std::string>> previous = PreviousExportFiles(options.out)) ours = *previous;
+  std::vector<std::string> names = {"stats.json", "README.md"};
+  if (options.format == Format::kKernelBench) {
+    names.push_back("index.jsonl");
+  } else {
+    const char* extension = options.file_format == FileFormat::kParquet ? ".parquet" : ".jsonl";
+    for (const std::string& split : options.split.Names()) names.push_back(split + extension);
+  }
+  for (const std::string& name : names) {
+    std::error_code ec;
+    if (fs::symlink_status(options.out / name, ec).type() != fs::file_type::not_found && !ours.count(name))
+      return Status::InvalidArgument("--out " + options.out.string() + ": " + name +
+                                     " is not from a previous export (no stats.json there lists it); move "
+                                     "it away or use another --out");
+  }
+  return Status::Ok();
 }
 
 class FirstPass {
@@ -91,20 +131,25 @@ class FirstPass {
         return;
       }
     }
+    // What can fail on a hostile record (a field of the wrong type throws) comes before anything is kept.
+    const uint64_t key = solution ? SolutionKey(*solution) : Hash64("record:" + t.id);
+    std::optional<CompactMinHash> signature;
+    if (options_.selection.near_dup) {
+      const nlohmann::json* source = solution && solution->contains("source") ? &(*solution)["source"] : nullptr;
+      signature = Compact(
+          MinHashOf(Tokenize(source && source->is_string() ? source->get<std::string>() : "", CommentStyle::kC)));
+    }
     Candidate c;
     c.ref = ref;
     c.has_solution = solution != nullptr;
-    c.key = solution ? SolutionKey(*solution) : Hash64("record:" + t.id);
+    c.key = key;
     c.id_hash = IdHash(t.id);
     c.task = Intern(t);
     c.correct = t.correct();
     if (std::optional<double> s = t.speedup()) c.speedup = static_cast<float>(*s);
     c.turns = static_cast<uint16_t>(std::min(t.turns(), 65535));
     collected_.candidates.push_back(c);
-    if (options_.selection.near_dup) {
-      std::string source = solution ? solution->value("source", "") : "";
-      collected_.signatures.push_back(Compact(MinHashOf(Tokenize(source, CommentStyle::kC))));
-    }
+    if (signature) collected_.signatures.push_back(*signature);
   }
 
   /// Marks tasks whose reference is close to a held-out one.
@@ -167,8 +212,28 @@ Status CheckOutput(const fs::path& out, bool force) {
   return Status::Ok();
 }
 
+Status CheckInputsApart(const std::vector<fs::path>& inputs, const fs::path& out) {
+  std::error_code ec;
+  if (!fs::is_directory(out, ec)) return Status::Ok();
+  std::map<std::pair<uint64_t, uint64_t>, std::string> outputs;
+  for (const fs::directory_entry& entry : fs::directory_iterator(out, ec))
+    if (auto id = common::FileIdentity(entry.path())) outputs.emplace(*id, entry.path().filename().string());
+  if (auto id = common::FileIdentity(out)) outputs.emplace(*id, ".");
+  for (const fs::path& input : inputs) {
+    std::optional<std::pair<uint64_t, uint64_t>> id = common::FileIdentity(input);
+    if (!id) continue;
+    auto it = outputs.find(*id);
+    if (it != outputs.end())
+      return Status::InvalidArgument("--out " + out.string() + " holds the input " + input.string() +
+                                     (it->second == "." ? "" : " (as " + it->second + ")") +
+                                     "; an export never writes over what it reads: use another --out");
+  }
+  return Status::Ok();
+}
+
 StatusOr<DatasetStats> Export(const std::vector<fs::path>& files, const ExportOptions& options,
                               const WarningSink& warn) {
+  KFORGE_RETURN_IF_ERROR(CheckInputsApart(files, options.out));
   DatasetStats stats;
   stats.format = FormatName(options.format);
   if (options.file_format == FileFormat::kParquet) stats.file_format = "parquet";
@@ -203,6 +268,7 @@ StatusOr<DatasetStats> Export(const std::vector<fs::path>& files, const ExportOp
   std::error_code ec;
   fs::create_directories(options.out, ec);
   if (ec) return Status::IoError("--out " + options.out.string() + ": " + ec.message());
+  KFORGE_RETURN_IF_ERROR(CheckNamesFree(options));
   if (options.force) RemovePreviousExport(options.out);
   std::unique_ptr<internal::Sink> sink = options.format == Format::kKernelBench
                                              ? internal::MakeKernelBenchSink(options)
@@ -211,7 +277,12 @@ StatusOr<DatasetStats> Export(const std::vector<fs::path>& files, const ExportOp
     if (IdHash(t.id) != id_hashes[i])
       return Status::IoError(files[refs[i].file].string() + ":" + std::to_string(refs[i].line) +
                              ": the record changed since it was first read");
-    Status written = sink->Write(t, stats);
+    Status written = Status::Ok();
+    try {
+      written = sink->Write(t, stats);
+    } catch (const nlohmann::json::exception& e) {  // a field of the wrong type in a hostile record
+      written = Status::InvalidArgument(std::string("a field of the wrong type (") + e.what() + ")");
+    }
     if (written.code() == Status::Code::kInvalidArgument) {
       ++stats.left_out["unrenderable"];
       warn(files[refs[i].file].string() + ":" + std::to_string(refs[i].line) + ": " + written.message());

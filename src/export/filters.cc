@@ -12,6 +12,7 @@
 namespace kforge::exporter {
 
 std::optional<std::string_view> Reject(const dataset::Trajectory& t, const Filters& f) {
+  if (t.truncated) return "truncated";  // cut to fit a line: not training data
   bool correct = t.correct();
   if (!t.task.unjudgeable.empty()) return "unjudgeable_task";
   if (!correct && Unjudged(t)) return "harness_error";

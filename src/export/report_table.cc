@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "kforge/common/library_ops.h"
+#include "kforge/common/text.h"
 
 namespace kforge::exporter {
 namespace {
@@ -125,7 +126,7 @@ void RunSection(std::ostringstream& out, const RunReport& run, bool per_task) {
     TextTable tasks;
     tasks.Row({"task", "level", "episodes", "correct", "harness errors", "best speedup", "mean turns"});
     for (const auto& [id, t] : run.tasks)
-      tasks.Row({id, t.level ? std::to_string(*t.level) : "-", Count(t.episodes), Count(t.correct),
+      tasks.Row({common::Printable(id), t.level ? std::to_string(*t.level) : "-", Count(t.episodes), Count(t.correct),
                  Count(t.unjudged), Times(t.best_speedup),
                  t.episodes
                      ? Format("%.1f", static_cast<double>(t.turns_sum) / static_cast<double>(t.episodes))

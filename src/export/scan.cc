@@ -41,8 +41,15 @@ Status ScanRecords(const std::vector<fs::path>& files, const RecordVisitor& visi
         warn(files[f].string() + ":" + std::to_string(line->number) + ": " + record.status().message());
         continue;
       }
+      try {
+        visit(RecordRef{f, line->number, line->offset}, *record);
+      } catch (const nlohmann::json::exception& e) {  // a field of the wrong type: skip the record
+        ++counts.malformed;
+        warn(files[f].string() + ":" + std::to_string(line->number) + ": a field of the wrong type (" +
+             e.what() + ")");
+        continue;
+      }
       ++counts.records;
-      visit(RecordRef{f, line->number, line->offset}, *record);
     }
   }
   return Status::Ok();

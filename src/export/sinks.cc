@@ -1,6 +1,9 @@
 // Export sinks: JSON lines per split, and KernelBench's run layout.
 #include "export/sinks.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstring>
 
@@ -17,8 +20,17 @@ using nlohmann::json;
 class OutFile {
  public:
   static StatusOr<std::unique_ptr<OutFile>> Open(const fs::path& path) {
-    std::FILE* file = std::fopen(path.c_str(), "wb");
-    if (!file) return Status::IoError(path.string() + ": " + std::strerror(errno));
+    // Created, never replaced or followed: a previous export's files are gone by now, and whatever
+    // else holds the name (a user's file, a planted link) is left alone.
+    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0 && errno == EEXIST)
+      return Status::IoError(path.string() + ": exists and is not from a previous export; move it away or "
+                                             "use another --out");
+    std::FILE* file = fd >= 0 ? ::fdopen(fd, "wb") : nullptr;
+    if (!file) {
+      if (fd >= 0) ::close(fd);
+      return Status::IoError(path.string() + ": " + std::strerror(errno));
+    }
     return std::unique_ptr<OutFile>(new OutFile(file, path));
   }
   ~OutFile() {
@@ -123,6 +135,10 @@ class KernelBenchSink : public Sink {
 
     int& sample = samples_[{problem->level, problem->number}];
     std::string name = KernelBenchFileName(*problem, sample++);
+    std::error_code ec;
+    if (fs::symlink_status(options_.out / name, ec).type() != fs::file_type::not_found)
+      return Status::IoError((options_.out / name).string() +
+                             ": exists and is not from a previous export; move it away or use another --out");
     KFORGE_RETURN_IF_ERROR(common::WriteFileAtomic(options_.out / name, program));
     stats.files.push_back(name);
     if (!index_) {

@@ -16,6 +16,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+/// Candidates of one reply judged at most (a reply may ask for a thousand `run` calls).
+constexpr size_t kMaxCandidatesPerReply = 8;
+
 double Seconds(Clock::time_point since) {
   return std::chrono::duration<double>(Clock::now() - since).count();
 }
@@ -222,7 +225,18 @@ dataset::Trajectory RunEpisode(const EpisodeContext& context, const EpisodeSpec&
     }
     bool done = false;
     std::string feedback;
-    for (const Candidate& candidate : candidates) {
+    for (size_t i = 0; i < candidates.size(); ++i) {
+      const Candidate& candidate = candidates[i];
+      if (done || i >= kMaxCandidatesPerReply) {  // not judged; every tool call still gets its result
+        if (options.protocol == "tools")
+          messages.push_back(llm::Message::ToolResult(
+              candidate.tool_call_id,
+              done ? "Not run: an earlier call of this reply ended the episode."
+                   : "Not run: at most " + std::to_string(kMaxCandidatesPerReply) +
+                         " tool calls of one reply are run.",
+              true));
+        continue;
+      }
       dataset::Attempt attempt = Judge(context, spec, candidate, turn, t.judge_s);
       std::string source =
           attempt.solution.is_object() ? attempt.solution.value("source", std::string()) : "";

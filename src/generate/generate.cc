@@ -6,6 +6,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -40,13 +41,30 @@ Status CheckOptions(const GenerateOptions& o) {
   if (o.protocol != "text" && o.protocol != "tools")
     return Status::InvalidArgument("--protocol " + o.protocol.substr(0, 20) + ": expected text or tools");
   if (o.views.empty()) return Status::InvalidArgument("--views: name at least one view");
-  for (const std::string& view : o.views) KFORGE_RETURN_IF_ERROR(CheckView(view).WithContext("--views"));
+  for (size_t i = 0; i < o.views.size(); ++i) {
+    KFORGE_RETURN_IF_ERROR(CheckView(o.views[i]).WithContext("--views"));
+    if (std::find(o.views.begin(), o.views.begin() + static_cast<std::ptrdiff_t>(i), o.views[i]) !=
+        o.views.begin() + static_cast<std::ptrdiff_t>(i))
+      return Status::InvalidArgument("--views: " + o.views[i] + " is named twice");
+  }
   if (o.samples < 1) return Status::InvalidArgument("--samples must be at least 1");
   if (o.concurrency < 1) return Status::InvalidArgument("--concurrency must be at least 1");
   if (o.max_turns < 1) return Status::InvalidArgument("--max-turns must be at least 1");
   if (o.shard_count < 1 || o.shard_index < 0 || o.shard_index >= o.shard_count)
     return Status::InvalidArgument("--shard i/n needs 0 <= i < n");
   if (o.max_cost_usd && !(*o.max_cost_usd >= 0)) return Status::InvalidArgument("--max-cost must be >= 0");
+  // --record appends: never to what the run reads (a replayed cassette) or keeps (the run folder).
+  if (!o.client.record_path.empty()) {
+    if (auto record = common::FileIdentity(o.client.record_path)) {
+      std::vector<std::filesystem::path> kept = {o.out / "trajectories.jsonl", o.out / "run.json",
+                                                 o.out / "generate.log", o.out / "unfinished.jsonl"};
+      if (o.teacher.rfind("replay:", 0) == 0) kept.push_back(o.teacher.substr(7));
+      for (const std::filesystem::path& file : kept)
+        if (common::FileIdentity(file) == record)
+          return Status::InvalidArgument("--record " + o.client.record_path + " is " + file.string() +
+                                         ", which this run reads or keeps; record to another file");
+    }
+  }
   return CheckTeacherOptions(o);
 }
 
@@ -131,6 +149,24 @@ bool MatchesFilter(const std::string& filter, const std::string& id) {
   return false;
 }
 
+/// Masks the teacher's secrets in every string (and key) of a record: a key the teacher echoes
+/// reaches neither the run folder nor anything exported from it.
+void RedactStrings(nlohmann::json& value, const llm::Client& client) {
+  if (value.is_string()) {
+    std::string& text = value.get_ref<std::string&>();
+    text = client.Redact(std::move(text));
+  } else if (value.is_array()) {
+    for (nlohmann::json& item : value) RedactStrings(item, client);
+  } else if (value.is_object()) {
+    nlohmann::json masked = nlohmann::json::object();
+    for (auto& [key, item] : value.items()) {
+      RedactStrings(item, client);
+      masked[client.Redact(key)] = std::move(item);
+    }
+    value = std::move(masked);
+  }
+}
+
 struct Planned {
   const common::Task* task;
   std::string view;
@@ -200,6 +236,11 @@ StatusOr<GenerateSummary> RunGenerate(const GenerateOptions& options) {
                                    (options.filter.empty() ? "" : " matches --filter " + options.filter));
   std::map<std::string, std::string> references;
   for (const common::Task* task : shard) {
+    // What is sent to the teacher is the task's own file, never one a link points to.
+    std::error_code ec;
+    if (std::filesystem::is_symlink(task->reference, ec))
+      return Status::InvalidArgument(task->reference.string() +
+                                     ": a symbolic link; a task's reference must be a file of its folder");
     auto text = common::ReadFile(task->reference);
     if (!text.ok()) return text.status();
     references[task->id] = std::move(*text);
@@ -258,6 +299,9 @@ StatusOr<GenerateSummary> RunGenerate(const GenerateOptions& options) {
   if (options.probe && http_teacher && !options.provider.batch_api)
     KFORGE_RETURN_IF_ERROR(ProbeModel(**provider, options.model));
 
+  // One writer per run folder, taken before the judge starts and anything is read from the folder.
+  KFORGE_ASSIGN_OR_RETURN(common::FolderLock lock, RunDir::Lock(options.out));
+
   // The judge. Without a GPU the run is compile-only, and says so.
   GenerateSummary summary;
   bool compile_only = options.compile_only;
@@ -298,8 +342,8 @@ StatusOr<GenerateSummary> RunGenerate(const GenerateOptions& options) {
       {"samples", options.samples},
       {"shard", std::to_string(options.shard_index) + "/" + std::to_string(options.shard_count)}};
   KFORGE_ASSIGN_OR_RETURN(
-      auto run, RunDir::Open(options.out, RunConfig(options, prompts, compile_only), about, options.force,
-                             options.retry_errors));
+      auto run, RunDir::Open(options.out, std::move(lock), RunConfig(options, prompts, compile_only), about,
+                             options.force, options.retry_errors));
   llm::ClientOptions client_options = options.client;
   client_options.max_cost_usd = options.max_cost_usd;
   client_options.spent_before_usd = run->spent_usd();
@@ -402,7 +446,13 @@ StatusOr<GenerateSummary> RunGenerate(const GenerateOptions& options) {
         }
         continue;
       }
-      Status written = run->trajectories().Append(dataset::ToJson(t));
+      nlohmann::json record = dataset::ToJson(t);
+      RedactStrings(record, *client);
+      if (dataset::FitRecord(record, dataset::kMaxLineBytes))
+        spdlog::warn("generate: {}: record larger than {} MiB, written with its longest strings cut "
+                     "(\"truncated\": true)",
+                     t.id, dataset::kMaxLineBytes >> 20);
+      Status written = run->trajectories().Append(record);
       std::lock_guard<std::mutex> lock(mu);
       if (!written.ok()) {
         summary.fatal = written;

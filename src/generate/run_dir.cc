@@ -52,15 +52,25 @@ double ScanLog(const std::filesystem::path& path, bool move_errors, std::vector<
 
 }  // namespace
 
-StatusOr<std::unique_ptr<RunDir>> RunDir::Open(const std::filesystem::path& dir, const nlohmann::json& config,
-                                               const nlohmann::json& about, bool force, bool retry_errors) {
+StatusOr<common::FolderLock> RunDir::Lock(const std::filesystem::path& dir) {
   std::error_code ec;
   if (std::filesystem::exists(dir, ec) && !std::filesystem::is_directory(dir, ec))
     return Status::InvalidArgument("--out " + dir.string() + ": not a folder");
   std::filesystem::create_directories(dir, ec);
   if (ec) return Status::IoError("--out " + dir.string() + ": " + ec.message());
+  StatusOr<common::FolderLock> lock = common::FolderLock::Acquire(dir / "run.lock");
+  if (lock.status().code() == Status::Code::kResourceExhausted)
+    return Status::ResourceExhausted("--out " + dir.string() + " is in use: " + lock.status().message() +
+                                     " (one generate per run folder; wait for it or use another --out)");
+  return lock;
+}
 
+StatusOr<std::unique_ptr<RunDir>> RunDir::Open(const std::filesystem::path& dir, common::FolderLock lock,
+                                               const nlohmann::json& config, const nlohmann::json& about,
+                                               bool force, bool retry_errors) {
+  std::error_code ec;
   std::unique_ptr<RunDir> run(new RunDir());
+  run->lock_ = std::move(lock);
   run->run_id_ = common::Sha256Hex(config.dump()).substr(0, 12);
   const std::filesystem::path run_json = dir / "run.json";
   if (std::filesystem::exists(run_json, ec)) {
@@ -85,7 +95,7 @@ StatusOr<std::unique_ptr<RunDir>> RunDir::Open(const std::filesystem::path& dir,
       {"schema", "kforge.run/1"}, {"run_id", run->run_id_}, {"config", config}, {"about", about}};
   KFORGE_RETURN_IF_ERROR(common::WriteFileAtomic(run_json, record.dump(2) + "\n"));
   const std::filesystem::path unfinished = dir / "unfinished.jsonl";
-  run->unfinished_fd_ = ::open(unfinished.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  run->unfinished_fd_ = ::open(unfinished.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (run->unfinished_fd_ < 0) return Status::IoError(unfinished.string() + ": " + std::strerror(errno));
   std::vector<std::string> moved, none;
   std::string kept, unused;
@@ -100,8 +110,12 @@ StatusOr<std::unique_ptr<RunDir>> RunDir::Open(const std::filesystem::path& dir,
   run->spent_usd_ = spent + spent_unfinished;
   run->moved_errors_ = static_cast<int>(moved.size());
   KFORGE_ASSIGN_OR_RETURN(run->trajectories_, dataset::AppendLog::Open(dir / "trajectories.jsonl"));
-  run->log_ = std::fopen((dir / "generate.log").c_str(), "a");
-  if (!run->log_) return Status::IoError((dir / "generate.log").string() + ": " + std::strerror(errno));
+  int log_fd = ::open((dir / "generate.log").c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (log_fd >= 0) run->log_ = ::fdopen(log_fd, "a");
+  if (!run->log_) {
+    if (log_fd >= 0) ::close(log_fd);
+    return Status::IoError((dir / "generate.log").string() + ": " + std::strerror(errno));
+  }
   return run;
 }
 

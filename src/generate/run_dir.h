@@ -2,6 +2,7 @@
 // versions), trajectories.jsonl (append-only), unfinished.jsonl (episodes cut short or ended on a
 // transient teacher error, kept for their cost and for diagnosis; a rerun runs them again) and
 // generate.log. A rerun with the same configuration resumes; a changed one is refused unless forced.
+// A run folder has one writer: run.lock is held (flock) for as long as a generate runs in it.
 #pragma once
 
 #include <cstdio>
@@ -12,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kforge/common/files.h"
 #include "kforge/common/status.h"
 #include "kforge/dataset/jsonl.h"
 
@@ -19,11 +21,16 @@ namespace kforge::generate {
 
 class RunDir {
  public:
-  /// With `retry_errors`, records of trajectories.jsonl that ended in llm_error move to
-  /// unfinished.jsonl first (the log is rewritten atomically), so that their episodes run again.
-  /// Creates `dir` when missing, checks or writes run.json for `config` (what decides the records;
-  /// its hash is the run id) plus `about` (versions, time: not compared), opens the log files.
-  static StatusOr<std::unique_ptr<RunDir>> Open(const std::filesystem::path& dir,
+  /// Creates `dir` when missing and takes its lock (run.lock). ResourceExhausted naming the holder's
+  /// pid when another process writes there.
+  static StatusOr<common::FolderLock> Lock(const std::filesystem::path& dir);
+
+  /// Checks or writes run.json in `dir` (locked by `lock`) for `config` (what decides the records;
+  /// its hash is the run id) plus `about` (versions, time: not compared), opens the log files
+  /// (never through a link). With `retry_errors`, records of trajectories.jsonl that ended in
+  /// llm_error move to unfinished.jsonl first (the log is rewritten atomically), so that their
+  /// episodes run again.
+  static StatusOr<std::unique_ptr<RunDir>> Open(const std::filesystem::path& dir, common::FolderLock lock,
                                                 const nlohmann::json& config, const nlohmann::json& about,
                                                 bool force, bool retry_errors = false);
   ~RunDir();
@@ -41,6 +48,7 @@ class RunDir {
 
  private:
   RunDir() = default;
+  common::FolderLock lock_;
   std::string run_id_;
   std::unique_ptr<dataset::AppendLog> trajectories_;
   std::mutex log_mu_;

@@ -66,6 +66,15 @@ ChatResponse Aborted(const Status& why) {
   return r;
 }
 
+/// A server's token counts are input: negative or absurd ones (more than 100M tokens in one reply)
+/// are clamped, so that costs stay sums of non-negative prices and --max-cost trips.
+void ClampUsage(Usage& u) {
+  constexpr int64_t kMaxTokens = 100'000'000;
+  for (int64_t* n : {&u.input_tokens, &u.output_tokens, &u.cache_read_tokens, &u.cache_write_tokens,
+                     &u.reasoning_tokens})
+    *n = std::clamp<int64_t>(*n, 0, kMaxTokens);
+}
+
 }  // namespace
 
 class Client::Impl {
@@ -76,7 +85,7 @@ class Client::Impl {
         options_(std::move(options)),
         cache_(std::move(cache)),
         record_(std::move(record)),
-        limiter_(options_.requests_per_minute, options_.tokens_per_minute),
+        limiter_(options_.requests_per_minute, options_.tokens_per_minute, options_.max_retry_after_s),
         rng_(options_.seed) {
     scheduler_ = std::thread([this] { Schedule(); });
   }
@@ -142,6 +151,8 @@ class Client::Impl {
     idle_cv_.wait(lock, [this] { return outstanding_ == 0; });
   }
 
+  std::string Redact(std::string text) const { return provider_->Redact(std::move(text)); }
+
   Status fatal_status() const {
     std::lock_guard<std::mutex> lock(mu_);
     return fatal_;
@@ -184,6 +195,10 @@ class Client::Impl {
       }
       std::shared_ptr<Job> job = it->second;
       if (double wait = limiter_.TryAcquire(now, job->estimate); wait > 0) {
+        if (wait >= 5 && now >= next_pacing_note_) {  // a long pause is said, once per pause
+          spdlog::warn("llm: rate limit reached; waiting {:.0f} s before the next request", wait);
+          next_pacing_note_ = now + wait;
+        }
         cv_.wait_for(lock, std::chrono::duration<double>(wait));
         continue;
       }
@@ -243,6 +258,7 @@ class Client::Impl {
 
   void OnAttempt(const std::shared_ptr<Job>& job, Attempt a) {
     ChatResponse r = std::move(a.response);
+    ClampUsage(r.usage);
     std::vector<std::shared_ptr<Job>> aborted;
     Status fatal;
     {
@@ -384,6 +400,7 @@ class Client::Impl {
   RateLimiter limiter_;
   std::mt19937_64 rng_;
   uint64_t next_seq_ = 0;
+  double next_pacing_note_ = 0;  // no pacing warning before this time (Now())
   int in_flight_ = 0;
   int64_t outstanding_ = 0;
   bool stop_ = false;
@@ -449,5 +466,6 @@ void Client::Wait() { impl_->Wait(); }
 Status Client::fatal_status() const { return impl_->fatal_status(); }
 bool Client::budget_reached() const { return impl_->budget_reached(); }
 ClientStats Client::stats() const { return impl_->stats(); }
+std::string Client::Redact(std::string text) const { return impl_->Redact(std::move(text)); }
 
 }  // namespace kforge::llm

@@ -29,8 +29,9 @@ void SendAttempt(HttpTransport& transport, HttpRequest http, const ProviderOptio
                  std::shared_ptr<StreamAssembler> assembler, ReplyParser parse, const Secrets& secrets,
                  const std::string& model, bool anthropic, AttemptCallback done) {
   http.connect_timeout_s = options.connect_timeout_s;
+  http.max_body_bytes = options.max_reply_bytes;
   if (assembler) {
-    http.timeout_s = 0;
+    http.timeout_s = options.stream_timeout_s;
     http.idle_timeout_s = options.idle_timeout_s;
     http.on_stream_data = [assembler](std::string_view bytes) { assembler->Feed(bytes); };
   } else {

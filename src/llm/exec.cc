@@ -34,6 +34,7 @@ RunResult RunCommand(const std::string& command, const std::string& input, doubl
   common::SpawnOptions options;
   options.stdin_mode = options.stdout_mode = options.stderr_mode = common::SpawnOptions::Stream::kPipe;
   options.unblock_signals = true;  // the pool's threads block SIGPIPE
+  options.own_process_group = true;  // a timeout or a signal ends the teacher and all it started
   auto started = common::Subprocess::Spawn({"/bin/sh", "-c", command}, options);
   if (!started.ok()) {
     r.spawn_error = started.status().message();

@@ -11,12 +11,11 @@
 #include <deque>
 #include <mutex>
 #include <stdexcept>
+#include <string>
 #include <thread>
 
 namespace kforge::llm {
 namespace {
-
-constexpr size_t kMaxBodyBytes = 64u << 20;  // a reply larger than this is treated as broken
 
 using Clock = std::chrono::steady_clock;
 
@@ -38,6 +37,7 @@ struct Transfer {
   Clock::time_point last_byte = Clock::now();  // for the idle timeout
   bool body_started = false;
   size_t streamed_bytes = 0;
+  bool too_large = false;  // the body passed request.max_body_bytes: the transfer was ended
 
   ~Transfer() {
     if (header_list) curl_slist_free_all(header_list);
@@ -62,12 +62,16 @@ size_t OnBody(char* data, size_t size, size_t n, void* user) {
     t->result.status = static_cast<int>(status);
     t->result.streamed = t->request.on_stream_data && IsEventStream(t->result);
   }
+  const size_t received = t->result.streamed ? t->streamed_bytes : t->result.body.size();
+  if (received + bytes > t->request.max_body_bytes) {  // a broken or hostile server: end it
+    t->too_large = true;
+    return 0;  // aborts the transfer
+  }
   if (t->result.streamed) {
     t->streamed_bytes += bytes;
     t->request.on_stream_data(std::string_view(data, bytes));
     return bytes;
   }
-  if (t->result.body.size() + bytes > kMaxBodyBytes) return 0;  // aborts the transfer
   t->result.body.append(data, bytes);
   return bytes;
 }
@@ -215,7 +219,10 @@ class HttpTransport::Impl {
     long status = 0;
     curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
     t->result.status = static_cast<int>(status);
-    if (code != CURLE_OK) {
+    if (t->too_large) {
+      t->result.transport_error =
+          "reply larger than " + std::to_string(t->request.max_body_bytes >> 20) + " MiB; ended";
+    } else if (code != CURLE_OK) {
       t->result.timed_out = code == CURLE_OPERATION_TIMEDOUT;
       t->result.transport_error = t->error_buffer[0] ? t->error_buffer : curl_easy_strerror(code);
     }

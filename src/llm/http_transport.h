@@ -1,6 +1,7 @@
 // HttpTransport: many HTTP requests in flight on one libcurl multi handle driven by one thread.
 #pragma once
 
+#include <cstddef>
 #include <functional>
 #include <map>
 #include <memory>
@@ -19,6 +20,8 @@ struct HttpRequest {
   double connect_timeout_s = 20;
   /// The transfer fails (timed_out) when no byte arrived for this long; 0 = no idle limit.
   double idle_timeout_s = 0;
+  /// Body bytes (streamed or not) read at most; more ends the transfer with "reply larger than ...".
+  size_t max_body_bytes = size_t{64} << 20;
   /// When set, the body of a 2xx text/event-stream reply goes here as it arrives (on the transport
   /// thread) instead of into HttpResult::body. Other replies (errors) are collected as usual.
   std::function<void(std::string_view)> on_stream_data;

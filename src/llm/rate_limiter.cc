@@ -5,7 +5,8 @@
 
 namespace kforge::llm {
 
-RateLimiter::RateLimiter(double requests_per_minute, double tokens_per_minute) {
+RateLimiter::RateLimiter(double requests_per_minute, double tokens_per_minute, double max_reset_wait_s)
+    : max_reset_wait_s_(max_reset_wait_s) {
   requests_.per_minute = requests_.level = std::max(0.0, requests_per_minute);
   tokens_.per_minute = tokens_.level = std::max(0.0, tokens_per_minute);
 }
@@ -24,7 +25,8 @@ double RateLimiter::Bucket::Wait(double now, double cost) const {
 }
 
 void RateLimiter::Bucket::Observe(const std::optional<double>& limit, const std::optional<double>& remaining,
-                                  const std::optional<double>& reset_s, double now) {
+                                  const std::optional<double>& reset_s, double now,
+                                  double max_reset_wait_s) {
   Refill(now);
   if (limit && *limit > 0 && (per_minute <= 0 || *limit < per_minute)) {
     if (per_minute <= 0) level = *limit;
@@ -33,7 +35,7 @@ void RateLimiter::Bucket::Observe(const std::optional<double>& limit, const std:
   }
   if (remaining && per_minute > 0) level = std::min(level, *remaining);
   if (remaining && *remaining < 1 && reset_s && *reset_s > 0)
-    blocked_until = std::max(blocked_until, now + *reset_s);
+    blocked_until = std::max(blocked_until, now + std::min(*reset_s, max_reset_wait_s));
 }
 
 double RateLimiter::TryAcquire(double now, double tokens) {
@@ -52,8 +54,8 @@ void RateLimiter::Adjust(double now, double tokens) {
 }
 
 void RateLimiter::Observe(const RateLimitInfo& info, double now) {
-  requests_.Observe(info.requests_limit, info.requests_remaining, info.requests_reset_s, now);
-  tokens_.Observe(info.tokens_limit, info.tokens_remaining, info.tokens_reset_s, now);
+  requests_.Observe(info.requests_limit, info.requests_remaining, info.requests_reset_s, now, max_reset_wait_s_);
+  tokens_.Observe(info.tokens_limit, info.tokens_remaining, info.tokens_reset_s, now, max_reset_wait_s_);
 }
 
 void RateLimiter::BlockUntil(double until) {

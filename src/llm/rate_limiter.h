@@ -8,8 +8,9 @@ namespace kforge::llm {
 
 class RateLimiter {
  public:
-  /// Limits per minute; 0 = none until the server reports one.
-  RateLimiter(double requests_per_minute, double tokens_per_minute);
+  /// Limits per minute; 0 = none until the server reports one. A reset the server reports is waited
+  /// for `max_reset_wait_s` at most (a reset date years ahead must not park the batch).
+  RateLimiter(double requests_per_minute, double tokens_per_minute, double max_reset_wait_s = 120);
 
   /// 0 when a request estimated at `tokens` may start at `now` (and charges it); otherwise the
   /// seconds to wait before asking again.
@@ -33,8 +34,9 @@ class RateLimiter {
     void Refill(double now);
     double Wait(double now, double cost) const;
     void Observe(const std::optional<double>& limit, const std::optional<double>& remaining,
-                 const std::optional<double>& reset_s, double now);
+                 const std::optional<double>& reset_s, double now, double max_reset_wait_s);
   };
+  double max_reset_wait_s_;
   Bucket requests_, tokens_;
 };
 

@@ -158,4 +158,103 @@ TEST_F(ExportCliTest, NothingKeptExitsOne) {
   EXPECT_NE(run.err.find("2 min_speedup"), std::string::npos) << run.err;
 }
 
+std::string Read(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// An export never writes over what it reads: the input inside --out (the run folder itself, with a
+// split named like the input) is refused before anything is written, with or without --force.
+TEST_F(ExportCliTest, ForceNeverTruncatesItsInput) {
+  const std::string before = Read(dir_ / "run/trajectories.jsonl");
+  for (const char* args : {"run --out run --force --split trajectories=0.5",
+                           "run/trajectories.jsonl --out run --force --format trajectory"}) {
+    CliRun run = Export(args);
+    EXPECT_EQ(run.exit_code, 2) << args << "\n" << run.err;
+    EXPECT_NE(run.err.find("holds the input run/trajectories.jsonl (as trajectories.jsonl)"), std::string::npos)
+        << run.err;
+    EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << run.err;
+    EXPECT_EQ(Read(dir_ / "run/trajectories.jsonl"), before) << args;
+  }
+  // Another name for the same file (a hard link in a previous export's folder) is the same input.
+  ASSERT_EQ(Export("run --out data").exit_code, 0);
+  fs::create_hard_link(dir_ / "run/trajectories.jsonl", dir_ / "data/linked.jsonl");
+  CliRun linked = Export("data/linked.jsonl --out data --force");
+  EXPECT_EQ(linked.exit_code, 2) << linked.err;
+  EXPECT_NE(linked.err.find("(as linked.jsonl)"), std::string::npos) << linked.err;
+  EXPECT_EQ(Read(dir_ / "run/trajectories.jsonl"), before);
+}
+
+// --force replaces a previous export's files and nothing else: a user's README.md or train.jsonl in
+// the folder is refused by name, and files of other names are left alone.
+TEST_F(ExportCliTest, ForceRemovesOnlyWhatTheManifestLists) {
+  fs::create_directories(dir_ / "mine");
+  std::ofstream(dir_ / "mine/README.md") << "my notes";
+  CliRun run = Export("run --out mine --force");
+  EXPECT_EQ(run.exit_code, 2) << run.err;
+  EXPECT_NE(run.err.find("README.md is not from a previous export"), std::string::npos) << run.err;
+  EXPECT_EQ(Read(dir_ / "mine/README.md"), "my notes");
+
+  ASSERT_EQ(Export("run --out data --split val=0.5").exit_code, 0);
+  std::ofstream(dir_ / "data/notes.txt") << "keep me";
+  ASSERT_EQ(Export("run --out data --force").exit_code, 0) << "a previous export is replaced";
+  EXPECT_EQ(Read(dir_ / "data/notes.txt"), "keep me");
+  EXPECT_FALSE(fs::exists(dir_ / "data/val.jsonl")) << "the previous export's split is gone";
+  // A train.jsonl the manifest does not list (the previous export wrote no rows).
+  ASSERT_EQ(Export("run --out data2 --min-speedup 100").exit_code, 1);
+  ASSERT_TRUE(fs::exists(dir_ / "data2/stats.json"));
+  ASSERT_FALSE(fs::exists(dir_ / "data2/train.jsonl"));
+  std::ofstream(dir_ / "data2/train.jsonl") << "user data";
+  CliRun refused = Export("run --out data2 --force");
+  EXPECT_EQ(refused.exit_code, 2) << refused.err;
+  EXPECT_NE(refused.err.find("train.jsonl is not from a previous export"), std::string::npos) << refused.err;
+  EXPECT_EQ(Read(dir_ / "data2/train.jsonl"), "user data");
+}
+
+// A link planted in the output folder is never followed.
+TEST_F(ExportCliTest, APlantedLinkIsNotFollowed) {
+  std::ofstream(dir_ / "victim.txt") << "precious";
+  ASSERT_EQ(Export("run --out data --format trajectory").exit_code, 0);
+  // The previous export listed train.jsonl; it is now a link to a file outside.
+  fs::remove(dir_ / "data/train.jsonl");
+  fs::create_symlink(dir_ / "victim.txt", dir_ / "data/train.jsonl");
+  fs::remove(dir_ / "data/README.md");
+  fs::create_symlink(dir_ / "victim.txt", dir_ / "data/README.md");
+  CliRun run = Export("run --out data --force --format trajectory");
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(Read(dir_ / "victim.txt"), "precious");
+  EXPECT_FALSE(fs::is_symlink(dir_ / "data/train.jsonl"));
+  EXPECT_FALSE(fs::is_symlink(dir_ / "data/README.md"));
+  EXPECT_FALSE(Read(dir_ / "data/train.jsonl").empty());
+}
+
+// A record with a field of the wrong type (a numeric solution source) is skipped with FILE:LINE.
+TEST_F(ExportCliTest, ARecordWithAFieldOfTheWrongTypeIsSkippedWithItsLine) {
+  fs::create_directories(dir_ / "bad");
+  RecordSpec spec;
+  nlohmann::json good = kforge::dataset::ToJson(MakeRecord(spec));
+  nlohmann::json bad = good;
+  bad["id"] = "bad/1";
+  for (nlohmann::json& attempt : bad["attempts"]) attempt["solution"]["source"] = 42;
+  std::ofstream(dir_ / "bad/trajectories.jsonl") << bad.dump() << "\n" << good.dump() << "\n";
+  for (const char* extra : {"", " --near-dup 0.9", " --format trajectory"}) {
+    fs::remove_all(dir_ / "out");
+    CliRun run = Export(std::string("bad --out out") + extra);
+    EXPECT_EQ(run.exit_code, 0) << extra << "\n" << run.err;
+    EXPECT_NE(run.err.find("bad/trajectories.jsonl:1: "), std::string::npos) << extra << "\n" << run.err;
+    EXPECT_NE(run.err.find("1 "), std::string::npos);
+  }
+}
+
+// A compile-only run has nothing correct: the summary says how to export it anyway.
+TEST_F(ExportCliTest, NothingCorrectSuggestsIncludeIncorrect) {
+  fs::create_directories(dir_ / "compiled");
+  RecordSpec spec;
+  spec.correct = false;
+  kforge::testing::WriteRecords((dir_ / "compiled/trajectories.jsonl").string(), {MakeRecord(spec)});
+  CliRun run = Export("compiled --out data");
+  EXPECT_EQ(run.exit_code, 1) << run.err;
+  EXPECT_NE(run.err.find("--include-incorrect exports those records too"), std::string::npos) << run.err;
+}
+
 }  // namespace

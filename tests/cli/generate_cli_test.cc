@@ -418,6 +418,7 @@ TEST_F(GenerateCliTest, BadInputIsOneLineAndExitTwo) {
       {"--teacher replay:/nonexistent/cassette.jsonl", "cassette /nonexistent/cassette.jsonl"},
       {"--teacher anthropic", "ANTHROPIC_API_KEY"},
       {"--prompts /nonexistent" + replay, "prompt template /nonexistent/system.md"},
+      {"--views code,nl,code" + replay, "--views: code is named twice"},
   };
   for (const Case& c : cases) {
     GenRun run = Generate(c.args, "env -u ANTHROPIC_API_KEY");
@@ -425,6 +426,269 @@ TEST_F(GenerateCliTest, BadInputIsOneLineAndExitTwo) {
     EXPECT_NE(run.err.find(c.expect), std::string::npos) << c.args << ": " << run.err;
     EXPECT_LE(std::count(run.err.begin(), run.err.end(), '\n'), 1) << c.args << ": " << run.err;
   }
+}
+
+TEST_F(GenerateCliTest, TwoGeneratesOnOneFolderOneRefusesAndNothingIsLost) {
+  fakes::FakeHttpServer server([](const fakes::HttpExchange& ex) {
+    json body = json::parse(ex.body);
+    const char* source = AssistantTurns(body) == 0 ? kBroken : kFixed;
+    fakes::FakeReply reply = fakes::FakeReply::Json(
+        200, OpenAiCompletion({{"role", "assistant"}, {"content", TextReply(source)}}, "stop").dump());
+    reply.delay_ms = 100;
+    return reply;
+  });
+  const std::string args =
+      "--filter 'demo/*' --samples 4 --concurrency 2 --teacher openai --model m --base-url " + server.url() +
+      "/v1";
+  std::string command = std::string("exec ") + KFORGE_BINARY + " generate --tasks " +
+                        fakes::ShellQuote(tasks_.path()) + " --compile-only --no-cache --out " +
+                        fakes::ShellQuote(out_) + " " + args + " 2>/dev/null";
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  // Wait until the first process holds the folder (its pid in run.lock), then start a second.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  std::string holder;
+  while (holder != std::to_string(pid) + "\n" && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    std::ifstream in(out_ / "run.lock");
+    holder.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  GenRun second = Generate(args);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  EXPECT_EQ(second.exit_code, 2) << second.err;
+  EXPECT_NE(second.err.find("is in use: "), std::string::npos) << second.err;
+  EXPECT_NE(second.err.find("held by pid " + std::to_string(pid)), std::string::npos) << second.err;
+  EXPECT_EQ(std::count(second.err.begin(), second.err.end(), '\n'), 1) << second.err;
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  std::vector<json> records = Records();  // every line parses
+  ASSERT_EQ(records.size(), 12u);
+  std::set<std::string> ids;
+  for (const json& r : records) ids.insert(r["id"].get<std::string>());
+  EXPECT_EQ(ids.size(), 12u);
+  // Once the first has ended the folder is free again, and complete.
+  GenRun again = Generate(args);
+  EXPECT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_NE(again.err.find("0 episodes to run (12 already done)"), std::string::npos) << again.err;
+}
+
+TEST_F(GenerateCliTest, AKeyTheTeacherEchoesIsMaskedInTheRecordAndTheExport) {
+  const std::string key = "sk-ant-echoed-0123456789abcdef";
+  fakes::FakeHttpServer server([](const fakes::HttpExchange& ex) {
+    json body = json::parse(ex.body);
+    const char* source = AssistantTurns(body) == 0 ? kBroken : kFixed;
+    // A teacher that repeats the key it was sent: in its text, its thinking and a code comment.
+    std::string echoed = ex.headers.count("x-api-key") ? ex.headers.at("x-api-key") : "";
+    std::string text = "Your key is " + echoed + ".\n" + TextReply(source);
+    size_t code = text.find("extern");
+    text.insert(code, "// " + echoed + "\n");
+    return fakes::FakeReply::Json(200, AnthropicMessage({{{"type", "thinking"},
+                                                          {"thinking", "the key " + echoed},
+                                                          {"signature", kSignature}},
+                                                         {{"type", "text"}, {"text", text}}},
+                                                        "end_turn")
+                                           .dump());
+  });
+  GenRun run = Generate("--filter demo/relu --teacher anthropic --model claude-test --base-url " + server.url(),
+                        "ANTHROPIC_API_KEY=" + key);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  ASSERT_EQ(run.records.size(), 1u);
+  std::ifstream in(out_ / "trajectories.jsonl");
+  std::string text(std::istreambuf_iterator<char>(in), {});
+  EXPECT_EQ(text.find(key), std::string::npos);
+  EXPECT_EQ(text.find("sk-ant-echoed"), std::string::npos);
+  EXPECT_NE(run.records[0]["messages"].dump().find("Your key is ***"), std::string::npos)
+      << run.records[0]["messages"].dump();
+  const fs::path exported = out_.string() + ".export";
+  fs::remove_all(exported);
+  int code = fakes::RunCommand(std::string(KFORGE_BINARY) + " export " + fakes::ShellQuote(out_) +
+                               " --format trajectory --include-incorrect --out " + fakes::ShellQuote(exported) +
+                               " 2>/dev/null")
+                 .exit_code;
+  EXPECT_EQ(code, 0);
+  std::ifstream rows(exported / "train.jsonl");
+  std::string data(std::istreambuf_iterator<char>(rows), {});
+  fs::remove_all(exported);
+  EXPECT_FALSE(data.empty());
+  EXPECT_EQ(data.find(key), std::string::npos);
+}
+
+TEST_F(GenerateCliTest, ARecordLargerThanALineIsWrittenCutAndTheBatchEnds) {
+  // A teacher whose every reply is 30 MB of text with no kernel: three turns make a record of more
+  // than 64 MiB, which is written with its longest strings cut.
+  fs::create_directories(out_.string() + ".d");
+  const fs::path script = out_.string() + ".d/teacher.sh";
+  std::ofstream(script) << "cat >/dev/null; head -c 30000000 /dev/zero | tr '\\0' a\n";
+  const std::string args =
+      "--filter demo/relu --max-turns 3 --timeout 120 --teacher " + fakes::ShellQuote("exec:sh " + script.string());
+  GenRun run = Generate(args);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  ASSERT_EQ(run.records.size(), 1u) << run.err;
+  const json& r = run.records[0];
+  EXPECT_EQ(r["truncated"], true);
+  EXPECT_EQ(r["attempts"].size(), 3u);
+  EXPECT_NE(run.err.find("written with its longest strings cut"), std::string::npos) << run.err;
+  EXPECT_LE(fs::file_size(out_ / "trajectories.jsonl"), size_t{64} << 20);
+  GenRun again = Generate(args);
+  fs::remove_all(out_.string() + ".d");
+  EXPECT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_NE(again.err.find("0 episodes to run (1 already done)"), std::string::npos) << again.err;
+}
+
+/// Whether `pid` is gone (or a zombie no one has reaped yet).
+bool ProcessGone(pid_t pid) {
+  if (kill(pid, 0) != 0) return true;
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text(std::istreambuf_iterator<char>(stat), {});
+  size_t paren = text.rfind(')');
+  return paren == std::string::npos || text.substr(paren + 2, 1) == "Z";
+}
+
+pid_t ReadPid(const fs::path& file, std::chrono::seconds wait) {
+  auto deadline = std::chrono::steady_clock::now() + wait;
+  while (std::chrono::steady_clock::now() < deadline) {
+    std::ifstream in(file);
+    long pid = 0;
+    if (in >> pid && pid > 0) return static_cast<pid_t>(pid);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return -1;
+}
+
+TEST_F(GenerateCliTest, AnExecTeacherThatTimesOutIsKilledWithEverythingItStarted) {
+  fs::create_directories(out_.string() + ".d");
+  const fs::path script = out_.string() + ".d/teacher.sh";
+  const fs::path pidfile = out_.string() + ".d/child.pid";
+  // The teacher starts a grandchild and waits for it: killing only /bin/sh would leave it running.
+  std::ofstream(script) << "cat >/dev/null; sleep 300 & echo $! > " << pidfile.string() << "; wait\n";
+  GenRun run = Generate("--filter demo/relu --max-attempts 1 --timeout 1 --teacher " +
+                        fakes::ShellQuote("exec:sh " + script.string()));
+  pid_t child = ReadPid(pidfile, std::chrono::seconds(1));
+  fs::remove_all(out_.string() + ".d");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  ASSERT_EQ(run.records.size(), 1u);
+  EXPECT_EQ(run.records[0]["outcome"]["stop"], "llm_error");
+  ASSERT_GT(child, 0);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (!ProcessGone(child) && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_TRUE(ProcessGone(child)) << "the teacher's child " << child << " outlived the timeout";
+  if (!ProcessGone(child)) kill(child, SIGKILL);
+}
+
+TEST_F(GenerateCliTest, SigtermEndsTheExecTeacherAndEverythingItStarted) {
+  fs::create_directories(out_.string() + ".d");
+  const fs::path script = out_.string() + ".d/teacher.sh";
+  const fs::path pidfile = out_.string() + ".d/child.pid";
+  std::ofstream(script) << "cat >/dev/null; sleep 300 & echo $! > " << pidfile.string() << "; wait\n";
+  std::string command = std::string("exec ") + KFORGE_BINARY + " generate --tasks " +
+                        fakes::ShellQuote(tasks_.path()) + " --compile-only --no-cache --out " +
+                        fakes::ShellQuote(out_) + " --filter demo/relu --teacher " +
+                        fakes::ShellQuote("exec:sh " + script.string()) + " 2>/dev/null";
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  pid_t child = ReadPid(pidfile, std::chrono::seconds(30));
+  kill(pid, SIGTERM);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  fs::remove_all(out_.string() + ".d");
+  ASSERT_GT(child, 0) << "the teacher never started";
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM) << "kforge still ends as SIGTERM says";
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (!ProcessGone(child) && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_TRUE(ProcessGone(child)) << "the teacher's child " << child << " outlived kforge";
+  if (!ProcessGone(child)) kill(child, SIGKILL);
+}
+
+TEST_F(GenerateCliTest, AMistypedCommandGetsADidYouMean) {
+  fakes::CommandResult typo = fakes::RunCommand(std::string(KFORGE_BINARY) + " genrate --out x 2>&1");
+  EXPECT_EQ(typo.exit_code, 2);
+  EXPECT_NE(typo.out.find("unknown command 'genrate'; did you mean 'generate'?"), std::string::npos) << typo.out;
+  fakes::CommandResult nested = fakes::RunCommand(std::string(KFORGE_BINARY) + " tasks lsit 2>&1");
+  EXPECT_EQ(nested.exit_code, 2);
+  EXPECT_NE(nested.out.find("unknown command 'lsit' of 'tasks'; did you mean 'list'?"), std::string::npos)
+      << nested.out;
+  fakes::CommandResult far = fakes::RunCommand(std::string(KFORGE_BINARY) + " zzzzzzzz 2>&1");
+  EXPECT_NE(far.out.find("unknown command 'zzzzzzzz'"), std::string::npos) << far.out;
+  EXPECT_EQ(far.out.find("did you mean"), std::string::npos) << far.out;
+}
+
+TEST_F(GenerateCliTest, ToolCallsPerReplyAreCappedAndStopOnceTheTargetIsReached) {
+  // Turn 1: twenty `run` calls of a broken kernel; turn 2: five of the fixed one.
+  fakes::FakeHttpServer server([](const fakes::HttpExchange& ex) {
+    json body = json::parse(ex.body);
+    int turn = AssistantTurns(body) + 1;
+    json content = json::array();
+    for (int i = 0; i < (turn == 1 ? 20 : 5); ++i)
+      content.push_back({{"type", "tool_use"},
+                         {"id", "toolu_" + std::to_string(turn) + "_" + std::to_string(i)},
+                         {"name", "run"},
+                         {"input", ToolInput(turn == 1 ? kBroken : kFixed)}});
+    return fakes::FakeReply::Json(200, AnthropicMessage(content, "tool_use").dump());
+  });
+  GenRun run = Generate("--filter demo/relu --protocol tools --max-turns 2 --teacher anthropic --model m "
+                        "--base-url " + server.url(),
+                        "ANTHROPIC_API_KEY=sk-test-0123456789");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  ASSERT_EQ(run.records.size(), 1u);
+  const json& r = run.records[0];
+  ASSERT_EQ(r["attempts"].size(), 9u) << "8 of turn 1, then 1 of turn 2 that reached the target";
+  EXPECT_EQ(r["attempts"][8]["status"], "ok");
+  EXPECT_EQ(r["outcome"]["stop"], "compiled");
+  // Every call of turn 1 got a result in the second request, the twelve not run said so.
+  json second = json::parse(server.requests().back().body);
+  const json& results = second["messages"][2]["content"];
+  ASSERT_EQ(results.size(), 20u) << results.dump();
+  EXPECT_NE(results[19].dump().find("Not run: at most 8 tool calls"), std::string::npos) << results[19].dump();
+}
+
+TEST_F(GenerateCliTest, ALinkedReferenceIsRefusedBeforeAnythingIsSent) {
+  // A task whose reference.py is a link to a file outside: it would be sent to the teacher.
+  const fs::path root = out_.string() + ".tasks";
+  fs::remove_all(root);
+  fs::create_directories(root / "demo");
+  fs::copy(fs::path(KFORGE_SOURCE_DIR) / "tasks/demo/relu", root / "demo/relu", fs::copy_options::recursive);
+  std::ofstream(root / "secret.txt") << "not for the teacher";
+  fs::remove(root / "demo/relu/reference.py");
+  fs::create_symlink(root / "secret.txt", root / "demo/relu/reference.py");
+  const std::string replay =
+      std::string(" --teacher replay:") + KFORGE_SOURCE_DIR + "/examples/teacher/demo.jsonl";
+  fakes::CommandResult run = fakes::RunCommand(std::string(KFORGE_BINARY) + " generate --tasks " +
+                                               fakes::ShellQuote(root) + " --compile-only --out " +
+                                               fakes::ShellQuote(out_) + replay + " 2>&1");
+  fs::remove_all(root);
+  EXPECT_EQ(run.exit_code, 2) << run.out;
+  EXPECT_NE(run.out.find("reference.py: a symbolic link"), std::string::npos) << run.out;
+  EXPECT_TRUE(Records().empty());
+}
+
+TEST_F(GenerateCliTest, RecordNeverAppendsToWhatTheRunReadsOrKeeps) {
+  const fs::path cassette = out_.string() + ".cassette.jsonl";
+  fs::copy_file(std::string(KFORGE_SOURCE_DIR) + "/examples/teacher/demo.jsonl", cassette,
+                fs::copy_options::overwrite_existing);
+  const auto size = fs::file_size(cassette);
+  GenRun replayed = Generate("--filter demo/relu --teacher replay:" + cassette.string() + " --record " +
+                             cassette.string());
+  EXPECT_EQ(replayed.exit_code, 2) << replayed.err;
+  EXPECT_NE(replayed.err.find("which this run reads or keeps"), std::string::npos) << replayed.err;
+  EXPECT_EQ(fs::file_size(cassette), size);
+  GenRun first = Generate("--filter demo/relu --teacher replay:" + cassette.string());
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  GenRun kept = Generate("--filter 'demo/*' --teacher replay:" + cassette.string() + " --record " +
+                         (out_ / "trajectories.jsonl").string());
+  EXPECT_EQ(kept.exit_code, 2) << kept.err;
+  EXPECT_EQ(kept.records.size(), 1u) << "the log is untouched";
+  fs::remove(cassette);
 }
 
 }  // namespace

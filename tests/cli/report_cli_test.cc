@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -129,6 +130,32 @@ TEST_F(ReportCliTest, UsageErrors) {
     EXPECT_NE(run.err.find(message), std::string::npos) << args << "\n" << run.err;
     EXPECT_TRUE(run.out.empty()) << args;
   }
+}
+
+TEST_F(ReportCliTest, HtmlNeverReplacesAnInput) {
+  std::ifstream in(dir_ / "after/trajectories.jsonl");
+  const std::string before(std::istreambuf_iterator<char>(in), {});
+  for (const char* args : {"after --html after/trajectories.jsonl", "after --baseline before --html ./before/trajectories.jsonl"}) {
+    CliRun run = Report(args);
+    EXPECT_EQ(run.exit_code, 2) << args << "\n" << run.err;
+    EXPECT_NE(run.err.find("the report never writes over what it reads"), std::string::npos) << run.err;
+    EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << run.err;
+  }
+  std::ifstream after(dir_ / "after/trajectories.jsonl");
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(after), {}), before);
+}
+
+TEST_F(ReportCliTest, PerTaskRowsEscapeControlCharacters) {
+  fs::create_directories(dir_ / "hostile");
+  RecordSpec spec;
+  spec.task = "evil/\x1b[2J\x1b]0;owned\x07\xc2\x9b" "31m";
+  kforge::testing::WriteRecords((dir_ / "hostile/trajectories.jsonl").string(), {MakeRecord(spec)});
+  CliRun run = Report("hostile --per-task");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(run.out.find('\x1b'), std::string::npos) << run.out;
+  EXPECT_EQ(run.out.find('\x07'), std::string::npos) << run.out;
+  EXPECT_EQ(run.out.find("\xc2\x9b"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("evil/\\x1b[2J"), std::string::npos) << run.out;
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -16,6 +17,7 @@
 #include "cli/cmd_tasks_audit.h"
 #include "cli/cmd_tasks_check.h"
 #include "fakes/command.h"
+#include "fakes/task_root.h"
 
 namespace {
 
@@ -36,10 +38,10 @@ class TasksCliTest : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
 
-  TasksRun Tasks(const std::string& args) {
+  TasksRun Tasks(const std::string& args, const std::string& env = "") {
     fs::path err = dir_ / "stderr.txt";
     kforge::fakes::CommandResult result = kforge::fakes::RunCommand(
-        "cd " + dir_.string() + " && " + KFORGE_BINARY + " tasks " + args + " 2>" + err.string());
+        "cd " + dir_.string() + " && " + env + " " + KFORGE_BINARY + " tasks " + args + " 2>" + err.string());
     std::ifstream in(err);
     return {result.exit_code, result.out, std::string(std::istreambuf_iterator<char>(in), {})};
   }
@@ -259,6 +261,58 @@ TEST_F(TasksCliTest, CheckCountsIllConditionedTasksApart) {
   record = nlohmann::json::parse(LineOf(run.out, "t/good"));
   EXPECT_EQ(record["ill_conditioned"], false);
   EXPECT_FALSE(record.contains("conditioning"));
+}
+
+// The reference of `import module` is arbitrary code: it runs without the API keys of our
+// environment, and one that never ends is stopped at --timeout with its process group.
+TEST_F(TasksCliTest, ImportModuleRunsWithoutKeysAndWithinItsTimeout) {
+  const fs::path seen = dir_ / "seen.txt";
+  Write(dir_ / "envmod.py", "import os\nopen(" + nlohmann::json(seen.string()).dump() +
+                                ", 'w').write(os.environ.get('ANTHROPIC_API_KEY', 'none') + ',' + "
+                                "os.environ.get('MY_SERVICE_TOKEN', 'none') + ',' + os.environ.get('KEEP_ME', ''))\n" +
+                                kModule);
+  TasksRun run = Tasks("import module envmod.py --id user/envmod --out out --device cpu",
+                       "ANTHROPIC_API_KEY=sk-ant-secret-0123456789 MY_SERVICE_TOKEN=t0k3n KEEP_ME=kept");
+  std::ifstream in(seen);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), "none,none,kept") << run.err;
+
+  Write(dir_ / "loop.py", "while True:\n    pass\n");
+  auto start = std::chrono::steady_clock::now();
+  TasksRun loop = Tasks("import module loop.py --id user/loop --out out --device cpu --timeout 3");
+  double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(loop.exit_code, 1) << loop.err;
+  EXPECT_NE(loop.err.find("exporter stopped after 3 s (--timeout)"), std::string::npos) << loop.err;
+  EXPECT_LT(took, 30) << loop.err;
+}
+
+TEST_F(TasksCliTest, ATaskTreeDoesNotWalkALinkToItsAncestors) {
+  fs::create_directories(dir_ / "root/demo");
+  fs::copy(fs::path(KFORGE_SOURCE_DIR) / "tasks/demo/relu", dir_ / "root/demo/relu", fs::copy_options::recursive);
+  fs::create_symlink("/", dir_ / "root/demo/slash");
+  fs::create_symlink("..", dir_ / "root/demo/up");
+  auto start = std::chrono::steady_clock::now();
+  TasksRun run = Tasks("list root");
+  double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("demo/relu"), std::string::npos) << run.out;
+  EXPECT_EQ(std::count(run.out.begin(), run.out.end(), '\n'), 1) << run.out;
+  EXPECT_LT(took, 5) << "walked the filesystem";
+}
+
+// Without a GPU, --device cuda is one line and exit 2 (not one FAIL line per task), and verify's
+// no_gpu says what works without one.
+TEST_F(TasksCliTest, WithoutAGpuCudaWorkSaysSoOnceAndWhatToDoInstead) {
+  if (kforge::fakes::HasCudaDevice()) GTEST_SKIP() << "a GPU is here";
+  TasksRun build = Tasks(std::string("build ") + KFORGE_SOURCE_DIR + "/tasks --out built --device cuda");
+  EXPECT_EQ(build.exit_code, 2) << build.err;
+  EXPECT_NE(build.err.find("--device cuda needs a GPU and none is visible here"), std::string::npos) << build.err;
+  EXPECT_EQ(std::count(build.err.begin(), build.err.end(), '\n'), 1) << build.err;
+  EXPECT_FALSE(fs::exists(dir_ / "built"));
+  kforge::fakes::CommandResult verify = kforge::fakes::RunCommand(
+      std::string(KFORGE_BINARY) + " verify --no-cache --tasks " + KFORGE_SOURCE_DIR + "/tasks " +
+      KFORGE_SOURCE_DIR + "/examples/demo/relu.json 2>&1 >/dev/null");
+  EXPECT_EQ(verify.exit_code, 2) << verify.out;
+  EXPECT_NE(verify.out.find("--compile-only compiles the solutions"), std::string::npos) << verify.out;
 }
 
 // Tasks the import found degenerate (outputs independent of the inputs) or nondeterministic are

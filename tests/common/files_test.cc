@@ -1,6 +1,7 @@
 #include "kforge/common/files.h"
 
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -84,6 +85,32 @@ TEST(CacheRootTest, FollowsTheEnvironment) {
   ScopedEnv no_root("KFORGE_CACHE_DIR", nullptr);
   ScopedEnv xdg("XDG_CACHE_HOME", "/tmp/xdg");
   EXPECT_EQ(CacheRoot(), fs::path("/tmp/xdg/kforge"));
+}
+
+TEST_F(FilesTest, AFolderLockRefusesASecondHolderAndNamesThePid) {
+  fs::path path = dir_ / "run.lock";
+  StatusOr<FolderLock> held = FolderLock::Acquire(path);
+  ASSERT_TRUE(held.ok()) << held.status().message();
+  StatusOr<FolderLock> second = FolderLock::Acquire(path);  // another open file: flock refuses it
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.status().code(), Status::Code::kResourceExhausted);
+  EXPECT_NE(second.status().message().find("held by pid " + std::to_string(::getpid())), std::string::npos)
+      << second.status().message();
+  *held = FolderLock();  // released
+  EXPECT_TRUE(FolderLock::Acquire(path).ok());
+}
+
+TEST_F(FilesTest, WriteAtomicReplacesALinkInsteadOfFollowingIt) {
+  fs::path outside = dir_ / "outside.txt";
+  ASSERT_TRUE(WriteFileAtomic(outside, "keep").ok());
+  fs::create_symlink(outside, dir_ / "out.txt");
+  ASSERT_TRUE(WriteFileAtomic(dir_ / "out.txt", "new").ok());
+  EXPECT_EQ(ReadFile(outside).value(), "keep");
+  EXPECT_FALSE(fs::is_symlink(dir_ / "out.txt"));
+  EXPECT_EQ(ReadFile(dir_ / "out.txt").value(), "new");
+  EXPECT_EQ(FileIdentity(outside), FileIdentity(outside));
+  EXPECT_NE(FileIdentity(outside), FileIdentity(dir_ / "out.txt"));
+  EXPECT_FALSE(FileIdentity(dir_ / "missing").has_value());
 }
 
 }  // namespace

@@ -5,6 +5,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
+#include <cstdlib>
+#include <optional>
+#include <string>
+#include <vector>
+
 #include <gtest/gtest.h>
 
 namespace kforge::common {
@@ -104,6 +110,76 @@ TEST(SubprocessTest, SignalsCanBeUnblockedAndReset) {
   ASSERT_TRUE(inherited.ok() && unblocked.ok());
   EXPECT_EQ(DescribeExit(inherited->Wait()), "exit code 5") << "SIGTERM stayed blocked";
   EXPECT_EQ(DescribeExit(unblocked->Wait()), "killed by SIGTERM");
+}
+
+bool Gone(pid_t pid) {
+  for (int i = 0; i < 250; ++i) {
+    if (kill(pid, 0) != 0) return true;
+    char path[64];
+    std::snprintf(path, sizeof path, "/proc/%d/stat", static_cast<int>(pid));
+    if (std::FILE* f = std::fopen(path, "r")) {
+      char text[512] = {};
+      size_t n = std::fread(text, 1, sizeof text - 1, f);
+      std::fclose(f);
+      std::string stat(text, n);
+      size_t paren = stat.rfind(')');
+      if (paren != std::string::npos && paren + 2 < stat.size() && stat[paren + 2] == 'Z') return true;
+    }
+    usleep(20000);
+  }
+  return false;
+}
+
+TEST(SubprocessTest, KillEndsTheWholeProcessGroup) {
+  SpawnOptions options = Piped();
+  options.own_process_group = true;
+  auto child = Subprocess::Spawn({"/bin/sh", "-c", "sleep 300 & echo $!; wait"}, options);
+  ASSERT_TRUE(child.ok()) << child.status().message();
+  EXPECT_EQ(getpgid(child->pid()), child->pid()) << "a group of its own";
+  char buf[32] = {};
+  ssize_t n = read(child->stdout_fd(), buf, sizeof buf - 1);
+  ASSERT_GT(n, 0);
+  pid_t grandchild = static_cast<pid_t>(std::atol(buf));
+  ASSERT_GT(grandchild, 0);
+  child->Kill();
+  EXPECT_TRUE(Gone(grandchild)) << "the grandchild outlived its group's kill";
+}
+
+TEST(SubprocessTest, WaitForGivesUpAtItsDeadline) {
+  auto child = Subprocess::Spawn({"/bin/sh", "-c", "sleep 5"});
+  ASSERT_TRUE(child.ok());
+  EXPECT_FALSE(child->WaitFor(0.1).has_value());
+  EXPECT_TRUE(child->running());
+  child->Kill();
+  auto quick = Subprocess::Spawn({"/bin/sh", "-c", "exit 4"});
+  ASSERT_TRUE(quick.ok());
+  std::optional<int> status = quick->WaitFor(5);
+  ASSERT_TRUE(status.has_value());
+  EXPECT_EQ(DescribeExit(*status), "exit code 4");
+}
+
+TEST(SubprocessTest, AScrubbedEnvironmentHasNoCredentials) {
+  setenv("KFORGE_TEST_API_KEY", "sk-1", 1);
+  setenv("some_service_token", "t", 1);
+  setenv("KFORGE_TEST_PLAIN", "kept", 1);
+  std::vector<std::string> env = EnvironmentWithoutSecrets();
+  auto has = [&](const std::string& prefix) {
+    for (const std::string& e : env)
+      if (e.rfind(prefix, 0) == 0) return true;
+    return false;
+  };
+  EXPECT_FALSE(has("KFORGE_TEST_API_KEY="));
+  EXPECT_FALSE(has("some_service_token="));
+  EXPECT_TRUE(has("KFORGE_TEST_PLAIN=kept"));
+  SpawnOptions options = Piped();
+  options.environment = env;
+  auto child = Subprocess::Spawn({"/bin/sh", "-c", "echo ${KFORGE_TEST_API_KEY:-none} $KFORGE_TEST_PLAIN"}, options);
+  ASSERT_TRUE(child.ok());
+  EXPECT_EQ(ReadAll(child->stdout_fd()), "none kept\n");
+  child->Wait();
+  unsetenv("KFORGE_TEST_API_KEY");
+  unsetenv("some_service_token");
+  unsetenv("KFORGE_TEST_PLAIN");
 }
 
 }  // namespace

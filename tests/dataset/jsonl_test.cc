@@ -112,6 +112,38 @@ TEST_F(JsonlTest, ReaderGivesOffsetsAndSeeksBackToALine) {
   EXPECT_EQ((*reader)->Next()->number, 4);
 }
 
+TEST_F(JsonlTest, TwoLogsOnOneFileAppendWholeLinesAtTheEnd) {
+  // Two writers on one file (what the run folder's lock prevents) still never splice lines: every
+  // write lands at the end (O_APPEND), one write per record.
+  fs::path path = dir_ / "log.jsonl";
+  auto first = AppendLog::Open(path);
+  auto second = AppendLog::Open(path);
+  ASSERT_TRUE(first.ok() && second.ok());
+  const std::string padding(1000, 'p');
+  for (int i = 0; i < 20; ++i) {
+    ASSERT_TRUE((*first)->Append({{"id", "a" + std::to_string(i)}, {"pad", padding}}).ok());
+    ASSERT_TRUE((*second)->Append({{"id", "b" + std::to_string(i)}}).ok());
+  }
+  auto reader = JsonlReader::Open(path);
+  ASSERT_TRUE(reader.ok());
+  int lines = 0;
+  while (auto line = (*reader)->Next()) {
+    ASSERT_TRUE(line->value.ok()) << line->value.status().message();
+    ++lines;
+  }
+  EXPECT_EQ(lines, 40);
+}
+
+TEST_F(JsonlTest, ALogThatIsALinkIsRefused) {
+  fs::path outside = dir_ / "outside.jsonl";
+  Write(outside, "");
+  fs::create_symlink(outside, dir_ / "log.jsonl");
+  auto log = AppendLog::Open(dir_ / "log.jsonl");
+  ASSERT_FALSE(log.ok());
+  EXPECT_NE(log.status().message().find("symbolic link"), std::string::npos) << log.status().message();
+  EXPECT_EQ(Read(outside), "");
+}
+
 TEST_F(JsonlTest, OpenErrorsNameThePath) {
   auto missing = JsonlReader::Open(dir_ / "nope.jsonl");
   ASSERT_FALSE(missing.ok());

@@ -83,5 +83,37 @@ TEST(TrajectoryTest, BadRecordsNameThePath) {
   }
 }
 
+TEST(TrajectoryTest, FitRecordCutsTheLongestStringsAndFlagsTheRecord) {
+  Trajectory t = Sample();
+  t.messages[1]["content"] = std::string(200000, 'a');
+  t.messages[3]["content"] = "line\n" + std::string(100000, '\n');  // escaped twice as long
+  nlohmann::json record = ToJson(t);
+  const size_t cap = 256 * 1024;
+  ASSERT_GT(record.dump().size(), cap);
+  EXPECT_TRUE(FitRecord(record, cap));
+  EXPECT_LE(record.dump().size() + 1, cap);
+  EXPECT_EQ(record["truncated"], true);
+  std::string first = record["messages"][1]["content"];
+  EXPECT_EQ(first.substr(0, 4096), std::string(4096, 'a'));
+  EXPECT_NE(first.find("bytes cut]"), std::string::npos);
+  EXPECT_EQ(record["messages"][0]["content"], "write") << "short strings are kept";
+  StatusOr<Trajectory> back = TrajectoryFromJson(record, "r");
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_TRUE(back->truncated);
+  EXPECT_TRUE(back->correct());
+  // A record that fits is left as it is, and says nothing of truncation.
+  nlohmann::json small = ToJson(Sample());
+  EXPECT_FALSE(FitRecord(small, cap));
+  EXPECT_FALSE(small.contains("truncated"));
+  // Many short strings that cannot be cut: the header and outcome are kept.
+  Trajectory many = Sample();
+  for (int i = 0; i < 20000; ++i) many.messages.push_back({{"role", "user"}, {"content", "x"}});
+  nlohmann::json crowded = ToJson(many);
+  EXPECT_TRUE(FitRecord(crowded, cap));
+  EXPECT_LE(crowded.dump().size() + 1, cap);
+  EXPECT_EQ(crowded["id"], "r1/demo/relu/0");
+  EXPECT_TRUE(TrajectoryFromJson(crowded, "r").ok());
+}
+
 }  // namespace
 }  // namespace kforge::dataset

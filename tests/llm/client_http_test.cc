@@ -141,6 +141,23 @@ TEST_F(ClientHttpTest, AnthropicTextReplyAndWireFormat) {
   EXPECT_EQ(client->stats().usage.input_tokens, 100);
 }
 
+TEST_F(ClientHttpTest, NegativeOrAbsurdTokenCountsAreClamped) {
+  json reply = json::parse(AnthropicText("ok"));
+  reply["usage"] = {{"input_tokens", -12000000000LL},
+                    {"output_tokens", 9000000000000LL},
+                    {"cache_read_input_tokens", -5},
+                    {"cache_creation_input_tokens", 0}};
+  server_.Enqueue(FakeReply::Json(200, reply.dump()));
+  auto client = MakeClient("anthropic");
+  ChatResponse r = client->Complete(Request("claude-sonnet-4-5")).get();
+  ASSERT_TRUE(r.ok()) << r.error.message;
+  EXPECT_EQ(r.usage.input_tokens, 0);
+  EXPECT_EQ(r.usage.cache_read_tokens, 0);
+  EXPECT_EQ(r.usage.output_tokens, 100000000);
+  EXPECT_GE(r.cost_usd, 0);
+  EXPECT_DOUBLE_EQ(r.cost_usd, 100000000 * 15 / 1e6);
+}
+
 TEST_F(ClientHttpTest, OpenAiWireFormatAndBearer) {
   server_.Enqueue(FakeReply::Json(200, OpenAiText("ok")));
   auto client = MakeClient("openai");

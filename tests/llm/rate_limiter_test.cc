@@ -55,6 +55,16 @@ TEST(RateLimiterTest, AdoptsServerLimitsAndResets) {
   EXPECT_DOUBLE_EQ(exhausted.TryAcquire(0, 10), 30);
 }
 
+TEST(RateLimiterTest, AResetFarAheadIsWaitedForAtMostTheCap) {
+  RateLimiter limiter(0, 0, /*max_reset_wait_s=*/120);
+  RateLimitInfo info;
+  info.requests_limit = 50;
+  info.requests_remaining = 0;
+  info.requests_reset_s = 2.3e9;  // a reset date in 2099
+  limiter.Observe(info, 0);
+  EXPECT_DOUBLE_EQ(limiter.TryAcquire(0, 1), 120);
+}
+
 TEST(RateLimiterTest, BlockUntil) {
   RateLimiter l(0, 0);
   l.BlockUntil(5);

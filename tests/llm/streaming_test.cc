@@ -327,6 +327,46 @@ TEST_F(StreamingTest, AStreamThatKeepsSendingOutlivesTheTotalTimeout) {
   EXPECT_EQ(r.message.tool_calls.at(0).arguments["source"], "k");
 }
 
+TEST_F(StreamingTest, EndlessPingsEndAtTheStreamTimeout) {
+  std::vector<std::string> events = AnthropicThinkingStream();
+  FakeReply pings = FakeReply::Sse({events.begin(), events.begin() + 2});
+  for (int i = 0; i < 100; ++i) pings.chunks.push_back(FakeChunk{50, Event("ping", {{"type", "ping"}})});
+  server_.Enqueue(pings);
+  ProviderOptions p = Streamed();
+  p.idle_timeout_s = 2.0;  // every ping is a byte: the idle timeout never trips
+  p.stream_timeout_s = 0.5;
+  ClientOptions one;
+  one.max_attempts = 1;
+  auto client = MakeClient("anthropic", p, one);
+  ChatResponse r = client->Complete(Request("claude-sonnet-4-5")).get();
+  EXPECT_EQ(r.error.kind, ErrorKind::kTimeout) << r.error.message;
+  EXPECT_LT(r.latency_s, 3.0) << "ended at the stream timeout, not after 5 s of pings";
+}
+
+TEST_F(StreamingTest, AnEndlessLineIsCutAtTheReplySizeCap) {
+  // One SSE line that never ends: the reply is cut off at max_reply_bytes, memory stays bounded.
+  FakeReply endless = FakeReply::Sse({"data: {\"type\": \"message_start\", \"x\": \""});
+  const std::string block(64 * 1024, 'x');
+  for (int i = 0; i < 64; ++i) endless.chunks.push_back(FakeChunk{0, block});  // 4 MiB
+  server_.Enqueue(endless);
+  ProviderOptions p = Streamed();
+  p.max_reply_bytes = size_t{1} << 20;
+  ClientOptions one;
+  one.max_attempts = 1;
+  auto client = MakeClient("anthropic", p, one);
+  ChatResponse r = client->Complete(Request("claude-sonnet-4-5")).get();
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error.message.find("reply larger than 1 MiB"), std::string::npos) << r.error.message;
+  // Not streamed: the same cap.
+  server_.Enqueue(FakeReply::Json(200, "{\"pad\": \"" + std::string(2u << 20, 'y') + "\"}"));
+  ProviderOptions whole;
+  whole.max_reply_bytes = size_t{1} << 20;
+  auto plain = MakeClient("anthropic", whole, one);
+  ChatResponse w = plain->Complete(Request("claude-sonnet-4-5")).get();
+  ASSERT_FALSE(w.ok());
+  EXPECT_NE(w.error.message.find("reply larger than 1 MiB"), std::string::npos) << w.error.message;
+}
+
 TEST_F(StreamingTest, CutOrFailingStreamsAreRetried) {
   std::vector<std::string> events = OpenAiToolStream();
   FakeReply cut = FakeReply::Sse({events.begin(), events.begin() + 4});

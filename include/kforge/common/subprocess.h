@@ -4,6 +4,7 @@
 
 #include <sys/types.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,7 +31,17 @@ struct SpawnOptions {
   std::vector<int> default_signals;
   /// Look argv[0] up in PATH. Default false: argv[0] is a path.
   bool search_path = false;
+  /// Start the child in a process group of its own: Kill() and the SIGINT/SIGTERM/SIGHUP handler
+  /// installed on the first such spawn end the child and everything it started. Default false.
+  bool own_process_group = false;
+  /// The child's environment as NAME=VALUE entries; default (nullopt): the parent's.
+  std::optional<std::vector<std::string>> environment;
 };
+
+/// The parent's environment without what looks like a credential: variables whose name ends (in any
+/// case) in _API_KEY, APIKEY, _TOKEN, _SECRET, _SECRET_KEY, _PASSWORD, _ACCESS_KEY, _KEY_ID or
+/// _CREDENTIALS.
+std::vector<std::string> EnvironmentWithoutSecrets();
 
 /// One child process and the parent's ends of its pipes. Move-only; destroying one that is still
 /// running kills and reaps it.
@@ -61,16 +72,21 @@ class Subprocess {
   void CloseStdout();
   void CloseStderr();
 
-  /// Waits for the child to exit and reaps it. Returns its wait status, or -1 when there was no
-  /// child to wait for; see DescribeExit.
+  /// Waits for the child to exit and reaps it (with its own process group, whatever it left running
+  /// there is killed). Returns its wait status, or -1 when there was no child to wait for; see
+  /// DescribeExit.
   int Wait();
-  /// Sends SIGKILL and reaps the child; returns its wait status as Wait does.
+  /// Wait() for at most `seconds`; nullopt when the child is still running then.
+  std::optional<int> WaitFor(double seconds);
+  /// Sends SIGKILL (to its whole process group when it has one of its own) and reaps the child;
+  /// returns its wait status as Wait does.
   int Kill();
 
  private:
   void Release();
 
   pid_t pid_ = -1;
+  bool own_group_ = false;
   int stdin_fd_ = -1;
   int stdout_fd_ = -1;
   int stderr_fd_ = -1;

@@ -12,6 +12,10 @@ namespace kforge::common {
 /// cut after about `max_bytes` of input (never inside a UTF-8 sequence) and then marked "...".
 std::string Quote(std::string_view text, size_t max_bytes = 40);
 
+/// `text` safe to print on a terminal: control characters (C0, DEL and C1: an ESC or CSI would
+/// drive the terminal), backslashes and invalid UTF-8 escaped as \xNN; nothing cut, no quotes.
+std::string Printable(std::string_view text);
+
 /// True when `text` is valid UTF-8 (no overlong forms, surrogates or code points past U+10FFFF).
 /// Otherwise `*bad_offset`, when given, is the offset of the first byte that is not.
 bool IsValidUtf8(std::string_view text, size_t* bad_offset = nullptr);

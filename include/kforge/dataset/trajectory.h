@@ -94,6 +94,9 @@ struct Trajectory {
   nlohmann::json device;  ///< the GPU that judged, or null
   std::string kforge_version;
   std::string created_at;  ///< UTC, ISO 8601
+  /// Strings were cut so that the record fits in one line (FitRecord): kept for the numbers, left
+  /// out of exported training data. Written only when true.
+  bool truncated = false;
 
   /// Derived from attempts and best.
   bool correct() const;
@@ -106,6 +109,12 @@ struct Trajectory {
 nlohmann::json ToJson(const Trajectory& trajectory);
 /// Checks the schema and the fields' types; errors name `where` and the JSON path.
 StatusOr<Trajectory> TrajectoryFromJson(const nlohmann::json& json, const std::string& where);
+
+/// Cuts the longest strings of a trajectory record (keeping their start, marked
+/// "...[N bytes cut]") until its JSON line is at most `max_bytes`, and sets "truncated": true.
+/// Returns whether anything was cut (false for a value that is not an object). A record of many small strings that still does not fit keeps
+/// its header and outcome only (messages and attempts emptied).
+bool FitRecord(nlohmann::json& record, size_t max_bytes);
 
 /// "sha256:<hex>" of `text`.
 std::string TextHash(std::string_view text);

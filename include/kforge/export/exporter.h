@@ -47,8 +47,15 @@ struct ExportOptions {
   nlohmann::json described = nlohmann::json::object();  ///< the options as given, for the card
 };
 
-/// Checks the output folder before anything is read: it must be absent, empty, or `force`d; not a file.
+/// Checks the output folder before anything is read: it must be absent, empty, or `force`d; not a
+/// file. With `force`, Export removes only the files a previous export's stats.json lists and
+/// refuses to write a name that something else holds.
 Status CheckOutput(const std::filesystem::path& out, bool force);
+
+/// Refuses (InvalidArgument, naming both) when one of `inputs` is also a file of the folder `out`
+/// (compared by device and inode, so other names and hard links count): an export never writes over
+/// what it reads.
+Status CheckInputsApart(const std::vector<std::filesystem::path>& inputs, const std::filesystem::path& out);
 
 /// Exports the records of `files`. Malformed lines go to `warn` (FILE:LINE: why) and are counted. A
 /// record that cannot be rendered (kernelbench: its task is missing, or its plan cannot be written as

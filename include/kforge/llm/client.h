@@ -98,6 +98,9 @@ class Client {
   /// Whether a request was refused because max_cost_usd would have been exceeded.
   bool budget_reached() const;
   ClientStats stats() const;
+  /// `text` with the provider's secrets (its API key; the keys an exec teacher inherits) masked, as
+  /// errors, logs and cassettes are: for whatever else is recorded.
+  std::string Redact(std::string text) const;
 
  private:
   class Impl;

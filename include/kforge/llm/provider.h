@@ -53,9 +53,13 @@ struct ProviderOptions {
   std::string api_key_env;
   /// Whole-request timeout of an attempt that is not streamed, seconds.
   double timeout_s = 600;
-  /// A streamed attempt ends (kTimeout) when no byte arrived for this long, seconds. It has no
-  /// total timeout: a long generation that keeps sending finishes.
+  /// A streamed attempt ends (kTimeout) when no byte arrived for this long, seconds.
   double idle_timeout_s = 300;
+  /// Whole-attempt timeout of a streamed attempt, seconds: far above any real generation, so that a
+  /// long one that keeps sending finishes, while endless pings or text end.
+  double stream_timeout_s = 3600;
+  /// Reply bytes (streamed or not) read at most; a larger reply fails the attempt (kNetwork).
+  size_t max_reply_bytes = size_t{64} << 20;
   /// TCP connect timeout, seconds.
   double connect_timeout_s = 20;
   StreamMode stream = StreamMode::kAuto;
