@@ -17,13 +17,18 @@ import time
 
 KFORGE = os.environ.get("KFORGE", "build/kforge")
 
-RELU = r'''// candidate %d: grid-stride ReLU, float4 loads, 64-bit indices
-extern "C" __global__ void relu(const float4* __restrict__ x, float4* __restrict__ out, long long n4) {
+RELU = r'''// candidate %d: grid-stride ReLU, float4 loads, 64-bit indices, a scalar tail for odd sizes
+extern "C" __global__ void relu(const float* __restrict__ x, float* __restrict__ out, long long n) {
   long long stride = (long long)gridDim.x * blockDim.x;
-  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n4; i += stride) {
-    float4 v = x[i];
-    out[i] = make_float4(fmaxf(v.x, 0.f), fmaxf(v.y, 0.f), fmaxf(v.z, 0.f), fmaxf(v.w, 0.f));
+  long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  long long n4 = n / 4;
+  const float4* x4 = reinterpret_cast<const float4*>(x);
+  float4* out4 = reinterpret_cast<float4*>(out);
+  for (long long i = first; i < n4; i += stride) {
+    float4 v = x4[i];
+    out4[i] = make_float4(fmaxf(v.x, 0.f), fmaxf(v.y, 0.f), fmaxf(v.z, 0.f), fmaxf(v.w, 0.f));
   }
+  for (long long i = 4 * n4 + first; i < n; i += stride) out[i] = fmaxf(x[i], 0.f);
 }
 '''
 
@@ -43,7 +48,7 @@ extern "C" __global__ void colsum(const float* __restrict__ x, float* __restrict
 def relu_solution(i):
     return {"schema": "kforge.solution/1", "task": "kernelbench/level1/19_ReLU", "source": RELU % i,
             "launches": [{"kernel": "relu", "grid": [132 * 16], "block": [256],
-                          "args": ["x", "out0", "i64:numel(x) / 4"]}], "scratch": [], "options": []}
+                          "args": ["x", "out0", "i64:numel(x)"]}], "scratch": [], "options": []}
 
 
 def colsum_solution(i):
