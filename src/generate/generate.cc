@@ -259,6 +259,7 @@ StatusOr<GenerateSummary> RunGenerate(const GenerateOptions& options) {
   std::vector<std::string> dropped;
   nlohmann::json sent_params;
   bool http_teacher = false;  // a provider that sends JSON bodies
+  std::string startup_line;   // what will be sent, said once the run may start
   {
     llm::ChatRequest probe;
     probe.model = options.model;
@@ -271,11 +272,10 @@ StatusOr<GenerateSummary> RunGenerate(const GenerateOptions& options) {
     std::optional<nlohmann::json> body = (*provider)->WireBody(probe);
     sent_params = SentParams(options, body, dropped);
     http_teacher = body.has_value();
-    if (body)
-      std::fprintf(stderr, "generate: sending %s %s\n", options.model.c_str(),
-                   DescribeSent(sent_params, dropped).c_str());
+    if (body) startup_line = "generate: sending " + options.model + " " + DescribeSent(sent_params, dropped) + "\n";
   }
   if (options.dry_run) {
+    std::fputs(startup_line.c_str(), stderr);
     const std::string protocol_text =
         options.protocol == "tools" ? prompts.protocol_tools : prompts.protocol_text;
     KFORGE_ASSIGN_OR_RETURN(std::string system_prompt,
@@ -296,11 +296,12 @@ StatusOr<GenerateSummary> RunGenerate(const GenerateOptions& options) {
     dry.dry_run = true;
     return dry;
   }
+  // One writer per run folder, taken before anything is sent, the judge starts or anything is read
+  // from the folder: a second generate there costs nothing and says one line.
+  KFORGE_ASSIGN_OR_RETURN(common::FolderLock lock, RunDir::Lock(options.out));
+  std::fputs(startup_line.c_str(), stderr);
   if (options.probe && http_teacher && !options.provider.batch_api)
     KFORGE_RETURN_IF_ERROR(ProbeModel(**provider, options.model));
-
-  // One writer per run folder, taken before the judge starts and anything is read from the folder.
-  KFORGE_ASSIGN_OR_RETURN(common::FolderLock lock, RunDir::Lock(options.out));
 
   // The judge. Without a GPU the run is compile-only, and says so.
   GenerateSummary summary;
