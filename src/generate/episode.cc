@@ -108,6 +108,18 @@ std::optional<int> BestAttempt(const std::vector<dataset::Attempt>& attempts) {
   return std::nullopt;
 }
 
+llm::ChatRequest ParametersRequest(const GenerateOptions& options) {
+  llm::ChatRequest request;
+  request.model = options.model;
+  request.max_tokens = options.max_tokens;
+  request.temperature = options.temperature;
+  request.thinking_budget_tokens = options.thinking_budget_tokens;
+  request.reasoning_effort = options.reasoning_effort;
+  request.adaptive_thinking = options.adaptive_thinking;
+  request.effort = options.effort;
+  return request;
+}
+
 StatusOr<llm::ChatRequest> OpeningRequest(const GenerateOptions& options, const PromptSet& prompts,
                                           const std::string& system_prompt, const std::vector<llm::ToolSpec>& tools,
                                           const EpisodeSpec& spec) {
@@ -117,16 +129,9 @@ StatusOr<llm::ChatRequest> OpeningRequest(const GenerateOptions& options, const 
       std::string user,
       Render(prompts.task, {{"task_id", task.id}, {"task_view", view}, {"tensors", RenderTensorTable(task)}},
              "task.md"));
-  llm::ChatRequest request;
-  request.model = options.model;
+  llm::ChatRequest request = ParametersRequest(options);
   request.messages = {llm::Message::System(system_prompt), llm::Message::User(std::move(user))};
   request.tools = tools;
-  request.max_tokens = options.max_tokens;
-  request.temperature = options.temperature;
-  request.thinking_budget_tokens = options.thinking_budget_tokens;
-  request.reasoning_effort = options.reasoning_effort;
-  request.adaptive_thinking = options.adaptive_thinking;
-  request.effort = options.effort;
   return request;
 }
 

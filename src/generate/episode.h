@@ -46,6 +46,10 @@ struct EpisodeSpec {
 };
 
 /// The first request of an episode: the system prompt, the task prompt and the sampling options.
+/// A request with no messages that carries the run's model and sampling parameters (max tokens,
+/// temperature, thinking, reasoning effort): what every request of the run sends besides its turns.
+llm::ChatRequest ParametersRequest(const GenerateOptions& options);
+
 StatusOr<llm::ChatRequest> OpeningRequest(const GenerateOptions& options, const PromptSet& prompts,
                                           const std::string& system_prompt, const std::vector<llm::ToolSpec>& tools,
                                           const EpisodeSpec& spec);

@@ -261,15 +261,7 @@ StatusOr<GenerateSummary> RunGenerate(const GenerateOptions& options) {
   bool http_teacher = false;  // a provider that sends JSON bodies
   std::string startup_line;   // what will be sent, said once the run may start
   {
-    llm::ChatRequest probe;
-    probe.model = options.model;
-    probe.max_tokens = options.max_tokens;
-    probe.temperature = options.temperature;
-    probe.thinking_budget_tokens = options.thinking_budget_tokens;
-    probe.reasoning_effort = options.reasoning_effort;
-    probe.adaptive_thinking = options.adaptive_thinking;
-    probe.effort = options.effort;
-    std::optional<nlohmann::json> body = (*provider)->WireBody(probe);
+    std::optional<nlohmann::json> body = (*provider)->WireBody(ParametersRequest(options));
     sent_params = SentParams(options, body, dropped);
     http_teacher = body.has_value();
     if (body) startup_line = "generate: sending " + options.model + " " + DescribeSent(sent_params, dropped) + "\n";
