@@ -22,6 +22,7 @@ Runner AttachExport(CLI::App& sub);
 Runner AttachFinetune(CLI::App& sub);
 Runner AttachGenerate(CLI::App& sub);
 Runner AttachReport(CLI::App& sub);
+Runner AttachServe(CLI::App& sub);
 Runner AttachTasks(CLI::App& sub);
 Runner AttachVerify(CLI::App& sub);
 Runner AttachWorker(CLI::App& sub);
@@ -39,6 +40,7 @@ const Command kCommands[] = {
      AttachFinetune},
     {"tasks", "List, show, import and build tasks", AttachTasks},
     {"report", "KernelBench-style metrics from trajectories, per level and against a baseline", AttachReport},
+    {"serve", "Keep a judge warm (GPU workers, references, compile cache) for kforge verify --server", AttachServe},
     {"worker", "GPU worker process (internal; JSON lines over stdin/stdout)", AttachWorker, true},
 };
 
