@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "fakes/command.h"
+#include "fakes/local_slurm.h"
 #include "fakes/task_root.h"
 #include "kforge/common/hash.h"
 #include "kforge/finetune/run.h"
@@ -351,20 +352,9 @@ TEST_F(FinetuneSlowTest, AxolotlBackendTrainsTheTinyModel) {
   std::cout << "finetune: axolotl loss " << losses.front() << " -> " << losses.back() << " in 10 steps\n";
 }
 
-/// A one-node Slurm cluster of Debian's packages (scripts/slurm-local.sh), stopped when it goes.
-struct LocalSlurm {
-  explicit LocalSlurm(fs::path dir) : dir(std::move(dir)) {
-    started = RunCommand((kSource / "scripts/slurm-local.sh").string() + " start " + this->dir.string() + " 2>&1");
-  }
-  ~LocalSlurm() { RunCommand((kSource / "scripts/slurm-local.sh").string() + " stop " + dir.string()); }
-  std::string Env() const { return "SLURM_CONF=" + (dir / "slurm.conf").string() + " "; }
-  fs::path dir;
-  kforge::fakes::CommandResult started;
-};
-
 TEST_F(FinetuneSlowTest, ASlurmJobOnARealOneNodeClusterTrainsAndCompletesItsManifest) {
-  LocalSlurm slurm(dir_ / "slurm");
-  ASSERT_EQ(slurm.started.exit_code, 0) << slurm.started.out;
+  kforge::fakes::LocalSlurm slurm(dir_ / "slurm");
+  ASSERT_EQ(slurm.started().exit_code, 0) << slurm.started().out;
   std::ofstream(dir_ / "slurm-over.json") << R"({"logging_steps": 1, "save_strategy": "no", "activation_checkpointing": false})";
   const fs::path out = dir_ / "slurm-run";
   const auto start = std::chrono::steady_clock::now();
