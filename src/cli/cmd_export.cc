@@ -37,10 +37,7 @@ struct ExportArgs {
 };
 
 /// scripts/NAME ($KFORGE_SCRIPTS/NAME when set).
-std::filesystem::path Script(const char* name) {
-  if (const char* env = std::getenv("KFORGE_SCRIPTS"); env && *env) return std::filesystem::path(env) / name;
-  return std::filesystem::path(KFORGE_SOURCE_DIR) / "scripts" / name;
-}
+std::filesystem::path Script(const char* name) { return ScriptPath(name); }
 
 /// The options as the dataset card records them: every filter that was given.
 nlohmann::json Describe(const exporter::ExportOptions& o) {

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "cli/command.h"
+#include "cli/options.h"
 #include "cli/run_inputs.h"
 #include "kforge/finetune/run.h"
 
@@ -22,11 +23,7 @@ using finetune::Launcher;
 
 constexpr const char* kName = "kforge finetune-launch";
 
-fs::path TrlScript() {
-  if (const char* env = std::getenv("KFORGE_SCRIPTS"); env && *env)
-    return fs::path(env) / "finetune/sft_trl.py";
-  return fs::path(KFORGE_SOURCE_DIR) / "scripts/finetune/sft_trl.py";
-}
+fs::path TrlScript() { return ScriptPath("finetune/sft_trl.py"); }
 
 }  // namespace
 

@@ -79,7 +79,7 @@ Status ParseExtraBody(const std::string& text, nlohmann::json& out) {
 
 std::string DefaultPromptsDir() {
   const char* env = std::getenv("KFORGE_PROMPTS");
-  return env && *env ? env : KFORGE_SOURCE_DIR "/prompts";
+  return env && *env ? std::string(env) : (DataDir() / "prompts").string();
 }
 
 }  // namespace

@@ -21,6 +21,7 @@
 #include "cli/cmd_tasks_audit.h"
 #include "cli/cmd_tasks_check.h"
 #include "cli/command.h"
+#include "cli/options.h"
 #include "kforge/common/subprocess.h"
 #include "kforge/common/task.h"
 #include "kforge/cuda/device.h"
@@ -213,11 +214,7 @@ int Show(const TasksOptions& o) {
   return kExitOk;
 }
 
-fs::path ExporterScript() {
-  if (const char* env = std::getenv("KFORGE_SCRIPTS"); env && *env)
-    return fs::path(env) / "export_reference.py";
-  return fs::path(KFORGE_SOURCE_DIR) / "scripts" / "export_reference.py";
-}
+fs::path ExporterScript() { return ScriptPath("export_reference.py"); }
 
 std::string Python() {
   if (const char* env = std::getenv("KFORGE_PYTHON"); env && *env) return env;

@@ -70,6 +70,18 @@ StatusOr<std::vector<int>> ParseDeviceList(const std::string& text) {
 
 std::filesystem::path SelfExecutable() { return std::filesystem::read_symlink("/proc/self/exe"); }
 
+std::filesystem::path DataDir() {
+  std::error_code ec;
+  const std::filesystem::path installed = SelfExecutable().parent_path().parent_path() / "share/kforge";
+  if (std::filesystem::is_directory(installed / "prompts", ec)) return installed;
+  return KFORGE_SOURCE_DIR;
+}
+
+std::filesystem::path ScriptPath(const std::string& relative) {
+  if (const char* env = std::getenv("KFORGE_SCRIPTS"); env && *env) return std::filesystem::path(env) / relative;
+  return DataDir() / "scripts" / relative;
+}
+
 void AddGpuRunFlags(CLI::App& sub, GpuRunFlags& flags, std::string& arch) {
   flags.seed_option = sub.add_option("--seed", flags.seed, "Run seed (random by default; recorded)")
                           ->check(

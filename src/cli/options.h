@@ -37,6 +37,12 @@ StatusOr<std::vector<int>> ParseDeviceList(const std::string& text);
 /// Absolute path of the running kforge binary (to start workers).
 std::filesystem::path SelfExecutable();
 
+/// Where kforge's data is (prompts/, scripts/, tasks/, examples/): PREFIX/share/kforge for an installed
+/// binary (PREFIX/bin/kforge, `cmake --install`), else the source tree it was built from.
+std::filesystem::path DataDir();
+/// scripts/RELATIVE: under $KFORGE_SCRIPTS when it is set, else under DataDir().
+std::filesystem::path ScriptPath(const std::string& relative);
+
 /// Flags of every command that runs candidates on GPUs.
 struct GpuRunFlags {
   uint64_t seed = 0;

@@ -53,7 +53,10 @@ std::filesystem::path WorkerLibraryPath() {
   if (const char* path = std::getenv("KFORGE_WORKER_LIBRARY"); path && *path) return path;
   std::error_code error;
   std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", error);
-  return exe.parent_path() / kLibraryName;
+  // Beside the executable in a build tree; PREFIX/lib/kforge for an installed PREFIX/bin/kforge.
+  const std::filesystem::path beside = exe.parent_path() / kLibraryName;
+  const std::filesystem::path installed = exe.parent_path().parent_path() / "lib/kforge" / kLibraryName;
+  return std::filesystem::exists(beside, error) || !std::filesystem::exists(installed, error) ? beside : installed;
 }
 
 int RunWorker(int device_index, bool orderly_exit) {

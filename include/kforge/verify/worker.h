@@ -11,7 +11,8 @@ namespace kforge::verify {
 /// the process then exits at once, skipping LibTorch's and the CUDA context's teardown.
 int RunWorker(int device_index, bool orderly_exit = false);
 
-/// The worker library: $KFORGE_WORKER_LIBRARY, else libkforge_worker.so beside the executable.
+/// The worker library: $KFORGE_WORKER_LIBRARY, else libkforge_worker.so beside the executable, else in
+/// PREFIX/lib/kforge for an installed PREFIX/bin/kforge.
 std::filesystem::path WorkerLibraryPath();
 
 }  // namespace kforge::verify
