@@ -1,0 +1,85 @@
+"""Costs derived from a reference file alone, without exporting it: the check of the derivation
+against the bundled tasks' hand-written costs (tests/scripts/test_cost.py) and the sweep over a
+KernelBench copy (`python3 -m kforge_tasks.cost_check KB_DIR`, docs/tasks.md, "Derived costs").
+
+The model is built on fake tensors, so not even its parameters are allocated.
+"""
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from torch._subclasses.fake_tensor import FakeTensorMode
+
+from . import bulk, cost, exporter, program, small_variant
+from .schema import TaskError
+
+
+def traces(path, symtabs):
+    """One cost.Trace per symbol table (None: the module's own sizes)."""
+    out = []
+    for syms in symtabs:
+        module = program.load(path, syms)
+        probe = program.Probe(module, path)
+        with FakeTensorMode(allow_non_fake_inputs=True):
+            model = program.make_model(module, path, 0)
+        program.lift_tensor_attributes(model, path)
+        params, buffers = exporter._state(model, path)
+        lifted = exporter.Lifted(model, probe, [n for n, _ in params], [n for n, _ in buffers])
+        out.append(cost.trace(lifted, probe, params + buffers))
+    return out
+
+
+def derive_task(task_dir):
+    """(derived cost or None, notes) for a task folder, over its default and declared variants."""
+    doc = json.loads((Path(task_dir) / "task.json").read_text())
+    symtabs = [doc["symbols"]] + [{**doc["symbols"], **v["symbols"]} for v in doc.get("variants", [])]
+    return cost.derive(traces(Path(task_dir) / doc["reference"], symtabs), symtabs)
+
+
+def derive_problem(path):
+    """(derived cost or None, notes) for a KernelBench file: its sizes and the small variant the
+    import would derive (sizes only; nothing is exported)."""
+    module = program.load(path)
+    declared = program.int_globals(module)
+    probe = program.Probe(module, path)
+    with FakeTensorMode(allow_non_fake_inputs=True):
+        model = program.make_model(module, path, 0)
+    state = [tuple(t.shape) for _, t in list(model.named_parameters()) + list(model.named_buffers())]
+    symtabs = [declared]
+    for symbols in small_variant.plans(path, declared, probe, state):
+        overrides = small_variant.shrink(path, declared, symbols)
+        if overrides:
+            symtabs.append({**declared, **overrides})
+            break
+    return cost.derive(traces(path, symtabs), symtabs)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description="derive costs for every KernelBench problem, print one JSON line each")
+    ap.add_argument("kernelbench", help="a KernelBench copy (its level1..3 folders, or KernelBench/ inside)")
+    ap.add_argument("--levels", default="1,2,3")
+    args = ap.parse_args(argv)
+    root = Path(args.kernelbench)
+    got = 0
+    problems = []
+    for level in [int(x) for x in args.levels.split(",")]:
+        folder = next((d for d in (root / f"level{level}", root / "KernelBench" / f"level{level}") if d.is_dir()), None)
+        if folder is None:
+            print(f"error: no level{level} folder in {root}", file=sys.stderr)
+            return 2
+        problems += [(level, p) for p in sorted(folder.glob("*.py"))]
+    for level, path in problems:
+        try:
+            derived, notes = derive_problem(path)
+        except (TaskError, Exception) as e:  # a problem the tracer cannot run: counted, named
+            derived, notes = None, [f"no derived cost: {type(e).__name__}: {program._first_line(e)}"]
+        got += derived is not None
+        print(json.dumps({"level": level, "problem": path.name, "cost": derived, "notes": notes}), flush=True)
+    print(f"derived costs: {got} of {len(problems)} problems", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
