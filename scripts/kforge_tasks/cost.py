@@ -91,15 +91,18 @@ class _Fitter:
         self.single = len(symtabs) == 1
         self.symbols = {s: sympy.Symbol(s, positive=True, integer=True) for s in symtabs[0]}
         self.atoms = {}  # sympy symbol -> expression text, for sizes with floor division
+        self.unfitted = {}  # sympy symbol -> the values no expression fits; an error once a count uses one
         varying = [s for s in symtabs[0] if len({t[s] for t in symtabs}) > 1]
         self.varying = varying
 
     def size(self, values):
         text = shapes.infer_dim(values, self.symtabs, self.single)
         if text is None:
-            text = self._monomial(values) or self._floor(values)
-        if text is None:
-            raise CostError(f"a size {values} (one per variant) cannot be written over the symbols")
+            text = self._monomial(values) or self._affine(values)
+        if text is None:  # fine as long as no count depends on it
+            symbol = sympy.Symbol(f"_u{len(self.unfitted)}", positive=True, integer=True)
+            self.unfitted[symbol] = values
+            return symbol
         if isinstance(text, int):
             return sympy.Integer(text)
         if any(op in text for op in "+-/%"):  # kept whole: "10 * B * (L - 4)", not expanded
@@ -122,12 +125,21 @@ class _Fitter:
                     return " * ".join(([str(c)] if c > 1 else []) + list(combo))
         return None
 
-    def _floor(self, values):
-        for s in self.varying:
-            for c in range(2, 17):
-                for b in range(-16, 17):
-                    if all((t[s] + b) // c == v for t, v in zip(self.symtabs, values)):
+    def _affine(self, values):
+        """(s + b) / c, as strided convolutions and pools give, or c * s + b, as transposed ones do;
+        the simplest that fits (smallest c, then |b|), since two variants fit more than one."""
+        fits = lambda fn: all(fn(t) == v for t, v in zip(self.symtabs, values))  # noqa: E731
+        for c in range(2, 17):
+            for b in sorted(range(-16, 17), key=abs):
+                for s in self.varying:
+                    if fits(lambda t: (t[s] + b) // c):
                         return f"({s} + {b}) / {c}" if b >= 0 else f"({s} - {-b}) / {c}"
+        for c in range(1, 17):
+            for b in sorted(range(-64, 65), key=abs):
+                for s in self.varying:
+                    if b and fits(lambda t: c * t[s] + b):
+                        sign = "+" if b > 0 else "-"
+                        return f"{c} * {s} {sign} {abs(b)}" if c > 1 else f"{s} {sign} {abs(b)}"
         return None
 
 
@@ -187,6 +199,9 @@ def _bytes(fitter, traces):
 def _text(fitter, value):
     """kforge expression text of a polynomial with integer coefficients."""
     value = sympy.expand(value)
+    for symbol, values in fitter.unfitted.items():
+        if symbol in value.free_symbols:
+            raise CostError(f"a size {values} (one per variant) cannot be written over the symbols")
     if value.is_Integer:
         return str(int(value))
     order = [fitter.symbols[s] for s in fitter.symtabs[0]] + list(fitter.atoms)

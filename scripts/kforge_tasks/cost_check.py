@@ -47,13 +47,17 @@ def derive_problem(path):
     with FakeTensorMode(allow_non_fake_inputs=True):
         model = program.make_model(module, path, 0)
     state = [tuple(t.shape) for _, t in list(model.named_parameters()) + list(model.named_buffers())]
-    symtabs = [declared]
-    for symbols in small_variant.plans(path, declared, probe, state):
+    default = traces(path, [declared])
+    for symbols in small_variant.plans(path, declared, probe, state):  # the first plan the program accepts
         overrides = small_variant.shrink(path, declared, symbols)
-        if overrides:
-            symtabs.append({**declared, **overrides})
-            break
-    return cost.derive(traces(path, symtabs), symtabs)
+        if not overrides:
+            continue
+        small = {**declared, **overrides}
+        try:
+            return cost.derive(default + traces(path, [small]), [declared, small])
+        except Exception:  # the program refuses these sizes: the import tries the next plan too
+            continue
+    return cost.derive(default, [declared])
 
 
 def main(argv=None):

@@ -166,5 +166,9 @@ def test_sizes_are_fitted_beyond_single_symbols():
     fitter = cost._Fitter([{"B": 16, "C": 32, "H": 64}, {"B": 5, "C": 7, "H": 9}])
     assert str(fitter.size([16 * 32 * 64, 5 * 7 * 9])) == "B*C*H"
     assert fitter.size([33, 5]) in fitter.atoms and fitter.atoms[fitter.size([33, 5])] == "((H + 2) / 2)"
-    with pytest.raises(cost.CostError):
-        fitter.size([1000003, 17])
+    assert str(fitter.size([2 * 64 - 1, 2 * 9 - 1])) == "_a1" and fitter.atoms[fitter.size([127, 17])] == "(2 * H - 1)"
+    unfit = fitter.size([1000003, 17])  # no expression: fine until a count uses it
+    assert unfit in fitter.unfitted
+    assert cost._text(fitter, 2 * fitter.symbols["B"]) == "2 * B"
+    with pytest.raises(cost.CostError, match=r"a size \[1000003, 17\]"):
+        cost._text(fitter, fitter.symbols["B"] * unfit)
