@@ -31,11 +31,46 @@ def traces(path, symtabs):
     return out
 
 
+def probe_symbols(symtabs):
+    """A symbol table that tells apart size symbols whose values coincide in every variant
+    (batch_size and height both 128, then both 63), or None when none do. Its sizes are the last
+    variant's, moved apart by distinct even steps, so odd sizes stay odd."""
+    if len(symtabs) < 2:
+        return None
+    varying = [s for s in symtabs[0] if len({t[s] for t in symtabs}) > 1]
+    columns = [tuple(t[s] for t in symtabs) for s in varying]
+    if len(set(columns)) == len(columns):
+        return None
+    return {**symtabs[-1], **{s: symtabs[-1][s] + 2 * (i + 1) for i, s in enumerate(varying)}}
+
+
+def derive(path, known, symtabs):
+    """cost.derive over `known` traces (one per symtab), with the probe variant traced too when
+    some sizes coincide and the program accepts it."""
+    probe = probe_symbols(symtabs)
+    if probe is not None:
+        try:
+            return cost.derive(known + traces(path, [probe]), symtabs + [probe])
+        except Exception:  # the program refuses the probe's sizes: the variants alone decide
+            pass
+    return cost.derive(known, symtabs)
+
+
+def derive_built(path, built, symtabs):
+    """(cost, notes) for the variants the exporter built (exporter.Built), or (None, notes)."""
+    try:
+        known = [cost.trace(b.lifted, b.probe, b.params + b.buffers) for b in built]
+        return derive(path, known, symtabs)
+    except Exception as e:  # an op the fake run cannot take: the import goes on without a cost
+        return None, [f"no derived cost: the counting run failed: {type(e).__name__}: {program._first_line(e)}"]
+
+
 def derive_task(task_dir):
     """(derived cost or None, notes) for a task folder, over its default and declared variants."""
     doc = json.loads((Path(task_dir) / "task.json").read_text())
     symtabs = [doc["symbols"]] + [{**doc["symbols"], **v["symbols"]} for v in doc.get("variants", [])]
-    return cost.derive(traces(Path(task_dir) / doc["reference"], symtabs), symtabs)
+    path = Path(task_dir) / doc["reference"]
+    return derive(path, traces(path, symtabs), symtabs)
 
 
 def derive_problem(path):
@@ -54,9 +89,10 @@ def derive_problem(path):
             continue
         small = {**declared, **overrides}
         try:
-            return cost.derive(default + traces(path, [small]), [declared, small])
+            known = default + traces(path, [small])
         except Exception:  # the program refuses these sizes: the import tries the next plan too
             continue
+        return derive(path, known, [declared, small])
     return cost.derive(default, [declared])
 
 

@@ -14,11 +14,20 @@ import torch
 
 aten = torch.ops.aten
 
-# Elementwise ops that cost more than one FLOP per output element.
+# Elementwise ops that cost more than one FLOP per output element, and those torch does not tag
+# pointwise (leaky_relu, hardtanh, hardswish).
 _POINTWISE_WEIGHT = {
     "gelu": 8, "silu": 4, "sigmoid": 4, "mish": 8, "softplus": 4, "elu": 4, "selu": 4, "celu": 4,
-    "hardswish": 3, "hardsigmoid": 2, "logit": 2,
+    "hardswish": 3, "hardsigmoid": 2, "logit": 2, "leaky_relu": 1, "hardtanh": 1, "threshold": 1,
+    "rrelu_with_noise": 1, "prelu": 1, "_prelu_kernel": 1, "softshrink": 1, "hardshrink": 1,
 }
+# Losses: FLOPs per element of the first input (the difference, its function, the reduction).
+_LOSS_WEIGHT = {
+    "mse_loss": 3, "l1_loss": 3, "smooth_l1_loss": 4, "huber_loss": 4, "soft_margin_loss": 4,
+    "binary_cross_entropy": 6, "binary_cross_entropy_with_logits": 8, "kl_div": 3,
+    "hinge_embedding_loss": 3, "margin_ranking_loss": 3, "multilabel_margin_loss_forward": 3,
+}
+_RNNS = ("lstm", "gru", "rnn_tanh", "rnn_relu")
 _REDUCTION_WEIGHT = {  # FLOPs per input element
     "sum": 1, "mean": 1, "amax": 1, "amin": 1, "max": 1, "min": 1, "argmax": 1, "argmin": 1, "prod": 1,
     "any": 1, "all": 1, "cumsum": 1, "cumprod": 1, "logcumsumexp": 3, "logsumexp": 3, "nansum": 1,
@@ -47,7 +56,7 @@ _FREE = {  # data movement and bookkeeping: no arithmetic
     "topk", "randn", "rand", "randint", "bernoulli", "normal", "uniform", "native_dropout", "randperm",
     "set_", "resize_", "_unsafe_view", "col2im", "im2col", "upsample_nearest2d", "upsample_nearest1d",
     "split_with_sizes_copy", "unbind_copy", "eye", "linspace", "tensor", "one_hot", "unfold_copy",
-    "diag_embed", "diagonal_copy", "clamp_min_", "masked_scatter",
+    "diag_embed", "diagonal_copy", "masked_scatter",
 }
 
 
@@ -81,6 +90,14 @@ def _pool():
         window = list(window) * dims if len(window) == 1 else list(window)
         return prod(window) * _numel(_first_shape(out_shape))
     return formula
+
+
+def _rnn(input_shape, hx, params, *args, out_shape=None, **kwargs):
+    """Every weight matrix multiplies once per time step and sequence (2 FLOPs per weight), every
+    bias adds once; the gates' elementwise work is left out."""
+    steps_times_batch = _numel(input_shape[:-1])
+    per_step = sum(2 * _numel(w) if len(w) == 2 else _numel(w) for w in params)
+    return steps_times_batch * per_step
 
 
 def _adaptive_pool(x_shape, *args, out_shape=None, **kwargs):
@@ -151,11 +168,15 @@ def formula_for(packet):
         return _attention(_ATTENTION[name]), True
     if name in _MATRIX:
         return _matrix(name), True
+    if name in _RNNS:
+        return _rnn, True
+    if name in _LOSS_WEIGHT:
+        return _reduction(_LOSS_WEIGHT[name]), True
     base = name.rstrip("_")
     if base in _REDUCTION_WEIGHT:
         return _reduction(_REDUCTION_WEIGHT[base]), True
     tags = _tags(packet)
-    if torch.Tag.pointwise in tags:
+    if torch.Tag.pointwise in tags or base in _POINTWISE_WEIGHT:
         return _pointwise(_POINTWISE_WEIGHT.get(base, 1)), True
     if torch.Tag.view_copy in tags or _is_view(packet):
         return (lambda *a, **k: 0), True

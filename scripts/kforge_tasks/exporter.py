@@ -19,7 +19,7 @@ from torch._subclasses.fake_tensor import FakeTensorMode
 from torch.export.pt2_archive._package import package_pt2
 from torch.func import functional_call
 
-from . import behaviour, conditioning, cost, expr, program, provenance, rnn_shapes, shapes, small_variant
+from . import behaviour, conditioning, expr, program, provenance, rnn_shapes, shapes, small_variant
 from .schema import SCHEMA, TaskError, validate
 
 GOLDEN_LIMIT = 64 << 20  # inputs + outputs of the golden file
@@ -389,7 +389,8 @@ def _build_into(path, task_id, work, base, devices, seed, golden_limit, symbols_
     if default.probe.constants:
         doc["constants"] = default.probe.constants
     if "cost" not in base:  # hand-written costs are kept as written
-        derived, cost_notes = _derive_cost(built, symtabs)
+        from . import cost_check  # it builds on this module
+        derived, cost_notes = cost_check.derive_built(path, built, symtabs)
         notes.extend(cost_notes)
         if derived:
             doc["cost"] = derived
@@ -403,15 +404,6 @@ def _build_into(path, task_id, work, base, devices, seed, golden_limit, symbols_
     validate(doc)
     (work / "task.json").write_text(dumps(doc))
     return doc, notes
-
-
-def _derive_cost(built, symtabs):
-    """(cost, notes) derived from every variant's fake-tensor run (cost.py), or (None, notes)."""
-    try:
-        traces = [cost.trace(b.lifted, b.probe, b.params + b.buffers) for b in built]
-    except Exception as e:  # an op the fake run cannot count: the import goes on without a cost
-        return None, [f"no derived cost: the counting run failed: {type(e).__name__}: {program._first_line(e)}"]
-    return cost.derive(traces, symtabs)
 
 
 def dumps(doc):
