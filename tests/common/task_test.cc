@@ -101,7 +101,7 @@ TEST_F(TaskTreeTest, LoadsAGoodTask) {
 TEST_F(TaskTreeTest, LoadsADerivedCost) {
   json doc = Good();
   doc["cost"] = {{"flops", "B * N"}, {"bytes", "8 * B * N + 2 * N"}, {"derived", "torch-flop-counter/1"}};
-  StatusOr<Task> task = LoadTask(Write("core/derived", doc.dump(2)));
+  StatusOr<Task> task = LoadTask(Write("core/scale", doc.dump(2)));
   ASSERT_TRUE(task.ok()) << task.status().ToString();
   EXPECT_EQ(task->cost_derived, "torch-flop-counter/1");
   auto bytes = EvalCost(*task, task->cost_bytes, "small");
