@@ -135,6 +135,9 @@ class _Fitter:
         if text is None:
             text = self._monomial(values) or self._affine(values)
         if text is None:  # fine as long as no count depends on it
+            same = [u for u, v in self.unfitted.items() if v == values]
+            if same:  # the same size seen again (a bmm's two batch sizes)
+                return same[0]
             symbol = sympy.Symbol(f"_u{len(self.unfitted)}", positive=True, integer=True)
             self.unfitted[symbol] = values
             return symbol
@@ -217,7 +220,10 @@ def _flops(fitter, traces):
     total = sympy.Integer(0)
     for i, (packet, *_rest) in enumerate(ops[0]):
         args, kwargs, out = _symbolic(fitter, [(o[i][1], o[i][2], o[i][3]) for o in ops])
-        total += sympy.sympify(counter.formula(packet)(*args, **kwargs, out_val=out))
+        try:
+            total += sympy.sympify(counter.formula(packet)(*args, **kwargs, out_val=out))
+        except (AssertionError, TypeError, ValueError) as e:  # a formula that needs plain integers
+            raise CostError(f"the formula of {packet} does not take symbolic sizes ({type(e).__name__})") from None
     return total
 
 

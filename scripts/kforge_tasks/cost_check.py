@@ -2,7 +2,8 @@
 against the bundled tasks' hand-written costs (tests/scripts/test_cost.py) and the sweep over a
 KernelBench copy (`python3 -m kforge_tasks.cost_check KB_DIR`, docs/tasks.md, "Derived costs").
 
-The model is built on fake tensors, so not even its parameters are allocated.
+The model is built on fake tensors, so not even its parameters are allocated, unless its
+constructor reads values (`.item()`), as the import's real build does.
 """
 
 import argparse
@@ -22,8 +23,7 @@ def traces(path, symtabs):
     for syms in symtabs:
         module = program.load(path, syms)
         probe = program.Probe(module, path)
-        with FakeTensorMode(allow_non_fake_inputs=True):
-            model = program.make_model(module, path, 0)
+        model = _model(module, path)
         program.lift_tensor_attributes(model, path)
         params, buffers = exporter._state(model, path)
         lifted = exporter.Lifted(model, probe, [n for n, _ in params], [n for n, _ in buffers])
@@ -65,6 +65,14 @@ def derive_built(path, built, symtabs):
         return None, [f"no derived cost: the counting run failed: {type(e).__name__}: {program._first_line(e)}"]
 
 
+def _model(module, path):
+    try:
+        with FakeTensorMode(allow_non_fake_inputs=True):
+            return program.make_model(module, path, 0)
+    except TaskError:  # a constructor that reads values: built for real, as the import builds it
+        return program.make_model(module, path, 0)
+
+
 def derive_task(task_dir):
     """(derived cost or None, notes) for a task folder, over its default and declared variants."""
     doc = json.loads((Path(task_dir) / "task.json").read_text())
@@ -79,8 +87,8 @@ def derive_problem(path):
     module = program.load(path)
     declared = program.int_globals(module)
     probe = program.Probe(module, path)
-    with FakeTensorMode(allow_non_fake_inputs=True):
-        model = program.make_model(module, path, 0)
+    model = _model(module, path)
+    program.lift_tensor_attributes(model, path)
     state = [tuple(t.shape) for _, t in list(model.named_parameters()) + list(model.named_buffers())]
     default = traces(path, [declared])
     for symbols in small_variant.plans(path, declared, probe, state):  # the first plan the program accepts
@@ -88,6 +96,8 @@ def derive_problem(path):
         if not overrides:
             continue
         small = {**declared, **overrides}
+        if small_variant._param_shapes(path, small) not in (None, state):
+            continue  # the import refuses a variant that changes the parameters' shapes
         try:
             known = default + traces(path, [small])
         except Exception:  # the program refuses these sizes: the import tries the next plan too

@@ -56,7 +56,7 @@ _FREE = {  # data movement and bookkeeping: no arithmetic
     "topk", "randn", "rand", "randint", "bernoulli", "normal", "uniform", "native_dropout", "randperm",
     "set_", "resize_", "_unsafe_view", "col2im", "im2col", "upsample_nearest2d", "upsample_nearest1d",
     "split_with_sizes_copy", "unbind_copy", "eye", "linspace", "tensor", "one_hot", "unfold_copy",
-    "diag_embed", "diagonal_copy", "masked_scatter",
+    "diag_embed", "diagonal_copy", "masked_scatter", "as_strided", "as_strided_", "as_strided_scatter",
 }
 
 
