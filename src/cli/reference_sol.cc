@@ -8,7 +8,8 @@
 
 namespace kforge::cli {
 
-std::optional<bench::Roofline> ReferenceRoofline(const common::Task& task, const verify::TaskCheckReply& reply,
+std::optional<bench::Roofline> ReferenceRoofline(const common::Task& task,
+                                                 const verify::TaskCheckReply& reply,
                                                  const std::optional<bench::DevicePeak>& peak) {
   std::optional<bench::TaskCost> cost = bench::CostOf(task);  // evaluated for the default variant
   if (!cost || !peak) return std::nullopt;
@@ -22,12 +23,13 @@ std::optional<bench::Roofline> ReferenceRoofline(const common::Task& task, const
 }
 
 nlohmann::json ReferenceRooflineJson(const common::Task& task, const bench::Roofline& r) {
-  return {{"flops", r.flops},
-          {"bytes", r.bytes},
-          {"sol_ms", r.sol_ms},
-          {"reference_ms", r.sol_pct > 0 ? r.sol_ms / r.sol_pct * 100 : 0.0},
-          {"sol_pct", r.sol_pct},
-          {"derived", task.cost_derived.empty() ? nlohmann::json(nullptr) : nlohmann::json(task.cost_derived)}};
+  return {
+      {"flops", r.flops},
+      {"bytes", r.bytes},
+      {"sol_ms", r.sol_ms},
+      {"reference_ms", r.sol_pct > 0 ? r.sol_ms / r.sol_pct * 100 : 0.0},
+      {"sol_pct", r.sol_pct},
+      {"derived", task.cost_derived.empty() ? nlohmann::json(nullptr) : nlohmann::json(task.cost_derived)}};
 }
 
 std::string SolBands::Summary() const {
@@ -39,9 +41,10 @@ std::string SolBands::Summary() const {
   std::sort(sorted.begin(), sorted.end());
   size_t n = sorted.size();
   double median = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
-  std::snprintf(text, sizeof text,
-                "reference %%SOL over %zu tasks with a cost: %d under 10%%, %d 10-50%%, %d over 50%%; median %.1f%%",
-                n, under, middle, over, median);
+  std::snprintf(
+      text, sizeof text,
+      "reference %%SOL over %zu tasks with a cost: %d under 10%%, %d 10-50%%, %d over 50%%; median %.1f%%", n,
+      under, middle, over, median);
   return text;
 }
 

@@ -16,7 +16,8 @@ namespace kforge::cli {
 
 /// The roofline of the reference's run on the task's default variant; nullopt without a cost, a
 /// peak or a reference time.
-std::optional<bench::Roofline> ReferenceRoofline(const common::Task& task, const verify::TaskCheckReply& reply,
+std::optional<bench::Roofline> ReferenceRoofline(const common::Task& task,
+                                                 const verify::TaskCheckReply& reply,
                                                  const std::optional<bench::DevicePeak>& peak);
 
 /// {flops, bytes, sol_ms, reference_ms, sol_pct, derived}: the record's `reference_roofline`.

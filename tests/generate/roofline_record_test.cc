@@ -118,9 +118,10 @@ TEST_F(RooflineRecordTest, TheTeacherHearsTheRooflineAndExportAndReportUseIt) {
   for (const json& m : record["messages"])
     if (m.value("role", "") == "user" && m.dump().find("Roofline:") != std::string::npos) feedback = m.dump();
   EXPECT_NE(feedback.find("0.8% of speed of light (the reference: 0.4%)"), std::string::npos) << feedback;
-  EXPECT_NE(feedback.find("Roofline: the task moves at least 8.39 MB and computes 1.05 MFLOP; at 1000 GB/s and "
-                          "50 TFLOP/s its floor is 0.00839 ms (memory-bound)"),
-            std::string::npos)
+  EXPECT_NE(
+      feedback.find("Roofline: the task moves at least 8.39 MB and computes 1.05 MFLOP; at 1000 GB/s and "
+                    "50 TFLOP/s its floor is 0.00839 ms (memory-bound)"),
+      std::string::npos)
       << record["messages"].dump();
 
   fakes::CommandResult left_out = Kforge("export run --out high --format trajectory --min-sol 1");
