@@ -217,3 +217,14 @@ def get_inputs():
     assert expr.evaluate(derived["flops"], {"batch_size": b, "height": h}) == 2 * b * 8 * (h - 2) ** 2 * 4 * 9
     assert expr.evaluate(derived["bytes"], {"batch_size": b, "height": h}) == \
         4 * (b * 4 * h * h + 8 * 4 * 9 + b * 8 * (h - 2) ** 2)
+
+
+@pytest.mark.parametrize("derived,ok", [("torch-flop-counter/1", True), ("", False), (1, False)])
+def test_schema_checks_the_derived_mark(derived, ok):
+    doc = json.loads((REPO / "tasks/demo/relu/task.json").read_text())
+    doc["cost"]["derived"] = derived
+    if ok:
+        schema.validate(doc)
+    else:
+        with pytest.raises(schema.TaskError, match="task.cost.derived"):
+            schema.validate(doc)
