@@ -7,7 +7,9 @@
 #      `kforge verify`, each against its expected status;
 #   3. `kforge tasks audit` (--trials $KFORGE_KB_AUDIT_TRIALS, default 5; stopped after
 #      $KFORGE_KB_AUDIT_TIMEOUT s): no-work candidates against every task; none may pass a judgeable task;
-#   4. `kforge tasks check`: every task ok or counted apart (ill_conditioned, degenerate, nondeterministic);
+#   4. `kforge tasks check`: every task ok or counted apart (ill_conditioned, degenerate, nondeterministic),
+#      and the references' own % of speed of light (costs derived at import): how many sit under 10%,
+#      10-50% and over 50% of the floor, per level;
 #   5. scripts/bench_kb_scale.py (cold verify, batch throughput) unless KFORGE_KB_BENCH=0.
 # Usage: scripts/gpu-judge.sh KERNELBENCH_DIR. Logs go to $OUT or build/gpu-judge/. KFORGE_KB_EXTRA (a regex on
 # file names) also imports those problems of levels 2 and 3 when KFORGE_KB_LEVELS leaves them out.
@@ -110,6 +112,26 @@ build/kforge tasks check "$root" ${KFORGE_KB_FILTER:+--filter "$KFORGE_KB_FILTER
 echo "exit $?, took $(( $(date +%s) - start )) s"
 grep -v "^ok " "$out/tasks-check.txt" | cut -c1-300 | head -40
 tail -2 "$out/tasks-check.err"
+step "PyTorch's references against the roofline (%SOL of one warm run; the lines are in $out/tasks-check.txt)"
+python3 - "$out/tasks-check.txt" <<'PY'
+import collections, re, sys
+bands, without = collections.defaultdict(lambda: [0, 0, 0]), collections.Counter()
+for line in open(sys.argv[1]):
+    fields = line.split()
+    if len(fields) < 2:
+        continue
+    level = re.search(r"/level(\d+)/", fields[1])
+    level = f"level {level.group(1)}" if level else "other"
+    sol = re.search(r"%SOL ([0-9.]+)", line)
+    if not sol:
+        without[level] += 1
+        continue
+    pct = float(sol.group(1))
+    bands[level][0 if pct < 10 else 1 if pct <= 50 else 2] += 1
+for level in sorted(set(bands) | set(without)):
+    under, middle, over = bands[level]
+    print(f"{level}: {under} under 10%, {middle} 10-50%, {over} over 50% of the floor; {without[level]} without a %SOL")
+PY
 
 if [ "${KFORGE_KB_BENCH:-1}" = 1 ]; then
   step "verify at scale"

@@ -388,6 +388,12 @@ def _build_into(path, task_id, work, base, devices, seed, golden_limit, symbols_
         doc["domains"] = measured["domains"]
     if default.probe.constants:
         doc["constants"] = default.probe.constants
+    if "cost" not in base:  # hand-written costs are kept as written
+        from . import cost_check  # it builds on this module
+        derived, cost_notes = cost_check.derive_built(path, built, symtabs)
+        notes.extend(cost_notes)
+        if derived:
+            doc["cost"] = derived
     artifacts = {"packages": {b.name: b.packages for b in built}}
     if state:
         artifacts["params"] = "params.safetensors"

@@ -177,8 +177,13 @@ def validate(doc, task_id=None):
     if "domains" in doc:
         _check_domains(doc["domains"], {s["name"]: s for s in doc["inputs"]})
     if "cost" in doc:
-        _check_keys(doc["cost"], {"flops", "bytes"}, "task.cost")
+        _check_keys(doc["cost"], {"flops", "bytes", "derived"}, "task.cost")
+        derived = doc["cost"].get("derived")
+        if "derived" in doc["cost"] and (not isinstance(derived, str) or not derived):
+            _fail("task.cost.derived", "expected the counter's name and version")
         for key, text in doc["cost"].items():
+            if key == "derived":
+                continue
             for syms in all_symbols:
                 try:
                     expr.evaluate(text, syms)

@@ -53,7 +53,8 @@ json RooflineJson(const Roofline& r) {
           {"achieved_tflops", Positive(r.achieved_tflops)},
           {"bandwidth_pct", Positive(r.bandwidth_pct)},
           {"flops_pct", Positive(r.flops_pct)},
-          {"sol_pct", Positive(r.sol_pct)}};
+          {"sol_pct", Positive(r.sol_pct)},
+          {"reference_sol_pct", Positive(r.reference_sol_pct)}};
 }
 
 std::string Printf(const char* format, double a, double b = 0, double c = 0) {
@@ -129,7 +130,10 @@ StatusOr<BenchResult> MakeBenchResult(const Measurement& measurement, uint64_t s
     // The reference alone: its roofline, no candidate and no speedup.
     r.reference = ToResult(measurement.subjects[0]);
     r.speedup = BootstrapSpeedup({}, {}, seed);
-    if (cost && peak) r.roofline = ComputeRoofline(*cost, *peak, r.reference->stats.median);
+    if (cost && peak) {
+      r.roofline = ComputeRoofline(*cost, *peak, r.reference->stats.median);
+      r.roofline->reference_sol_pct = r.roofline->sol_pct;
+    }
   } else {
     r.candidate = ToResult(measurement.subjects[0]);
   }
@@ -139,7 +143,11 @@ StatusOr<BenchResult> MakeBenchResult(const Measurement& measurement, uint64_t s
   } else if (!r.reference) {
     r.speedup = BootstrapSpeedup({}, {}, seed);
   }
-  if (cost && peak && !r.roofline) r.roofline = ComputeRoofline(*cost, *peak, r.candidate.stats.median);
+  if (cost && peak && !r.roofline) {
+    r.roofline = ComputeRoofline(*cost, *peak, r.candidate.stats.median);
+    if (r.reference && r.reference->stats.median > 0)
+      r.roofline->reference_sol_pct = r.roofline->sol_ms / r.reference->stats.median * 100;
+  }
   r.converged = measurement.converged;
   r.rounds = measurement.rounds;
   r.wall_seconds = measurement.wall_seconds;

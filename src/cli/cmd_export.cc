@@ -27,6 +27,7 @@ struct ExportArgs {
   double min_speedup = 0;
   int max_turns = 0;
   double max_ops_fraction = 0;
+  double min_sol = 0;
   std::string levels, tags, glob, balance, split, holdout;
   int64_t per_task = 0, balance_cap = 0;
   double near_dup = 0, holdout_threshold = 0.8;
@@ -50,6 +51,7 @@ nlohmann::json Describe(const exporter::ExportOptions& o) {
   if (f.min_speedup) d["min_speedup"] = *f.min_speedup;
   if (f.max_turns) d["max_turns"] = *f.max_turns;
   if (f.max_ops_fraction) d["max_ops_fraction"] = *f.max_ops_fraction;
+  if (f.min_sol_pct) d["min_sol"] = *f.min_sol_pct;
   if (!f.levels.empty()) d["levels"] = f.levels;
   if (!f.tags.empty()) d["tags"] = f.tags;
   if (!f.task_glob.empty()) d["filter"] = f.task_glob;
@@ -89,6 +91,7 @@ StatusOr<exporter::ExportOptions> ToOptions(const ExportArgs& a) {
   if (given("--min-speedup")) f.min_speedup = a.min_speedup;
   if (given("--max-turns")) f.max_turns = a.max_turns;
   if (given("--max-ops-fraction")) f.max_ops_fraction = a.max_ops_fraction;
+  if (given("--min-sol")) f.min_sol_pct = a.min_sol;
   if (given("--levels")) {
     StatusOr<std::vector<int>> levels = exporter::ParseLevels(a.levels);
     if (!levels.ok()) return Status::InvalidArgument("--levels: " + levels.status().message());
@@ -171,6 +174,10 @@ Runner AttachExport(CLI::App& sub) {
              "--max-ops-fraction", a->max_ops_fraction,
              "Only records whose best attempt spent at most this share of its GPU time in library ops")
           ->check(FiniteRange(0, 1));
+  given["--min-sol"] =
+      sub.add_option("--min-sol", a->min_sol,
+                     "Only records whose best kernel reached at least P% of speed of light (needs task costs)")
+          ->check(FiniteRange(0, 1e6));
   given["--levels"] = sub.add_option("--levels", a->levels, "Only these KernelBench levels, e.g. 1,2");
   given["--tags"] = sub.add_option("--tags", a->tags, "Only tasks with one of these tags, e.g. matmul,fused");
   given["--filter"] = sub.add_option("--filter", a->glob, "Only task ids matching this glob");

@@ -15,6 +15,8 @@
 
 #include "cli/command.h"
 #include "cli/options.h"
+#include "cli/reference_sol.h"
+#include "kforge/bench/wire.h"
 #include "kforge/common/task.h"
 #include "kforge/verify/worker_client.h"
 #include "kforge/verify/worker_protocol.h"
@@ -162,13 +164,16 @@ StatusOr<int> ParseCudaDevice(const std::string& text) {
 }  // namespace
 
 StatusOr<std::unique_ptr<verify::WorkerClient>> StartTaskWorker(const std::string& device_text,
-                                                                const std::string& worker_program) {
+                                                                const std::string& worker_program,
+                                                                nlohmann::json* peak) {
   auto device = ParseCudaDevice(device_text);
   if (!device.ok()) return Status::InvalidArgument("--device: " + device.status().message());
   std::string program = worker_program.empty() ? SelfExecutable().string() : worker_program;
   auto worker = std::make_unique<verify::WorkerClient>(
       std::vector<std::string>{program, "worker", "--device", std::to_string(*device)});
-  verify::WorkerClient::Reply hello = worker->Call(verify::HelloRequest{}.ToJson(), std::chrono::seconds(120));
+  verify::HelloRequest request;
+  request.peak = peak != nullptr;
+  verify::WorkerClient::Reply hello = worker->Call(request.ToJson(), std::chrono::seconds(120));
   auto said = hello.kind == verify::WorkerClient::Reply::Kind::kOk
                   ? verify::HelloReply::FromJson(hello.body)
                   : Status::Unavailable("worker: " + hello.detail);
@@ -176,6 +181,7 @@ StatusOr<std::unique_ptr<verify::WorkerClient>> StartTaskWorker(const std::strin
     std::string why = said.ok() ? said->message : said.status().message();
     return Status::Unavailable("needs a GPU: " + why);
   }
+  if (peak) *peak = said->peak.value_or(nullptr);
   return worker;
 }
 
@@ -190,13 +196,17 @@ int CheckTasks(const TasksCheckOptions& options) {
     std::fprintf(stderr, "kforge tasks check: %s\n", usage.message().c_str());
     return kExitUsage;
   }
-  auto started = StartTaskWorker(options.device, options.worker_program);
+  nlohmann::json peak_json;
+  auto started = StartTaskWorker(options.device, options.worker_program, &peak_json);
   if (!started.ok()) {
     std::fprintf(stderr, "kforge tasks check: %s\n", started.status().message().c_str());
     return kExitUsage;
   }
+  std::optional<bench::DevicePeak> device_peak;
+  if (auto parsed = bench::DevicePeakFromJson(peak_json); parsed.ok()) device_peak = *parsed;
   verify::WorkerClient& worker = **started;
   Tally tally;
+  SolBands bands;
   double worst = 0;
   std::string worst_task;
   for (const common::Task& task : *tasks) {
@@ -216,20 +226,25 @@ int CheckTasks(const TasksCheckOptions& options) {
       worst = ratio;
       worst_task = task.id;
     }
+    std::optional<bench::Roofline> roofline = reply.status == "ok" ? ReferenceRoofline(task, reply, device_peak) : std::nullopt;
+    if (roofline) bands.Add(roofline->sol_pct);
     if (options.json) {
       nlohmann::json record = reply.ToJson();
       record["task"] = task.id;
       record["ill_conditioned"] = status == "ill_conditioned";
       record["shown"] = status;
       if (task.conditioning) record["conditioning"] = ConditioningJson(*task.conditioning);
+      record["reference_roofline"] = roofline ? ReferenceRooflineJson(task, *roofline) : nlohmann::json(nullptr);
       PrintJsonLine(record);
       continue;
     }
     double ms = 0;
     for (const verify::TaskCheckVariant& v : reply.variants) ms = std::max(ms, v.reference_ms);
     std::string message = LineMessage(task, status, reply);
-    std::printf("%-15s %-60s peak %s / footprint %s (%.2fx)  ref %.3f ms%s%s\n", status.c_str(),
-                task.id.c_str(), GiB(peak).c_str(), GiB(footprint).c_str(), ratio, ms,
+    char sol[64] = "";
+    if (roofline) std::snprintf(sol, sizeof sol, "  %%SOL %.1f (floor %.3f ms)", roofline->sol_pct, roofline->sol_ms);
+    std::printf("%-15s %-60s peak %s / footprint %s (%.2fx)  ref %.3f ms%s%s%s\n", status.c_str(),
+                task.id.c_str(), GiB(peak).c_str(), GiB(footprint).c_str(), ratio, ms, sol,
                 status == "ok" ? "" : "  ", message.substr(0, 400).c_str());
     std::fflush(stdout);
   }
@@ -239,6 +254,7 @@ int CheckTasks(const TasksCheckOptions& options) {
                tally.checked, tally.ok, tally.failed, tally.ill_conditioned, tally.degenerate,
                tally.nondeterministic, tally.harness, worst,
                worst_task.empty() ? "" : (" (" + worst_task + ")").c_str());
+  std::fprintf(stderr, "%s%s\n", bands.Summary().c_str(), device_peak ? "" : " (the device's peaks are unknown)");
   ci.AddSuiteProperty("seed", std::to_string(options.seed));
   if (Status written = ci.Finish(); !written.ok()) {
     std::fprintf(stderr, "kforge tasks check: %s\n", written.message().c_str());

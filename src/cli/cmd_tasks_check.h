@@ -5,6 +5,8 @@
 #include <memory>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "cli/ci_report.h"
 #include "kforge/common/status.h"
 #include "kforge/verify/worker_client.h"
@@ -27,8 +29,10 @@ struct TasksCheckOptions {
 int CheckTasks(const TasksCheckOptions& options);
 
 /// A worker on `device` ("cuda" or "cuda:N"; `worker_program` or this executable's `worker`) that
-/// answered hello with a GPU; one-line error otherwise.
+/// answered hello with a GPU; one-line error otherwise. With `peak`, hello asks for the device's
+/// peaks (bench::DevicePeak::ToJson(), null when unknown) and stores them there.
 StatusOr<std::unique_ptr<verify::WorkerClient>> StartTaskWorker(const std::string& device,
-                                                                const std::string& worker_program);
+                                                                const std::string& worker_program,
+                                                                nlohmann::json* peak = nullptr);
 
 }  // namespace kforge::cli

@@ -306,7 +306,11 @@ StatusOr<Task> ParseTask(const Checker& c, const json& root, const fs::path& dir
   if (root.contains("cost")) {
     const json& cost = root["cost"];
     KFORGE_RETURN_IF_ERROR(c.Object(cost, "cost"));
-    KFORGE_RETURN_IF_ERROR(c.OnlyKeys(cost, "cost", {"flops", "bytes"}));
+    KFORGE_RETURN_IF_ERROR(c.OnlyKeys(cost, "cost", {"flops", "bytes", "derived"}));
+    if (cost.contains("derived")) {
+      KFORGE_ASSIGN_OR_RETURN(task.cost_derived, c.String(cost["derived"], "cost.derived"));
+      if (task.cost_derived.empty()) return c.Error("cost.derived", "expected the counter's name and version");
+    }
     for (auto [key, field] : {std::pair{"flops", &task.cost_flops}, std::pair{"bytes", &task.cost_bytes}}) {
       if (!cost.contains(key)) continue;
       std::string path = std::string("cost.") + key;

@@ -36,6 +36,19 @@ std::optional<double> LibraryOpsFraction(const dataset::Trajectory& t) {
   return std::nullopt;
 }
 
+BestSol BestSolPct(const dataset::Trajectory& t) {
+  BestSol sol;
+  if (!t.correct() || !t.best) return sol;
+  const nlohmann::json& bench = t.attempts[*t.best].bench;
+  if (!bench.is_object() || !bench.contains("roofline") || !bench["roofline"].is_object()) return sol;
+  const nlohmann::json& roofline = bench["roofline"];
+  for (auto [key, field] : {std::pair{"sol_pct", &sol.kernel}, std::pair{"reference_sol_pct", &sol.reference}}) {
+    auto it = roofline.find(key);
+    if (it != roofline.end() && it->is_number()) *field = it->get<double>();
+  }
+  return sol;
+}
+
 Episode Summarize(const dataset::Trajectory& t) {
   Episode e;
   e.task_id = t.task.id;
@@ -52,13 +65,9 @@ Episode Summarize(const dataset::Trajectory& t) {
   }
   e.first_correct_turn = t.first_correct_turn();
   e.turns = t.turns();
-  if (e.correct) {
-    const nlohmann::json& bench = t.attempts[*t.best].bench;
-    if (bench.is_object() && bench.contains("roofline") && bench["roofline"].is_object()) {
-      const nlohmann::json& sol = bench["roofline"].value("sol_pct", nlohmann::json());
-      if (sol.is_number()) e.sol_pct = sol.get<double>();
-    }
-  }
+  const BestSol sol = BestSolPct(t);
+  e.sol_pct = sol.kernel;
+  e.reference_sol_pct = sol.reference;
   const dataset::UsageInfo& u = t.usage;
   e.tokens = u.input_tokens + u.output_tokens + u.cache_read_tokens + u.cache_write_tokens;
   e.cost_usd = u.cost_usd;

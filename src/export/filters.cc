@@ -21,6 +21,7 @@ std::optional<std::string_view> Reject(const dataset::Trajectory& t, const Filte
   if (f.max_turns && t.turns() > *f.max_turns) return "max_turns";
   if (f.max_ops_fraction && LibraryOpsFraction(t).value_or(0) > *f.max_ops_fraction)
     return "max_ops_fraction";
+  if (f.min_sol_pct && !(BestSolPct(t).kernel.value_or(0.0) >= *f.min_sol_pct)) return "min_sol";
   if (!f.levels.empty() &&
       (!t.task.level || std::find(f.levels.begin(), f.levels.end(), *t.task.level) == f.levels.end()))
     return "level";

@@ -56,6 +56,7 @@ void MetricsBuilder::AddTo(Acc& acc, const Episode& e) {
   ++acc.correct;
   acc.mostly_library_ops += e.mostly_library_ops;
   if (e.sol_pct) acc.sol_pcts.push_back(static_cast<float>(*e.sol_pct));
+  if (e.sol_pct && e.reference_sol_pct) acc.reference_sol_pcts.push_back(static_cast<float>(*e.reference_sol_pct));
   if (!e.speedup || !(*e.speedup > 0)) return;
   acc.speedups.push_back(static_cast<float>(*e.speedup));
   acc.log_speedup_sum += std::log(*e.speedup);
@@ -134,6 +135,11 @@ GroupMetrics MetricsBuilder::Finish(const std::string& name, const Acc& acc,
     std::vector<float> sol = acc.sol_pcts;
     std::sort(sol.begin(), sol.end());
     g.median_sol_pct = Quantile(sol, 0.5);
+  }
+  if (!acc.reference_sol_pcts.empty()) {
+    std::vector<float> sol = acc.reference_sol_pcts;
+    std::sort(sol.begin(), sol.end());
+    g.median_reference_sol_pct = Quantile(sol, 0.5);
   }
   if (acc.correct > 0) {
     g.tokens_per_correct = static_cast<double>(acc.tokens) / static_cast<double>(acc.correct);

@@ -105,6 +105,8 @@ json ToJson(const GroupMetrics& g) {
           {"first_turn_correct_rate", Opt(g.first_turn_correct_rate)},
           {"mean_repair_turns", Opt(g.mean_repair_turns)},
           {"median_sol_pct", g.median_sol_pct ? FloatFigure(*g.median_sol_pct) : json(nullptr)},
+          {"median_reference_sol_pct",
+           g.median_reference_sol_pct ? FloatFigure(*g.median_reference_sol_pct) : json(nullptr)},
           {"tokens_per_correct", Opt(g.tokens_per_correct)},
           {"cost_per_correct_usd", Opt(g.cost_per_correct)},
           {"cost_known", g.cost_known},

@@ -70,6 +70,24 @@ void LibraryOpsLine(std::ostringstream& out, const GroupMetrics& all) {
   out << "\n";
 }
 
+/// The median % of speed of light of correct kernels, of their references, and per level.
+void SolLine(std::ostringstream& out, const RunReport& run) {
+  const GroupMetrics& all = run.groups.front();
+  out << "median % of speed of light (correct kernels with a roofline): "
+      << (all.median_sol_pct ? Format("%.1f%%", *all.median_sol_pct) : "-");
+  if (all.median_reference_sol_pct)
+    out << " (their references: " << Format("%.1f%%", *all.median_reference_sol_pct) << ")";
+  std::string levels;
+  for (size_t i = 1; i < run.groups.size(); ++i) {
+    const GroupMetrics& g = run.groups[i];
+    if (!g.median_sol_pct) continue;
+    levels += (levels.empty() ? "" : ", ") + g.name + " " + Format("%.1f%%", *g.median_sol_pct);
+    if (g.median_reference_sol_pct) levels += " (reference " + Format("%.1f%%", *g.median_reference_sol_pct) + ")";
+  }
+  if (!levels.empty()) out << "; " << levels;
+  out << "\n";
+}
+
 void RunSection(std::ostringstream& out, const RunReport& run, bool per_task) {
   const GroupMetrics& all = run.groups.front();
   out << "run " << run.label << ": " << Count(all.episodes) << " episodes of " << Count(all.tasks)
@@ -111,8 +129,7 @@ void RunSection(std::ostringstream& out, const RunReport& run, bool per_task) {
   out << "first turn: " << Percent(all.first_turn_compile_rate) << " compiled, "
       << Percent(all.first_turn_correct_rate) << " correct; repair turns before the first correct kernel: "
       << (all.mean_repair_turns ? Format("%.2f", *all.mean_repair_turns) : "-") << " on average\n";
-  out << "median % of speed of light (correct kernels with a roofline): "
-      << (all.median_sol_pct ? Format("%.1f%%", *all.median_sol_pct) : "-") << "\n";
+  SolLine(out, run);
   out << "per correct kernel: "
       << (all.tokens_per_correct ? Count(static_cast<int64_t>(*all.tokens_per_correct + 0.5)) + " tokens"
                                  : "-")

@@ -25,6 +25,38 @@ std::string Sci(const json& v) {
   return buf;
 }
 
+/// "8.39 MB", "1.05 GFLOP": a count with an SI prefix, three significant digits.
+std::string Si(double v, const char* unit) {
+  static const char* const kPrefixes[] = {"", "K", "M", "G", "T", "P"};
+  int i = 0;
+  while (std::fabs(v) >= 1000 && i < 5) {
+    v /= 1000;
+    ++i;
+  }
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.3g %s%s", v, kPrefixes[i], unit);
+  return buf;
+}
+
+/// The task's roofline from a bench record's `roofline`: what must move and be computed at least, and
+/// the time that takes at the device's peaks; empty without a floor.
+std::string RooflineFloor(const json& roof) {
+  auto number = [&roof](const char* key) {
+    auto it = roof.find(key);
+    return it != roof.end() && it->is_number() ? it->get<double>() : 0.0;
+  };
+  const double bytes = number("bytes"), flops = number("flops"), gbps = number("peak_gbps"),
+               tflops = number("peak_tflops"), floor_ms = number("sol_ms");
+  if (!(floor_ms > 0)) return "";
+  std::string out = "Roofline: the task moves at least " + (bytes > 0 ? Si(bytes, "B") : std::string("? B")) +
+                    " and computes " + (flops > 0 ? Si(flops, "FLOP") : std::string("? FLOP")) + "; at ";
+  out += (gbps > 0 ? Fixed(gbps, 0) + " GB/s" : std::string("? GB/s")) + " and " +
+         (tflops > 0 ? Fixed(tflops, 0) + " TFLOP/s" : std::string("? TFLOP/s"));
+  const double memory_ms = gbps > 0 ? bytes / (gbps * 1e6) : 0, compute_ms = tflops > 0 ? flops / (tflops * 1e9) : 0;
+  out += " its floor is " + Sci(floor_ms) + " ms (" + (memory_ms >= compute_ms ? "memory" : "compute") + "-bound)";
+  return out + "\n";
+}
+
 /// Keeps the head and the tail of a long log.
 std::string Trim(const std::string& log) {
   if (log.size() <= kMaxFeedbackLog) return log;
@@ -106,7 +138,9 @@ std::string Timing(const json& bench) {
       out += "Achieved " + Fixed(roof["achieved_gbps"].get<double>(), 0) + " GB/s";
     if (roof["sol_pct"].is_number())
       out += ", " + Fixed(roof["sol_pct"].get<double>(), 1) + "% of speed of light";
-    out += "\n";
+    if (const json reference = roof.value("reference_sol_pct", json()); reference.is_number())
+      out += " (the reference: " + Fixed(reference.get<double>(), 1) + "%)";
+    out += "\n" + RooflineFloor(roof);
   }
   for (const json& flag : bench.value("flags", json::array()))
     if (flag.is_string()) out += "Note: " + flag.get<std::string>() + "\n";

@@ -66,6 +66,7 @@ TEST(BenchResultTest, StatisticsSpeedupAndRoofline) {
   ASSERT_TRUE(r->roofline.has_value());
   EXPECT_DOUBLE_EQ(r->roofline->sol_ms, 0.0005);
   EXPECT_DOUBLE_EQ(r->roofline->sol_pct, 50);
+  EXPECT_DOUBLE_EQ(r->roofline->reference_sol_pct, 25) << "the reference's own: 0.5 us of its 2 us";
   EXPECT_DOUBLE_EQ(r->roofline->achieved_gbps, 2000);
   EXPECT_TRUE(r->flags.empty());
   EXPECT_EQ(r->speedup.lo, MakeBenchResult(Measured(0.001, 0.002), 9, cost, Peak())->speedup.lo)
@@ -155,7 +156,8 @@ TEST(BenchJsonTest, Keys) {
   EXPECT_EQ(Keys(j["speedup"]), (std::vector<std::string>{"ci", "confidence", "iterations", "ratio"}));
   EXPECT_EQ(Keys(j["roofline"]),
             (std::vector<std::string>{"achieved_gbps", "achieved_tflops", "bandwidth_pct", "bytes", "flops",
-                                      "flops_pct", "peak_gbps", "peak_tflops", "sol_ms", "sol_pct"}));
+                                      "flops_pct", "peak_gbps", "peak_tflops", "reference_sol_pct", "sol_ms",
+                                      "sol_pct"}));
   EXPECT_TRUE(j["roofline"]["flops"].is_null()) << "no FLOP formula";
   EXPECT_TRUE(j["roofline"]["achieved_tflops"].is_null());
   EXPECT_DOUBLE_EQ(j["roofline"]["sol_ms"].get<double>(), 0.0005);
@@ -260,6 +262,7 @@ TEST(BenchReportTest, ReferenceAlone) {
   EXPECT_DOUBLE_EQ(r->reference->stats.median, 0.5);
   ASSERT_TRUE(r->roofline.has_value());
   EXPECT_DOUBLE_EQ(r->roofline->sol_pct, 50.0);
+  EXPECT_DOUBLE_EQ(r->roofline->reference_sol_pct, 50.0);
   EXPECT_TRUE(r->flags.empty()) << "a reference alone is never faster than light or implausible";
   const json j = BenchResultToJson(*r);
   EXPECT_TRUE(j["candidate"].is_null());

@@ -11,6 +11,8 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <tuple>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -261,6 +263,43 @@ TEST_F(TasksCliTest, CheckCountsIllConditionedTasksApart) {
   record = nlohmann::json::parse(LineOf(run.out, "t/good"));
   EXPECT_EQ(record["ill_conditioned"], false);
   EXPECT_FALSE(record.contains("conditioning"));
+}
+
+// The reference's own % of speed of light: the task's cost at the fake device's 1000 GB/s against the
+// fake reference time (1.5 ms), on the line, in the record and counted in bands; a task without a cost
+// has none.
+TEST_F(TasksCliTest, CheckGivesTheReferencesPercentOfSpeedOfLight) {
+  const std::vector<std::tuple<std::string, std::string, std::string>> tasks = {
+      {"t/slow", "8", "300000000"},        // 0.3 ms floor: 20%
+      {"t/fast", "2 * 8", "1200000000"},   // 1.2 ms: 80%
+      {"t/bound", "1 - 1", "60000000"},    // 0.06 ms: 4%
+      {"t/nocost", "", ""}};
+  for (const auto& [id, flops, bytes] : tasks) {
+    nlohmann::json task = CheckedTask(id, false);
+    if (!bytes.empty()) task["cost"] = {{"flops", flops}, {"bytes", bytes}, {"derived", "torch-flop-counter/1"}};
+    Write(dir_ / "root" / id / "task.json", task.dump());
+    Write(dir_ / "root" / id / "reference.py", kModule);
+  }
+  kforge::cli::TasksCheckOptions options;
+  options.root = (dir_ / "root").string();
+  CheckRun run = CheckWithFakeWorker(options);
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(LineOf(run.out, "t/fast").find("ref 1.500 ms  %SOL 80.0 (floor 1.200 ms)"), std::string::npos) << run.out;
+  EXPECT_NE(LineOf(run.out, "t/slow").find("%SOL 20.0 (floor 0.300 ms)"), std::string::npos) << run.out;
+  EXPECT_EQ(LineOf(run.out, "t/nocost").find("%SOL"), std::string::npos) << run.out;
+  EXPECT_NE(run.err.find("reference %SOL over 3 tasks with a cost: 1 under 10%, 1 10-50%, 1 over 50%; median 20.0%"),
+            std::string::npos)
+      << run.err;
+
+  options.json = true;
+  run = CheckWithFakeWorker(options);
+  nlohmann::json record = nlohmann::json::parse(LineOf(run.out, "t/fast"));
+  EXPECT_DOUBLE_EQ(record["reference_roofline"]["sol_pct"].get<double>(), 80.0);
+  EXPECT_DOUBLE_EQ(record["reference_roofline"]["sol_ms"].get<double>(), 1.2);
+  EXPECT_DOUBLE_EQ(record["reference_roofline"]["reference_ms"].get<double>(), 1.5);
+  EXPECT_EQ(record["reference_roofline"]["bytes"], 1.2e9);
+  EXPECT_EQ(record["reference_roofline"]["derived"], "torch-flop-counter/1");
+  EXPECT_TRUE(nlohmann::json::parse(LineOf(run.out, "t/nocost"))["reference_roofline"].is_null());
 }
 
 // The reference of `import module` is arbitrary code: it runs without the API keys of our

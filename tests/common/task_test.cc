@@ -88,6 +88,7 @@ TEST_F(TaskTreeTest, LoadsAGoodTask) {
   auto small = ResolveShape(task->outputs[0], task->variants[1].symbols);
   ASSERT_TRUE(small.ok()) << small.status().ToString();
   EXPECT_EQ(*small, (std::vector<int64_t>{2, 8}));
+  EXPECT_EQ(task->cost_derived, "");  // hand-written
   auto flops = EvalCost(*task, task->cost_bytes, "small");
   ASSERT_TRUE(flops.ok()) << flops.status().ToString();
   EXPECT_EQ(*flops, 4 * (2 * 7 + 2 * 8));
@@ -95,6 +96,17 @@ TEST_F(TaskTreeTest, LoadsAGoodTask) {
   ASSERT_TRUE(shapes.ok());
   EXPECT_EQ(shapes->at("lin.weight"), std::vector<int64_t>{1024});
   EXPECT_FALSE(ResolveShapes(*task, "huge").ok());
+}
+
+TEST_F(TaskTreeTest, LoadsADerivedCost) {
+  json doc = Good();
+  doc["cost"] = {{"flops", "B * N"}, {"bytes", "8 * B * N + 2 * N"}, {"derived", "torch-flop-counter/1"}};
+  StatusOr<Task> task = LoadTask(Write("core/scale", doc.dump(2)));
+  ASSERT_TRUE(task.ok()) << task.status().ToString();
+  EXPECT_EQ(task->cost_derived, "torch-flop-counter/1");
+  auto bytes = EvalCost(*task, task->cost_bytes, "small");
+  ASSERT_TRUE(bytes.ok()) << bytes.status().ToString();
+  EXPECT_EQ(*bytes, 8 * 2 * 7 + 2 * 7);
 }
 
 TEST_F(TaskTreeTest, ToleranceDefaultsFollowTheLoosestOutput) {
@@ -239,6 +251,8 @@ TEST_F(TaskTreeTest, RejectsBadTasks) {
        },
        "tolerance.atol: must be"},
       {"cost unknown tensor", [](json& j) { j["cost"]["flops"] = "numel(z)"; }, "cost.flops: "},
+      {"cost derived empty", [](json& j) { j["cost"]["derived"] = ""; }, "cost.derived: expected the counter"},
+      {"cost derived number", [](json& j) { j["cost"]["derived"] = 1; }, "cost.derived: "},
       {"artifact escape", [](json& j) { j["artifacts"]["params"] = "../x.safetensors"; },
        "artifacts.params: path leaves"},
       {"artifact device", [](json& j) { j["artifacts"]["packages"]["default"]["tpu"] = "x"; },

@@ -41,6 +41,15 @@ TEST(FiltersTest, RejectsWithAReason) {
          r.speedup.reset();
        },
        [](auto& f) { f.max_ops_fraction = 0.5; }, "max_ops_fraction"},
+      {"min sol met", [](auto& r) { r.sol_pct = 40; }, [](auto& f) { f.min_sol_pct = 40; }, std::nullopt},
+      {"min sol missed", [](auto& r) { r.sol_pct = 39.9; }, [](auto& f) { f.min_sol_pct = 40; }, "min_sol"},
+      {"no roofline misses min sol", none, [](auto& f) { f.min_sol_pct = 0.1; }, "min_sol"},
+      {"incorrect misses min sol first",
+       [](auto& r) {
+         r.correct = false;
+         r.sol_pct = 90;
+       },
+       [](auto& f) { f.min_sol_pct = 10; }, "incorrect"},
       {"level", none,
        [](auto& f) {
          f.levels = {2, 3};

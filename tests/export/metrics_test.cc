@@ -96,6 +96,7 @@ TEST(MetricsTest, KForgeMetrics) {
     if (i < 2) e.first_correct_turn = i + 1;  // repairs: 0 and 1
     if (i == 0) e.sol_pct = 40;
     if (i == 1) e.sol_pct = 60;
+    if (i == 1) e.reference_sol_pct = 12;  // the other reference was not timed beside its kernel
     e.tokens = 1000;
     e.cost_usd = 0.5;
     e.cost_known = i != 3;
@@ -109,6 +110,7 @@ TEST(MetricsTest, KForgeMetrics) {
   EXPECT_DOUBLE_EQ(*all.first_turn_correct_rate, 0.25);
   EXPECT_DOUBLE_EQ(*all.mean_repair_turns, 0.5);
   EXPECT_DOUBLE_EQ(*all.median_sol_pct, 50);
+  EXPECT_DOUBLE_EQ(*all.median_reference_sol_pct, 12);
   EXPECT_DOUBLE_EQ(*all.tokens_per_correct, 2000);
   EXPECT_DOUBLE_EQ(*all.cost_per_correct, 1.0);
   EXPECT_FALSE(all.cost_known);

@@ -13,8 +13,10 @@
 //   // fake:ops=F         the plan has library ops that take the fraction F of its GPU time: the check's
 //                        timing.plan_split and checks.library_ops, and the bench reply's plan_split
 // A task_check answers ok, or fail when the task folder's name contains "fake_fail".
+// hello with peak answers the peaks of FakePeak(); bench replies carry them with KFORGE_FAKE_PEAK=1.
 // Environment:
 //   KFORGE_FAKE_NO_GPU=1       every reply is no_gpu, as from a machine without a device
+//   KFORGE_FAKE_PEAK=1         bench replies carry FakePeak() (rooflines in bench records)
 //   KFORGE_FAKE_WORKER_LOG=F   appends "start DEVICE" when a worker starts and "OP DEVICE" per request
 #include <fcntl.h>
 #include <unistd.h>
@@ -119,6 +121,23 @@ nlohmann::json Check(const nlohmann::json& line) {
   return out;
 }
 
+// 1000 GB/s and 50 TFLOP/s (float32), so that a test can work a roofline out by hand.
+bench::DevicePeak FakePeak() {
+  bench::DevicePeak peak;
+  peak.device = "Fake GPU";
+  peak.uuid = "GPU-00000000-0000-0000-0000-000000000000";
+  peak.driver_version = 13000;
+  peak.cc_major = 9;
+  peak.sm_count = 132;
+  peak.sm_clock_mhz = 1980;
+  peak.dram_gbps = 1000;
+  peak.copy_bytes = 1 << 30;
+  peak.fp32_tflops = 50;
+  peak.tf32_tflops = 50;
+  peak.fp16_tflops = peak.bf16_tflops = 500;
+  return peak;
+}
+
 nlohmann::json Bench(const nlohmann::json& line) {
   auto request = bench::BenchRequest::FromJson(line);
   if (!request.ok())
@@ -146,6 +165,7 @@ nlohmann::json Bench(const nlohmann::json& line) {
   reply.memory = {{"budget_bytes", 1024}};
   reply.device = Device();
   reply.plan_split = PlanSplit(source);
+  if (std::getenv("KFORGE_FAKE_PEAK")) reply.peak = FakePeak();
   return reply.ToJson();
 }
 
@@ -201,7 +221,7 @@ int main(int argc, char** argv) {
       auto request = verify::HelloRequest::FromJson(line);
       verify::HelloReply reply;
       reply.device = Device();
-      if (request.ok() && request->peak) reply.peak = nlohmann::json(nullptr);
+      if (request.ok() && request->peak) reply.peak = FakePeak().ToJson();
       Answer(reply.ToJson());
     } else if (op == "check") {
       nlohmann::json reply = Check(line);

@@ -175,6 +175,18 @@ TEST(FeedbackTest, SaysWhatWentWrongWhereAndHowFast) {
   text = DescribeAttempt(fast, "");
   EXPECT_NE(text.find("speedup 1.50x"), std::string::npos) << text;
   EXPECT_NE(text.find("2000 GB/s, 47.0% of speed of light"), std::string::npos) << text;
+  EXPECT_EQ(text.find("Roofline:"), std::string::npos) << "no floor in the record: no roofline line";
+
+  // The whole roofline of a bench record: what the task moves and computes, the floor, the reference.
+  fast.bench["roofline"] = {{"flops", 2.5e9},     {"bytes", 8388608.0}, {"peak_gbps", 4000.0},
+                            {"peak_tflops", 50.0}, {"sol_ms", 0.05},     {"achieved_gbps", 4.19},
+                            {"sol_pct", 2.5},      {"reference_sol_pct", 1.26}};
+  text = DescribeAttempt(fast, "");
+  EXPECT_NE(text.find("4 GB/s, 2.5% of speed of light (the reference: 1.3%)"), std::string::npos) << text;
+  EXPECT_NE(text.find("Roofline: the task moves at least 8.39 MB and computes 2.5 GFLOP; at 4000 GB/s and "
+                      "50 TFLOP/s its floor is 0.05 ms (compute-bound)\n"),
+            std::string::npos)
+      << text;
   EXPECT_NE(NextStep(fast, 2.0, false).find("at least 2.00x"), std::string::npos);
   EXPECT_NE(NextStep(MakeAttempt("no_solution", false, {}, false), 1, false).find("complete solution"),
             std::string::npos);

@@ -73,6 +73,9 @@ struct Roofline {
   double bandwidth_pct = 0;  ///< achieved_gbps / peak_gbps x 100.
   double flops_pct = 0;      ///< achieved_tflops / peak_tflops x 100.
   double sol_pct = 0;        ///< sol_ms / the kernel's time x 100 (above 100: faster than light).
+  /// sol_ms / the reference's time x 100, when the reference was timed with it: how much room the
+  /// reference left (a speedup over one at 95% is not one over one at 5%).
+  double reference_sol_pct = 0;
 };
 
 /// The roofline of a kernel taking `ms` per run.

@@ -137,6 +137,7 @@ struct Task {
   std::vector<InputDomain> domains;
   std::string cost_flops;  // expressions over symbols and tensor shapes; empty when not given
   std::string cost_bytes;
+  std::string cost_derived;  // the counter that derived the cost at import ("torch-flop-counter/1"); empty when hand-written
   Artifacts artifacts;
 
   /// The variant called `name`, or nullptr.

@@ -21,6 +21,14 @@ bool Unjudged(const dataset::Trajectory& trajectory);
 /// has no library ops or never ran on a GPU.
 std::optional<double> LibraryOpsFraction(const dataset::Trajectory& trajectory);
 
+/// `roofline.sol_pct` and `roofline.reference_sol_pct` of the best attempt's bench record.
+struct BestSol {
+  std::optional<double> kernel;     ///< the kernel's % of speed of light
+  std::optional<double> reference;  ///< the reference's, timed beside it
+};
+/// The best attempt's roofline figures, when it is correct and its task has a cost.
+BestSol BestSolPct(const dataset::Trajectory& trajectory);
+
 struct Episode {
   std::string task_id;
   std::optional<int> level;
@@ -39,6 +47,8 @@ struct Episode {
   int turns = 0;                          ///< assistant turns
   /// `roofline.sol_pct` of the best attempt's bench record, when correct and known.
   std::optional<double> sol_pct;
+  /// `roofline.reference_sol_pct` of the same record: how close the reference itself came.
+  std::optional<double> reference_sol_pct;
   int64_t tokens = 0;  ///< input, output and cache tokens of the episode
   double cost_usd = 0;
   bool cost_known = true;

@@ -22,6 +22,9 @@ struct Filters {
   /// Keep only records whose best attempt spent at most this share of its GPU time in library ops
   /// (LibraryOpsFraction); records without library ops always pass.
   std::optional<double> max_ops_fraction;
+  /// Keep only correct records whose best kernel reached at least this % of speed of light
+  /// (BestSolPct); a record without a roofline (its task has no cost) is left out.
+  std::optional<double> min_sol_pct;
   /// Keep only these KernelBench levels; empty: every record, with a level or not.
   std::vector<int> levels;
   /// Keep only records whose task has at least one of these tags; empty: all.
@@ -31,7 +34,7 @@ struct Filters {
 };
 
 /// Why `record` is left out ("harness_error", "incorrect", "min_speedup", "max_turns",
-/// "max_ops_fraction", "level", "tag", "filter"), or nullopt when it passes. A record kforge could not judge
+/// "max_ops_fraction", "min_sol", "level", "tag", "filter"), or nullopt when it passes. A record kforge could not judge
 /// (Unjudged) is always left out unless it is correct.
 std::optional<std::string_view> Reject(const dataset::Trajectory& record, const Filters& filters);
 

@@ -69,6 +69,8 @@ struct GroupMetrics {
   std::optional<double> first_turn_correct_rate;
   std::optional<double> mean_repair_turns;  ///< first correct turn - 1, over episodes with one
   std::optional<double> median_sol_pct;     ///< over correct episodes with a roofline
+  /// Over the same episodes, the references' own % of speed of light (timed beside the kernel).
+  std::optional<double> median_reference_sol_pct;
   std::optional<double> tokens_per_correct;
   std::optional<double> cost_per_correct;
   bool cost_known = true;  ///< false when some episode's cost was not known (then a lower bound)
@@ -101,6 +103,7 @@ class MetricsBuilder {
     double log_speedup_sum = 0;
     std::vector<float> speedups;
     std::vector<float> sol_pcts;
+    std::vector<float> reference_sol_pcts;
     std::vector<int64_t> first_correct_turns;
   };
   static void AddTo(Acc& acc, const Episode& episode);
