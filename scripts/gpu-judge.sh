@@ -6,7 +6,8 @@
 #   2. the candidates of tests/verify/kernelbench_cheats/ (which KernelBench's own eval accepts) through
 #      `kforge verify`, each against its expected status;
 #   3. `kforge tasks audit` (--trials $KFORGE_KB_AUDIT_TRIALS, default 5; stopped after
-#      $KFORGE_KB_AUDIT_TIMEOUT s): no-work candidates against every task; none may pass a judgeable task;
+#      $KFORGE_KB_AUDIT_TIMEOUT s; skipped with KFORGE_KB_AUDIT=0): no-work candidates against every
+#      task; none may pass a judgeable task;
 #   4. `kforge tasks check`: every task ok or counted apart (ill_conditioned, degenerate, nondeterministic),
 #      and the references' own % of speed of light (costs derived at import): how many sit under 10%,
 #      10-50% and over 50% of the floor, per level;
@@ -75,6 +76,7 @@ if len(verdicts) != len(rows):
 sys.exit(1 if bad else 0)
 PY
 
+if [ "${KFORGE_KB_AUDIT:-1}" = 1 ]; then
 step "tasks audit"
 start=$(date +%s)
 timeout "${KFORGE_KB_AUDIT_TIMEOUT:-3600}" build/kforge tasks audit "$root" ${KFORGE_KB_FILTER:+--filter "$KFORGE_KB_FILTER"} \
@@ -105,6 +107,7 @@ for name, (tried, acc, unj) in sorted(tally.items()):
 print(f"audited {tasks} tasks: {holes} no-work candidates accepted on judgeable tasks, {harness} harness_error")
 sys.exit(1 if holes or harness else 0)
 PY
+fi
 
 step "tasks check"
 start=$(date +%s)
