@@ -22,6 +22,7 @@ Runner AttachExport(CLI::App& sub);
 Runner AttachFinetune(CLI::App& sub);
 Runner AttachGenerate(CLI::App& sub);
 Runner AttachReport(CLI::App& sub);
+Runner AttachSkill(CLI::App& sub);
 Runner AttachTasks(CLI::App& sub);
 Runner AttachVerify(CLI::App& sub);
 Runner AttachWorker(CLI::App& sub);
@@ -39,6 +40,8 @@ const Command kCommands[] = {
      AttachFinetune},
     {"tasks", "List, show, import and build tasks", AttachTasks},
     {"report", "KernelBench-style metrics from trajectories, per level and against a baseline", AttachReport},
+    {"skill", "Agent Skills: check a skill folder, put skills in the teacher's context, measure their lift",
+     AttachSkill},
     {"worker", "GPU worker process (internal; JSON lines over stdin/stdout)", AttachWorker, true},
 };
 
