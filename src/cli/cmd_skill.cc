@@ -12,6 +12,7 @@
 
 #include "cli/command.h"
 #include "cli/options.h"
+#include "kforge/common/files.h"
 #include "kforge/common/text.h"
 #include "kforge/llm/prices.h"
 #include "kforge/skill/distill.h"
@@ -46,7 +47,7 @@ std::string DefaultPromptsDir() {
 struct EvalArgs {
   skill::EvalOptions options;
   GpuRunFlags gpu;
-  std::string prices;
+  std::string prices, html;
   double temperature = 0;
   CLI::Option* temperature_option = nullptr;
   bool json = false;
@@ -85,6 +86,7 @@ void AddEvalOptions(CLI::App& eval, EvalArgs& args) {
   eval.add_option("--bootstrap", o.resamples, "Bootstrap resamples")->default_val(10000)->check(CLI::Range(100, 1000000));
   eval.add_option("--bootstrap-seed", o.bootstrap_seed, "Seed of the bootstrap")->default_val(0);
   eval.add_flag("--json", args.json, "Print eval.json instead of the table");
+  eval.add_option("--html", args.html, "Also write the results as one HTML page to FILE");
   AddGpuRunFlags(eval, args.gpu, run.judge.verify.arch);
 }
 
@@ -113,6 +115,12 @@ int Eval(EvalArgs& args) {
   if (!eval.ok()) {
     std::fprintf(stderr, "kforge skill eval: %s\n", eval.status().message().c_str());
     return kExitUsage;
+  }
+  if (!args.html.empty()) {
+    if (Status written = common::WriteFileAtomic(args.html, skill::EvalHtml(*eval)); !written.ok()) {
+      std::fprintf(stderr, "kforge skill eval: --html: %s\n", written.message().c_str());
+      return kExitUsage;
+    }
   }
   if (args.json)
     PrintJsonLine(*eval);

@@ -213,17 +213,6 @@ json LiftJson(const ArmEpisodes& a, const ArmEpisodes& b, int samples, int resam
           {"mde", std::isfinite(mde) ? json(mde) : json()}};
 }
 
-std::string Fixed(double v, int digits = 2) {
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "%.*f", digits, v);
-  return buf;
-}
-
-std::string Pad(std::string s, size_t width) {
-  if (s.size() < width) s.append(width - s.size(), ' ');
-  return s;
-}
-
 }  // namespace
 
 std::vector<std::string> TaskFamilies(const common::Task& task) {
@@ -381,48 +370,6 @@ StatusOr<json> RunSkillEval(const EvalOptions& options) {
                {"models", models}};
   KFORGE_RETURN_IF_ERROR(common::WriteFileAtomic(options.out / "eval.json", eval.dump(2) + "\n"));
   return eval;
-}
-
-std::string EvalTable(const json& eval) {
-  std::string out = "skill " + eval["skill"]["name"].get<std::string>() + " (" +
-                    eval["skill"]["hash"].get<std::string>().substr(0, 19) + "), " +
-                    std::to_string(eval["tasks"].size()) + " held-out tasks x " + eval["samples"].dump() +
-                    " samples; left out: " + std::to_string(eval["left_out"].size()) + "\n";
-  for (const json& left : eval["left_out"])
-    out += "  left out " + left["task"].get<std::string>() + ": " + left["reason"].get<std::string>() + "\n";
-  for (const json& m : eval["models"]) {
-    out += "\n" + m["model"].get<std::string>() + "\n";
-    out += "  " + Pad("arm", 9) + Pad("correct", 16) + Pad("fast_1", 8) + Pad("fast_1.5", 10) + Pad("fast_2", 8) +
-           Pad("geomean vs none", 22) + Pad("tokens", 10) + "cost\n";
-    for (const char* name : {"none", "skill", "placebo", "teacher"}) {
-      if (!m["arms"].contains(name)) continue;
-      const json& a = m["arms"][name];
-      std::string geo = "-";
-      if (a.contains("geomean_speedup_vs_none") && a["geomean_speedup_vs_none"]["tasks"] > 0)
-        geo = Fixed(a["geomean_speedup_vs_none"]["arm"]) + "x/" + Fixed(a["geomean_speedup_vs_none"]["none"]) +
-              "x (" + a["geomean_speedup_vs_none"]["tasks"].dump() + " tasks)";
-      out += "  " + Pad(name, 9) +
-             Pad(a["correct"].dump() + "/" + a["episodes"].dump() + " " + Fixed(a["correctness"]), 16) +
-             Pad(Fixed(a["fast_p"]["1"]), 8) + Pad(Fixed(a["fast_p"]["1.5"]), 10) + Pad(Fixed(a["fast_p"]["2"]), 8) +
-             Pad(geo, 22) + Pad(std::to_string(a["input_tokens"].get<int64_t>() + a["output_tokens"].get<int64_t>()), 10) +
-             "$" + Fixed(a["cost_usd"], 4) + "\n";
-      std::string failures;
-      for (const auto& [status, n] : a["failures"].items()) failures += " " + status + " " + n.dump();
-      if (!failures.empty()) out += "  " + Pad("", 9) + "failures:" + failures + "\n";
-    }
-    for (const auto& [name, lift] : m["lifts"].items()) {
-      out += "  " + Pad(name, 18) + "lift " + Fixed(lift["lift"], 3) + " [" + Fixed(lift["low"], 3) + ", " +
-             Fixed(lift["high"], 3) + "], McNemar p " + Fixed(lift["mcnemar"]["p"], 4) + " (" +
-             lift["mcnemar"]["only_arm"].dump() + " vs " + lift["mcnemar"]["only_baseline"].dump() + ")";
-      if (lift["mcnemar"].contains("holm_p")) out += ", Holm p " + Fixed(lift["mcnemar"]["holm_p"], 4);
-      out += ", MDE " + (lift["mde"].is_number() ? Fixed(lift["mde"], 3) : std::string("-")) + ", worse tasks " +
-             std::to_string(lift["worse_tasks"].size());
-      for (const json& w : lift["worse_tasks"]) out += " " + w["task"].get<std::string>();
-      out += "\n";
-    }
-    out += "  verdict: " + m["verdict"].get<std::string>() + "\n";
-  }
-  return out;
 }
 
 }  // namespace kforge::skill

@@ -197,6 +197,9 @@ TEST(SkillEvalTest, AHelpedStudentShowsItsKnownLiftAndAnUnhelpedOneAnIntervalAro
   EXPECT_NE(table.find("verdict: beneficial"), std::string::npos) << table;
   EXPECT_NE(table.find("left out evalsuite/softmax_2"), std::string::npos) << table;
   std::printf("%s", table.c_str());
+  const std::string html = EvalHtml(eval);
+  EXPECT_NE(html.find("<h2>helped: <span class=\"yes\">beneficial</span></h2>"), std::string::npos) << html;
+  EXPECT_NE(html.find("<td>skill_vs_none</td><td>0.562</td>"), std::string::npos) << html;
 }
 
 TEST(SkillEvalTest, ThePlaceboHasTheSkillsLengthsAndNoneOfItsWords) {
