@@ -104,7 +104,10 @@ StatusOr<ArmEpisodes> ReadEpisodes(const fs::path& dir, int samples) {
     if (t.run_id != run_id || t.sample < 0 || t.sample >= samples) continue;
     EvalEpisode e;
     e.correct = t.correct();
-    e.status = t.correct() ? "ok" : t.best && t.stop != "llm_error" ? t.attempts[*t.best].status : t.stop;
+    e.status = t.correct()        ? "ok"
+               : t.compile_only   ? "compile_only"  // not judged on a GPU: never correct
+               : t.best && t.stop != "llm_error" ? t.attempts[*t.best].status
+                                                 : t.stop;
     if (e.status.empty()) e.status = "no_solution";
     e.speedup = t.correct() ? t.speedup() : std::nullopt;
     if (e.correct && t.best) {
@@ -321,6 +324,7 @@ StatusOr<json> RunSkillEval(const EvalOptions& options) {
   std::string filter;
   for (const std::string& id : selection.counted) filter += (filter.empty() ? "" : ",") + id;
 
+  bool compile_only = false;  // some arm ran without a GPU
   const generate::ContextSkill with_skill = ContextOf(skill);
   const generate::ContextSkill placebo = MakePlacebo(skill);
   auto run_arm = [&](const std::string& model, const std::string& arm,
@@ -334,6 +338,7 @@ StatusOr<json> RunSkillEval(const EvalOptions& options) {
     auto summary = generate::RunGenerate(run);
     if (!summary.ok()) return summary.status().WithContext(model + ", arm " + arm);
     if (!summary->fatal.ok()) return summary->fatal.WithContext(model + ", arm " + arm);
+    compile_only |= summary->compile_only;
     return ReadEpisodes(run.out, run.samples);
   };
 
@@ -365,6 +370,7 @@ StatusOr<json> RunSkillEval(const EvalOptions& options) {
                {"samples", options.run.samples},
                {"seed", options.run.seed},
                {"protocol", options.run.protocol},
+               {"compile_only", compile_only},
                {"teacher_model", options.teacher_model},
                {"bootstrap", {{"resamples", options.resamples}, {"seed", options.bootstrap_seed}}},
                {"models", models}};

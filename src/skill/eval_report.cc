@@ -48,6 +48,8 @@ std::string EvalTable(const json& eval) {
                     " samples; left out: " + std::to_string(eval["left_out"].size()) + "\n";
   for (const json& left : eval["left_out"])
     out += "  left out " + left["task"].get<std::string>() + ": " + left["reason"].get<std::string>() + "\n";
+  if (eval.value("compile_only", false))
+    out += "compile-only: nothing ran on a GPU, so no kernel is correct and no lift is measured\n";
   for (const json& m : eval["models"]) {
     out += "\n" + m["model"].get<std::string>() + "\n";
     out += "  " + Pad("arm", 9) + Pad("correct", 16) + Pad("fast_1", 8) + Pad("fast_1.5", 10) + Pad("fast_2", 8) +

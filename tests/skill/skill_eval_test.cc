@@ -155,6 +155,7 @@ TEST(SkillEvalTest, AHelpedStudentShowsItsKnownLiftAndAnUnhelpedOneAnIntervalAro
   const json& eval = *result;
   EXPECT_EQ(students.requests(), 2 * 3 * 8 * 4);
   EXPECT_EQ(eval["tasks"].size(), 8u);
+  EXPECT_EQ(eval["compile_only"], false) << "judged by the fake GPU worker";
   ASSERT_EQ(eval["left_out"].size(), 2u);
   EXPECT_EQ(eval["left_out"][0]["task"], "evalsuite/softmax_1");
   EXPECT_EQ(eval["left_out"][0]["reason"], "its family softmax is one the skill was built from");
