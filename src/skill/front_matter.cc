@@ -8,6 +8,9 @@
 namespace kforge::skill {
 namespace {
 
+/// Keys are names: a longer one is not a field of any skill, and would make errors long.
+constexpr size_t kMaxKeyBytes = 64;
+
 struct Line {
   std::string_view text;
   int number;
@@ -135,6 +138,8 @@ StatusOr<FrontMatter> ParseFrontMatter(std::string_view text, const std::string&
     if (colon == 0 || colon >= content.size() || content[colon] != ':' ||
         (colon + 1 < content.size() && content[colon + 1] != ' '))
       return Status::InvalidArgument(at + ": expected \"key: value\", got " + common::Quote(content));
+    if (colon > kMaxKeyBytes)
+      return Status::InvalidArgument(at + ": a key longer than " + std::to_string(kMaxKeyBytes) + " characters");
     std::string key(content.substr(0, colon));
     std::string_view raw = Trim(content.substr(colon + 1));
     if (!raw.empty() && raw.front() == '#') raw = {};
