@@ -27,9 +27,9 @@ int Check(const std::vector<std::string>& dirs) {
   for (const std::string& dir : dirs) {
     skill::CheckResult r = skill::CheckSkill(dir);
     if (r.ok()) {
-      std::printf("ok %s: %s, %zu readable file%s, body about %d tokens, %s\n", dir.c_str(), r.skill.name.c_str(),
-                  r.skill.readable.size(), r.skill.readable.size() == 1 ? "" : "s", r.skill.body_tokens,
-                  r.skill.hash.c_str());
+      std::printf("ok %s: %s, %zu readable file%s, body about %d tokens, %s\n", dir.c_str(),
+                  r.skill.name.c_str(), r.skill.readable.size(), r.skill.readable.size() == 1 ? "" : "s",
+                  r.skill.body_tokens, r.skill.hash.c_str());
       continue;
     }
     ++invalid;
@@ -58,32 +58,47 @@ void AddEvalOptions(CLI::App& eval, EvalArgs& args) {
   generate::GenerateOptions& run = o.run;
   eval.add_option("DIR", o.skill_dir, "The skill folder")->required();
   AddTasksRootOption(eval, run.tasks_root);
-  eval.add_option("--teacher", run.teacher, "Where the students are served: openai, anthropic, replay:FILE, exec:CMD")
+  eval.add_option("--teacher", run.teacher,
+                  "Where the students are served: openai, anthropic, replay:FILE, exec:CMD")
       ->required();
   eval.add_option("--model", o.models, "Student models, comma-separated")->delimiter(',')->required();
-  eval.add_option("--teacher-model", o.teacher_model, "Also run this model without a skill (the teacher arm)");
-  eval.add_option("--holdout", o.holdout, "Operator families that count, comma-separated (task tags or id families)")
+  eval.add_option("--teacher-model", o.teacher_model,
+                  "Also run this model without a skill (the teacher arm)");
+  eval.add_option("--holdout", o.holdout,
+                  "Operator families that count, comma-separated (task tags or id families)")
       ->delimiter(',')
       ->required();
-  eval.add_option("--samples", run.samples, "Episodes per task and arm")->default_val(4)->check(CLI::Range(1, 100000));
+  eval.add_option("--samples", run.samples, "Episodes per task and arm")
+      ->default_val(4)
+      ->check(CLI::Range(1, 100000));
   eval.add_option("--out", o.out, "Results: OUT/MODEL/ARM run folders and OUT/eval.json")->required();
   eval.add_option("--base-url", run.provider.base_url, "API endpoint of the students");
   eval.add_option("--api-key-env", run.provider.api_key_env, "Environment variable holding the API key");
-  eval.add_option("--protocol", run.protocol, "text (the skill's body in the prompt) or tools (read_skill_file)")
+  eval.add_option("--protocol", run.protocol,
+                  "text (the skill's body in the prompt) or tools (read_skill_file)")
       ->default_val("text");
-  eval.add_option("--max-turns", run.max_turns, "Turns per episode")->default_val(4)->check(CLI::Range(1, 1000));
-  eval.add_option("--max-tokens", run.max_tokens, "Output cap per reply")->default_val(8192)->check(CLI::Range(1, 1000000));
+  eval.add_option("--max-turns", run.max_turns, "Turns per episode")
+      ->default_val(4)
+      ->check(CLI::Range(1, 1000));
+  eval.add_option("--max-tokens", run.max_tokens, "Output cap per reply")
+      ->default_val(8192)
+      ->check(CLI::Range(1, 1000000));
   args.temperature_option = eval.add_option("--temperature", args.temperature, "Sampling temperature")
                                 ->check(FiniteRange(0, 2), "[0, 2]");
-  eval.add_option("--concurrency", run.concurrency, "Episodes in flight")->default_val(16)->check(CLI::Range(1, 4096));
+  eval.add_option("--concurrency", run.concurrency, "Episodes in flight")
+      ->default_val(16)
+      ->check(CLI::Range(1, 4096));
   eval.add_option("--trials", run.judge.verify.trials, "Verification trials per candidate")
       ->default_val(3)
       ->check(CLI::Range(1, 1000));
   eval.add_flag("--compile-only", run.compile_only, "Compile and check plans only (no correctness: no lift)");
   eval.add_flag("--no-probe{false}", run.probe, "Skip the one-token request that checks each model at start");
   eval.add_option("--prompts", run.prompts_dir, "Prompt templates folder")->default_val(DefaultPromptsDir());
-  eval.add_option("--prices", args.prices, "Price table (JSON)")->default_val(DefaultPromptsDir() + "/prices.json");
-  eval.add_option("--bootstrap", o.resamples, "Bootstrap resamples")->default_val(10000)->check(CLI::Range(100, 1000000));
+  eval.add_option("--prices", args.prices, "Price table (JSON)")
+      ->default_val(DefaultPromptsDir() + "/prices.json");
+  eval.add_option("--bootstrap", o.resamples, "Bootstrap resamples")
+      ->default_val(10000)
+      ->check(CLI::Range(100, 1000000));
   eval.add_option("--bootstrap-seed", o.bootstrap_seed, "Seed of the bootstrap")->default_val(0);
   eval.add_flag("--json", args.json, "Print eval.json instead of the table");
   eval.add_option("--html", args.html, "Also write the results as one HTML page to FILE");
@@ -138,7 +153,8 @@ struct DistillArgs {
 void AddDistillOptions(CLI::App& distill, DistillArgs& args) {
   skill::DistillOptions& o = args.options;
   distill.add_option("RUN_DIR", args.runs, "generate run folders (trajectories.jsonl)")->required();
-  distill.add_option("--teacher", o.teacher, "anthropic, openai, replay:CASSETTE or exec:COMMAND")->required();
+  distill.add_option("--teacher", o.teacher, "anthropic, openai, replay:CASSETTE or exec:COMMAND")
+      ->required();
   distill.add_option("--model", o.model, "The teacher's model");
   distill.add_option("--out", o.out, "The new skill folder, DIR/NAME (NAME is the skill's name)")->required();
   distill.add_option("--base-url", o.provider.base_url, "API endpoint");
@@ -149,7 +165,8 @@ void AddDistillOptions(CLI::App& distill, DistillArgs& args) {
   distill.add_option("--license", o.license, "The skill's license (front matter)");
   distill.add_option("--prompts", o.prompts_dir, "Prompt templates folder (skill_distill.md)")
       ->default_val(DefaultPromptsDir());
-  distill.add_option("--prices", args.prices, "Price table (JSON)")->default_val(DefaultPromptsDir() + "/prices.json");
+  distill.add_option("--prices", args.prices, "Price table (JSON)")
+      ->default_val(DefaultPromptsDir() + "/prices.json");
 }
 
 int Distill(DistillArgs& args) {
@@ -168,8 +185,8 @@ int Distill(DistillArgs& args) {
   }
   std::string families;
   for (const std::string& f : summary->families) families += (families.empty() ? "" : ", ") + f;
-  std::printf("distilled %s from %d verified episode%s (%d pitfall%s; families %s): %s\n", o.out.string().c_str(),
-              summary->verified, summary->verified == 1 ? "" : "s", summary->pitfalls,
+  std::printf("distilled %s from %d verified episode%s (%d pitfall%s; families %s): %s\n",
+              o.out.string().c_str(), summary->verified, summary->verified == 1 ? "" : "s", summary->pitfalls,
               summary->pitfalls == 1 ? "" : "s", families.c_str(), summary->hash.c_str());
   return kExitOk;
 }
@@ -189,8 +206,8 @@ Runner AttachSkill(CLI::App& sub) {
       "eval", "Measure a skill's lift: students with no skill, the skill and a placebo on held-out tasks");
   AddEvalOptions(*eval, *eval_args);
   auto distill_args = std::make_shared<DistillArgs>();
-  CLI::App* distill =
-      sub.add_subcommand("distill", "A teacher writes a skill from verified trajectories; kforge adds references and checks it");
+  CLI::App* distill = sub.add_subcommand(
+      "distill", "A teacher writes a skill from verified trajectories; kforge adds references and checks it");
   AddDistillOptions(*distill, *distill_args);
   return [args, check, eval, eval_args, distill, distill_args]() -> int {
     if (check->parsed()) return Check(args->check_dirs);

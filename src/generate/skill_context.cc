@@ -14,9 +14,11 @@ StatusOr<std::string> NormalPath(const std::string& path) {
   if (path.size() > kMaxPathBytes) return Status::InvalidArgument("path is longer than 512 bytes");
   for (char c : path)
     if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f || c == '\\')
-      return Status::InvalidArgument("path " + common::Quote(path) + " holds a control character or a backslash");
+      return Status::InvalidArgument("path " + common::Quote(path) +
+                                     " holds a control character or a backslash");
   if (path.front() == '/' || path.front() == '~')
-    return Status::InvalidArgument("path " + common::Quote(path) + " is absolute; name a file of the skill, e.g. SKILL.md");
+    return Status::InvalidArgument("path " + common::Quote(path) +
+                                   " is absolute; name a file of the skill, e.g. SKILL.md");
   std::string normal;
   size_t start = 0;
   while (start <= path.size()) {
@@ -52,9 +54,10 @@ std::string SkillSection(const std::vector<ContextSkill>& skills, const std::str
   if (skills.empty()) return "";
   std::string text;
   if (protocol == "tools") {
-    text = "\n\n## Skills\nThese skills hold verified techniques. When one fits the task, read its instructions "
-           "with `read_skill_file` (skill, path \"SKILL.md\"), and the files under references/ it points to, "
-           "before you write.\n";
+    text =
+        "\n\n## Skills\nThese skills hold verified techniques. When one fits the task, read its instructions "
+        "with `read_skill_file` (skill, path \"SKILL.md\"), and the files under references/ it points to, "
+        "before you write.\n";
     for (const ContextSkill& skill : skills) text += "- " + skill.name + ": " + skill.description + "\n";
     return text;
   }
@@ -81,7 +84,8 @@ llm::ToolSpec ReadSkillFileTool(const std::vector<ContextSkill>& skills) {
 SkillFileAnswer ReadSkillFile(const std::vector<ContextSkill>& skills, const nlohmann::json& arguments) {
   auto refuse = [](std::string why) { return SkillFileAnswer{"read_skill_file: " + std::move(why), true}; };
   if (!arguments.is_object()) return refuse("arguments are not a JSON object");
-  if (!arguments.contains("path") || !arguments["path"].is_string()) return refuse("path: a string is required");
+  if (!arguments.contains("path") || !arguments["path"].is_string())
+    return refuse("path: a string is required");
   const ContextSkill* skill = skills.size() == 1 ? &skills.front() : nullptr;
   if (arguments.contains("skill")) {
     if (!arguments["skill"].is_string()) return refuse("skill: a string is required");
@@ -100,7 +104,8 @@ SkillFileAnswer ReadSkillFile(const std::vector<ContextSkill>& skills, const nlo
   if (!path.ok()) return refuse(path.status().message());
   auto it = skill->readable.find(*path);
   if (it == skill->readable.end())
-    return refuse("skill " + skill->name + " has no file " + common::Quote(*path) + "; files: " + FileList(*skill));
+    return refuse("skill " + skill->name + " has no file " + common::Quote(*path) +
+                  "; files: " + FileList(*skill));
   return {it->second, false};
 }
 

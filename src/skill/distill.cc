@@ -99,10 +99,11 @@ Status ReadRun(const fs::path& dir, std::vector<Verified>& verified, std::vector
     v.record_hash = dataset::TextHash(line);
     verified.push_back(std::move(v));
     if (t.device.is_object() && t.device.contains("name"))
-      arches.insert(t.device.value("name", std::string()) + " (cc " + t.device.value("cc", std::string("?")) + ")");
+      arches.insert(t.device.value("name", std::string()) + " (cc " + t.device.value("cc", std::string("?")) +
+                    ")");
     for (const dataset::Attempt& a : t.attempts) {
       if (a.correct || a.turn >= best.turn) continue;
-      std::string why = !a.parse_error.empty() ? a.parse_error
+      std::string why = !a.parse_error.empty()  ? a.parse_error
                         : a.verdict.is_object() ? a.verdict.value("message", std::string())
                                                 : std::string();
       pitfalls.push_back("- " + a.status + " (" + t.task.id + ", turn " + std::to_string(a.turn) +
@@ -117,8 +118,9 @@ Status ReadRun(const fs::path& dir, std::vector<Verified>& verified, std::vector
 StatusOr<DistillSummary> RunDistill(const DistillOptions& options) {
   if (options.run_dirs.empty()) return Status::InvalidArgument("name at least one run folder");
   if (options.out.empty()) return Status::InvalidArgument("--out DIR/NAME is required");
-  const fs::path out = options.out.lexically_normal().filename().empty() ? options.out.lexically_normal().parent_path()
-                                                                         : options.out.lexically_normal();
+  const fs::path out = options.out.lexically_normal().filename().empty()
+                           ? options.out.lexically_normal().parent_path()
+                           : options.out.lexically_normal();
   const std::string name = out.filename().string();
   {
     // The name is checked before anything is sent: the folder's name is the skill's.
@@ -129,9 +131,11 @@ StatusOr<DistillSummary> RunDistill(const DistillOptions& options) {
   std::vector<Verified> verified;
   std::vector<std::string> pitfalls;
   std::set<std::string> arches;
-  for (const fs::path& dir : options.run_dirs) KFORGE_RETURN_IF_ERROR(ReadRun(dir, verified, pitfalls, arches));
+  for (const fs::path& dir : options.run_dirs)
+    KFORGE_RETURN_IF_ERROR(ReadRun(dir, verified, pitfalls, arches));
   if (verified.empty())
-    return Status::InvalidArgument("no verified episode (correct, speedup's lower bound above 1x) in the run folders");
+    return Status::InvalidArgument(
+        "no verified episode (correct, speedup's lower bound above 1x) in the run folders");
   // The fastest verified kernel of each task, by family.
   std::sort(verified.begin(), verified.end(), [](const Verified& a, const Verified& b) {
     return a.task != b.task ? a.task < b.task : a.speedup_low > b.speedup_low;
@@ -181,16 +185,18 @@ StatusOr<DistillSummary> RunDistill(const DistillOptions& options) {
   request.messages = {llm::Message::User(prompt)};
   llm::ChatResponse response = client->Complete(request).get();
   if (!response.ok())
-    return Status::Unavailable(client->Redact("teacher: " + std::string(llm::ErrorKindName(response.error.kind)) +
-                                              ": " + response.error.message));
+    return Status::Unavailable(client->Redact(
+        "teacher: " + std::string(llm::ErrorKindName(response.error.kind)) + ": " + response.error.message));
   const std::string& reply = response.message.content;
   const size_t d = reply.find("DESCRIPTION:");
   const size_t b = reply.find("BODY:", d == std::string::npos ? 0 : d);
   if (d == std::string::npos || b == std::string::npos)
-    return Status::InvalidArgument("the teacher's reply has no \"DESCRIPTION:\" line followed by \"BODY:\" (" +
-                                   OneLine(reply, 120) + ")");
+    return Status::InvalidArgument(
+        "the teacher's reply has no \"DESCRIPTION:\" line followed by \"BODY:\" (" + OneLine(reply, 120) +
+        ")");
   std::string description = reply.substr(d + 12, reply.find('\n', d) - d - 12);
-  description = OneLine(description.substr(std::min(description.find_first_not_of(' '), description.size())), 1024);
+  description =
+      OneLine(description.substr(std::min(description.find_first_not_of(' '), description.size())), 1024);
   std::string body = reply.substr(b + 5);
   body = body.substr(std::min(body.find_first_not_of("\n "), body.size()));
   if (body.empty() || body.back() != '\n') body += '\n';
@@ -200,21 +206,26 @@ StatusOr<DistillSummary> RunDistill(const DistillOptions& options) {
   json source_list = json::array();
   for (const Verified& v : verified) {
     sources += v.record_hash + "\n";
-    source_list.push_back({{"task", v.task}, {"record", v.record_hash}, {"speedup", v.speedup},
+    source_list.push_back({{"task", v.task},
+                           {"record", v.record_hash},
+                           {"speedup", v.speedup},
                            {"speedup_low", v.speedup_low}});
   }
   json evals = {{"skill_name", name}, {"families", json::array()}, {"evals", json::array()}};
   for (const auto& [family, list] : by_family) evals["families"].push_back(family);
   int id = 0;
-  for (const Verified& v : best) evals["evals"].push_back({{"id", ++id}, {"task", v.task}, {"family", v.family}});
+  for (const Verified& v : best)
+    evals["evals"].push_back({{"id", ++id}, {"task", v.task}, {"family", v.family}});
   std::error_code ec;
   fs::create_directories(out / "references", ec);
   fs::create_directories(out / "scripts", ec);
   fs::create_directories(out / "evals", ec);
   if (ec) return Status::IoError(out.string() + ": cannot create it (" + ec.message() + ")");
   for (const auto& [family, list] : by_family) {
-    std::string text = "# Verified " + family + " kernels\n\nEach was correct on the GPU and faster than its "
-                       "reference (the speedup's 95% interval above 1x). The plan is kforge's launch plan.\n\n";
+    std::string text =
+        "# Verified " + family +
+        " kernels\n\nEach was correct on the GPU and faster than its "
+        "reference (the speedup's 95% interval above 1x). The plan is kforge's launch plan.\n\n";
     for (const Verified* v : list) {
       char speed[64];
       std::snprintf(speed, sizeof(speed), "%.2fx, lower bound %.2fx", v->speedup, v->speedup_low);
@@ -223,28 +234,31 @@ StatusOr<DistillSummary> RunDistill(const DistillOptions& options) {
     }
     KFORGE_RETURN_IF_ERROR(common::WriteFileAtomic(out / "references" / (family + ".md"), text));
   }
-  KFORGE_RETURN_IF_ERROR(common::WriteFileAtomic(out / "references" / "sources.json", source_list.dump(2) + "\n"));
+  KFORGE_RETURN_IF_ERROR(
+      common::WriteFileAtomic(out / "references" / "sources.json", source_list.dump(2) + "\n"));
   KFORGE_RETURN_IF_ERROR(common::WriteFileAtomic(
       out / "scripts" / "verify.sh",
       "#!/bin/sh\n# Verify solutions the way the references were verified: scripts/verify.sh [--tasks ROOT] "
       "SOLUTION.json...\nexec kforge verify \"$@\"\n"));
-  fs::permissions(out / "scripts" / "verify.sh", fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec,
+  fs::permissions(out / "scripts" / "verify.sh",
+                  fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec,
                   fs::perm_options::add, ec);
   KFORGE_RETURN_IF_ERROR(common::WriteFileAtomic(out / "evals" / "evals.json", evals.dump(2) + "\n"));
   std::string arch;
   for (const std::string& a : arches) arch += (arch.empty() ? "" : "; ") + a;
   std::string skill_md = "---\nname: " + name + "\ndescription: " + Quoted(description) + "\n";
   if (!options.license.empty()) skill_md += "license: " + Quoted(options.license) + "\n";
-  skill_md += "metadata:\n  teacher: " + Quoted(options.teacher.substr(0, options.teacher.find(':')) + " " + options.model) +
+  skill_md += "metadata:\n  teacher: " +
+              Quoted(options.teacher.substr(0, options.teacher.find(':')) + " " + options.model) +
               "\n  arch: " + Quoted(arch.empty() ? "unknown" : arch) + "\n  trajectories: \"" +
-              std::to_string(verified.size()) + "\"\n  trajectories-hash: \"sha256:" + common::Sha256Hex(sources) +
-              "\"\n---\n" + body;
+              std::to_string(verified.size()) +
+              "\"\n  trajectories-hash: \"sha256:" + common::Sha256Hex(sources) + "\"\n---\n" + body;
   KFORGE_RETURN_IF_ERROR(common::WriteFileAtomic(out / "SKILL.md", skill_md));
 
   CheckResult checked = CheckSkill(out);
   if (!checked.ok())
-    return Status::InvalidArgument(out.string() + " was written but is not a valid skill: " + checked.problems.front() +
-                                   " (kforge skill check " + out.string() + ")");
+    return Status::InvalidArgument(out.string() + " was written but is not a valid skill: " +
+                                   checked.problems.front() + " (kforge skill check " + out.string() + ")");
   DistillSummary summary;
   summary.verified = static_cast<int>(verified.size());
   summary.pitfalls = static_cast<int>(pitfalls.size());

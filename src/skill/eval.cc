@@ -98,14 +98,14 @@ StatusOr<ArmEpisodes> ReadEpisodes(const fs::path& dir, int samples) {
     if (line.empty()) continue;
     json j = json::parse(line, nullptr, false);
     if (j.is_discarded()) continue;  // a torn last line: the episode runs again on a rerun
-    KFORGE_ASSIGN_OR_RETURN(dataset::Trajectory t,
-                            dataset::TrajectoryFromJson(j, (dir / "trajectories.jsonl").string() + ":" +
-                                                               std::to_string(number)));
+    KFORGE_ASSIGN_OR_RETURN(
+        dataset::Trajectory t,
+        dataset::TrajectoryFromJson(j, (dir / "trajectories.jsonl").string() + ":" + std::to_string(number)));
     if (t.run_id != run_id || t.sample < 0 || t.sample >= samples) continue;
     EvalEpisode e;
     e.correct = t.correct();
-    e.status = t.correct()        ? "ok"
-               : t.compile_only   ? "compile_only"  // not judged on a GPU: never correct
+    e.status = t.correct()                       ? "ok"
+               : t.compile_only                  ? "compile_only"  // not judged on a GPU: never correct
                : t.best && t.stop != "llm_error" ? t.attempts[*t.best].status
                                                  : t.stop;
     if (e.status.empty()) e.status = "no_solution";
@@ -207,13 +207,14 @@ json LiftJson(const ArmEpisodes& a, const ArmEpisodes& b, int samples, int resam
   }
   Interval lift = PairedBootstrap(differences, resamples, seed);
   const double mde = MinimumDetectableEffect(differences, samples);
-  return {{"tasks", differences.size()},
-          {"lift", lift.mean},
-          {"low", lift.low},
-          {"high", lift.high},
-          {"mcnemar", {{"only_arm", only_a}, {"only_baseline", only_b}, {"p", McNemarExactP(only_b, only_a)}}},
-          {"worse_tasks", worse},
-          {"mde", std::isfinite(mde) ? json(mde) : json()}};
+  return {
+      {"tasks", differences.size()},
+      {"lift", lift.mean},
+      {"low", lift.low},
+      {"high", lift.high},
+      {"mcnemar", {{"only_arm", only_a}, {"only_baseline", only_b}, {"p", McNemarExactP(only_b, only_a)}}},
+      {"worse_tasks", worse},
+      {"mde", std::isfinite(mde) ? json(mde) : json()}};
 }
 
 }  // namespace
@@ -268,8 +269,8 @@ generate::ContextSkill MakePlacebo(const Skill& skill) {
   placebo.name = skill.name;
   placebo.description = PlaceboText(skill.description.size(), rng, false);
   placebo.body = PlaceboText(skill.body.size(), rng, true);
-  placebo.readable["SKILL.md"] = "---\nname: " + placebo.name + "\ndescription: \"" + placebo.description +
-                                 "\"\n---\n" + placebo.body;
+  placebo.readable["SKILL.md"] =
+      "---\nname: " + placebo.name + "\ndescription: \"" + placebo.description + "\"\n---\n" + placebo.body;
   placebo.hash = "placebo:" + skill.hash;
   return placebo;
 }
@@ -297,28 +298,30 @@ void Decide(json& models) {
     json& lifts = models[i]["lifts"];
     lifts["skill_vs_none"]["mcnemar"]["holm_p"] = adjusted[i];
     const bool above_none = lifts["skill_vs_none"]["low"].get<double>() > 0 && adjusted[i] < 0.05;
-    const bool above_placebo = lifts.contains("skill_vs_placebo") && lifts["skill_vs_placebo"]["low"].get<double>() > 0;
+    const bool above_placebo =
+        lifts.contains("skill_vs_placebo") && lifts["skill_vs_placebo"]["low"].get<double>() > 0;
     models[i]["beneficial"] = above_none && above_placebo;
     models[i]["verdict"] = above_none && above_placebo ? "beneficial"
-                           : above_none               ? "lift over no skill, but not over the placebo"
-                                                      : "no lift shown";
+                           : above_none                ? "lift over no skill, but not over the placebo"
+                                                       : "no lift shown";
   }
 }
 
 StatusOr<json> RunSkillEval(const EvalOptions& options) {
   if (options.models.empty()) return Status::InvalidArgument("--model: name at least one student model");
-  if (options.holdout.empty()) return Status::InvalidArgument("--holdout: name the operator families that count");
+  if (options.holdout.empty())
+    return Status::InvalidArgument("--holdout: name the operator families that count");
   if (options.out.empty()) return Status::InvalidArgument("--out is required");
   KFORGE_ASSIGN_OR_RETURN(Skill skill, LoadSkill(options.skill_dir));
   KFORGE_ASSIGN_OR_RETURN(std::vector<common::Task> tasks, common::LoadTaskTree(options.run.tasks_root));
   TaskSelection selection = SelectTasks(tasks, skill, options.holdout);
   if (selection.counted.empty()) {
-    std::string why = selection.left_out.empty() ? "no task under " + options.run.tasks_root.string() +
-                                                       " has one of these families (task tags or id families)"
-                                                 : std::to_string(selection.left_out.size()) +
-                                                       " were named and all are left out, e.g. " +
-                                                       selection.left_out[0].first + ": " +
-                                                       selection.left_out[0].second;
+    std::string why = selection.left_out.empty()
+                          ? "no task under " + options.run.tasks_root.string() +
+                                " has one of these families (task tags or id families)"
+                          : std::to_string(selection.left_out.size()) +
+                                " were named and all are left out, e.g. " + selection.left_out[0].first +
+                                ": " + selection.left_out[0].second;
     return Status::InvalidArgument("--holdout: no task counts: " + why);
   }
   std::string filter;
@@ -334,7 +337,8 @@ StatusOr<json> RunSkillEval(const EvalOptions& options) {
     run.filter = filter;
     run.skills = std::move(skills);
     run.out = options.out / SafeFolderName(model) / arm;
-    std::fprintf(stderr, "skill eval: %s, arm %s -> %s\n", model.c_str(), arm.c_str(), run.out.string().c_str());
+    std::fprintf(stderr, "skill eval: %s, arm %s -> %s\n", model.c_str(), arm.c_str(),
+                 run.out.string().c_str());
     auto summary = generate::RunGenerate(run);
     if (!summary.ok()) return summary.status().WithContext(model + ", arm " + arm);
     if (!summary->fatal.ok()) return summary->fatal.WithContext(model + ", arm " + arm);

@@ -20,18 +20,28 @@ std::string Pad(std::string s, size_t width) {
   return s;
 }
 
-
 /// `text` safe inside HTML (task ids and model names come from files and flags).
 std::string Html(const std::string& text) {
   std::string out;
   for (char c : text) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -52,19 +62,21 @@ std::string EvalTable(const json& eval) {
     out += "compile-only: nothing ran on a GPU, so no kernel is correct and no lift is measured\n";
   for (const json& m : eval["models"]) {
     out += "\n" + m["model"].get<std::string>() + "\n";
-    out += "  " + Pad("arm", 9) + Pad("correct", 16) + Pad("fast_1", 8) + Pad("fast_1.5", 10) + Pad("fast_2", 8) +
-           Pad("geomean vs none", 22) + Pad("tokens", 10) + "cost\n";
+    out += "  " + Pad("arm", 9) + Pad("correct", 16) + Pad("fast_1", 8) + Pad("fast_1.5", 10) +
+           Pad("fast_2", 8) + Pad("geomean vs none", 22) + Pad("tokens", 10) + "cost\n";
     for (const char* name : {"none", "skill", "placebo", "teacher"}) {
       if (!m["arms"].contains(name)) continue;
       const json& a = m["arms"][name];
       std::string geo = "-";
       if (a.contains("geomean_speedup_vs_none") && a["geomean_speedup_vs_none"]["tasks"] > 0)
-        geo = Fixed(a["geomean_speedup_vs_none"]["arm"]) + "x/" + Fixed(a["geomean_speedup_vs_none"]["none"]) +
-              "x (" + a["geomean_speedup_vs_none"]["tasks"].dump() + " tasks)";
+        geo = Fixed(a["geomean_speedup_vs_none"]["arm"]) + "x/" +
+              Fixed(a["geomean_speedup_vs_none"]["none"]) + "x (" +
+              a["geomean_speedup_vs_none"]["tasks"].dump() + " tasks)";
       out += "  " + Pad(name, 9) +
              Pad(a["correct"].dump() + "/" + a["episodes"].dump() + " " + Fixed(a["correctness"]), 16) +
-             Pad(Fixed(a["fast_p"]["1"]), 8) + Pad(Fixed(a["fast_p"]["1.5"]), 10) + Pad(Fixed(a["fast_p"]["2"]), 8) +
-             Pad(geo, 22) + Pad(std::to_string(a["input_tokens"].get<int64_t>() + a["output_tokens"].get<int64_t>()), 10) +
+             Pad(Fixed(a["fast_p"]["1"]), 8) + Pad(Fixed(a["fast_p"]["1.5"]), 10) +
+             Pad(Fixed(a["fast_p"]["2"]), 8) + Pad(geo, 22) +
+             Pad(std::to_string(a["input_tokens"].get<int64_t>() + a["output_tokens"].get<int64_t>()), 10) +
              "$" + Fixed(a["cost_usd"], 4) + "\n";
       std::string failures;
       for (const auto& [status, n] : a["failures"].items()) failures += " " + status + " " + n.dump();
@@ -75,8 +87,8 @@ std::string EvalTable(const json& eval) {
              Fixed(lift["high"], 3) + "], McNemar p " + Fixed(lift["mcnemar"]["p"], 4) + " (" +
              lift["mcnemar"]["only_arm"].dump() + " vs " + lift["mcnemar"]["only_baseline"].dump() + ")";
       if (lift["mcnemar"].contains("holm_p")) out += ", Holm p " + Fixed(lift["mcnemar"]["holm_p"], 4);
-      out += ", MDE " + (lift["mde"].is_number() ? Fixed(lift["mde"], 3) : std::string("-")) + ", worse tasks " +
-             std::to_string(lift["worse_tasks"].size());
+      out += ", MDE " + (lift["mde"].is_number() ? Fixed(lift["mde"], 3) : std::string("-")) +
+             ", worse tasks " + std::to_string(lift["worse_tasks"].size());
       for (const json& w : lift["worse_tasks"]) out += " " + w["task"].get<std::string>();
       out += "\n";
     }
@@ -85,12 +97,12 @@ std::string EvalTable(const json& eval) {
   return out;
 }
 
-
 std::string EvalHtml(const json& eval) {
   std::string out =
       "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>kforge skill eval</title><style>"
       "body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;margin:1em 0}"
-      "td,th{border:1px solid #ccc;padding:4px 8px;text-align:right}td:first-child,th:first-child{text-align:left}"
+      "td,th{border:1px solid #ccc;padding:4px "
+      "8px;text-align:right}td:first-child,th:first-child{text-align:left}"
       ".yes{color:#070}.no{color:#a00}</style></head><body>\n";
   out += "<h1>Skill " + Html(eval["skill"]["name"].get<std::string>()) + "</h1>\n<p>" +
          Html(eval["skill"]["hash"].get<std::string>()) + "; " + std::to_string(eval["tasks"].size()) +
@@ -100,34 +112,42 @@ std::string EvalHtml(const json& eval) {
   if (!eval["left_out"].empty()) {
     out += "<p>Left out:</p><ul>";
     for (const json& left : eval["left_out"])
-      out += "<li>" + Html(left["task"].get<std::string>()) + ": " + Html(left["reason"].get<std::string>()) + "</li>";
+      out += "<li>" + Html(left["task"].get<std::string>()) + ": " + Html(left["reason"].get<std::string>()) +
+             "</li>";
     out += "</ul>\n";
   }
   for (const json& m : eval["models"]) {
     const bool beneficial = m["beneficial"].get<bool>();
-    out += "<h2>" + Html(m["model"].get<std::string>()) + ": <span class=\"" + (beneficial ? "yes" : "no") + "\">" +
-           Html(m["verdict"].get<std::string>()) + "</span></h2>\n<table><tr><th>arm</th><th>correct</th>"
-           "<th>fast_1</th><th>fast_1.5</th><th>fast_2</th><th>geomean speedup (arm / none, tasks)</th><th>tokens</th>"
+    out += "<h2>" + Html(m["model"].get<std::string>()) + ": <span class=\"" + (beneficial ? "yes" : "no") +
+           "\">" + Html(m["verdict"].get<std::string>()) +
+           "</span></h2>\n<table><tr><th>arm</th><th>correct</th>"
+           "<th>fast_1</th><th>fast_1.5</th><th>fast_2</th><th>geomean speedup (arm / none, "
+           "tasks)</th><th>tokens</th>"
            "<th>cost</th><th>failures</th></tr>\n";
     for (const char* name : {"none", "skill", "placebo", "teacher"}) {
       if (!m["arms"].contains(name)) continue;
       const json& a = m["arms"][name];
       std::string geo = "-";
       if (a.contains("geomean_speedup_vs_none") && a["geomean_speedup_vs_none"]["tasks"] > 0)
-        geo = Fixed(a["geomean_speedup_vs_none"]["arm"]) + "x / " + Fixed(a["geomean_speedup_vs_none"]["none"]) +
-              "x (" + a["geomean_speedup_vs_none"]["tasks"].dump() + ")";
+        geo = Fixed(a["geomean_speedup_vs_none"]["arm"]) + "x / " +
+              Fixed(a["geomean_speedup_vs_none"]["none"]) + "x (" +
+              a["geomean_speedup_vs_none"]["tasks"].dump() + ")";
       std::string failures;
-      for (const auto& [status, n] : a["failures"].items()) failures += (failures.empty() ? "" : ", ") + status + " " + n.dump();
+      for (const auto& [status, n] : a["failures"].items())
+        failures += (failures.empty() ? "" : ", ") + status + " " + n.dump();
       out += "<tr>" + Cell(name) + Cell(a["correct"].dump() + "/" + a["episodes"].dump()) +
-             Cell(Fixed(a["fast_p"]["1"])) + Cell(Fixed(a["fast_p"]["1.5"])) + Cell(Fixed(a["fast_p"]["2"])) + Cell(geo) +
+             Cell(Fixed(a["fast_p"]["1"])) + Cell(Fixed(a["fast_p"]["1.5"])) + Cell(Fixed(a["fast_p"]["2"])) +
+             Cell(geo) +
              Cell(std::to_string(a["input_tokens"].get<int64_t>() + a["output_tokens"].get<int64_t>())) +
              Cell("$" + Fixed(a["cost_usd"], 4)) + Cell(failures) + "</tr>\n";
     }
-    out += "</table>\n<table><tr><th>comparison</th><th>lift</th><th>95% interval</th><th>McNemar p</th>"
-           "<th>Holm p</th><th>MDE</th><th>worse tasks</th></tr>\n";
+    out +=
+        "</table>\n<table><tr><th>comparison</th><th>lift</th><th>95% interval</th><th>McNemar p</th>"
+        "<th>Holm p</th><th>MDE</th><th>worse tasks</th></tr>\n";
     for (const auto& [name, lift] : m["lifts"].items()) {
       std::string worse;
-      for (const json& w : lift["worse_tasks"]) worse += (worse.empty() ? "" : ", ") + w["task"].get<std::string>();
+      for (const json& w : lift["worse_tasks"])
+        worse += (worse.empty() ? "" : ", ") + w["task"].get<std::string>();
       out += "<tr>" + Cell(name) + Cell(Fixed(lift["lift"], 3)) +
              Cell("[" + Fixed(lift["low"], 3) + ", " + Fixed(lift["high"], 3) + "]") +
              Cell(Fixed(lift["mcnemar"]["p"], 4) + " (" + lift["mcnemar"]["only_arm"].dump() + " vs " +

@@ -69,11 +69,21 @@ StatusOr<std::string> ParseScalar(std::string_view raw, const std::string& at) {
         if (i + 1 >= raw.size()) break;
         char e = raw[++i];
         switch (e) {
-          case '"': value += '"'; break;
-          case '\\': value += '\\'; break;
-          case '/': value += '/'; break;
-          case 'n': value += '\n'; break;
-          case 't': value += '\t'; break;
+          case '"':
+            value += '"';
+            break;
+          case '\\':
+            value += '\\';
+            break;
+          case '/':
+            value += '/';
+            break;
+          case 'n':
+            value += '\n';
+            break;
+          case 't':
+            value += '\t';
+            break;
           default:
             return Status::InvalidArgument(at + ": the escape \\" + std::string(1, e) +
                                            " is not read (only \\\" \\\\ \\/ \\n \\t)");
@@ -83,15 +93,17 @@ StatusOr<std::string> ParseScalar(std::string_view raw, const std::string& at) {
       value += c;
     }
     if (!closed)
-      return Status::InvalidArgument(at + ": the quoted value is not closed on its line (a value is one line)");
+      return Status::InvalidArgument(at +
+                                     ": the quoted value is not closed on its line (a value is one line)");
     std::string_view rest = Trim(raw.substr(i + 1));
     if (!rest.empty() && rest.front() != '#')
       return Status::InvalidArgument(at + ": text after the closing quote: " + common::Quote(rest));
     return value;
   }
   static constexpr std::string_view kRefusedStarts = "|>[]{}&*!%@`-?";
-  if (kRefusedStarts.find(first) != std::string_view::npos && !(first == '-' && raw.size() > 1 && raw[1] != ' ')) {
-    const char* what = first == '|' || first == '>' ? "a block scalar"
+  if (kRefusedStarts.find(first) != std::string_view::npos &&
+      !(first == '-' && raw.size() > 1 && raw[1] != ' ')) {
+    const char* what = first == '|' || first == '>'   ? "a block scalar"
                        : first == '[' || first == '{' ? "a flow collection"
                        : first == '-'                 ? "a sequence"
                        : first == '&' || first == '*' ? "an anchor or alias"
@@ -101,7 +113,8 @@ StatusOr<std::string> ParseScalar(std::string_view raw, const std::string& at) {
                                    ") is not read here; write the value on one line, in quotes if need be");
   }
   std::string_view value = raw;
-  if (size_t comment = value.find(" #"); comment != std::string_view::npos) value = Trim(value.substr(0, comment));
+  if (size_t comment = value.find(" #"); comment != std::string_view::npos)
+    value = Trim(value.substr(0, comment));
   if (value.find(": ") != std::string_view::npos || value.back() == ':')
     return Status::InvalidArgument(at + ": a plain value may not hold \": \"; put it in quotes");
   return std::string(value);
@@ -130,7 +143,8 @@ StatusOr<FrontMatter> ParseFrontMatter(std::string_view text, const std::string&
       return Status::InvalidArgument(at + ": a tab in the indentation (YAML indents with spaces)");
     if (line.text[indent] == '#') continue;
     if (indent > 0 && open_map == nullptr)
-      return Status::InvalidArgument(at + ": an indented line that belongs to no map (a value continued on "
+      return Status::InvalidArgument(at +
+                                     ": an indented line that belongs to no map (a value continued on "
                                      "the next line? write it on one line)");
     std::string_view content = line.text.substr(indent);
     size_t colon = 0;
@@ -139,20 +153,23 @@ StatusOr<FrontMatter> ParseFrontMatter(std::string_view text, const std::string&
         (colon + 1 < content.size() && content[colon + 1] != ' '))
       return Status::InvalidArgument(at + ": expected \"key: value\", got " + common::Quote(content));
     if (colon > kMaxKeyBytes)
-      return Status::InvalidArgument(at + ": a key longer than " + std::to_string(kMaxKeyBytes) + " characters");
+      return Status::InvalidArgument(at + ": a key longer than " + std::to_string(kMaxKeyBytes) +
+                                     " characters");
     std::string key(content.substr(0, colon));
     std::string_view raw = Trim(content.substr(colon + 1));
     if (!raw.empty() && raw.front() == '#') raw = {};
     if (indent > 0) {
       if (map_indent == 0) map_indent = indent;
       if (indent != map_indent)
-        return Status::InvalidArgument(at + ": indented by " + std::to_string(indent) + " spaces, the map above by " +
-                                       std::to_string(map_indent) + " (one level of nesting is read)");
+        return Status::InvalidArgument(at + ": indented by " + std::to_string(indent) +
+                                       " spaces, the map above by " + std::to_string(map_indent) +
+                                       " (one level of nesting is read)");
       if (raw.empty())
         return Status::InvalidArgument(at + ": " + open_map->key + "." + key +
                                        " has no value (a map's values are strings; one level of nesting)");
       for (const auto& [name, value] : open_map->map)
-        if (name == key) return Status::InvalidArgument(at + ": " + open_map->key + "." + key + " is given twice");
+        if (name == key)
+          return Status::InvalidArgument(at + ": " + open_map->key + "." + key + " is given twice");
       KFORGE_ASSIGN_OR_RETURN(std::string value, ParseScalar(raw, at + ": " + open_map->key + "." + key));
       open_map->is_map = true;
       open_map->map.emplace_back(std::move(key), std::move(value));
@@ -163,8 +180,9 @@ StatusOr<FrontMatter> ParseFrontMatter(std::string_view text, const std::string&
                                      " has no value");
     open_map = nullptr;
     for (const FrontMatterField& f : fm.fields)
-      if (f.key == key) return Status::InvalidArgument(at + ": " + key + " is given twice (first on line " +
-                                                       std::to_string(f.line) + ")");
+      if (f.key == key)
+        return Status::InvalidArgument(at + ": " + key + " is given twice (first on line " +
+                                       std::to_string(f.line) + ")");
     FrontMatterField field;
     field.key = key;
     field.line = line.number;

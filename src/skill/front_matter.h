@@ -16,9 +16,9 @@ namespace kforge::skill {
 
 struct FrontMatterField {
   std::string key;
-  int line = 0;        ///< 1-based line of the key in the file
-  bool is_map = false;  ///< `key:` followed by indented `name: value` lines
-  std::string scalar;  ///< when !is_map
+  int line = 0;                                          ///< 1-based line of the key in the file
+  bool is_map = false;                                   ///< `key:` followed by indented `name: value` lines
+  std::string scalar;                                    ///< when !is_map
   std::vector<std::pair<std::string, std::string>> map;  ///< when is_map, in file order
 };
 

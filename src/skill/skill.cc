@@ -20,8 +20,8 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr int kMaxDepth = 8;
-const std::set<std::string> kFields = {"name", "description", "license", "compatibility", "metadata",
-                                       "allowed-tools"};
+const std::set<std::string> kFields = {"name",          "description", "license",
+                                       "compatibility", "metadata",    "allowed-tools"};
 
 size_t CodePoints(std::string_view s) {
   return static_cast<size_t>(std::count_if(s.begin(), s.end(), [](char c) { return (c & 0xC0) != 0x80; }));
@@ -78,8 +78,8 @@ std::map<std::string, std::string> ReadFolder(const fs::path& dir, std::vector<s
     }
     total += size;
     if (total > kMaxFolderBytes) {
-      problems.push_back(dir.string() + ": its files hold more than " + std::to_string(kMaxFolderBytes >> 20) +
-                         " MiB");
+      problems.push_back(dir.string() + ": its files hold more than " +
+                         std::to_string(kMaxFolderBytes >> 20) + " MiB");
       break;
     }
     auto text = common::ReadFile(it->path());
@@ -94,18 +94,19 @@ std::map<std::string, std::string> ReadFolder(const fs::path& dir, std::vector<s
 
 std::string FolderHash(const std::map<std::string, std::string>& files) {
   std::string all;
-  for (const auto& [path, bytes] : files)
-    all += path + '\0' + std::to_string(bytes.size()) + '\0' + bytes;
+  for (const auto& [path, bytes] : files) all += path + '\0' + std::to_string(bytes.size()) + '\0' + bytes;
   return "sha256:" + common::Sha256Hex(all);
 }
 
-void CheckFrontMatter(const FrontMatter& fm, const fs::path& dir, Skill& skill, std::vector<std::string>& problems) {
+void CheckFrontMatter(const FrontMatter& fm, const fs::path& dir, Skill& skill,
+                      std::vector<std::string>& problems) {
   auto at = [](const FrontMatterField& f) { return "SKILL.md:" + std::to_string(f.line) + ": " + f.key; };
   bool has_name = false, has_description = false;
   for (const FrontMatterField& f : fm.fields) {
     if (!kFields.count(f.key)) {
-      problems.push_back(at(f) + ": not a field of the Agent Skills specification (name, description, license, "
-                                 "compatibility, metadata, allowed-tools)");
+      problems.push_back(at(f) +
+                         ": not a field of the Agent Skills specification (name, description, license, "
+                         "compatibility, metadata, allowed-tools)");
       continue;
     }
     if (f.key == "metadata") {
@@ -172,7 +173,8 @@ void CheckLinks(const FrontMatter& fm, const std::map<std::string, std::string>&
   }
 }
 
-void CheckEvals(const std::map<std::string, std::string>& files, Skill& skill, std::vector<std::string>& problems) {
+void CheckEvals(const std::map<std::string, std::string>& files, Skill& skill,
+                std::vector<std::string>& problems) {
   const std::string where = "evals/evals.json";
   auto it = files.find(where);
   if (it == files.end()) {
@@ -238,7 +240,7 @@ CheckResult CheckSkill(const fs::path& dir_in) {
   Skill& skill = result.skill;
   std::vector<std::string>& problems = result.problems;
   const fs::path dir = dir_in.lexically_normal().filename().empty() ? dir_in.lexically_normal().parent_path()
-                                                                     : dir_in.lexically_normal();
+                                                                    : dir_in.lexically_normal();
   skill.dir = dir;
   std::error_code ec;
   const fs::file_status status = fs::symlink_status(dir, ec);
@@ -271,8 +273,8 @@ CheckResult CheckSkill(const fs::path& dir_in) {
   skill.body_tokens = EstimateTokens(fm->body);
   if (skill.body_tokens > kMaxBodyTokens)
     problems.push_back("SKILL.md: body: about " + std::to_string(skill.body_tokens) + " tokens (" +
-                       std::to_string(fm->body.size()) + " bytes / 4), at most " + std::to_string(kMaxBodyTokens) +
-                       "; move detail to references/");
+                       std::to_string(fm->body.size()) + " bytes / 4), at most " +
+                       std::to_string(kMaxBodyTokens) + "; move detail to references/");
   CheckLinks(*fm, files, problems);
   for (const auto& [path, bytes] : files) {
     if (path != "SKILL.md" && path.rfind("references/", 0) != 0) continue;

@@ -16,7 +16,8 @@ double McNemarExactP(int b, int c) {
   // P(X <= k) for X ~ Binomial(n, 1/2), in logs so that large n neither overflows nor underflows.
   double tail = 0;
   for (int i = 0; i <= k; ++i)
-    tail += std::exp(std::lgamma(n + 1.0) - std::lgamma(i + 1.0) - std::lgamma(n - i + 1.0) - n * std::log(2.0));
+    tail +=
+        std::exp(std::lgamma(n + 1.0) - std::lgamma(i + 1.0) - std::lgamma(n - i + 1.0) - n * std::log(2.0));
   return std::min(1.0, 2 * tail);
 }
 

@@ -14,8 +14,12 @@ namespace kforge::generate {
 namespace {
 
 std::vector<ContextSkill> Skills() {
-  ContextSkill a{"rows", "Row kernels.", "Use a warp per row.\n", "sha256:a",
-                 {{"SKILL.md", "---\nname: rows\n---\nUse a warp per row.\n"}, {"references/softmax.cu", "KERNEL"}}};
+  ContextSkill a{
+      "rows",
+      "Row kernels.",
+      "Use a warp per row.\n",
+      "sha256:a",
+      {{"SKILL.md", "---\nname: rows\n---\nUse a warp per row.\n"}, {"references/softmax.cu", "KERNEL"}}};
   ContextSkill b{"gemm", "GEMM kernels.", "Tile.\n", "sha256:b", {{"SKILL.md", "GEMM SKILL"}}};
   return {a, b};
 }
@@ -51,8 +55,10 @@ TEST(SkillContextTest, ReadsServeTheSkillsFilesAndRefuseEverythingElse) {
       {{{"skill", "rows"}, {"path", "references\\..\\..\\x"}}, true, "backslash"},
       {{{"skill", "rows"}, {"path", std::string("SKILL.md\0x", 10)}}, true, "control character"},
       {{{"skill", "rows"}, {"path", "scripts/run.sh"}}, true, "only SKILL.md and files under references/"},
-      {{{"skill", "rows"}, {"path", "references/none.md"}}, true, "has no file \"references/none.md\"; files: "
-                                                                 "SKILL.md, references/softmax.cu"},
+      {{{"skill", "rows"}, {"path", "references/none.md"}},
+       true,
+       "has no file \"references/none.md\"; files: "
+       "SKILL.md, references/softmax.cu"},
       {{{"skill", "rows"}, {"path", std::string(600, 'a')}}, true, "longer than 512 bytes"},
       {{{"skill", "rows"}, {"path", ""}}, true, "path is empty"},
       {{{"skill", "other"}, {"path", "SKILL.md"}}, true, "no skill \"other\"; skills: rows, gemm"},
@@ -77,8 +83,10 @@ TEST(SkillContextFuzzTest, NoPathReadsAnythingButTheSkillsOwnFiles) {
   const std::vector<ContextSkill> skills = Skills();
   fakes::FuzzTarget target;
   target.name = "read_skill_file";
-  target.seeds = {"references/softmax.cu", "SKILL.md", "../SKILL.md", "/references/softmax.cu", "references/./softmax.cu"};
-  target.dictionary = {"/", "..", ".", "references", "SKILL.md", "softmax.cu", "\\", "~", "%2e%2e", "\0", "//", "scripts"};
+  target.seeds = {"references/softmax.cu", "SKILL.md", "../SKILL.md", "/references/softmax.cu",
+                  "references/./softmax.cu"};
+  target.dictionary = {"/",  "..", ".",      "references", "SKILL.md", "softmax.cu",
+                       "\\", "~",  "%2e%2e", "\0",         "//",       "scripts"};
   target.max_bytes = 700;
   target.property = [&skills](const std::string& path) -> fakes::FuzzOutcome {
     SkillFileAnswer answer = ReadSkillFile(skills, {{"skill", "rows"}, {"path", path}});

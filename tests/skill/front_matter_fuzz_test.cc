@@ -30,7 +30,8 @@ fakes::FuzzOutcome Property(const std::string& input) {
     if (f.line < 2) return {"a field on the opening line", ""};
     if (f.is_map != !f.map.empty()) return {"a map without entries", ""};
   }
-  if (fm->body.size() > input.size() || input.compare(input.size() - fm->body.size(), fm->body.size(), fm->body) != 0)
+  if (fm->body.size() > input.size() ||
+      input.compare(input.size() - fm->body.size(), fm->body.size(), fm->body) != 0)
     return {"the body is not the end of the input", ""};
   return {"", "ok " + std::to_string(fm->fields.size())};
 }
@@ -45,9 +46,35 @@ TEST(FrontMatterFuzzTest, EveryInputIsReadOrRefusedInOneLine) {
                   "---\nmetadata:\n  a:\n    b: c\n---\n",
                   "---\nname: [a, b]\n---\n",
                   "---\n---\n"};
-  target.dictionary = {"---\n", "\n", "\r\n", ": ", ":", "  ", "\t", "\"", "'", "''", "\\", "\\\"", "#", " #",
-                       "|", ">", "[", "{", "&a", "*a", "!tag", "- ", "name", "description", "metadata",
-                       "\xEF\xBB\xBF", "\xff", "\xc3\xa9", std::string(1, '\0')};
+  target.dictionary = {"---\n",
+                       "\n",
+                       "\r\n",
+                       ": ",
+                       ":",
+                       "  ",
+                       "\t",
+                       "\"",
+                       "'",
+                       "''",
+                       "\\",
+                       "\\\"",
+                       "#",
+                       " #",
+                       "|",
+                       ">",
+                       "[",
+                       "{",
+                       "&a",
+                       "*a",
+                       "!tag",
+                       "- ",
+                       "name",
+                       "description",
+                       "metadata",
+                       "\xEF\xBB\xBF",
+                       "\xff",
+                       "\xc3\xa9",
+                       std::string(1, '\0')};
   target.max_bytes = 2048;
   target.property = Property;
   fakes::FuzzReport report = fakes::RunFuzz(target, fakes::FuzzSeconds(), fakes::FuzzSeed());

@@ -64,13 +64,15 @@ TEST(SkillCheckTest, EveryRefusalOfTheSpecificationIsOneLineNamingFileAndField) 
   const Refusal cases[] = {
       {"no name", description, "SKILL.md: name: missing"},
       {"no description", "name: softmax-rows\n", "SKILL.md: description: missing"},
-      {"upper case", "name: Softmax-rows\n" + description, "name \"Softmax-rows\" may hold only a-z, 0-9 and '-'"},
+      {"upper case", "name: Softmax-rows\n" + description,
+       "name \"Softmax-rows\" may hold only a-z, 0-9 and '-'"},
       {"underscore", "name: softmax_rows\n" + description, "may hold only a-z"},
       {"leading hyphen", "name: -softmax\n" + description, "may not start or end with '-'"},
       {"trailing hyphen", "name: softmax-\n" + description, "may not start or end with '-'"},
       {"double hyphen", "name: soft--max\n" + description, "may not hold \"--\""},
       {"too long", "name: " + std::string(65, 'a') + "\n" + description, "longer than 64 characters"},
-      {"not the folder", "name: softmax-cols\n" + description, "must equal the folder's name \"softmax-rows\""},
+      {"not the folder", "name: softmax-cols\n" + description,
+       "must equal the folder's name \"softmax-rows\""},
       {"empty description", "name: softmax-rows\ndescription: \"\"\n", "SKILL.md:3: description: is empty"},
       {"long description", "name: softmax-rows\ndescription: " + std::string(1025, 'x') + "\n",
        "SKILL.md:3: description: 1025 characters, at most 1024"},
@@ -78,20 +80,29 @@ TEST(SkillCheckTest, EveryRefusalOfTheSpecificationIsOneLineNamingFileAndField) 
        "SKILL.md:4: version: not a field of the Agent Skills specification"},
       {"metadata scalar", "name: softmax-rows\n" + description + "metadata: x\n",
        "SKILL.md:4: metadata: must be a map"},
-      {"license map", "name: softmax-rows\n" + description + "license:\n  a: b\n", "license: must be a string"},
-      {"long compatibility", "name: softmax-rows\n" + description + "compatibility: " + std::string(501, 'c') + "\n",
+      {"license map", "name: softmax-rows\n" + description + "license:\n  a: b\n",
+       "license: must be a string"},
+      {"long compatibility",
+       "name: softmax-rows\n" + description + "compatibility: " + std::string(501, 'c') + "\n",
        "compatibility: 1 to 500 characters"},
-      {"duplicate", "name: softmax-rows\nname: softmax-rows\n" + description, "SKILL.md:3: name is given twice"},
-      {"block scalar", "name: softmax-rows\ndescription: >\n  folded\n", "SKILL.md:3: description: a block scalar"},
+      {"duplicate", "name: softmax-rows\nname: softmax-rows\n" + description,
+       "SKILL.md:3: name is given twice"},
+      {"block scalar", "name: softmax-rows\ndescription: >\n  folded\n",
+       "SKILL.md:3: description: a block scalar"},
       {"flow list", "name: softmax-rows\n" + description + "allowed-tools: [Bash]\n", "a flow collection"},
       {"anchor", "name: &n softmax-rows\n" + description, "an anchor or alias"},
-      {"colon in plain", "name: softmax-rows\ndescription: Use: for rows\n", "may not hold \": \"; put it in quotes"},
-      {"continued line", "name: softmax-rows\ndescription: one\n  two\n", "SKILL.md:4: an indented line that belongs to no map"},
+      {"colon in plain", "name: softmax-rows\ndescription: Use: for rows\n",
+       "may not hold \": \"; put it in quotes"},
+      {"continued line", "name: softmax-rows\ndescription: one\n  two\n",
+       "SKILL.md:4: an indented line that belongs to no map"},
       {"tab", "name: softmax-rows\n" + description + "metadata:\n\tarch: sm_90\n", "SKILL.md:5: a tab"},
-      {"nested map", "name: softmax-rows\n" + description + "metadata:\n  a:\n    b: c\n", "metadata.a has no value"},
-      {"unclosed quote", "name: \"softmax-rows\n" + description, "SKILL.md:2: name: the quoted value is not closed"},
+      {"nested map", "name: softmax-rows\n" + description + "metadata:\n  a:\n    b: c\n",
+       "metadata.a has no value"},
+      {"unclosed quote", "name: \"softmax-rows\n" + description,
+       "SKILL.md:2: name: the quoted value is not closed"},
       {"not key value", "name softmax-rows\n" + description, "SKILL.md:2: expected \"key: value\""},
-      {"empty value", "name: softmax-rows\n" + description + "license:\n", "SKILL.md:4: license has no value"},
+      {"empty value", "name: softmax-rows\n" + description + "license:\n",
+       "SKILL.md:4: license has no value"},
   };
   for (const Refusal& c : cases) {
     SkillFolder folder("softmax-rows", {{"SKILL.md", "---\n" + c.front_matter + "---\nbody\n"}});
@@ -109,7 +120,8 @@ TEST(SkillCheckTest, TheFileAroundTheFrontMatterIsChecked) {
       {"---\nname: s\ndescription: d\n", "SKILL.md: the front matter is not closed"},
       {"\xEF\xBB\xBF" + ok, "byte order mark"},
       {ok + "\xff\xfe", "SKILL.md: not valid UTF-8"},
-      {ok + std::string(4 * kMaxBodyTokens + 1, 'x'), "SKILL.md: body: about 5001 tokens (20001 bytes / 4), at most 5000"},
+      {ok + std::string(4 * kMaxBodyTokens + 1, 'x'),
+       "SKILL.md: body: about 5001 tokens (20001 bytes / 4), at most 5000"},
       {ok + "See [x](references/missing.md) and [y](scripts/run.sh).\n",
        "SKILL.md:5: links to \"references/missing.md\", which is not a file of the skill"},
   };
@@ -128,7 +140,8 @@ TEST(SkillCheckTest, FolderContentsLinksAndEvalsAreChecked) {
   {
     SkillFolder folder("softmax-rows");
     fs::remove(folder.dir() / "SKILL.md");
-    EXPECT_EQ(CheckSkill(folder.dir()).problems, std::vector<std::string>{"SKILL.md: missing (a skill is a folder with a SKILL.md)"});
+    EXPECT_EQ(CheckSkill(folder.dir()).problems,
+              std::vector<std::string>{"SKILL.md: missing (a skill is a folder with a SKILL.md)"});
   }
   {
     SkillFolder folder("softmax-rows");
@@ -154,11 +167,14 @@ TEST(SkillCheckTest, FolderContentsLinksAndEvalsAreChecked) {
   }
   const std::pair<const char*, const char*> evals[] = {
       {"[]", "evals/evals.json: not a JSON object"},
-      {R"({"skill_name": "other", "evals": [{"id": 1, "task": "t"}]})", "evals/evals.json: skill_name: must be"},
-      {R"({"skill_name": "softmax-rows", "evals": []})", "evals/evals.json: evals: must be a non-empty array"},
+      {R"({"skill_name": "other", "evals": [{"id": 1, "task": "t"}]})",
+       "evals/evals.json: skill_name: must be"},
+      {R"({"skill_name": "softmax-rows", "evals": []})",
+       "evals/evals.json: evals: must be a non-empty array"},
       {R"({"skill_name": "softmax-rows", "evals": [{"id": 1, "task": "t"}, {"id": 1, "task": "u"}]})",
        "evals/evals.json: evals[1].id: 1 is used twice"},
-      {R"({"skill_name": "softmax-rows", "evals": [{"id": 1}]})", "evals/evals.json: evals[0].task: must be a task id"},
+      {R"({"skill_name": "softmax-rows", "evals": [{"id": 1}]})",
+       "evals/evals.json: evals[0].task: must be a task id"},
       {R"({"skill_name": "softmax-rows", "families": [3], "evals": [{"id": 1, "task": "t"}]})",
        "evals/evals.json: families[0]: must be a non-empty string"},
   };
@@ -178,8 +194,8 @@ TEST(SkillCheckTest, FolderContentsLinksAndEvalsAreChecked) {
 }
 
 TEST(FrontMatterTest, ScalarsQuotesCommentsAndTheBody) {
-  auto fm = ParseFrontMatter("---\r\n# about\r\na: 'it''s'\r\nb: \"x\\\"y\\n\" # c\r\nc: plain # comment\r\n---\r\nbody\r\n",
-                             "F");
+  auto fm = ParseFrontMatter(
+      "---\r\n# about\r\na: 'it''s'\r\nb: \"x\\\"y\\n\" # c\r\nc: plain # comment\r\n---\r\nbody\r\n", "F");
   ASSERT_TRUE(fm.ok()) << fm.status().message();
   ASSERT_EQ(fm->fields.size(), 3u);
   EXPECT_EQ(fm->fields[0].scalar, "it's");

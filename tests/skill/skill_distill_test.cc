@@ -28,7 +28,9 @@ dataset::Attempt Correct(int turn, const std::string& source, double speedup, do
   a.status = "ok";
   a.compiled = a.correct = true;
   a.speedup = speedup;
-  a.solution = {{"schema", "kforge.solution/1"}, {"task", "x"}, {"source", source},
+  a.solution = {{"schema", "kforge.solution/1"},
+                {"task", "x"},
+                {"source", source},
                 {"launches", {{{"kernel", "k"}, {"grid", {1}}, {"block", {256}}, {"args", {"x", "out0"}}}}}};
   a.bench = {{"speedup", {{"ratio", speedup}, {"ci", {low, speedup + 0.1}}}}};
   return a;
@@ -73,28 +75,36 @@ TEST(SkillDistillTest, AFolderFromVerifiedEpisodesWithPitfallsThatPassesTheCheck
       out << dataset::ToJson(t).dump() << "\n";
   }
   fakes::FakeHttpServer teacher([](const fakes::HttpExchange&) {
-    json reply = {{"id", "m"}, {"type", "message"}, {"role", "assistant"}, {"model", "claude-test"},
-                  {"content", {{{"type", "text"},
-                                {"text", "DESCRIPTION: Softmax and ReLU kernels: row reductions in one warp; use for "
-                                         "softmax-like tasks.\nBODY:\n# Row softmax\n\nOne warp per row. See "
-                                         "[softmax](references/softmax.md).\n"}}}},
+    json reply = {{"id", "m"},
+                  {"type", "message"},
+                  {"role", "assistant"},
+                  {"model", "claude-test"},
+                  {"content",
+                   {{{"type", "text"},
+                     {"text",
+                      "DESCRIPTION: Softmax and ReLU kernels: row reductions in one warp; use for "
+                      "softmax-like tasks.\nBODY:\n# Row softmax\n\nOne warp per row. See "
+                      "[softmax](references/softmax.md).\n"}}}},
                   {"stop_reason", "end_turn"},
                   {"usage", {{"input_tokens", 5000}, {"output_tokens", 300}}}};
     return fakes::FakeReply::Json(200, reply.dump());
   });
   const fs::path out = dir / "skills" / "softmax-relu";
   const std::string command = "ANTHROPIC_API_KEY=sk-test " + std::string(KFORGE_BINARY) + " skill distill " +
-                              fakes::ShellQuote(dir / "run") + " --teacher anthropic --model claude-test --base-url " +
-                              teacher.url() + " --license MIT --out " + fakes::ShellQuote(out) + " 2>&1";
+                              fakes::ShellQuote(dir / "run") +
+                              " --teacher anthropic --model claude-test --base-url " + teacher.url() +
+                              " --license MIT --out " + fakes::ShellQuote(out) + " 2>&1";
   fakes::CommandResult run = fakes::RunCommand(command);
   ASSERT_EQ(run.exit_code, 0) << run.out;
-  EXPECT_NE(run.out.find("from 3 verified episodes (2 pitfalls; families log_softmax, relu, softmax)"), std::string::npos)
+  EXPECT_NE(run.out.find("from 3 verified episodes (2 pitfalls; families log_softmax, relu, softmax)"),
+            std::string::npos)
       << run.out;
 
   // What the teacher was shown: the verified kernels and the repaired failures, not the others.
   ASSERT_EQ(teacher.request_count(), 1);
   const std::string prompt = json::parse(teacher.requests()[0].body)["messages"][0]["content"].dump();
-  for (const char* shown : {"SOFTMAX-KERNEL", "LOG-SOFTMAX-KERNEL", "RELU-KERNEL", "compile_error (kernelbench/level1/23_Softmax, turn 1, fixed in turn 2)",
+  for (const char* shown : {"SOFTMAX-KERNEL", "LOG-SOFTMAX-KERNEL", "RELU-KERNEL",
+                            "compile_error (kernelbench/level1/23_Softmax, turn 1, fixed in turn 2)",
                             "512 of 1048576 elements differ", "references/softmax.md"})
     EXPECT_NE(prompt.find(shown), std::string::npos) << shown;
   EXPECT_EQ(prompt.find("SLOW-GELU-KERNEL"), std::string::npos) << "its lower bound is below 1x";
@@ -111,7 +121,8 @@ TEST(SkillDistillTest, AFolderFromVerifiedEpisodesWithPitfallsThatPassesTheCheck
   EXPECT_EQ(metadata["trajectories"], "3");
   EXPECT_EQ(metadata["trajectories-hash"].substr(0, 7), "sha256:");
   const std::string softmax = skill->readable.at("references/softmax.md");
-  EXPECT_NE(softmax.find("## kernelbench/level1/23_Softmax (2.50x, lower bound 2.20x)"), std::string::npos) << softmax;
+  EXPECT_NE(softmax.find("## kernelbench/level1/23_Softmax (2.50x, lower bound 2.20x)"), std::string::npos)
+      << softmax;
   EXPECT_NE(skill->readable.at("references/log_softmax.md").find("LOG-SOFTMAX-KERNEL"), std::string::npos);
   EXPECT_NE(skill->readable.at("references/relu.md").find("RELU-KERNEL"), std::string::npos);
   EXPECT_EQ(skill->families, (std::vector<std::string>{"log_softmax", "relu", "softmax"}));
@@ -119,7 +130,8 @@ TEST(SkillDistillTest, AFolderFromVerifiedEpisodesWithPitfallsThatPassesTheCheck
   EXPECT_EQ(skill->evals[0].task, "core/log_softmax");
   EXPECT_EQ(skill->evals[0].family, "log_softmax") << "an id family of its own";
   EXPECT_TRUE(fs::exists(out / "scripts" / "verify.sh"));
-  EXPECT_EQ(fakes::RunCommand(std::string(KFORGE_BINARY) + " skill check " + fakes::ShellQuote(out)).exit_code, 0);
+  EXPECT_EQ(
+      fakes::RunCommand(std::string(KFORGE_BINARY) + " skill check " + fakes::ShellQuote(out)).exit_code, 0);
 
   // A second distill into the same folder is refused before anything is sent.
   fakes::CommandResult again = fakes::RunCommand(command);

@@ -36,7 +36,8 @@ class EvalTasks {
  public:
   EvalTasks() {
     fs::remove_all(root_);
-    std::vector<std::string> names = {"t0", "t1", "t2", "t3", "t4", "t5", "t6", "t7", "softmax_1", "softmax_2"};
+    std::vector<std::string> names = {"t0", "t1", "t2", "t3",        "t4",
+                                      "t5", "t6", "t7", "softmax_1", "softmax_2"};
     const fs::path demo = fs::path(KFORGE_SOURCE_DIR) / "tasks/demo/relu";
     for (const std::string& name : names) {
       const fs::path dir = root_ / "evalsuite" / name;
@@ -83,9 +84,9 @@ class ScriptedStudents {
     const std::string model = body["model"];
     const std::string system = body["messages"][0]["content"];
     const std::string user = body["messages"][1]["content"];
-    const std::string arm = system.find(kTechnique) != std::string::npos ? "skill"
+    const std::string arm = system.find(kTechnique) != std::string::npos    ? "skill"
                             : system.find("## Skill:") != std::string::npos ? "placebo"
-                                                                             : "none";
+                                                                            : "none";
     std::smatch m;
     std::regex_search(user, m, std::regex("evalsuite/t([0-9])"));
     const int task = m.empty() ? -1 : std::stoi(m[1].str());
@@ -111,7 +112,8 @@ class ScriptedStudents {
 };
 
 std::string SkillMd() {
-  return "---\nname: softmax-rows\ndescription: Row softmax kernels with one warp per row.\n---\n# Softmax\n\n" +
+  return "---\nname: softmax-rows\ndescription: Row softmax kernels with one warp per row.\n---\n# "
+         "Softmax\n\n" +
          kTechnique + "\n";
 }
 
@@ -168,7 +170,8 @@ TEST(SkillEvalTest, AHelpedStudentShowsItsKnownLiftAndAnUnhelpedOneAnIntervalAro
   EXPECT_EQ(helped["arms"]["none"]["failures"]["mismatch"], 23);
   EXPECT_EQ(helped["arms"]["skill"]["fast_p"]["1.5"], 27.0 / 32) << "the fake times every kernel at 2x";
   EXPECT_EQ(helped["arms"]["skill"]["fast_p"]["2"], 0.0) << "a lower bound at 2x does not clear 2";
-  EXPECT_EQ(helped["arms"]["skill"]["geomean_speedup_vs_none"]["tasks"], 7) << "t4 has no correct episode without the skill";
+  EXPECT_EQ(helped["arms"]["skill"]["geomean_speedup_vs_none"]["tasks"], 7)
+      << "t4 has no correct episode without the skill";
   const json& lift = helped["lifts"]["skill_vs_none"];
   EXPECT_DOUBLE_EQ(lift["lift"].get<double>(), 0.5625);
   EXPECT_LT(lift["low"].get<double>(), 0.5625);
@@ -212,7 +215,8 @@ TEST(SkillEvalTest, ThePlaceboHasTheSkillsLengthsAndNoneOfItsWords) {
   EXPECT_EQ(a.body.size(), skill->body.size());
   EXPECT_EQ(a.description.size(), skill->description.size());
   EXPECT_EQ(a.name, skill->name);
-  for (const char* word : {"warp", "register", "max"}) EXPECT_EQ(a.body.find(word), std::string::npos) << word;
+  for (const char* word : {"warp", "register", "max"})
+    EXPECT_EQ(a.body.find(word), std::string::npos) << word;
   EXPECT_NE(a.hash, skill->hash);
   folder.Write("SKILL.md", SkillMd() + "More.\n");
   auto changed = LoadSkill(folder.dir());

@@ -64,11 +64,13 @@ class SkillGenerateTest : public ::testing::Test {
 
   /// Runs generate; returns the exit code, stderr in err_.
   int Generate(const std::string& args, const fs::path& out) {
-    const std::string err = fs::temp_directory_path().string() + "/kforge-skill-gen-" + std::to_string(getpid()) + ".stderr";
-    int code = fakes::RunCommand("ANTHROPIC_API_KEY=sk-test " + std::string(KFORGE_BINARY) + " generate --tasks " +
-                                 fakes::ShellQuote(tasks_.path()) + " --filter demo/relu --compile-only --no-probe "
-                                 "--max-turns 2 --out " + fakes::ShellQuote(out) + " " + args + " 2>" +
-                                 fakes::ShellQuote(err))
+    const std::string err =
+        fs::temp_directory_path().string() + "/kforge-skill-gen-" + std::to_string(getpid()) + ".stderr";
+    int code = fakes::RunCommand("ANTHROPIC_API_KEY=sk-test " + std::string(KFORGE_BINARY) +
+                                 " generate --tasks " + fakes::ShellQuote(tasks_.path()) +
+                                 " --filter demo/relu --compile-only --no-probe "
+                                 "--max-turns 2 --out " +
+                                 fakes::ShellQuote(out) + " " + args + " 2>" + fakes::ShellQuote(err))
                    .exit_code;
     std::ifstream in(err);
     err_.assign(std::istreambuf_iterator<char>(in), {});
@@ -85,8 +87,9 @@ class SkillGenerateTest : public ::testing::Test {
   }
 
   fakes::TaskRoot tasks_{{"demo"}};
-  fs::path out_ = fs::temp_directory_path() / ("kforge-skill-gen-" + std::to_string(getpid()) + "-" +
-                                               ::testing::UnitTest::GetInstance()->current_test_info()->name());
+  fs::path out_ =
+      fs::temp_directory_path() / ("kforge-skill-gen-" + std::to_string(getpid()) + "-" +
+                                   ::testing::UnitTest::GetInstance()->current_test_info()->name());
   std::string err_;
 };
 
@@ -94,7 +97,8 @@ TEST_F(SkillGenerateTest, TextProtocolSendsTheBodyAndRecordsTheHash) {
   SkillFolder skill("softmax-rows");
   fakes::FakeHttpServer server([](const fakes::HttpExchange&) {
     return fakes::FakeReply::Json(
-        200, AnthropicText("```cuda\n" + std::string(kRelu) + "```\n```json\n" + kPlan.dump() + "\n```\n").dump());
+        200,
+        AnthropicText("```cuda\n" + std::string(kRelu) + "```\n```json\n" + kPlan.dump() + "\n```\n").dump());
   });
   const std::string teacher = "--teacher anthropic --model claude-test --base-url " + server.url();
   ASSERT_EQ(Generate(teacher + " --skill " + fakes::ShellQuote(skill.dir()), out_ / "with"), 0) << err_;
@@ -173,14 +177,16 @@ TEST_F(SkillGenerateTest, ToolsProtocolServesSkillFilesAndRefusesEscapes) {
   EXPECT_NE(results["r2"].find("leaves the skill"), std::string::npos) << results["r2"];
   EXPECT_NE(results["r3"].find("leaves the skill"), std::string::npos) << results["r3"];
   EXPECT_NE(results["r4"].find("is absolute"), std::string::npos) << results["r4"];
-  EXPECT_NE(results["r5"].find("only SKILL.md and files under references/"), std::string::npos) << results["r5"];
+  EXPECT_NE(results["r5"].find("only SKILL.md and files under references/"), std::string::npos)
+      << results["r5"];
   EXPECT_NE(results["r6"].find("no skill \"other\""), std::string::npos) << results["r6"];
   EXPECT_EQ(results["r7"], test_support::kSkillMd) << "one skill: the name may be left out";
   EXPECT_EQ(second.dump().find("TOP-SECRET-CONTENT"), std::string::npos);
 
   std::vector<json> records = Records(out_);
   ASSERT_EQ(records.size(), 1u);
-  EXPECT_EQ(records[0]["outcome"]["stop"], "submitted") << records[0]["messages"].dump().substr(records[0]["messages"].dump().size() - 3000);
+  EXPECT_EQ(records[0]["outcome"]["stop"], "submitted")
+      << records[0]["messages"].dump().substr(records[0]["messages"].dump().size() - 3000);
   ASSERT_EQ(records[0]["attempts"].size(), 1u) << "reads are not attempts";
   EXPECT_EQ(records[0]["skills"][0]["name"], "softmax-rows");
 }
@@ -200,20 +206,26 @@ TEST_F(SkillGenerateTest, AnInvalidSkillIsOneLineAndNothingIsSent) {
 
 TEST(SkillCheckCliTest, OkLinesForValidFoldersAndOneLinePerProblem) {
   SkillFolder good("softmax-rows");
-  fakes::CommandResult ok = fakes::RunCommand(std::string(KFORGE_BINARY) + " skill check " +
-                                              fakes::ShellQuote(good.dir()));
+  fakes::CommandResult ok =
+      fakes::RunCommand(std::string(KFORGE_BINARY) + " skill check " + fakes::ShellQuote(good.dir()));
   EXPECT_EQ(ok.exit_code, 0) << ok.out;
-  EXPECT_EQ(ok.out.rfind("ok " + good.dir().string() + ": softmax-rows, 2 readable files, body about 13 tokens, sha256:", 0), 0u)
+  EXPECT_EQ(
+      ok.out.rfind(
+          "ok " + good.dir().string() + ": softmax-rows, 2 readable files, body about 13 tokens, sha256:", 0),
+      0u)
       << ok.out;
-  good.Write("SKILL.md", "---\nname: softmax-rows\nlicense: MIT\nversion: 1\n---\nSee [x](references/none.md)\n");
-  fakes::CommandResult bad = fakes::RunCommand(std::string(KFORGE_BINARY) + " skill check " +
-                                               fakes::ShellQuote(good.dir()));
+  good.Write("SKILL.md",
+             "---\nname: softmax-rows\nlicense: MIT\nversion: 1\n---\nSee [x](references/none.md)\n");
+  fakes::CommandResult bad =
+      fakes::RunCommand(std::string(KFORGE_BINARY) + " skill check " + fakes::ShellQuote(good.dir()));
   EXPECT_EQ(bad.exit_code, 1);
   const std::string prefix = "invalid " + good.dir().string() + ": ";
-  EXPECT_EQ(bad.out, prefix + "SKILL.md:4: version: not a field of the Agent Skills specification (name, description, "
-                              "license, compatibility, metadata, allowed-tools)\n" +
-                         prefix + "SKILL.md: description: missing (required)\n" + prefix +
-                         "SKILL.md:6: links to \"references/none.md\", which is not a file of the skill\n");
+  EXPECT_EQ(bad.out,
+            prefix +
+                "SKILL.md:4: version: not a field of the Agent Skills specification (name, description, "
+                "license, compatibility, metadata, allowed-tools)\n" +
+                prefix + "SKILL.md: description: missing (required)\n" + prefix +
+                "SKILL.md:6: links to \"references/none.md\", which is not a file of the skill\n");
 }
 
 }  // namespace

@@ -30,8 +30,8 @@ struct DistillOptions {
 };
 
 struct DistillSummary {
-  int verified = 0;    ///< episodes used as references
-  int pitfalls = 0;    ///< repaired failures shown to the teacher
+  int verified = 0;  ///< episodes used as references
+  int pitfalls = 0;  ///< repaired failures shown to the teacher
   std::vector<std::string> families;
   std::string hash;  ///< the skill's content hash
 };

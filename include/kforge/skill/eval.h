@@ -64,9 +64,9 @@ generate::ContextSkill MakePlacebo(const Skill& skill);
 /// One episode as the eval counts it.
 struct EvalEpisode {
   bool correct = false;
-  std::string status;                   ///< the best attempt's status ("ok", "mismatch", ...) or the stop
-  std::optional<double> speedup;        ///< of a correct best attempt
-  std::optional<double> speedup_low;    ///< the lower bound of its 95% interval
+  std::string status;                 ///< the best attempt's status ("ok", "mismatch", ...) or the stop
+  std::optional<double> speedup;      ///< of a correct best attempt
+  std::optional<double> speedup_low;  ///< the lower bound of its 95% interval
   int64_t input_tokens = 0, output_tokens = 0;
   double cost_usd = 0;
 };

@@ -51,8 +51,9 @@ struct Skill {
   /// What a model may read with read_skill_file: SKILL.md and every file under references/, by
   /// relative path, as they were when the skill was loaded.
   std::map<std::string, std::string> readable;
-  std::vector<EvalCase> evals;        ///< evals/evals.json, when present
-  std::vector<std::string> families;  ///< evals/evals.json "families": the operator families it was built from
+  std::vector<EvalCase> evals;  ///< evals/evals.json, when present
+  std::vector<std::string>
+      families;  ///< evals/evals.json "families": the operator families it was built from
 };
 
 /// What `kforge skill check` found: the skill when nothing was wrong, and every problem, one line
