@@ -343,6 +343,12 @@ StatusOr<json> RunSkillEval(const EvalOptions& options) {
     if (!summary.ok()) return summary.status().WithContext(model + ", arm " + arm);
     if (!summary->fatal.ok()) return summary->fatal.WithContext(model + ", arm " + arm);
     compile_only |= summary->compile_only;
+    // Arms compared on different episodes would not be paired: finish them first.
+    if (summary->deferred > 0 || summary->stopped_by_budget)
+      return Status::Unavailable(model + ", arm " + arm + ": " + std::to_string(summary->deferred) +
+                                 " episodes ended on transient teacher errors" +
+                                 (summary->stopped_by_budget ? " or the budget" : "") +
+                                 "; run the same command again to finish them (" + run.out.string() + " resumes)");
     return ReadEpisodes(run.out, run.samples);
   };
 
