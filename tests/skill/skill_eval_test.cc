@@ -126,6 +126,7 @@ TEST(SkillEvalTest, AHelpedStudentShowsItsKnownLiftAndAnUnhelpedOneAnIntervalAro
                               {{"skill", {4, 3, 4, 2, 3, 4, 3, 4}},
                                {"none", {1, 1, 2, 1, 0, 2, 1, 1}},
                                {"placebo", {1, 1, 2, 1, 0, 2, 1, 1}}}},
+                             {"teacher", {{"none", {4, 4, 4, 4, 4, 4, 4, 4}}}},
                              {"unhelped",
                               {{"skill", {2, 1, 3, 1, 2, 2, 1, 2}},
                                {"none", {1, 2, 2, 2, 2, 1, 2, 2}},
@@ -133,6 +134,7 @@ TEST(SkillEvalTest, AHelpedStudentShowsItsKnownLiftAndAnUnhelpedOneAnIntervalAro
   EvalOptions options;
   options.skill_dir = skill.dir();
   options.models = {"helped", "unhelped"};
+  options.teacher_model = "teacher";
   options.holdout = {"elementwise"};
   options.out = skill.root() / "eval";
   options.resamples = 4000;
@@ -155,7 +157,7 @@ TEST(SkillEvalTest, AHelpedStudentShowsItsKnownLiftAndAnUnhelpedOneAnIntervalAro
   auto result = RunSkillEval(options);
   ASSERT_TRUE(result.ok()) << result.status().message();
   const json& eval = *result;
-  EXPECT_EQ(students.requests(), 2 * 3 * 8 * 4);
+  EXPECT_EQ(students.requests(), 2 * 3 * 8 * 4 + 8 * 4) << "the teacher arm runs once";
   EXPECT_EQ(eval["tasks"].size(), 8u);
   EXPECT_EQ(eval["compile_only"], false) << "judged by the fake GPU worker";
   ASSERT_EQ(eval["left_out"].size(), 2u);
@@ -183,6 +185,9 @@ TEST(SkillEvalTest, AHelpedStudentShowsItsKnownLiftAndAnUnhelpedOneAnIntervalAro
   EXPECT_DOUBLE_EQ(helped["lifts"]["placebo_vs_none"]["lift"].get<double>(), 0.0);
   EXPECT_GT(helped["lifts"]["skill_vs_placebo"]["low"].get<double>(), 0.0);
   EXPECT_EQ(helped["beneficial"], true);
+  EXPECT_EQ(helped["arms"]["teacher"]["correct"], 32);
+  EXPECT_DOUBLE_EQ(helped["lifts"]["teacher_vs_none"]["lift"].get<double>(), 23.0 / 32);
+  EXPECT_EQ(eval["models"][1]["arms"]["teacher"]["correct"], 32) << "shared by every model";
 
   const json& unhelped = eval["models"][1];
   const json& zero = unhelped["lifts"]["skill_vs_none"];
