@@ -47,7 +47,7 @@ std::string DefaultPromptsDir() {
 struct EvalArgs {
   skill::EvalOptions options;
   GpuRunFlags gpu;
-  std::string prices, html;
+  std::string prices, html, protocol = "text";
   double temperature = 0;
   CLI::Option* temperature_option = nullptr;
   bool json = false;
@@ -74,7 +74,7 @@ void AddEvalOptions(CLI::App& eval, EvalArgs& args) {
   eval.add_option("--out", o.out, "Results: OUT/MODEL/ARM run folders and OUT/eval.json")->required();
   eval.add_option("--base-url", run.provider.base_url, "API endpoint of the students");
   eval.add_option("--api-key-env", run.provider.api_key_env, "Environment variable holding the API key");
-  eval.add_option("--protocol", run.protocol,
+  eval.add_option("--protocol", args.protocol,
                   "text (the skill's body in the prompt) or tools (read_skill_file)")
       ->default_val("text");
   eval.add_option("--max-turns", run.max_turns, "Turns per episode")
@@ -110,8 +110,9 @@ int Eval(EvalArgs& args) {
   generate::GenerateOptions& run = o.run;
   Status usage = ApplyGpuRunFlags(args.gpu, run.judge.verify);
   if (usage.ok()) usage = CheckTasksRoot(run.tasks_root);
-  if (usage.ok() && run.protocol != "text" && run.protocol != "tools")
-    usage = Status::InvalidArgument("--protocol " + run.protocol.substr(0, 20) + ": expected text or tools");
+  if (usage.ok() && args.protocol != "text" && args.protocol != "tools")
+    usage = Status::InvalidArgument("--protocol " + args.protocol.substr(0, 20) + ": expected text or tools");
+  run.protocol = args.protocol;
   if (usage.ok()) {
     auto prices = llm::PriceTable::Load(args.prices);
     if (prices.ok())

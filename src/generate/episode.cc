@@ -1,6 +1,7 @@
 // One episode of the kernel-writing loop.
 #include "generate/episode.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <ctime>
@@ -167,6 +168,8 @@ dataset::Trajectory RunEpisode(const EpisodeContext& context, const EpisodeSpec&
   t.created_at = UtcNow();
   for (const llm::ToolSpec& tool : context.tools) t.tools.push_back(llm::ToJson(tool));
   for (const ContextSkill& skill : options.skills) t.skills.push_back({skill.name, skill.hash});
+  const bool offers_skill_reads = std::any_of(context.tools.begin(), context.tools.end(),
+                                              [](const llm::ToolSpec& tool) { return tool.name == kReadSkillFile; });
 
   StatusOr<llm::ChatRequest> opening =
       OpeningRequest(options, context.prompts, context.system_prompt, context.tools, spec);
@@ -210,7 +213,7 @@ dataset::Trajectory RunEpisode(const EpisodeContext& context, const EpisodeSpec&
     // Reads of a skill's files are answered here; the other calls carry candidates.
     llm::Message solution_calls = response.message;
     int skill_reads = 0;
-    if (options.protocol == "tools" && !options.skills.empty()) {
+    if (offers_skill_reads) {
       solution_calls.tool_calls.clear();
       for (const llm::ToolCall& call : response.message.tool_calls) {
         if (call.name != kReadSkillFile) {

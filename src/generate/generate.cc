@@ -262,7 +262,8 @@ StatusOr<GenerateSummary> RunGenerate(const GenerateOptions& options) {
     return Status::InvalidArgument("--max-cost: no price for model \"" + options.model +
                                    "\" in the price table (--prices); add it, or pass --allow-unpriced to count it as 0");
   std::vector<llm::ToolSpec> tools = options.protocol == "tools" ? SolutionTools() : std::vector<llm::ToolSpec>{};
-  if (options.protocol == "tools" && !options.skills.empty()) tools.push_back(ReadSkillFileTool(options.skills));
+  const bool tools_protocol = !tools.empty();
+  if (tools_protocol && !options.skills.empty()) tools.push_back(ReadSkillFileTool(options.skills));
   std::vector<std::string> dropped;
   nlohmann::json sent_params;
   bool http_teacher = false;  // a provider that sends JSON bodies
@@ -284,7 +285,7 @@ StatusOr<GenerateSummary> RunGenerate(const GenerateOptions& options) {
                                     {"library_ops", prompts.LibraryOps(options.judge.verify.op_policy)},
                                     {"protocol", protocol_text}},
                                    "system.md"));
-    system_prompt += SkillSection(options.skills, options.protocol);
+    system_prompt += SkillSection(options.skills, tools_protocol);
     const common::Task& first = *shard.front();
     KFORGE_ASSIGN_OR_RETURN(llm::ChatRequest request,
                             OpeningRequest(options, prompts, system_prompt, tools,
@@ -383,7 +384,7 @@ StatusOr<GenerateSummary> RunGenerate(const GenerateOptions& options) {
                                   {"library_ops", prompts.LibraryOps(options.judge.verify.op_policy)},
                                   {"protocol", protocol_text}},
                                  "system.md"));
-  system_prompt += SkillSection(options.skills, options.protocol);
+  system_prompt += SkillSection(options.skills, tools_protocol);
   std::atomic<bool> stopping{false};
   EpisodeContext context{options,
                          prompts,

@@ -50,10 +50,10 @@ std::string FileList(const ContextSkill& skill) {
 
 }  // namespace
 
-std::string SkillSection(const std::vector<ContextSkill>& skills, const std::string& protocol) {
+std::string SkillSection(const std::vector<ContextSkill>& skills, bool tools_protocol) {
   if (skills.empty()) return "";
   std::string text;
-  if (protocol == "tools") {
+  if (tools_protocol) {
     text =
         "\n\n## Skills\nThese skills hold verified techniques. When one fits the task, read its instructions "
         "with `read_skill_file` (skill, path \"SKILL.md\"), and the files under references/ it points to, "

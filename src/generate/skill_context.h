@@ -17,8 +17,9 @@ namespace kforge::generate {
 
 inline constexpr std::string_view kReadSkillFile = "read_skill_file";
 
-/// What goes after the rendered system prompt ("" without skills).
-std::string SkillSection(const std::vector<ContextSkill>& skills, const std::string& protocol);
+/// What goes after the rendered system prompt ("" without skills): the bodies (text protocol) or a
+/// catalog of names and descriptions (tools protocol).
+std::string SkillSection(const std::vector<ContextSkill>& skills, bool tools_protocol);
 
 /// The tools protocol's `read_skill_file` tool: {skill, path}.
 llm::ToolSpec ReadSkillFileTool(const std::vector<ContextSkill>& skills);

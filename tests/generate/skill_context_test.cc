@@ -25,11 +25,11 @@ std::vector<ContextSkill> Skills() {
 }
 
 TEST(SkillContextTest, TheSectionFollowsTheProtocol) {
-  EXPECT_EQ(SkillSection({}, "text"), "");
-  const std::string text = SkillSection(Skills(), "text");
+  EXPECT_EQ(SkillSection({}, false), "");
+  const std::string text = SkillSection(Skills(), false);
   EXPECT_NE(text.find("## Skill: rows\nRow kernels.\n\nUse a warp per row.\n"), std::string::npos) << text;
   EXPECT_NE(text.find("## Skill: gemm"), std::string::npos);
-  const std::string tools = SkillSection(Skills(), "tools");
+  const std::string tools = SkillSection(Skills(), true);
   EXPECT_NE(tools.find("- rows: Row kernels.\n- gemm: GEMM kernels.\n"), std::string::npos) << tools;
   EXPECT_EQ(tools.find("Use a warp per row"), std::string::npos) << "tools: the body is read on demand";
   llm::ToolSpec tool = ReadSkillFileTool(Skills());
