@@ -5,7 +5,10 @@
   2. a batch of N distinct correct ReLU candidates on the same task: candidates/s;
   3. a batch of N distinct correct column sums on level1/47_Sum_reduction_over_a_dimension (8.6 GB in);
   4. for each batch, where a verification's time goes (timing.phases_ms, mean per candidate), and the
-     peak device memory against the task's footprint and budget.
+     peak device memory against the task's footprint and budget;
+  5. a CI-style loop of 20 steps on 19_ReLU, one verify of a new candidate per step: cold (a process
+     each, workers started each time) against warm (`kforge verify --server` to one `kforge serve`),
+     median and max wall per verify, and whether the two gave the same statuses.
 Usage: scripts/bench_kb_scale.py TASK_ROOT [N]   (TASK_ROOT from `kforge tasks import kernelbench ... --device cuda`)
 """
 import json
@@ -68,6 +71,42 @@ def run_verify(root, files, env):
     return wall, verdicts, proc.stderr.strip().splitlines()[-1:] if proc.stderr else []
 
 
+def verify_loop(root, files, env, server=None):
+    """Walls of one `kforge verify` per file, in turn (through `server` when given); their statuses."""
+    walls, statuses = [], []
+    for i, path in enumerate(files):
+        args = [KFORGE, "verify", "--seed", str(i + 1), "--tasks", root, path]
+        if server:
+            args[2:2] = ["--server", server]
+        start = time.time()
+        proc = subprocess.run(args, capture_output=True, text=True, env=env)
+        walls.append(time.time() - start)
+        lines = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
+        statuses.append(lines[0]["status"] if lines else "no verdict: " + proc.stderr.strip()[-200:])
+    return walls, statuses
+
+
+def warm_loop(root, files, env, work):
+    """The loop through one `kforge serve`, started (and warmed by its workers' start) beforehand."""
+    sock = os.path.join(work, "judge.sock")
+    serve = subprocess.Popen([KFORGE, "serve", "--socket", sock, "--tasks", root, "--idle-timeout", "30"],
+                             env=env, stderr=subprocess.PIPE, text=True)
+    try:
+        for _ in range(600):
+            if os.path.exists(sock):
+                break
+            time.sleep(0.05)
+        return verify_loop(root, files, env, server=sock)
+    finally:
+        serve.terminate()
+        serve.wait(timeout=60)
+
+
+def median(values):
+    v = sorted(values)
+    return v[len(v) // 2] if len(v) % 2 else (v[len(v) // 2 - 1] + v[len(v) // 2]) / 2
+
+
 def gib(b):
     return f"{b / 2**30:.2f} GiB"
 
@@ -107,7 +146,7 @@ def main():
     files = {}
     for name, make in batches.items():
         files[name] = []
-        for i in range(n + 3):
+        for i in range(n + 3 + 40):
             path = os.path.join(work, f"{name}_{i}.json")
             with open(path, "w") as f:
                 json.dump(make(i), f)
@@ -124,6 +163,14 @@ def main():
               f"GPU check {t.get('gpu_ms', 0):.0f} ms, reference load {t.get('reference_load_ms', 0):.0f} ms)")
     report("batch, 19_ReLU", *run_verify(root, files["relu"][:n], env))
     report("batch, 47_Sum_reduction_over_a_dimension", *run_verify(root, files["colsum"][:n], env))
+    steps = 20
+    cold_walls, cold_statuses = verify_loop(root, files["relu"][n + 3:n + 3 + steps], env)
+    warm_walls, warm_statuses = warm_loop(root, files["relu"][n + 3 + steps:n + 3 + 2 * steps], env, work)
+    for name, walls, statuses in (("cold", cold_walls, cold_statuses), ("warm", warm_walls, warm_statuses)):
+        print(f"{steps}-step loop, 19_ReLU, {name}: median {median(walls) * 1000:.0f} ms, max {max(walls) * 1000:.0f} ms "
+              f"per verify, total {sum(walls):.1f} s; statuses {sorted(set(statuses))}")
+    print(f"warm/cold: {median(warm_walls) / median(cold_walls):.2f}x the median; same statuses: "
+          f"{cold_statuses == warm_statuses}")
 
 
 if __name__ == "__main__":

@@ -51,6 +51,10 @@ for l in open('$out/sanitize.jsonl'):
     v=json.loads(l); print(v['task'], v['status'], v['checks'].get('sanitizer'), v['message'][:160])
 "
 
+step "judge audit: no-work candidates against every bundled and test-only task (exit 1 when one is accepted)"
+build/kforge tasks audit build/tasks >"$out/audit-bundled.txt" 2>"$out/audit-bundled.err" || fail=1
+cat "$out/audit-bundled.txt" "$out/audit-bundled.err"
+
 step "bench (demo solutions against their references)"
 build/kforge bench --tasks build/tasks examples/demo/*.json >"$out/bench-demo.jsonl" 2>"$out/bench-demo.err" || fail=1
 cat "$out/bench-demo.err"

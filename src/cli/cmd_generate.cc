@@ -193,7 +193,7 @@ Runner AttachGenerate(CLI::App& sub) {
   sub.add_flag("--retry-errors", o.retry_errors, "Run again the episodes recorded with stop llm_error");
   sub.add_flag("--allow-unpriced", o.allow_unpriced, "With --max-cost, run a model the price table lacks");
   sub.add_flag("--dry-run", o.dry_run, "Print the first request's body as sent and exit");
-  sub.add_flag("--batch-api", o.provider.batch_api, "Anthropic: send each turn's requests as one Message Batch");
+  sub.add_flag("--batch-api", o.provider.batch_api, "Send each turn's requests as one batch (Anthropic Message Batches, OpenAI Batch API): half price");
   sub.add_option("--batch-window", o.provider.batch_window_s, "Seconds without a new request that close a batch")
       ->default_val(2)
       ->check(FiniteRange(0, 3600), "[0, 3600]");
@@ -256,8 +256,8 @@ Runner AttachGenerate(CLI::App& sub) {
       usage = Status::InvalidArgument(std::string(field.empty() ? "--reasoning-model" : "--max-tokens-field") +
                                       ": only --teacher openai sends it");
     const bool http = openai || options.teacher == "anthropic";
-    if (usage.ok() && options.provider.batch_api && options.teacher != "anthropic")
-      usage = Status::InvalidArgument("--batch-api: only --teacher anthropic (Message Batches)");
+    if (usage.ok() && options.provider.batch_api && !http)
+      usage = Status::InvalidArgument("--batch-api: only --teacher anthropic (Message Batches) or openai (Batch API)");
     if (options.provider.batch_api) options.provider.batch_state_path = (options.out / "batches.jsonl").string();
     if (usage.ok() && !http && (!args->headers.empty() || !args->extra_body.empty()))
       usage = Status::InvalidArgument(std::string(args->headers.empty() ? "--extra-body" : "--header") +

@@ -11,6 +11,7 @@
 #include "cli/command.h"
 #include "cli/options.h"
 #include "cli/rejudge.h"
+#include "kforge/verify/judge_server.h"
 #include "kforge/verify/verifier.h"
 
 namespace kforge::cli {
@@ -23,6 +24,7 @@ Runner AttachVerify(CLI::App& sub) {
     bool rejudge = false;
     CiFlags ci;
     std::string emit = "verdicts";
+    std::string server;
   };
   auto args = std::make_shared<Args>();
   sub.add_option("solutions", args->sources,
@@ -47,6 +49,8 @@ Runner AttachVerify(CLI::App& sub) {
                  "with its verdict under \"verdict\", for `kforge bench -`)")
       ->default_val("verdicts")
       ->check(CLI::IsMember({"verdicts", "passing"}));
+  sub.add_option("--server", args->server,
+                 "Judge through the warm judge listening on this socket (kforge serve --socket PATH)");
   return [args]() {
     verify::VerifyOptions& options = args->options;
     Status usage = ApplyGpuRunFlags(args->gpu, options);
@@ -56,12 +60,30 @@ Runner AttachVerify(CLI::App& sub) {
     if (usage.ok()) usage = ci.CheckUsage();
     if (usage.ok() && args->rejudge && (!args->ci.junit.empty() || args->emit != "verdicts"))
       usage = Status::InvalidArgument("--rejudge writes into the run folders; --junit and --emit do not apply");
+    if (usage.ok() && !args->server.empty() && (args->rejudge || options.sanitize))
+      usage = Status::InvalidArgument(std::string(args->rejudge ? "--rejudge" : "--sanitize") +
+                                      ": not with --server (run it without the server)");
+    std::unique_ptr<verify::JudgeConnection> connection;
+    if (usage.ok() && !args->server.empty()) {
+      auto opened = verify::JudgeConnection::Open(args->server, options);
+      if (opened.ok()) connection = std::move(*opened);
+      else usage = opened.status();
+    }
     if (!usage.ok()) {
       std::fprintf(stderr, "kforge verify: %s\n", usage.message().c_str());
       return kExitUsage;
     }
     if (args->rejudge) return RejudgeRuns(args->sources, options);
-    verify::Verifier verifier(options);
+    std::unique_ptr<verify::Verifier> owned;
+    if (connection) {
+      const uint64_t seed = options.seed ? *options.seed : verify::RandomSeed();
+      owned = std::make_unique<verify::Verifier>(
+          [&connection, seed](verify::SolutionInput input) { return connection->Submit(std::move(input), seed); },
+          seed);
+    } else {
+      owned = std::make_unique<verify::Verifier>(options);
+    }
+    verify::Verifier& verifier = *owned;
     verify::SolutionReader reader(args->sources);
     const bool emit_passing = args->emit == "passing";
     verify::VerifySummary summary = verifier.RunWithSolutions(

@@ -22,6 +22,7 @@ Runner AttachExport(CLI::App& sub);
 Runner AttachFinetune(CLI::App& sub);
 Runner AttachGenerate(CLI::App& sub);
 Runner AttachReport(CLI::App& sub);
+Runner AttachServe(CLI::App& sub);
 Runner AttachSkill(CLI::App& sub);
 Runner AttachTasks(CLI::App& sub);
 Runner AttachVerify(CLI::App& sub);
@@ -42,6 +43,7 @@ const Command kCommands[] = {
     {"report", "KernelBench-style metrics from trajectories, per level and against a baseline", AttachReport},
     {"skill", "Agent Skills: check a skill folder, put skills in the teacher's context, measure their lift",
      AttachSkill},
+    {"serve", "Keep a judge warm (GPU workers, references, compile cache) for kforge verify --server", AttachServe},
     {"worker", "GPU worker process (internal; JSON lines over stdin/stdout)", AttachWorker, true},
 };
 

@@ -4,18 +4,14 @@
 #include <algorithm>
 #include <cctype>
 
+#include "kforge/common/hash.h"
+
 namespace kforge::exporter {
 namespace {
 
-bool IsWordChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || (c & 0x80); }
+using common::SplitMix64;
 
-/// splitmix64: mixes one hash into the i-th permutation's value.
-uint64_t Mix(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
+bool IsWordChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || (c & 0x80); }
 
 }  // namespace
 
@@ -95,9 +91,9 @@ MinHash MinHashOf(const std::vector<std::string_view>& tokens) {
   if (width == 0) return sig;
   for (size_t start = 0; start + width <= tokens.size(); ++start) {
     uint64_t h = 0xcbf29ce484222325ULL;
-    for (size_t t = start; t < start + width; ++t) h = Mix(h ^ Hash64(tokens[t]));
+    for (size_t t = start; t < start + width; ++t) h = SplitMix64(h ^ Hash64(tokens[t]));
     for (int p = 0; p < kMinHashSize; ++p) {
-      uint32_t v = static_cast<uint32_t>(Mix(h + static_cast<uint64_t>(p) * 0x632be59bd9b4e019ULL) >> 32);
+      uint32_t v = static_cast<uint32_t>(SplitMix64(h + static_cast<uint64_t>(p) * 0x632be59bd9b4e019ULL) >> 32);
       sig[p] = std::min(sig[p], v);
     }
   }

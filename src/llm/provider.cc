@@ -42,6 +42,7 @@ StatusOr<std::unique_ptr<Provider>> MakeProvider(const std::string& spec, const 
     if (key.empty() && (named_key || url.find("api.openai.com") != std::string::npos))
       return Status::InvalidArgument("provider openai: set " + var + " in the environment" +
                                      (named_key ? "" : " (or --base-url for a local server)"));
+    if (options.batch_api) return MakeOpenAiBatchProvider(std::move(url), std::move(key), options);
     return MakeOpenAiProvider(std::move(url), std::move(key), options);
   }
   if (spec.rfind("replay:", 0) == 0) {

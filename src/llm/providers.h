@@ -18,6 +18,9 @@ std::unique_ptr<Provider> MakeAnthropicBatchProvider(std::string base_url, std::
 /// An empty `api_key` sends no Authorization header (local servers).
 std::unique_ptr<Provider> MakeOpenAiProvider(std::string base_url, std::string api_key,
                                              const ProviderOptions& o);
+/// The same API through the Batch API (ProviderOptions::batch_api): uploaded files, /batches.
+std::unique_ptr<Provider> MakeOpenAiBatchProvider(std::string base_url, std::string api_key,
+                                                  const ProviderOptions& o);
 StatusOr<std::unique_ptr<Provider>> MakeReplayProvider(const std::string& path);
 std::unique_ptr<Provider> MakeExecProvider(std::string command, const ProviderOptions& o);
 

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 
+#include "kforge/common/hash.h"
 #include "kforge/common/safetensors.h"
 #include "kforge/reference/compare.h"
 #include "kforge/reference/runner.h"
@@ -13,15 +14,9 @@
 namespace kforge::reference {
 namespace {
 
-using common::InitSpec;
+using common::SplitMix64;
 
-// SplitMix64: decorrelates the per-tensor seeds derived from one run seed.
-uint64_t Mix(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
+using common::InitSpec;
 
 at::Generator MakeGenerator(Device device, uint64_t seed) {
   if (device.is_cuda()) {
@@ -205,7 +200,7 @@ Status GenerateInputsInto(const common::Task& task, std::string_view variant, ui
     Device device = dst->device();
     if (device.is_cuda() && device.index >= CudaDeviceCount())
       return Status::Unavailable("no CUDA device " + device.ToString());
-    const uint64_t tensor_seed = Mix(seed ^ Mix(i * 131 + static_cast<uint64_t>(distribution_index)));
+    const uint64_t tensor_seed = SplitMix64(seed ^ SplitMix64(i * 131 + static_cast<uint64_t>(distribution_index)));
     try {
       at::Tensor flat = Unwrap(*dst).view({-1});
       std::optional<kernels::DrawSpec> draw = KernelDraw(spec, distribution_index);

@@ -41,6 +41,7 @@ struct Job {
   Verdict verdict;
   common::Solution solution;  ///< Once compiled, its launches name kernels by symbol.
   const common::Task* task = nullptr;
+  uint64_t seed = 0;  ///< The inputs' seed: the service's, or the one the submission asked for.
   std::future<cuda::CompileResult> compile;  ///< Not valid when the verdict was final before compiling.
   std::string cubin;
   nlohmann::json after;  ///< What VerifyOptions::after_check returned.
@@ -106,18 +107,16 @@ std::vector<std::string> NameExpressions(const common::Solution& solution) {
 }  // namespace
 
 struct VerifyService::Impl {
-  Impl(const VerifyOptions& options, uint64_t seed)
+  explicit Impl(const VerifyOptions& options)
       : options_(options),
-        seed(seed),
         compiler(CompilerOptionsFor(options)),
         pool(compiler, options.compile_threads),
         toolchain(Toolchain(options.arch)) {}
 
   void DeviceLoop(int device);
-  std::shared_ptr<Job> Prepare(SolutionInput input);
+  std::shared_ptr<Job> Prepare(SolutionInput input, uint64_t seed);
 
   const VerifyOptions& options_;
-  const uint64_t seed;
   cuda::Compiler compiler;
   cuda::CompilePool pool;
   nlohmann::json toolchain;
@@ -261,7 +260,7 @@ void VerifyService::Impl::DeviceLoop(int device) {
             request.solution = job->solution;
             request.cubin = job->cubin;
             request.trials = options_.trials;
-            request.seed = seed;
+            request.seed = job->seed;
             request.kernel_timeout = options_.kernel_timeout;
             auto deadline = options_.check_allowance + options_.kernel_timeout * (options_.trials + 8);
             WorkerClient::Reply reply = client.Call(request.ToJson(), deadline);
@@ -297,7 +296,7 @@ void VerifyService::Impl::DeviceLoop(int device) {
           }
         }
         if (options_.after_check && verdict.status == VerdictStatus::kOk && !no_gpu && !options_.compile_only) {
-          job->after = options_.after_check({client, *job->task, job->solution, job->cubin, seed});
+          job->after = options_.after_check({client, *job->task, job->solution, job->cubin, job->seed});
         }
       } catch (const std::exception& e) {  // a bug: this solution's verdict, never the batch
         Fail(verdict, VerdictStatus::kHarnessError, std::string("internal error: ") + e.what());
@@ -309,8 +308,9 @@ void VerifyService::Impl::DeviceLoop(int device) {
 
 /// Reads the task, checks the plan and starts the compile; a verdict that is final before compiling
 /// has no compile started.
-std::shared_ptr<Job> VerifyService::Impl::Prepare(SolutionInput input) {
+std::shared_ptr<Job> VerifyService::Impl::Prepare(SolutionInput input, uint64_t seed) {
     auto job = std::make_shared<Job>();
+    job->seed = seed;
     Verdict& v = job->verdict;
     v.solution = input.label;
     v.seed = seed;
@@ -357,11 +357,12 @@ std::shared_ptr<Job> VerifyService::Impl::Prepare(SolutionInput input) {
 
 
 
+uint64_t RandomSeed() { return std::random_device{}() * uint64_t{0x100000000} + std::random_device{}(); }
+
 VerifyService::VerifyService(VerifyOptions options)
     : options_(std::move(options)),
-      seed_(options_.seed ? *options_.seed
-                          : std::random_device{}() * uint64_t{0x100000000} + std::random_device{}()),
-      impl_(std::make_unique<Impl>(options_, seed_)) {
+      seed_(options_.seed ? *options_.seed : RandomSeed()),
+      impl_(std::make_unique<Impl>(options_)) {
   // LibTorch's NativeRT warns about ops without static kernels on every load; keep workers quiet.
   setenv("TORCH_CPP_LOG_LEVEL", "ERROR", 0);
   // Compile-only: one thread finishes compiles in submission order and never starts a worker.
@@ -382,16 +383,16 @@ bool VerifyService::no_gpu() const { return impl_->saw_no_gpu; }
 
 nlohmann::json VerifyService::Hello() const { return impl_->hello.get(); }
 
-std::future<Judged> VerifyService::Submit(SolutionInput input) {
+std::future<Judged> VerifyService::Submit(SolutionInput input, std::optional<uint64_t> seed) {
   std::string label = input.label;
   std::shared_ptr<Job> job;
   try {
-    job = impl_->Prepare(std::move(input));
+    job = impl_->Prepare(std::move(input), seed.value_or(seed_));
   } catch (const std::exception& e) {  // a bug: this solution's verdict, never the batch
     std::promise<Judged> failed;
     Judged judged;
     judged.verdict.solution = label;
-    judged.verdict.seed = seed_;
+    judged.verdict.seed = seed.value_or(seed_);
     judged.verdict.toolchain = impl_->toolchain;
     Fail(judged.verdict, VerdictStatus::kHarnessError, std::string("internal error: ") + e.what());
     failed.set_value(std::move(judged));

@@ -31,7 +31,7 @@ VerifySummary Verifier::RunWithSolutions(
         std::optional<common::Solution> solution;
         if (input.solution.ok()) solution = *input.solution;
         // Deferred: the verdict's future is waited on by the thread that emits, in input order.
-        return std::async(std::launch::deferred, [judged = service_.Submit(std::move(input)),
+        return std::async(std::launch::deferred, [judged = submit_(std::move(input)),
                                                   solution = std::move(solution)]() mutable {
           return JudgedSolution{judged.get(), std::move(solution)};
         });

@@ -25,6 +25,7 @@
 namespace kforge::worker {
 namespace {
 
+using common::SplitMix64;
 using common::VerdictStatus;
 using reference::Tensor;
 using reference::TensorSet;
@@ -33,13 +34,6 @@ using reference::TensorSet;
 constexpr uint8_t kPoison[] = {0xFF, 0x5A};
 /// Runs of the candidate on the first trial's inputs, to expose races.
 constexpr int kRepeatsOnFirstTrial = 3;
-
-uint64_t SplitMix64(uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
 
 /// Seed of one trial: the run seed, the solution and the trial, so that a candidate never sees the
 /// inputs (or stale reference results) of an earlier solution in the same worker.

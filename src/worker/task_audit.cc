@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "kforge/common/hash.h"
 #include "kforge/cuda/plan_env.h"
 #include "kforge/reference/compare.h"
 #include "kforge/reference/no_work.h"
@@ -17,6 +18,8 @@
 namespace kforge::worker {
 namespace {
 
+using common::SplitMix64;
+
 using reference::Tensor;
 using reference::TensorSet;
 
@@ -25,8 +28,6 @@ struct TrialData {
   const TensorSet& inputs;
   const TensorSet& expected;      // the reference's outputs on `inputs`
   const TensorSet& other;         // the reference's outputs on inputs of another seed
-  const common::Task& task;
-  const std::string& variant;
 };
 
 using MakeOutputs = std::function<StatusOr<TensorSet>(const TrialData&)>;
@@ -90,13 +91,6 @@ verify::TaskAuditReply Harness(const std::string& message, std::vector<Candidate
   return reply;
 }
 
-uint64_t Mix(uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
-
 }  // namespace
 
 verify::TaskAuditReply RunTaskAudit(GpuChecker& checker, const verify::TaskAuditRequest& request) {
@@ -124,19 +118,19 @@ verify::TaskAuditReply RunTaskAudit(GpuChecker& checker, const verify::TaskAudit
     for (int t = 0; t < count; ++t) {
       TrialDraw draw = TrialDrawFor(v, t, count, static_cast<int>(domain_tasks.size()));
       const common::Task& draws = draw.domain >= 0 ? domain_tasks[draw.domain] : task;
-      uint64_t seed = Mix(request.seed ^ Mix(v * 1000003 + t));
+      uint64_t seed = SplitMix64(request.seed ^ SplitMix64(v * 1000003 + t));
       auto inputs = reference::GenerateInputs(draws, variant.name, seed, draw.dist, cuda);
       if (!inputs.ok()) return Harness("input generation: " + inputs.status().message(), candidates);
       auto expected = (*program)->Run(*inputs);
       if (!expected.ok()) return Harness("reference: " + expected.status().message(), candidates);
       StatusOr<TensorSet> other = Status::Internal("not run");
       {
-        auto other_inputs = reference::GenerateInputs(draws, variant.name, Mix(seed), draw.dist, cuda);
+        auto other_inputs = reference::GenerateInputs(draws, variant.name, SplitMix64(seed), draw.dist, cuda);
         if (!other_inputs.ok()) return Harness("input generation: " + other_inputs.status().message(), candidates);
         other = (*program)->Run(*other_inputs);
         if (!other.ok()) return Harness("reference: " + other.status().message(), candidates);
       }
-      TrialData data{*inputs, *expected, *other, task, variant.name};
+      TrialData data{*inputs, *expected, *other};
       for (Candidate& c : candidates) {
         if (!c.record.accepted) continue;
         auto outputs = c.make(data);

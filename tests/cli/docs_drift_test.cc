@@ -58,6 +58,7 @@ TEST(DocsDriftTest, EveryFlagIsDocumentedAndEveryDocumentedFlagExists) {
   } rows[] = {
       {"generate", {"generate"}},
       {"verify", {"verify"}},
+      {"serve", {"serve"}},
       {"bench", {"bench"}},
       {"export", {"export"}},
       {"report", {"report"}},

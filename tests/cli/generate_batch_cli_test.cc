@@ -13,6 +13,7 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -455,6 +456,128 @@ TEST_F(GenerateBatchCliTest, BatchApiSendsEachTurnAsOneBatchAtHalfThePrice) {
   std::fprintf(stderr, "batch api: %d HTTP requests (%d batches, %d polls) against %d interactive\n",
                batch.server.request_count() - interactive_requests, batch.created.load(), batch.polls.load(),
                interactive_requests);
+}
+
+/// An OpenAI Batch API server: a file uploaded as multipart/form-data, a batch created on it, polled,
+/// and its output file read; each request answered as FakeBatchServer's (a compile error on turn 1),
+/// except requests whose last user message holds `refuse`, which go to the error file as 400s.
+struct FakeOpenAiBatchServer {
+  std::atomic<int> uploads{0}, created{0}, polls{0};
+  std::mutex mu;
+  std::map<std::string, std::string> files;    // file id -> content
+  std::map<std::string, std::string> outputs;  // batch id -> [output file id, error file id] as "o e"
+  std::string refuse = "\x01";
+  std::string boundary_error;
+  fakes::FakeHttpServer server{[this](const fakes::HttpExchange& ex) { return Answer(ex); }};
+
+  fakes::FakeReply Answer(const fakes::HttpExchange& ex) {
+    std::lock_guard<std::mutex> lock(mu);
+    if (ex.method == "POST" && ex.path == "/v1/files") {
+      const std::string type = ex.headers.count("content-type") ? ex.headers.at("content-type") : "";
+      const std::string marker = "boundary=";
+      if (type.rfind("multipart/form-data; ", 0) != 0 || type.find(marker) == std::string::npos) {
+        boundary_error = "content-type " + type;
+        return fakes::FakeReply::Json(400, R"({"error":{"message":"not multipart"}})");
+      }
+      const std::string boundary = "--" + type.substr(type.find(marker) + marker.size());
+      size_t part = ex.body.find("name=\"file\"");
+      size_t start = ex.body.find("\r\n\r\n", part) + 4;
+      size_t end = ex.body.find("\r\n" + boundary + "--", start);
+      if (part == std::string::npos || end == std::string::npos || ex.body.find("name=\"purpose\"") == std::string::npos) {
+        boundary_error = "body";
+        return fakes::FakeReply::Json(400, R"({"error":{"message":"no file part"}})");
+      }
+      const std::string id = "file-in" + std::to_string(++uploads);
+      files[id] = ex.body.substr(start, end - start);
+      return fakes::FakeReply::Json(200, json{{"id", id}, {"object", "file"}, {"purpose", "batch"}}.dump());
+    }
+    if (ex.method == "POST" && ex.path == "/v1/batches") {
+      const json body = json::parse(ex.body);
+      const std::string id = "batch_" + std::to_string(++created);
+      std::string out, err;
+      std::istringstream in(files.at(body["input_file_id"].get<std::string>()));
+      for (std::string line; std::getline(in, line);) {
+        const json request = json::parse(line);
+        EXPECT_EQ(request["url"], "/v1/chat/completions");
+        const json& messages = request["body"]["messages"];
+        int turns = 0;
+        for (const json& m : messages) turns += m["role"] == "assistant";
+        if (messages.back()["content"].dump().find(refuse) != std::string::npos) {
+          err += json{{"custom_id", request["custom_id"]},
+                      {"response", {{"status_code", 400}, {"body", {{"error", {{"message", "prompt refused"}}}}}}}}
+                     .dump() + "\n";
+          continue;
+        }
+        std::string text = TextReply();
+        if (turns == 0) text.replace(text.find("threadIdx.x;"), 12, "threadIdx.x");
+        out += json{{"custom_id", request["custom_id"]},
+                    {"response", {{"status_code", 200}, {"body", OpenAiCompletion(text)}}},
+                    {"error", nullptr}}
+                   .dump() + "\n";
+      }
+      files["file-out-" + id] = out;
+      files["file-err-" + id] = err;
+      return fakes::FakeReply::Json(200, json{{"id", id}, {"status", "validating"}}.dump());
+    }
+    const std::string batches = "/v1/batches/";
+    if (ex.method == "GET" && ex.path.rfind(batches, 0) == 0) {
+      ++polls;
+      const std::string id = ex.path.substr(batches.size());
+      return fakes::FakeReply::Json(200, json{{"id", id},
+                                              {"status", "completed"},
+                                              {"output_file_id", "file-out-" + id},
+                                              {"error_file_id", "file-err-" + id}}
+                                             .dump());
+    }
+    const std::string file_prefix = "/v1/files/";
+    if (ex.method == "GET" && ex.path.rfind(file_prefix, 0) == 0) {
+      const std::string id = ex.path.substr(file_prefix.size(), ex.path.size() - file_prefix.size() - 8);
+      if (files.count(id)) return fakes::FakeReply::Json(200, files[id]);
+    }
+    return fakes::FakeReply::Json(404, R"({"error":{"message":"no such route"}})");
+  }
+};
+
+TEST_F(GenerateBatchCliTest, OpenAiBatchApiUploadsEachTurnAsOneFileAtHalfThePrice) {
+  FakeOpenAiBatchServer batch;
+  const std::string prices = out_.string() + ".d/prices.json";
+  std::ofstream(prices) << R"({"schema": "kforge.prices/1", "models": {"m": {"input": 1, "output": 10}}})";
+  const std::string args = "--filter demo/relu --samples 3 --teacher openai --model m --prices " + prices +
+                           " --base-url " + batch.server.url() + "/v1 --max-attempts 2 --backoff-initial 0.01 "
+                           "--backoff-max 0.02 --batch-api --batch-window 0.2 --batch-poll 0.05";
+  GenRun run = Generate(args, "OPENAI_API_KEY=sk-test-0123456789");
+  ASSERT_EQ(run.exit_code, 0) << run.err << batch.boundary_error;
+  ASSERT_EQ(run.records.size(), 3u);
+  EXPECT_EQ(batch.uploads.load(), 2) << "one file per turn";
+  EXPECT_EQ(batch.created.load(), 2);
+  for (const json& r : run.records) {
+    EXPECT_EQ(r["outcome"]["stop"], "compiled");
+    ASSERT_EQ(r["attempts"].size(), 2u);
+    EXPECT_EQ(r["attempts"][0]["status"], "compile_error");
+    // 1000 prompt and 50 completion tokens a turn at $1 and $10 per million, halved.
+    EXPECT_NEAR(r["usage"]["cost_usd"].get<double>(), 2 * (1000 * 1e-6 + 50 * 1e-5) / 2, 1e-12);
+  }
+  std::vector<json> state = Lines("batches.jsonl");
+  ASSERT_EQ(state.size(), 2u);
+  EXPECT_EQ(state[0]["api"], "openai");
+  EXPECT_EQ(state[0]["custom_ids"].size(), 3u);
+  for (const fakes::HttpExchange& ex : batch.server.requests())
+    if (ex.path == "/v1/files" || ex.path == "/v1/batches") {
+      EXPECT_EQ(ex.headers.at("authorization"), "Bearer sk-test-0123456789");
+    }
+}
+
+TEST_F(GenerateBatchCliTest, OpenAiBatchApiHandsARefusedRequestItsOwnError) {
+  FakeOpenAiBatchServer batch;
+  batch.refuse = "relu";  // every task prompt names its task: all are refused, each with its own 400
+  GenRun run = Generate("--filter demo/relu --samples 2 --teacher openai --model m --base-url " + batch.server.url() +
+                            "/v1 --max-attempts 1 --batch-api --batch-window 0.1 --batch-poll 0.05 --max-identical-errors 0",
+                        "OPENAI_API_KEY=sk-test-0123456789");
+  ASSERT_EQ(run.records.size(), 2u) << run.err;
+  for (const json& r : run.records) {
+    EXPECT_EQ(r["outcome"]["stop"], "llm_error");
+    EXPECT_NE(r["outcome"]["error"].get<std::string>().find("prompt refused"), std::string::npos) << r["outcome"];
+  }
 }
 
 TEST_F(GenerateBatchCliTest, BatchApiAfterACrashCollectsTheBatchItAlreadyCreated) {

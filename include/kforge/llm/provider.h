@@ -88,7 +88,8 @@ struct ProviderOptions {
   /// HTTP providers: a JSON object merged into every request body (--extra-body), its fields
   /// replacing kforge's (RFC 7396 merge: a null removes a field).
   nlohmann::json extra_body = nlohmann::json::object();
-  /// Anthropic: send requests through the Message Batches API (half price, results within hours):
+  /// Send requests through the provider's batch API (half price, results within hours): Anthropic's
+  /// Message Batches, OpenAI's Batch API (a JSON-lines file uploaded to /files, then /batches);
   /// requests that arrive within batch_window_s of each other go out as one batch, polled every
   /// batch_poll_s. batch_state_path (when set) lists the batches created, so that a rerun after a
   /// crash collects their results instead of paying twice.

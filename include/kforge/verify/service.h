@@ -84,6 +84,9 @@ struct Judged {
   nlohmann::json after;
 };
 
+/// A run seed drawn from the system's entropy, for runs not given one.
+uint64_t RandomSeed();
+
 class VerifyService {
  public:
   /// Starts one device thread per device (one compile-finishing thread in compile-only mode); workers
@@ -95,8 +98,9 @@ class VerifyService {
   VerifyService& operator=(const VerifyService&) = delete;
 
   /// Queues one solution (as read, or why it could not be read). Never throws for a bad solution:
-  /// its verdict says what is wrong. Thread-safe.
-  std::future<Judged> Submit(SolutionInput input);
+  /// its verdict says what is wrong. Thread-safe. `seed` replaces the service's seed for this
+  /// solution (a judge server's clients each bring theirs).
+  std::future<Judged> Submit(SolutionInput input, std::optional<uint64_t> seed = std::nullopt);
 
   uint64_t seed() const { return seed_; }
   /// The first worker's hello reply: `{"status": "ok", "device": {...}, "peak": {...}}` (peak with

@@ -86,7 +86,16 @@ void ForEachInOrder(SolutionReader& reader, const std::function<std::future<Resu
 
 class Verifier {
  public:
-  explicit Verifier(VerifyOptions options) : service_(std::move(options)) {}
+  /// Where solutions go to be judged: a VerifyService of this process, or a judge server.
+  using Submit = std::function<std::future<Judged>(SolutionInput)>;
+
+  /// Judges with a VerifyService of its own.
+  explicit Verifier(VerifyOptions options)
+      : service_(std::make_unique<VerifyService>(std::move(options))),
+        submit_([service = service_.get()](SolutionInput input) { return service->Submit(std::move(input)); }),
+        seed_(service_->seed()) {}
+  /// Judges through `submit` (a judge server's connection), which judges with `seed`.
+  Verifier(Submit submit, uint64_t seed) : submit_(std::move(submit)), seed_(seed) {}
 
   /// Checks every solution `reader` yields; `emit` receives each verdict, in input order, as soon
   /// as it and all earlier ones are done, with what `after_check` returned (null when it did not run).
@@ -99,10 +108,12 @@ class Verifier {
                                  const std::function<void(const common::Verdict&, const nlohmann::json& after,
                                                           const common::Solution*)>& emit);
 
-  uint64_t seed() const { return service_.seed(); }
+  uint64_t seed() const { return seed_; }
 
  private:
-  VerifyService service_;
+  std::unique_ptr<VerifyService> service_;  // null when judging through a server
+  Submit submit_;
+  uint64_t seed_;
 };
 
 }  // namespace kforge::verify

@@ -1,0 +1,58 @@
+// A warm judge: `kforge serve` keeps a VerifyService (its GPU workers, loaded references and compile
+// cache) alive behind a Unix socket, and `kforge verify --server` sends it solutions instead of
+// starting workers of its own. One JSON line per message; verdicts come back in the order the
+// solutions were sent and are those a cold verify with the same options and seed gives.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <future>
+#include <memory>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "kforge/common/status.h"
+#include "kforge/verify/service.h"
+
+namespace kforge::verify {
+
+/// The options a verdict depends on. A client and a server whose fingerprints differ are refused:
+/// the server would judge with options the client did not ask for.
+nlohmann::json JudgeFingerprint(const VerifyOptions& options);
+
+struct ServeOptions {
+  std::filesystem::path socket;
+  /// Stop after this long with no connection open. 0 = never.
+  double idle_timeout_s = 900;
+  /// Where the server's own lines go (listening, stopping); none when empty.
+  std::function<void(const std::string&)> say;
+};
+
+/// Listens on `options.socket` (created owner-only; a stale socket is replaced, anything else at the
+/// path refused) and judges what clients of the same user send, until idle for the timeout or until
+/// SIGINT/SIGTERM. Removes the socket on the way out. Errors are one line naming the path.
+Status ServeJudge(VerifyService& service, const ServeOptions& options);
+
+/// One client's connection to a judge server.
+class JudgeConnection {
+ public:
+  /// Connects and compares fingerprints; the error says what differs or why it could not connect.
+  static StatusOr<std::unique_ptr<JudgeConnection>> Open(const std::filesystem::path& socket,
+                                                         const VerifyOptions& options);
+  ~JudgeConnection();
+  JudgeConnection(const JudgeConnection&) = delete;
+  JudgeConnection& operator=(const JudgeConnection&) = delete;
+
+  /// Sends one solution to be judged with `seed`. Thread-safe; results come in submission order. A
+  /// lost connection gives every unanswered solution a harness_error verdict that says so.
+  std::future<Judged> Submit(SolutionInput input, uint64_t seed);
+
+ private:
+  struct Impl;
+  explicit JudgeConnection(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace kforge::verify
