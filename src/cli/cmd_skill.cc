@@ -48,7 +48,7 @@ struct EvalArgs {
   skill::EvalOptions options;
   GpuRunFlags gpu;
   std::string prices, html, protocol = "text";
-  double temperature = 0;
+  double temperature = 0, bench_time = 2;
   CLI::Option* temperature_option = nullptr;
   bool json = false;
 };
@@ -91,6 +91,9 @@ void AddEvalOptions(CLI::App& eval, EvalArgs& args) {
   eval.add_option("--trials", run.judge.verify.trials, "Verification trials per candidate")
       ->default_val(3)
       ->check(CLI::Range(1, 1000));
+  eval.add_option("--bench-time", args.bench_time, "Most seconds of timing per correct candidate")
+      ->default_val(2)
+      ->check(FiniteRange(0.01, 3600.0), "[0.01, 3600]");
   eval.add_flag("--compile-only", run.compile_only, "Compile and check plans only (no correctness: no lift)");
   eval.add_flag("--no-probe{false}", run.probe, "Skip the one-token request that checks each model at start");
   eval.add_option("--prompts", run.prompts_dir, "Prompt templates folder")->default_val(DefaultPromptsDir());
@@ -127,6 +130,7 @@ int Eval(EvalArgs& args) {
   if (args.temperature_option->count() > 0) run.temperature = args.temperature;
   run.seed = run.judge.verify.seed.value_or(0);
   run.judge.measure.min_samples = 5;
+  run.judge.measure.max_seconds = args.bench_time;
   auto eval = skill::RunSkillEval(o);
   if (!eval.ok()) {
     std::fprintf(stderr, "kforge skill eval: %s\n", eval.status().message().c_str());
