@@ -20,6 +20,14 @@ std::string Pad(std::string s, size_t width) {
   return s;
 }
 
+/// A p value: 4 decimals, or 2 significant digits below 0.001 (7.6e-06).
+std::string PValue(const json& p) {
+  const double v = p.get<double>();
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), v < 0.001 ? "%.2g" : "%.4f", v);
+  return buf;
+}
+
 /// `text` safe inside HTML (task ids and model names come from files and flags).
 std::string Html(const std::string& text) {
   std::string out;
@@ -84,9 +92,9 @@ std::string EvalTable(const json& eval) {
     }
     for (const auto& [name, lift] : m["lifts"].items()) {
       out += "  " + Pad(name, 18) + "lift " + Fixed(lift["lift"], 3) + " [" + Fixed(lift["low"], 3) + ", " +
-             Fixed(lift["high"], 3) + "], McNemar p " + Fixed(lift["mcnemar"]["p"], 4) + " (" +
+             Fixed(lift["high"], 3) + "], McNemar p " + PValue(lift["mcnemar"]["p"]) + " (" +
              lift["mcnemar"]["only_arm"].dump() + " vs " + lift["mcnemar"]["only_baseline"].dump() + ")";
-      if (lift["mcnemar"].contains("holm_p")) out += ", Holm p " + Fixed(lift["mcnemar"]["holm_p"], 4);
+      if (lift["mcnemar"].contains("holm_p")) out += ", Holm p " + PValue(lift["mcnemar"]["holm_p"]);
       out += ", MDE " + (lift["mde"].is_number() ? Fixed(lift["mde"], 3) : std::string("-")) +
              ", worse tasks " + std::to_string(lift["worse_tasks"].size());
       for (const json& w : lift["worse_tasks"]) out += " " + w["task"].get<std::string>();
@@ -150,9 +158,9 @@ std::string EvalHtml(const json& eval) {
         worse += (worse.empty() ? "" : ", ") + w["task"].get<std::string>();
       out += "<tr>" + Cell(name) + Cell(Fixed(lift["lift"], 3)) +
              Cell("[" + Fixed(lift["low"], 3) + ", " + Fixed(lift["high"], 3) + "]") +
-             Cell(Fixed(lift["mcnemar"]["p"], 4) + " (" + lift["mcnemar"]["only_arm"].dump() + " vs " +
+             Cell(PValue(lift["mcnemar"]["p"]) + " (" + lift["mcnemar"]["only_arm"].dump() + " vs " +
                   lift["mcnemar"]["only_baseline"].dump() + ")") +
-             Cell(lift["mcnemar"].contains("holm_p") ? Fixed(lift["mcnemar"]["holm_p"], 4) : "-") +
+             Cell(lift["mcnemar"].contains("holm_p") ? PValue(lift["mcnemar"]["holm_p"]) : "-") +
              Cell(lift["mde"].is_number() ? Fixed(lift["mde"], 3) : "-") + Cell(worse) + "</tr>\n";
     }
     out += "</table>\n";
