@@ -243,3 +243,35 @@ TEST(SkillEvalTest, FamiliesComeFromTagsAndIds) {
 
 }  // namespace
 }  // namespace kforge::skill
+
+namespace kforge::skill {
+namespace {
+
+TEST(SkillEvalTest, BadInputIsOneLineBeforeAnythingRuns) {
+  SkillFolder skill("softmax-rows", {{"SKILL.md", SkillMd()}, {"evals/evals.json", test_support::kEvals}});
+  EvalTasks tasks;
+  EvalOptions options;
+  options.skill_dir = skill.dir();
+  options.models = {"m"};
+  options.out = skill.root() / "eval";
+  options.run.tasks_root = tasks.root();
+  options.run.teacher = "openai";
+  options.holdout = {"convolution"};
+  EXPECT_EQ(RunSkillEval(options).status().message(),
+            "--holdout: no task counts: no task under " + tasks.root().string() +
+                " has one of these families (task tags or id families)");
+  options.holdout = {"softmax"};
+  EXPECT_EQ(
+      RunSkillEval(options).status().message(),
+      "--holdout: no task counts: 2 were named and all are left out, e.g. evalsuite/softmax_1: its family "
+      "softmax is one the skill was built from");
+  options.models = {};
+  EXPECT_EQ(RunSkillEval(options).status().message(), "--model: name at least one student model");
+  options.models = {"m"};
+  skill.Write("SKILL.md", "---\nname: other\ndescription: d\n---\n");
+  EXPECT_NE(RunSkillEval(options).status().message().find("must equal the folder's name"), std::string::npos);
+  EXPECT_FALSE(std::filesystem::exists(options.out)) << "nothing ran";
+}
+
+}  // namespace
+}  // namespace kforge::skill
