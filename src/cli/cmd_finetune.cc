@@ -74,9 +74,9 @@ Runner AttachFinetune(CLI::App& sub) {
   sub.add_flag("--dry-run", args->request.dry_run,
                "Check and render only; print the command (and sbatch script)");
   sub.add_option("--nodes", o.nodes, "Machines")->default_val(1)->check(CLI::Range(1, 4096));
-  sub.add_option("--gpus-per-node", o.gpus_per_node, "GPUs (processes) per machine")
+  sub.add_option("--gpus-per-node", o.gpus_per_node, "GPUs (processes) per machine; 0: CPU only, one process")
       ->default_val(1)
-      ->check(CLI::Range(1, 64));
+      ->check(CLI::Range(0, 64));
   sub.add_option("--epochs", t.epochs, "Passes over the data")
       ->default_val(2)
       ->check(CLI::Range(0.01, 1000.0));

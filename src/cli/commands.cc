@@ -24,6 +24,7 @@ Runner AttachGenerate(CLI::App& sub);
 Runner AttachReport(CLI::App& sub);
 Runner AttachServe(CLI::App& sub);
 Runner AttachSkill(CLI::App& sub);
+Runner AttachSlurm(CLI::App& sub);
 Runner AttachTasks(CLI::App& sub);
 Runner AttachVerify(CLI::App& sub);
 Runner AttachWorker(CLI::App& sub);
@@ -40,6 +41,7 @@ const Command kCommands[] = {
     {"finetune-launch", "Check a dataset, render a trainer config (TRL, axolotl) and launch it locally or on Slurm",
      AttachFinetune},
     {"tasks", "List, show, import and build tasks", AttachTasks},
+    {"slurm", "Run a batch command over a Slurm job array, one shard per array task, then merge", AttachSlurm},
     {"report", "KernelBench-style metrics from trajectories, per level and against a baseline", AttachReport},
     {"skill", "Agent Skills: check a skill folder, put skills in the teacher's context, measure their lift",
      AttachSkill},

@@ -25,7 +25,7 @@ bool SbatchSafePath(const std::string& path) {
 }
 
 Status CheckCombination(const LaunchOptions& o, const DatasetStats& stats) {
-  const int processes = o.nodes * o.gpus_per_node;
+  const int processes = o.nodes * ProcessesPerNode(o);
   if (o.launcher == Launcher::kLocal && processes > 1)
     return Status::InvalidArgument(
         "--launcher local runs one process; use accelerate, torchrun or slurm for " +
@@ -83,7 +83,7 @@ std::vector<std::string> Concat(std::vector<std::string> head, const std::vector
 
 std::vector<std::string> LauncherArgv(const LaunchOptions& o, const fs::path& config) {
   const std::vector<std::string> trainer = TrainerArgs(o, config);
-  const std::string gpus = std::to_string(o.gpus_per_node);
+  const std::string gpus = std::to_string(ProcessesPerNode(o));
   const std::string nodes = std::to_string(o.nodes);
   switch (o.launcher) {
     case Launcher::kLocal:
@@ -91,7 +91,7 @@ std::vector<std::string> LauncherArgv(const LaunchOptions& o, const fs::path& co
       return Concat({o.python}, trainer);
     case Launcher::kAccelerate: {
       std::vector<std::string> argv = {Beside(o.python, "accelerate"), "launch", "--num_processes",
-                                       std::to_string(o.nodes * o.gpus_per_node)};
+                                       std::to_string(o.nodes * ProcessesPerNode(o))};
       if (o.nodes > 1)
         argv = Concat(argv, {"--num_machines", nodes, "--machine_rank", o.node_rank, "--main_process_ip",
                              o.master_addr, "--main_process_port", std::to_string(o.master_port)});

@@ -7,13 +7,13 @@
 namespace kforge::finetune {
 
 std::string RenderSbatch(const LaunchOptions& o, const std::filesystem::path& config) {
-  const std::string gpus = std::to_string(o.gpus_per_node);
+  const std::string gpus = std::to_string(ProcessesPerNode(o));
   std::string script = "#!/bin/bash\n";
   script += "#SBATCH --job-name=kforge-finetune\n";
   script += "#SBATCH --nodes=" + std::to_string(o.nodes) + "\n";
   script += "#SBATCH --ntasks-per-node=1\n";
-  script += "#SBATCH --gpus-per-node=" + gpus + "\n";
-  const int cpus = o.slurm.cpus_per_task > 0 ? o.slurm.cpus_per_task : kCpusPerGpu * o.gpus_per_node;
+  if (o.gpus_per_node > 0) script += "#SBATCH --gpus-per-node=" + gpus + "\n";  // none on a CPU-only run
+  const int cpus = o.slurm.cpus_per_task > 0 ? o.slurm.cpus_per_task : kCpusPerGpu * ProcessesPerNode(o);
   script += "#SBATCH --cpus-per-task=" + std::to_string(cpus) + "\n";
   if (!o.slurm.partition.empty()) script += "#SBATCH --partition=" + o.slurm.partition + "\n";
   if (!o.slurm.account.empty()) script += "#SBATCH --account=" + o.slurm.account + "\n";

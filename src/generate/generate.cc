@@ -238,9 +238,14 @@ StatusOr<GenerateSummary> RunGenerate(const GenerateOptions& options) {
   std::vector<const common::Task*> shard;
   for (size_t i = 0; i < tasks.size(); ++i)
     if (static_cast<int>(i % options.shard_count) == options.shard_index) shard.push_back(tasks[i]);
-  if (shard.empty())
+  if (tasks.empty())
     return Status::InvalidArgument("no task under " + options.tasks_root.string() +
                                    (options.filter.empty() ? "" : " matches --filter " + options.filter));
+  if (shard.empty()) {  // more shards than tasks (a job array sized for a larger set): nothing to do
+    spdlog::warn("generate: shard {}/{} holds none of the {} tasks; nothing to do", options.shard_index,
+                 options.shard_count, tasks.size());
+    return GenerateSummary{};
+  }
   std::map<std::string, std::string> references;
   for (const common::Task* task : shard) {
     // What is sent to the teacher is the task's own file, never one a link points to.

@@ -59,6 +59,7 @@ TEST(DocsDriftTest, EveryFlagIsDocumentedAndEveryDocumentedFlagExists) {
       {"generate", {"generate"}},
       {"verify", {"verify"}},
       {"serve", {"serve"}},
+      {"slurm", {"slurm generate"}},
       {"bench", {"bench"}},
       {"export", {"export"}},
       {"report", {"report"}},

@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "fakes/command.h"
+#include "fakes/local_slurm.h"
 #include "fakes/task_root.h"
 #include "kforge/common/hash.h"
 #include "kforge/finetune/run.h"
@@ -349,6 +350,43 @@ TEST_F(FinetuneSlowTest, AxolotlBackendTrainsTheTinyModel) {
   EXPECT_LT(losses.back(), 0.8 * losses.front());
   EXPECT_TRUE(fs::exists(out / "model/model.safetensors"));
   std::cout << "finetune: axolotl loss " << losses.front() << " -> " << losses.back() << " in 10 steps\n";
+}
+
+TEST_F(FinetuneSlowTest, ASlurmJobOnARealOneNodeClusterTrainsAndCompletesItsManifest) {
+  kforge::fakes::LocalSlurm slurm(dir_ / "slurm");
+  ASSERT_EQ(slurm.started().exit_code, 0) << slurm.started().out;
+  std::ofstream(dir_ / "slurm-over.json") << R"({"logging_steps": 1, "save_strategy": "no", "activation_checkpointing": false})";
+  const fs::path out = dir_ / "slurm-run";
+  const auto start = std::chrono::steady_clock::now();
+  // A CPU-only job (--gpus-per-node 0): one process, no GPU asked of the node.
+  kforge::fakes::CommandResult submitted = RunCommand(
+      slurm.Env() + kOffline + KFORGE_BINARY + " finetune-launch --data " + (dir_ / "data.jsonl").string() +
+      " --backend trl --launcher slurm --gpus-per-node 0 --cpus-per-task 2 --time 20 --model " +
+      (dir_ / "tiny").string() + " --out " + out.string() + " --max-steps 8 --lr 3e-3 --batch-size 4 --grad-accum 1 "
+      "--config " + (dir_ / "slurm-over.json").string() + " 2>&1");
+  ASSERT_EQ(submitted.exit_code, 0) << submitted.out;
+  EXPECT_NE(submitted.out.find("sbatch submitted job"), std::string::npos) << submitted.out;
+  std::ifstream script_in(out / "launch.sbatch");
+  const std::string script((std::istreambuf_iterator<char>(script_in)), {});
+  EXPECT_EQ(script.find("--gpus-per-node"), std::string::npos) << script;
+  // The job writes its end into the manifest itself.
+  json manifest;
+  for (int i = 0; i < 1200; ++i) {
+    std::ifstream in(out / "manifest.json");
+    manifest = json::parse(in, nullptr, false);
+    if (manifest.is_object() && !manifest.value("ended_at", json()).is_null()) break;
+    usleep(250000);
+  }
+  const double job_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_TRUE(manifest.is_object() && !manifest.value("ended_at", json()).is_null())
+      << "the job did not finish; " << RunCommand("tail -20 " + out.string() + "/slurm-*.log").out;
+  EXPECT_EQ(manifest["exit_status"], 0) << RunCommand("tail -20 " + out.string() + "/slurm-*.log").out;
+  EXPECT_FALSE(manifest.value("slurm_job_id", std::string()).empty());
+  // The job's own log (slurm-JOBID.log) has the training's step lines.
+  EXPECT_EQ(Losses(out / ("slurm-" + manifest.value("slurm_job_id", std::string()) + ".log")).size(), 8u);
+  EXPECT_TRUE(fs::exists(out / "model/model.safetensors"));
+  std::cout << "finetune: a Slurm job (job " << manifest.value("slurm_job_id", std::string()) << ") trained 8 steps "
+            << "on a one-node cluster in " << job_s << " s from sbatch to the manifest's end\n";
 }
 
 }  // namespace

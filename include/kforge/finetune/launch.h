@@ -79,7 +79,8 @@ struct LaunchOptions {
   Launcher launcher = Launcher::kLocal;
   /// The run folder, absolute; nothing is written outside it.
   std::filesystem::path out;
-  /// Machines, and GPUs (processes) on each. Default 1 and 1.
+  /// Machines, and GPUs (processes) on each. Default 1 and 1. No GPU (0) is a CPU-only run: one
+  /// process per machine, and no GPU asked of Slurm (a CPU partition, a smoke test of the pipeline).
   int nodes = 1;
   int gpus_per_node = 1;
   /// The trainer's settings that kforge's flags set.
@@ -126,6 +127,9 @@ struct LaunchPlan {
   /// The Slurm batch script (also among `files`); empty for the other launchers.
   std::string sbatch;
 };
+
+/// Trainer processes per machine: one per GPU, and one on a CPU-only run (gpus_per_node 0).
+inline int ProcessesPerNode(const LaunchOptions& o) { return o.gpus_per_node > 0 ? o.gpus_per_node : 1; }
 
 /// The sequence length when none is given: the smallest histogram bound (a power of two) that
 /// holds the longest record's approximate tokens plus a quarter (for the chat template's own
