@@ -16,6 +16,7 @@
 #include "cli/options.h"
 #include "kforge/generate/generate.h"
 #include "kforge/llm/prices.h"
+#include "kforge/skill/context.h"
 
 namespace kforge::cli {
 namespace {
@@ -89,7 +90,7 @@ Runner AttachGenerate(CLI::App& sub) {
     generate::GenerateOptions options;
     GpuRunFlags gpu;
     std::string shard, stream = "auto", echo = "auto", prices, extra_body, reasoning_model;
-    std::vector<std::string> headers;
+    std::vector<std::string> headers, skills;
     double temperature = 0, max_cost = 0, bench_time = 2;
     CLI::Option* temperature_option = nullptr;
     CLI::Option* max_cost_option = nullptr;
@@ -145,6 +146,10 @@ Runner AttachGenerate(CLI::App& sub) {
       sub.add_option("--max-cost", args->max_cost, "Stop starting episodes once this many USD are spent")
           ->check(FiniteRange(0, 1e9), "[0, 1e9]");
   sub.add_option("--prompts", o.prompts_dir, "Prompt templates folder")->default_val(DefaultPromptsDir());
+  sub.add_option("--skill", args->skills,
+                 "A skill folder (SKILL.md) in the teacher's context: its body in the system prompt (text), or a "
+                 "catalog line and the read_skill_file tool (tools); repeatable")
+      ->take_all();
   sub.add_option("--prices", args->prices, "Price table (JSON)")
       ->default_val(DefaultPromptsDir() + "/prices.json");
   sub.add_flag("--force", o.force, "Start a new run id in a RUN_DIR that holds another configuration");
@@ -257,6 +262,13 @@ Runner AttachGenerate(CLI::App& sub) {
     if (usage.ok() && !http && (!args->headers.empty() || !args->extra_body.empty()))
       usage = Status::InvalidArgument(std::string(args->headers.empty() ? "--extra-body" : "--header") +
                                       ": only --teacher anthropic or openai sends it");
+    if (usage.ok()) {
+      auto skills = skill::LoadContextSkills(args->skills, "--skill");
+      if (skills.ok())
+        options.skills = std::move(*skills);
+      else
+        usage = skills.status();
+    }
     if (usage.ok()) {
       auto prices = llm::PriceTable::Load(args->prices);
       if (prices.ok()) {

@@ -23,6 +23,7 @@ Runner AttachFinetune(CLI::App& sub);
 Runner AttachGenerate(CLI::App& sub);
 Runner AttachReport(CLI::App& sub);
 Runner AttachServe(CLI::App& sub);
+Runner AttachSkill(CLI::App& sub);
 Runner AttachSlurm(CLI::App& sub);
 Runner AttachTasks(CLI::App& sub);
 Runner AttachVerify(CLI::App& sub);
@@ -42,6 +43,8 @@ const Command kCommands[] = {
     {"tasks", "List, show, import and build tasks", AttachTasks},
     {"slurm", "Run a batch command over a Slurm job array, one shard per array task, then merge", AttachSlurm},
     {"report", "KernelBench-style metrics from trajectories, per level and against a baseline", AttachReport},
+    {"skill", "Agent Skills: check a skill folder, put skills in the teacher's context, measure their lift",
+     AttachSkill},
     {"serve", "Keep a judge warm (GPU workers, references, compile cache) for kforge verify --server", AttachServe},
     {"worker", "GPU worker process (internal; JSON lines over stdin/stdout)", AttachWorker, true},
 };

@@ -1,5 +1,5 @@
 set(kforge_cli_deps kforge_common CLI11::CLI11)
-foreach(m IN ITEMS cuda llm verify bench generate export finetune)
+foreach(m IN ITEMS cuda llm verify bench generate skill export finetune)
   if(TARGET kforge_${m})
     list(APPEND kforge_cli_deps kforge_${m})
   endif()

@@ -149,6 +149,11 @@ json ToJson(const Trajectory& t) {
           {"kforge_version", t.kforge_version},
           {"created_at", t.created_at}};
   if (t.truncated) record["truncated"] = true;
+  if (!t.skills.empty()) {
+    json skills = json::array();
+    for (const SkillRef& skill : t.skills) skills.push_back({{"name", skill.name}, {"hash", skill.hash}});
+    record["skills"] = std::move(skills);
+  }
   return record;
 }
 
@@ -214,6 +219,16 @@ StatusOr<Trajectory> TrajectoryFromJson(const json& j, const std::string& where)
     tm.Get("wall_s", t.wall_s);
     tm.Get("llm_s", t.llm_s);
     tm.Get("judge_s", t.judge_s);
+  }
+  if (const json* skills = r.Child("skills")) {
+    if (!skills->is_array() && status.ok()) status = Status::InvalidArgument(where + ".skills: expected an array");
+    for (size_t i = 0; status.ok() && i < skills->size(); ++i) {
+      SkillRef skill;
+      Reader sr((*skills)[i], where + ".skills[" + std::to_string(i) + "]", status);
+      sr.Get("name", skill.name, true);
+      sr.Get("hash", skill.hash, true);
+      t.skills.push_back(std::move(skill));
+    }
   }
   if (const json* attempts = r.Child("attempts")) {
     if (!attempts->is_array() && status.ok())

@@ -1,12 +1,14 @@
 // One episode of the kernel-writing loop.
 #include "generate/episode.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <ctime>
 
 #include "generate/feedback.h"
 #include "generate/reply.h"
+#include "generate/skill_context.h"
 #include "generate/task_view.h"
 #include "kforge/bench/report.h"
 #include "kforge/common/verdict.h"
@@ -165,6 +167,9 @@ dataset::Trajectory RunEpisode(const EpisodeContext& context, const EpisodeSpec&
   t.kforge_version = KFORGE_VERSION;
   t.created_at = UtcNow();
   for (const llm::ToolSpec& tool : context.tools) t.tools.push_back(llm::ToJson(tool));
+  for (const ContextSkill& skill : options.skills) t.skills.push_back({skill.name, skill.hash});
+  const bool offers_skill_reads = std::any_of(context.tools.begin(), context.tools.end(),
+                                              [](const llm::ToolSpec& tool) { return tool.name == kReadSkillFile; });
 
   StatusOr<llm::ChatRequest> opening =
       OpeningRequest(options, context.prompts, context.system_prompt, context.tools, spec);
@@ -205,7 +210,22 @@ dataset::Trajectory RunEpisode(const EpisodeContext& context, const EpisodeSpec&
     }
     messages.push_back(response.message);
 
-    std::vector<Candidate> candidates = CandidatesOf(response.message, options.protocol, task.id);
+    // Reads of a skill's files are answered here; the other calls carry candidates.
+    llm::Message solution_calls = response.message;
+    int skill_reads = 0;
+    if (offers_skill_reads) {
+      solution_calls.tool_calls.clear();
+      for (const llm::ToolCall& call : response.message.tool_calls) {
+        if (call.name != kReadSkillFile) {
+          solution_calls.tool_calls.push_back(call);
+          continue;
+        }
+        SkillFileAnswer answer = ReadSkillFile(options.skills, call.arguments);
+        messages.push_back(llm::Message::ToolResult(call.id, std::move(answer.text), answer.error));
+        ++skill_reads;
+      }
+    }
+    std::vector<Candidate> candidates = CandidatesOf(solution_calls, options.protocol, task.id);
     if (response.stop_reason == llm::StopReason::kMaxTokens) {
       const int64_t cut_at = response.usage.output_tokens > 0 ? response.usage.output_tokens : options.max_tokens;
       for (Candidate& c : candidates)
@@ -221,6 +241,7 @@ dataset::Trajectory RunEpisode(const EpisodeContext& context, const EpisodeSpec&
         t.stop = "no_solution";
         break;
       }
+      if (skill_reads > 0) continue;  // the files it read are its next turn's input
       std::string why = response.stop_reason == llm::StopReason::kMaxTokens
                             ? "Your reply was cut at the output limit before a tool call. "
                             : "";

@@ -22,6 +22,7 @@
 #include "generate/prompts.h"
 #include "generate/reply.h"
 #include "generate/run_dir.h"
+#include "generate/skill_context.h"
 #include "generate/task_view.h"
 #include "generate/teacher_setup.h"
 #include "kforge/common/files.h"
@@ -53,6 +54,10 @@ Status CheckOptions(const GenerateOptions& o) {
   if (o.shard_count < 1 || o.shard_index < 0 || o.shard_index >= o.shard_count)
     return Status::InvalidArgument("--shard i/n needs 0 <= i < n");
   if (o.max_cost_usd && !(*o.max_cost_usd >= 0)) return Status::InvalidArgument("--max-cost must be >= 0");
+  for (size_t i = 0; i < o.skills.size(); ++i)
+    for (size_t j = 0; j < i; ++j)
+      if (o.skills[i].name == o.skills[j].name)
+        return Status::InvalidArgument("--skill: two skills are named " + o.skills[i].name);
   // --record appends: never to what the run reads (a replayed cassette) or keeps (the run folder).
   if (!o.client.record_path.empty()) {
     if (auto record = common::FileIdentity(o.client.record_path)) {
@@ -94,6 +99,8 @@ nlohmann::json RunConfig(const GenerateOptions& o, const PromptSet& prompts, boo
   // Only a policy other than the default is part of the id, so runs made before it existed resume.
   if (o.judge.verify.op_policy != common::OpPolicy::kLibrary)
     config["allow_ops"] = common::OpPolicyName(o.judge.verify.op_policy);
+  // The skills' contents decide what the teacher reads: a changed byte is another run.
+  for (const ContextSkill& skill : o.skills) config["skills"].push_back(nlohmann::json{{"name", skill.name}, {"hash", skill.hash}});
   return config;
 }
 
@@ -259,8 +266,9 @@ StatusOr<GenerateSummary> RunGenerate(const GenerateOptions& options) {
       !options.client.prices.Find((*provider)->Name(), options.model))
     return Status::InvalidArgument("--max-cost: no price for model \"" + options.model +
                                    "\" in the price table (--prices); add it, or pass --allow-unpriced to count it as 0");
-  const std::vector<llm::ToolSpec> tools =
-      options.protocol == "tools" ? SolutionTools() : std::vector<llm::ToolSpec>{};
+  std::vector<llm::ToolSpec> tools = options.protocol == "tools" ? SolutionTools() : std::vector<llm::ToolSpec>{};
+  const bool tools_protocol = !tools.empty();
+  if (tools_protocol && !options.skills.empty()) tools.push_back(ReadSkillFileTool(options.skills));
   std::vector<std::string> dropped;
   nlohmann::json sent_params;
   bool http_teacher = false;  // a provider that sends JSON bodies
@@ -282,6 +290,7 @@ StatusOr<GenerateSummary> RunGenerate(const GenerateOptions& options) {
                                     {"library_ops", prompts.LibraryOps(options.judge.verify.op_policy)},
                                     {"protocol", protocol_text}},
                                    "system.md"));
+    system_prompt += SkillSection(options.skills, tools_protocol);
     const common::Task& first = *shard.front();
     KFORGE_ASSIGN_OR_RETURN(llm::ChatRequest request,
                             OpeningRequest(options, prompts, system_prompt, tools,
@@ -380,6 +389,7 @@ StatusOr<GenerateSummary> RunGenerate(const GenerateOptions& options) {
                                   {"library_ops", prompts.LibraryOps(options.judge.verify.op_policy)},
                                   {"protocol", protocol_text}},
                                  "system.md"));
+  system_prompt += SkillSection(options.skills, tools_protocol);
   std::atomic<bool> stopping{false};
   EpisodeContext context{options,
                          prompts,

@@ -67,6 +67,7 @@ TEST(DocsDriftTest, EveryFlagIsDocumentedAndEveryDocumentedFlagExists) {
        {"tasks list", "tasks show", "tasks import kernelbench", "tasks import module", "tasks build",
         "tasks check", "tasks audit"}},
       {"finetune-launch", {"finetune-launch"}},
+      {"skill", {"skill check", "skill eval", "skill distill"}},
   };
   for (const auto& row : rows) {
     std::set<std::string> documented = FlagsIn(Section(row.section));

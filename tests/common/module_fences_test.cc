@@ -29,9 +29,10 @@ const std::map<std::string, std::set<std::string>> kAllowed = {
     {"bench", {"common", "cuda", "verify"}},
     {"worker", {"common", "cuda", "reference", "verify", "bench"}},
     {"generate", {"common", "cuda", "llm", "dataset", "verify", "bench"}},
+    {"skill", {"common", "llm", "dataset", "generate"}},
     {"export", {"common", "llm", "dataset"}},
     {"finetune", {"common"}},
-    {"cli", {"common", "cuda", "llm", "dataset", "verify", "bench", "generate", "export", "finetune"}},
+    {"cli", {"common", "cuda", "llm", "dataset", "verify", "bench", "generate", "skill", "export", "finetune"}},
 };
 
 /// System includes only one module may use: prefix -> module.

@@ -49,6 +49,20 @@ TEST(TrajectoryTest, RoundTripsAndDerivesTheOutcome) {
   EXPECT_EQ(ToJson(*back), j);
 }
 
+TEST(TrajectoryTest, SkillsAreWrittenOnlyWhenSetAndReadBack) {
+  Trajectory t = Sample();
+  EXPECT_FALSE(ToJson(t).contains("skills")) << "records without skills stay as they were";
+  t.skills = {{"softmax-rows", "sha256:ab"}, {"gemm", "sha256:cd"}};
+  nlohmann::json j = ToJson(t);
+  ASSERT_EQ(j["skills"].size(), 2u);
+  EXPECT_EQ(j["skills"][1]["hash"], "sha256:cd");
+  auto back = TrajectoryFromJson(j, "t");
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back->skills, t.skills);
+  j["skills"][0].erase("hash");
+  EXPECT_EQ(TrajectoryFromJson(j, "t").status().message(), "t.skills[0].hash: missing");
+}
+
 TEST(TrajectoryTest, AnIncorrectBestHasNoSpeedup) {
   Trajectory t = Sample();
   t.attempts[1].correct = false;

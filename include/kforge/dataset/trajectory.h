@@ -69,6 +69,13 @@ struct UsageInfo {
   bool cost_known = true;  ///< false when some model was not in the price table
 };
 
+/// A skill that was in the teacher's context (kforge generate --skill).
+struct SkillRef {
+  std::string name;
+  std::string hash;  ///< "sha256:<hex>" of the skill folder's files
+  bool operator==(const SkillRef&) const = default;
+};
+
 struct Trajectory {
   std::string id;      ///< stable: run config hash, task id and sample index
   std::string run_id;  ///< the run's configuration hash
@@ -97,6 +104,8 @@ struct Trajectory {
   /// Strings were cut so that the record fits in one line (FitRecord): kept for the numbers, left
   /// out of exported training data. Written only when true.
   bool truncated = false;
+  /// The skills in the teacher's context, in --skill order. Written only when not empty.
+  std::vector<SkillRef> skills;
 
   /// Derived from attempts and best.
   bool correct() const;

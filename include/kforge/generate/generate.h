@@ -4,6 +4,7 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -15,6 +16,19 @@
 #include "kforge/llm/provider.h"
 
 namespace kforge::generate {
+
+/// A skill in the teacher's context (`--skill`; the folder is read and checked by kforge skill).
+/// Text protocol: its body goes in the system prompt. Tools protocol: a catalog line (name and
+/// description) in the system prompt, and the `read_skill_file` tool returns its files.
+struct ContextSkill {
+  std::string name;
+  std::string description;
+  std::string body;  ///< SKILL.md after its front matter
+  std::string hash;  ///< "sha256:<hex>" of the folder: part of the run id and of every record
+  /// Relative path ("SKILL.md", "references/x.cu") -> text: all read_skill_file may return. Held in
+  /// memory, so a path a model names is never opened.
+  std::map<std::string, std::string> readable;
+};
 
 struct GenerateOptions {
   /// Task folders (each with task.json and, for the GPU check, its reference packages).
@@ -79,6 +93,8 @@ struct GenerateOptions {
   bench::BenchOptions judge;
   /// Seed of the run (inputs, the teacher's sample order). Default 0.
   uint64_t seed = 0;
+  /// Skills in the teacher's context, in order. Default none.
+  std::vector<ContextSkill> skills;
 };
 
 /// What a run did; printed as the summary line.
