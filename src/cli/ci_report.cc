@@ -160,8 +160,14 @@ CiCase CaseFromVerdict(const common::Verdict& verdict) {
     case common::VerdictStatus::kNoGpu:
       c.outcome = CiCase::Outcome::kError;
       break;
-    default:
+    case common::VerdictStatus::kCompileError:
+    case common::VerdictStatus::kInvalidSolution:
+    case common::VerdictStatus::kLaunchError:
+    case common::VerdictStatus::kMismatch:
+    case common::VerdictStatus::kTimeout:
+    case common::VerdictStatus::kCrash:
       c.outcome = CiCase::Outcome::kFailed;
+      break;
   }
   c.properties.emplace_back("status", c.status);
   c.properties.emplace_back("judge", std::to_string(verdict.judge));
