@@ -91,11 +91,11 @@ dataset::Attempt Judge(const EpisodeContext& context, const EpisodeSpec& spec, c
   if (attempt.correct && context.bencher) {
     bench::BenchResult timed = context.bencher->Record(verdict, judged.after);
     attempt.bench = CompactBench(bench::BenchResultToJson(timed));
-    if (timed.status == "ok") {
+    if (timed.status == common::VerdictStatus::kOk) {
       if (std::isfinite(timed.speedup.ratio)) attempt.speedup = timed.speedup.ratio;
-    } else if (timed.status != "harness_error") {
+    } else if (timed.status != common::VerdictStatus::kHarnessError) {
       attempt.correct = false;  // the timed runs are checked too: a fault there is the candidate's
-      attempt.status = timed.status;
+      attempt.status = std::string(common::VerdictStatusName(timed.status));
     }
   }
   judge_s += Seconds(start);
@@ -104,7 +104,7 @@ dataset::Attempt Judge(const EpisodeContext& context, const EpisodeSpec& spec, c
 
 /// Whether the episode has what it came for.
 bool ReachedTarget(const EpisodeContext& context, const dataset::Attempt& attempt) {
-  if (context.compile_only) return attempt.status == "ok";
+  if (context.compile_only) return attempt.Is(common::VerdictStatus::kOk);
   return attempt.correct && attempt.speedup && *attempt.speedup >= context.options.target_speedup;
 }
 
