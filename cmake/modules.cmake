@@ -1,5 +1,12 @@
-# kforge_module(NAME [SHARED] DEPS ...): a library (static unless SHARED) from src/NAME/*.cc,
-# headers in include/.
+# kforge_module(NAME [SHARED] DEPS ...): a library (static unless SHARED) from src/NAME/*.cc, its public
+# headers in include/kforge/NAME/.
+#
+# Fences: the module's sources see their own src/NAME/ (as "NAME/x.h") and the public headers of the
+# module itself and of the modules it links (as "kforge/DEP/x.h"), nothing else of src/ or include/,
+# so a private header of another module, or a public one of a module not linked, does not compile.
+# Each module gets folders of links under the build tree that hold only its own parts.
+# -Werror=switch: a switch over a closed set (an enum class, handled without `default`) that misses a
+# value does not compile.
 function(kforge_module name)
   cmake_parse_arguments(ARG "SHARED" "" "DEPS;PRIVATE_DEPS" ${ARGN})
   file(GLOB srcs CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/${name}/*.cc)
@@ -9,9 +16,14 @@ function(kforge_module name)
   else()
     add_library(kforge_${name} STATIC ${srcs})
   endif()
-  target_include_directories(kforge_${name}
-    PUBLIC ${PROJECT_SOURCE_DIR}/include
-    PRIVATE ${PROJECT_SOURCE_DIR}/src)
+  set(fence ${PROJECT_BINARY_DIR}/fences/${name})
+  file(MAKE_DIRECTORY ${fence}/private ${fence}/public/kforge)
+  file(CREATE_LINK ${PROJECT_SOURCE_DIR}/src/${name} ${fence}/private/${name} SYMBOLIC)
+  if(EXISTS ${PROJECT_SOURCE_DIR}/include/kforge/${name})
+    file(CREATE_LINK ${PROJECT_SOURCE_DIR}/include/kforge/${name} ${fence}/public/kforge/${name} SYMBOLIC)
+  endif()
+  target_include_directories(kforge_${name} PUBLIC ${fence}/public PRIVATE ${fence}/private)
+  target_compile_options(kforge_${name} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-Werror=switch>)
   target_link_libraries(kforge_${name} PUBLIC ${ARG_DEPS} PRIVATE ${ARG_PRIVATE_DEPS})
 endfunction()
 
@@ -43,7 +55,9 @@ function(kforge_module_tests name)
       set(target ${name}_${kind}_test)
     endif()
     add_executable(${target} ${files} ${fakes})
-    target_include_directories(${target} PRIVATE ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/tests)
+    # Tests see every header: a module's tests may use its private parts and the test doubles.
+    target_include_directories(${target} PRIVATE ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/include
+                                                 ${PROJECT_SOURCE_DIR}/tests)
     target_link_libraries(${target} PRIVATE kforge_${name} GTest::gtest GTest::gtest_main)
     target_compile_definitions(${target} PRIVATE
       KFORGE_SOURCE_DIR="${PROJECT_SOURCE_DIR}"

@@ -20,68 +20,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from kforge_tasks import schema  # noqa: E402
+from kforge_tasks.problem import devices, import_one, logger  # noqa: E402
 from kforge_tasks.schema import TaskError, UsageError  # noqa: E402
-
-_TAG_WORDS = [
-    ("conv", "convolution"), ("matmul", "matmul"), ("gemm", "matmul"), ("linear", "matmul"),
-    ("softmax", "softmax"), ("norm", "normalization"), ("attention", "attention"), ("relu", "elementwise"),
-    ("gelu", "elementwise"), ("sigmoid", "elementwise"), ("tanh", "elementwise"), ("sum", "reduction"),
-    ("mean", "reduction"), ("max", "reduction"), ("min", "reduction"), ("argm", "reduction"),
-    ("cum", "scan"), ("pool", "pooling"), ("loss", "loss"), ("lstm", "rnn"), ("gru", "rnn"), ("rnn", "rnn"),
-]
-
-
-def _devices(arg):
-    import torch
-    if arg:
-        devices = [d.strip() for d in arg.split(",") if d.strip()]
-    else:
-        devices = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
-    for d in devices:
-        if d not in ("cpu", "cuda"):
-            raise TaskError(f"--device: unknown device '{d}' (cpu, cuda)")
-        if d == "cuda" and not torch.cuda.is_available():
-            raise TaskError("--device cuda: no CUDA device on this machine")
-    return devices
-
-
-def _log(args):
-    return (lambda m: print(m, file=sys.stderr)) if args.verbose else (lambda m: None)
-
-
-def _docstring(path):
-    import ast
-    try:
-        tree = ast.parse(Path(path).read_text())
-    except (OSError, SyntaxError):
-        return ""
-    for node in tree.body:
-        if isinstance(node, ast.ClassDef) and node.name == "Model":
-            return " ".join((ast.get_docstring(node) or "").split())
-    return ""
-
-
-def _import_one(args, level=None):
-    from kforge_tasks import exporter
-    name = args.id.rsplit("/", 1)[-1]
-    base = {"id": args.id}
-    if level is not None:
-        base["level"] = level
-    low = name.lower()
-    tags = ["kernelbench"] if args.command == "kernelbench" else []
-    tags += sorted({tag for word, tag in _TAG_WORDS if word in low})
-    base["tags"] = tags
-    doc = _docstring(args.file)
-    base["description"] = doc or f"Implement the PyTorch program {name} (see the reference code)."
-    out_dir = schema.task_dir(args.out, args.id)
-    doc, notes = exporter.build(args.file, args.id, out_dir, base=base, devices=_devices(args.device),
-                                seed=args.seed, symbols_from_module=True, log=_log(args))
-    return out_dir, doc, notes
-
 
 def cmd_import(args):
     level = args.level if args.command == "kernelbench" else None
-    out_dir, _, notes = _import_one(args, level)
+    out_dir, _, notes = import_one(args, level)
     for n in notes:
         print(f"note {args.id}: {n}", file=sys.stderr)
     print(f"ok {args.id} -> {out_dir}")
@@ -114,11 +58,11 @@ def cmd_task(args):
                 # Build inside the task folder, then move only the generated files in.
                 tmp = task_dir / f".build{os.getpid()}"
                 doc, notes = exporter.build(task_dir / base.get("reference", "reference.py"), task_id, tmp,
-                                            base=base, devices=_devices(args.device), seed=args.seed, log=_log(args))
+                                            base=base, devices=devices(args.device), seed=args.seed, log=logger(args))
                 _merge_in_place(tmp, task_dir, doc, args.specs_only)
             else:
                 doc, notes = exporter.build(task_dir / base.get("reference", "reference.py"), task_id, out_dir,
-                                            base=base, devices=_devices(args.device), seed=args.seed, log=_log(args))
+                                            base=base, devices=devices(args.device), seed=args.seed, log=logger(args))
             for n in notes:
                 print(f"note {task_id}: {n}", file=sys.stderr)
             print(f"ok {task_id} -> {out_dir}")

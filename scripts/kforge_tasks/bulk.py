@@ -119,7 +119,7 @@ class _Worker:
 def worker_main(args):
     """Loop of the worker process: one JSON request per stdin line, one JSON result per stdout line."""
     from . import conditioning, exporter  # noqa: F401  (import torch before the first request)
-    import export_reference
+    from .problem import import_one
     import torch
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -128,7 +128,7 @@ def worker_main(args):
         ns = type("Args", (), dict(vars(args), file=req["file"], id=req["id"], level=req["level"],
                                    command="kernelbench", verbose=False))
         try:
-            _, doc, _ = export_reference._import_one(ns, req["level"])
+            _, doc, _ = import_one(ns, req["level"])
             result = {"ok": True, "flags": _flags(doc)}
         except Exception as e:  # one problem never ends the batch
             text = str(e).strip().splitlines()

@@ -13,11 +13,11 @@
 namespace kforge::bench {
 namespace {
 
-BenchResult Failed(std::string task, std::string solution_hash, std::string status, std::string message) {
+BenchResult Failed(std::string task, std::string solution_hash, common::VerdictStatus status, std::string message) {
   BenchResult result;
   result.task = std::move(task);
   result.solution_hash = std::move(solution_hash);
-  result.status = std::move(status);
+  result.status = status;
   result.message = std::move(message);
   return result;
 }
@@ -83,10 +83,9 @@ std::chrono::milliseconds Bencher::BenchDeadline() const {
 }
 
 BenchResult Bencher::FromReply(const common::Task& task, const BenchReply& reply) const {
-  std::string status(common::VerdictStatusName(reply.status));
-  if (reply.status != common::VerdictStatus::kOk) return Failed(task.id, "", status, reply.message);
+  if (reply.status != common::VerdictStatus::kOk) return Failed(task.id, "", reply.status, reply.message);
   auto result = MakeBenchResult(*reply.measurement, seed_, CostOf(task), reply.peak);
-  if (!result.ok()) return Failed(task.id, "", "harness_error", result.status().message());
+  if (!result.ok()) return Failed(task.id, "", common::VerdictStatus::kHarnessError, result.status().message());
   result->task = task.id;
   result->device = reply.device;
   if (reply.peak) result->device["peak"] = reply.peak->ToJson();
@@ -110,8 +109,7 @@ std::function<nlohmann::json(const verify::AfterCheck&)> Bencher::TimingStage() 
 BenchResult Bencher::Record(const common::Verdict& verdict, const nlohmann::json& after) {
   BenchResult result;
   if (verdict.status != common::VerdictStatus::kOk || after.is_null()) {
-    result = Failed(verdict.task, verdict.solution_hash,
-                    std::string(common::VerdictStatusName(verdict.status)), verdict.message);
+    result = Failed(verdict.task, verdict.solution_hash, verdict.status, verdict.message);
   } else {
     std::string dir = after.value("task_dir", "");
     const common::Task* task = nullptr;
@@ -126,9 +124,9 @@ BenchResult Bencher::Record(const common::Verdict& verdict, const nlohmann::json
     }
     auto reply = BenchReply::FromJson(after);
     if (!task) {
-      result = Failed(verdict.task, verdict.solution_hash, "harness_error", "task folder vanished: " + dir);
+      result = Failed(verdict.task, verdict.solution_hash, common::VerdictStatus::kHarnessError, "task folder vanished: " + dir);
     } else if (!reply.ok()) {
-      result = Failed(verdict.task, verdict.solution_hash, "harness_error", reply.status().message());
+      result = Failed(verdict.task, verdict.solution_hash, common::VerdictStatus::kHarnessError, reply.status().message());
     } else {
       result = FromReply(*task, *reply);
     }
@@ -153,8 +151,8 @@ BenchSummary Bencher::RunJudged(verify::SolutionReader& reader,
       verifier.Run(reader, [&](const common::Verdict& verdict, const nlohmann::json& after) {
         BenchResult result = Record(verdict, after);
         ++summary.total;
-        if (result.status == "ok") ++summary.ok;
-        if (result.status == "harness_error") ++summary.harness_errors;
+        if (result.status == common::VerdictStatus::kOk) ++summary.ok;
+        if (result.status == common::VerdictStatus::kHarnessError) ++summary.harness_errors;
         emit(result, verdict);
       });
   summary.no_gpu = verified.no_gpu;
@@ -173,7 +171,7 @@ BenchSummary Bencher::RunReferences(const std::vector<std::string>& task_ids,
     BenchResult result;
     auto task = common::FindTask(options_.verify.tasks_root, id);
     if (!task.ok()) {
-      result = Failed(id, "", "invalid_solution", "task " + id + ": " + task.status().message());
+      result = Failed(id, "", common::VerdictStatus::kInvalidSolution, "task " + id + ": " + task.status().message());
     } else {
       BenchReply reply = CallWorker(worker, RequestFor(*task, seed_), deadline);
       if (reply.status == common::VerdictStatus::kNoGpu) summary.no_gpu = true;
@@ -181,8 +179,8 @@ BenchSummary Bencher::RunReferences(const std::vector<std::string>& task_ids,
     }
     result.seed = seed_;
     ++summary.total;
-    if (result.status == "ok") ++summary.ok;
-    if (result.status == "harness_error") ++summary.harness_errors;
+    if (result.status == common::VerdictStatus::kOk) ++summary.ok;
+    if (result.status == common::VerdictStatus::kHarnessError) ++summary.harness_errors;
     emit(result);
   }
   return summary;

@@ -2,7 +2,7 @@
 #include "bench/clock_probe.h"
 
 #include "bench/sampling.h"
-#include "cuda/check.h"
+#include "kforge/cuda/check.h"
 
 namespace kforge::bench::internal {
 namespace {

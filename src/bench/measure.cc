@@ -8,8 +8,8 @@
 
 #include "bench/clock_probe.h"
 #include "bench/sampling.h"
-#include "cuda/check.h"
 #include "kforge/bench/stats.h"
+#include "kforge/cuda/check.h"
 #include "kforge/cuda/owners.h"
 
 namespace kforge::bench {

@@ -7,7 +7,7 @@
 #include <limits>
 
 #include "bench/peak_model.h"
-#include "cuda/check.h"
+#include "kforge/cuda/check.h"
 #include "kforge/cuda/owners.h"
 
 namespace kforge::bench {

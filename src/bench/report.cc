@@ -88,8 +88,8 @@ using Row = std::array<std::string, kColumns>;
 constexpr std::array<bool, kColumns> kRightAligned = {false, false, true, true, true, true, true, false};
 
 Row TableRow(const BenchResult& r) {
-  Row row = {r.task, r.status, "-", "-", "-", "-", "-", "-"};
-  if (r.status != "ok") {
+  Row row = {r.task, std::string(common::VerdictStatusName(r.status)), "-", "-", "-", "-", "-", "-"};
+  if (r.status != common::VerdictStatus::kOk) {
     if (!r.message.empty()) row[7] = r.message;
     return row;
   }
@@ -160,7 +160,7 @@ StatusOr<BenchResult> MakeBenchResult(const Measurement& measurement, uint64_t s
 
 std::vector<std::string> BenchFlags(const BenchResult& r) {
   std::vector<std::string> flags;
-  if (r.status != "ok") return flags;
+  if (r.status != common::VerdictStatus::kOk) return flags;
   if (r.speedup.ratio > kImplausibleSpeedup) flags.push_back("implausible_speedup");
   if (r.roofline && r.roofline->sol_ms > 0 && r.candidate.stats.count > 0 &&
       r.candidate.stats.median < r.roofline->sol_ms) {
@@ -174,12 +174,12 @@ std::vector<std::string> BenchFlags(const BenchResult& r) {
 }
 
 json BenchResultToJson(const BenchResult& r) {
-  const bool ok = r.status == "ok";
+  const bool ok = r.status == common::VerdictStatus::kOk;
   json j = json::object();
   j["schema"] = kBenchSchema;
   j["task"] = r.task;
   j["solution_hash"] = r.solution_hash;
-  j["status"] = r.status;
+  j["status"] = common::VerdictStatusName(r.status);
   j["message"] = r.message;
   j["mode"] = ModeName(r.mode);
   j["seed"] = r.seed;

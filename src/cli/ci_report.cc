@@ -145,6 +145,24 @@ void Properties(std::string& out, const std::vector<std::pair<std::string, std::
 
 }  // namespace
 
+CiCase::Outcome OutcomeOf(common::VerdictStatus status) {
+  switch (status) {
+    case common::VerdictStatus::kOk:
+      return CiCase::Outcome::kPassed;
+    case common::VerdictStatus::kHarnessError:
+    case common::VerdictStatus::kNoGpu:
+      return CiCase::Outcome::kError;
+    case common::VerdictStatus::kCompileError:
+    case common::VerdictStatus::kInvalidSolution:
+    case common::VerdictStatus::kLaunchError:
+    case common::VerdictStatus::kMismatch:
+    case common::VerdictStatus::kTimeout:
+    case common::VerdictStatus::kCrash:
+      return CiCase::Outcome::kFailed;
+  }
+  return CiCase::Outcome::kFailed;  // not reached: the switch names every status
+}
+
 CiCase CaseFromVerdict(const common::Verdict& verdict) {
   CiCase c;
   c.classname = verdict.task.empty() ? "(no task)" : verdict.task;
@@ -152,17 +170,7 @@ CiCase CaseFromVerdict(const common::Verdict& verdict) {
   c.status = std::string(common::VerdictStatusName(verdict.status));
   c.message = verdict.message;
   c.seconds = (Ms(verdict.compile, "ms") + Ms(verdict.timing, "gpu_ms")) / 1000;
-  switch (verdict.status) {
-    case common::VerdictStatus::kOk:
-      c.outcome = CiCase::Outcome::kPassed;
-      break;
-    case common::VerdictStatus::kHarnessError:
-    case common::VerdictStatus::kNoGpu:
-      c.outcome = CiCase::Outcome::kError;
-      break;
-    default:
-      c.outcome = CiCase::Outcome::kFailed;
-  }
+  c.outcome = OutcomeOf(verdict.status);
   c.properties.emplace_back("status", c.status);
   c.properties.emplace_back("judge", std::to_string(verdict.judge));
   if (!verdict.solution_hash.empty()) c.properties.emplace_back("solution_hash", verdict.solution_hash);

@@ -46,6 +46,10 @@ struct CiCase {
   std::vector<std::string> place_messages;  ///< the message of each place, same order
 };
 
+/// How a verdict status counts in a CI report: passed, failed (the candidate's fault) or an error
+/// (kforge's side: a harness error, no GPU).
+CiCase::Outcome OutcomeOf(common::VerdictStatus status);
+
 /// The case of a verdict: time = compile ms + the GPU check's ms; properties: the judge, the
 /// solution's hash, peak and budget device bytes where measured; places: compile errors and plan
 /// errors mapped back to the solution file where the verdict's `solution` names a readable one.

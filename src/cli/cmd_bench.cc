@@ -42,16 +42,14 @@ CiCase CaseFromBench(const bench::BenchResult& result, const common::Verdict* ve
     c.name = result.task + " (reference)";
   }
   c.seconds += result.wall_seconds;
-  if (c.status != result.status) {
-    c.status = result.status;
+  const std::string status(common::VerdictStatusName(result.status));
+  if (c.status != status) {
+    c.status = status;
     c.message = result.message;
-    c.outcome = result.status == "ok"                                           ? CiCase::Outcome::kPassed
-                : result.status == "harness_error" || result.status == "no_gpu" ? CiCase::Outcome::kError
-                                                                                : CiCase::Outcome::kFailed;
-    c.properties.insert(c.properties.begin(),
-                        std::pair<std::string, std::string>("bench_status", result.status));
+    c.outcome = OutcomeOf(result.status);
+    c.properties.insert(c.properties.begin(), std::pair<std::string, std::string>("bench_status", status));
   }
-  if (result.status == "ok") {
+  if (result.status == common::VerdictStatus::kOk) {
     char text[32];
     if (std::isfinite(result.speedup.ratio)) {
       std::snprintf(text, sizeof text, "%.4g", result.speedup.ratio);

@@ -20,7 +20,7 @@ namespace {
 
 struct ExportArgs {
   std::vector<std::string> runs;
-  std::string format = "messages";
+  std::string format{exporter::FormatName(exporter::Format::kMessages)};
   std::string out;
   bool force = false;
   bool include_incorrect = false;
@@ -80,7 +80,7 @@ StatusOr<exporter::ExportOptions> ToOptions(const ExportArgs& a) {
   o.rows.with_reasoning = a.with_reasoning;
   o.rows.arguments_as_text = a.tool_arguments == "text";
   if (parquet) {
-    if (o.format != exporter::Format::kMessages && o.format != exporter::Format::kPairs)
+    if (!exporter::IsConversation(o.format))
       return Status::InvalidArgument("--file-format parquet takes messages or pairs rows, not " + a.format);
     o.file_format = exporter::FileFormat::kParquet;
     o.parquet_writer = {a.python.empty() ? finetune::DefaultPython() : a.python,
@@ -142,9 +142,12 @@ Runner AttachExport(CLI::App& sub) {
   sub.add_option("runs", a->runs,
                  "Run folders (their trajectories.jsonl), .jsonl files, or - for JSON lines on stdin")
       ->required();
+  std::vector<std::string> formats;
+  for (const auto& [format, name] : exporter::kFormatNames.rows) formats.emplace_back(name);
+  formats.push_back("parquet");  // messages rows in Parquet files
   sub.add_option("--format", a->format, "Output format")
-      ->check(CLI::IsMember({"messages", "pairs", "trajectory", "kernelbench", "parquet"}))
-      ->default_val("messages");
+      ->check(CLI::IsMember(formats))
+      ->default_val(a->format);
   sub.add_option("--file-format", a->file_format,
                  "Files of messages and pairs rows: jsonl, or parquet (written with pyarrow by --python)")
       ->check(CLI::IsMember({"jsonl", "parquet"}))

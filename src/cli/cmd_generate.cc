@@ -85,11 +85,20 @@ std::string DefaultPromptsDir() {
 
 }  // namespace
 
+Status ParseProtocol(const std::string& text, dataset::Protocol& protocol) {
+  std::optional<dataset::Protocol> parsed = dataset::kProtocolNames.Parse(text);
+  if (!parsed)
+    return Status::InvalidArgument("--protocol " + text.substr(0, 20) + ": expected " +
+                                   dataset::kProtocolNames.Spellings());
+  protocol = *parsed;
+  return Status::Ok();
+}
+
 Runner AttachGenerate(CLI::App& sub) {
   struct Args {
     generate::GenerateOptions options;
     GpuRunFlags gpu;
-    std::string shard, stream = "auto", echo = "auto", prices, extra_body, reasoning_model;
+    std::string shard, stream = "auto", echo = "auto", prices, extra_body, reasoning_model, protocol;
     std::vector<std::string> headers, skills;
     double temperature = 0, max_cost = 0, bench_time = 2;
     CLI::Option* temperature_option = nullptr;
@@ -116,8 +125,8 @@ Runner AttachGenerate(CLI::App& sub) {
   sub.add_option("--max-turns", o.max_turns, "Teacher turns per episode")
       ->default_val(4)
       ->check(CLI::Range(1, 1000));
-  sub.add_option("--protocol", o.protocol, "text (cuda + json blocks) or tools (run and submit)")
-      ->default_val("text");
+  sub.add_option("--protocol", args->protocol, "text (cuda + json blocks) or tools (run and submit)")
+      ->default_val(std::string(dataset::ProtocolName(dataset::Protocol::kText)));
   sub.add_option("--views", o.views,
                  "What the teacher sees, comma-separated: code, nl, spec, nl+spec, kernelbench")
       ->delimiter(',')
@@ -230,6 +239,7 @@ Runner AttachGenerate(CLI::App& sub) {
     generate::GenerateOptions& options = args->options;
     Status usage = ApplyGpuRunFlags(args->gpu, options.judge.verify);
     if (usage.ok()) usage = ParseShard(args->shard, options.shard_index, options.shard_count);
+    if (usage.ok()) usage = ParseProtocol(args->protocol, options.protocol);
     auto stream = ParseStream(args->stream);
     auto echo = ParseEcho(args->echo);
     if (usage.ok() && !stream.ok()) usage = stream.status();

@@ -113,9 +113,12 @@ int Eval(EvalArgs& args) {
   generate::GenerateOptions& run = o.run;
   Status usage = ApplyGpuRunFlags(args.gpu, run.judge.verify);
   if (usage.ok()) usage = CheckTasksRoot(run.tasks_root);
-  if (usage.ok() && args.protocol != "text" && args.protocol != "tools")
-    usage = Status::InvalidArgument("--protocol " + args.protocol.substr(0, 20) + ": expected text or tools");
-  run.protocol = args.protocol;
+  if (usage.ok()) {
+    if (std::optional<dataset::Protocol> parsed = dataset::kProtocolNames.Parse(args.protocol))
+      run.protocol = *parsed;
+    else
+      usage = Status::InvalidArgument("--protocol " + args.protocol.substr(0, 20) + ": expected text or tools");
+  }
   if (usage.ok()) {
     auto prices = llm::PriceTable::Load(args.prices);
     if (prices.ok())

@@ -112,7 +112,7 @@ Runner AttachVerify(CLI::App& sub) {
     if (summary.no_gpu)
       std::fprintf(stderr, "verify: no GPU here; --compile-only compiles the solutions and checks their plans "
                            "without one\n");
-    if (summary.no_gpu || summary.by_status.count("harness_error")) return kExitUsage;
+    if (summary.no_gpu || summary.by_status.count(std::string(common::VerdictStatusName(common::VerdictStatus::kHarnessError)))) return kExitUsage;
     return summary.ok == summary.total ? kExitOk : kExitFailed;
   };
 }

@@ -1,26 +1,14 @@
 // Verdict records.
 #include "kforge/common/verdict.h"
 
-#include <array>
 #include <cstdint>
 
 #include "kforge/common/json_fields.h"
 
 namespace kforge::common {
-namespace {
-
-constexpr std::array<std::string_view, 9> kNames = {"ok",      "compile_error", "invalid_solution",
-                                                    "launch_error", "mismatch", "timeout",
-                                                    "crash",   "no_gpu",        "harness_error"};
-
-}  // namespace
-
-std::string_view VerdictStatusName(VerdictStatus status) { return kNames[static_cast<size_t>(status)]; }
 
 StatusOr<VerdictStatus> ParseVerdictStatus(std::string_view name) {
-  for (size_t i = 0; i < kNames.size(); ++i) {
-    if (kNames[i] == name) return static_cast<VerdictStatus>(i);
-  }
+  if (std::optional<VerdictStatus> status = kVerdictStatusNames.Parse(name)) return *status;
   return Status::InvalidArgument("unknown verdict status \"" + std::string(name.substr(0, 40)) + "\"");
 }
 

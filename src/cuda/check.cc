@@ -1,5 +1,5 @@
 // Message formatting for the call-check macros of check.h.
-#include "cuda/check.h"
+#include "kforge/cuda/check.h"
 
 #include <string_view>
 

@@ -138,19 +138,6 @@ nlohmann::json KernelsToJson(const std::map<std::string, KernelInfo>& kernels) {
   return json;
 }
 
-std::string_view CompileStatusName(CompileStatus status) {
-  switch (status) {
-    case CompileStatus::kOk:
-      return "ok";
-    case CompileStatus::kCompileError:
-      return "compile_error";
-    case CompileStatus::kInvalidSolution:
-      return "invalid_solution";
-    case CompileStatus::kTimeout:
-      return "timeout";
-  }
-  return "unknown";
-}
 
 std::filesystem::path DefaultCacheDir() { return common::CacheRoot() / "cubin"; }
 

@@ -35,14 +35,9 @@ std::optional<CompileResult> CubinCache::Load(const std::string& key) const {
   try {
     if (!j.is_object() || j.at("schema") != kSchema || j.at("key") != key) return std::nullopt;
     CompileResult r;
-    const std::string status = j.at("status").get<std::string>();
-    if (status == "ok") {
-      r.status = CompileStatus::kOk;
-    } else if (status == "compile_error") {
-      r.status = CompileStatus::kCompileError;
-    } else {
-      return std::nullopt;
-    }
+    const std::optional<CompileStatus> status = kCompileStatusNames.Parse(j.at("status").get<std::string>());
+    if (status != CompileStatus::kOk && status != CompileStatus::kCompileError) return std::nullopt;  // never cached
+    r.status = *status;
     r.message = j.at("message").get<std::string>();
     r.log = j.at("log").get<std::string>();
     r.lowered_names = j.at("lowered_names").get<std::map<std::string, std::string>>();

@@ -3,7 +3,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "cuda/check.h"
+#include "kforge/cuda/check.h"
 
 namespace kforge::cuda {
 

@@ -6,7 +6,7 @@
 
 #include <vector>
 
-#include "cuda/check.h"
+#include "kforge/cuda/check.h"
 
 namespace kforge::cuda {
 namespace {

@@ -1,7 +1,7 @@
 // CUBIN loading through cudaLibraryLoadData.
 #include "kforge/cuda/kernel_library.h"
 
-#include "cuda/check.h"
+#include "kforge/cuda/check.h"
 
 namespace kforge::cuda {
 

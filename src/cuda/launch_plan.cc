@@ -6,8 +6,8 @@
 #include <cstring>
 #include <limits>
 
-#include "cuda/check.h"
 #include "kforge/common/expr.h"
+#include "kforge/cuda/check.h"
 
 namespace kforge::cuda {
 namespace {

@@ -13,10 +13,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cuda/check.h"
 #include "cuda/compile_log.h"
 #include "cuda/nvrtc_helper.h"
 #include "kforge/common/base64.h"
+#include "kforge/cuda/check.h"
 #include "kforge/cuda/versions.h"
 
 namespace kforge::cuda::internal {

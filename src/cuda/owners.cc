@@ -1,7 +1,7 @@
 // Creation of the owned CUDA resources.
 #include "kforge/cuda/owners.h"
 
-#include "cuda/check.h"
+#include "kforge/cuda/check.h"
 
 namespace kforge::cuda {
 

@@ -42,6 +42,20 @@ class Reader {
     Get(key, value);
     if (present && s_.ok()) out = value;
   }
+  /// A value of a closed set, read by its name in `names`; absent or null leaves `out` as it is.
+  template <typename E, size_t N>
+  void Name(const char* key, const common::NameTable<E, N>& names, E& out) {
+    if (!s_.ok() || !o_.is_object() || !o_.contains(key) || o_[key].is_null()) return;
+    std::string text;
+    Get(key, text);
+    if (!s_.ok()) return;
+    if (std::optional<E> value = names.Parse(text)) {
+      out = *value;
+    } else {
+      s_ = Status::InvalidArgument(path_ + "." + key + ": " + common::Quote(text, 40) + ", expected " +
+                                   names.Spellings());
+    }
+  }
   void Raw(const char* key, json& out) {
     if (!s_.ok() || !o_.is_object()) return;
     auto it = o_.find(key);
@@ -130,7 +144,7 @@ json ToJson(const Trajectory& t) {
           {"task", ToJson(t.task)},
           {"teacher",
            {{"provider", t.teacher.provider}, {"model", t.teacher.model}, {"params", t.teacher.params}}},
-          {"protocol", t.protocol},
+          {"protocol", ProtocolName(t.protocol)},
           {"compile_only", t.compile_only},
           {"messages", t.messages},
           {"tools", t.tools},
@@ -141,7 +155,7 @@ json ToJson(const Trajectory& t) {
             {"speedup", OrNull(t.speedup())},
             {"turns", t.turns()},
             {"first_correct_turn", first_correct},
-            {"stop", t.stop},
+            {"stop", StopReasonName(t.stop)},
             {"error", t.error}}},
           {"usage", ToJson(t.usage)},
           {"timing", {{"wall_s", t.wall_s}, {"llm_s", t.llm_s}, {"judge_s", t.judge_s}}},
@@ -169,7 +183,7 @@ StatusOr<Trajectory> TrajectoryFromJson(const json& j, const std::string& where)
   r.Get("id", t.id, true);
   r.Get("run_id", t.run_id);
   r.Get("sample", t.sample);
-  r.Get("protocol", t.protocol);
+  r.Name("protocol", kProtocolNames, t.protocol);
   r.Get("compile_only", t.compile_only);
   r.Raw("messages", t.messages);
   r.Raw("tools", t.tools);
@@ -200,7 +214,7 @@ StatusOr<Trajectory> TrajectoryFromJson(const json& j, const std::string& where)
   }
   if (const json* outcome = r.Child("outcome")) {
     Reader o(*outcome, where + ".outcome", status);
-    o.Get("stop", t.stop);
+    o.Name("stop", kStopReasonNames, t.stop);
     o.Get("error", t.error);
   }
   if (const json* usage = r.Child("usage")) {

@@ -21,7 +21,17 @@ void Table(std::ostringstream& out, const char* heading, const char* column,
     out << "| " << (name.empty() ? "(none)" : name) << " | " << n << " |\n";
 }
 
-bool IsJsonLines(const std::string& format) { return format != "kernelbench"; }
+bool IsJsonLines(Format format) {
+  switch (format) {
+    case Format::kMessages:
+    case Format::kPairs:
+    case Format::kTrajectory:
+      return true;
+    case Format::kKernelBench:
+      return false;
+  }
+  return false;  // not reached: the switch names every format
+}
 
 /// The Hub's licence ids that tasks' SPDX identifiers map onto, lowercased.
 const std::set<std::string>& HubLicenses() {
@@ -68,48 +78,71 @@ void FrontMatter(std::ostringstream& out, const DatasetStats& s) {
   if (s.with_tools) out << "- tool-calling\n";
   out << (s.compile_only == 0 ? "- gpu-verified\n" : "- compile-only\n");
   out << "size_categories:\n- " << SizeCategory(s.exported) << "\n";
-  out << "pretty_name: kforge CUDA kernels (" << s.format << ")\n";
+  out << "pretty_name: kforge CUDA kernels (" << FormatName(s.format) << ")\n";
   out << "configs:\n- config_name: default\n  data_files:\n";
   for (const auto& [split, n] : s.splits)
     out << "  - split: " << split << "\n    path: " << DataFile(s, split) << "\n";
   out << "---\n";
 }
 
-const char* Describe(const std::string& format) {
-  if (format == "messages")
-    return "conversations in TRL's conversational format: a `messages` column (system, user, assistant and "
-           "tool turns; tool calls with their arguments as JSON objects) and a `tools` column (the tool "
-           "specs the teacher was offered, null without tools)";
-  if (format == "pairs")
-    return "prompt/completion pairs in TRL's conversational form: `prompt` holds the messages before the "
-           "first "
-           "assistant turn (the task as the teacher saw it), `completion` the assistant turn that gave the "
-           "best "
-           "solution";
-  if (format == "trajectory") return "whole kforge.trajectory/1 records (docs/formats.md in kforge)";
-  return "KernelBench ModelNew programs, one file per solution, named as KernelBench's runs name them";
+const char* Describe(Format format) {
+  switch (format) {
+    case Format::kMessages:
+      return "conversations in TRL's conversational format: a `messages` column (system, user, assistant and "
+             "tool turns; tool calls with their arguments as JSON objects) and a `tools` column (the tool "
+             "specs the teacher was offered, null without tools)";
+    case Format::kPairs:
+      return "prompt/completion pairs in TRL's conversational form: `prompt` holds the messages before the "
+             "first "
+             "assistant turn (the task as the teacher saw it), `completion` the assistant turn that gave the "
+             "best "
+             "solution";
+    case Format::kTrajectory:
+      return "whole kforge.trajectory/1 records (docs/formats.md in kforge)";
+    case Format::kKernelBench:
+      return "KernelBench ModelNew programs, one file per solution, named as KernelBench's runs name them";
+  }
+  return "";  // not reached: the switch names every format
 }
 
-const char* Schema(const std::string& format) {
-  if (format == "messages")
-    return "- `messages`: list of `{role, content, tool_calls?, tool_call_id?, name?, reasoning_content?}`, "
-           "each message with only its own keys; tool calls are `{id, type: function, function: {name, "
-           "arguments}}` with `arguments` a JSON object (Hugging Face's chat-template convention) unless "
-           "exported with `--tool-arguments text`; the conversation ends with the assistant turn of the "
-           "best attempt\n"
-           "- `tools`: OpenAI-style tool specs (`{type: function, function: {name, description, "
-           "parameters}}`), null on rows whose teacher was offered no tools\n";
-  if (format == "pairs")
-    return "- `prompt`: list of messages (system, user)\n- `completion`: list of one assistant message\n"
-           "- `tools`: as in the messages format (null without tools)\n";
-  if (format == "trajectory")
-    return "- every field of kforge.trajectory/1 (task, teacher, messages, tools, attempts with verdicts and "
-           "timings, best, outcome, usage, timing); Anthropic thinking blocks are removed\n";
-  return "- `level_<L>_problem_<P>_sample_<S>_kernel.py`: a `ModelNew` built with "
-         "`torch.utils.cpp_extension.load_inline`\n"
-         "- `index.jsonl`: one line per file: `file`, `task`, `problem` (`level<L>/<name>.py` in "
-         "KernelBench), "
-         "`record`, and kforge's verdict (`correct`, `speedup`, `status`)\n";
+const char* Schema(Format format) {
+  switch (format) {
+    case Format::kMessages:
+      return "- `messages`: list of `{role, content, tool_calls?, tool_call_id?, name?, reasoning_content?}`, "
+             "each message with only its own keys; tool calls are `{id, type: function, function: {name, "
+             "arguments}}` with `arguments` a JSON object (Hugging Face's chat-template convention) unless "
+             "exported with `--tool-arguments text`; the conversation ends with the assistant turn of the "
+             "best attempt\n"
+             "- `tools`: OpenAI-style tool specs (`{type: function, function: {name, description, "
+             "parameters}}`), null on rows whose teacher was offered no tools\n";
+    case Format::kPairs:
+      return "- `prompt`: list of messages (system, user)\n- `completion`: list of one assistant message\n"
+             "- `tools`: as in the messages format (null without tools)\n";
+    case Format::kTrajectory:
+      return "- every field of kforge.trajectory/1 (task, teacher, messages, tools, attempts with verdicts and "
+             "timings, best, outcome, usage, timing); Anthropic thinking blocks are removed\n";
+    case Format::kKernelBench:
+      return "- `level_<L>_problem_<P>_sample_<S>_kernel.py`: a `ModelNew` built with "
+             "`torch.utils.cpp_extension.load_inline`\n"
+             "- `index.jsonl`: one line per file: `file`, `task`, `problem` (`level<L>/<name>.py` in "
+             "KernelBench), "
+             "`record`, and kforge's verdict (`correct`, `speedup`, `status`)\n";
+  }
+  return "";  // not reached: the switch names every format
+}
+
+/// What TRL's SFTTrainer takes from the rows of `format`; empty when it takes none as they are.
+const char* TrainerColumns(Format format) {
+  switch (format) {
+    case Format::kMessages:
+      return "messages` column as it is";
+    case Format::kPairs:
+      return "prompt`/`completion` columns as they are";
+    case Format::kTrajectory:
+    case Format::kKernelBench:
+      return "";
+  }
+  return "";  // not reached: the switch names every format
 }
 
 }  // namespace
@@ -148,7 +181,7 @@ std::string SizeCategory(int64_t rows) {
 
 json ToJson(const DatasetStats& s) {
   return {{"schema", kExportStatsSchema},
-          {"format", s.format},
+          {"format", FormatName(s.format)},
           {"kforge_version", KFORGE_VERSION},
           {"inputs", s.inputs},
           {"options", s.options},
@@ -173,7 +206,7 @@ std::string DatasetCard(const DatasetStats& s) {
   std::ostringstream out;
   bool lines = IsJsonLines(s.format);
   if (lines) FrontMatter(out, s);
-  out << "# kforge dataset (" << s.format << ")\n\n";
+  out << "# kforge dataset (" << FormatName(s.format) << ")\n\n";
   out << "CUDA kernels written by teacher LLMs for PyTorch reference programs and judged by kforge "
       << KFORGE_VERSION << ", exported as " << Describe(s.format) << ".\n\n";
   out << "How the data was judged: " << Judged(s) << ".\n\n";
@@ -233,10 +266,8 @@ std::string DatasetCard(const DatasetStats& s) {
     if (s.file_format == "parquet")
       out << "\nThe Parquet files carry these features in their schema (`List(Json())` for the "
              "conversation and `tools` columns), so no `features=` is needed.\n";
-    if (s.format != "trajectory")
-      out << "\nTRL's `SFTTrainer` takes the `"
-          << (s.format == "messages" ? "messages` column as it is" : "prompt`/`completion` columns as they are")
-          << ", with the `tools` column.\n";
+    if (*TrainerColumns(s.format) != '\0')
+      out << "\nTRL's `SFTTrainer` takes the `" << TrainerColumns(s.format) << ", with the `tools` column.\n";
   } else {
     out << "The files follow KernelBench's run layout (`runs/<run "
            "name>/level_<L>_problem_<P>_sample_<S>_kernel.py`): "

@@ -2,6 +2,7 @@
 #include "kforge/export/episode.h"
 
 #include "kforge/common/library_ops.h"
+#include "kforge/common/verdict.h"
 
 namespace kforge::exporter {
 
@@ -22,9 +23,9 @@ std::optional<double> OpsFractionIn(const nlohmann::json& record) {
 bool Unjudged(const dataset::Trajectory& t) {
   if (!t.task.unjudgeable.empty()) return true;  // the task itself cannot tell a kernel from a no-op
   if (t.first_correct_turn()) return false;
-  if (t.stop == "harness_error") return true;
+  if (t.stop == dataset::StopReason::kHarnessError) return true;
   for (const dataset::Attempt& a : t.attempts)
-    if (a.status == "harness_error") return true;
+    if (a.Is(common::VerdictStatus::kHarnessError)) return true;
   return false;
 }
 
@@ -54,7 +55,7 @@ Episode Summarize(const dataset::Trajectory& t) {
   e.task_id = t.task.id;
   e.level = t.task.level;
   e.unjudged = Unjudged(t);
-  e.llm_error = t.stop == "llm_error";
+  e.llm_error = t.stop == dataset::StopReason::kLlmError;
   e.correct = t.correct();
   e.speedup = t.speedup();
   e.mostly_library_ops = e.correct && LibraryOpsFraction(t).value_or(0) > common::kMostlyLibraryOps;

@@ -6,12 +6,12 @@
 #include <set>
 #include <unordered_map>
 
+#include "export/holdout.h"
+#include "export/kernelbench.h"
 #include "export/sinks.h"
 #include "kforge/common/files.h"
 #include "kforge/common/json_fields.h"
 #include "kforge/common/verdict.h"
-#include "kforge/export/holdout.h"
-#include "kforge/export/kernelbench.h"
 
 namespace kforge::exporter {
 namespace {
@@ -116,7 +116,7 @@ class FirstPass {
       return;
     }
     const nlohmann::json* solution = BestSolution(t);
-    if ((options_.format == Format::kMessages || options_.format == Format::kPairs) && !HasAssistantTurn(t)) {
+    if (IsConversation(options_.format) && !HasAssistantTurn(t)) {
       ++stats_.left_out["no_assistant_turn"];  // nothing to learn from: a teacher error before any reply
       return;
     }
@@ -179,28 +179,6 @@ class FirstPass {
 
 }  // namespace
 
-std::optional<Format> ParseFormat(std::string_view name) {
-  if (name == "messages") return Format::kMessages;
-  if (name == "pairs") return Format::kPairs;
-  if (name == "trajectory") return Format::kTrajectory;
-  if (name == "kernelbench") return Format::kKernelBench;
-  return std::nullopt;
-}
-
-const char* FormatName(Format format) {
-  switch (format) {
-    case Format::kMessages:
-      return "messages";
-    case Format::kPairs:
-      return "pairs";
-    case Format::kTrajectory:
-      return "trajectory";
-    case Format::kKernelBench:
-      return "kernelbench";
-  }
-  return "messages";
-}
-
 Status CheckOutput(const fs::path& out, bool force) {
   std::error_code ec;
   if (!fs::exists(out, ec)) return Status::Ok();
@@ -235,7 +213,7 @@ StatusOr<DatasetStats> Export(const std::vector<fs::path>& files, const ExportOp
                               const WarningSink& warn) {
   KFORGE_RETURN_IF_ERROR(CheckInputsApart(files, options.out));
   DatasetStats stats;
-  stats.format = FormatName(options.format);
+  stats.format = options.format;
   if (options.file_format == FileFormat::kParquet) stats.file_format = "parquet";
   stats.options = options.described;
   for (const fs::path& f : files) stats.inputs.push_back(f.string());

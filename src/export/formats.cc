@@ -99,7 +99,7 @@ json Provenance(const dataset::Trajectory& t) {
           {"teacher_provider", t.teacher.provider},
           {"teacher_model", t.teacher.model},
           {"kforge_version", t.kforge_version},
-          {"protocol", t.protocol},
+          {"protocol", dataset::ProtocolName(t.protocol)},
           {"compile_only", t.compile_only},
           {"correct", t.correct()},
           {"speedup", speedup ? json(*speedup) : json(nullptr)},
@@ -141,14 +141,30 @@ StatusOr<json> PairsRow(const dataset::Trajectory& t, const FormatOptions& optio
   return row;
 }
 
-std::vector<Column> RowColumns(const std::string& format) {
+bool IsConversation(Format format) {
+  switch (format) {
+    case Format::kMessages:
+    case Format::kPairs:
+      return true;
+    case Format::kTrajectory:
+    case Format::kKernelBench:
+      return false;
+  }
+  return false;  // not reached: the switch names every format
+}
+
+std::vector<Column> RowColumns(Format format) {
   std::vector<Column> columns;
-  if (format == "messages") {
-    columns = {{"messages", "json_list"}};
-  } else if (format == "pairs") {
-    columns = {{"prompt", "json_list"}, {"completion", "json_list"}};
-  } else {
-    return columns;
+  switch (format) {
+    case Format::kMessages:
+      columns = {{"messages", "json_list"}};
+      break;
+    case Format::kPairs:
+      columns = {{"prompt", "json_list"}, {"completion", "json_list"}};
+      break;
+    case Format::kTrajectory:
+    case Format::kKernelBench:
+      return columns;
   }
   std::vector<Column> rest = {{"tools", "json_list"},
                               {"id", "string"},

@@ -1,5 +1,5 @@
 // Held-out tasks: ids and reference similarity.
-#include "kforge/export/holdout.h"
+#include "export/holdout.h"
 
 #include <fstream>
 

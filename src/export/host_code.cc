@@ -11,9 +11,9 @@
 #include <optional>
 #include <set>
 
-#include "export/library_op_calls_text.h"
 #include "kforge/common/text.h"
 #include "kforge/export/dedup.h"
+#include "kforge/reference/library_op_calls_text.h"
 
 namespace kforge::exporter::internal {
 namespace {
@@ -172,7 +172,7 @@ class Writer {
     code.cpp += kPrelude;
     if (HasOps()) {
       code.cpp += "\nnamespace {\n\n";
-      code.cpp += kLibraryOpCalls;
+      code.cpp += reference::kLibraryOpCalls;
       code.cpp += "\n}  // namespace\n";
     }
     code.cpp += "\n// Runs the launch plan of a kforge solution for " + task_.id +

@@ -1,5 +1,5 @@
 // KernelBench ModelNew files: the Python around the host code.
-#include "kforge/export/kernelbench.h"
+#include "export/kernelbench.h"
 
 #include <cctype>
 #include <regex>

@@ -7,8 +7,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "export/kernelbench.h"
 #include "kforge/common/files.h"
-#include "kforge/export/kernelbench.h"
 
 namespace kforge::exporter::internal {
 namespace {
@@ -61,12 +61,20 @@ class JsonlSink : public Sink {
 
   Status Write(const dataset::Trajectory& record, DatasetStats& stats) override {
     json row;
-    if (options_.format == Format::kMessages) {
-      KFORGE_ASSIGN_OR_RETURN(row, MessagesRow(record, options_.rows));
-    } else if (options_.format == Format::kPairs) {
-      KFORGE_ASSIGN_OR_RETURN(row, PairsRow(record, options_.rows));
-    } else {
-      row = TrajectoryRow(record, options_.rows);
+    switch (options_.format) {
+      case Format::kMessages: {
+        KFORGE_ASSIGN_OR_RETURN(row, MessagesRow(record, options_.rows));
+        break;
+      }
+      case Format::kPairs: {
+        KFORGE_ASSIGN_OR_RETURN(row, PairsRow(record, options_.rows));
+        break;
+      }
+      case Format::kTrajectory:
+        row = TrajectoryRow(record, options_.rows);
+        break;
+      case Format::kKernelBench:  // files, written by KernelBenchSink
+        return Status::Internal("the JSON lines writer was given the kernelbench format");
     }
     const std::string& split = options_.split.SplitOf(record.task.id);
     std::unique_ptr<OutFile>& file = files_[split];
@@ -82,7 +90,7 @@ class JsonlSink : public Sink {
   Status Close(DatasetStats& stats) override {
     for (auto& [split, file] : files_) KFORGE_RETURN_IF_ERROR(file->Close());
     if (!parquet()) return Status::Ok();
-    const nlohmann::json features = FeaturesDict(RowColumns(FormatName(options_.format)));
+    const nlohmann::json features = FeaturesDict(RowColumns(options_.format));
     for (auto& [split, file] : files_) {
       const fs::path rows = options_.out / RowsFile(split);
       Status written =

@@ -4,7 +4,7 @@
 #include <regex>
 #include <sstream>
 
-#include "kforge/finetune/process.h"
+#include "finetune/process.h"
 
 namespace kforge::finetune {
 namespace {

@@ -1,5 +1,5 @@
 // The run manifest.
-#include "kforge/finetune/manifest.h"
+#include "finetune/manifest.h"
 
 #include <ctime>
 #include <sstream>

@@ -1,5 +1,5 @@
 // posix_spawn with pipes, for the launch's probes and its trainer.
-#include "kforge/finetune/process.h"
+#include "finetune/process.h"
 
 #include <fcntl.h>
 #include <poll.h>

@@ -3,9 +3,9 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "finetune/process.h"
 #include "kforge/common/files.h"
 #include "kforge/common/json_fields.h"
-#include "kforge/finetune/process.h"
 #include "kforge/finetune/run.h"
 
 namespace kforge::finetune {

@@ -7,11 +7,11 @@
 #include <utility>
 #include <vector>
 
+#include "finetune/manifest.h"
+#include "finetune/process.h"
 #include "kforge/common/files.h"
 #include "kforge/common/json_fields.h"
 #include "kforge/finetune/hub.h"
-#include "kforge/finetune/manifest.h"
-#include "kforge/finetune/process.h"
 
 namespace kforge::finetune {
 namespace {

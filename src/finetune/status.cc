@@ -4,10 +4,10 @@
 #include <string>
 #include <utility>
 
+#include "finetune/manifest.h"
+#include "finetune/process.h"
 #include "kforge/common/files.h"
 #include "kforge/common/json_fields.h"
-#include "kforge/finetune/manifest.h"
-#include "kforge/finetune/process.h"
 #include "kforge/finetune/run.h"
 
 namespace kforge::finetune {

@@ -52,6 +52,24 @@ void AddUsage(dataset::UsageInfo& total, const llm::ChatResponse& response) {
   if (!response.cost_known && !response.from_cache) total.cost_known = false;
 }
 
+/// Whether NVRTC compiled the candidate of `verdict`.
+bool Compiled(const common::Verdict& verdict) {
+  switch (verdict.status) {
+    case common::VerdictStatus::kCompileError:
+    case common::VerdictStatus::kInvalidSolution:
+    case common::VerdictStatus::kHarnessError:
+      return false;
+    case common::VerdictStatus::kOk:
+    case common::VerdictStatus::kLaunchError:
+    case common::VerdictStatus::kMismatch:
+    case common::VerdictStatus::kTimeout:
+    case common::VerdictStatus::kCrash:
+    case common::VerdictStatus::kNoGpu:
+      return !verdict.compile.is_null();
+  }
+  return false;  // not reached: the switch names every status
+}
+
 /// Compiles, checks and (when correct, on a GPU) times one candidate.
 dataset::Attempt Judge(const EpisodeContext& context, const EpisodeSpec& spec, const Candidate& candidate,
                        int turn, double& judge_s) {
@@ -70,18 +88,16 @@ dataset::Attempt Judge(const EpisodeContext& context, const EpisodeSpec& spec, c
   const common::Verdict& verdict = judged.verdict;
   attempt.verdict = verdict.ToJson();
   attempt.status = std::string(common::VerdictStatusName(verdict.status));
-  attempt.compiled = verdict.status != common::VerdictStatus::kCompileError &&
-                     verdict.status != common::VerdictStatus::kInvalidSolution &&
-                     verdict.status != common::VerdictStatus::kHarnessError && !verdict.compile.is_null();
+  attempt.compiled = Compiled(verdict);
   attempt.correct = !context.compile_only && verdict.status == common::VerdictStatus::kOk;
   if (attempt.correct && context.bencher) {
     bench::BenchResult timed = context.bencher->Record(verdict, judged.after);
     attempt.bench = CompactBench(bench::BenchResultToJson(timed));
-    if (timed.status == "ok") {
+    if (timed.status == common::VerdictStatus::kOk) {
       if (std::isfinite(timed.speedup.ratio)) attempt.speedup = timed.speedup.ratio;
-    } else if (timed.status != "harness_error") {
+    } else if (timed.status != common::VerdictStatus::kHarnessError) {
       attempt.correct = false;  // the timed runs are checked too: a fault there is the candidate's
-      attempt.status = timed.status;
+      attempt.status = std::string(common::VerdictStatusName(timed.status));
     }
   }
   judge_s += Seconds(start);
@@ -90,7 +106,7 @@ dataset::Attempt Judge(const EpisodeContext& context, const EpisodeSpec& spec, c
 
 /// Whether the episode has what it came for.
 bool ReachedTarget(const EpisodeContext& context, const dataset::Attempt& attempt) {
-  if (context.compile_only) return attempt.status == "ok";
+  if (context.compile_only) return attempt.Is(common::VerdictStatus::kOk);
   return attempt.correct && attempt.speedup && *attempt.speedup >= context.options.target_speedup;
 }
 
@@ -174,7 +190,7 @@ dataset::Trajectory RunEpisode(const EpisodeContext& context, const EpisodeSpec&
   StatusOr<llm::ChatRequest> opening =
       OpeningRequest(options, context.prompts, context.system_prompt, context.tools, spec);
   if (!opening.ok()) {
-    t.stop = "harness_error";
+    t.stop = dataset::StopReason::kHarnessError;
     t.error = opening.status().message();
     return t;
   }
@@ -197,7 +213,7 @@ dataset::Trajectory RunEpisode(const EpisodeContext& context, const EpisodeSpec&
     t.llm_s += Seconds(llm_start);
     AddUsage(t.usage, response);
     if (!response.ok()) {
-      t.stop = "llm_error";
+      t.stop = dataset::StopReason::kLlmError;
       t.error = std::string(llm::ErrorKindName(response.error.kind)) + ": " + response.error.message;
       // A request that stopped the batch (a fatal error, a circuit breaker) does not end its episode.
       if (response.error.kind == llm::ErrorKind::kAborted || llm::IsFatal(response.error.kind) ||
@@ -238,7 +254,7 @@ dataset::Trajectory RunEpisode(const EpisodeContext& context, const EpisodeSpec&
     const bool last_turn = turn == options.max_turns;
     if (candidates.empty()) {  // tools protocol, no tool call
       if (last_turn) {
-        t.stop = "no_solution";
+        t.stop = dataset::StopReason::kNoSolution;
         break;
       }
       if (skill_reads > 0) continue;  // the files it read are its next turn's input
@@ -254,7 +270,7 @@ dataset::Trajectory RunEpisode(const EpisodeContext& context, const EpisodeSpec&
     for (size_t i = 0; i < candidates.size(); ++i) {
       const Candidate& candidate = candidates[i];
       if (done || i >= kMaxCandidatesPerReply) {  // not judged; every tool call still gets its result
-        if (options.protocol == "tools")
+        if (options.protocol == dataset::Protocol::kTools)
           messages.push_back(llm::Message::ToolResult(
               candidate.tool_call_id,
               done ? "Not run: an earlier call of this reply ended the episode."
@@ -269,13 +285,13 @@ dataset::Trajectory RunEpisode(const EpisodeContext& context, const EpisodeSpec&
       std::string result = DescribeAttempt(attempt, source);
       bool reached = ReachedTarget(context, attempt);
       if (candidate.submit) {
-        t.stop = "submitted";
+        t.stop = dataset::StopReason::kSubmitted;
         done = true;
       } else if (reached) {
-        t.stop = context.compile_only ? "compiled" : "target_reached";
+        t.stop = context.compile_only ? dataset::StopReason::kCompiled : dataset::StopReason::kTargetReached;
         done = true;
       }
-      if (attempt.status == "harness_error" && !done) {
+      if (attempt.Is(common::VerdictStatus::kHarnessError) && !done) {
         t.error = attempt.verdict.is_object() ? attempt.verdict.value("message", std::string()) : "";
       }
       auto text =
@@ -285,7 +301,7 @@ dataset::Trajectory RunEpisode(const EpisodeContext& context, const EpisodeSpec&
                                      : NextStep(attempt, options.target_speedup, context.compile_only)}},
                  "feedback.md");
       std::string rendered = text.ok() ? *text : result;
-      if (options.protocol == "tools") {
+      if (options.protocol == dataset::Protocol::kTools) {
         messages.push_back(
             llm::Message::ToolResult(candidate.tool_call_id, rendered, !attempt.correct && !reached));
       } else {
@@ -295,17 +311,18 @@ dataset::Trajectory RunEpisode(const EpisodeContext& context, const EpisodeSpec&
     }
     if (done) break;
     if (last_turn) {
-      t.stop = "max_turns";
+      t.stop = dataset::StopReason::kMaxTurns;
       break;
     }
-    if (options.protocol == "text") messages.push_back(llm::Message::User(feedback));
+    if (options.protocol == dataset::Protocol::kText) messages.push_back(llm::Message::User(feedback));
   }
-  if (t.stop.empty()) t.stop = "max_turns";
+  if (t.stop == dataset::StopReason::kNone) t.stop = dataset::StopReason::kMaxTurns;
   // An episode whose every attempt hit kforge's own failure says so: it is not the teacher's.
-  if (!t.attempts.empty() && t.attempts.back().status == "harness_error" && t.stop != "llm_error") {
+  if (!t.attempts.empty() && t.attempts.back().Is(common::VerdictStatus::kHarnessError) &&
+      t.stop != dataset::StopReason::kLlmError) {
     bool any_judged = false;
-    for (const auto& a : t.attempts) any_judged |= a.status != "harness_error" && a.status != "no_solution";
-    if (!any_judged) t.stop = "harness_error";
+    for (const auto& a : t.attempts) any_judged |= !a.Is(common::VerdictStatus::kHarnessError) && a.status != "no_solution";
+    if (!any_judged) t.stop = dataset::StopReason::kHarnessError;
   }
   t.best = BestAttempt(t.attempts);
   for (const llm::Message& m : messages) t.messages.push_back(llm::ToJson(m));

@@ -155,8 +155,8 @@ std::string DescribeAttempt(const dataset::Attempt& attempt, const std::string& 
   const json& v = attempt.verdict;
   std::string message = v.is_object() ? v.value("message", std::string()) : "";
   std::string out;
-  if (attempt.status == "compile_error" || attempt.status == "invalid_solution") {
-    out = (attempt.status == "compile_error" ? "Compile error: " : "Invalid solution: ") + message + "\n";
+  if (attempt.Is(common::VerdictStatus::kCompileError) || attempt.Is(common::VerdictStatus::kInvalidSolution)) {
+    out = (attempt.Is(common::VerdictStatus::kCompileError) ? "Compile error: " : "Invalid solution: ") + message + "\n";
     const json& compile = v.is_object() ? v.value("compile", json()) : json();
     std::string log = compile.is_object() ? compile.value("log", std::string()) : "";
     if (!log.empty()) out += "Compiler output:\n" + Trim(log) + "\n" + QuoteLines(log, source);
@@ -164,7 +164,7 @@ std::string DescribeAttempt(const dataset::Attempt& attempt, const std::string& 
   }
   const json& compile = v.is_object() ? v.value("compile", json()) : json();
   std::string kernels = Kernels(compile);
-  if (attempt.status == "ok") {
+  if (attempt.Is(common::VerdictStatus::kOk)) {
     out = attempt.correct ? "Correct: matches the reference on every trial.\n"
                           : "Compiled; the plan checks out.\n";
     out += kernels + Timing(attempt.bench);
@@ -173,15 +173,15 @@ std::string DescribeAttempt(const dataset::Attempt& attempt, const std::string& 
     return out;
   }
   out = attempt.status + ": " + message + "\n";
-  if (attempt.status == "mismatch") out += Mismatch(v);
+  if (attempt.Is(common::VerdictStatus::kMismatch)) out += Mismatch(v);
   return out + kernels;
 }
 
 std::string NextStep(const dataset::Attempt& attempt, double target_speedup, bool compile_only) {
   if (attempt.status == "no_solution") return "Answer with a complete solution in the required form.";
-  if (attempt.status == "harness_error")
+  if (attempt.Is(common::VerdictStatus::kHarnessError))
     return "That failure was kforge's, not yours; send the solution again.";
-  if (compile_only && attempt.status == "ok") return "It compiles. Make it faster if you can.";
+  if (compile_only && attempt.Is(common::VerdictStatus::kOk)) return "It compiles. Make it faster if you can.";
   if (!attempt.correct) return "Fix the problem and send the complete corrected solution.";
   std::string goal =
       target_speedup > 1 ? "at least " + Fixed(target_speedup, 2) + "x faster than" : "faster than";

@@ -35,12 +35,21 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+/// The prompt part that explains `protocol` to the teacher.
+const std::string& ProtocolPrompt(const PromptSet& prompts, dataset::Protocol protocol) {
+  switch (protocol) {
+    case dataset::Protocol::kText:
+      return prompts.protocol_text;
+    case dataset::Protocol::kTools:
+      return prompts.protocol_tools;
+  }
+  return prompts.protocol_text;  // not reached: the switch names every protocol
+}
+
 Status CheckOptions(const GenerateOptions& o) {
   if (o.teacher.empty())
     return Status::InvalidArgument("--teacher is required (anthropic, openai, replay:FILE, exec:CMD)");
   if (o.out.empty()) return Status::InvalidArgument("--out is required");
-  if (o.protocol != "text" && o.protocol != "tools")
-    return Status::InvalidArgument("--protocol " + o.protocol.substr(0, 20) + ": expected text or tools");
   if (o.views.empty()) return Status::InvalidArgument("--views: name at least one view");
   for (size_t i = 0; i < o.views.size(); ++i) {
     KFORGE_RETURN_IF_ERROR(CheckView(o.views[i]).WithContext("--views"));
@@ -80,7 +89,7 @@ nlohmann::json RunConfig(const GenerateOptions& o, const PromptSet& prompts, boo
                            {"teacher", o.teacher},
                            {"model", o.model},
                            {"base_url", o.provider.base_url},
-                           {"protocol", o.protocol},
+                           {"protocol", dataset::ProtocolName(o.protocol)},
                            {"views", o.views},
                            {"max_turns", o.max_turns},
                            {"temperature", o.temperature ? nlohmann::json(*o.temperature) : nlohmann::json()},
@@ -190,7 +199,7 @@ class Progress {
     int done = s.finished;
     double eta = done > 0 ? elapsed / done * (total_ - done) : 0;
     char line[512];
-    std::string what = t.correct() ? "correct" : t.stop;
+    std::string what = t.correct() ? "correct" : std::string(dataset::StopReasonName(t.stop));
     if (t.speedup()) what += " " + Number(*t.speedup(), "%.2f") + "x";
     std::snprintf(
         line, sizeof(line),
@@ -266,7 +275,8 @@ StatusOr<GenerateSummary> RunGenerate(const GenerateOptions& options) {
       !options.client.prices.Find((*provider)->Name(), options.model))
     return Status::InvalidArgument("--max-cost: no price for model \"" + options.model +
                                    "\" in the price table (--prices); add it, or pass --allow-unpriced to count it as 0");
-  std::vector<llm::ToolSpec> tools = options.protocol == "tools" ? SolutionTools() : std::vector<llm::ToolSpec>{};
+  std::vector<llm::ToolSpec> tools =
+      options.protocol == dataset::Protocol::kTools ? SolutionTools() : std::vector<llm::ToolSpec>{};
   const bool tools_protocol = !tools.empty();
   if (tools_protocol && !options.skills.empty()) tools.push_back(ReadSkillFileTool(options.skills));
   std::vector<std::string> dropped;
@@ -281,8 +291,7 @@ StatusOr<GenerateSummary> RunGenerate(const GenerateOptions& options) {
   }
   if (options.dry_run) {
     std::fputs(startup_line.c_str(), stderr);
-    const std::string protocol_text =
-        options.protocol == "tools" ? prompts.protocol_tools : prompts.protocol_text;
+    const std::string protocol_text = ProtocolPrompt(prompts, options.protocol);
     KFORGE_ASSIGN_OR_RETURN(std::string system_prompt,
                             Render(prompts.system,
                                    {{"device", DescribeDevice(nlohmann::json(), true)},
@@ -380,8 +389,7 @@ StatusOr<GenerateSummary> RunGenerate(const GenerateOptions& options) {
   }
   summary.episodes = static_cast<int>(planned.size());
 
-  const std::string protocol_text =
-      options.protocol == "tools" ? prompts.protocol_tools : prompts.protocol_text;
+  const std::string protocol_text = ProtocolPrompt(prompts, options.protocol);
   KFORGE_ASSIGN_OR_RETURN(std::string system_prompt,
                           Render(prompts.system,
                                  {{"device", DescribeDevice(hello, compile_only)},
@@ -406,7 +414,7 @@ StatusOr<GenerateSummary> RunGenerate(const GenerateOptions& options) {
 
   std::fprintf(stderr, "generate: run %s, %d episode%s to run (%d already done), %zu task%s, %s%s\n",
                run->run_id().c_str(), summary.episodes, summary.episodes == 1 ? "" : "s", summary.skipped,
-               shard.size(), shard.size() == 1 ? "" : "s", options.protocol.c_str(),
+               shard.size(), shard.size() == 1 ? "" : "s", std::string(dataset::ProtocolName(options.protocol)).c_str(),
                compile_only ? ", compile-only" : "");
   run->Log("start run " + run->run_id() + ": " + std::to_string(summary.episodes) + " episodes");
 
@@ -431,7 +439,7 @@ StatusOr<GenerateSummary> RunGenerate(const GenerateOptions& options) {
       } catch (const std::exception& e) {  // a bug: this episode, never the batch
         t.id = item->id;
         t.task.id = item->task->id;
-        t.stop = "harness_error";
+        t.stop = dataset::StopReason::kHarnessError;
         t.error = std::string("internal error: ") + e.what();
       }
       if (end != EpisodeEnd::kFinished) {
@@ -472,8 +480,8 @@ StatusOr<GenerateSummary> RunGenerate(const GenerateOptions& options) {
       if (t.correct()) ++summary.correct;
       if (t.correct() && t.speedup() && *t.speedup() > 1) ++summary.faster;
       if (t.best && t.attempts[*t.best].compiled) ++summary.compiled;
-      if (t.stop == "llm_error") ++summary.llm_errors;
-      if (t.stop == "harness_error") ++summary.harness_errors;
+      if (t.stop == dataset::StopReason::kLlmError) ++summary.llm_errors;
+      if (t.stop == dataset::StopReason::kHarnessError) ++summary.harness_errors;
       summary.cost_usd += t.usage.cost_usd;
       summary.usage.AddTokens(t.usage);
       if (options.max_cost_usd && summary.spent_before_usd + summary.cost_usd >= *options.max_cost_usd &&
@@ -481,7 +489,7 @@ StatusOr<GenerateSummary> RunGenerate(const GenerateOptions& options) {
         stop_starting = true;
         summary.stopped_by_budget = true;
       }
-      run->Log(t.id + " " + t.stop + " turns=" + std::to_string(t.turns()) + " correct=" +
+      run->Log(t.id + " " + std::string(dataset::StopReasonName(t.stop)) + " turns=" + std::to_string(t.turns()) + " correct=" +
                (t.correct() ? "1" : "0") + (t.speedup() ? " speedup=" + Number(*t.speedup(), "%.3f") : ""));
       progress.Finished(t, summary);
     }

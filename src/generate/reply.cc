@@ -42,14 +42,14 @@ std::vector<llm::ToolSpec> SolutionTools() {
           {"submit", "Hand in the final solution and end the session.", parameters}};
 }
 
-std::vector<Candidate> CandidatesOf(const llm::Message& reply, const std::string& protocol,
+std::vector<Candidate> CandidatesOf(const llm::Message& reply, dataset::Protocol protocol,
                                     const std::string& task) {
   std::vector<Candidate> found;
   auto with_task = [&task](StatusOr<common::Solution> solution) {
     if (solution.ok()) solution->task = task;
     return solution;
   };
-  if (protocol == "text") {
+  if (protocol == dataset::Protocol::kText) {
     Candidate c;
     c.solution = with_task(ParseReplyText(reply.content));
     found.push_back(std::move(c));

@@ -7,6 +7,7 @@
 
 #include "kforge/common/solution.h"
 #include "kforge/common/status.h"
+#include "kforge/dataset/trajectory.h"
 #include "kforge/llm/chat.h"
 
 namespace kforge::generate {
@@ -25,7 +26,7 @@ struct Candidate {
 /// Text protocol: the reply's one candidate (or why it has none), read leniently (reply_text.h). Tools protocol: one per call of
 /// `run` or `submit`; a call of another tool is a candidate whose error says so. `task` is set on
 /// every solution.
-std::vector<Candidate> CandidatesOf(const llm::Message& reply, const std::string& protocol,
+std::vector<Candidate> CandidatesOf(const llm::Message& reply, dataset::Protocol protocol,
                                     const std::string& task);
 
 }  // namespace kforge::generate

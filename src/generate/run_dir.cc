@@ -11,6 +11,7 @@
 #include "kforge/common/files.h"
 #include "kforge/common/hash.h"
 #include "kforge/common/json_fields.h"
+#include "kforge/dataset/trajectory.h"
 
 namespace kforge::generate {
 namespace {
@@ -24,7 +25,7 @@ double CostOf(const nlohmann::json& record) {
 
 bool EndedInLlmError(const nlohmann::json& record) {
   return record.is_object() && record.contains("outcome") && record["outcome"].is_object() &&
-         record["outcome"].value("stop", "") == "llm_error";
+         dataset::kStopReasonNames.Parse(record["outcome"].value("stop", "")) == dataset::StopReason::kLlmError;
 }
 
 /// Sums the cost of every complete line of a JSON lines file; with `move_errors`, puts its llm_error

@@ -106,8 +106,8 @@ StatusOr<ArmEpisodes> ReadEpisodes(const fs::path& dir, int samples) {
     e.correct = t.correct();
     e.status = t.correct()                       ? "ok"
                : t.compile_only                  ? "compile_only"  // not judged on a GPU: never correct
-               : t.best && t.stop != "llm_error" ? t.attempts[*t.best].status
-                                                 : t.stop;
+               : t.best && t.stop != dataset::StopReason::kLlmError ? t.attempts[*t.best].status
+                                                                    : std::string(dataset::StopReasonName(t.stop));
     if (e.status.empty()) e.status = "no_solution";
     e.speedup = t.correct() ? t.speedup() : std::nullopt;
     if (e.correct && t.best) {
@@ -379,7 +379,7 @@ StatusOr<json> RunSkillEval(const EvalOptions& options) {
                {"left_out", left_out},
                {"samples", options.run.samples},
                {"seed", options.run.seed},
-               {"protocol", options.run.protocol},
+               {"protocol", std::string(dataset::ProtocolName(options.run.protocol))},
                {"compile_only", compile_only},
                {"teacher_model", options.teacher_model},
                {"bootstrap", {{"resamples", options.resamples}, {"seed", options.bootstrap_seed}}},

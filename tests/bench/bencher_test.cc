@@ -57,7 +57,7 @@ TEST_F(BencherTest, TimesSolutionsThatPassAndKeepsTheStatusOfOthers) {
   BenchSummary summary = bencher.Run(reader, [&](const BenchResult& r) { results.push_back(r); });
   ASSERT_EQ(results.size(), 3u);
   const BenchResult& timed = results[0];
-  EXPECT_EQ(timed.status, "ok") << timed.message;
+  EXPECT_EQ(timed.status, common::VerdictStatus::kOk) << timed.message;
   EXPECT_EQ(timed.task, "demo/relu");
   EXPECT_FALSE(timed.solution_hash.empty());
   EXPECT_DOUBLE_EQ(timed.candidate.stats.median, 1.0);
@@ -66,8 +66,8 @@ TEST_F(BencherTest, TimesSolutionsThatPassAndKeepsTheStatusOfOthers) {
   EXPECT_DOUBLE_EQ(timed.speedup.ratio, 2.0);
   EXPECT_EQ(timed.device["name"], "Fake GPU");
   EXPECT_EQ(timed.seed, 11u);
-  EXPECT_EQ(results[1].status, "mismatch") << "the verdict's status";
-  EXPECT_EQ(results[2].status, "crash") << "the timed runs' status";
+  EXPECT_EQ(results[1].status, common::VerdictStatus::kMismatch) << "the verdict's status";
+  EXPECT_EQ(results[2].status, common::VerdictStatus::kCrash) << "the timed runs' status";
   EXPECT_EQ(results[2].message, "fake bench: crash");
   EXPECT_EQ(summary.total, 3);
   EXPECT_EQ(summary.ok, 1);
@@ -98,10 +98,10 @@ TEST_F(BencherTest, TimesReferencesAlone) {
   BenchSummary summary =
       bencher.RunReferences({"demo/relu", "demo/nope"}, [&](const BenchResult& r) { results.push_back(r); });
   ASSERT_EQ(results.size(), 2u);
-  EXPECT_EQ(results[0].status, "ok") << results[0].message;
+  EXPECT_EQ(results[0].status, common::VerdictStatus::kOk) << results[0].message;
   ASSERT_TRUE(results[0].reference.has_value());
   EXPECT_DOUBLE_EQ(results[0].reference->stats.median, 2.0);
-  EXPECT_EQ(results[1].status, "invalid_solution");
+  EXPECT_EQ(results[1].status, common::VerdictStatus::kInvalidSolution);
   EXPECT_EQ(summary.ok, 1);
 }
 

@@ -8,9 +8,9 @@
 
 #include <memory>
 
-#include "cuda/check.h"
 #include "kforge/bench/report.h"
 #include "kforge/bench/stats.h"
+#include "kforge/cuda/check.h"
 #include "kforge/cuda/compiler.h"
 #include "kforge/cuda/device.h"
 #include "kforge/cuda/kernel_library.h"

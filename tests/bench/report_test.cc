@@ -51,7 +51,7 @@ TEST(BenchResultTest, StatisticsSpeedupAndRoofline) {
   const TaskCost cost{0, 2e6, common::DType::kFloat32};  // 2 MB: 0.5 us at 4000 GB/s
   auto r = MakeBenchResult(Measured(0.001, 0.002), 9, cost, Peak());
   ASSERT_TRUE(r.ok()) << r.status().ToString();
-  EXPECT_EQ(r->status, "ok");
+  EXPECT_EQ(r->status, common::VerdictStatus::kOk);
   EXPECT_EQ(r->mode, Mode::kHot);
   EXPECT_EQ(r->seed, 9u);
   EXPECT_EQ(r->candidate.stats.count, 30);
@@ -117,7 +117,7 @@ TEST(BenchFlagsTest, EachFlag) {
     EXPECT_EQ(BenchFlags(*r), c.flags) << c.name;
   }
   auto failed = MakeBenchResult(Measured(0.001, 0.5, false, 1), 1, cost, Peak());
-  failed->status = "mismatch";
+  failed->status = common::VerdictStatus::kMismatch;
   EXPECT_TRUE(BenchFlags(*failed).empty()) << "a failed solution has no timing to flag";
 }
 
@@ -183,14 +183,14 @@ TEST(BenchJsonTest, PlanSplitAndLibraryOpsOnlyForPlansWithLibraryOps) {
   EXPECT_EQ(j["library_ops"], "most_time");
   EXPECT_EQ(j["flags"], json::array({"mostly_library_ops"}));
 
-  r->status = "mismatch";
+  r->status = common::VerdictStatus::kMismatch;
   EXPECT_FALSE(BenchResultToJson(*r).contains("plan_split")) << "no timing, no split";
 }
 
 TEST(BenchJsonTest, AbsentPartsAreNull) {
   BenchResult failed;
   failed.task = "t";
-  failed.status = "compile_error";
+  failed.status = common::VerdictStatus::kCompileError;
   failed.message = "kernel.cu(3): error";
   const json j = BenchResultToJson(failed);
   EXPECT_EQ(j["status"], "compile_error");
@@ -225,7 +225,7 @@ TEST(BenchTableTest, AlignedRows) {
   fast.roofline->sol_pct = 72.34;
   BenchResult failed;
   failed.task = "level2/5_Conv";
-  failed.status = "compile_error";
+  failed.status = common::VerdictStatus::kCompileError;
   failed.message = "kernel.cu(3): error: expected a \";\"";
   BenchResult lone;
   lone.task = "x";

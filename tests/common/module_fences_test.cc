@@ -30,7 +30,7 @@ const std::map<std::string, std::set<std::string>> kAllowed = {
     {"worker", {"common", "cuda", "reference", "verify", "bench"}},
     {"generate", {"common", "cuda", "llm", "dataset", "verify", "bench"}},
     {"skill", {"common", "llm", "dataset", "generate"}},
-    {"export", {"common", "llm", "dataset"}},
+    {"export", {"common", "llm", "dataset", "reference"}},  // of reference, the op calls' text only
     {"finetune", {"common"}},
     {"cli", {"common", "cuda", "llm", "dataset", "verify", "bench", "generate", "skill", "export", "finetune"}},
 };
@@ -114,6 +114,15 @@ TEST(ModuleFencesTest, WorkerUsesOnlyTheProtocolOfVerify) {
   for (const Include& inc : IncludesOf("worker")) {
     if (ModuleOf(inc.target) != "verify") continue;
     EXPECT_EQ(inc.target, "kforge/verify/worker_protocol.h") << inc.file.string() << ":" << inc.line;
+  }
+}
+
+// Exported KernelBench files carry the text of reference's op calls (a header generated without
+// LibTorch); export uses nothing else of reference.
+TEST(ModuleFencesTest, ExportUsesOnlyTheOpCallsTextOfReference) {
+  for (const Include& inc : IncludesOf("export")) {
+    if (ModuleOf(inc.target) != "reference") continue;
+    EXPECT_EQ(inc.target, "kforge/reference/library_op_calls_text.h") << inc.file.string() << ":" << inc.line;
   }
 }
 

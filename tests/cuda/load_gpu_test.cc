@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "cuda/check.h"
+#include "kforge/cuda/check.h"
 #include "kforge/cuda/compiler.h"
 
 namespace kforge::cuda {

@@ -38,7 +38,7 @@ Trajectory Base() {
   a.solution = {{"source", "__global__ void k(){}"}, {"launches", json::array()}};
   t.attempts = {a};
   t.best = 0;
-  t.stop = "target_reached";
+  t.stop = StopReason::kTargetReached;
   return t;
 }
 

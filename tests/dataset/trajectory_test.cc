@@ -28,7 +28,7 @@ Trajectory Sample() {
   fixed.speedup = 1.5;
   t.attempts = {broken, fixed};
   t.best = 1;
-  t.stop = "target_reached";
+  t.stop = StopReason::kTargetReached;
   t.usage.input_tokens = 10;
   t.usage.cost_usd = 0.25;
   return t;
@@ -61,6 +61,33 @@ TEST(TrajectoryTest, SkillsAreWrittenOnlyWhenSetAndReadBack) {
   EXPECT_EQ(back->skills, t.skills);
   j["skills"][0].erase("hash");
   EXPECT_EQ(TrajectoryFromJson(j, "t").status().message(), "t.skills[0].hash: missing");
+}
+
+TEST(TrajectoryTest, StopReasonsAndProtocolsAreReadByTheirNames) {
+  for (const auto& [stop, name] : kStopReasonNames.rows) {
+    Trajectory t = Sample();
+    t.stop = stop;
+    t.protocol = Protocol::kTools;
+    nlohmann::json j = ToJson(t);
+    EXPECT_EQ(j["outcome"]["stop"], std::string(name));
+    EXPECT_EQ(j["protocol"], "tools");
+    auto back = TrajectoryFromJson(j, "t");
+    ASSERT_TRUE(back.ok()) << back.status().message();
+    EXPECT_EQ(back->stop, stop) << name;
+    EXPECT_EQ(back->protocol, Protocol::kTools);
+  }
+  nlohmann::json j = ToJson(Sample());
+  j["outcome"]["stop"] = "gave_up";
+  auto bad_stop = TrajectoryFromJson(j, "line 3");
+  ASSERT_FALSE(bad_stop.ok());
+  EXPECT_EQ(bad_stop.status().message(),
+            "line 3.outcome.stop: \"gave_up\", expected target_reached, compiled, submitted, max_turns, "
+            "no_solution, llm_error, harness_error or budget");
+  j = ToJson(Sample());
+  j["protocol"] = "voice";
+  auto bad_protocol = TrajectoryFromJson(j, "line 4");
+  ASSERT_FALSE(bad_protocol.ok());
+  EXPECT_EQ(bad_protocol.status().message(), "line 4.protocol: \"voice\", expected text or tools");
 }
 
 TEST(TrajectoryTest, AnIncorrectBestHasNoSpeedup) {

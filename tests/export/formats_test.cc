@@ -123,7 +123,7 @@ TEST(FormatsTest, TrajectoryKeepsTheRecordWithoutThinkingBlocks) {
 }
 
 TEST(FormatsTest, EveryRowHasTheSameColumnsWhateverTheProtocol) {
-  for (const char* format : {"messages", "pairs"}) {
+  for (Format format : {Format::kMessages, Format::kPairs}) {
     std::vector<std::string> names;
     for (const Column& c : RowColumns(format)) names.push_back(c.name);
     for (const char* protocol : {"text", "tools"}) {
@@ -132,16 +132,17 @@ TEST(FormatsTest, EveryRowHasTheSameColumnsWhateverTheProtocol) {
       spec.level.reset();
       spec.speedup.reset();
       dataset::Trajectory t = testing::MakeRecord(spec);
-      json row = std::string(format) == "messages" ? *MessagesRow(t, {}) : *PairsRow(t, {});
+      json row = format == Format::kMessages ? *MessagesRow(t, {}) : *PairsRow(t, {});
       std::vector<std::string> keys;
       for (const auto& [key, value] : row.items()) keys.push_back(key);
       std::vector<std::string> sorted = names;
       std::sort(sorted.begin(), sorted.end());
-      EXPECT_EQ(keys, sorted) << format << " " << protocol << ": " << row.dump().substr(0, 300);
+      EXPECT_EQ(keys, sorted) << FormatName(format) << " " << protocol << ": " << row.dump().substr(0, 300);
       EXPECT_TRUE(row["level"].is_null());
     }
   }
-  EXPECT_TRUE(RowColumns("trajectory").empty());
+  EXPECT_TRUE(RowColumns(Format::kTrajectory).empty());
+  EXPECT_TRUE(RowColumns(Format::kKernelBench).empty());
 }
 
 TEST(FormatsTest, FeaturesAsDatasetsWritesThem) {

@@ -1,4 +1,4 @@
-#include "kforge/export/holdout.h"
+#include "export/holdout.h"
 
 #include <unistd.h>
 

@@ -1,4 +1,4 @@
-#include "kforge/export/kernelbench.h"
+#include "export/kernelbench.h"
 
 #include <unistd.h>
 

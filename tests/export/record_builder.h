@@ -109,7 +109,7 @@ inline dataset::Trajectory MakeRecord(const RecordSpec& s) {
   t.task.reference_source = s.reference;
   t.task.reference_hash = dataset::TextHash(s.reference);
   t.teacher = {"replay", "teacher-1", {{"temperature", 0.0}}};
-  t.protocol = s.protocol;
+  t.protocol = *dataset::kProtocolNames.Parse(s.protocol);
   t.kforge_version = "0.1.0";
   t.created_at = "2025-01-01T00:00:00Z";
   json solution = s.ops_fraction ? SolutionWithOpJson(s) : SolutionJson(s);
@@ -180,7 +180,7 @@ inline dataset::Trajectory MakeRecord(const RecordSpec& s) {
     t.attempts.push_back(a);
   }
   t.best = static_cast<int>(t.attempts.size()) - 1;
-  t.stop = s.harness_error ? "harness_error" : s.stop;
+  t.stop = s.harness_error ? dataset::StopReason::kHarnessError : *dataset::kStopReasonNames.Parse(s.stop);
   t.usage.input_tokens = s.tokens;
   t.usage.cost_usd = s.cost;
   return t;

@@ -1,5 +1,5 @@
 // The run manifest: what a run records when it starts and when it ends.
-#include "kforge/finetune/manifest.h"
+#include "finetune/manifest.h"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // Child processes: captured probes, and the logged trainer run with its exit status passed on.
-#include "kforge/finetune/process.h"
+#include "finetune/process.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

@@ -38,7 +38,7 @@ def teacher_error(task):
     r = record(task, 1, 0, "text")
     r["messages"] = r["messages"][:2]
     r["attempts"], r["best"] = [], None
-    r["outcome"] = {"stop": "teacher_error", "error": "HTTP 500"}
+    r["outcome"] = {"stop": "llm_error", "error": "HTTP 500"}
     return r
 
 

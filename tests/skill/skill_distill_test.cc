@@ -43,7 +43,7 @@ dataset::Trajectory Episode(const std::string& task, std::vector<dataset::Attemp
   t.task.id = task;
   t.attempts = std::move(attempts);
   t.best = static_cast<int>(t.attempts.size()) - 1;
-  t.stop = "target_reached";
+  t.stop = dataset::StopReason::kTargetReached;
   t.device = {{"name", "NVIDIA H200"}, {"cc", "9.0"}};
   for (const dataset::Attempt& a : t.attempts) {
     (void)a;

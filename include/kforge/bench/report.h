@@ -14,6 +14,7 @@
 #include "kforge/bench/measure.h"
 #include "kforge/bench/peak.h"
 #include "kforge/bench/stats.h"
+#include "kforge/common/verdict.h"
 #include "kforge/common/status.h"
 
 namespace kforge::bench {
@@ -35,8 +36,8 @@ struct SubjectResult {
 struct BenchResult {
   std::string task;
   std::string solution_hash;
-  /// "ok" when measured, else a verdict status ("compile_error", "mismatch", ...) and no timing.
-  std::string status = "ok";
+  /// kOk when measured, else the verdict status that stopped it, and no timing.
+  common::VerdictStatus status = common::VerdictStatus::kOk;
   std::string message;  ///< One line; empty when ok.
   Mode mode = Mode::kCold;
   SubjectResult candidate;

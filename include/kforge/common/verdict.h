@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kforge/common/names.h"
 #include "kforge/common/status.h"
 
 namespace kforge::common {
@@ -32,8 +33,21 @@ enum class VerdictStatus {
   kHarnessError
 };
 
+/// The names of verdict statuses, as written in records: the one table of them.
+inline constexpr NameTable<VerdictStatus, 9> kVerdictStatusNames = {
+    {{VerdictStatus::kOk, "ok"},
+     {VerdictStatus::kCompileError, "compile_error"},
+     {VerdictStatus::kInvalidSolution, "invalid_solution"},
+     {VerdictStatus::kLaunchError, "launch_error"},
+     {VerdictStatus::kMismatch, "mismatch"},
+     {VerdictStatus::kTimeout, "timeout"},
+     {VerdictStatus::kCrash, "crash"},
+     {VerdictStatus::kNoGpu, "no_gpu"},
+     {VerdictStatus::kHarnessError, "harness_error"}}};
+static_assert(kVerdictStatusNames.InEnumOrder());
+
 /// "ok", "compile_error", ... as written in records.
-std::string_view VerdictStatusName(VerdictStatus status);
+inline std::string_view VerdictStatusName(VerdictStatus status) { return kVerdictStatusNames.Name(status); }
 StatusOr<VerdictStatus> ParseVerdictStatus(std::string_view name);
 
 struct Verdict {

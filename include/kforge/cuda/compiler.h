@@ -13,7 +13,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kforge/common/names.h"
 #include "kforge/common/status.h"
+#include "kforge/common/verdict.h"
 
 namespace kforge::cuda {
 
@@ -24,8 +26,14 @@ enum class CompileStatus {
   kTimeout,          // the compile ran past its deadline and was cancelled
 };
 
-/// "ok", "compile_error", "invalid_solution" or "timeout" (the verdict spellings).
-std::string_view CompileStatusName(CompileStatus status);
+/// Compile statuses are spelled as the verdict statuses they become.
+inline constexpr common::NameTable<CompileStatus, 4> kCompileStatusNames = {
+    {{CompileStatus::kOk, common::kVerdictStatusNames.Name(common::VerdictStatus::kOk)},
+     {CompileStatus::kCompileError, common::kVerdictStatusNames.Name(common::VerdictStatus::kCompileError)},
+     {CompileStatus::kInvalidSolution, common::kVerdictStatusNames.Name(common::VerdictStatus::kInvalidSolution)},
+     {CompileStatus::kTimeout, common::kVerdictStatusNames.Name(common::VerdictStatus::kTimeout)}}};
+static_assert(kCompileStatusNames.InEnumOrder());
+inline std::string_view CompileStatusName(CompileStatus status) { return kCompileStatusNames.Name(status); }
 
 /// Resource usage of one kernel, as reported by ptxas.
 struct KernelInfo {

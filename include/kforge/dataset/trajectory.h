@@ -12,11 +12,44 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kforge/common/names.h"
 #include "kforge/common/status.h"
+#include "kforge/common/verdict.h"
 
 namespace kforge::dataset {
 
 inline constexpr std::string_view kTrajectorySchema = "kforge.trajectory/1";
+
+/// How the teacher hands in solutions: fenced blocks in its text, or calls of the run and submit tools.
+enum class Protocol { kText, kTools };
+inline constexpr common::NameTable<Protocol, 2> kProtocolNames = {{{Protocol::kText, "text"},
+                                                                  {Protocol::kTools, "tools"}}};
+static_assert(kProtocolNames.InEnumOrder());
+inline std::string_view ProtocolName(Protocol protocol) { return kProtocolNames.Name(protocol); }
+
+/// Why an episode ended (the record's outcome.stop).
+enum class StopReason {
+  kNone,           ///< not ended yet; never in a finished record
+  kTargetReached,  ///< a correct kernel reached the speedup target
+  kCompiled,       ///< compile-only run: a candidate compiled
+  kSubmitted,      ///< tools protocol: the teacher called submit
+  kMaxTurns,       ///< the turns ran out
+  kNoSolution,     ///< the teacher stopped without a solution
+  kLlmError,       ///< the teacher's requests failed
+  kHarnessError,   ///< kforge could not judge the attempts
+  kBudget,         ///< the run's spending limit
+};
+inline constexpr common::NameTable<StopReason, 9> kStopReasonNames = {{{StopReason::kNone, ""},
+                                                                      {StopReason::kTargetReached, "target_reached"},
+                                                                      {StopReason::kCompiled, "compiled"},
+                                                                      {StopReason::kSubmitted, "submitted"},
+                                                                      {StopReason::kMaxTurns, "max_turns"},
+                                                                      {StopReason::kNoSolution, "no_solution"},
+                                                                      {StopReason::kLlmError, "llm_error"},
+                                                                      {StopReason::kHarnessError, "harness_error"},
+                                                                      {StopReason::kBudget, "budget"}}};
+static_assert(kStopReasonNames.InEnumOrder());
+inline std::string_view StopReasonName(StopReason stop) { return kStopReasonNames.Name(stop); }
 
 /// The task, as recorded: enough to group, filter and decontaminate without the task folder.
 struct TaskInfo {
@@ -55,6 +88,9 @@ struct Attempt {
   bool correct = false;           ///< verdict ok on the GPU (never in compile-only runs)
   bool compiled = false;          ///< NVRTC compiled it
   std::optional<double> speedup;  ///< reference median / candidate median, when timed
+
+  /// The status is the verdict status `verdict_status`.
+  bool Is(common::VerdictStatus verdict_status) const { return status == common::VerdictStatusName(verdict_status); }
 };
 
 /// Token and money totals of an episode. `input_tokens` excludes cache reads and writes.
@@ -82,7 +118,7 @@ struct Trajectory {
   int sample = 0;
   TaskInfo task;
   TeacherInfo teacher;
-  std::string protocol = "text";  ///< "text" or "tools"
+  Protocol protocol = Protocol::kText;
   bool compile_only = false;      ///< no GPU: attempts were compiled, not run
   /// The conversation in the canonical chat form (llm::ToJson(Message)): role, content,
   /// tool_calls, tool_call_id, reasoning, blocks.
@@ -90,9 +126,7 @@ struct Trajectory {
   nlohmann::json tools = nlohmann::json::array();  ///< tool specs offered (tools protocol)
   std::vector<Attempt> attempts;
   std::optional<int> best;  ///< index into attempts: the fastest correct one, else the last compiled
-  /// Why the episode ended: "target_reached", "submitted", "max_turns", "no_solution" (the teacher
-  /// stopped without one), "llm_error", "harness_error", "budget".
-  std::string stop;
+  StopReason stop = StopReason::kNone;  ///< why the episode ended
   std::string error;  ///< one line when stop is llm_error or harness_error
   UsageInfo usage;
   double wall_s = 0;      ///< episode start to end

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kforge/dataset/trajectory.h"
+#include "kforge/export/formats.h"
 #include "kforge/export/scan.h"
 
 namespace kforge::exporter {
@@ -18,7 +19,7 @@ namespace kforge::exporter {
 inline constexpr const char* kExportStatsSchema = "kforge.export_stats/1";
 
 struct DatasetStats {
-  std::string format;                                 ///< "messages", "pairs", "trajectory", "kernelbench"
+  Format format = Format::kMessages;
   std::vector<std::string> inputs;                    ///< the records files read
   nlohmann::json options = nlohmann::json::object();  ///< filters and selection, as given
   ScanCounts scan;

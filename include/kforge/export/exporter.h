@@ -20,13 +20,8 @@
 
 namespace kforge::exporter {
 
-enum class Format { kMessages, kPairs, kTrajectory, kKernelBench };
 /// How messages and pairs rows are stored: JSON lines, or Parquet with the pinned schema (RowColumns).
 enum class FileFormat { kJsonl, kParquet };
-
-/// "messages", "pairs", "trajectory", "kernelbench".
-std::optional<Format> ParseFormat(std::string_view name);
-const char* FormatName(Format format);
 
 struct ExportOptions {
   Format format = Format::kMessages;

@@ -5,16 +5,31 @@
 // docs/formats.md, "Export rows", shows each shape.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "kforge/common/names.h"
 #include "kforge/common/status.h"
 #include "kforge/dataset/trajectory.h"
 
 namespace kforge::exporter {
+
+/// The formats of `kforge export`: three of JSON lines rows, and KernelBench ModelNew files.
+enum class Format { kMessages, kPairs, kTrajectory, kKernelBench };
+inline constexpr common::NameTable<Format, 4> kFormatNames = {{{Format::kMessages, "messages"},
+                                                               {Format::kPairs, "pairs"},
+                                                               {Format::kTrajectory, "trajectory"},
+                                                               {Format::kKernelBench, "kernelbench"}}};
+static_assert(kFormatNames.InEnumOrder());
+inline std::string_view FormatName(Format format) { return kFormatNames.Name(format); }
+inline std::optional<Format> ParseFormat(std::string_view name) { return kFormatNames.Parse(name); }
+/// True for the formats whose rows are conversations to train on (messages, pairs).
+bool IsConversation(Format format);
 
 struct FormatOptions {
   /// Keep the recorded reasoning of assistant turns as `reasoning_content`. Default off.
@@ -32,9 +47,9 @@ struct Column {
   std::string type;
 };
 
-/// The columns of every row of `format` ("messages" or "pairs"), in order: the conversation
-/// columns, `tools`, then the provenance columns. Empty for other formats.
-std::vector<Column> RowColumns(const std::string& format);
+/// The columns of every row of `format` (messages or pairs), in order: the conversation columns,
+/// `tools`, then the provenance columns. Empty for other formats.
+std::vector<Column> RowColumns(Format format);
 
 /// The columns as `datasets.Features.to_dict()` writes them ({"messages": {"_type": "List", ...}}).
 nlohmann::json FeaturesDict(const std::vector<Column>& columns);

@@ -51,8 +51,8 @@ struct GenerateOptions {
   int concurrency = 16;
   /// Assistant turns per episode, at most. Default 4.
   int max_turns = 4;
-  /// "text" (a cuda and a json block per reply) or "tools" (run and submit). Default text.
-  std::string protocol = "text";
+  /// Text (a cuda and a json block per reply) or tools (run and submit). Default text.
+  dataset::Protocol protocol = dataset::Protocol::kText;
   /// What the teacher sees of each task, one or more of "code", "nl", "spec", "nl+spec", "kernelbench":
   /// every task is run under each view. Default {"code"}.
   std::vector<std::string> views = {"code"};

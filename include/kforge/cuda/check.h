@@ -1,4 +1,5 @@
-// Checks for NVRTC and CUDA runtime calls, naming the call text, the error and file:line.
+// Checks for NVRTC and CUDA runtime calls, naming the call text, the error and file:line: the one
+// macro every module that calls CUDA (cuda, bench) checks its calls with.
 // The CHECK macros throw std::runtime_error (a broken environment or a bug); RETURN_IF_ERROR
 // returns a Status instead, for code whose callers turn device failures into verdicts.
 #pragma once

@@ -8,10 +8,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "finetune/process.h"
 #include "kforge/common/status.h"
 #include "kforge/finetune/dataset.h"
 #include "kforge/finetune/launch.h"
-#include "kforge/finetune/process.h"
 
 namespace kforge::finetune {
 

@@ -1,0 +1,46 @@
+// One table of names for a closed set of values (an enum class): the spelling that records, flags
+// and messages use, and the parse back. Each set keeps its table beside its enum, in the same order,
+// and code handles the values with a `switch` without `default` (the build makes a missed case an
+// error), so a new value is added in one place and the compiler finds the rest.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace kforge::common {
+
+template <typename E, size_t N>
+struct NameTable {
+  std::pair<E, std::string_view> rows[N];
+
+  /// True when row i holds the enum value i: Name() indexes by value, so tables are checked with
+  /// static_assert(kTable.InEnumOrder()).
+  constexpr bool InEnumOrder() const {
+    for (size_t i = 0; i < N; ++i)
+      if (static_cast<size_t>(rows[i].first) != i) return false;
+    return true;
+  }
+  constexpr std::string_view Name(E value) const { return rows[static_cast<size_t>(value)].second; }
+  /// nullopt for a name outside the set; the caller says where it came from.
+  constexpr std::optional<E> Parse(std::string_view name) const {
+    for (const auto& [value, spelling] : rows)
+      if (spelling == name) return value;
+    return std::nullopt;
+  }
+  /// "a, b or c": the names (but an empty one), for messages.
+  std::string Spellings() const {
+    std::vector<std::string_view> names;
+    for (const auto& row : rows)
+      if (!row.second.empty()) names.push_back(row.second);
+    std::string text;
+    for (size_t i = 0; i < names.size(); ++i)
+      text += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + std::string(names[i]);
+    return text;
+  }
+};
+
+}  // namespace kforge::common
