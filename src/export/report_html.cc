@@ -8,14 +8,15 @@
 #include <sstream>
 
 #include "export/svg.h"
+#include "kforge/common/html.h"
 #include "kforge/common/library_ops.h"
 #include "kforge/export/report_table.h"
 
 namespace kforge::exporter {
 namespace {
 
+using common::HtmlEscape;
 using internal::Axes;
-using internal::HtmlEscape;
 using internal::Series;
 
 constexpr const char* kStyle = R"css(

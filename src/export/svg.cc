@@ -5,8 +5,12 @@
 #include <cmath>
 #include <cstdio>
 
+#include "kforge/common/html.h"
+
 namespace kforge::exporter::internal {
 namespace {
+
+using common::HtmlEscape;
 
 constexpr double kWidth = 640, kHeight = 320;
 // The legend has a band of its own between the title and the plot (kLegendTop to kTop), so that it
@@ -100,29 +104,6 @@ std::string Legend(const std::vector<std::string>& names) {
 }
 
 }  // namespace
-
-std::string HtmlEscape(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
 
 const char* SeriesColor(size_t i) {
   static const char* kColors[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd",

@@ -8,9 +8,6 @@
 
 namespace kforge::exporter::internal {
 
-/// `text` with &, <, >, " escaped for HTML and SVG.
-std::string HtmlEscape(const std::string& text);
-
 /// The colour of series `i`.
 const char* SeriesColor(size_t i);
 

@@ -15,9 +15,11 @@ constexpr auto kReplace = json::error_handler_t::replace;
 /// The HTTP status an Anthropic error type stands for (a batch result carries the type only).
 int StatusOfType(const std::string& type) {
   static const std::map<std::string, int> kStatus = {
-      {"invalid_request_error", 400}, {"authentication_error", 401}, {"billing_error", 402},
-      {"permission_error", 403},      {"not_found_error", 404},      {"request_too_large", 413},
-      {"rate_limit_error", 429},      {"api_error", 500},            {"overloaded_error", 529}};
+      {"invalid_request_error", 400}, {"authentication_error", 401},
+      {"billing_error", 402},         {"permission_error", 403},
+      {"not_found_error", 404},       {"request_too_large", 413},
+      {"rate_limit_error", 429},      {"api_error", 500},
+      {"overloaded_error", 529}};
   auto it = kStatus.find(type);
   return it == kStatus.end() ? 500 : it->second;
 }
@@ -39,7 +41,9 @@ class AnthropicBatchProvider : public BatchProvider {
   }
 
  private:
-  std::string RequestProblem(const ChatRequest& request) const override { return AnthropicRequestProblem(request); }
+  std::string RequestProblem(const ChatRequest& request) const override {
+    return AnthropicRequestProblem(request);
+  }
   std::vector<std::pair<std::string, std::string>> ApiHeaders() const override {
     return {{"x-api-key", key()}, {"anthropic-version", options().anthropic_version}};
   }
@@ -47,8 +51,10 @@ class AnthropicBatchProvider : public BatchProvider {
   /// The error of a failed exchange with the batches API, as an attempt every request of it gets.
   Attempt ExchangeFailure(const HttpResult& http, const std::string& what) const {
     Attempt a = AnthropicAttempt(http, std::time(nullptr), {key()});
-    if (a.response.ok()) a.response.error = {ErrorKind::kMalformedResponse, http.status, what + ": unexpected reply"};
-    a.response.error.message = SanitizeMessage("message batch: " + what + ": " + a.response.error.message, {key()});
+    if (a.response.ok())
+      a.response.error = {ErrorKind::kMalformedResponse, http.status, what + ": unexpected reply"};
+    a.response.error.message =
+        SanitizeMessage("message batch: " + what + ": " + a.response.error.message, {key()});
     return a;
   }
 
@@ -69,7 +75,8 @@ class AnthropicBatchProvider : public BatchProvider {
     while (true) {
       HttpResult http = Fetch(url, "");
       status = json::parse(http.body, nullptr, false);
-      if (http.status != 200 || !status.is_object()) return {{}, ExchangeFailure(http, "polling " + batch_id)};
+      if (http.status != 200 || !status.is_object())
+        return {{}, ExchangeFailure(http, "polling " + batch_id)};
       if (status.value("processing_status", "") == "ended") break;
       if (stopping()) return {};
       Sleep(options().batch_poll_s);
@@ -77,15 +84,8 @@ class AnthropicBatchProvider : public BatchProvider {
     HttpResult http = Fetch(status.value("results_url", url + "/results"), "");
     if (http.status != 200) return {{}, ExchangeFailure(http, "results of " + batch_id)};
     BatchResults results;
-    size_t pos = 0;
-    while (pos < http.body.size()) {
-      size_t end = http.body.find('\n', pos);
-      if (end == std::string::npos) end = http.body.size();
-      json line = json::parse(http.body.substr(pos, end - pos), nullptr, false);
-      pos = end + 1;
-      if (!line.is_object() || !line.contains("custom_id") || !line["custom_id"].is_string() ||
-          !line.contains("result"))
-        continue;
+    ForEachResultLine(http.body, [&](const json& line) {
+      if (!line.contains("result")) return;
       const json& result = line["result"];
       const std::string type = result.value("type", "");
       HttpResult one;
@@ -99,10 +99,10 @@ class AnthropicBatchProvider : public BatchProvider {
       } else {  // canceled, expired: not this request's fault
         results.by_id[line["custom_id"]] =
             Failure(ErrorKind::kServer, "message batch " + batch_id + ": request " + type);
-        continue;
+        return;
       }
       results.by_id[line["custom_id"]] = AnthropicAttempt(one, std::time(nullptr), {key()});
-    }
+    });
     return results;
   }
 };

@@ -48,7 +48,8 @@ void BatchProvider::Send(const ChatRequest& request, AttemptCallback done) {
   json params = *WireBody(request);
   // The id names the request's content: a rerun of the same request finds the batch that holds it.
   const std::string id =
-      "k" + common::Sha256Hex(request.cache_scope + "\n" + params.dump(-1, ' ', false, kReplace)).substr(0, 60);
+      "k" +
+      common::Sha256Hex(request.cache_scope + "\n" + params.dump(-1, ' ', false, kReplace)).substr(0, 60);
   {
     std::lock_guard<std::mutex> lock(mu_);
     Waiters& waiters = pending_[id];
@@ -79,6 +80,17 @@ Attempt BatchProvider::Failure(ErrorKind kind, const std::string& message) const
   Attempt a;
   a.response.error = {kind, 0, SanitizeMessage(message, {key_})};
   return a;
+}
+
+void BatchProvider::ForEachResultLine(const std::string& body, const std::function<void(const json&)>& each) {
+  size_t pos = 0;
+  while (pos < body.size()) {
+    size_t end = body.find('\n', pos);
+    if (end == std::string::npos) end = body.size();
+    json line = json::parse(body.substr(pos, end - pos), nullptr, false);
+    pos = end + 1;
+    if (line.is_object() && line.contains("custom_id") && line["custom_id"].is_string()) each(line);
+  }
 }
 
 void BatchProvider::Sleep(double seconds) {

@@ -10,6 +10,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -62,6 +63,8 @@ class BatchProvider : public Provider {
   HttpResult Fetch(const std::string& url, std::string body, const std::string& content_type = "application/json");
   /// An attempt failed with `kind` and `message` (masked of the key).
   Attempt Failure(ErrorKind kind, const std::string& message) const;
+  /// Calls `each` with every line of a JSON-lines body that is an object with a string custom_id.
+  static void ForEachResultLine(const std::string& body, const std::function<void(const nlohmann::json&)>& each);
   /// Waits `seconds` or until the provider stops.
   void Sleep(double seconds);
   bool stopping() const { return stop_.load(); }

@@ -17,7 +17,8 @@ constexpr auto kReplace = json::error_handler_t::replace;
 std::string Multipart(const std::string& boundary, const std::string& content) {
   return "--" + boundary +
          "\r\nContent-Disposition: form-data; name=\"purpose\"\r\n\r\nbatch\r\n"
-         "--" + boundary +
+         "--" +
+         boundary +
          "\r\nContent-Disposition: form-data; name=\"file\"; filename=\"kforge-batch.jsonl\"\r\n"
          "Content-Type: application/jsonl\r\n\r\n" +
          content + "\r\n--" + boundary + "--\r\n";
@@ -49,7 +50,8 @@ class OpenAiBatchProvider : public BatchProvider {
   /// The error of a failed exchange with the files or batches API, as an attempt every request gets.
   Attempt ExchangeFailure(const HttpResult& http, const std::string& what) const {
     Attempt a = OpenAiAttempt(http, std::time(nullptr), {key()});
-    if (a.response.ok()) a.response.error = {ErrorKind::kMalformedResponse, http.status, what + ": unexpected reply"};
+    if (a.response.ok())
+      a.response.error = {ErrorKind::kMalformedResponse, http.status, what + ": unexpected reply"};
     a.response.error.message = SanitizeMessage("batch: " + what + ": " + a.response.error.message, {key()});
     return a;
   }
@@ -57,26 +59,28 @@ class OpenAiBatchProvider : public BatchProvider {
   /// `http`'s body as an object with a string "id", or nullopt.
   static std::optional<std::string> IdOf(const HttpResult& http) {
     json j = json::parse(http.body, nullptr, false);
-    if (http.status != 200 || !j.is_object() || !j.contains("id") || !j["id"].is_string()) return std::nullopt;
+    if (http.status != 200 || !j.is_object() || !j.contains("id") || !j["id"].is_string())
+      return std::nullopt;
     return j["id"].get<std::string>();
   }
 
   std::variant<std::string, Attempt> Create(const std::vector<BatchRequest>& requests) override {
     std::string lines;
     for (const auto& [id, body] : requests)
-      lines += json{{"custom_id", id}, {"method", "POST"}, {"url", "/v1/chat/completions"}, {"body", body}}.dump(
-                   -1, ' ', false, kReplace) +
-               "\n";
+      lines +=
+          json{{"custom_id", id}, {"method", "POST"}, {"url", "/v1/chat/completions"}, {"body", body}}.dump(
+              -1, ' ', false, kReplace) +
+          "\n";
     const std::string boundary = "kforge-" + common::Sha256Hex(lines).substr(0, 32);
     const std::string what = "uploading a batch of " + std::to_string(requests.size());
     HttpResult uploaded =
         Fetch(base_url() + "/files", Multipart(boundary, lines), "multipart/form-data; boundary=" + boundary);
     std::optional<std::string> file_id = IdOf(uploaded);
     if (!file_id) return ExchangeFailure(uploaded, what);
-    HttpResult created = Fetch(base_url() + "/batches", json{{"input_file_id", *file_id},
-                                                            {"endpoint", "/v1/chat/completions"},
-                                                            {"completion_window", "24h"}}
-                                                           .dump());
+    HttpResult created = Fetch(
+        base_url() + "/batches",
+        json{{"input_file_id", *file_id}, {"endpoint", "/v1/chat/completions"}, {"completion_window", "24h"}}
+            .dump());
     std::optional<std::string> batch_id = IdOf(created);
     if (!batch_id) return ExchangeFailure(created, "creating a batch of " + std::to_string(requests.size()));
     return *batch_id;
@@ -89,28 +93,23 @@ class OpenAiBatchProvider : public BatchProvider {
       results.failure = ExchangeFailure(http, "reading file " + file_id);
       return false;
     }
-    size_t pos = 0;
-    while (pos < http.body.size()) {
-      size_t end = http.body.find('\n', pos);
-      if (end == std::string::npos) end = http.body.size();
-      json line = json::parse(http.body.substr(pos, end - pos), nullptr, false);
-      pos = end + 1;
-      if (!line.is_object() || !line.contains("custom_id") || !line["custom_id"].is_string()) continue;
+    ForEachResultLine(http.body, [&](const json& line) {
       const json response = line.value("response", json());
       HttpResult one;
-      if (response.is_object() && response.contains("status_code") && response["status_code"].is_number_integer()) {
+      if (response.is_object() && response.contains("status_code") &&
+          response["status_code"].is_number_integer()) {
         one.status = response["status_code"].get<int>();
         one.body = response.value("body", json::object()).dump(-1, ' ', false, kReplace);
       } else {  // a request the server never ran: expired, cancelled, or an error of its own
         const json error = line.value("error", json());
         const std::string code = error.is_object() ? error.value("code", "") : "";
-        results.by_id[line["custom_id"]] = Failure(
-            ErrorKind::kServer, "batch request " + (code.empty() ? std::string("not run") : code) + ": " +
-                                    (error.is_object() ? error.value("message", "") : ""));
-        continue;
+        results.by_id[line["custom_id"]] =
+            Failure(ErrorKind::kServer, "batch request " + (code.empty() ? std::string("not run") : code) +
+                                            ": " + (error.is_object() ? error.value("message", "") : ""));
+        return;
       }
       results.by_id[line["custom_id"]] = OpenAiAttempt(one, std::time(nullptr), {key()});
-    }
+    });
     return true;
   }
 
@@ -121,7 +120,8 @@ class OpenAiBatchProvider : public BatchProvider {
     while (true) {
       HttpResult http = Fetch(url, "");
       status = json::parse(http.body, nullptr, false);
-      if (http.status != 200 || !status.is_object()) return {{}, ExchangeFailure(http, "polling " + batch_id)};
+      if (http.status != 200 || !status.is_object())
+        return {{}, ExchangeFailure(http, "polling " + batch_id)};
       state = status.value("status", "");
       if (state == "completed" || state == "failed" || state == "expired" || state == "cancelled") break;
       if (stopping()) return {};
@@ -133,8 +133,9 @@ class OpenAiBatchProvider : public BatchProvider {
       json first = errors.is_array() && !errors.empty() ? errors[0] : json::object();
       HttpResult refused;
       refused.status = 400;
-      refused.body = json{{"error", {{"message", first.value("message", "batch failed validation")},
-                                     {"code", first.value("code", "")}}}}
+      refused.body = json{{"error",
+                           {{"message", first.value("message", "batch failed validation")},
+                            {"code", first.value("code", "")}}}}
                          .dump(-1, ' ', false, kReplace);
       results.failure = ExchangeFailure(refused, "batch " + batch_id + " failed");
       return results;

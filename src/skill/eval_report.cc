@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <string>
 
+#include "kforge/common/html.h"
 #include "kforge/skill/eval.h"
 
 namespace kforge::skill {
@@ -28,34 +29,7 @@ std::string PValue(const json& p) {
   return buf;
 }
 
-/// `text` safe inside HTML (task ids and model names come from files and flags).
-std::string Html(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
-
-std::string Cell(const std::string& text) { return "<td>" + Html(text) + "</td>"; }
+std::string Cell(const std::string& text) { return "<td>" + common::HtmlEscape(text) + "</td>"; }
 
 }  // namespace
 
@@ -112,22 +86,23 @@ std::string EvalHtml(const json& eval) {
       "td,th{border:1px solid #ccc;padding:4px "
       "8px;text-align:right}td:first-child,th:first-child{text-align:left}"
       ".yes{color:#070}.no{color:#a00}</style></head><body>\n";
-  out += "<h1>Skill " + Html(eval["skill"]["name"].get<std::string>()) + "</h1>\n<p>" +
-         Html(eval["skill"]["hash"].get<std::string>()) + "; " + std::to_string(eval["tasks"].size()) +
-         " held-out tasks &times; " + eval["samples"].dump() + " samples, protocol " +
-         Html(eval["protocol"].get<std::string>()) + "; bootstrap " + eval["bootstrap"]["resamples"].dump() +
-         " resamples, seed " + eval["bootstrap"]["seed"].dump() + ".</p>\n";
+  out += "<h1>Skill " + common::HtmlEscape(eval["skill"]["name"].get<std::string>()) + "</h1>\n<p>" +
+         common::HtmlEscape(eval["skill"]["hash"].get<std::string>()) + "; " +
+         std::to_string(eval["tasks"].size()) + " held-out tasks &times; " + eval["samples"].dump() +
+         " samples, protocol " + common::HtmlEscape(eval["protocol"].get<std::string>()) + "; bootstrap " +
+         eval["bootstrap"]["resamples"].dump() + " resamples, seed " + eval["bootstrap"]["seed"].dump() +
+         ".</p>\n";
   if (!eval["left_out"].empty()) {
     out += "<p>Left out:</p><ul>";
     for (const json& left : eval["left_out"])
-      out += "<li>" + Html(left["task"].get<std::string>()) + ": " + Html(left["reason"].get<std::string>()) +
-             "</li>";
+      out += "<li>" + common::HtmlEscape(left["task"].get<std::string>()) + ": " +
+             common::HtmlEscape(left["reason"].get<std::string>()) + "</li>";
     out += "</ul>\n";
   }
   for (const json& m : eval["models"]) {
     const bool beneficial = m["beneficial"].get<bool>();
-    out += "<h2>" + Html(m["model"].get<std::string>()) + ": <span class=\"" + (beneficial ? "yes" : "no") +
-           "\">" + Html(m["verdict"].get<std::string>()) +
+    out += "<h2>" + common::HtmlEscape(m["model"].get<std::string>()) + ": <span class=\"" +
+           (beneficial ? "yes" : "no") + "\">" + common::HtmlEscape(m["verdict"].get<std::string>()) +
            "</span></h2>\n<table><tr><th>arm</th><th>correct</th>"
            "<th>fast_1</th><th>fast_1.5</th><th>fast_2</th><th>geomean speedup (arm / none, "
            "tasks)</th><th>tokens</th>"
