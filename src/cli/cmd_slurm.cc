@@ -53,8 +53,8 @@ Status CheckArgs(const SlurmArgs& a) {
       if (arg == own || arg.rfind(std::string(own) + "=", 0) == 0)
         return Status::InvalidArgument(std::string(own) + " after --: kforge slurm sets it for each shard");
   const std::string out = a.out.string();
-  if (out.find_first_of("%\n") != std::string::npos)
-    return Status::InvalidArgument("--out " + out + ": '%' and newlines cannot go into an #SBATCH line");
+  if (out.find_first_of("%\n\r\t \"'\\") != std::string::npos)
+    return Status::InvalidArgument("--out " + out + ": an #SBATCH line cannot hold '%', quotes, spaces or newlines");
   return Status::Ok();
 }
 

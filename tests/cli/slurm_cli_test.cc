@@ -43,6 +43,10 @@ TEST(SlurmCliTest, DryRunOfA64ShardArray) {
                                                out.string() + " --dry-run -- --samples 2 2>&1");
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.out.find("--partition a b: only letters"), std::string::npos) << bad.out;
+  fakes::CommandResult spaced = fakes::RunCommand(std::string(KFORGE_BINARY) + " slurm generate --array 2 --out '" +
+                                                  out.string() + " x' --dry-run -- --samples 2 2>&1");
+  EXPECT_EQ(spaced.exit_code, 2);
+  EXPECT_NE(spaced.out.find("an #SBATCH line cannot hold"), std::string::npos) << spaced.out;
   EXPECT_FALSE(fs::exists(out)) << "nothing written on bad usage";
 }
 
