@@ -32,6 +32,11 @@ std::vector<json> Records(const fs::path& file) {
 TEST(SlurmCliSlowTest, AGenerateRunOverAJobArrayIsMergedWithEveryRecordOnce) {
   const fs::path dir = fs::temp_directory_path() / ("kforge-slurm-" + std::to_string(getpid()));
   fs::remove_all(dir);
+  // The folder goes after the cluster is stopped (its PID files are in it).
+  struct RemoveAfter {
+    fs::path dir;
+    ~RemoveAfter() { fs::remove_all(dir); }
+  } remove_after{dir};
   fakes::LocalSlurm slurm(dir / "cluster");
   ASSERT_EQ(slurm.started().exit_code, 0) << slurm.started().out;
   const std::string source = KFORGE_SOURCE_DIR;
@@ -73,7 +78,6 @@ TEST(SlurmCliSlowTest, AGenerateRunOverAJobArrayIsMergedWithEveryRecordOnce) {
   fakes::CommandResult done = fakes::RunCommand(command);
   EXPECT_EQ(done.exit_code, 0);
   EXPECT_NE(done.out.find("every one of the 4 shards is done"), std::string::npos) << done.out;
-  fs::remove_all(dir);
 }
 
 }  // namespace
