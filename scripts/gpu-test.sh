@@ -52,7 +52,13 @@ for l in open('$out/sanitize.jsonl'):
 "
 
 step "judge audit: no-work candidates against every bundled and test-only task (exit 1 when one is accepted)"
-build/kforge tasks audit build/tasks >"$out/audit-bundled.txt" 2>"$out/audit-bundled.err" || fail=1
+# Every suite but large/ (tasks made to exceed the device's memory: a harness_error by design).
+: >"$out/audit-bundled.txt"; : >"$out/audit-bundled.err"
+for suite in build/tasks/*/; do
+  suite=$(basename "$suite")
+  [ "$suite" = large ] && continue
+  build/kforge tasks audit build/tasks --filter "$suite/*" >>"$out/audit-bundled.txt" 2>>"$out/audit-bundled.err" || fail=1
+done
 cat "$out/audit-bundled.txt" "$out/audit-bundled.err"
 
 step "bench (demo solutions against their references)"
