@@ -219,6 +219,23 @@ TEST_F(ReportCliTest, SkillEvalStringsAreEscapedOnThePageAndTheTerminal) {
   EXPECT_EQ(run.out.find('\x1b'), std::string::npos) << "no terminal escape reaches the terminal";
 }
 
+TEST_F(ReportCliTest, ACompileOnlySkillEvalSaysNoLiftWasMeasured) {
+  json eval = HostileEval();
+  eval["compile_only"] = true;
+  WriteJson(dir_ / "eval/eval.json", eval);
+  CliRun run = Report("after --skill-eval eval --html page.html");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("2 held-out tasks x 2 samples, 1 left out; compile-only, no lift measured\n"),
+            std::string::npos)
+      << run.out;
+  std::ifstream in(dir_ / "page.html");
+  const std::string html((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_NE(
+      html.find(
+          "<p>Compile-only: nothing ran on a GPU, so no kernel is correct and no lift is measured.</p>"),
+      std::string::npos);
+}
+
 TEST_F(ReportCliTest, SkillEvalsAndRunsAreToldApart) {
   WriteJson(dir_ / "eval/eval.json", HostileEval());
   json wrong_type = HostileEval();
