@@ -156,6 +156,7 @@ Runner AttachReport(CLI::App& sub) {
       PrintJsonLine(json);
     } else {
       std::string table = exporter::RenderTable(*report, a->per_task);
+      if (!evals->empty()) table += "\n";
       for (const nlohmann::json& eval : *evals) table += skill::EvalSummaryLine(eval);
       std::fwrite(table.data(), 1, table.size(), stdout);
     }
