@@ -17,6 +17,7 @@
 #include "kforge/llm/prices.h"
 #include "kforge/skill/distill.h"
 #include "kforge/skill/eval.h"
+#include "kforge/skill/eval_report.h"
 #include "kforge/skill/skill.h"
 
 namespace kforge::cli {
