@@ -172,7 +172,7 @@ dataset::Trajectory RunEpisode(const EpisodeContext& context, const EpisodeSpec&
   t.task.reference_hash = dataset::TextHash(spec.reference_source);
   t.task.reference_source = spec.reference_source;
   t.task.unjudgeable = std::string(task.UnjudgeableReason());
-  t.teacher.provider = options.teacher.substr(0, options.teacher.find(':'));
+  t.teacher.provider = llm::ProviderKindName(options.teacher->kind);
   t.teacher.model = options.model;
   t.teacher.params = context.sent_params;
   t.teacher.params["max_turns"] = options.max_turns;
