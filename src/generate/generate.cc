@@ -324,29 +324,20 @@ StatusOr<GenerateSummary> RunGenerate(const GenerateOptions& options) {
   bench::BenchOptions judge_options = options.judge;
   judge_options.verify.seed = options.seed;
   judge_options.verify.tasks_root = options.tasks_root;
-  std::unique_ptr<bench::Bencher> bencher;
-  std::unique_ptr<verify::VerifyService> judge;
+  judge_options.verify.peak_at_start = true;  // the device's peaks go in the system prompt
+  std::unique_ptr<bench::ServiceJudge> judge;
   nlohmann::json hello;
   if (!compile_only) {
-    bencher = std::make_unique<bench::Bencher>(judge_options);
-    verify::VerifyOptions verify_options = bencher->options().verify;
-    verify_options.after_check = bencher->TimingStage();
-    verify_options.peak_at_start = true;
-    judge = std::make_unique<verify::VerifyService>(verify_options);
+    judge = std::make_unique<bench::ServiceJudge>(judge_options, bench::ServiceJudge::Mode::kTimed);
     hello = judge->Hello();
     if (hello.value("status", "") != "ok") {
       spdlog::warn("generate: no GPU ({}): compile-only feedback",
                    hello.value("message", std::string("worker did not start")));
       judge.reset();
-      bencher.reset();
       compile_only = true;
     }
   }
-  if (compile_only) {
-    verify::VerifyOptions verify_options = judge_options.verify;
-    verify_options.compile_only = true;
-    judge = std::make_unique<verify::VerifyService>(verify_options);
-  }
+  if (compile_only) judge = std::make_unique<bench::ServiceJudge>(judge_options, bench::ServiceJudge::Mode::kCompileOnly);
   summary.compile_only = compile_only;
 
   nlohmann::json about = {
@@ -403,7 +394,6 @@ StatusOr<GenerateSummary> RunGenerate(const GenerateOptions& options) {
                          prompts,
                          *client,
                          *judge,
-                         bencher.get(),
                          system_prompt,
                          tools,
                          compile_only,
