@@ -41,6 +41,8 @@ class ServiceJudge final : public Judge {
   /// Starts the service (its workers start at once).
   ServiceJudge(const BenchOptions& options, Mode mode);
 
+  /// The future is deferred: the timing record is made when get() is called, which must be before
+  /// the judge is destroyed.
   std::future<Judgment> Submit(verify::SolutionInput input) override;
   /// The first worker's hello reply (VerifyService::Hello); null when compile-only. Waits for it.
   nlohmann::json Hello() const { return service_->Hello(); }
