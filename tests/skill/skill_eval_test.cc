@@ -221,7 +221,7 @@ TEST(SkillEvalTest, AHelpedStudentShowsItsKnownLiftAndAnUnhelpedOneAnIntervalAro
   options.bootstrap_seed = 11;
   generate::GenerateOptions& run = options.run;
   run.tasks_root = tasks.root();
-  run.teacher = "openai";
+  run.teacher = llm::ProviderSpec{llm::ProviderKind::kOpenAi, ""};
   run.provider.base_url = students.url();
   run.provider.api_key_env = "KFORGE_SKILL_EVAL_TEST_KEY";
   setenv("KFORGE_SKILL_EVAL_TEST_KEY", "sk-test", 1);
@@ -336,7 +336,7 @@ TEST(SkillEvalTest, BadInputIsOneLineBeforeAnythingRuns) {
   options.models = {"m"};
   options.out = skill.root() / "eval";
   options.run.tasks_root = tasks.root();
-  options.run.teacher = "openai";
+  options.run.teacher = llm::ProviderSpec{llm::ProviderKind::kOpenAi, ""};
   options.holdout = {"convolution"};
   EXPECT_EQ(RunSkillEval(options).status().message(),
             "--holdout: no task counts: no task under " + tasks.root().string() +
