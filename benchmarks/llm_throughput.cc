@@ -116,7 +116,7 @@ int main(int argc, char** argv) {
   p.timeout_s = 30;
   p.idle_timeout_s = 30;
   p.stream = stream ? kforge::llm::StreamMode::kAlways : kforge::llm::StreamMode::kNever;
-  auto provider = kforge::llm::MakeProvider("openai", p);
+  auto provider = kforge::llm::MakeProvider({kforge::llm::ProviderKind::kOpenAi}, p);
   if (!provider.ok()) {
     std::fprintf(stderr, "%s\n", provider.status().ToString().c_str());
     return 1;
