@@ -377,6 +377,8 @@ TEST_F(GenerateCliTest, ReplayDemoTeacherAndAChangedConfigurationIsRefused) {
   GenRun run = Generate("--filter 'demo/*' --teacher replay:" + cassette);
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_EQ(run.records.size(), 3u);
+  for (const json& record : run.records)
+    EXPECT_EQ(record["task"]["license"], "Apache-2.0") << "the licence field of the task's task.json";
   GenRun changed = Generate("--filter 'demo/*' --max-turns 2 --teacher replay:" + cassette);
   EXPECT_EQ(changed.exit_code, 2);
   EXPECT_NE(changed.err.find("max_turns changed"), std::string::npos) << changed.err;
