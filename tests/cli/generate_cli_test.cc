@@ -11,6 +11,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -295,6 +297,48 @@ TEST_F(GenerateCliTest, AnExecTeacherIsACommandThatReadsTheRequestAndPrintsTheRe
   ASSERT_EQ(r["attempts"].size(), 2u) << r["attempts"].dump();
   EXPECT_EQ(r["attempts"][0]["status"], "compile_error");
   EXPECT_EQ(r["attempts"][1]["status"], "ok");
+}
+
+TEST_F(GenerateCliTest, TheRecordCarriesTheTasksLicenceAndOldKernelBenchImportsStayMit) {
+  // Three copies of demo/relu: a KernelBench import made before task.json had a licence (no field), one
+  // that names its licence, and a task of another source without one.
+  const fs::path root = out_.string() + ".tasks";
+  struct Copy {
+    std::string id;
+    std::optional<std::string> license;
+    std::string recorded;
+  };
+  const std::vector<Copy> copies = {{"kernelbench/level1/1_Relu", std::nullopt, "MIT"},
+                                    {"kernelbench/level1/2_Relu", "BSD-3-Clause", "BSD-3-Clause"},
+                                    {"mine/relu", std::nullopt, ""}};
+  for (const Copy& c : copies) {
+    fs::create_directories(root / c.id);
+    fs::copy_file(std::string(KFORGE_SOURCE_DIR) + "/tasks/demo/relu/reference.py", root / c.id / "reference.py");
+    std::ifstream in(std::string(KFORGE_SOURCE_DIR) + "/tasks/demo/relu/task.json");
+    json task = json::parse(in);
+    task["id"] = c.id;
+    task.erase("artifacts");
+    if (c.license) task["license"] = *c.license;
+    else task.erase("license");
+    std::ofstream(root / c.id / "task.json") << task.dump(2);
+  }
+  const fs::path script = out_.string() + ".teacher.sh";
+  std::ofstream(script) << "cat >/dev/null\ncat <<'EOF'\n" << TextReply(kFixed) << "EOF\n";
+  const std::string err = out_.string() + ".stderr";
+  const int code = fakes::RunCommand(std::string(KFORGE_BINARY) + " generate --tasks " + fakes::ShellQuote(root) +
+                                     " --compile-only --no-cache --no-probe --out " + fakes::ShellQuote(out_) +
+                                     " --teacher " + fakes::ShellQuote("exec:sh " + script.string()) + " 2>" +
+                                     fakes::ShellQuote(err))
+                       .exit_code;
+  std::ifstream err_in(err);
+  const std::string err_text((std::istreambuf_iterator<char>(err_in)), {});
+  fs::remove_all(root);
+  fs::remove(script);
+  ASSERT_EQ(code, 0) << err_text;
+  std::map<std::string, std::string> recorded;
+  for (const json& r : Records()) recorded[r["task"]["id"]] = r["task"]["license"];
+  ASSERT_EQ(recorded.size(), copies.size()) << err_text;
+  for (const Copy& c : copies) EXPECT_EQ(recorded[c.id], c.recorded) << c.id;
 }
 
 TEST_F(GenerateCliTest, SeveralViewsRunEveryTaskUnderEach) {
