@@ -106,6 +106,12 @@ std::function<nlohmann::json(const verify::AfterCheck&)> Bencher::TimingStage() 
   };
 }
 
+verify::VerifyOptions Bencher::TimedVerifyOptions() const {
+  verify::VerifyOptions options = options_.verify;
+  options.after_check = TimingStage();
+  return options;
+}
+
 BenchResult Bencher::Record(const common::Verdict& verdict, const nlohmann::json& after) {
   BenchResult result;
   if (verdict.status != common::VerdictStatus::kOk || after.is_null()) {
@@ -143,9 +149,7 @@ BenchSummary Bencher::Run(verify::SolutionReader& reader,
 
 BenchSummary Bencher::RunJudged(verify::SolutionReader& reader,
                                 const std::function<void(const BenchResult&, const common::Verdict&)>& emit) {
-  verify::VerifyOptions verify_options = options_.verify;
-  verify_options.after_check = TimingStage();
-  verify::Verifier verifier(verify_options);
+  verify::Verifier verifier(TimedVerifyOptions());
   BenchSummary summary;
   verify::VerifySummary verified =
       verifier.Run(reader, [&](const common::Verdict& verdict, const nlohmann::json& after) {

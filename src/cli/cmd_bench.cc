@@ -91,8 +91,7 @@ Runner AttachBench(CLI::App& sub) {
   sub.add_option("solutions", args->sources,
                  "Solution files (.json, model reply, .jsonl), or - for JSON lines on stdin");
   sub.add_option("--reference", args->references, "Time these tasks' references alone (task ids)");
-  AddTasksRootOption(sub, args->options.verify.tasks_root);
-  sub.add_option("--task", args->options.verify.task, "Task id for solutions that do not name one");
+  AddSolutionTaskOptions(sub, args->options.verify.tasks_root, args->options.verify.task);
   auto* cold = sub.add_flag("--cold", args->cold, "Flush L2 before every sample (default)");
   sub.add_flag("--hot", args->hot, "Time back-to-back runs (warm caches)")->excludes(cold);
   sub.add_option("--max-noise", args->max_noise,

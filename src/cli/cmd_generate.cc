@@ -14,6 +14,7 @@
 
 #include "cli/command.h"
 #include "cli/options.h"
+#include "cli/teacher_flag.h"
 #include "kforge/generate/generate.h"
 #include "kforge/llm/prices.h"
 #include "kforge/skill/context.h"
@@ -83,7 +84,7 @@ Runner AttachGenerate(CLI::App& sub) {
   struct Args {
     generate::GenerateOptions options;
     GpuRunFlags gpu;
-    std::string shard, stream = "auto", echo = "auto", prices, extra_body, reasoning_model, protocol;
+    std::string teacher, shard, stream = "auto", echo = "auto", prices, extra_body, reasoning_model, protocol;
     std::vector<std::string> headers, skills;
     double temperature = 0, max_cost = 0, bench_time = 2;
     CLI::Option* temperature_option = nullptr;
@@ -97,7 +98,7 @@ Runner AttachGenerate(CLI::App& sub) {
       "Only tasks whose id matches one of these comma-separated globs, e.g. 'kernelbench/level1/*'");
   sub.add_flag("--include-degenerate", o.include_unjudgeable,
                "Also run tasks the import found degenerate, nondeterministic or ill-conditioned");
-  sub.add_option("--teacher", o.teacher, "anthropic, openai, replay:CASSETTE or exec:COMMAND")->required();
+  sub.add_option("--teacher", args->teacher, "anthropic, openai, replay:CASSETTE or exec:COMMAND")->required();
   sub.add_option("--model", o.model, "Model name sent to the teacher");
   sub.add_option("--base-url", o.provider.base_url,
                  "API endpoint (default from ANTHROPIC_BASE_URL/OPENAI_BASE_URL)");
@@ -223,6 +224,7 @@ Runner AttachGenerate(CLI::App& sub) {
   return [args]() {
     generate::GenerateOptions& options = args->options;
     Status usage = ApplyGpuRunFlags(args->gpu, options.judge.verify);
+    if (usage.ok()) usage = ParseTeacher(args->teacher, options.teacher);
     if (usage.ok()) usage = ParseShard(args->shard, options.shard_index, options.shard_count);
     if (usage.ok()) usage = ParseProtocol(args->protocol, options.protocol);
     auto stream = ParseStream(args->stream);
@@ -246,11 +248,13 @@ Runner AttachGenerate(CLI::App& sub) {
     if (usage.ok() && reasoning_field != "reasoning_content" && reasoning_field != "reasoning")
       usage = Status::InvalidArgument("--reasoning-field " + reasoning_field.substr(0, 30) +
                                       ": expected reasoning_content or reasoning");
-    const bool openai = options.teacher == "openai";
+    const std::optional<llm::ProviderKind> teacher =
+        options.teacher ? std::optional(options.teacher->kind) : std::nullopt;
+    const bool openai = teacher == llm::ProviderKind::kOpenAi;
     if (usage.ok() && !openai && (!field.empty() || !args->reasoning_model.empty()))
       usage = Status::InvalidArgument(std::string(field.empty() ? "--reasoning-model" : "--max-tokens-field") +
                                       ": only --teacher openai sends it");
-    const bool http = openai || options.teacher == "anthropic";
+    const bool http = teacher && llm::SendsJsonBody(*teacher);
     if (usage.ok() && options.provider.batch_api && !http)
       usage = Status::InvalidArgument("--batch-api: only --teacher anthropic (Message Batches) or openai (Batch API)");
     if (options.provider.batch_api) options.provider.batch_state_path = (options.out / "batches.jsonl").string();

@@ -1,5 +1,5 @@
 // `kforge report`: KernelBench's metrics and kforge's own from trajectory records, per run, against a
-// baseline; a terminal table, JSON, or one HTML page.
+// baseline, and the results of skill evals (--skill-eval); a terminal table, JSON, or one HTML page.
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -14,6 +14,7 @@
 #include "kforge/export/report.h"
 #include "kforge/export/report_html.h"
 #include "kforge/export/report_table.h"
+#include "kforge/skill/eval_report.h"
 
 namespace kforge::cli {
 namespace {
@@ -24,7 +25,41 @@ struct ReportArgs {
   bool json = false;
   std::string baseline;
   bool per_task = false;
+  std::vector<std::string> skill_evals;
 };
+
+/// Runs and skill evals are told apart: eval.json (or a folder holding it) is never read as records,
+/// nor a run folder as an eval.
+Status CheckInputKinds(const ReportArgs& a) {
+  std::vector<std::string> runs = a.runs;
+  if (!a.baseline.empty()) runs.push_back(a.baseline);
+  for (const std::string& run : runs) {
+    std::error_code ec;
+    if (skill::EvalFileOf(run) &&
+        !std::filesystem::exists(std::filesystem::path(run) / "trajectories.jsonl", ec))
+      return Status::InvalidArgument(
+          run + ": a skill eval's output (eval.json), not a run; pass it as --skill-eval " + run);
+  }
+  for (const std::string& eval : a.skill_evals) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(eval, ec) && !skill::EvalFileOf(eval))
+      return Status::InvalidArgument("--skill-eval " + eval + ": a folder without eval.json" +
+                                     (exporter::ResolveRun(eval).ok()
+                                          ? " (a run folder: name it without --skill-eval)"
+                                          : " (not a skill eval's output)"));
+  }
+  return Status::Ok();
+}
+
+StatusOr<std::vector<nlohmann::json>> ReadSkillEvals(const ReportArgs& a) {
+  std::vector<nlohmann::json> evals;
+  for (const std::string& argument : a.skill_evals) {
+    StatusOr<nlohmann::json> eval = skill::ReadEvalReport(argument);
+    if (!eval.ok()) return Status::InvalidArgument("--skill-eval " + eval.status().message());
+    evals.push_back(std::move(*eval));
+  }
+  return evals;
+}
 
 StatusOr<exporter::Report> BuildReport(const ReportArgs& a, WarningPrinter& warn) {
   exporter::Report report;
@@ -48,12 +83,17 @@ Status CheckHtmlApart(const ReportArgs& a) {
   if (!page) return Status::Ok();
   std::vector<std::string> inputs = a.runs;
   if (!a.baseline.empty()) inputs.push_back(a.baseline);
-  for (const std::string& input : inputs) {
-    StatusOr<std::filesystem::path> file = exporter::ResolveRun(input);
-    if (file.ok() && common::FileIdentity(*file) == page)
-      return Status::InvalidArgument("--html " + a.html + " is the input " + file->string() +
+  std::vector<std::filesystem::path> files;
+  std::error_code ec;
+  for (const std::string& input : inputs)
+    if (StatusOr<std::filesystem::path> file = exporter::ResolveRun(input); file.ok()) files.push_back(*file);
+  for (const std::string& eval : a.skill_evals)
+    files.push_back(std::filesystem::is_directory(eval, ec) ? std::filesystem::path(eval) / "eval.json"
+                                                            : std::filesystem::path(eval));
+  for (const std::filesystem::path& file : files)
+    if (common::FileIdentity(file) == page)
+      return Status::InvalidArgument("--html " + a.html + " is the input " + file.string() +
                                      "; the report never writes over what it reads");
-  }
   return Status::Ok();
 }
 
@@ -69,13 +109,22 @@ Runner AttachReport(CLI::App& sub) {
   sub.add_flag("--json", a->json, "Print the report as one JSON line instead of tables");
   sub.add_option("--baseline", a->baseline, "A run to compare every run with (paired by task)");
   sub.add_flag("--per-task", a->per_task, "Add a row per task to the terminal tables");
+  sub.add_option("--skill-eval", a->skill_evals,
+                 "A skill eval's output folder (or its eval.json) to add: a section of the HTML page, a line "
+                 "of the tables, an entry of the JSON (repeatable)");
   return [a]() {
     StdinSpool stdin_records;
     Status usage = stdin_records.Replace(a->runs);
     if (usage.ok()) usage = stdin_records.Replace(a->baseline);
+    if (usage.ok()) usage = CheckInputKinds(*a);
     for (const std::string& run : a->runs)
       if (usage.ok()) usage = exporter::ResolveRun(run).status();
     if (usage.ok() && !a->baseline.empty()) usage = exporter::ResolveRun(a->baseline).status();
+    StatusOr<std::vector<nlohmann::json>> evals = std::vector<nlohmann::json>{};
+    if (usage.ok()) {
+      evals = ReadSkillEvals(*a);
+      usage = evals.status();
+    }
     std::error_code ec;
     if (usage.ok() && !a->html.empty() && std::filesystem::is_directory(a->html, ec))
       usage = Status::InvalidArgument("--html " + a->html + ": a folder, not a file");
@@ -99,15 +148,23 @@ Runner AttachReport(CLI::App& sub) {
         std::fprintf(stderr, "report: %s: %lld duplicate records dropped (an id read more than once; the last finished kept)\n",
                      run->label.c_str(), static_cast<long long>(run->scan.duplicates));
     if (!a->html.empty()) {
-      if (Status written = common::WriteFileAtomic(a->html, exporter::RenderHtml(*report)); !written.ok()) {
+      std::vector<exporter::HtmlSection> sections;
+      for (const nlohmann::json& eval : *evals)
+        sections.push_back({skill::EvalHtmlSection(eval, 2), skill::kEvalHtmlStyle});
+      if (Status written = common::WriteFileAtomic(a->html, exporter::RenderHtml(*report, sections));
+          !written.ok()) {
         std::fprintf(stderr, "kforge report: --html %s\n", written.message().c_str());
         return kExitUsage;
       }
     }
     if (a->json) {
-      PrintJsonLine(exporter::ToJson(*report));
+      nlohmann::json json = exporter::ToJson(*report);
+      if (!evals->empty()) json["skill_evals"] = *evals;
+      PrintJsonLine(json);
     } else {
       std::string table = exporter::RenderTable(*report, a->per_task);
+      if (!evals->empty()) table += "\n";
+      for (const nlohmann::json& eval : *evals) table += skill::EvalSummaryLine(eval);
       std::fwrite(table.data(), 1, table.size(), stdout);
     }
     return kExitOk;

@@ -21,12 +21,7 @@ Runner AttachServe(CLI::App& sub) {
   sub.add_option("--idle-timeout", args->serve.idle_timeout_s, "Stop after this many seconds without a client (0: never)")
       ->default_val(900)
       ->check(FiniteRange(0, 30 * 86400), "[0, 2592000]");
-  AddTasksRootOption(sub, args->options.tasks_root);
-  sub.add_option("--task", args->options.task, "Task id for solutions that do not name one");
-  sub.add_option("--trials", args->options.trials, "Trials on fresh inputs (default shape)")
-      ->default_val(verify::kDefaultTrials)
-      ->check(CLI::Range(1, 1000));
-  sub.add_flag("--compile-only", args->options.compile_only, "Compile and check plans only; no GPU needed");
+  AddJudgeOptions(sub, args->options);
   AddGpuRunFlags(sub, args->gpu, args->options.arch);
   return [args]() {
     verify::VerifyOptions& options = args->options;

@@ -12,11 +12,13 @@
 
 #include "cli/command.h"
 #include "cli/options.h"
+#include "cli/teacher_flag.h"
 #include "kforge/common/files.h"
 #include "kforge/common/text.h"
 #include "kforge/llm/prices.h"
 #include "kforge/skill/distill.h"
 #include "kforge/skill/eval.h"
+#include "kforge/skill/eval_report.h"
 #include "kforge/skill/skill.h"
 
 namespace kforge::cli {
@@ -47,7 +49,7 @@ std::string DefaultPromptsDir() {
 struct EvalArgs {
   skill::EvalOptions options;
   GpuRunFlags gpu;
-  std::string prices, html, protocol = "text";
+  std::string teacher, prices, html, protocol = "text";
   double temperature = 0, bench_time = 2;
   CLI::Option* temperature_option = nullptr;
   bool json = false;
@@ -58,7 +60,7 @@ void AddEvalOptions(CLI::App& eval, EvalArgs& args) {
   generate::GenerateOptions& run = o.run;
   eval.add_option("DIR", o.skill_dir, "The skill folder")->required();
   AddTasksRootOption(eval, run.tasks_root);
-  eval.add_option("--teacher", run.teacher,
+  eval.add_option("--teacher", args.teacher,
                   "Where the students are served: openai, anthropic, replay:FILE, exec:CMD")
       ->required();
   eval.add_option("--model", o.models, "Student models, comma-separated")->delimiter(',')->required();
@@ -112,6 +114,7 @@ int Eval(EvalArgs& args) {
   skill::EvalOptions& o = args.options;
   generate::GenerateOptions& run = o.run;
   Status usage = ApplyGpuRunFlags(args.gpu, run.judge.verify);
+  if (usage.ok()) usage = ParseTeacher(args.teacher, run.teacher);
   if (usage.ok()) usage = CheckTasksRoot(run.tasks_root);
   if (usage.ok()) {
     if (std::optional<dataset::Protocol> parsed = dataset::kProtocolNames.Parse(args.protocol))
@@ -155,13 +158,13 @@ int Eval(EvalArgs& args) {
 struct DistillArgs {
   skill::DistillOptions options;
   std::vector<std::string> runs;
-  std::string prices;
+  std::string teacher, prices;
 };
 
 void AddDistillOptions(CLI::App& distill, DistillArgs& args) {
   skill::DistillOptions& o = args.options;
   distill.add_option("RUN_DIR", args.runs, "generate run folders (trajectories.jsonl)")->required();
-  distill.add_option("--teacher", o.teacher, "anthropic, openai, replay:CASSETTE or exec:COMMAND")
+  distill.add_option("--teacher", args.teacher, "anthropic, openai, replay:CASSETTE or exec:COMMAND")
       ->required();
   distill.add_option("--model", o.model, "The teacher's model");
   distill.add_option("--out", o.out, "The new skill folder, DIR/NAME (NAME is the skill's name)")->required();
@@ -180,6 +183,12 @@ void AddDistillOptions(CLI::App& distill, DistillArgs& args) {
 int Distill(DistillArgs& args) {
   skill::DistillOptions& o = args.options;
   for (const std::string& run : args.runs) o.run_dirs.push_back(run);
+  std::optional<llm::ProviderSpec> teacher;
+  if (Status usage = ParseTeacher(args.teacher, teacher); !usage.ok()) {
+    std::fprintf(stderr, "kforge skill distill: %s\n", usage.message().c_str());
+    return kExitUsage;
+  }
+  o.teacher = *teacher;
   auto prices = llm::PriceTable::Load(args.prices);
   if (!prices.ok()) {
     std::fprintf(stderr, "kforge skill distill: --prices: %s\n", prices.status().message().c_str());

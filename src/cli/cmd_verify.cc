@@ -35,12 +35,7 @@ Runner AttachVerify(CLI::App& sub) {
   sub.add_flag("--rejudge", args->rejudge,
                "Judge the best attempt of every record of the RUN_DIR arguments again with the current judge, "
                "into RUN_DIR/rejudged.jsonl");
-  AddTasksRootOption(sub, args->options.tasks_root);
-  sub.add_option("--task", args->options.task, "Task id for solutions that do not name one");
-  sub.add_option("--trials", args->options.trials, "Trials on fresh inputs (default shape)")
-      ->default_val(verify::kDefaultTrials)
-      ->check(CLI::Range(1, 1000));
-  sub.add_flag("--compile-only", args->options.compile_only, "Compile and check plans only; no GPU needed");
+  AddJudgeOptions(sub, args->options);
   sub.add_flag("--sanitize", args->options.sanitize,
                "Run candidates under compute-sanitizer memcheck (slow)");
   AddGpuRunFlags(sub, args->gpu, args->options.arch);

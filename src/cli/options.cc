@@ -19,6 +19,19 @@ void AddTasksRootOption(CLI::App& sub, std::filesystem::path& root) {
   sub.add_option("--tasks", root, "Root of the task folders")->envname("KFORGE_TASKS")->default_val("tasks");
 }
 
+void AddSolutionTaskOptions(CLI::App& sub, std::filesystem::path& root, std::string& task) {
+  AddTasksRootOption(sub, root);
+  sub.add_option("--task", task, "Task id for solutions that do not name one");
+}
+
+void AddJudgeOptions(CLI::App& sub, verify::VerifyOptions& options) {
+  AddSolutionTaskOptions(sub, options.tasks_root, options.task);
+  sub.add_option("--trials", options.trials, "Trials on fresh inputs (default shape)")
+      ->default_val(verify::kDefaultTrials)
+      ->check(CLI::Range(1, 1000));
+  sub.add_flag("--compile-only", options.compile_only, "Compile and check plans only; no GPU needed");
+}
+
 Status ParseShard(const std::string& text, int& index, int& count) {
   if (text.empty()) return Status::Ok();
   size_t slash = text.find('/');

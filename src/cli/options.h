@@ -23,6 +23,13 @@ namespace kforge::cli {
 /// Adds `--tasks ROOT` (env KFORGE_TASKS, default "tasks").
 void AddTasksRootOption(CLI::App& sub, std::filesystem::path& root);
 
+/// Adds --tasks (AddTasksRootOption) and `--task ID`, for solutions that do not name their task.
+void AddSolutionTaskOptions(CLI::App& sub, std::filesystem::path& root, std::string& task);
+
+/// How solutions are judged, the same on every command that judges (verify, serve): --tasks, --task,
+/// --trials (default verify::kDefaultTrials, 1..1000) and --compile-only, into `options`.
+void AddJudgeOptions(CLI::App& sub, verify::VerifyOptions& options);
+
 /// OK when `root` is a folder with a task.json within 8 levels below it (the search stops at the
 /// first); otherwise InvalidArgument naming --tasks, so a wrong root is a usage error rather than a
 /// verdict blaming each solution.

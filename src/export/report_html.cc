@@ -255,13 +255,16 @@ void TaskTable(std::ostringstream& out, const Subject& s) {
 
 }  // namespace
 
-std::string RenderHtml(const Report& report) {
+std::string RenderHtml(const Report& report, const std::vector<HtmlSection>& sections) {
   std::vector<Subject> subjects = Subjects(report);
+  std::set<std::string> section_css;
+  for (const HtmlSection& section : sections) section_css.insert(section.css);
   std::ostringstream out;
   out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>kforge "
          "report</title><style>"
-      << kStyle << "</style></head>\n<body>\n<h1>kforge report</h1>\n<p class=\"note\">kforge "
-      << KFORGE_VERSION
+      << kStyle;
+  for (const std::string& css : section_css) out << css;
+  out << "</style></head>\n<body>\n<h1>kforge report</h1>\n<p class=\"note\">kforge " << KFORGE_VERSION
       << ". Rates are over judged episodes; harness errors (kforge could not judge) are counted apart. "
          "fast_p: "
          "correct and speedup &gt; p, over all episodes. Geometric mean over correct timed kernels. Mostly "
@@ -280,6 +283,7 @@ std::string RenderHtml(const Report& report) {
     out << "<h2>Against the baseline</h2>\n";
     for (const Comparison& c : report.comparisons) ComparisonTable(out, c);
   }
+  for (const HtmlSection& section : sections) out << section.html;
   out << "<h2>Plots</h2>\n<div class=\"plots\">\n"
       << SpeedupHistogram(subjects) << FastPCurve(subjects) << TurnsChart(subjects)
       << LevelChart(subjects, false) << LevelChart(subjects, true) << "</div>\n";

@@ -83,15 +83,15 @@ dataset::Attempt Judge(const EpisodeContext& context, const EpisodeSpec& spec, c
   }
   attempt.solution = common::SolutionToJson(*candidate.solution);
   auto start = Clock::now();
-  verify::Judged judged =
+  bench::Judgment judged =
       context.judge.Submit({spec.id + " turn " + std::to_string(turn), *candidate.solution}).get();
   const common::Verdict& verdict = judged.verdict;
   attempt.verdict = verdict.ToJson();
   attempt.status = std::string(common::VerdictStatusName(verdict.status));
   attempt.compiled = Compiled(verdict);
   attempt.correct = !context.compile_only && verdict.status == common::VerdictStatus::kOk;
-  if (attempt.correct && context.bencher) {
-    bench::BenchResult timed = context.bencher->Record(verdict, judged.after);
+  if (attempt.correct && judged.bench) {
+    const bench::BenchResult& timed = *judged.bench;
     attempt.bench = CompactBench(bench::BenchResultToJson(timed));
     if (timed.status == common::VerdictStatus::kOk) {
       if (std::isfinite(timed.speedup.ratio)) attempt.speedup = timed.speedup.ratio;
@@ -173,7 +173,7 @@ dataset::Trajectory RunEpisode(const EpisodeContext& context, const EpisodeSpec&
   t.task.reference_hash = dataset::TextHash(spec.reference_source);
   t.task.reference_source = spec.reference_source;
   t.task.unjudgeable = std::string(task.UnjudgeableReason());
-  t.teacher.provider = options.teacher.substr(0, options.teacher.find(':'));
+  t.teacher.provider = llm::ProviderKindName(options.teacher->kind);
   t.teacher.model = options.model;
   t.teacher.params = context.sent_params;
   t.teacher.params["max_turns"] = options.max_turns;

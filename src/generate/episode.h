@@ -10,12 +10,11 @@
 #include <nlohmann/json.hpp>
 
 #include "generate/prompts.h"
-#include "kforge/bench/bencher.h"
+#include "kforge/bench/judge.h"
 #include "kforge/common/task.h"
 #include "kforge/dataset/trajectory.h"
 #include "kforge/generate/generate.h"
 #include "kforge/llm/client.h"
-#include "kforge/verify/service.h"
 
 namespace kforge::generate {
 
@@ -24,9 +23,9 @@ struct EpisodeContext {
   const GenerateOptions& options;
   const PromptSet& prompts;
   llm::Client& client;
-  verify::VerifyService& judge;
-  bench::Bencher* bencher = nullptr;  ///< null in compile-only runs
-  std::string system_prompt;          ///< rendered, device included
+  /// Judges every candidate; its judgments carry timing unless the run is compile-only.
+  bench::Judge& judge;
+  std::string system_prompt;  ///< rendered, device included
   std::vector<llm::ToolSpec> tools;   ///< tools protocol
   bool compile_only = false;
   nlohmann::json device;

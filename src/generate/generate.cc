@@ -47,7 +47,7 @@ const std::string& ProtocolPrompt(const PromptSet& prompts, dataset::Protocol pr
 }
 
 Status CheckOptions(const GenerateOptions& o) {
-  if (o.teacher.empty())
+  if (!o.teacher)
     return Status::InvalidArgument("--teacher is required (anthropic, openai, replay:FILE, exec:CMD)");
   if (o.out.empty()) return Status::InvalidArgument("--out is required");
   if (o.views.empty()) return Status::InvalidArgument("--views: name at least one view");
@@ -72,7 +72,7 @@ Status CheckOptions(const GenerateOptions& o) {
     if (auto record = common::FileIdentity(o.client.record_path)) {
       std::vector<std::filesystem::path> kept = {o.out / "trajectories.jsonl", o.out / "run.json",
                                                  o.out / "generate.log", o.out / "unfinished.jsonl"};
-      if (o.teacher.rfind("replay:", 0) == 0) kept.push_back(o.teacher.substr(7));
+      if (o.teacher->kind == llm::ProviderKind::kReplay) kept.push_back(o.teacher->argument);
       for (const std::filesystem::path& file : kept)
         if (common::FileIdentity(file) == record)
           return Status::InvalidArgument("--record " + o.client.record_path + " is " + file.string() +
@@ -86,7 +86,7 @@ Status CheckOptions(const GenerateOptions& o) {
 /// pacing and budgets are left out, so that a rerun with more samples or another shard extends it.
 nlohmann::json RunConfig(const GenerateOptions& o, const PromptSet& prompts, bool compile_only) {
   nlohmann::json config = {{"tasks", std::filesystem::absolute(o.tasks_root).lexically_normal().string()},
-                           {"teacher", o.teacher},
+                           {"teacher", o.teacher->Text()},
                            {"model", o.model},
                            {"base_url", o.provider.base_url},
                            {"protocol", dataset::ProtocolName(o.protocol)},
@@ -267,9 +267,9 @@ StatusOr<GenerateSummary> RunGenerate(const GenerateOptions& options) {
     references[task->id] = std::move(*text);
   }
 
-  auto provider = llm::MakeProvider(options.teacher, options.provider);
+  auto provider = llm::MakeProvider(*options.teacher, options.provider);
   if (!provider.ok()) return provider.status().WithContext("--teacher");
-  if (options.model.empty() && ((*provider)->Name() == "anthropic" || (*provider)->Name() == "openai"))
+  if (options.model.empty() && llm::SendsJsonBody(options.teacher->kind))
     return Status::InvalidArgument("--model is required with --teacher " + (*provider)->Name());
   if (options.max_cost_usd && !options.allow_unpriced &&
       !options.client.prices.Find((*provider)->Name(), options.model))
@@ -324,29 +324,20 @@ StatusOr<GenerateSummary> RunGenerate(const GenerateOptions& options) {
   bench::BenchOptions judge_options = options.judge;
   judge_options.verify.seed = options.seed;
   judge_options.verify.tasks_root = options.tasks_root;
-  std::unique_ptr<bench::Bencher> bencher;
-  std::unique_ptr<verify::VerifyService> judge;
+  judge_options.verify.peak_at_start = true;  // the device's peaks go in the system prompt
+  std::unique_ptr<bench::ServiceJudge> judge;
   nlohmann::json hello;
   if (!compile_only) {
-    bencher = std::make_unique<bench::Bencher>(judge_options);
-    verify::VerifyOptions verify_options = bencher->options().verify;
-    verify_options.after_check = bencher->TimingStage();
-    verify_options.peak_at_start = true;
-    judge = std::make_unique<verify::VerifyService>(verify_options);
+    judge = std::make_unique<bench::ServiceJudge>(judge_options, bench::ServiceJudge::Mode::kTimed);
     hello = judge->Hello();
     if (hello.value("status", "") != "ok") {
       spdlog::warn("generate: no GPU ({}): compile-only feedback",
                    hello.value("message", std::string("worker did not start")));
       judge.reset();
-      bencher.reset();
       compile_only = true;
     }
   }
-  if (compile_only) {
-    verify::VerifyOptions verify_options = judge_options.verify;
-    verify_options.compile_only = true;
-    judge = std::make_unique<verify::VerifyService>(verify_options);
-  }
+  if (compile_only) judge = std::make_unique<bench::ServiceJudge>(judge_options, bench::ServiceJudge::Mode::kCompileOnly);
   summary.compile_only = compile_only;
 
   nlohmann::json about = {
@@ -403,7 +394,6 @@ StatusOr<GenerateSummary> RunGenerate(const GenerateOptions& options) {
                          prompts,
                          *client,
                          *judge,
-                         bencher.get(),
                          system_prompt,
                          tools,
                          compile_only,

@@ -8,13 +8,37 @@
 
 namespace kforge::generate {
 
+namespace {
+
+/// The reasoning flags the teacher's API has no field for.
+Status CheckReasoningFlagsSent(const GenerateOptions& o) {
+  switch (o.teacher->kind) {
+    case llm::ProviderKind::kAnthropic:
+      if (!o.reasoning_effort.empty())
+        return Status::InvalidArgument(
+            "--reasoning-effort: --teacher anthropic does not send it; use --thinking-budget (or --extra-body)");
+      return Status::Ok();
+    case llm::ProviderKind::kOpenAi:
+      if (o.thinking_budget_tokens > 0)
+        return Status::InvalidArgument(
+            "--thinking-budget: --teacher openai does not send it; use --reasoning-effort (or --extra-body)");
+      if (o.adaptive_thinking || !o.effort.empty())
+        return Status::InvalidArgument(std::string(o.adaptive_thinking ? "--adaptive-thinking" : "--effort") +
+                                       ": only --teacher anthropic sends it; use --reasoning-effort");
+      return Status::Ok();
+    case llm::ProviderKind::kReplay:
+    case llm::ProviderKind::kExec:
+      return Status::Ok();  // the canonical request goes as it is
+  }
+  return Status::Ok();  // not reached: the switch names every provider
+}
+
+}  // namespace
+
 Status CheckTeacherOptions(const GenerateOptions& o) {
   // What a provider would refuse on every request, or ignore, is refused here, before any request.
-  const std::string provider = o.teacher.substr(0, o.teacher.find(':'));
+  KFORGE_RETURN_IF_ERROR(CheckReasoningFlagsSent(o));
   if (o.thinking_budget_tokens > 0) {
-    if (provider == "openai")
-      return Status::InvalidArgument(
-          "--thinking-budget: --teacher openai does not send it; use --reasoning-effort (or --extra-body)");
     if (o.thinking_budget_tokens < 1024)
       return Status::InvalidArgument("--thinking-budget " + std::to_string(o.thinking_budget_tokens) +
                                      ": at least 1024 (0 turns thinking off)");
@@ -23,14 +47,8 @@ Status CheckTeacherOptions(const GenerateOptions& o) {
                                      " must be below --max-tokens " + std::to_string(o.max_tokens) +
                                      " (thinking is part of the output)");
   }
-  if ((o.adaptive_thinking || !o.effort.empty()) && provider == "openai")
-    return Status::InvalidArgument(std::string(o.adaptive_thinking ? "--adaptive-thinking" : "--effort") +
-                                   ": only --teacher anthropic sends it; use --reasoning-effort");
   if (o.adaptive_thinking && o.thinking_budget_tokens > 0)
     return Status::InvalidArgument("--adaptive-thinking: not with --thinking-budget (the model sets its own)");
-  if (!o.reasoning_effort.empty() && provider == "anthropic")
-    return Status::InvalidArgument(
-        "--reasoning-effort: --teacher anthropic does not send it; use --thinking-budget (or --extra-body)");
   return Status::Ok();
 }
 

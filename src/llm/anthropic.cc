@@ -439,7 +439,7 @@ class AnthropicProvider : public Provider {
       : base_url_(std::move(base_url)), key_(std::move(key)), options_(o), transport_(o.max_in_flight) {
     while (!base_url_.empty() && base_url_.back() == '/') base_url_.pop_back();
   }
-  std::string Name() const override { return "anthropic"; }
+  ProviderKind Kind() const override { return ProviderKind::kAnthropic; }
   std::string Identity() const override { return "anthropic " + base_url_; }
   std::string Redact(std::string text) const override { return RedactSecrets(std::move(text), {key_}); }
   std::optional<json> WireBody(const ChatRequest& request) const override {
@@ -456,7 +456,7 @@ class AnthropicProvider : public Provider {
       done(std::move(a));
       return;
     }
-    const bool stream = ShouldStream(options_, request, /*anthropic=*/true);
+    const bool stream = ShouldStream(options_, request, AnthropicNonStreamingCap(request.model));
     HttpRequest http;
     http.url = base_url_ + "/v1/messages";
     http.headers = WithExtraHeaders({{"content-type", "application/json"},
@@ -468,7 +468,7 @@ class AnthropicProvider : public Provider {
     http.body = body.dump(-1, ' ', false, kReplace);
     SendAttempt(transport_, std::move(http), options_,
                 stream ? std::shared_ptr<StreamAssembler>(MakeAnthropicStream()) : nullptr, AnthropicAttempt, secrets,
-                request.model, /*anthropic=*/true, std::move(done));
+                request.model, kAnthropicBaseUrlRule, std::move(done));
   }
 
  private:

@@ -32,7 +32,7 @@ class AnthropicBatchProvider : public BatchProvider {
   }
   ~AnthropicBatchProvider() override { Stop(); }
 
-  std::string Name() const override { return "anthropic"; }
+  ProviderKind Kind() const override { return ProviderKind::kAnthropic; }
   std::string Identity() const override { return "anthropic " + base_url(); }
   std::optional<json> WireBody(const ChatRequest& request) const override {
     json body = AnthropicRequestBody(request, /*stream=*/false);

@@ -111,7 +111,7 @@ void BatchProvider::LoadState() {
     if (!j.is_object() || !j.contains("batch_id") || !j["batch_id"].is_string() || !j.contains("custom_ids"))
       continue;
     // Lines without "api" were written by the Anthropic provider, the only one that had batches.
-    if (j.value("api", std::string("anthropic")) != Name()) continue;
+    if (j.value("api", ProviderKindName(ProviderKind::kAnthropic)) != Name()) continue;
     for (const json& id : j["custom_ids"])
       if (id.is_string()) earlier_[id.get<std::string>()] = j["batch_id"].get<std::string>();
   }

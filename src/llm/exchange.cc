@@ -27,7 +27,7 @@ std::vector<std::pair<std::string, std::string>> WithExtraHeaders(
 
 void SendAttempt(HttpTransport& transport, HttpRequest http, const ProviderOptions& options,
                  std::shared_ptr<StreamAssembler> assembler, ReplyParser parse, const Secrets& secrets,
-                 const std::string& model, bool anthropic, AttemptCallback done) {
+                 const std::string& model, std::string_view base_url_rule, AttemptCallback done) {
   http.connect_timeout_s = options.connect_timeout_s;
   http.max_body_bytes = options.max_reply_bytes;
   if (assembler) {
@@ -38,13 +38,13 @@ void SendAttempt(HttpTransport& transport, HttpRequest http, const ProviderOptio
     http.timeout_s = options.timeout_s;
   }
   std::string url = http.url;
-  transport.Send(std::move(http), [secrets, assembler, parse, anthropic, url = std::move(url), model,
+  transport.Send(std::move(http), [secrets, assembler, parse, base_url_rule = std::string(base_url_rule), url = std::move(url), model,
                                    done = std::move(done)](HttpResult result) {
     const std::time_t now = std::time(nullptr);
     Attempt a = result.streamed ? assembler->Finish(result, now, secrets) : parse(result, now, secrets);
     if (a.response.error.kind == ErrorKind::kNotFound)
       a.response.error.message =
-          SanitizeMessage(NotFoundHint(url, model, anthropic) + " (" + a.response.error.message + ")", secrets);
+          SanitizeMessage(NotFoundHint(url, model, base_url_rule) + " (" + a.response.error.message + ")", secrets);
     done(std::move(a));
   });
 }

@@ -23,10 +23,10 @@ std::vector<std::pair<std::string, std::string>> WithExtraHeaders(
 using ReplyParser = Attempt (*)(const HttpResult& http, std::time_t now, const Secrets& secrets);
 
 /// Sends `http`: through `assembler` with the idle timeout when one is given (a streamed request),
-/// else whole with the total timeout. `done` gets the Attempt; a 404's message names the URL and
-/// `model` (NotFoundHint), masked of `secrets`.
+/// else whole with the total timeout. `done` gets the Attempt; a 404's message names the URL,
+/// `model` and `base_url_rule` (NotFoundHint), masked of `secrets`.
 void SendAttempt(HttpTransport& transport, HttpRequest http, const ProviderOptions& options,
                  std::shared_ptr<StreamAssembler> assembler, ReplyParser parse, const Secrets& secrets,
-                 const std::string& model, bool anthropic, AttemptCallback done);
+                 const std::string& model, std::string_view base_url_rule, AttemptCallback done);
 
 }  // namespace kforge::llm

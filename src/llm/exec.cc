@@ -132,7 +132,7 @@ class ExecProvider : public Provider {
           sigaddset(&pipe_set, SIGPIPE);
           pthread_sigmask(SIG_BLOCK, &pipe_set, nullptr);
         }) {}
-  std::string Name() const override { return "exec"; }
+  ProviderKind Kind() const override { return ProviderKind::kExec; }
   std::string Identity() const override { return "exec " + command_; }
   std::string Redact(std::string text) const override { return RedactSecrets(std::move(text), secrets_); }
 

@@ -160,10 +160,9 @@ ApiError ParseApiError(const nlohmann::json& body) {
   return e;
 }
 
-std::string NotFoundHint(const std::string& url, const std::string& model, bool anthropic) {
-  std::string hint = "POST " + url + " was not found: check the model name '" + model + "' and the base URL";
-  if (anthropic) return hint + " (the server's root: /v1/messages is added to it)";
-  return hint + " (it must end where /chat/completions is added, usually in /v1, as in http://host:8000/v1)";
+std::string NotFoundHint(const std::string& url, const std::string& model, std::string_view base_url_rule) {
+  return "POST " + url + " was not found: check the model name '" + model + "' and the base URL (" +
+         std::string(base_url_rule) + ")";
 }
 
 ErrorInfo ClassifyFailure(const HttpResult& http, const ApiError& api, const Secrets& secrets) {

@@ -313,7 +313,7 @@ class OpenAiProvider : public Provider {
       : base_url_(std::move(base_url)), key_(std::move(key)), options_(o), transport_(o.max_in_flight) {
     while (!base_url_.empty() && base_url_.back() == '/') base_url_.pop_back();
   }
-  std::string Name() const override { return "openai"; }
+  ProviderKind Kind() const override { return ProviderKind::kOpenAi; }
   std::string Identity() const override { return "openai " + base_url_; }
   std::string Redact(std::string text) const override { return RedactSecrets(std::move(text), {key_}); }
   std::optional<json> WireBody(const ChatRequest& request) const override {
@@ -324,7 +324,7 @@ class OpenAiProvider : public Provider {
 
   void Send(const ChatRequest& request, AttemptCallback done) override {
     const Secrets secrets = {key_};
-    const bool stream = ShouldStream(options_, request, /*anthropic=*/false);
+    const bool stream = ShouldStream(options_, request);
     HttpRequest http;
     http.url = base_url_ + "/chat/completions";
     http.headers = {{"content-type", "application/json"}};
@@ -336,7 +336,7 @@ class OpenAiProvider : public Provider {
     http.body = body.dump(-1, ' ', false, kReplace);
     SendAttempt(transport_, std::move(http), options_,
                 stream ? std::shared_ptr<StreamAssembler>(MakeOpenAiStream()) : nullptr, OpenAiAttempt, secrets,
-                request.model, /*anthropic=*/false, std::move(done));
+                request.model, kOpenAiBaseUrlRule, std::move(done));
   }
 
  private:

@@ -32,7 +32,7 @@ class OpenAiBatchProvider : public BatchProvider {
   }
   ~OpenAiBatchProvider() override { Stop(); }
 
-  std::string Name() const override { return "openai"; }
+  ProviderKind Kind() const override { return ProviderKind::kOpenAi; }
   std::string Identity() const override { return "openai " + base_url(); }
   std::optional<json> WireBody(const ChatRequest& request) const override {
     json body = OpenAiRequestBody(request, ResolveOpenAiDialect(options(), base_url(), request.model), false);

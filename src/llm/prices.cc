@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "kforge/common/files.h"
+#include "kforge/llm/provider.h"
 
 namespace kforge::llm {
 namespace {
@@ -27,8 +28,8 @@ Status CheckPrices(const nlohmann::json& p, const std::string& path,
 }  // namespace
 
 PriceTable::PriceTable() {
-  cache_rules_["anthropic"] = CacheRule{0.1, 1.25};
-  cache_rules_["openai"] = CacheRule{0.5, 1.0};
+  cache_rules_[ProviderKindName(ProviderKind::kAnthropic)] = CacheRule{0.1, 1.25};
+  cache_rules_[ProviderKindName(ProviderKind::kOpenAi)] = CacheRule{0.5, 1.0};
 }
 
 StatusOr<PriceTable> PriceTable::FromJson(const nlohmann::json& j) {
@@ -117,7 +118,8 @@ std::optional<ModelPrice> PriceTable::Find(const std::string& provider, const st
   // replay and exec have no rule of their own: the model's maker decides.
   auto it = cache_rules_.find(provider);
   if (it == cache_rules_.end())
-    it = cache_rules_.find(model.rfind("claude", 0) == 0 ? "anthropic" : "openai");
+    it = cache_rules_.find(
+        ProviderKindName(model.rfind("claude", 0) == 0 ? ProviderKind::kAnthropic : ProviderKind::kOpenAi));
   const CacheRule rule = it == cache_rules_.end() ? CacheRule{} : it->second;
   if (!p->cache_read) p->cache_read = p->input * rule.read;
   if (!p->cache_write) p->cache_write = p->input * rule.write;

@@ -17,7 +17,7 @@ class ReplayProvider : public Provider {
   ReplayProvider(std::string path, std::map<std::string, std::vector<ChatResponse>> entries,
                  std::map<std::string, std::vector<ChatResponse>> by_tag)
       : path_(std::move(path)), entries_(std::move(entries)), by_tag_(std::move(by_tag)) {}
-  std::string Name() const override { return "replay"; }
+  ProviderKind Kind() const override { return ProviderKind::kReplay; }
   std::string Identity() const override { return "replay " + path_; }
 
   void Send(const ChatRequest& request, AttemptCallback done) override {

@@ -4,17 +4,13 @@
 #include "llm/wire.h"
 
 namespace kforge::llm {
-namespace {
 
-/// Models the Anthropic SDK will not call without streaming above 8,192 output tokens.
-bool HasLowNonStreamingCap(const std::string& model) {
+std::optional<int> AnthropicNonStreamingCap(const std::string& model) {
   for (const char* prefix : {"claude-opus-4-0", "claude-opus-4-1", "claude-opus-4-2025", "claude-opus-4@",
                              "claude-4-opus", "anthropic.claude-opus-4-2025", "anthropic.claude-opus-4-1-"})
-    if (model.rfind(prefix, 0) == 0) return true;
-  return false;
+    if (model.rfind(prefix, 0) == 0) return 8192;
+  return std::nullopt;
 }
-
-}  // namespace
 
 void SseParser::Line() {
   if (line_[0] == ':') return;  // a comment (keep-alive)
@@ -31,7 +27,7 @@ void SseParser::Line() {
   }
 }
 
-bool ShouldStream(const ProviderOptions& options, const ChatRequest& request, bool anthropic) {
+bool ShouldStream(const ProviderOptions& options, const ChatRequest& request, std::optional<int> non_streaming_cap) {
   switch (options.stream) {
     case StreamMode::kAlways:
       return true;
@@ -41,7 +37,7 @@ bool ShouldStream(const ProviderOptions& options, const ChatRequest& request, bo
       break;
   }
   if (request.max_tokens > options.stream_above_max_tokens) return true;
-  return anthropic && request.max_tokens > 8192 && HasLowNonStreamingCap(request.model);
+  return non_streaming_cap && request.max_tokens > *non_streaming_cap;
 }
 
 }  // namespace kforge::llm

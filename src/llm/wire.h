@@ -118,9 +118,13 @@ std::unique_ptr<StreamAssembler> MakeAnthropicStream();
 /// chat.completion.chunk deltas (content, reasoning_content/reasoning, tool_calls by index with
 /// argument fragments), finish_reason, the usage chunk, [DONE], and {"error": ...} events.
 std::unique_ptr<StreamAssembler> MakeOpenAiStream();
+/// The output tokens the Anthropic SDK allows `model` without streaming when it caps the model lower
+/// than stream_above_max_tokens (8,192 for Opus 4 and 4.1); nullopt for the others.
+std::optional<int> AnthropicNonStreamingCap(const std::string& model);
 /// Whether an attempt is streamed: kAlways, kNever, or for kAuto max_tokens above the limit (and
-/// for the Anthropic models the SDK caps lower, above theirs).
-bool ShouldStream(const ProviderOptions& options, const ChatRequest& request, bool anthropic);
+/// above the provider's own `non_streaming_cap` for the model, when it has one).
+bool ShouldStream(const ProviderOptions& options, const ChatRequest& request,
+                  std::optional<int> non_streaming_cap = std::nullopt);
 
 // ---- Errors and headers ----
 
@@ -136,8 +140,12 @@ struct ApiError {
 ErrorInfo ClassifyFailure(const HttpResult& http, const ApiError& api, const Secrets& secrets);
 /// The `error` object of an Anthropic or OpenAI-compatible error body (or event).
 ApiError ParseApiError(const nlohmann::json& body);
-/// For a 404: what to check, naming the URL and the model.
-std::string NotFoundHint(const std::string& url, const std::string& model, bool anthropic);
+/// Where each HTTP API's base URL must end, said with a 404.
+inline constexpr std::string_view kAnthropicBaseUrlRule = "the server's root: /v1/messages is added to it";
+inline constexpr std::string_view kOpenAiBaseUrlRule =
+    "it must end where /chat/completions is added, usually in /v1, as in http://host:8000/v1";
+/// For a 404: what to check, naming the URL, the model and the API's `base_url_rule`.
+std::string NotFoundHint(const std::string& url, const std::string& model, std::string_view base_url_rule);
 /// retry-after-ms, else retry-after (seconds or an HTTP date), in seconds from `now`.
 std::optional<double> ParseRetryAfter(const HeaderMap& headers, std::time_t now);
 /// x-should-retry: "true" or "false"; anything else is no opinion.

@@ -249,7 +249,7 @@ StatusOr<DistillSummary> RunDistill(const DistillOptions& options) {
   std::string skill_md = "---\nname: " + name + "\ndescription: " + Quoted(description) + "\n";
   if (!options.license.empty()) skill_md += "license: " + Quoted(options.license) + "\n";
   skill_md += "metadata:\n  teacher: " +
-              Quoted(options.teacher.substr(0, options.teacher.find(':')) + " " + options.model) +
+              Quoted(llm::ProviderKindName(options.teacher.kind) + " " + options.model) +
               "\n  arch: " + Quoted(arch.empty() ? "unknown" : arch) + "\n  trajectories: \"" +
               std::to_string(verified.size()) +
               "\"\n  trajectories-hash: \"sha256:" + common::Sha256Hex(sources) + "\"\n---\n" + body;

@@ -1,4 +1,6 @@
-// `kforge report` end to end: the terminal table, --json, --html and --baseline, and usage errors.
+// `kforge report` end to end: the terminal table, --json, --html and --baseline, skill evals beside
+// runs (--skill-eval), and usage errors. The skill eval section's numbers from a real eval are checked in
+// tests/skill/skill_eval_test.cc.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -12,6 +14,7 @@
 
 #include "export/record_builder.h"
 #include "fakes/command.h"
+#include "kforge/skill/eval.h"
 
 namespace {
 
@@ -174,6 +177,123 @@ TEST_F(ReportCliTest, PerTaskRowsEscapeControlCharacters) {
   EXPECT_EQ(run.out.find('\x07'), std::string::npos) << run.out;
   EXPECT_EQ(run.out.find("\xc2\x9b"), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("evil/\\x1b[2J"), std::string::npos) << run.out;
+}
+
+}  // namespace
+
+namespace {
+
+using nlohmann::json;
+
+/// An eval.json whose strings are hostile (markup, quotes, terminal escapes), its numbers computed by
+/// skill eval's own code (ModelReport) from episodes: the skill arm fails the evil task that no skill
+/// solves, and solves core/ok that no skill fails.
+json HostileEval() {
+  const std::string evil = "evil/<script>alert(\"x\")</script>&";
+  kforge::skill::EvalEpisode right, wrong;
+  right.correct = true;
+  right.speedup = right.speedup_low = 1.2;
+  wrong.status = "<b>mismatch</b>";
+  kforge::skill::ArmEpisodes none = {{evil, {right, right}}, {"core/ok", {wrong, wrong}}};
+  kforge::skill::ArmEpisodes with = {{evil, {wrong, wrong}}, {"core/ok", {right, right}}};
+  json model = kforge::skill::ModelReport({{"none", none}, {"skill", with}, {"placebo", none}}, 2, 200, 1);
+  model["model"] = "<img src=x onerror=alert(1)>\x1b[2J";
+  model["beneficial"] = false;
+  model["verdict"] = "no lift shown";
+  return {{"schema", "kforge.skill_eval/1"},
+          {"skill", {{"name", "<b>skill</b>"}, {"hash", "sha256:<x>"}}},
+          {"tasks", {evil, "core/ok"}},
+          {"left_out", {{{"task", "<iframe src=x>"}, {"reason", "r&d"}}}},
+          {"samples", 2},
+          {"protocol", "text"},
+          {"compile_only", false},
+          {"bootstrap", {{"resamples", 200}, {"seed", 1}}},
+          {"models", {model}}};
+}
+
+void WriteJson(const fs::path& file, const json& value) {
+  fs::create_directories(file.parent_path());
+  std::ofstream(file) << value.dump(2);
+}
+
+TEST_F(ReportCliTest, SkillEvalStringsAreEscapedOnThePageAndTheTerminal) {
+  WriteJson(dir_ / "eval/eval.json", HostileEval());
+  CliRun run = Report("after --skill-eval eval --html page.html");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  std::ifstream in(dir_ / "page.html");
+  const std::string html((std::istreambuf_iterator<char>(in)), {});
+  for (const char* markup : {"<script", "<img", "<iframe", "<b>"})
+    EXPECT_EQ(html.find(markup), std::string::npos) << markup;
+  for (const char* escaped :
+       {"<h2>Skill eval: &lt;b&gt;skill&lt;/b&gt;</h2>",
+        "<h3>&lt;img src=x onerror=alert(1)&gt;\x1b[2J: <span class=\"no\">no lift shown</span></h3>",
+        "<li>&lt;iframe src=x&gt;: r&amp;d</li>", "<td>&lt;b&gt;mismatch&lt;/b&gt; 2</td>",
+        "<td>evil/&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;&amp;</td></tr>"})
+    EXPECT_NE(html.find(escaped), std::string::npos) << escaped;
+  EXPECT_NE(run.out.find("skill eval <b>skill</b> (sha256:<x>): 2 held-out tasks x 2 samples, 1 left out; "
+                         "<img src=x onerror=alert(1)>\\x1b[2J: no lift shown, lift 0.000 ["),
+            std::string::npos)
+      << run.out;
+  EXPECT_EQ(run.out.find('\x1b'), std::string::npos) << "no terminal escape reaches the terminal";
+}
+
+TEST_F(ReportCliTest, ACompileOnlySkillEvalSaysNoLiftWasMeasured) {
+  json eval = HostileEval();
+  eval["compile_only"] = true;
+  WriteJson(dir_ / "eval/eval.json", eval);
+  CliRun run = Report("after --skill-eval eval --html page.html");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("2 held-out tasks x 2 samples, 1 left out; compile-only, no lift measured\n"),
+            std::string::npos)
+      << run.out;
+  std::ifstream in(dir_ / "page.html");
+  const std::string html((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_NE(
+      html.find(
+          "<p>Compile-only: nothing ran on a GPU, so no kernel is correct and no lift is measured.</p>"),
+      std::string::npos);
+}
+
+TEST_F(ReportCliTest, SkillEvalsAndRunsAreToldApart) {
+  WriteJson(dir_ / "eval/eval.json", HostileEval());
+  json wrong_type = HostileEval();
+  wrong_type["models"][0]["arms"]["none"]["correct"] = "2";
+  WriteJson(dir_ / "bad.json", wrong_type);
+  WriteJson(dir_ / "other.json", {{"schema", "kforge.report/1"}});
+  for (const auto& [args, message] : std::vector<std::pair<std::string, std::string>>{
+           {"eval", "eval: a skill eval's output (eval.json), not a run; pass it as --skill-eval eval"},
+           {"after --baseline eval/eval.json",
+            "eval/eval.json: a skill eval's output (eval.json), not a run"},
+           {"after --skill-eval before",
+            "--skill-eval before: a folder without eval.json (a run folder: name it "
+            "without --skill-eval)"},
+           {"after --skill-eval missing", "--skill-eval missing: no such skill eval folder or file"},
+           {"after --skill-eval bad.json",
+            "--skill-eval bad.json: models[0].arms.none.correct: expected an integer, found string"},
+           {"after --skill-eval other.json",
+            "--skill-eval other.json: schema \"kforge.report/1\", not kforge.skill_eval/1 (not a skill "
+            "eval's output)"},
+           {"after --skill-eval after/trajectories.jsonl", "--skill-eval after/trajectories.jsonl: "},
+           {"after --skill-eval eval --html eval/eval.json",
+            "--html eval/eval.json is the input eval/eval.json; the report never writes over what it "
+            "reads"}}) {
+    CliRun run = Report(args);
+    EXPECT_EQ(run.exit_code, 2) << args;
+    EXPECT_NE(run.err.find("kforge report: " + message), std::string::npos) << args << "\n" << run.err;
+    EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << args << "\n" << run.err;
+    EXPECT_TRUE(run.out.empty()) << args;
+  }
+  json eval = HostileEval();
+  std::ifstream in(dir_ / "eval/eval.json");
+  EXPECT_EQ(json::parse(in), eval) << "nothing written over";
+
+  CliRun run = Report("after --skill-eval eval --skill-eval eval/eval.json --json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  json report = json::parse(run.out);
+  ASSERT_EQ(report["skill_evals"].size(), 2u);
+  EXPECT_EQ(report["skill_evals"][1], eval);
+  EXPECT_EQ(report["runs"].size(), 1u);
+  EXPECT_FALSE(json::parse(Report("after --json").out).contains("skill_evals")) << "unchanged without evals";
 }
 
 }  // namespace

@@ -253,6 +253,23 @@ TEST_F(ReportTest, HtmlIsOneSelfContainedPage) {
   EXPECT_NE(html.find("overflow-x: auto"), std::string::npos);
 }
 
+// Another module's sections (a skill eval's) follow the metrics and the comparison, before the plots,
+// in order, each distinct CSS once in the page's style.
+TEST_F(ReportTest, SectionsFollowTheMetricsWithTheirCss) {
+  const std::string css = ".extra .yes { color: #070; }\n";
+  std::string html =
+      RenderHtml(TeacherAndStudent(), {{"<section class=\"extra\"><h2>First</h2></section>\n", css},
+                                       {"<section class=\"extra\"><h2>Second</h2></section>\n", css}});
+  const size_t style_end = html.find("</style>");
+  ASSERT_NE(html.find(css), std::string::npos);
+  EXPECT_LT(html.find(css), style_end);
+  EXPECT_EQ(html.find(css, html.find(css) + 1), std::string::npos) << "once";
+  EXPECT_LT(html.find("<h2>Against the baseline</h2>"), html.find("<h2>First</h2>"));
+  EXPECT_LT(html.find("<h2>First</h2>"), html.find("<h2>Second</h2>"));
+  EXPECT_LT(html.find("<h2>Second</h2>"), html.find("<h2>Plots</h2>"));
+  EXPECT_EQ(RenderHtml(TeacherAndStudent()).find("<section"), std::string::npos) << "none unless given";
+}
+
 TEST_F(ReportTest, LegendsSitAboveThePlotArea) {
   std::string html = RenderHtml(TeacherAndStudent());
   // The plot area starts at the top of the y axis: <line x1="64.0" x2="64.0" y1="TOP" ...>.

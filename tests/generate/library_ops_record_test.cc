@@ -61,7 +61,7 @@ class LibraryOpsRecordTest : public ::testing::Test {
     GenerateOptions options;
     options.tasks_root = tasks_.path();
     options.filter = "demo/relu";
-    options.teacher = "replay:" + cassette.string();
+    options.teacher = llm::ProviderSpec{llm::ProviderKind::kReplay, cassette.string()};
     options.model = "replay-demo";
     options.out = dir_ / "run";
     options.max_turns = 1;

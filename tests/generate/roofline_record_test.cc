@@ -76,7 +76,7 @@ class RooflineRecordTest : public ::testing::Test {
     std::ofstream(cassette) << CassetteLine(1).dump() << "\n" << CassetteLine(2).dump() << "\n";
     GenerateOptions options;
     options.tasks_root = dir_ / "tasks";
-    options.teacher = "replay:" + cassette.string();
+    options.teacher = llm::ProviderSpec{llm::ProviderKind::kReplay, cassette.string()};
     options.model = "replay-demo";
     options.out = dir_ / "run";
     options.max_turns = 2;

@@ -58,7 +58,7 @@ class ClientBatchTest : public ::testing::Test {
     ProviderOptions p;
     p.base_url = server.url();
     p.max_in_flight = options.max_in_flight;
-    auto provider = MakeProvider("anthropic", p);
+    auto provider = MakeProvider(*ParseProviderSpec("anthropic"), p);
     EXPECT_TRUE(provider.ok()) << provider.status().ToString();
     options.prices.Set("claude-sonnet-4-5", ModelPrice{3, 15, 0.3, 3.75});
     auto client = Client::Create(std::move(*provider), std::move(options));

@@ -101,7 +101,7 @@ class ClientHttpTest : public ::testing::Test {
     p.base_url = server_.url() + (spec == "openai" ? "/v1" : "");
     p.timeout_s = timeout_s;
     p.max_in_flight = options.max_in_flight;
-    StatusOr<std::unique_ptr<Provider>> provider = MakeProvider(spec, p);
+    StatusOr<std::unique_ptr<Provider>> provider = MakeProvider(*ParseProviderSpec(spec), p);
     EXPECT_TRUE(provider.ok()) << provider.status().ToString();
     options.initial_backoff_s = 0.01;
     options.max_backoff_s = 0.05;
@@ -274,7 +274,7 @@ TEST_F(ClientHttpTest, Scenarios) {
     for (const FakeReply& r : s.replies) server.Enqueue(r);
     ProviderOptions p;
     p.base_url = server.url();
-    StatusOr<std::unique_ptr<Provider>> provider = MakeProvider(s.spec, p);
+    StatusOr<std::unique_ptr<Provider>> provider = MakeProvider(*ParseProviderSpec(s.spec), p);
     ASSERT_TRUE(provider.ok());
     ClientOptions o;
     o.max_attempts = 3;
@@ -391,7 +391,7 @@ TEST_F(ClientHttpTest, CacheAvoidsPayingTwiceAndRecordHasNoKey) {
     }
 
   // The cassette replays without a server.
-  StatusOr<std::unique_ptr<Provider>> replay = MakeProvider("replay:" + cassette, {});
+  StatusOr<std::unique_ptr<Provider>> replay = MakeProvider(*ParseProviderSpec("replay:" + cassette), {});
   ASSERT_TRUE(replay.ok()) << replay.status().ToString();
   auto client = std::move(*Client::Create(std::move(*replay), {}));
   ChatResponse again = client->Complete(Request("claude-sonnet-4-5")).get();
@@ -413,7 +413,7 @@ TEST_F(ClientHttpTest, ManyInFlight) {
   p.max_in_flight = 16;
   ClientOptions o;
   o.max_in_flight = 16;
-  auto client = std::move(*Client::Create(std::move(*MakeProvider("openai", p)), o));
+  auto client = std::move(*Client::Create(std::move(*MakeProvider(*ParseProviderSpec("openai"), p)), o));
   std::vector<ChatRequest> batch;
   for (int i = 0; i < 64; ++i) batch.push_back(Request("m", "echo " + std::to_string(i)));
   std::vector<ChatResponse> out = client->CompleteAll(batch);
@@ -482,7 +482,7 @@ TEST_F(ClientHttpTest, RetriesFollowTheSdks) {
     ClientOptions o;  // the default attempts
     o.initial_backoff_s = 0.01;
     o.max_backoff_s = 0.02;
-    auto client = std::move(*Client::Create(std::move(*MakeProvider("anthropic", p)), o));
+    auto client = std::move(*Client::Create(std::move(*MakeProvider(*ParseProviderSpec("anthropic"), p)), o));
     ChatResponse r = client->Complete(Request("m")).get();
     EXPECT_EQ(ErrorKindName(r.error.kind), std::string(ErrorKindName(c.expected))) << r.error.message;
     EXPECT_EQ(r.attempts, c.expected_attempts);
@@ -500,7 +500,7 @@ TEST_F(ClientHttpTest, NotFoundStopsTheBatchWithAHintNamingTheUrl) {
   p.base_url = server.url();
   ClientOptions o;
   o.max_in_flight = 1;
-  auto client = std::move(*Client::Create(std::move(*MakeProvider("openai", p)), o));
+  auto client = std::move(*Client::Create(std::move(*MakeProvider(*ParseProviderSpec("openai"), p)), o));
   std::vector<ChatResponse> out =
       client->CompleteAll({Request("Qwen/Qwen3-8B"), Request("Qwen/Qwen3-8B", "2")});
   EXPECT_EQ(out[0].error.kind, ErrorKind::kNotFound);
@@ -567,7 +567,7 @@ TEST_F(ClientHttpTest, OpenAiReasoningModelsGetTheirParameters) {
   ProviderOptions p;
   p.base_url = server_.url() + "/v1";
   p.openai_max_tokens_field = "max_completion_tokens";  // the override
-  auto overridden = std::move(*Client::Create(std::move(*MakeProvider("openai", p)), {}));
+  auto overridden = std::move(*Client::Create(std::move(*MakeProvider(*ParseProviderSpec("openai"), p)), {}));
   ASSERT_TRUE(overridden->Complete(Request("gpt-4o-mini", "x")).get().ok());
   EXPECT_EQ(json::parse(server_.requests().at(2).body)["max_completion_tokens"], 256);
 }
@@ -604,39 +604,71 @@ TEST(MakeProviderTest, ApiKeyEnvNamesTheVariable) {
   ProviderOptions p;
   p.base_url = server.url() + "/v1";
   p.api_key_env = "KFORGE_TEST_ROUTER_KEY";
-  auto named = std::move(*Client::Create(std::move(*MakeProvider("openai", p)), {}));
+  auto named = std::move(*Client::Create(std::move(*MakeProvider(*ParseProviderSpec("openai"), p)), {}));
   ASSERT_TRUE(named->Complete(Request("m")).get().ok());
   EXPECT_EQ(server.requests().at(0).headers["authorization"], "Bearer sk-or-v1-named-key-111111");
   p.api_key_env.clear();
-  auto plain = std::move(*Client::Create(std::move(*MakeProvider("openai", p)), {}));
+  auto plain = std::move(*Client::Create(std::move(*MakeProvider(*ParseProviderSpec("openai"), p)), {}));
   ASSERT_TRUE(plain->Complete(Request("m")).get().ok());
   EXPECT_EQ(server.requests().at(1).headers["authorization"], "Bearer sk-default-key-000000");
 
   unsetenv("KFORGE_TEST_UNSET_KEY");
   p.api_key_env = "KFORGE_TEST_UNSET_KEY";
   for (const char* spec : {"openai", "anthropic"}) {
-    StatusOr<std::unique_ptr<Provider>> missing = MakeProvider(spec, p);
+    StatusOr<std::unique_ptr<Provider>> missing = MakeProvider(*ParseProviderSpec(spec), p);
     ASSERT_FALSE(missing.ok()) << spec << ": a named variable must be set, even for a local server";
     EXPECT_NE(missing.status().message().find("KFORGE_TEST_UNSET_KEY"), std::string::npos);
   }
   setenv("KFORGE_TEST_ANTHROPIC_KEY", "sk-ant-named-222222", 1);
   p.api_key_env = "KFORGE_TEST_ANTHROPIC_KEY";
-  EXPECT_TRUE(MakeProvider("anthropic", p).ok());
+  EXPECT_TRUE(MakeProvider(*ParseProviderSpec("anthropic"), p).ok());
 }
 
 TEST(MakeProviderTest, SpecsAndKeys) {
   unsetenv("ANTHROPIC_API_KEY");
-  StatusOr<std::unique_ptr<Provider>> p = MakeProvider("anthropic", {});
+  StatusOr<std::unique_ptr<Provider>> p = MakeProvider(*ParseProviderSpec("anthropic"), {});
   ASSERT_FALSE(p.ok());
   EXPECT_NE(p.status().message().find("ANTHROPIC_API_KEY"), std::string::npos);
   unsetenv("OPENAI_API_KEY");
-  EXPECT_FALSE(MakeProvider("openai", {}).ok());
+  EXPECT_FALSE(MakeProvider(*ParseProviderSpec("openai"), {}).ok());
   ProviderOptions local;
   local.base_url = "http://127.0.0.1:1/v1";
-  EXPECT_TRUE(MakeProvider("openai", local).ok());  // local servers need no key
-  EXPECT_FALSE(MakeProvider("bogus", {}).ok());
-  EXPECT_FALSE(MakeProvider("replay:/nonexistent/cassette.jsonl", {}).ok());
-  EXPECT_FALSE(MakeProvider("exec:", {}).ok());
+  EXPECT_TRUE(MakeProvider(*ParseProviderSpec("openai"), local).ok());  // local servers need no key
+  EXPECT_FALSE(MakeProvider(*ParseProviderSpec("replay:/nonexistent/cassette.jsonl"), {}).ok());
+  EXPECT_FALSE(MakeProvider({ProviderKind::kExec, ""}, {}).ok());
+}
+
+TEST(MakeProviderTest, ParsesSpecsOnce) {
+  struct Case {
+    const char* text;
+    std::optional<ProviderKind> kind;  // nullopt: refused
+    const char* argument;
+  };
+  for (const Case& c : std::vector<Case>{{"anthropic", ProviderKind::kAnthropic, ""},
+                                         {"openai", ProviderKind::kOpenAi, ""},
+                                         {"replay:a/b.jsonl", ProviderKind::kReplay, "a/b.jsonl"},
+                                         {"exec:python3 t.py --x=1:2", ProviderKind::kExec, "python3 t.py --x=1:2"},
+                                         {"bogus", std::nullopt, ""},
+                                         {"", std::nullopt, ""},
+                                         {"openai:x", std::nullopt, ""},
+                                         {"replay:", std::nullopt, ""},
+                                         {"exec", std::nullopt, ""}}) {
+    StatusOr<ProviderSpec> spec = ParseProviderSpec(c.text);
+    ASSERT_EQ(spec.ok(), c.kind.has_value()) << c.text;
+    if (!spec.ok()) {
+      EXPECT_NE(spec.status().message().find("provider"), std::string::npos) << spec.status().message();
+      continue;
+    }
+    EXPECT_EQ(spec->kind, *c.kind) << c.text;
+    EXPECT_EQ(spec->argument, c.argument) << c.text;
+    EXPECT_EQ(spec->Text(), c.text) << "the spec is written back as it was given";
+  }
+  EXPECT_EQ(ParseProviderSpec("bogus").status().message(),
+            "unknown provider 'bogus' (expected anthropic, openai, replay:FILE or exec:CMD)");
+  for (ProviderKind kind : {ProviderKind::kAnthropic, ProviderKind::kOpenAi})
+    EXPECT_TRUE(SendsJsonBody(kind)) << ProviderKindName(kind);
+  for (ProviderKind kind : {ProviderKind::kReplay, ProviderKind::kExec})
+    EXPECT_FALSE(SendsJsonBody(kind)) << ProviderKindName(kind);
 }
 
 }  // namespace

@@ -8,7 +8,7 @@ namespace {
 ChatResponse RunExec(const std::string& command) {
   ProviderOptions p;
   p.timeout_s = 10;
-  StatusOr<std::unique_ptr<Provider>> provider = MakeProvider("exec:" + command, p);
+  StatusOr<std::unique_ptr<Provider>> provider = MakeProvider(*ParseProviderSpec("exec:" + command), p);
   EXPECT_TRUE(provider.ok());
   ClientOptions o;
   o.max_attempts = 1;

@@ -184,7 +184,7 @@ TEST_F(SecretsHttpTest, NoPathShowsTheKey) {
       ProviderOptions p;
       p.base_url = server.url();
       p.api_key_env = "KFORGE_TEST_SECRET_KEY";
-      StatusOr<std::unique_ptr<Provider>> provider = MakeProvider(spec, p);
+      StatusOr<std::unique_ptr<Provider>> provider = MakeProvider(*ParseProviderSpec(spec), p);
       ASSERT_TRUE(provider.ok()) << provider.status().ToString();
       ClientOptions o;
       o.initial_backoff_s = 0.01;
@@ -249,7 +249,7 @@ TEST_F(SecretsHttpTest, PlaceholderKeysDoNotMangleData) {
   ClientOptions o;
   o.max_attempts = 1;
   o.record_path = (dir_ / "cassette.jsonl").string();
-  auto client = std::move(*Client::Create(std::move(*MakeProvider("openai", p)), o));
+  auto client = std::move(*Client::Create(std::move(*MakeProvider(*ParseProviderSpec("openai"), p)), o));
   ChatRequest r;
   r.messages = {Message::User("u")};
   ASSERT_TRUE(client->Complete(r).get().ok());
@@ -266,7 +266,7 @@ TEST_F(SecretsHttpTest, ExecCommandsDoNotShowInheritedKeys) {
   p.api_key_env = "KFORGE_TEST_SECRET_KEY";
   // The child prints the key across the 200-byte tail that the message keeps.
   auto provider = MakeProvider(
-      "exec:printf '%s' \"$KFORGE_TEST_SECRET_KEY\" >&2; head -c 190 /dev/zero | tr '\\0' x >&2; exit 1", p);
+      {ProviderKind::kExec, "printf '%s' \"$KFORGE_TEST_SECRET_KEY\" >&2; head -c 190 /dev/zero | tr '\\0' x >&2; exit 1"}, p);
   ASSERT_TRUE(provider.ok());
   ClientOptions o;
   o.max_attempts = 1;

@@ -147,7 +147,7 @@ class StreamingTest : public ::testing::Test {
 
   std::unique_ptr<Client> MakeClient(const std::string& spec, ProviderOptions p, ClientOptions o = {}) {
     p.base_url = server_.url() + (spec == "openai" ? "/v1" : "");
-    StatusOr<std::unique_ptr<Provider>> provider = MakeProvider(spec, p);
+    StatusOr<std::unique_ptr<Provider>> provider = MakeProvider(*ParseProviderSpec(spec), p);
     EXPECT_TRUE(provider.ok()) << provider.status().ToString();
     o.initial_backoff_s = 0.01;
     o.max_backoff_s = 0.02;
@@ -275,7 +275,7 @@ TEST_F(StreamingTest, LargeMaxTokensAreStreamedSmallOnesAreNot) {
             : R"({"choices":[{"message":{"role":"assistant","content":"short"},"finish_reason":"stop"}]})"));
     ProviderOptions p;  // kAuto
     p.base_url = server.url();
-    auto client = std::move(*Client::Create(std::move(*MakeProvider(spec, p)), {}));
+    auto client = std::move(*Client::Create(std::move(*MakeProvider(*ParseProviderSpec(spec), p)), {}));
     ChatResponse big = client->Complete(Request("m", 32000)).get();
     ASSERT_TRUE(big.ok()) << big.error.message;
     EXPECT_EQ(big.stop_reason, StopReason::kToolUse);

@@ -501,20 +501,23 @@ TEST(StreamTest, WhenToStream) {
   ChatRequest r;
   r.model = "claude-sonnet-4-5";
   r.max_tokens = 21333;
-  EXPECT_FALSE(ShouldStream(o, r, true));
+  EXPECT_FALSE(ShouldStream(o, r, AnthropicNonStreamingCap(r.model)));
   r.max_tokens = 21334;
-  EXPECT_TRUE(ShouldStream(o, r, true)) << "the SDK refuses a non-streamed call this long";
-  EXPECT_TRUE(ShouldStream(o, r, false));
+  EXPECT_TRUE(ShouldStream(o, r, AnthropicNonStreamingCap(r.model))) << "the SDK refuses a non-streamed call this long";
+  EXPECT_TRUE(ShouldStream(o, r));
   r.max_tokens = 8193;
   r.model = "claude-opus-4-1-20250805";
-  EXPECT_TRUE(ShouldStream(o, r, true)) << "the SDK's lower cap for Opus 4 and 4.1";
+  EXPECT_EQ(AnthropicNonStreamingCap(r.model), 8192);
+  EXPECT_TRUE(ShouldStream(o, r, AnthropicNonStreamingCap(r.model))) << "the SDK's lower cap for Opus 4 and 4.1";
+  EXPECT_FALSE(ShouldStream(o, r)) << "a provider without its own cap";
   r.model = "claude-opus-4-5";
-  EXPECT_FALSE(ShouldStream(o, r, true));
+  EXPECT_EQ(AnthropicNonStreamingCap(r.model), std::nullopt);
+  EXPECT_FALSE(ShouldStream(o, r, AnthropicNonStreamingCap(r.model)));
   o.stream = StreamMode::kAlways;
-  EXPECT_TRUE(ShouldStream(o, r, false));
+  EXPECT_TRUE(ShouldStream(o, r));
   o.stream = StreamMode::kNever;
   r.max_tokens = 64000;
-  EXPECT_FALSE(ShouldStream(o, r, true));
+  EXPECT_FALSE(ShouldStream(o, r, AnthropicNonStreamingCap(r.model)));
 }
 
 TEST(WireTest, ModerationNotFoundAndShouldRetry) {
@@ -557,7 +560,7 @@ TEST(WireTest, ModerationNotFoundAndShouldRetry) {
   h.status = 500;
   h.headers = {{"x-should-retry", "false"}};
   EXPECT_EQ(AnthropicAttempt(h, 0, {}).should_retry, false);
-  const std::string hint = NotFoundHint("http://h:8000/chat/completions", "qwen", false);
+  const std::string hint = NotFoundHint("http://h:8000/chat/completions", "qwen", kOpenAiBaseUrlRule);
   EXPECT_NE(hint.find("http://h:8000/chat/completions"), std::string::npos);
   EXPECT_NE(hint.find("/v1"), std::string::npos);
   EXPECT_NE(hint.find("'qwen'"), std::string::npos);

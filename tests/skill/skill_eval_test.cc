@@ -2,9 +2,10 @@
 // that is right more often with the skill in its prompt (and not with the placebo) gives its known
 // lift inside the interval and is called beneficial; one the skill does not help gives an interval
 // around zero. Held-out filtering leaves the skill's own families out; the placebo has the skill's
-// length and none of its words.
+// length and none of its words. `kforge report --skill-eval` shows the eval's numbers.
 #include <unistd.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -16,9 +17,11 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "fakes/command.h"
 #include "fakes/http_server.h"
 #include "kforge/common/task.h"
 #include "kforge/skill/eval.h"
+#include "kforge/skill/eval_report.h"
 #include "skill/skill_folder.h"
 
 namespace kforge::skill {
@@ -117,6 +120,83 @@ std::string SkillMd() {
          kTechnique + "\n";
 }
 
+std::string Fixed(const json& v, int digits) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.*f", digits, v.get<double>());
+  return buf;
+}
+
+std::string PValue(const json& p) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), p.get<double>() < 0.001 ? "%.2g" : "%.4f", p.get<double>());
+  return buf;
+}
+
+/// Screenshots `page` with headless Chromium into the build folder, for a person to look at.
+void Screenshot(const fs::path& page, const std::string& name) {
+  if (fakes::RunCommand("command -v chromium >/dev/null 2>&1").exit_code != 0) return;
+  const fs::path png = fs::path(KFORGE_BINARY).parent_path() / name;
+  fs::remove(png);
+  fakes::CommandResult run = fakes::RunCommand(
+      "chromium --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=1280,2400 "
+      "--screenshot=" +
+      png.string() + " file://" + page.string() + " 2>&1");
+  ASSERT_TRUE(fs::exists(png)) << run.out;
+  EXPECT_GT(fs::file_size(png), 50000u) << "a page with tables and plots, not a blank one";
+  std::printf("report page: %s\n", png.c_str());
+}
+
+/// `kforge report` on the helped student's runs with the eval's folder: the page has the eval's
+/// section (arms, lifts, verdicts, tasks left out) after the runs' metrics, with the numbers of
+/// eval.json, and the table ends with the eval's summary line.
+void ExpectTheReportShows(const fs::path& out, const json& eval) {
+  const fs::path page = out / "report.html";
+  const std::string runs = (out / "helped/none").string() + " " + (out / "helped/skill").string();
+  fakes::CommandResult report =
+      fakes::RunCommand(std::string(KFORGE_BINARY) + " report " + runs + " --skill-eval " + out.string() +
+                        " --html " + page.string());
+  ASSERT_EQ(report.exit_code, 0) << report.out;
+  const json& helped = eval["models"][0];
+  const json& lift = helped["lifts"]["skill_vs_none"];
+  const json& zero = eval["models"][1]["lifts"]["skill_vs_none"];
+  const std::string summary =
+      "skill eval softmax-rows (" + eval["skill"]["hash"].get<std::string>().substr(0, 19) +
+      "): 8 held-out tasks x 4 samples, 2 left out; helped: beneficial, lift 0.562 [" +
+      Fixed(lift["low"], 3) + ", " + Fixed(lift["high"], 3) + "], Holm p " +
+      PValue(lift["mcnemar"]["holm_p"]) + "; unhelped: no lift shown, lift 0.000 [" + Fixed(zero["low"], 3) +
+      ", " + Fixed(zero["high"], 3) + "]";
+  EXPECT_NE(report.out.find(summary), std::string::npos) << summary << "\n" << report.out;
+  EXPECT_NE(report.out.find("run " + (out / "helped/skill").string()), std::string::npos) << report.out;
+
+  std::ifstream in(page);
+  const std::string html((std::istreambuf_iterator<char>(in)), {});
+  const json& skill = helped["arms"]["skill"];
+  const json& geomean = skill["geomean_speedup_vs_none"];
+  for (const std::string& expected :
+       {std::string("<h2>Skill eval: softmax-rows</h2>"),
+        std::string("<li>evalsuite/softmax_1: its family softmax is one the skill was built from</li>"),
+        std::string("<h3>helped: <span class=\"yes\">beneficial</span></h3>"),
+        std::string("<h3>unhelped: <span class=\"no\">no lift shown</span></h3>"),
+        "<tr><td>skill</td><td>27/32</td><td>0.84</td><td>0.84</td><td>0.00</td><td>" +
+            Fixed(geomean["arm"], 2) + "x / " + Fixed(geomean["none"], 2) +
+            "x (7)</td><td>38400</td><td>$0.0000</td><td>mismatch 5</td></tr>",
+        std::string("<tr><td>none</td><td>9/32</td>"), std::string("<td>mismatch 23</td></tr>"),
+        std::string("<tr><td>teacher</td><td>32/32</td>"),
+        "<tr><td>skill_vs_none</td><td>0.562</td><td>[" + Fixed(lift["low"], 3) + ", " +
+            Fixed(lift["high"], 3) + "]</td><td>" + PValue(lift["mcnemar"]["p"]) + " (" +
+            lift["mcnemar"]["only_arm"].dump() + " vs " + lift["mcnemar"]["only_baseline"].dump() +
+            ")</td><td>" + PValue(lift["mcnemar"]["holm_p"]) + "</td><td>" + Fixed(lift["mde"], 3) +
+            "</td><td></td></tr>",
+        "<td>" + zero["worse_tasks"][0]["task"].get<std::string>() + ", " +
+            zero["worse_tasks"][1]["task"].get<std::string>() + ", " +
+            zero["worse_tasks"][2]["task"].get<std::string>() + "</td></tr>",
+        std::string(".skill-eval .yes { color: #070; }")})
+    EXPECT_NE(html.find(expected), std::string::npos) << expected;
+  EXPECT_LT(html.find("<h2>Metrics</h2>"), html.find("<h2>Skill eval: softmax-rows</h2>"));
+  EXPECT_LT(html.find("<h2>Skill eval: softmax-rows</h2>"), html.find("<h2>Plots</h2>"));
+  Screenshot(page, "report_skill_eval_test.png");
+}
+
 TEST(SkillEvalTest, AHelpedStudentShowsItsKnownLiftAndAnUnhelpedOneAnIntervalAroundZero) {
   SkillFolder skill("softmax-rows", {{"SKILL.md", SkillMd()}, {"evals/evals.json", test_support::kEvals}});
   EvalTasks tasks;
@@ -141,7 +221,7 @@ TEST(SkillEvalTest, AHelpedStudentShowsItsKnownLiftAndAnUnhelpedOneAnIntervalAro
   options.bootstrap_seed = 11;
   generate::GenerateOptions& run = options.run;
   run.tasks_root = tasks.root();
-  run.teacher = "openai";
+  run.teacher = llm::ProviderSpec{llm::ProviderKind::kOpenAi, ""};
   run.provider.base_url = students.url();
   run.provider.api_key_env = "KFORGE_SKILL_EVAL_TEST_KEY";
   setenv("KFORGE_SKILL_EVAL_TEST_KEY", "sk-test", 1);
@@ -209,6 +289,7 @@ TEST(SkillEvalTest, AHelpedStudentShowsItsKnownLiftAndAnUnhelpedOneAnIntervalAro
   const std::string html = EvalHtml(eval);
   EXPECT_NE(html.find("<h2>helped: <span class=\"yes\">beneficial</span></h2>"), std::string::npos) << html;
   EXPECT_NE(html.find("<td>skill_vs_none</td><td>0.562</td>"), std::string::npos) << html;
+  ExpectTheReportShows(options.out, eval);
 }
 
 TEST(SkillEvalTest, ThePlaceboHasTheSkillsLengthsAndNoneOfItsWords) {
@@ -255,7 +336,7 @@ TEST(SkillEvalTest, BadInputIsOneLineBeforeAnythingRuns) {
   options.models = {"m"};
   options.out = skill.root() / "eval";
   options.run.tasks_root = tasks.root();
-  options.run.teacher = "openai";
+  options.run.teacher = llm::ProviderSpec{llm::ProviderKind::kOpenAi, ""};
   options.holdout = {"convolution"};
   EXPECT_EQ(RunSkillEval(options).status().message(),
             "--holdout: no task counts: no task under " + tasks.root().string() +

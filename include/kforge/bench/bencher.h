@@ -51,6 +51,8 @@ class Bencher {
   /// The stage that times a solution that passed, in its worker, for a VerifyService of one's own
   /// (VerifyOptions::after_check); Record turns its result into a record.
   std::function<nlohmann::json(const verify::AfterCheck&)> TimingStage() const;
+  /// options().verify with the timing stage: what a service (or a Verifier) that times is built from.
+  verify::VerifyOptions TimedVerifyOptions() const;
   /// The record of a judged solution: the verdict's status when it did not pass, else the timing.
   /// Thread-safe.
   BenchResult Record(const common::Verdict& verdict, const nlohmann::json& after);

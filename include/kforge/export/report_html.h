@@ -4,11 +4,20 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "kforge/export/report.h"
 
 namespace kforge::exporter {
 
-std::string RenderHtml(const Report& report);
+/// A section rendered by another module (a skill eval): HTML already escaped, with an <h2> heading,
+/// and the CSS rules it needs beyond the page's own.
+struct HtmlSection {
+  std::string html;
+  std::string css;
+};
+
+/// The page; `sections` follow the metrics (and the comparison with the baseline), in order.
+std::string RenderHtml(const Report& report, const std::vector<HtmlSection>& sections = {});
 
 }  // namespace kforge::exporter

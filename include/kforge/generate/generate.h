@@ -38,8 +38,8 @@ struct GenerateOptions {
   /// Also run tasks the import found degenerate, nondeterministic or ill-conditioned (left out by
   /// default: no kernel can be judged on them). Default false.
   bool include_unjudgeable = false;
-  /// Teacher: "anthropic", "openai", "replay:FILE" or "exec:CMD" (llm::MakeProvider).
-  std::string teacher;
+  /// Teacher (--teacher, llm::ParseProviderSpec). Required.
+  std::optional<llm::ProviderSpec> teacher;
   std::string model;
   llm::ProviderOptions provider;
   llm::ClientOptions client;

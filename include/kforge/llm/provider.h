@@ -6,13 +6,49 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
+#include "kforge/common/names.h"
 #include "kforge/common/status.h"
 #include "kforge/llm/chat.h"
 
 namespace kforge::llm {
+
+/// The backends that serve a teacher or students. A new one is a row here and its Provider; the
+/// build then names every switch that must say how it is handled (MakeProvider, SendsJsonBody...).
+enum class ProviderKind {
+  kAnthropic,  ///< Anthropic Messages API
+  kOpenAi,     ///< OpenAI-compatible chat completions (OpenAI, vLLM, SGLang, Ollama, ...)
+  kReplay,     ///< a recorded cassette: replay:FILE
+  kExec,       ///< an external command: exec:CMD
+};
+inline constexpr common::NameTable<ProviderKind, 4> kProviderKindNames = {{{ProviderKind::kAnthropic, "anthropic"},
+                                                                          {ProviderKind::kOpenAi, "openai"},
+                                                                          {ProviderKind::kReplay, "replay"},
+                                                                          {ProviderKind::kExec, "exec"}}};
+static_assert(kProviderKindNames.InEnumOrder());
+
+/// "anthropic", "openai", "replay", "exec": the spelling flags and records use.
+inline std::string ProviderKindName(ProviderKind kind) { return std::string(kProviderKindNames.Name(kind)); }
+
+/// A provider as a flag names it (--teacher): "anthropic", "openai", "replay:FILE" or "exec:CMD".
+struct ProviderSpec {
+  ProviderKind kind = ProviderKind::kAnthropic;
+  /// replay's cassette, exec's command line; empty for the HTTP providers.
+  std::string argument;
+
+  /// The spec as written: "openai", "replay:FILE".
+  std::string Text() const;
+};
+
+/// Parses a spec; the error says what was expected ("unknown provider 'x' (expected ...)").
+StatusOr<ProviderSpec> ParseProviderSpec(std::string_view text);
+
+/// True for the providers that send a JSON body over HTTP to a model the user names (anthropic,
+/// openai): they take --model, --header, --extra-body and --batch-api.
+bool SendsJsonBody(ProviderKind kind);
 
 /// What a server said about its rate limits (anthropic-ratelimit-*, x-ratelimit-*). Resets are
 /// seconds from the moment the response arrived.
@@ -105,8 +141,9 @@ using AttemptCallback = std::function<void(Attempt)>;
 class Provider {
  public:
   virtual ~Provider() = default;
-  /// "anthropic", "openai", "replay", "exec".
-  virtual std::string Name() const = 0;
+  virtual ProviderKind Kind() const = 0;
+  /// kProviderKindNames' spelling of Kind().
+  std::string Name() const { return ProviderKindName(Kind()); }
   /// Provider name plus endpoint (base URL, cassette path, command): part of the cache key.
   virtual std::string Identity() const = 0;
   /// Starts one attempt; `done` is called exactly once, possibly before Send returns. Thread-safe.
@@ -126,9 +163,8 @@ class Provider {
   virtual double PriceFactor() const { return 1; }
 };
 
-/// spec: "anthropic", "openai", "replay:FILE" or "exec:CMD". Keys come only from the environment
-/// (options.api_key_env, else ANTHROPIC_API_KEY, OPENAI_API_KEY); a missing required key is an
-/// InvalidArgument status that names the variable.
-StatusOr<std::unique_ptr<Provider>> MakeProvider(const std::string& spec, const ProviderOptions& options);
+/// Keys come only from the environment (options.api_key_env, else ANTHROPIC_API_KEY,
+/// OPENAI_API_KEY); a missing required key is an InvalidArgument status that names the variable.
+StatusOr<std::unique_ptr<Provider>> MakeProvider(const ProviderSpec& spec, const ProviderOptions& options);
 
 }  // namespace kforge::llm

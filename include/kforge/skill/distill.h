@@ -18,7 +18,7 @@ namespace kforge::skill {
 
 struct DistillOptions {
   std::vector<std::filesystem::path> run_dirs;  ///< generate run folders (trajectories.jsonl)
-  std::string teacher;                          ///< llm::MakeProvider spec
+  llm::ProviderSpec teacher;                    ///< --teacher
   std::string model;
   llm::ProviderOptions provider;
   llm::ClientOptions client;

@@ -84,8 +84,4 @@ nlohmann::json ModelReport(const std::map<std::string, ArmEpisodes>& arms, int s
 /// Runs every arm of every model and writes OUT/eval.json; returns that JSON.
 StatusOr<nlohmann::json> RunSkillEval(const EvalOptions& options);
 
-/// The eval as a table for the terminal, and as a standalone HTML page (skill/eval_report.cc).
-std::string EvalTable(const nlohmann::json& eval);
-std::string EvalHtml(const nlohmann::json& eval);
-
 }  // namespace kforge::skill
