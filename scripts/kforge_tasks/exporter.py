@@ -25,7 +25,7 @@ from .schema import SCHEMA, TaskError, validate
 GOLDEN_LIMIT = 64 << 20  # inputs + outputs of the golden file
 OBSERVE_LIMIT = 512 << 20  # materialise inputs to fit inexact init descriptions
 FLOAT64_LIMIT = 4 << 30  # float64 copies of the state and inputs for the conditioning run
-FIELD_ORDER = ("schema", "id", "level", "tags", "description", "spec", "reference", "symbols",
+FIELD_ORDER = ("schema", "id", "level", "tags", "license", "description", "spec", "reference", "symbols",
                "constants", "inputs", "params", "outputs", "variants", "tolerance", "conditioning", "behaviour", "domains", "cost",
                "artifacts")
 

@@ -1,11 +1,11 @@
-"""One reference program imported as a task: the tags its name suggests, the description its Model's
-docstring gives, then the exporter (exporter.build). Used by export_reference.py for one problem and by
+"""One reference program imported as a task: the tags its name suggests, the licence of its checkout
+(KernelBench's LICENSE file), the description its Model's docstring gives, then the exporter (exporter.build). Used by export_reference.py for one problem and by
 bulk.py's worker processes for each problem of a batch."""
 
 import sys
 from pathlib import Path
 
-from . import schema
+from . import licensing, schema
 from .schema import TaskError
 
 _TAG_WORDS = [
@@ -60,9 +60,16 @@ def import_one(args, level=None):
     tags = ["kernelbench"] if args.command == "kernelbench" else []
     tags += sorted({tag for word, tag in _TAG_WORDS if word in low})
     base["tags"] = tags
+    notes = []
+    if args.command == "kernelbench":
+        spdx, note = licensing.license_of(args.file)
+        if spdx:
+            base["license"] = spdx
+        if note:
+            notes.append(note)
     doc = _docstring(args.file)
     base["description"] = doc or f"Implement the PyTorch program {name} (see the reference code)."
     out_dir = schema.task_dir(args.out, args.id)
-    doc, notes = exporter.build(args.file, args.id, out_dir, base=base, devices=devices(args.device),
-                                seed=args.seed, symbols_from_module=True, log=logger(args))
-    return out_dir, doc, notes
+    doc, build_notes = exporter.build(args.file, args.id, out_dir, base=base, devices=devices(args.device),
+                                      seed=args.seed, symbols_from_module=True, log=logger(args))
+    return out_dir, doc, notes + build_notes

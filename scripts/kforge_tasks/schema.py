@@ -12,7 +12,7 @@ DISTS = {
     "ones": set(), "zeros": set(),
 }
 TOP_FIELDS = {
-    "schema", "id", "level", "tags", "description", "spec", "reference", "symbols", "constants",
+    "schema", "id", "level", "tags", "license", "description", "spec", "reference", "symbols", "constants",
     "inputs", "params", "outputs", "variants", "tolerance", "conditioning", "behaviour", "domains", "cost",
     "artifacts",
 }
@@ -35,6 +35,8 @@ class UsageError(TaskError):
 # with a letter, digit or '_' and going on with letters, digits, '_', '.' and '-'. No empty
 # segment, no '.' or '..', no leading '/': an id is always a folder below the task root.
 _SEGMENT = r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}"
+# The C++ loader's CheckLicense (src/common/task.cc) accepts the same.
+LICENSE_RE = re.compile(r"[A-Za-z0-9.+()-](?:[A-Za-z0-9 .+()-]{0,62}[A-Za-z0-9.+()-])?")
 ID_RE = re.compile(rf"{_SEGMENT}(?:/{_SEGMENT}){{1,7}}")
 
 
@@ -128,6 +130,9 @@ def validate(doc, task_id=None):
     for key in ("description", "reference") + (("spec",) if "spec" in doc else ()):
         if not isinstance(doc[key], str):
             _fail(f"task.{key}", "expected a string")
+    if "license" in doc and (not isinstance(doc["license"], str) or not LICENSE_RE.fullmatch(doc["license"])):
+        _fail("task.license", "expected an SPDX licence id such as 'MIT' or 'Apache-2.0' (1 to 64 letters, "
+              "digits, spaces and .+-())")
     if "level" in doc and (isinstance(doc["level"], bool) or not isinstance(doc["level"], int)):
         _fail("task.level", "expected an integer")
     symbols = doc["symbols"]

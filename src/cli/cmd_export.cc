@@ -236,6 +236,9 @@ Runner AttachExport(CLI::App& sub) {
                  "export: %lld records read from %zu file%s (%lld malformed, %lld torn lines skipped)\n",
                  static_cast<long long>(stats->scan.records), files->size(), files->size() == 1 ? "" : "s",
                  static_cast<long long>(stats->scan.malformed), static_cast<long long>(stats->scan.torn));
+    if (stats->scan.duplicates)
+      std::fprintf(stderr, "export: %lld duplicate records dropped (an id read more than once; the last finished kept)\n",
+                   static_cast<long long>(stats->scan.duplicates));
     std::fprintf(stderr, "export: %lld %s records written to %s (%s)\n",
                  static_cast<long long>(stats->exported), a->format.c_str(), a->out.c_str(),
                  Counts(stats->splits).c_str());

@@ -22,21 +22,6 @@
 namespace kforge::cli {
 namespace {
 
-/// "i/n" -> (i, n).
-Status ParseShard(const std::string& text, int& index, int& count) {
-  if (text.empty()) return Status::Ok();
-  size_t slash = text.find('/');
-  char* end = nullptr;
-  long i = slash == std::string::npos ? -1 : std::strtol(text.c_str(), &end, 10);
-  bool ok_i = slash != std::string::npos && end == text.c_str() + slash;
-  long n = ok_i ? std::strtol(text.c_str() + slash + 1, &end, 10) : 0;
-  if (!ok_i || *end != '\0' || slash + 1 == text.size() || i < 0 || n < 1 || i >= n || n > 100000)
-    return Status::InvalidArgument("--shard " + text.substr(0, 20) + ": expected i/n with 0 <= i < n");
-  index = static_cast<int>(i);
-  count = static_cast<int>(n);
-  return Status::Ok();
-}
-
 StatusOr<llm::StreamMode> ParseStream(const std::string& text) {
   if (text == "auto") return llm::StreamMode::kAuto;
   if (text == "always") return llm::StreamMode::kAlways;

@@ -140,6 +140,13 @@ Runner AttachReport(CLI::App& sub) {
       std::fprintf(stderr, "kforge report: %s\n", report.status().message().c_str());
       return kExitUsage;
     }
+    std::vector<const exporter::RunReport*> read;
+    for (const exporter::RunReport& run : report->runs) read.push_back(&run);
+    if (report->baseline) read.push_back(&*report->baseline);
+    for (const exporter::RunReport* run : read)
+      if (run->scan.duplicates)
+        std::fprintf(stderr, "report: %s: %lld duplicate records dropped (an id read more than once; the last finished kept)\n",
+                     run->label.c_str(), static_cast<long long>(run->scan.duplicates));
     if (!a->html.empty()) {
       std::vector<exporter::HtmlSection> sections;
       for (const nlohmann::json& eval : *evals)

@@ -1,13 +1,16 @@
-// `kforge slurm generate --array N --out DIR -- GENERATE_ARGS...`: a generate run split over a Slurm job
-// array, one shard per array task (`--shard i/N`), each into its own run folder DIR/shard-i, and a
-// merge job (afterok) that joins the shards' records into DIR/trajectories.jsonl and reports on them.
-// A shard that ended with exit 0 leaves DIR/shard-i/shard.done; a rerun submits only the shards
-// without one. Without sbatch on PATH, or with --dry-run, the scripts are written and printed.
+// `kforge slurm generate|verify|tasks-check --array N --out DIR -- ARGS...`: a batch command split over a
+// Slurm job array, one shard per array task (`--shard i/N`), each into its own folder DIR/shard-i, and a
+// merge job (afterok) that joins the shards' output: generate's records into DIR/trajectories.jsonl and
+// a report on them; verify's verdict lines into DIR/verdicts.jsonl and tasks check's lines into
+// DIR/checks.txt, with the shards' summaries added up. A shard that ran to the end leaves
+// DIR/shard-i/shard.done; a rerun submits only the shards without one. Without sbatch on PATH, or with
+// --dry-run, the scripts are written and printed.
 #include <CLI/CLI.hpp>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
+#include <cstring>
 
 #include <cstdio>
 #include <filesystem>
@@ -26,14 +29,35 @@ namespace {
 
 namespace fs = std::filesystem;
 
+/// What differs between the batch commands a job array runs.
+struct ArrayCommand {
+  const char* name;     ///< subcommand of `kforge slurm`
+  const char* command;  ///< the kforge command each array task runs
+  const char* help;
+  /// The file each shard's stdout goes to (DIR/shard-i/FILE) and the merged one (DIR/FILE); empty for
+  /// generate, which writes its own run folder (--out DIR/shard-i).
+  const char* output;
+  const char* summary;  ///< the start of the stderr line that sums a shard up
+};
+
+constexpr ArrayCommand kGenerate = {"generate", "generate", "A generate run split over a Slurm job array, then merged",
+                                    "", ""};
+constexpr ArrayCommand kVerify = {"verify", "verify",
+                                  "A verify batch split over a Slurm job array; the verdict lines merged into one file",
+                                  "verdicts.jsonl", "verify: "};
+constexpr ArrayCommand kTasksCheck = {"tasks-check", "tasks check",
+                                      "A tasks check split over a Slurm job array; the check lines merged into one file",
+                                      "checks.txt", "tasks check: "};
+
 struct SlurmArgs {
+  const ArrayCommand* command = &kGenerate;
   int array = 0;
   fs::path out;
   std::string partition, account, time, mem;
   int gpus_per_task = 1;
   int cpus_per_task = 8;
   bool dry_run = false;
-  std::vector<std::string> generate_args;
+  std::vector<std::string> command_args;  ///< after --
 };
 
 /// A value that goes on an #SBATCH line: letters, digits and _.,:- only (no quoting there).
@@ -48,10 +72,15 @@ Status CheckArgs(const SlurmArgs& a) {
   for (const auto& [flag, value] : {std::pair<const char*, const std::string&>{"--partition", a.partition},
                                     {"--account", a.account}, {"--time", a.time}, {"--mem", a.mem}})
     KFORGE_RETURN_IF_ERROR(CheckSbatchValue(flag, value));
-  for (const std::string& arg : a.generate_args)
-    for (const char* own : {"--out", "--shard"})
-      if (arg == own || arg.rfind(std::string(own) + "=", 0) == 0)
+  const bool generate = a.command == &kGenerate;
+  for (const std::string& arg : a.command_args)
+    for (const char* own : {"--out", "--shard", "--junit"}) {
+      if (arg != own && arg.rfind(std::string(own) + "=", 0) != 0) continue;
+      if (std::string_view(own) == "--shard" || (generate && std::string_view(own) == "--out"))
         return Status::InvalidArgument(std::string(own) + " after --: kforge slurm sets it for each shard");
+      if (!generate && std::string_view(own) == "--junit")
+        return Status::InvalidArgument("--junit after --: every shard would write the same file");
+    }
   const std::string out = a.out.string();
   if (out.find_first_of("%\n\r\t \"'\\") != std::string::npos)
     return Status::InvalidArgument("--out " + out + ": an #SBATCH line cannot hold '%', quotes, spaces or newlines");
@@ -84,28 +113,71 @@ std::string Header(const SlurmArgs& a, const std::string& name) {
   return s;
 }
 
+/// The line of an array task that runs its shard and sets `status`, and what follows: generate writes
+/// its run folder; verify and tasks check write their lines into the shard's output file, and exit 1
+/// there (some solution or task failed) is a shard that ran to the end, which the merge reports.
+std::string ShardCommand(const SlurmArgs& a) {
+  using finetune::ShellQuote;
+  std::string line = ShellQuote(SelfExecutable().string()) + " " + a.command->command;
+  for (const std::string& arg : a.command_args) line += " " + ShellQuote(arg);
+  line += " --shard \"$shard/" + std::to_string(a.array) + "\"";
+  const std::string done = "date -u +%Y-%m-%dT%H:%M:%SZ > \"$run/shard.done\"";
+  if (a.command == &kGenerate) {
+    line += " --out \"$run\"\nstatus=$?\n";
+    return line + "[ \"$status\" = 0 ] && mkdir -p \"$run\" && " + done + "\nexit \"$status\"\n";
+  }
+  std::string s = "mkdir -p \"$run\"\n";
+  s += line + " > \"$run/" + a.command->output + "\" 2> \"$run/stderr.log\"\nstatus=$?\n";
+  s += "cat \"$run/stderr.log\" >&2\n";
+  s += "# Exit 1: some failed, and their lines say so; 2: a usage or harness error, the shard runs again.\n";
+  s += "if [ \"$status\" = 0 ] || [ \"$status\" = 1 ]; then\n";
+  s += "  grep '^" + std::string(a.command->summary) + "' \"$run/stderr.log\" > \"$run/summary.txt\" || true\n";
+  s += "  " + done + "\n  exit 0\nfi\nexit \"$status\"\n";
+  return s;
+}
+
 std::string ShardsScript(const SlurmArgs& a, const std::string& array_list) {
   using finetune::ShellQuote;
   const std::string out = a.out.string();
-  std::string s = Header(a, "kforge-generate");
+  std::string s = Header(a, std::string("kforge-") + a.command->name);
   s += "#SBATCH --array=" + array_list + "\n";
   s += "#SBATCH --ntasks=1\n#SBATCH --cpus-per-task=" + std::to_string(a.cpus_per_task) + "\n";
   if (a.gpus_per_task > 0) s += "#SBATCH --gpus-per-task=" + std::to_string(a.gpus_per_task) + "\n";
   s += "#SBATCH --output=" + out + "/slurm/shard-%a.log\n";
-  s += "# Written by kforge slurm generate: shard $SLURM_ARRAY_TASK_ID of " + std::to_string(a.array) +
-       " into its own run folder; shard.done marks a shard that ran to the end.\n";
+  s += "# Written by kforge slurm " + std::string(a.command->name) + ": shard $SLURM_ARRAY_TASK_ID of " +
+       std::to_string(a.array) + " into its own folder; shard.done marks a shard that ran to the end.\n";
   s += "set -uo pipefail\n";
   s += "shard=\"$SLURM_ARRAY_TASK_ID\"\n";
   s += "run=" + ShellQuote(out) + "/shard-\"$shard\"\n";
-  std::string line = ShellQuote(SelfExecutable().string()) + " generate";
-  for (const std::string& arg : a.generate_args) line += " " + ShellQuote(arg);
-  line += " --shard \"$shard/" + std::to_string(a.array) + "\" --out \"$run\"";
-  s += line + "\nstatus=$?\n";
-  s += "[ \"$status\" = 0 ] && mkdir -p \"$run\" && date -u +%Y-%m-%dT%H:%M:%SZ > \"$run/shard.done\"\n";
-  return s + "exit \"$status\"\n";
+  return s + ShardCommand(a);
+}
+
+/// The merge of verify or tasks check: the shards' lines in shard order into one file, and their
+/// summary lines added up ("verify: 10 solutions, 8 ok, 2 compile_error") into DIR/summary.txt.
+std::string MergeLinesScript(const SlurmArgs& a) {
+  using finetune::ShellQuote;
+  const std::string out = ShellQuote(a.out.string());
+  const std::string output = a.command->output;
+  const std::string shards = "$(seq 0 " + std::to_string(a.array - 1) + ")";
+  std::string s = Header(a, "kforge-merge");
+  s += "#SBATCH --ntasks=1\n#SBATCH --output=" + a.out.string() + "/slurm/merge.log\n";
+  s += "# Written by kforge slurm " + std::string(a.command->name) + ": the shards' lines in one file, then the sum of\n"
+       "# their summaries.\n";
+  s += "set -euo pipefail\n";
+  s += "for i in " + shards + "; do f=" + out + "/shard-$i/" + output + "; [ ! -f \"$f\" ] || cat \"$f\"; done > " +
+       out + "/" + output + ".tmp\n";
+  s += "mv " + out + "/" + output + ".tmp " + out + "/" + output + "\n";
+  s += "for i in " + shards + "; do f=" + out + "/shard-$i/summary.txt; [ ! -f \"$f\" ] || cat \"$f\"; done |\n";
+  s += "  awk -v head=" + ShellQuote(std::string(a.command->summary, std::strlen(a.command->summary) - 1)) +
+       " '{ for (i = 1; i < NF; i++) if ($i ~ /^[0-9]+$/) { w = $(i + 1); sub(/[,;]$/, \"\", w);\n"
+       "      if (w == \"solution\") w = \"solutions\"; if (!(w in sum)) order[n++] = w; sum[w] += $i } }\n"
+       "    END { line = head; for (k = 0; k < n; k++) line = line (k ? \", \" : \" \") sum[order[k]] \" \" order[k];\n"
+       "          print line \" (\" NR \" shards)\" }' | tee " + out + "/summary.txt\n";
+  return s;
 }
 
 std::string MergeScript(const SlurmArgs& a) {
+  if (a.command != &kGenerate) return MergeLinesScript(a);
   using finetune::ShellQuote;
   const std::string out = ShellQuote(a.out.string());
   const std::string kforge = ShellQuote(SelfExecutable().string());
@@ -193,35 +265,50 @@ int Submit(const SlurmArgs& a) {
   return kExitOk;
 }
 
+/// `kforge slurm NAME` with the flags every array command shares.
+CLI::App* AddArrayCommand(CLI::App& sub, const ArrayCommand& command, SlurmArgs& a) {
+  a.command = &command;
+  CLI::App* app = sub.add_subcommand(command.name, command.help);
+  app->add_option("--array", a.array, std::string("Shards (array tasks); each runs ") + command.command + " --shard i/N")
+      ->required()
+      ->check(CLI::Range(1, 100000));
+  app->add_option("--out", a.out, "Folder of the run: shard-i/ per shard, slurm/, the merged output")->required();
+  app->add_option("--partition", a.partition, "Slurm partition");
+  app->add_option("--account", a.account, "Slurm account");
+  app->add_option("--time", a.time, "Slurm time limit per shard");
+  app->add_option("--mem", a.mem, "Slurm memory per shard, e.g. 64G");
+  app->add_option("--gpus-per-task", a.gpus_per_task, "GPUs per shard (0: none, compile-only runs)")
+      ->default_val(1)
+      ->check(CLI::Range(0, 64));
+  app->add_option("--cpus-per-task", a.cpus_per_task, "CPUs per shard (compiles run on them)")
+      ->default_val(8)
+      ->check(CLI::Range(1, 1024));
+  app->add_flag("--dry-run", a.dry_run, "Write and print the scripts; submit nothing");
+  app->add_option("command_args", a.command_args, std::string("kforge ") + command.command + "'s arguments, after --")
+      ->required();
+  return app;
+}
+
 }  // namespace
 
 Runner AttachSlurm(CLI::App& sub) {
-  auto a = std::make_shared<SlurmArgs>();
-  CLI::App* gen = sub.add_subcommand("generate", "A generate run split over a Slurm job array, then merged");
+  std::vector<std::pair<CLI::App*, std::shared_ptr<SlurmArgs>>> commands;
+  for (const ArrayCommand* command : {&kGenerate, &kVerify, &kTasksCheck}) {
+    auto a = std::make_shared<SlurmArgs>();
+    commands.emplace_back(AddArrayCommand(sub, *command, *a), a);
+  }
   sub.require_subcommand(1);
-  gen->add_option("--array", a->array, "Shards (array tasks); each runs generate --shard i/N")
-      ->required()
-      ->check(CLI::Range(1, 100000));
-  gen->add_option("--out", a->out, "Folder of the run: shard-i/ per shard, slurm/, the merged records")->required();
-  gen->add_option("--partition", a->partition, "Slurm partition");
-  gen->add_option("--account", a->account, "Slurm account");
-  gen->add_option("--time", a->time, "Slurm time limit per shard");
-  gen->add_option("--mem", a->mem, "Slurm memory per shard, e.g. 64G");
-  gen->add_option("--gpus-per-task", a->gpus_per_task, "GPUs per shard (0: none, compile-only runs)")
-      ->default_val(1)
-      ->check(CLI::Range(0, 64));
-  gen->add_option("--cpus-per-task", a->cpus_per_task, "CPUs per shard (compiles run on them)")
-      ->default_val(8)
-      ->check(CLI::Range(1, 1024));
-  gen->add_flag("--dry-run", a->dry_run, "Write and print the scripts; submit nothing");
-  gen->add_option("generate_args", a->generate_args, "kforge generate's arguments, after --")->required();
-  return [a]() {
-    a->out = fs::absolute(a->out).lexically_normal();
-    if (Status usage = CheckArgs(*a); !usage.ok()) {
-      std::fprintf(stderr, "kforge slurm generate: %s\n", usage.message().c_str());
-      return kExitUsage;
+  return [commands]() {
+    for (const auto& [app, a] : commands) {
+      if (!app->parsed()) continue;
+      a->out = fs::absolute(a->out).lexically_normal();
+      if (Status usage = CheckArgs(*a); !usage.ok()) {
+        std::fprintf(stderr, "kforge slurm %s: %s\n", a->command->name, usage.message().c_str());
+        return kExitUsage;
+      }
+      return Submit(*a);
     }
-    return Submit(*a);
+    return kExitUsage;
   };
 }
 

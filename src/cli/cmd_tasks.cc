@@ -379,6 +379,8 @@ Runner AttachTasks(CLI::App& sub) {
       "check", "Run every task's reference through the GPU harness: memory, self-agreement, golden file");
   check->add_option("root", check_options->root, "Task root")->required();
   check->add_option("--filter", check_options->filter, "Only task ids matching this glob");
+  check->add_option("--shard", check_options->shard,
+                    "Check shard i of n (i/n, 0-based): the tasks whose position in the sorted list is i modulo n");
   check->add_option("--device", check_options->device, "cuda or cuda:N")->default_val("cuda");
   check->add_option("--seed", check_options->seed, "Input seed")->default_val(1);
   check->add_option("--timeout", check_options->timeout_s, "Seconds per task")->check(CLI::Range(1, 86400));

@@ -186,6 +186,11 @@ StatusOr<std::unique_ptr<verify::WorkerClient>> StartTaskWorker(const std::strin
 }
 
 int CheckTasks(const TasksCheckOptions& options) {
+  int shard_index = 0, shard_count = 1;
+  if (Status usage = ParseShard(options.shard, shard_index, shard_count); !usage.ok()) {
+    std::fprintf(stderr, "kforge tasks check: %s\n", usage.message().c_str());
+    return kExitUsage;
+  }
   auto tasks = common::LoadTaskTree(options.root);
   if (!tasks.ok()) {
     std::fprintf(stderr, "kforge tasks check: %s\n", tasks.status().message().c_str());
@@ -209,8 +214,10 @@ int CheckTasks(const TasksCheckOptions& options) {
   SolBands bands;
   double worst = 0;
   std::string worst_task;
+  int64_t position = 0;  // among the tasks the filter keeps
   for (const common::Task& task : *tasks) {
     if (!options.filter.empty() && fnmatch(options.filter.c_str(), task.id.c_str(), 0) != 0) continue;
+    if (position++ % shard_count != shard_index) continue;
     verify::TaskCheckRequest request;
     request.task_dir = task.dir;
     request.seed = options.seed;

@@ -16,6 +16,7 @@ namespace kforge::cli {
 struct TasksCheckOptions {
   std::string root;             ///< task root
   std::string filter;           ///< glob over task ids; empty: every task
+  std::string shard;            ///< "i/n": the tasks whose position among those the filter keeps is i mod n
   std::string device = "cuda";  ///< "cuda" or "cuda:N"
   uint64_t seed = 1;            ///< input seed
   int timeout_s = 900;          ///< per task

@@ -25,6 +25,7 @@ Runner AttachVerify(CLI::App& sub) {
     CiFlags ci;
     std::string emit = "verdicts";
     std::string server;
+    std::string shard;
   };
   auto args = std::make_shared<Args>();
   sub.add_option("solutions", args->sources,
@@ -44,6 +45,8 @@ Runner AttachVerify(CLI::App& sub) {
                  "with its verdict under \"verdict\", for `kforge bench -`)")
       ->default_val("verdicts")
       ->check(CLI::IsMember({"verdicts", "passing"}));
+  sub.add_option("--shard", args->shard,
+                 "Judge shard i of n (i/n, 0-based): the solutions whose position in the input is i modulo n");
   sub.add_option("--server", args->server,
                  "Judge through the warm judge listening on this socket (kforge serve --socket PATH)");
   return [args]() {
@@ -51,6 +54,10 @@ Runner AttachVerify(CLI::App& sub) {
     Status usage = ApplyGpuRunFlags(args->gpu, options);
     if (usage.ok() && !args->rejudge) usage = verify::SolutionReader::CheckSources(args->sources);
     if (usage.ok()) usage = CheckTasksRoot(options.tasks_root);
+    int shard_index = 0, shard_count = 1;
+    if (usage.ok()) usage = ParseShard(args->shard, shard_index, shard_count);
+    if (usage.ok() && args->rejudge && !args->shard.empty())
+      usage = Status::InvalidArgument("--shard: not with --rejudge (it rewrites whole run folders)");
     CiReport ci("kforge verify", args->ci, args->sources);
     if (usage.ok()) usage = ci.CheckUsage();
     if (usage.ok() && args->rejudge && (!args->ci.junit.empty() || args->emit != "verdicts"))
@@ -80,6 +87,7 @@ Runner AttachVerify(CLI::App& sub) {
     }
     verify::Verifier& verifier = *owned;
     verify::SolutionReader reader(args->sources);
+    reader.SetShard(shard_index, shard_count);
     const bool emit_passing = args->emit == "passing";
     verify::VerifySummary summary = verifier.RunWithSolutions(
         reader, [&](const common::Verdict& verdict, const nlohmann::json&, const common::Solution* solution) {

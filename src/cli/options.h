@@ -38,6 +38,10 @@ Status CheckTasksRoot(const std::filesystem::path& root);
 /// A CLI11 check: a finite number in [lo, hi] (CLI::Range lets NaN through).
 std::function<std::string(const std::string&)> FiniteRange(double lo, double hi);
 
+/// `--shard i/n` (0 <= i < n <= 100000) -> index i and count n; an empty text leaves them as they are.
+/// InvalidArgument naming --shard otherwise.
+Status ParseShard(const std::string& text, int& index, int& count);
+
 /// "0,1,3" -> {0, 1, 3}; each a device index 0..255.
 StatusOr<std::vector<int>> ParseDeviceList(const std::string& text);
 

@@ -175,8 +175,9 @@ StatusOr<Task> ParseTask(const Checker& c, const json& root, const fs::path& dir
   }
   KFORGE_RETURN_IF_ERROR(c.OnlyKeys(
       root, "",
-      {"schema", "id", "level", "tags", "description", "spec", "reference", "symbols", "constants", "inputs",
-       "params", "outputs", "variants", "tolerance", "conditioning", "behaviour", "domains", "cost", "artifacts"}));
+      {"schema", "id", "level", "tags", "license", "description", "spec", "reference", "symbols", "constants",
+       "inputs", "params", "outputs", "variants", "tolerance", "conditioning", "behaviour", "domains", "cost",
+       "artifacts"}));
   for (std::string_view req : {"id", "description", "reference", "inputs", "outputs"})
     KFORGE_RETURN_IF_ERROR(c.Require(root, "", req));
 
@@ -193,6 +194,10 @@ StatusOr<Task> ParseTask(const Checker& c, const json& root, const fs::path& dir
       KFORGE_ASSIGN_OR_RETURN(std::string tag, c.String(root["tags"][i], "tags[" + std::to_string(i) + "]"));
       task.tags.push_back(std::move(tag));
     }
+  }
+  if (root.contains("license")) {
+    KFORGE_ASSIGN_OR_RETURN(task.license, c.String(root["license"], "license"));
+    if (Status license = CheckLicense(task.license); !license.ok()) return c.Error("license", license.message());
   }
   KFORGE_ASSIGN_OR_RETURN(task.description, c.String(root["description"], "description"));
   if (root.contains("spec")) {
@@ -370,6 +375,15 @@ Status CheckTaskId(std::string_view id) {
   }
   if (segments < 2 || segments > 8) return bad();
   return Status::Ok();
+}
+
+Status CheckLicense(std::string_view license) {
+  bool ok = !license.empty() && license.size() <= 64 && license.front() != ' ' && license.back() != ' ';
+  for (char ch : license)
+    ok = ok && (std::isalnum(static_cast<unsigned char>(ch)) || std::string_view(" .+-()").find(ch) != std::string_view::npos);
+  if (ok) return Status::Ok();
+  return Status::InvalidArgument("expected an SPDX licence id such as \"MIT\" or \"Apache-2.0\" (1 to 64 letters, "
+                                 "digits, spaces and .+-()), got " + Quote(license, 80));
 }
 
 std::string_view InitDistName(InitSpec::Dist dist) {

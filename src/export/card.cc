@@ -180,12 +180,14 @@ std::string SizeCategory(int64_t rows) {
 }
 
 json ToJson(const DatasetStats& s) {
+  json read = {{"records", s.scan.records}, {"malformed", s.scan.malformed}, {"torn", s.scan.torn}};
+  if (s.scan.duplicates) read["duplicates"] = s.scan.duplicates;
   return {{"schema", kExportStatsSchema},
           {"format", FormatName(s.format)},
           {"kforge_version", KFORGE_VERSION},
           {"inputs", s.inputs},
           {"options", s.options},
-          {"read", {{"records", s.scan.records}, {"malformed", s.scan.malformed}, {"torn", s.scan.torn}}},
+          {"read", read},
           {"left_out", s.left_out},
           {"exported", s.exported},
           {"correct", s.correct},
@@ -227,7 +229,8 @@ std::string DatasetCard(const DatasetStats& s) {
   out << "- inputs: ";
   for (size_t i = 0; i < s.inputs.size(); ++i) out << (i ? ", " : "") << "`" << s.inputs[i] << "`";
   out << "\n- records read: " << s.scan.records << " (" << s.scan.malformed << " malformed and "
-      << s.scan.torn << " torn lines skipped)\n";
+      << s.scan.torn << " torn lines skipped"
+      << (s.scan.duplicates ? ", " + std::to_string(s.scan.duplicates) + " duplicate records dropped" : "") << ")\n";
   out << "- options: `" << s.options.dump() << "`\n";
   if (!s.left_out.empty()) {
     out << "- left out:";

@@ -47,10 +47,12 @@ json ToJson(const RunReport& run) {
          {"best_speedup", Opt(t.best_speedup)},
          {"mean_turns", t.episodes ? json(static_cast<double>(t.turns_sum) / t.episodes) : json(nullptr)}});
   }
+  json read = {{"records", run.scan.records}, {"malformed", run.scan.malformed}, {"torn", run.scan.torn}};
+  if (run.scan.duplicates) read["duplicates"] = run.scan.duplicates;
   return {
       {"label", run.label},
       {"files", run.files},
-      {"read", {{"records", run.scan.records}, {"malformed", run.scan.malformed}, {"torn", run.scan.torn}}},
+      {"read", read},
       {"groups", groups},
       {"tasks", tasks}};
 }

@@ -95,6 +95,7 @@ void RunSection(std::ostringstream& out, const RunReport& run, bool per_task) {
   if (run.scan.malformed || run.scan.torn)
     out << " (" << Count(run.scan.malformed) << " malformed and " << Count(run.scan.torn)
         << " torn lines skipped)";
+  if (run.scan.duplicates) out << " (" << Count(run.scan.duplicates) << " duplicate records dropped: same id)";
   out << "\n\n";
 
   std::set<int> ks;

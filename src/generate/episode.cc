@@ -168,7 +168,8 @@ dataset::Trajectory RunEpisode(const EpisodeContext& context, const EpisodeSpec&
   t.task.tags = task.tags;
   t.task.view = spec.view;
   t.task.source = task.id.substr(0, task.id.find('/'));
-  t.task.license = t.task.source == "kernelbench" ? "MIT" : "";
+  // Imports made before task.json had a licence field: KernelBench's is MIT.
+  t.task.license = !task.license.empty() ? task.license : t.task.source == "kernelbench" ? "MIT" : "";
   t.task.reference_hash = dataset::TextHash(spec.reference_source);
   t.task.reference_source = spec.reference_source;
   t.task.unjudgeable = std::string(task.UnjudgeableReason());

@@ -70,6 +70,12 @@ Status SolutionReader::CheckSources(const std::vector<std::string>& sources) {
 }
 
 std::optional<SolutionInput> SolutionReader::Next() {
+  while (std::optional<SolutionInput> input = NextOfAll())
+    if (position_++ % static_cast<uint64_t>(shard_count_) == static_cast<uint64_t>(shard_index_)) return input;
+  return std::nullopt;
+}
+
+std::optional<SolutionInput> SolutionReader::NextOfAll() {
   while (true) {
     if (lines_ != nullptr) {
       auto line = ReadLine(lines_);

@@ -59,7 +59,7 @@ TEST(DocsDriftTest, EveryFlagIsDocumentedAndEveryDocumentedFlagExists) {
       {"generate", {"generate"}},
       {"verify", {"verify"}},
       {"serve", {"serve"}},
-      {"slurm", {"slurm generate"}},
+      {"slurm", {"slurm generate", "slurm verify", "slurm tasks-check"}},
       {"bench", {"bench"}},
       {"export", {"export"}},
       {"report", {"report"}},

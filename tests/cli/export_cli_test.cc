@@ -121,6 +121,22 @@ TEST_F(ExportCliTest, ExportsNamesMalformedLinesAndCountsTheTornOne) {
   EXPECT_EQ(Export("run --out data --force --format pairs").exit_code, 0);
 }
 
+TEST_F(ExportCliTest, ARunGivenTwiceIsExportedOnceAndStderrSaysWhatWasDropped) {
+  CliRun once = Export("run --out once");
+  ASSERT_EQ(once.exit_code, 0) << once.err;
+  EXPECT_EQ(once.err.find("duplicate"), std::string::npos) << once.err;
+  CliRun twice = Export("run run/trajectories.jsonl --out twice");
+  ASSERT_EQ(twice.exit_code, 0) << twice.err;
+  EXPECT_NE(twice.err.find("3 records read from 2 files"), std::string::npos) << twice.err;
+  EXPECT_NE(twice.err.find("export: 3 duplicate records dropped"), std::string::npos) << twice.err;
+  auto text = [this](const char* name) {
+    std::ifstream in(dir_ / name);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  EXPECT_FALSE(text("once/train.jsonl").empty());
+  EXPECT_EQ(text("twice/train.jsonl"), text("once/train.jsonl"));
+}
+
 TEST_F(ExportCliTest, MaxOpsFractionLeavesOutKernelsThatAreMostlyLibraryOps) {
   fs::create_directories(dir_ / "ops");
   RecordSpec own, some, library;

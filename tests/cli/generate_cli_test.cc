@@ -11,6 +11,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -297,6 +299,48 @@ TEST_F(GenerateCliTest, AnExecTeacherIsACommandThatReadsTheRequestAndPrintsTheRe
   EXPECT_EQ(r["attempts"][1]["status"], "ok");
 }
 
+TEST_F(GenerateCliTest, TheRecordCarriesTheTasksLicenceAndOldKernelBenchImportsStayMit) {
+  // Three copies of demo/relu: a KernelBench import made before task.json had a licence (no field), one
+  // that names its licence, and a task of another source without one.
+  const fs::path root = out_.string() + ".tasks";
+  struct Copy {
+    std::string id;
+    std::optional<std::string> license;
+    std::string recorded;
+  };
+  const std::vector<Copy> copies = {{"kernelbench/level1/1_Relu", std::nullopt, "MIT"},
+                                    {"kernelbench/level1/2_Relu", "BSD-3-Clause", "BSD-3-Clause"},
+                                    {"mine/relu", std::nullopt, ""}};
+  for (const Copy& c : copies) {
+    fs::create_directories(root / c.id);
+    fs::copy_file(std::string(KFORGE_SOURCE_DIR) + "/tasks/demo/relu/reference.py", root / c.id / "reference.py");
+    std::ifstream in(std::string(KFORGE_SOURCE_DIR) + "/tasks/demo/relu/task.json");
+    json task = json::parse(in);
+    task["id"] = c.id;
+    task.erase("artifacts");
+    if (c.license) task["license"] = *c.license;
+    else task.erase("license");
+    std::ofstream(root / c.id / "task.json") << task.dump(2);
+  }
+  const fs::path script = out_.string() + ".teacher.sh";
+  std::ofstream(script) << "cat >/dev/null\ncat <<'EOF'\n" << TextReply(kFixed) << "EOF\n";
+  const std::string err = out_.string() + ".stderr";
+  const int code = fakes::RunCommand(std::string(KFORGE_BINARY) + " generate --tasks " + fakes::ShellQuote(root) +
+                                     " --compile-only --no-cache --no-probe --out " + fakes::ShellQuote(out_) +
+                                     " --teacher " + fakes::ShellQuote("exec:sh " + script.string()) + " 2>" +
+                                     fakes::ShellQuote(err))
+                       .exit_code;
+  std::ifstream err_in(err);
+  const std::string err_text((std::istreambuf_iterator<char>(err_in)), {});
+  fs::remove_all(root);
+  fs::remove(script);
+  ASSERT_EQ(code, 0) << err_text;
+  std::map<std::string, std::string> recorded;
+  for (const json& r : Records()) recorded[r["task"]["id"]] = r["task"]["license"];
+  ASSERT_EQ(recorded.size(), copies.size()) << err_text;
+  for (const Copy& c : copies) EXPECT_EQ(recorded[c.id], c.recorded) << c.id;
+}
+
 TEST_F(GenerateCliTest, SeveralViewsRunEveryTaskUnderEach) {
   const std::string cassette = std::string(KFORGE_SOURCE_DIR) + "/examples/teacher/demo.jsonl";
   GenRun run = Generate("--filter demo/relu --views code,nl+spec,kernelbench --teacher replay:" + cassette);
@@ -377,6 +421,8 @@ TEST_F(GenerateCliTest, ReplayDemoTeacherAndAChangedConfigurationIsRefused) {
   GenRun run = Generate("--filter 'demo/*' --teacher replay:" + cassette);
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_EQ(run.records.size(), 3u);
+  for (const json& record : run.records)
+    EXPECT_EQ(record["task"]["license"], "Apache-2.0") << "the licence field of the task's task.json";
   GenRun changed = Generate("--filter 'demo/*' --max-turns 2 --teacher replay:" + cassette);
   EXPECT_EQ(changed.exit_code, 2);
   EXPECT_NE(changed.err.find("max_turns changed"), std::string::npos) << changed.err;

@@ -23,7 +23,8 @@ TEST(InstallSlowTest, AnInstalledKforgeUsesItsOwnDataNotTheSourceTree) {
       fakes::RunCommand("cmake --install " + build.string() + " --prefix " + prefix.string() + " 2>&1");
   ASSERT_EQ(installed.exit_code, 0) << installed.out;
   for (const char* file : {"bin/kforge", "bin/kforge-nvrtc", "share/kforge/prompts/system.md",
-                           "share/kforge/scripts/export_reference.py", "share/kforge/tasks/demo/relu/task.json"})
+                           "share/kforge/scripts/export_reference.py", "share/kforge/tasks/demo/relu/task.json",
+                           "share/kforge/LICENSE"})
     EXPECT_TRUE(fs::exists(prefix / file)) << file;
   if (fs::exists(build / "libkforge_worker.so")) EXPECT_TRUE(fs::exists(prefix / "lib/kforge/libkforge_worker.so"));
 

@@ -81,6 +81,24 @@ TEST_F(ReportCliTest, TableWithABaseline) {
       << run.err;
 }
 
+TEST_F(ReportCliTest, ARunReadTwiceCountsEachEpisodeOnce) {
+  // The merged file of two overlapping shard folders: every record of `after` twice.
+  fs::copy_file(dir_ / "after/trajectories.jsonl", dir_ / "twice.jsonl");
+  {
+    std::ifstream in(dir_ / "after/trajectories.jsonl");
+    std::ofstream(dir_ / "twice.jsonl", std::ios::app) << in.rdbuf();
+  }
+  nlohmann::json once = nlohmann::json::parse(Report("after --json").out)["runs"][0];
+  CliRun run = Report("twice.jsonl --json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.err.find("report: twice.jsonl: 3 duplicate records dropped"), std::string::npos) << run.err;
+  nlohmann::json twice = nlohmann::json::parse(run.out)["runs"][0];
+  EXPECT_EQ(twice["groups"], once["groups"]);
+  EXPECT_EQ(twice["tasks"], once["tasks"]);
+  EXPECT_EQ(twice["read"]["records"], 3);
+  EXPECT_EQ(twice["read"]["duplicates"], 3);
+}
+
 TEST_F(ReportCliTest, JsonAndHtml) {
   CliRun run = Report("after before --json --html page.html");
   ASSERT_EQ(run.exit_code, 0) << run.err;

@@ -219,6 +219,36 @@ std::string LineOf(const std::string& text, const std::string& id) {
   return "";
 }
 
+// --shard i/n checks the tasks whose position in the sorted, filtered list is i modulo n: the shards
+// together check every task once.
+TEST_F(TasksCliTest, CheckShardsSplitTheSortedTasks) {
+  for (auto [id, ill] : {std::pair{"t/good", false}, std::pair{"t/fake_fail", false},
+                         std::pair{"t/ill_ok", true}, std::pair{"t/ill_fake_fail", true}, std::pair{"u/other", false}}) {
+    Write(dir_ / "root" / id / "task.json", CheckedTask(id, ill).dump());
+    Write(dir_ / "root" / id / "reference.py", kModule);
+  }
+  kforge::cli::TasksCheckOptions options;
+  options.root = (dir_ / "root").string();
+  options.filter = "t/*";
+  // Sorted and filtered: t/fake_fail, t/good, t/ill_fake_fail, t/ill_ok.
+  const std::vector<std::vector<std::string>> expected = {{"t/fake_fail", "t/ill_fake_fail"}, {"t/good", "t/ill_ok"}};
+  for (int shard = 0; shard < 2; ++shard) {
+    options.shard = std::to_string(shard) + "/2";
+    CheckRun run = CheckWithFakeWorker(options);
+    EXPECT_EQ(run.exit_code, shard == 0 ? 1 : 0) << run.err;
+    EXPECT_NE(run.err.find("tasks check: 2 tasks,"), std::string::npos) << run.err;
+    for (const char* id : {"t/fake_fail", "t/good", "t/ill_fake_fail", "t/ill_ok", "u/other"}) {
+      const bool mine = std::find(expected[shard].begin(), expected[shard].end(), id) != expected[shard].end();
+      EXPECT_EQ(!LineOf(run.out, id).empty(), mine) << "shard " << shard << ": " << id << "\n" << run.out;
+    }
+  }
+  options.shard = "2/2";
+  CheckRun bad = CheckWithFakeWorker(options);
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("kforge tasks check: --shard 2/2: expected i/n with 0 <= i < n"), std::string::npos) << bad.err;
+  EXPECT_TRUE(bad.out.empty()) << bad.out;
+}
+
 // A task that the import flagged ill-conditioned is counted apart, whether the worker passes or fails
 // it, and is no failure of the check; a plain failure still is.
 TEST_F(TasksCliTest, CheckCountsIllConditionedTasksApart) {

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <set>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -241,6 +242,31 @@ TEST_F(VerifyCliTest, EveryInputLineGetsExactlyOneVerdict) {
   EXPECT_NE(run.verdicts.back()["message"].get<std::string>().find("```cuda block: invalid UTF-8"),
             std::string::npos)
       << run.verdicts.back()["message"];
+}
+
+TEST_F(VerifyCliTest, ShardsSplitTheInputByPositionAndTogetherJudgeEachSolutionOnce) {
+  const std::string good = Solution(kRelu, kLaunch);
+  std::string lines;
+  for (int i = 0; i < 5; ++i) lines += (i == 3 ? std::string("[1, 2") : good) + "\n";
+  const std::string jsonl = Write("batch.jsonl", lines);
+  const std::string single = Write("one.json", good);
+  std::multiset<std::string> judged;
+  for (int shard = 0; shard < 3; ++shard) {
+    CliRun run = Verify({"--shard", std::to_string(shard) + "/3", jsonl, single});
+    // Positions 0-4 are the lines, 5 the file: shard 0 has 0 and 3 (malformed), 1 has 1 and 4, 2 has 2 and 5.
+    EXPECT_EQ(run.exit_code, shard == 0 ? 1 : 0) << run.output;
+    ASSERT_EQ(run.verdicts.size(), 2u) << run.output;
+    for (const nlohmann::json& v : run.verdicts) judged.insert(v["solution"].get<std::string>());
+    if (shard == 2) EXPECT_EQ(run.verdicts[1]["solution"], single);
+    EXPECT_NE(run.output.find("verify: 2 solutions"), std::string::npos) << run.output;
+  }
+  EXPECT_EQ(judged.size(), 6u);
+  EXPECT_EQ(std::set<std::string>(judged.begin(), judged.end()).size(), 6u) << "a solution judged twice";
+  for (const char* bad : {"3/3", "1", "0/0", "a/2"}) {
+    CliRun run = Verify({"--shard", bad, single});
+    EXPECT_EQ(run.exit_code, 2) << bad;
+    EXPECT_NE(run.output.find("--shard " + std::string(bad) + ": expected i/n"), std::string::npos) << run.output;
+  }
 }
 
 // The static plan check uses the task's real sizes, per variant: a plan that needs size(x, 1) != 1

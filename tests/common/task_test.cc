@@ -98,6 +98,19 @@ TEST_F(TaskTreeTest, LoadsAGoodTask) {
   EXPECT_FALSE(ResolveShapes(*task, "huge").ok());
 }
 
+TEST_F(TaskTreeTest, LoadsTheLicence) {
+  StatusOr<Task> without = LoadTask(Write("core/scale", Good().dump(2)));
+  ASSERT_TRUE(without.ok()) << without.status().ToString();
+  EXPECT_EQ(without->license, "") << "task.json files written before the field still load";
+  for (const char* license : {"MIT", "Apache-2.0", "MIT OR Apache-2.0"}) {
+    json doc = Good();
+    doc["license"] = license;
+    StatusOr<Task> task = LoadTask(Write("core/scale", doc.dump(2)));
+    ASSERT_TRUE(task.ok()) << task.status().ToString();
+    EXPECT_EQ(task->license, license);
+  }
+}
+
 TEST_F(TaskTreeTest, LoadsADerivedCost) {
   json doc = Good();
   doc["cost"] = {{"flops", "B * N"}, {"bytes", "8 * B * N + 2 * N"}, {"derived", "torch-flop-counter/1"}};
@@ -229,6 +242,9 @@ TEST_F(TaskTreeTest, RejectsBadTasks) {
       {"fraction dim", [](json& j) { j["inputs"][1]["shape"][0] = 1.5; },
        "inputs[1].shape[0]: expected an integer or"},
       {"tag type", [](json& j) { j["tags"][0] = 3; }, "tags[0]: expected a string"},
+      {"licence type", [](json& j) { j["license"] = 1; }, "license: expected a string"},
+      {"empty licence", [](json& j) { j["license"] = ""; }, "license: expected an SPDX licence id"},
+      {"licence with a newline", [](json& j) { j["license"] = "MIT\nx"; }, "license: expected an SPDX licence id"},
       {"output names", [](json& j) { j["outputs"][0]["name"] = "y"; },
        "outputs[0].name: outputs are named out0"},
       {"duplicate name", [](json& j) { j["params"][0]["name"] = "x"; },

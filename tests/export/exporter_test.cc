@@ -135,6 +135,40 @@ TEST_F(ExporterTest, MessagesWithSplitCardAndStats) {
   EXPECT_NE(card.find("| elementwise | 2 |"), std::string::npos) << card;
 }
 
+TEST_F(ExporterTest, OverlappingRunsExportTheRowsOfOne) {
+  // The same run folder twice, and a second folder holding part of it again (an overlapping rerun):
+  // the rows are those of the run once, and stats.json counts what was dropped.
+  fs::path run = WriteRun();
+  fs::path overlap = dir_ / "rerun.jsonl";
+  {
+    std::ifstream in(run);
+    std::ofstream out(overlap);
+    std::string line;
+    for (int i = 0; i < 3 && std::getline(in, line); ++i) out << line << "\n";
+  }
+  ExportOptions one = Options(Format::kMessages);
+  one.out = dir_ / "one";
+  StatusOr<DatasetStats> once = Export({run}, one, Warn());
+  ASSERT_TRUE(once.ok()) << once.status().message();
+  EXPECT_EQ(once->scan.duplicates, 0);
+  EXPECT_FALSE(json::parse(*common::ReadFile(one.out / "stats.json"))["read"].contains("duplicates"));
+
+  ExportOptions both = Options(Format::kMessages);
+  both.out = dir_ / "both";
+  StatusOr<DatasetStats> twice = Export({run, overlap, run}, both, Warn());
+  ASSERT_TRUE(twice.ok()) << twice.status().message();
+  EXPECT_EQ(twice->scan.records, once->scan.records);
+  EXPECT_EQ(twice->scan.duplicates, once->scan.records + 3);
+  EXPECT_EQ(twice->exported, once->exported);
+  EXPECT_EQ(twice->left_out, once->left_out);
+  EXPECT_EQ(Lines(both.out / "train.jsonl"), Lines(one.out / "train.jsonl"));
+  json stats = json::parse(*common::ReadFile(both.out / "stats.json"));
+  EXPECT_EQ(stats["read"]["duplicates"], once->scan.records + 3);
+  EXPECT_NE(common::ReadFile(both.out / "README.md")->find(std::to_string(once->scan.records + 3) +
+                                                            " duplicate records dropped"),
+            std::string::npos);
+}
+
 TEST_F(ExporterTest, IncludeIncorrectNeverWritesARowWithoutAnAssistantTurn) {
   testing::RecordSpec answered, failed;
   failed.task = "kernelbench/level1/2_B";

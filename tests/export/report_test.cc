@@ -106,6 +106,50 @@ TEST_F(ReportTest, ABetterRunShowsAnIntervalAboveZero) {
   EXPECT_EQ(*again.deltas[0].lo, *correctness.lo);
 }
 
+TEST_F(ReportTest, OverlappingShardsCountEachRecordOnce) {
+  // Two shard folders that overlap (a rerun wrote tasks 10-19 again), joined the way the merge job
+  // joins them: the metrics are those of the records once each.
+  const std::vector<dataset::Trajectory> all = SyntheticRun("a", 20, 3, 0.7, 1.2, 5);
+  const std::vector<dataset::Trajectory> second(all.begin() + 30, all.end());
+  std::vector<dataset::Trajectory> joined = all;
+  joined.insert(joined.end(), second.begin(), second.end());
+  RunReport once = Run("once", all);
+  RunReport twice = Run("twice", joined);
+  EXPECT_EQ(once.scan.records, 60);
+  EXPECT_EQ(once.scan.duplicates, 0);
+  EXPECT_EQ(twice.scan.records, 60);
+  EXPECT_EQ(twice.scan.duplicates, 30);
+  EXPECT_EQ(ToJson(twice.groups.front()), ToJson(once.groups.front()));
+  ASSERT_EQ(twice.groups.size(), once.groups.size());
+  for (size_t g = 0; g < once.groups.size(); ++g) EXPECT_EQ(ToJson(twice.groups[g]), ToJson(once.groups[g]));
+  Report report;
+  report.runs.push_back(twice);
+  EXPECT_EQ(ToJson(report)["runs"][0]["read"]["duplicates"], 30);
+  report.runs[0] = once;
+  EXPECT_FALSE(ToJson(report)["runs"][0]["read"].contains("duplicates")) << "records without duplicates read as before";
+}
+
+TEST_F(ReportTest, OfRecordsSharingAnIdTheLastFinishedCounts) {
+  testing::RecordSpec spec;
+  spec.task = "kernelbench/level1/1_Task";
+  spec.correct = false;
+  dataset::Trajectory failed = testing::MakeRecord(spec);  // started 2025-01-01T00:00:00Z, ran 0 s
+  spec.correct = true;
+  dataset::Trajectory rerun = testing::MakeRecord(spec);
+  rerun.created_at = "2025-01-01T00:00:00Z";
+  rerun.wall_s = 30;  // same start, finished later
+  for (const auto& order : {std::vector{failed, rerun}, std::vector{rerun, failed}}) {
+    RunReport run = Run("order", order);
+    EXPECT_EQ(run.scan.records, 1);
+    EXPECT_EQ(run.scan.duplicates, 1);
+    EXPECT_EQ(run.groups.front().correct, 1) << "the later-finished record is kept, whatever the order";
+  }
+  // On a tie the record read last is kept.
+  rerun.wall_s = 0;
+  EXPECT_EQ(Run("tie", {failed, rerun}).groups.front().correct, 1);
+  EXPECT_EQ(Run("tie", {rerun, failed}).groups.front().correct, 0);
+}
+
 TEST_F(ReportTest, JsonFiguresHaveThePrecisionOfTheirSamples) {
   std::vector<dataset::Trajectory> records;
   for (int i = 0; i < 3; ++i) {

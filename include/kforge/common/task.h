@@ -123,6 +123,7 @@ struct Task {
   std::vector<std::string> tags;
   std::string description;
   std::string spec;
+  std::string license;  // the reference program's licence, an SPDX id ("MIT"); empty when task.json has none
   std::filesystem::path reference;  // absolute; the file exists
   std::map<std::string, int64_t> symbols;
   std::map<std::string, double> constants;
@@ -157,6 +158,11 @@ struct Task {
 /// '.' and '-' and not starting with '.' or '-' (so no "..", no empty segment, no absolute path).
 /// scripts/kforge_tasks/schema.py checks the same grammar. Otherwise InvalidArgument, one line.
 Status CheckTaskId(std::string_view id);
+
+/// OK when `license` is an SPDX licence id or expression ("MIT", "Apache-2.0", "MIT OR Apache-2.0"):
+/// 1 to 64 letters, digits, spaces and ".+-()". scripts/kforge_tasks/schema.py checks the same.
+/// Otherwise InvalidArgument, one line.
+Status CheckLicense(std::string_view license);
 
 /// Loads and validates `task_dir/task.json`. The id's last components must equal the folder's.
 StatusOr<Task> LoadTask(const std::filesystem::path& task_dir);
