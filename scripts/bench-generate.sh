@@ -3,6 +3,7 @@
 # OpenAI-compatible teacher that answers in DELAY seconds (scripts/fake_teacher.py), on a task at its
 # real size. Prints the GPU's busy fraction (nvidia-smi, sampled every 100 ms while generate runs) and
 # generate's own CPU time per turn (what is spent neither waiting for the teacher nor on the GPU).
+# All episodes start at once (--cache-warmup 0): the fake teacher keeps no prompt cache to warm.
 # Usage: scripts/bench-generate.sh TASK_ROOT TASK_ID [EPISODES=64] [DELAY=2]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,7 +21,7 @@ smi=$!
 start=$(date +%s.%N)
 build/kforge generate --tasks "$root" --filter "$task" --teacher openai --model fake-teacher \
   --base-url "http://127.0.0.1:$port/v1" --samples "$episodes" --concurrency "$episodes" --max-turns 2 \
-  --target-speedup 1000 --bench-time 0.5 --out "$work/run" 2>"$work/generate.err"
+  --target-speedup 1000 --bench-time 0.5 --cache-warmup 0 --out "$work/run" 2>"$work/generate.err"
 end=$(date +%s.%N)
 kill $smi 2>/dev/null || true
 tail -2 "$work/generate.err"

@@ -108,6 +108,11 @@ Runner AttachGenerate(CLI::App& sub) {
   sub.add_option("--concurrency", o.concurrency, "Episodes in flight")
       ->default_val(16)
       ->check(CLI::Range(1, 4096));
+  sub.add_option("--cache-warmup", o.cache_warmup_s,
+                 "Seconds the other samples of a task wait for its first sample's first reply, so that they "
+                 "read its prompt from the provider's cache (0: start them together)")
+      ->default_val(60)
+      ->check(CLI::Range(0.0, 3600.0));
   sub.add_option("--max-turns", o.max_turns, "Teacher turns per episode")
       ->default_val(4)
       ->check(CLI::Range(1, 1000));

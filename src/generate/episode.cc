@@ -150,6 +150,7 @@ StatusOr<llm::ChatRequest> OpeningRequest(const GenerateOptions& options, const 
   llm::ChatRequest request = ParametersRequest(options);
   request.messages = {llm::Message::System(system_prompt), llm::Message::User(std::move(user))};
   request.tools = tools;
+  request.prompt_cache_key = task.id;  // the samples of a task share its prompt's cache (OpenAI)
   return request;
 }
 
@@ -211,6 +212,7 @@ dataset::Trajectory RunEpisode(const EpisodeContext& context, const EpisodeSpec&
                           std::to_string(turn);
     auto llm_start = Clock::now();
     llm::ChatResponse response = context.client.Complete(request).get();
+    if (turn == 1 && spec.on_first_reply) spec.on_first_reply();
     t.llm_s += Seconds(llm_start);
     AddUsage(t.usage, response);
     if (!response.ok()) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,9 @@ struct EpisodeSpec {
   int sample = 0;
   std::string reference_source;
   std::string id;  ///< the record id
+  /// Called once the first request has its reply (or its failure): the batch then starts the other
+  /// samples of the task, which read the prompt from the provider's cache.
+  std::function<void()> on_first_reply;
 };
 
 /// The first request of an episode: the system prompt, the task prompt and the sampling options.

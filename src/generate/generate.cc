@@ -19,6 +19,7 @@
 #include <map>
 
 #include "generate/episode.h"
+#include "generate/episode_queue.h"
 #include "generate/prompts.h"
 #include "generate/reply.h"
 #include "generate/run_dir.h"
@@ -59,6 +60,7 @@ Status CheckOptions(const GenerateOptions& o) {
   }
   if (o.samples < 1) return Status::InvalidArgument("--samples must be at least 1");
   if (o.concurrency < 1) return Status::InvalidArgument("--concurrency must be at least 1");
+  if (!(o.cache_warmup_s >= 0)) return Status::InvalidArgument("--cache-warmup must be >= 0 seconds");
   if (o.max_turns < 1) return Status::InvalidArgument("--max-turns must be at least 1");
   if (o.shard_count < 1 || o.shard_index < 0 || o.shard_index >= o.shard_count)
     return Status::InvalidArgument("--shard i/n needs 0 <= i < n");
@@ -410,23 +412,38 @@ StatusOr<GenerateSummary> RunGenerate(const GenerateOptions& options) {
 
   auto start = Clock::now();
   Progress progress(summary.episodes, start);
-  std::mutex mu;  // guards summary, next, stop_starting
-  size_t next = 0;
+  // Samples of a task warm the provider's prompt cache once: the first goes alone, the others wait
+  // for its first reply (at most --cache-warmup seconds) while other tasks' episodes start.
+  const bool warm_cache = http_teacher && !options.provider.batch_api && options.cache_warmup_s > 0;
+  std::vector<std::string> prompts_of;
+  for (const Planned& p : planned) prompts_of.push_back(p.task->id + "\n" + p.view);
+  EpisodeQueue queue(prompts_of, warm_cache ? std::chrono::duration_cast<Clock::duration>(
+                                                  std::chrono::duration<double>(options.cache_warmup_s))
+                                            : Clock::duration::zero());
+  std::mutex mu;  // guards summary, stop_starting
   bool stop_starting = false;
   auto worker = [&] {
     while (true) {
-      const Planned* item = nullptr;
       {
         std::lock_guard<std::mutex> lock(mu);
-        if (stop_starting || stopping || next >= planned.size()) return;
-        item = &planned[next++];
+        if (stop_starting || stopping) {
+          queue.Close();  // wakes the workers waiting for a held episode
+          return;
+        }
       }
+      const std::optional<size_t> index = queue.Take();
+      if (!index) return;
+      const Planned* item = &planned[*index];
       EpisodeEnd end = EpisodeEnd::kFinished;
       dataset::Trajectory t;
       try {
-        t = RunEpisode(context, {item->task, item->view, item->sample, references[item->task->id], item->id},
+        t = RunEpisode(context,
+                       {item->task, item->view, item->sample, references[item->task->id], item->id,
+                        [&queue, i = *index] { queue.FirstReply(i); }},
                        end);
+        queue.FirstReply(*index);  // an episode that ended before its first reply
       } catch (const std::exception& e) {  // a bug: this episode, never the batch
+        queue.FirstReply(*index);
         t.id = item->id;
         t.task.id = item->task->id;
         t.stop = dataset::StopReason::kHarnessError;
@@ -463,6 +480,7 @@ StatusOr<GenerateSummary> RunGenerate(const GenerateOptions& options) {
       if (!written.ok()) {
         summary.fatal = written;
         stopping = true;
+        queue.Close();
         return;
       }
       ++summary.finished;

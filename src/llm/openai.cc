@@ -213,6 +213,7 @@ OpenAiDialect ResolveOpenAiDialect(const ProviderOptions& o, const std::string& 
     d.echo =
         base_url.find("deepseek.com") != std::string::npos ? ReasoningEcho::kToolCalls : ReasoningEcho::kNone;
   if (!o.openai_reasoning_field.empty()) d.reasoning_field = o.openai_reasoning_field;
+  d.prompt_cache_key = base_url.find("://api.openai.com") != std::string::npos;
   return d;
 }
 
@@ -251,6 +252,7 @@ json OpenAiRequestBody(const ChatRequest& r, const OpenAiDialect& d, bool stream
   if (r.top_p && (!d.reasoning_model || *r.top_p == 1)) body["top_p"] = *r.top_p;
   if (!r.stop.empty() && !d.reasoning_model) body["stop"] = r.stop;
   if (!r.reasoning_effort.empty()) body["reasoning_effort"] = r.reasoning_effort;
+  if (d.prompt_cache_key && r.prompt_cache && !r.prompt_cache_key.empty()) body["prompt_cache_key"] = r.prompt_cache_key;
   if (stream) {
     body["stream"] = true;
     body["stream_options"] = {{"include_usage", true}};

@@ -42,6 +42,8 @@ struct OpenAiDialect {
   bool reasoning_model = false;  ///< no stop; temperature and top_p only when 1
   ReasoningEcho echo = ReasoningEcho::kNone;
   std::string reasoning_field = "reasoning_content";
+  /// Send the request's prompt_cache_key: api.openai.com only (other servers may not know the field).
+  bool prompt_cache_key = false;
 };
 /// gpt-5*, o1*, o3*, o4*, also after a "vendor/" prefix (OpenRouter, LiteLLM).
 bool IsOpenAiReasoningModel(const std::string& model);

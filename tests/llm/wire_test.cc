@@ -340,6 +340,24 @@ TEST(OpenAiWireTest, ParametersChosenByModel) {
   }
 }
 
+TEST(OpenAiWireTest, PromptCacheKeyGoesToApiOpenAiComOnly) {
+  ProviderOptions o;
+  ChatRequest r = ToolConversation();
+  r.prompt_cache_key = "core/softmax";
+  auto body = [&](const std::string& base_url) {
+    return OpenAiRequestBody(r, ResolveOpenAiDialect(o, base_url, r.model), false);
+  };
+  EXPECT_EQ(body("https://api.openai.com/v1").value("prompt_cache_key", ""), "core/softmax");
+  // vLLM, SGLang and other servers may warn about or refuse a field they do not know.
+  EXPECT_FALSE(body("http://127.0.0.1:8000/v1").contains("prompt_cache_key"));
+  EXPECT_FALSE(body("https://api.deepseek.com/v1").contains("prompt_cache_key"));
+  r.prompt_cache = false;
+  EXPECT_FALSE(body("https://api.openai.com/v1").contains("prompt_cache_key"));
+  r.prompt_cache = true;
+  r.prompt_cache_key.clear();
+  EXPECT_FALSE(body("https://api.openai.com/v1").contains("prompt_cache_key"));
+}
+
 TEST(OpenAiWireTest, ReasoningRecordedAndSentBackWhereRequired) {
   HttpResult http;
   http.status = 200;

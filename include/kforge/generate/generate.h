@@ -49,6 +49,11 @@ struct GenerateOptions {
   int samples = 1;
   /// Episodes in flight. Default 16.
   int concurrency = 16;
+  /// HTTP teachers (not with the batch API): the first sample of a task sends its first request
+  /// alone and the task's other samples start once it has its reply, at most this many seconds
+  /// later, so that they read the task's prompt from the provider's cache. 0 starts them together.
+  /// Default 60.
+  double cache_warmup_s = 60;
   /// Assistant turns per episode, at most. Default 4.
   int max_turns = 4;
   /// Text (a cuda and a json block per reply) or tools (run and submit). Default text.

@@ -95,6 +95,9 @@ struct ChatRequest {
   /// Not sent and not in ToJson (so cassette keys ignore it): added to the response cache key when
   /// not empty, so that samples of one prompt at temperature > 0 are cached apart ("sample 3 turn 2").
   std::string cache_scope;
+  /// OpenAI `prompt_cache_key` (sent to api.openai.com only, with prompt_cache): requests with one
+  /// key are routed to the same prompt cache, e.g. the samples of one task. Not in ToJson.
+  std::string prompt_cache_key;
 };
 
 enum class StopReason { kEndTurn, kMaxTokens, kToolUse, kStopSequence, kRefusal, kOther };
