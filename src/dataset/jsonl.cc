@@ -63,7 +63,11 @@ JsonlReader::~JsonlReader() {
   if (file_ && file_ != stdin) std::fclose(file_);
 }
 
-std::optional<JsonlReader::Line> JsonlReader::Next() {
+std::optional<JsonlReader::Line> JsonlReader::Next() { return Read(true); }
+
+std::optional<JsonlReader::Line> JsonlReader::NextText() { return Read(false); }
+
+std::optional<JsonlReader::Line> JsonlReader::Read(bool parse) {
   std::string text;
   bool complete = false, too_long = false;
   uint64_t consumed = 0;
@@ -80,8 +84,11 @@ std::optional<JsonlReader::Line> JsonlReader::Next() {
     if (too_long) {
       line.value = Status::InvalidArgument(where + ": line longer than " +
                                            std::to_string(kMaxLineBytes >> 20) + " MiB");
-    } else {
+    } else if (parse) {
       line.value = common::ParseJson(text, where, LineLimits());
+    } else {
+      line.value = nlohmann::json();
+      line.text = std::move(text);
     }
     return line;
   }

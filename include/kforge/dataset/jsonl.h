@@ -29,6 +29,7 @@ class JsonlReader {
     uint64_t offset = 0;  ///< byte offset of the line's first byte in the file
     StatusOr<nlohmann::json> value = Status::Internal("unset");
     bool torn = false;  ///< the file's last line, with no newline after it
+    std::string text;   ///< the line itself; set by NextText() only
   };
 
   /// NotFound or IoError naming the file.
@@ -39,6 +40,11 @@ class JsonlReader {
   /// `path:line`.
   std::optional<Line> Next();
 
+  /// Next() without parsing, for a pass that reads a few fields with its own SAX handler: the line
+  /// is in `text`, and `value` holds null, or the error Next() gives for a line too long or a failed
+  /// read.
+  std::optional<Line> NextText();
+
   /// Continues reading at byte `offset`, which must be the start of line `number` (a Line's
   /// `offset` and `number` from an earlier pass over the same file). IoError when the file cannot
   /// seek (stdin).
@@ -46,6 +52,7 @@ class JsonlReader {
 
  private:
   JsonlReader(std::FILE* file, std::string label) : file_(file), label_(std::move(label)) {}
+  std::optional<Line> Read(bool parse);
   std::FILE* file_;
   std::string label_;
   int number_ = 0;
