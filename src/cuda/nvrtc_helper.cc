@@ -12,9 +12,7 @@
 #include <cstdint>
 #include <stdexcept>
 
-#include <nlohmann/json.hpp>
-
-#include "kforge/common/base64.h"
+#include "cuda/nvrtc_wire.h"
 #include "kforge/common/subprocess.h"
 
 namespace kforge::cuda::internal {
@@ -57,48 +55,6 @@ bool ReceiveAll(int fd, char* data, size_t size, std::optional<Clock::time_point
     size -= static_cast<size_t>(n);
   }
   return true;
-}
-
-nlohmann::json JobToJson(const NvrtcJob& job, std::chrono::milliseconds budget) {
-  nlohmann::json headers = nlohmann::json::array();
-  for (const InMemoryHeader& h : job.headers) headers.push_back({h.name, h.text});
-  return {{"source", job.source},
-          {"name", job.name},
-          {"options", job.options},
-          {"headers", headers},
-          {"name_expressions", job.name_expressions},
-          {"budget_ms", std::max<int64_t>(0, budget.count())}};
-}
-
-NvrtcOutcome OutcomeFromJson(const nlohmann::json& j) {
-  NvrtcOutcome out;
-  const std::string result = j.at("result").get<std::string>();
-  if (result == "failure")
-    throw std::runtime_error("NVRTC helper: " + j.value("message", std::string("failed")));
-  if (result == "success") {
-    out.kind = NvrtcOutcome::Kind::kSuccess;
-  } else if (result == "compile_error") {
-    out.kind = NvrtcOutcome::Kind::kCompileError;
-  } else if (result == "invalid_option") {
-    out.kind = NvrtcOutcome::Kind::kInvalidOption;
-  } else if (result == "cancelled") {
-    out.kind = NvrtcOutcome::Kind::kCancelled;
-  } else if (result == "out_of_memory") {
-    out.kind = NvrtcOutcome::Kind::kOutOfMemory;
-  } else {
-    throw std::runtime_error("NVRTC helper: unknown result \"" + result.substr(0, 40) + "\"");
-  }
-  out.log = j.at("log").get<std::string>();
-  if (j.contains("cubin_b64")) {
-    StatusOr<std::string> cubin = common::Base64Decode(j.at("cubin_b64").get<std::string>());
-    if (!cubin.ok()) throw std::runtime_error("NVRTC helper: bad CUBIN encoding");
-    out.cubin = std::move(*cubin);
-  }
-  if (j.contains("lowered_names"))
-    out.lowered_names = j.at("lowered_names").get<std::map<std::string, std::string>>();
-  if (j.contains("opened") && j.at("opened").is_array())
-    out.opened = j.at("opened").get<std::vector<std::string>>();
-  return out;
 }
 
 }  // namespace
@@ -160,10 +116,7 @@ class NvrtcHelpers::Helper {
     if (!ReadFrame(fd_, &hello, std::max(deadline, Clock::now() + std::chrono::seconds(30)))) {
       throw std::runtime_error("the NVRTC helper did not start (" + End() + ")");
     }
-    const nlohmann::json j = nlohmann::json::parse(hello, nullptr, /*allow_exceptions=*/false);
-    if (!j.is_object() || j.value("schema", "") != kNvrtcWireSchema) {
-      throw std::runtime_error("the NVRTC helper speaks another protocol");
-    }
+    if (!IsNvrtcHello(hello)) throw std::runtime_error("the NVRTC helper speaks another protocol");
   }
 
   bool Send(const std::string& payload) { return WriteFrame(fd_, payload); }
@@ -220,11 +173,11 @@ NvrtcOutcome NvrtcHelpers::Run(const NvrtcJob& job, Clock::time_point deadline) 
     return std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
   };
   std::unique_ptr<Helper> helper = Take(deadline);
-  if (!helper->Send(JobToJson(job, budget()).dump())) {
+  if (!helper->Send(NvrtcJobFrame(job, budget()))) {
     // An idle helper that has gone away (killed from outside) is replaced once.
     helper->End();
     helper = Take(deadline);
-    if (!helper->Send(JobToJson(job, budget()).dump())) {
+    if (!helper->Send(NvrtcJobFrame(job, budget()))) {
       throw std::runtime_error("the NVRTC helper refused a job (" + helper->End() + ")");
     }
   }
@@ -238,12 +191,11 @@ NvrtcOutcome NvrtcHelpers::Run(const NvrtcJob& job, Clock::time_point deadline) 
     outcome.kind = late ? NvrtcOutcome::Kind::kCancelled : NvrtcOutcome::Kind::kDied;
     return outcome;
   }
-  const nlohmann::json j = nlohmann::json::parse(reply, nullptr, /*allow_exceptions=*/false);
   try {
-    outcome = OutcomeFromJson(j);
-  } catch (const nlohmann::json::exception& e) {
+    outcome = ParseNvrtcOutcomeFrame(reply);
+  } catch (const std::runtime_error&) {
     helper->End();
-    throw std::runtime_error(std::string("NVRTC helper: malformed answer: ") + e.what());
+    throw;
   }
   std::lock_guard<std::mutex> lock(mu_);
   idle_.push_back(std::move(helper));

@@ -11,11 +11,9 @@
 #include <fstream>
 #include <sstream>
 
-#include <nlohmann/json.hpp>
-
 #include "cuda/compile_log.h"
 #include "cuda/nvrtc_helper.h"
-#include "kforge/common/base64.h"
+#include "cuda/nvrtc_wire.h"
 #include "kforge/cuda/check.h"
 #include "kforge/cuda/versions.h"
 
@@ -66,21 +64,20 @@ std::optional<std::string> ReadAndRemove(const std::filesystem::path& path) {
   return buf.str();
 }
 
-nlohmann::json Compile(const nlohmann::json& job, const std::filesystem::path& dir, int serial) {
-  std::vector<InMemoryHeader> headers;
-  for (const nlohmann::json& h : job.at("headers")) headers.push_back({h.at(0), h.at(1)});
-  const Program prog(job.at("source").get<std::string>(), job.at("name").get<std::string>(), headers);
-  const std::vector<std::string> names = job.at("name_expressions").get<std::vector<std::string>>();
-  for (const std::string& n : names) KFORGE_NVRTC_CHECK(nvrtcAddNameExpression(prog.get(), n.c_str()));
+NvrtcOutcome Compile(const NvrtcRequest& request, const std::filesystem::path& dir, int serial) {
+  const NvrtcJob& job = request.job;
+  const Program prog(job.source, job.name, job.headers);
+  for (const std::string& n : job.name_expressions)
+    KFORGE_NVRTC_CHECK(nvrtcAddNameExpression(prog.get(), n.c_str()));
 
-  const int64_t budget_ms = job.at("budget_ms").get<int64_t>();
-  Deadline deadline{Clock::now() + std::chrono::milliseconds(budget_ms)};
+  const int64_t budget_ms = request.budget.count();
+  Deadline deadline{Clock::now() + request.budget};
   KFORGE_NVRTC_CHECK(nvrtcSetFlowCallback(prog.get(), &FlowCallback, &deadline));
   alarm(static_cast<unsigned>(budget_ms / 1000) + kAlarmSlackSeconds);
 
   // NVRTC refuses to write over an existing trace, so each compile gets its own name.
   const std::filesystem::path trace = dir / ("trace-" + std::to_string(serial));
-  std::vector<std::string> options = job.at("options").get<std::vector<std::string>>();
+  std::vector<std::string> options = job.options;
   options.push_back("--fdevice-time-trace=" + trace.string());
   std::vector<const char*> argv;
   for (const std::string& o : options) argv.push_back(o.c_str());
@@ -89,49 +86,42 @@ nlohmann::json Compile(const nlohmann::json& job, const std::filesystem::path& d
       NVRTC_ERROR_INVALID_OPTION, NVRTC_ERROR_CANCELLED, NVRTC_ERROR_OUT_OF_MEMORY);
   alarm(0);
 
+  NvrtcOutcome out;
   size_t log_size = 0;
   KFORGE_NVRTC_CHECK(nvrtcGetProgramLogSize(prog.get(), &log_size));
-  std::string log(log_size, '\0');
-  KFORGE_NVRTC_CHECK(nvrtcGetProgramLog(prog.get(), log.data()));
-  while (!log.empty() && log.back() == '\0') log.pop_back();
+  out.log.assign(log_size, '\0');
+  KFORGE_NVRTC_CHECK(nvrtcGetProgramLog(prog.get(), out.log.data()));
+  while (!out.log.empty() && out.log.back() == '\0') out.log.pop_back();
   const std::optional<std::string> trace_text = ReadAndRemove(trace.string() + ".json");
 
-  nlohmann::json out = {{"log", log}};
   switch (rc) {
     case NVRTC_SUCCESS:
-      out["result"] = "success";
+      out.kind = NvrtcOutcome::Kind::kSuccess;
       break;
     case NVRTC_ERROR_COMPILATION:
-      out["result"] = "compile_error";
+      out.kind = NvrtcOutcome::Kind::kCompileError;
       return out;
     case NVRTC_ERROR_INVALID_OPTION:
-      out["result"] = "invalid_option";
+      out.kind = NvrtcOutcome::Kind::kInvalidOption;
       return out;
     case NVRTC_ERROR_CANCELLED:
-      out["result"] = "cancelled";
+      out.kind = NvrtcOutcome::Kind::kCancelled;
       return out;
     default:
-      out["result"] = "out_of_memory";
+      out.kind = NvrtcOutcome::Kind::kOutOfMemory;
       return out;
   }
   size_t cubin_size = 0;
   KFORGE_NVRTC_CHECK(nvrtcGetCUBINSize(prog.get(), &cubin_size));
-  std::string cubin(cubin_size, '\0');
-  KFORGE_NVRTC_CHECK(nvrtcGetCUBIN(prog.get(), cubin.data()));
-  out["cubin_b64"] = common::Base64Encode(cubin);
-  nlohmann::json lowered = nlohmann::json::object();
-  for (const std::string& n : names) {
+  out.cubin.assign(cubin_size, '\0');
+  KFORGE_NVRTC_CHECK(nvrtcGetCUBIN(prog.get(), out.cubin.data()));
+  for (const std::string& n : job.name_expressions) {
     const char* symbol = nullptr;
     if (nvrtcGetLoweredName(prog.get(), n.c_str(), &symbol) == NVRTC_SUCCESS && symbol != nullptr)
-      lowered[n] = symbol;
+      out.lowered_names[n] = symbol;
   }
-  out["lowered_names"] = lowered;
   std::vector<std::string> opened;
-  if (trace_text && ReadOpenedHeaders(*trace_text, &opened)) {
-    out["opened"] = opened;
-  } else {
-    out["opened"] = nullptr;
-  }
+  if (trace_text && ReadOpenedHeaders(*trace_text, &opened)) out.opened = std::move(opened);
   return out;
 }
 
@@ -153,19 +143,20 @@ int ServeNvrtcJobs(int fd, const std::filesystem::path& dir, size_t memory_limit
     std::fprintf(stderr, "kforge-nvrtc: cannot work in %s\n", work.c_str());
     return 1;
   }
-  const nlohmann::json hello = {{"schema", kNvrtcWireSchema}, {"nvrtc", NvrtcVersion()}};
-  if (!WriteFrame(fd, hello.dump())) return 1;
+  if (!WriteFrame(fd, NvrtcHelloFrame(NvrtcVersion()))) return 1;
   std::string request;
   for (int serial = 0; ReadFrame(fd, &request); ++serial) {
-    nlohmann::json reply;
+    std::string reply;
     try {
-      reply = Compile(nlohmann::json::parse(request), dir, serial);
+      reply = NvrtcOutcomeFrame(Compile(ParseNvrtcJobFrame(request), dir, serial));
     } catch (const std::bad_alloc&) {
-      reply = {{"result", "out_of_memory"}, {"log", ""}};
+      NvrtcOutcome out_of_memory;
+      out_of_memory.kind = NvrtcOutcome::Kind::kOutOfMemory;
+      reply = NvrtcOutcomeFrame(out_of_memory);
     } catch (const std::exception& e) {
-      reply = {{"result", "failure"}, {"message", e.what()}};
+      reply = NvrtcFailureFrame(e.what());
     }
-    if (!WriteFrame(fd, reply.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace))) return 1;
+    if (!WriteFrame(fd, reply)) return 1;
   }
   return 0;
 }

@@ -130,11 +130,11 @@ std::string Number(const nlohmann::json& v, const char* format) {
 }
 
 /// The GPU, for the system prompt: what a kernel engineer looks up first.
-std::string DescribeDevice(const nlohmann::json& hello, bool compile_only) {
-  if (compile_only || !hello.is_object() || !hello.contains("device"))
+std::string DescribeDevice(const std::optional<verify::HelloReply>& hello, bool compile_only) {
+  if (compile_only || !hello || !hello->device.is_object())
     return "No GPU in this run: solutions are compiled and their plans checked, not run. Write for an "
            "NVIDIA H100/H200 class GPU (sm_90).";
-  const nlohmann::json& d = hello["device"];
+  const nlohmann::json& d = hello->device;
   std::string text = d.value("name", std::string("GPU")) + " (compute capability " +
                      d.value("cc", std::string("?")) +
                      "): " + Number(d.value("sm_count", nlohmann::json()), "%.0f") + " SMs, " +
@@ -144,7 +144,7 @@ std::string DescribeDevice(const nlohmann::json& hello, bool compile_only) {
                                 : nlohmann::json(),
                             "%.0f") +
                      " MiB of L2.";
-  const nlohmann::json peak = hello.value("peak", nlohmann::json());
+  const nlohmann::json peak = hello->peak.value_or(nlohmann::json());
   if (peak.is_object()) {
     text += " Measured DRAM bandwidth " + Number(peak.value("dram_gbps", nlohmann::json()), "%.0f") +
             " GB/s; peak FP32 " + Number(peak.value("fp32_tflops", nlohmann::json()), "%.1f") +
@@ -296,7 +296,7 @@ StatusOr<GenerateSummary> RunGenerate(const GenerateOptions& options) {
     const std::string protocol_text = ProtocolPrompt(prompts, options.protocol);
     KFORGE_ASSIGN_OR_RETURN(std::string system_prompt,
                             Render(prompts.system,
-                                   {{"device", DescribeDevice(nlohmann::json(), true)},
+                                   {{"device", DescribeDevice(std::nullopt, true)},
                                     {"arch", options.judge.verify.arch},
                                     {"library_ops", prompts.LibraryOps(options.judge.verify.op_policy)},
                                     {"protocol", protocol_text}},
@@ -328,13 +328,13 @@ StatusOr<GenerateSummary> RunGenerate(const GenerateOptions& options) {
   judge_options.verify.tasks_root = options.tasks_root;
   judge_options.verify.peak_at_start = true;  // the device's peaks go in the system prompt
   std::unique_ptr<bench::ServiceJudge> judge;
-  nlohmann::json hello;
+  std::optional<verify::HelloReply> hello;
   if (!compile_only) {
     judge = std::make_unique<bench::ServiceJudge>(judge_options, bench::ServiceJudge::Mode::kTimed);
     hello = judge->Hello();
-    if (hello.value("status", "") != "ok") {
+    if (!hello || hello->status != common::VerdictStatus::kOk) {
       spdlog::warn("generate: no GPU ({}): compile-only feedback",
-                   hello.value("message", std::string("worker did not start")));
+                   hello && !hello->message.empty() ? hello->message : std::string("worker did not start"));
       judge.reset();
       compile_only = true;
     }
@@ -345,8 +345,8 @@ StatusOr<GenerateSummary> RunGenerate(const GenerateOptions& options) {
   nlohmann::json about = {
       {"kforge", KFORGE_VERSION},
       {"nvrtc", cuda::NvrtcVersion()},
-      {"device", hello.is_object() ? hello.value("device", nlohmann::json()) : nlohmann::json()},
-      {"peak", hello.is_object() ? hello.value("peak", nlohmann::json()) : nlohmann::json()},
+      {"device", hello ? hello->device : nlohmann::json()},
+      {"peak", hello && hello->peak ? *hello->peak : nlohmann::json()},
       {"filter", options.filter},
       {"samples", options.samples},
       {"shard", std::to_string(options.shard_index) + "/" + std::to_string(options.shard_count)}};
@@ -399,7 +399,7 @@ StatusOr<GenerateSummary> RunGenerate(const GenerateOptions& options) {
                          system_prompt,
                          tools,
                          compile_only,
-                         hello.is_object() ? hello.value("device", nlohmann::json()) : nlohmann::json(),
+                         hello ? hello->device : nlohmann::json(),
                          run->run_id(),
                          &stopping,
                          sent_params};

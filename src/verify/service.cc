@@ -129,8 +129,8 @@ struct VerifyService::Impl {
   bool closing = false;
   std::atomic<bool> saw_no_gpu{false};
   std::once_flag hello_once;  // the first device's hello reply answers Hello()
-  std::promise<nlohmann::json> hello_promise;
-  std::shared_future<nlohmann::json> hello = hello_promise.get_future().share();
+  std::promise<std::optional<HelloReply>> hello_promise;
+  std::shared_future<std::optional<HelloReply>> hello = hello_promise.get_future().share();
   std::vector<std::thread> device_threads;
 };
 
@@ -213,7 +213,7 @@ void VerifyService::Impl::DeviceLoop(int device) {
     std::optional<double> worker_start_ms;  // reported on the first verdict this worker serves
     // Start the worker now, so that CUDA and LibTorch initialise while the first compiles run.
     if (options_.sanitize || options_.compile_only) {
-      std::call_once(hello_once, [&] { hello_promise.set_value(nullptr); });
+      std::call_once(hello_once, [&] { hello_promise.set_value(std::nullopt); });
     } else {
       auto start = std::chrono::steady_clock::now();
       HelloRequest request;
@@ -235,8 +235,7 @@ void VerifyService::Impl::DeviceLoop(int device) {
         no_gpu = true;
         no_gpu_message = hello.message;
       }
-      nlohmann::json said = hello.ToJson();
-      std::call_once(hello_once, [&] { hello_promise.set_value(said); });
+      std::call_once(hello_once, [&] { hello_promise.set_value(hello); });
     }
     while (true) {
       std::shared_ptr<Job> job;
@@ -381,7 +380,7 @@ VerifyService::~VerifyService() {
 
 bool VerifyService::no_gpu() const { return impl_->saw_no_gpu; }
 
-nlohmann::json VerifyService::Hello() const { return impl_->hello.get(); }
+std::optional<HelloReply> VerifyService::Hello() const { return impl_->hello.get(); }
 
 std::future<Judged> VerifyService::Submit(SolutionInput input, std::optional<uint64_t> seed) {
   std::string label = input.label;

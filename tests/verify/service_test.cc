@@ -96,8 +96,9 @@ TEST_F(ServiceTest, PassingSolutionGetsTheWorkersGpuPart) {
   EXPECT_TRUE(v.timing.contains("worker_start_ms")) << "the first verdict a worker serves";
   EXPECT_FALSE(v.compile.is_null());
   EXPECT_TRUE(judged.after.is_null());
-  EXPECT_EQ(service.Hello()["status"], "ok");
-  EXPECT_EQ(service.Hello()["device"]["name"], "Fake GPU");
+  ASSERT_TRUE(service.Hello().has_value());
+  EXPECT_EQ(service.Hello()->status, VerdictStatus::kOk);
+  EXPECT_EQ(service.Hello()->device["name"], "Fake GPU");
 }
 
 TEST_F(ServiceTest, LaterSolutionsMayFinishFirst) {
@@ -191,8 +192,9 @@ TEST_F(ServiceTest, MalformedRepliesAreHarnessErrors) {
 TEST_F(ServiceTest, NoGpuFromHelloMakesEveryVerdictNoGpu) {
   setenv("KFORGE_FAKE_NO_GPU", "1", 1);
   VerifyService service(Options());
-  EXPECT_EQ(service.Hello()["status"], "no_gpu");
-  EXPECT_EQ(service.Hello()["message"], "fake: no CUDA device");
+  ASSERT_TRUE(service.Hello().has_value());
+  EXPECT_EQ(service.Hello()->status, VerdictStatus::kNoGpu);
+  EXPECT_EQ(service.Hello()->message, "fake: no CUDA device");
   for (const char* label : {"a", "b"}) {
     Judged judged = service.Submit(Input(label, "ok")).get();
     EXPECT_EQ(judged.verdict.status, VerdictStatus::kNoGpu);
@@ -257,7 +259,7 @@ TEST_F(ServiceTest, CompileOnlyNeverStartsAWorker) {
   options.compile_only = true;
   {
     VerifyService service(options);
-    EXPECT_TRUE(service.Hello().is_null());
+    EXPECT_FALSE(service.Hello().has_value());
     Judged judged = service.Submit(Input("a", "ok")).get();
     EXPECT_EQ(judged.verdict.status, VerdictStatus::kOk) << judged.verdict.message;
     EXPECT_FALSE(judged.verdict.compile.is_null());

@@ -44,8 +44,8 @@ class ServiceJudge final : public Judge {
   /// The future is deferred: the timing record is made when get() is called, which must be before
   /// the judge is destroyed.
   std::future<Judgment> Submit(verify::SolutionInput input) override;
-  /// The first worker's hello reply (VerifyService::Hello); null when compile-only. Waits for it.
-  nlohmann::json Hello() const { return service_->Hello(); }
+  /// The first worker's hello reply (VerifyService::Hello); nullopt when compile-only. Waits for it.
+  std::optional<verify::HelloReply> Hello() const { return service_->Hello(); }
 
  private:
   std::unique_ptr<Bencher> bencher_;  ///< null when compile-only

@@ -103,10 +103,10 @@ class VerifyService {
   std::future<Judged> Submit(SolutionInput input, std::optional<uint64_t> seed = std::nullopt);
 
   uint64_t seed() const { return seed_; }
-  /// The first worker's hello reply: `{"status": "ok", "device": {...}, "peak": {...}}` (peak with
-  /// VerifyOptions::peak_at_start), `{"status": "no_gpu", "message"}`, or `{"status": "harness_error",
-  /// "message"}` when the worker could not start; null in compile-only and sanitize modes. Waits for it.
-  nlohmann::json Hello() const;
+  /// The first worker's hello reply: status ok with the device (and its peak with
+  /// VerifyOptions::peak_at_start), no_gpu, or harness_error when the worker could not start; nullopt in
+  /// compile-only and sanitize modes, where no worker is asked. Waits for it.
+  std::optional<HelloReply> Hello() const;
   /// True once a worker found no usable GPU.
   bool no_gpu() const;
   const VerifyOptions& options() const { return options_; }
