@@ -3,7 +3,7 @@
 #include <string>
 
 #include "cuda/pp_lexer.h"
-#include "kforge/cuda/source_policy.h"
+#include "cuda/source_policy.h"
 
 namespace kforge::cuda {
 namespace {

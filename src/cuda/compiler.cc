@@ -15,10 +15,10 @@
 #include "cuda/cubin_cache.h"
 #include "cuda/header_shims.h"
 #include "cuda/nvrtc_helper.h"
+#include "cuda/source_policy.h"
 #include "kforge/common/files.h"
 #include "kforge/common/hash.h"
 #include "kforge/common/solution.h"
-#include "kforge/cuda/source_policy.h"
 #include "kforge/cuda/versions.h"
 
 namespace kforge::cuda {

@@ -1,6 +1,6 @@
 // The source policy: byte-level checks, then directive and operator checks over the tokens of
 // pp_lexer. The header allowlist is the single table below.
-#include "kforge/cuda/source_policy.h"
+#include "cuda/source_policy.h"
 
 #include <algorithm>
 #include <array>

@@ -1,5 +1,5 @@
 // Tokens, normalised sources, exact keys and MinHash signatures.
-#include "kforge/export/dedup.h"
+#include "export/dedup.h"
 
 #include <algorithm>
 #include <cctype>

@@ -1,5 +1,5 @@
 // Per-record facts for metrics.
-#include "kforge/export/episode.h"
+#include "export/episode.h"
 
 #include "kforge/common/library_ops.h"
 #include "kforge/common/verdict.h"

@@ -6,8 +6,10 @@
 #include <set>
 #include <unordered_map>
 
+#include "export/dedup.h"
 #include "export/holdout.h"
 #include "export/kernelbench.h"
+#include "export/selection.h"
 #include "export/sinks.h"
 #include "kforge/common/files.h"
 #include "kforge/common/json_fields.h"

@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <sstream>
 
+#include "export/episode.h"
 #include "kforge/common/text.h"
-#include "kforge/export/episode.h"
 
 namespace kforge::exporter {
 

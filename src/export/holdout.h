@@ -8,8 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "export/dedup.h"
 #include "kforge/common/status.h"
-#include "kforge/export/dedup.h"
 
 namespace kforge::exporter {
 

@@ -11,8 +11,8 @@
 #include <optional>
 #include <set>
 
+#include "export/dedup.h"
 #include "kforge/common/text.h"
-#include "kforge/export/dedup.h"
 #include "kforge/reference/library_op_calls_text.h"
 
 namespace kforge::exporter::internal {

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "export/episode.h"
+
 namespace kforge::exporter {
 namespace {
 

@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <string>
 
+#include "export/episode.h"
+
 namespace kforge::exporter {
 namespace {
 

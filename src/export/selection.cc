@@ -1,5 +1,5 @@
 // Dedup, per-task caps and balance over candidate summaries.
-#include "kforge/export/selection.h"
+#include "export/selection.h"
 
 #include <algorithm>
 #include <limits>

@@ -1,5 +1,5 @@
 // The dataset check: a JSONL file streamed in chunks, each line a record, hashed on the way.
-#include "kforge/finetune/dataset.h"
+#include "finetune/dataset.h"
 
 #include <algorithm>
 #include <fstream>

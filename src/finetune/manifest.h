@@ -8,9 +8,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "finetune/dataset.h"
 #include "finetune/process.h"
 #include "kforge/common/status.h"
-#include "kforge/finetune/dataset.h"
 #include "kforge/finetune/launch.h"
 
 namespace kforge::finetune {

@@ -3,8 +3,8 @@
 #include <string>
 #include <string_view>
 
+#include "finetune/dataset.h"
 #include "kforge/common/json_fields.h"
-#include "kforge/finetune/dataset.h"
 
 namespace kforge::finetune {
 namespace {

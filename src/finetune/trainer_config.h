@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "kforge/finetune/dataset.h"
+#include "finetune/dataset.h"
 #include "kforge/finetune/launch.h"
 
 namespace kforge::finetune {

@@ -12,7 +12,7 @@
 #include "kforge/common/files.h"
 #include "kforge/dataset/trajectory.h"
 #include "kforge/skill/context.h"
-#include "kforge/skill/stats.h"
+#include "skill/stats.h"
 
 namespace kforge::skill {
 namespace {

@@ -1,5 +1,5 @@
 // The statistics of a skill's lift (skill/stats.h).
-#include "kforge/skill/stats.h"
+#include "skill/stats.h"
 
 #include <algorithm>
 #include <cmath>

@@ -134,6 +134,73 @@ TEST(ModuleFencesTest, BenchPublicHeadersDoNotPullInTheCudaRuntime) {
   }
 }
 
+// A module names its own private headers as "M/x.h" and another module's headers only as "kforge/D/x.h";
+// a public header names only public headers, since other modules compile it.
+TEST(ModuleFencesTest, PrivateHeadersStayInTheirModule) {
+  for (const auto& [module, allowed] : kAllowed) {
+    for (const Include& inc : IncludesOf(module)) {
+      if (inc.system) continue;
+      std::string used = ModuleOf(inc.target);
+      if (used.empty() || inc.target.rfind("kforge/", 0) == 0) continue;
+      bool in_public = inc.file.string().find("/include/kforge/") != std::string::npos;
+      if (used != module || in_public)
+        ADD_FAILURE() << inc.file.string() << ":" << inc.line << " includes \"" << inc.target
+                      << "\", a private header of " << used << "/";
+    }
+  }
+}
+
+/// The public headers of include/kforge/ and the public headers each includes: ("kforge/M/x.h" -> ...).
+std::map<std::string, std::vector<std::string>> PublicHeaders() {
+  std::map<std::string, std::vector<std::string>> headers;
+  for (const auto& [module, allowed] : kAllowed) {
+    for (const Include& inc : IncludesOf(module)) {
+      std::string file = fs::relative(inc.file, kRoot / "include").generic_string();
+      if (file.rfind("kforge/", 0) != 0) continue;
+      std::vector<std::string>& included = headers[file];
+      if (!inc.system && inc.target.rfind("kforge/", 0) == 0) included.push_back(inc.target);
+    }
+    if (fs::is_directory(kRoot / "include/kforge" / module))
+      for (const auto& entry : fs::directory_iterator(kRoot / "include/kforge" / module))
+        headers[fs::relative(entry.path(), kRoot / "include").generic_string()];
+  }
+  return headers;
+}
+
+// include/kforge/ holds only what another module uses: each public header is included by another
+// module, by a program outside the modules (benchmarks/, the fake worker), or by a public header of its
+// own module that is public for these reasons. Any other header belongs in src/<module>/.
+TEST(ModuleFencesTest, PublicHeadersAreUsedOutsideTheirModule) {
+  const std::map<std::string, std::vector<std::string>> headers = PublicHeaders();
+  ASSERT_GT(headers.size(), 40u) << "no public headers found under " << kRoot / "include";
+  std::set<std::string> used;
+  for (const auto& [module, allowed] : kAllowed)
+    for (const Include& inc : IncludesOf(module))
+      if (!inc.system && ModuleOf(inc.target) != module && headers.count(inc.target)) used.insert(inc.target);
+  std::vector<fs::path> programs;
+  for (const auto& entry : fs::directory_iterator(kRoot / "benchmarks")) programs.push_back(entry.path());
+  programs.push_back(kRoot / "tests/fakes/fake_worker_main.cc");
+  static const std::regex kPublicInclude(R"re(^\s*#\s*include\s*"(kforge/[^"]+)")re");
+  for (const fs::path& program : programs) {
+    std::ifstream in(program);
+    ASSERT_TRUE(in) << program;
+    std::string text;
+    std::smatch m;
+    while (std::getline(in, text))
+      if (std::regex_search(text, m, kPublicInclude)) used.insert(m[1].str());
+  }
+  for (bool grew = true; grew;) {  // what a used public header includes is used too
+    grew = false;
+    for (const std::string& header : std::vector<std::string>(used.begin(), used.end()))
+      if (headers.count(header))
+        for (const std::string& included : headers.at(header)) grew |= used.insert(included).second;
+  }
+  for (const auto& [header, included] : headers) {
+    EXPECT_TRUE(used.count(header)) << "include/" << header << ": no other module uses it; move it to src/"
+                                    << header.substr(7) << " (included as \"" << header.substr(7) << "\")";
+  }
+}
+
 TEST(ModuleFencesTest, TheCheckSeesAViolation) {
   // The reverse of an allowed edge must be refused, so the table cannot silently allow everything.
   for (const auto& [module, allowed] : kAllowed)

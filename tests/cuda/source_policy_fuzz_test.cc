@@ -8,8 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cuda/source_policy.h"
 #include "fakes/fuzz.h"
-#include "kforge/cuda/source_policy.h"
 
 namespace kforge::cuda {
 namespace {

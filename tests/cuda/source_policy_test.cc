@@ -1,5 +1,5 @@
 // Table-driven tests of the source policy and the option allowlist, including preprocessor tricks.
-#include "kforge/cuda/source_policy.h"
+#include "cuda/source_policy.h"
 
 #include <gtest/gtest.h>
 

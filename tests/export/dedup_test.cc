@@ -1,4 +1,4 @@
-#include "kforge/export/dedup.h"
+#include "export/dedup.h"
 
 #include <gtest/gtest.h>
 

@@ -4,8 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "export/episode.h"
 #include "export/record_builder.h"
-#include "kforge/export/episode.h"
 
 namespace kforge::exporter {
 namespace {

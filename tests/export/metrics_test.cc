@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "export/episode.h"
 #include "export/record_builder.h"
 
 namespace kforge::exporter {

@@ -1,4 +1,4 @@
-#include "kforge/export/selection.h"
+#include "export/selection.h"
 
 #include <gtest/gtest.h>
 

@@ -2,8 +2,8 @@
 // the field survives a round trip through the record's JSON.
 #include <gtest/gtest.h>
 
+#include "export/episode.h"
 #include "export/record_builder.h"
-#include "kforge/export/episode.h"
 #include "kforge/export/filters.h"
 
 namespace kforge::exporter {

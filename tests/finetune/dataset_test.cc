@@ -1,6 +1,6 @@
 // The dataset check: good records of both formats pass with their counts, and each malformed
 // record is refused with its line number and what is wrong.
-#include "kforge/finetune/dataset.h"
+#include "finetune/dataset.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

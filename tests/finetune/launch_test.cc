@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "finetune/dataset.h"
 #include "finetune/launchers.h"
 
 namespace kforge::finetune {

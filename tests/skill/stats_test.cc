@@ -1,5 +1,5 @@
 // The statistics of a skill's lift against values computed by hand (and by R: binom.test, p.adjust).
-#include "kforge/skill/stats.h"
+#include "skill/stats.h"
 
 #include <cmath>
 

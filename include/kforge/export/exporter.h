@@ -4,6 +4,7 @@
 // stats.json and the dataset card. Memory holds candidates, never whole records.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -15,13 +16,26 @@
 #include "kforge/export/filters.h"
 #include "kforge/export/formats.h"
 #include "kforge/export/scan.h"
-#include "kforge/export/selection.h"
 #include "kforge/export/split.h"
 
 namespace kforge::exporter {
 
 /// How messages and pairs rows are stored: JSON lines, or Parquet with the pinned schema (RowColumns).
 enum class FileFormat { kJsonl, kParquet };
+
+enum class Balance { kNone, kLevel, kTag };
+
+/// What an export keeps of the whole input, after the per-record filters (applied by src/export/selection.h).
+struct SelectionOptions {
+  /// Keep at most this many records per task, best first. Default: all.
+  std::optional<int64_t> per_task;
+  /// Drop a record whose solution's estimated Jaccard similarity to a better kept one of the same task
+  /// is at least this. Default: off (exact duplicates only).
+  std::optional<double> near_dup;
+  /// Cap every group (level or tag) at the size of the smallest non-empty one, or at `balance_cap`.
+  Balance balance = Balance::kNone;
+  std::optional<int64_t> balance_cap;
+};
 
 struct ExportOptions {
   Format format = Format::kMessages;

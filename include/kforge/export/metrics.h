@@ -12,9 +12,9 @@
 #include <utility>
 #include <vector>
 
-#include "kforge/export/episode.h"
-
 namespace kforge::exporter {
+
+struct Episode;  // one record's facts (src/export/episode.h)
 
 /// The thresholds p of fast_p that reports show.
 inline constexpr std::array<double, 4> kFastP = {0, 1, 1.5, 2};

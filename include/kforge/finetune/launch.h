@@ -14,9 +14,10 @@
 #include <nlohmann/json.hpp>
 
 #include "kforge/common/status.h"
-#include "kforge/finetune/dataset.h"
 
 namespace kforge::finetune {
+
+struct DatasetStats;  // what the dataset check found (src/finetune/dataset.h)
 
 enum class Backend { kTrl, kAxolotl };
 enum class Launcher { kLocal, kAccelerate, kTorchrun, kSlurm };

@@ -1,6 +1,7 @@
 // What an export keeps of the whole input: exact and near-duplicate solutions of a task (keeping the
 // best), at most K records per task, and a cap per level or tag. Decided from one small Candidate per
-// record that passed the per-record filters, so memory grows by tens of bytes per such record.
+// record that passed the per-record filters, so memory grows by tens of bytes per such record. Its
+// options (SelectionOptions) are part of ExportOptions, in kforge/export/exporter.h.
 #pragma once
 
 #include <cmath>
@@ -10,7 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "kforge/export/dedup.h"
+#include "export/dedup.h"
+#include "kforge/export/exporter.h"
 #include "kforge/export/scan.h"
 
 namespace kforge::exporter {
@@ -33,19 +35,6 @@ struct Candidate {
   uint16_t turns = 0;
   bool correct = false;
   bool has_solution = false;  ///< near-duplicate checks apply only to records with a solution
-};
-
-enum class Balance { kNone, kLevel, kTag };
-
-struct SelectionOptions {
-  /// Keep at most this many records per task, best first. Default: all.
-  std::optional<int64_t> per_task;
-  /// Drop a record whose solution's estimated Jaccard similarity to a better kept one of the same task
-  /// is at least this. Default: off (exact duplicates only).
-  std::optional<double> near_dup;
-  /// Cap every group (level or tag) at the size of the smallest non-empty one, or at `balance_cap`.
-  Balance balance = Balance::kNone;
-  std::optional<int64_t> balance_cap;
 };
 
 struct Selection {
