@@ -20,7 +20,7 @@ std::optional<double> LibraryOpsFraction(const dataset::Trajectory& t) {
   if (!t.best) return std::nullopt;
   const dataset::Attempt& best = t.attempts[*t.best];
   std::optional<common::PlanSplit> split = common::PlanSplitIn(best.bench);
-  if (!split && best.verdict.is_object()) split = common::PlanSplitIn(best.verdict.value("timing", nlohmann::json()));
+  if (!split && best.verdict) split = common::PlanSplitIn(best.verdict->timing);
   if (!split) return std::nullopt;
   return split->ops_fraction;
 }

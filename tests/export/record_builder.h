@@ -12,6 +12,7 @@
 
 #include "kforge/common/library_ops.h"
 #include "kforge/common/plan_split.h"
+#include "kforge/common/verdict.h"
 #include "kforge/dataset/trajectory.h"
 
 namespace kforge::testing {
@@ -163,7 +164,8 @@ inline dataset::Trajectory MakeRecord(const RecordSpec& s) {
                    {"status", "ok"},
                    {"roofline", {{"sol_pct", s.sol_pct ? json(*s.sol_pct) : json(nullptr)}}}};
       if (s.ops_fraction) {
-        a.verdict = VerdictWithOpsJson(s, a.status);
+        // Read as a record written with these keys only: it is written back with the same ones.
+        a.verdict = *common::Verdict::FromJson(VerdictWithOpsJson(s, a.status));
         if (a.bench.is_object()) {
           a.bench[common::kPlanSplitKey] = PlanSplitJson(*s.ops_fraction);
           a.bench["library_ops"] = common::LibraryOpsShare(*s.ops_fraction);
