@@ -35,7 +35,8 @@ TEST(PlanSplitTest, ErrorsNameTheField) {
   const Case cases[] = {
       {json::array(), "timing.plan_split: expected an object or null"},
       {{{"kernels_ms", 1.0}, {"ops_ms", 1.0}}, "timing.plan_split.ops_fraction: expected a number"},
-      {{{"kernels_ms", "1"}, {"ops_ms", 1.0}, {"ops_fraction", 0.5}}, "timing.plan_split.kernels_ms: expected a number"},
+      {{{"kernels_ms", "1"}, {"ops_ms", 1.0}, {"ops_fraction", 0.5}},
+       "timing.plan_split.kernels_ms: expected a number"},
   };
   for (const Case& c : cases) {
     auto split = PlanSplitFromJson(c.value, "timing.plan_split");
@@ -45,7 +46,8 @@ TEST(PlanSplitTest, ErrorsNameTheField) {
 }
 
 TEST(PlanSplitTest, InARecordReadsTheSplitUnderItsKey) {
-  json timing = {{"gpu_ms", 4.0}, {"plan_split", {{"kernels_ms", 1.0}, {"ops_ms", 3.0}, {"ops_fraction", 0.75}}}};
+  json timing = {{"gpu_ms", 4.0},
+                 {"plan_split", {{"kernels_ms", 1.0}, {"ops_ms", 3.0}, {"ops_fraction", 0.75}}}};
   EXPECT_EQ(PlanSplitIn(timing), (PlanSplit{1.0, 3.0, 0.75}));
   EXPECT_EQ(PlanSplitIn(json({{"gpu_ms", 4.0}})), std::nullopt) << "no library ops";
   EXPECT_EQ(PlanSplitIn(json({{"plan_split", {{"ops_fraction", 0.75}}}})), std::nullopt) << "unreadable";
