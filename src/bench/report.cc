@@ -168,7 +168,7 @@ std::vector<std::string> BenchFlags(const BenchResult& r) {
   }
   if (!r.converged) flags.push_back("unconverged");
   if (r.candidate.throttled > 0 || (r.reference && r.reference->throttled > 0)) flags.push_back("throttled");
-  if (r.plan_split.is_object() && r.plan_split.value("ops_fraction", 0.0) > common::kMostlyLibraryOps)
+  if (r.plan_split && r.plan_split->ops_fraction > common::kMostlyLibraryOps)
     flags.push_back("mostly_library_ops");
   return flags;
 }
@@ -198,9 +198,9 @@ json BenchResultToJson(const BenchResult& r) {
   j["roofline"] = ok && r.roofline ? RooflineJson(*r.roofline) : json(nullptr);
   j["flags"] = r.flags;
   j["device"] = r.device;
-  if (ok && r.plan_split.is_object()) {
-    j["plan_split"] = r.plan_split;
-    j["library_ops"] = common::LibraryOpsShare(r.plan_split.value("ops_fraction", 0.0));
+  if (ok && r.plan_split) {
+    j[common::kPlanSplitKey] = common::PlanSplitToJson(*r.plan_split);
+    j["library_ops"] = common::LibraryOpsShare(r.plan_split->ops_fraction);
   }
   return j;
 }

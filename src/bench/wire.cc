@@ -18,15 +18,6 @@ Status BadRequest(const std::string& path, const std::string& what) {
   return Status::InvalidArgument("bench request: " + path + ": " + what);
 }
 
-/// {kernels_ms, ops_ms, ops_fraction}, each a number.
-Status CheckPlanSplit(const nlohmann::json& split) {
-  if (!split.is_object()) return Bad("plan_split", "expected an object or null");
-  for (const char* key : {"kernels_ms", "ops_ms", "ops_fraction"})
-    if (!split.contains(key) || !split[key].is_number())
-      return Bad(std::string("plan_split.") + key, "expected a number");
-  return Status::Ok();
-}
-
 }  // namespace
 
 nlohmann::json MeasurementToJson(const Measurement& m) {
@@ -192,7 +183,7 @@ nlohmann::json BenchReply::ToJson() const {
       {"device", device},
       {"peak", peak ? peak->ToJson() : nlohmann::json(nullptr)},
       {"exiting", exiting}};
-  if (!plan_split.is_null()) out["plan_split"] = plan_split;
+  if (plan_split) out[common::kPlanSplitKey] = common::PlanSplitToJson(*plan_split);
   return out;
 }
 
@@ -215,9 +206,10 @@ StatusOr<BenchReply> BenchReply::FromJson(const nlohmann::json& json) {
   } catch (const nlohmann::json::exception& e) {
     return Bad("top level", e.what());
   }
-  if (json.contains("plan_split") && !json["plan_split"].is_null()) {
-    KFORGE_RETURN_IF_ERROR(CheckPlanSplit(json["plan_split"]));
-    reply.plan_split = json["plan_split"];
+  if (auto it = json.find(common::kPlanSplitKey); it != json.end()) {
+    auto split = common::PlanSplitFromJson(*it, std::string(common::kPlanSplitKey));
+    if (!split.ok()) return Status::InvalidArgument("bench reply: " + split.status().message());
+    reply.plan_split = *split;
   }
   // A peak that cannot be read is an unknown peak, as the worker sends when it could not measure.
   if (auto peak = DevicePeakFromJson(json.value("peak", nlohmann::json())); peak.ok()) reply.peak = *peak;

@@ -42,7 +42,7 @@ StatusOr<std::vector<Before>> CollectBest(const fs::path& records, const fs::pat
     solution["task"] = t->task.id;
     out << solution.dump() << "\n";
     Before b{t->id, t->task.id, a.status, a.correct, 1};
-    if (a.verdict.is_object()) b.judge = a.verdict.value("judge", 1);
+    if (a.verdict) b.judge = a.verdict->judge;
     best.push_back(std::move(b));
   }
   out.close();

@@ -6,6 +6,14 @@
 #include "kforge/common/json_fields.h"
 
 namespace kforge::common {
+namespace {
+
+/// Every key of kforge.verdict/1.
+const std::initializer_list<std::string_view> kVerdictKeys = {
+    "schema", "task",   "solution", "solution_hash", "status", "message", "compile", "seed",
+    "trials", "checks", "device",   "toolchain",     "timing", "memory",  "judge"};
+
+}  // namespace
 
 StatusOr<VerdictStatus> ParseVerdictStatus(std::string_view name) {
   if (std::optional<VerdictStatus> status = kVerdictStatusNames.Parse(name)) return *status;
@@ -29,14 +37,13 @@ nlohmann::json Verdict::ToJson() const {
   json["timing"] = timing;
   json["memory"] = memory;
   json["judge"] = judge;
+  for (const std::string& key : absent_keys) json.erase(key);
   return json;
 }
 
-StatusOr<Verdict> Verdict::FromJson(const nlohmann::json& json) {
-  JsonFields f(json, "");
-  KFORGE_RETURN_IF_ERROR(
-      f.CheckObject({"schema", "task", "solution", "solution_hash", "status", "message", "compile", "seed",
-                     "trials", "checks", "device", "toolchain", "timing", "memory", "judge"}));
+StatusOr<Verdict> Verdict::FromJson(const nlohmann::json& json, const std::string& path) {
+  JsonFields f(json, path);
+  KFORGE_RETURN_IF_ERROR(f.CheckObject(kVerdictKeys));
   KFORGE_ASSIGN_OR_RETURN(std::string schema, f.String("schema"));
   if (schema != kVerdictSchema) return f.Error("schema", "expected \"" + std::string(kVerdictSchema) + "\"");
   Verdict v;
@@ -44,7 +51,9 @@ StatusOr<Verdict> Verdict::FromJson(const nlohmann::json& json) {
   KFORGE_ASSIGN_OR_RETURN(v.solution, f.StringOr("solution", ""));
   KFORGE_ASSIGN_OR_RETURN(v.solution_hash, f.StringOr("solution_hash", ""));
   KFORGE_ASSIGN_OR_RETURN(std::string status, f.String("status"));
-  KFORGE_ASSIGN_OR_RETURN(v.status, ParseVerdictStatus(status));
+  StatusOr<VerdictStatus> parsed = ParseVerdictStatus(status);
+  if (!parsed.ok()) return f.Error("status", parsed.status().message());
+  v.status = *parsed;
   KFORGE_ASSIGN_OR_RETURN(v.message, f.StringOr("message", ""));
   if (f.Has("seed")) {
     const nlohmann::json& seed = json["seed"];
@@ -66,6 +75,8 @@ StatusOr<Verdict> Verdict::FromJson(const nlohmann::json& json) {
       return f.Error("judge", "expected a judge version (an integer >= 1)");
     v.judge = judge.get<int>();
   }
+  for (std::string_view key : kVerdictKeys)
+    if (!json.contains(key)) v.absent_keys.emplace_back(key);
   return v;
 }
 

@@ -96,7 +96,7 @@ json ToJson(const Attempt& a) {
           {"correct", a.correct},
           {"speedup", OrNull(a.speedup)},
           {"solution", a.solution},
-          {"verdict", a.verdict},
+          {"verdict", a.verdict ? a.verdict->ToJson() : json(nullptr)},
           {"bench", a.bench}};
 }
 
@@ -258,7 +258,14 @@ StatusOr<Trajectory> TrajectoryFromJson(const json& j, const std::string& where)
       ar.Get("correct", a.correct);
       ar.Get("speedup", a.speedup);
       ar.Raw("solution", a.solution);
-      ar.Raw("verdict", a.verdict);
+      if (const json* verdict = ar.Child("verdict"); verdict && status.ok()) {
+        StatusOr<common::Verdict> read = common::Verdict::FromJson(*verdict, ar.Path("verdict"));
+        if (read.ok()) {
+          a.verdict = std::move(*read);
+        } else {
+          status = read.status();
+        }
+      }
       ar.Raw("bench", a.bench);
       t.attempts.push_back(std::move(a));
     }

@@ -2,23 +2,10 @@
 #include "export/episode.h"
 
 #include "kforge/common/library_ops.h"
+#include "kforge/common/plan_split.h"
 #include "kforge/common/verdict.h"
 
 namespace kforge::exporter {
-
-namespace {
-
-/// `ops_fraction` of a plan_split inside `record` (a bench record or a verdict's timing).
-std::optional<double> OpsFractionIn(const nlohmann::json& record) {
-  if (!record.is_object()) return std::nullopt;
-  auto split = record.find("plan_split");
-  if (split == record.end() || !split->is_object()) return std::nullopt;
-  auto fraction = split->find("ops_fraction");
-  if (fraction == split->end() || !fraction->is_number()) return std::nullopt;
-  return fraction->get<double>();
-}
-
-}  // namespace
 
 bool Unjudged(const dataset::Trajectory& t) {
   if (!t.task.unjudgeable.empty()) return true;  // the task itself cannot tell a kernel from a no-op
@@ -32,9 +19,10 @@ bool Unjudged(const dataset::Trajectory& t) {
 std::optional<double> LibraryOpsFraction(const dataset::Trajectory& t) {
   if (!t.best) return std::nullopt;
   const dataset::Attempt& best = t.attempts[*t.best];
-  if (auto fraction = OpsFractionIn(best.bench)) return fraction;
-  if (best.verdict.is_object()) return OpsFractionIn(best.verdict.value("timing", nlohmann::json()));
-  return std::nullopt;
+  std::optional<common::PlanSplit> split = common::PlanSplitIn(best.bench);
+  if (!split && best.verdict) split = common::PlanSplitIn(best.verdict->timing);
+  if (!split) return std::nullopt;
+  return split->ops_fraction;
 }
 
 BestSol BestSolPct(const dataset::Trajectory& t) {

@@ -39,10 +39,8 @@ const nlohmann::json* BestSolution(const dataset::Trajectory& t) {
 /// The judge version of a record's best attempt (1 for verdicts written before the field).
 int JudgedBy(const dataset::Trajectory& t) {
   if (!t.best) return common::kJudgeVersion;
-  const nlohmann::json& verdict = t.attempts[*t.best].verdict;
-  if (!verdict.is_object()) return common::kJudgeVersion;
-  const auto it = verdict.find("judge");
-  return it != verdict.end() && it->is_number_integer() ? it->get<int>() : 1;
+  const std::optional<common::Verdict>& verdict = t.attempts[*t.best].verdict;
+  return verdict ? verdict->judge : common::kJudgeVersion;
 }
 
 /// The plain file names a previous export listed in OUT/stats.json (its manifest); nullopt when there

@@ -86,7 +86,7 @@ dataset::Attempt Judge(const EpisodeContext& context, const EpisodeSpec& spec, c
   bench::Judgment judged =
       context.judge.Submit({spec.id + " turn " + std::to_string(turn), *candidate.solution}).get();
   const common::Verdict& verdict = judged.verdict;
-  attempt.verdict = verdict.ToJson();
+  attempt.verdict = verdict;
   attempt.status = std::string(common::VerdictStatusName(verdict.status));
   attempt.compiled = Compiled(verdict);
   attempt.correct = !context.compile_only && verdict.status == common::VerdictStatus::kOk;
@@ -295,7 +295,7 @@ dataset::Trajectory RunEpisode(const EpisodeContext& context, const EpisodeSpec&
         done = true;
       }
       if (attempt.Is(common::VerdictStatus::kHarnessError) && !done) {
-        t.error = attempt.verdict.is_object() ? attempt.verdict.value("message", std::string()) : "";
+        t.error = attempt.verdict ? attempt.verdict->message : "";
       }
       auto text =
           Render(context.prompts.feedback,

@@ -103,10 +103,10 @@ std::string Kernels(const json& compile) {
   return out;
 }
 
-std::string Mismatch(const json& verdict) {
+std::string Mismatch(const common::Verdict& verdict) {
   std::string out;
-  if (!verdict.contains("trials") || !verdict["trials"].is_array() || verdict["trials"].empty()) return out;
-  const json& trial = verdict["trials"].back();
+  if (!verdict.trials.is_array() || verdict.trials.empty()) return out;
+  const json& trial = verdict.trials.back();
   out += "Failing trial: variant " + trial.value("variant", std::string("default")) + ", trial " +
          std::to_string(trial.value("trial", 0)) + "\n";
   for (const json& o : trial.value("outputs", json::array())) {
@@ -152,18 +152,17 @@ std::string Timing(const json& bench) {
 std::string DescribeAttempt(const dataset::Attempt& attempt, const std::string& source) {
   if (attempt.status == "no_solution")
     return "No solution could be read from your reply: " + attempt.parse_error;
-  const json& v = attempt.verdict;
-  std::string message = v.is_object() ? v.value("message", std::string()) : "";
+  const common::Verdict none;
+  const common::Verdict& v = attempt.verdict ? *attempt.verdict : none;
+  const std::string& message = v.message;
   std::string out;
   if (attempt.Is(common::VerdictStatus::kCompileError) || attempt.Is(common::VerdictStatus::kInvalidSolution)) {
     out = (attempt.Is(common::VerdictStatus::kCompileError) ? "Compile error: " : "Invalid solution: ") + message + "\n";
-    const json& compile = v.is_object() ? v.value("compile", json()) : json();
-    std::string log = compile.is_object() ? compile.value("log", std::string()) : "";
+    std::string log = v.compile.is_object() ? v.compile.value("log", std::string()) : "";
     if (!log.empty()) out += "Compiler output:\n" + Trim(log) + "\n" + QuoteLines(log, source);
     return out;
   }
-  const json& compile = v.is_object() ? v.value("compile", json()) : json();
-  std::string kernels = Kernels(compile);
+  std::string kernels = Kernels(v.compile);
   if (attempt.Is(common::VerdictStatus::kOk)) {
     out = attempt.correct ? "Correct: matches the reference on every trial.\n"
                           : "Compiled; the plan checks out.\n";

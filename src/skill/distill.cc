@@ -104,7 +104,7 @@ Status ReadRun(const fs::path& dir, std::vector<Verified>& verified, std::vector
     for (const dataset::Attempt& a : t.attempts) {
       if (a.correct || a.turn >= best.turn) continue;
       std::string why = !a.parse_error.empty()  ? a.parse_error
-                        : a.verdict.is_object() ? a.verdict.value("message", std::string())
+                        : a.verdict             ? a.verdict->message
                                                 : std::string();
       pitfalls.push_back("- " + a.status + " (" + t.task.id + ", turn " + std::to_string(a.turn) +
                          ", fixed in turn " + std::to_string(best.turn) + "): " + OneLine(why, 400));

@@ -7,6 +7,7 @@
 
 #include "kforge/common/base64.h"
 #include "kforge/common/json_fields.h"
+#include "kforge/common/plan_split.h"
 
 namespace kforge::verify {
 namespace {
@@ -182,7 +183,7 @@ StatusOr<CheckRequest> CheckRequest::FromJson(const json& json) {
 
 json CheckTiming::ToJson() const {
   json timing = {{"gpu_ms", gpu_ms}, {"reference_load_ms", reference_load_ms}, {"phases_ms", phases_ms}};
-  if (!plan_split.is_null()) timing["plan_split"] = plan_split;
+  if (plan_split) timing[common::kPlanSplitKey] = common::PlanSplitToJson(*plan_split);
   return timing;
 }
 
@@ -193,7 +194,11 @@ StatusOr<CheckTiming> CheckTiming::FromJson(const json& json) {
   KFORGE_RETURN_IF_ERROR(in.Read("gpu_ms", timing.gpu_ms));
   KFORGE_RETURN_IF_ERROR(in.Read("reference_load_ms", timing.reference_load_ms));
   KFORGE_RETURN_IF_ERROR(in.ReadObject("phases_ms", timing.phases_ms));
-  KFORGE_RETURN_IF_ERROR(in.ReadObject("plan_split", timing.plan_split, /*nullable=*/true));
+  if (auto it = json.find(common::kPlanSplitKey); it != json.end()) {
+    auto split = common::PlanSplitFromJson(*it, "timing." + std::string(common::kPlanSplitKey));
+    if (!split.ok()) return Status::InvalidArgument("check reply: " + split.status().message());
+    timing.plan_split = *split;
+  }
   return timing;
 }
 

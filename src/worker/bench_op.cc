@@ -236,8 +236,8 @@ bench::BenchReply RunBenchOrFail(GpuChecker& state, const bench::BenchRequest& r
                 /*exiting=*/!healthy);
   }
   // Where the candidate's GPU time goes: one more run, timed step by step, after the timed runs.
-  nlohmann::json plan_split =
-      prepared ? TimePlanSplit(*prepared, candidate_sets.front().pointers(), stream->get()) : nullptr;
+  std::optional<common::PlanSplit> plan_split =
+      prepared ? TimePlanSplit(*prepared, candidate_sets.front().pointers(), stream->get()) : std::nullopt;
   if (prepared && cudaDeviceSynchronize() != cudaSuccess)
     return Fail(VerdictStatus::kCrash, "bench: the plan faulted when run step by step", /*exiting=*/true);
   bench::BenchReply reply;

@@ -422,9 +422,8 @@ GpuCheckResult GpuChecker::CheckOrFail(const GpuCheckRequest& request) {
       if (v == 0) {
         result.plan_split = TimePlanSplit(*prepared, buffers->pointers(), owned_stream->get());
         // Library ops that do all the work are PyTorch again, not a kernel: say so.
-        if (!result.plan_split.is_null())
-          result.checks["library_ops"] =
-              common::LibraryOpsShare(result.plan_split.value("ops_fraction", 0.0));
+        if (result.plan_split)
+          result.checks["library_ops"] = common::LibraryOpsShare(result.plan_split->ops_fraction);
       }
     }
     int64_t variant_peak = reference::DeviceMemoryOf(device_.index).peak_bytes - baseline;

@@ -44,9 +44,8 @@ struct GpuCheckResult {
   double reference_load_ms = 0;
   /// Wall milliseconds per phase of the trials: inputs, digest, poison, candidate, reference, compare.
   nlohmann::json phases_ms = nlohmann::json::object();
-  /// The plan's GPU time in kernels and in library ops ({kernels_ms, ops_ms, ops_fraction}); null
-  /// without library steps.
-  nlohmann::json plan_split;
+  /// The plan's GPU time in kernels and in library ops; none without library steps.
+  std::optional<common::PlanSplit> plan_split;
   /// The CUDA context is unusable (sticky error) or a kernel is still running: the worker must exit.
   bool worker_must_exit = false;
 };

@@ -65,10 +65,10 @@ Status TorchOpRunner::Run(const cuda::ResolvedStep& step, const std::map<std::st
   return reference::RunLibraryOp(step.op, args, step.op_attrs, ref(step.target), device_, stream);
 }
 
-nlohmann::json TimePlanSplit(const PreparedCandidate& candidate, const std::map<std::string, void*>& pointers,
+std::optional<common::PlanSplit> TimePlanSplit(const PreparedCandidate& candidate, const std::map<std::string, void*>& pointers,
                              cudaStream_t stream) {
   const cuda::ResolvedPlan& plan = candidate.plan.plan();
-  if (!plan.has_library_steps) return nullptr;
+  if (!plan.has_library_steps) return std::nullopt;
   std::vector<cudaEvent_t> events(plan.steps.size() + 1);
   for (cudaEvent_t& e : events) cudaEventCreate(&e);
   std::map<std::string, void*> with_views = pointers;
@@ -78,7 +78,7 @@ nlohmann::json TimePlanSplit(const PreparedCandidate& candidate, const std::map<
     ran = candidate.plan.RunSteps(i, i + 1, stream, with_views, &candidate.ops);
     cudaEventRecord(events[i + 1], stream);
   }
-  nlohmann::json split = nullptr;
+  std::optional<common::PlanSplit> split;
   if (ran.ok() && cudaStreamSynchronize(stream) == cudaSuccess) {
     double kernels = 0, ops = 0;
     for (size_t i = 0; i < plan.steps.size(); ++i) {
@@ -91,9 +91,7 @@ nlohmann::json TimePlanSplit(const PreparedCandidate& candidate, const std::map<
         kernels += ms;
       }
     }
-    split = {{"kernels_ms", kernels},
-             {"ops_ms", ops},
-             {"ops_fraction", kernels + ops > 0 ? ops / (kernels + ops) : 0}};
+    split = common::MakePlanSplit(kernels, ops);
   }
   for (cudaEvent_t& e : events) cudaEventDestroy(e);
   return split;

@@ -3,10 +3,12 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
+#include "kforge/common/plan_split.h"
 #include "kforge/common/solution.h"
 #include "kforge/common/status.h"
 #include "kforge/common/task.h"
@@ -66,8 +68,8 @@ struct PreparedCandidate {
 };
 
 /// How the plan's GPU time splits between kforge-compiled kernels and library ops, from one run timed
-/// step by step: {"kernels_ms", "ops_ms", "ops_fraction"}. Null when the plan has no library steps.
-nlohmann::json TimePlanSplit(const PreparedCandidate& candidate, const std::map<std::string, void*>& pointers,
+/// step by step. None when the plan has no library steps or the run failed.
+std::optional<common::PlanSplit> TimePlanSplit(const PreparedCandidate& candidate, const std::map<std::string, void*>& pointers,
                              cudaStream_t stream);
 
 /// Resolves and binds `solution` for `variant`. Every error is the solution's (invalid_solution).

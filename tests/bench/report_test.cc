@@ -170,14 +170,14 @@ TEST(BenchJsonTest, PlanSplitAndLibraryOpsOnlyForPlansWithLibraryOps) {
   EXPECT_FALSE(j.contains("plan_split")) << "absent, not null, without library ops";
   EXPECT_FALSE(j.contains("library_ops"));
 
-  r->plan_split = {{"kernels_ms", 0.004}, {"ops_ms", 0.006}, {"ops_fraction", 0.6}};
+  r->plan_split = common::PlanSplit{0.004, 0.006, 0.6};
   r->flags = BenchFlags(*r);
   j = BenchResultToJson(*r);
-  EXPECT_EQ(j["plan_split"], r->plan_split);
+  EXPECT_EQ(j["plan_split"], json({{"kernels_ms", 0.004}, {"ops_ms", 0.006}, {"ops_fraction", 0.6}}));
   EXPECT_EQ(j["library_ops"], "some_time");
   EXPECT_EQ(j["flags"], json::array());
 
-  r->plan_split = {{"kernels_ms", 0.0005}, {"ops_ms", 0.0095}, {"ops_fraction", 0.95}};
+  r->plan_split = common::PlanSplit{0.0005, 0.0095, 0.95};
   r->flags = BenchFlags(*r);
   j = BenchResultToJson(*r);
   EXPECT_EQ(j["library_ops"], "most_time");

@@ -41,8 +41,33 @@ TEST(VerdictTest, CarriesTheJudgeVersion) {
   back = Verdict::FromJson(json);
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   EXPECT_EQ(back->judge, 1);
+  EXPECT_EQ(back->ToJson(), json) << "read back, an old record keeps its keys: no judge written";
   json["judge"] = "2";
   EXPECT_FALSE(Verdict::FromJson(json).ok());
+}
+
+// A record with fewer keys (older, or written by hand) is read with defaults and written back with
+// the same keys; errors name the path of the verdict inside its record.
+TEST(VerdictTest, KeysARecordLackedStayAbsentWhenWrittenBack) {
+  const nlohmann::json fewer = {{"schema", "kforge.verdict/1"},
+                                {"task", "demo/relu"},
+                                {"status", "ok"},
+                                {"timing", {{"gpu_ms", 40.0}}}};
+  auto back = Verdict::FromJson(fewer);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->status, VerdictStatus::kOk);
+  EXPECT_EQ(back->message, "");
+  EXPECT_TRUE(back->compile.is_null());
+  EXPECT_EQ(back->judge, 1);
+  EXPECT_EQ(back->absent_keys.size(), 11u);
+  EXPECT_EQ(back->ToJson().dump(), fewer.dump());
+
+  nlohmann::json bad = fewer;
+  bad["status"] = "passed";
+  EXPECT_EQ(Verdict::FromJson(bad, "run:3.attempts[0].verdict").status().message(),
+            "run:3.attempts[0].verdict.status: unknown verdict status \"passed\"");
+  bad.erase("task");
+  EXPECT_EQ(Verdict::FromJson(bad, "v").status().message(), "v.task: missing");
 }
 
 TEST(VerdictTest, JsonRoundTrip) {

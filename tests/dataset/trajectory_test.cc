@@ -49,6 +49,42 @@ TEST(TrajectoryTest, RoundTripsAndDerivesTheOutcome) {
   EXPECT_EQ(ToJson(*back), j);
 }
 
+// A verdict read from a record is typed; a record written before some of its keys existed (judge, say)
+// is written back with the same keys and bytes, while the verdict says what they mean (judge 1).
+TEST(TrajectoryTest, OldVerdictsAreReadTypedAndWrittenBackByteForByte) {
+  nlohmann::json before_judge = {
+      {"schema", "kforge.verdict/1"}, {"task", "demo/relu"},  {"solution", "r1 turn 2"},
+      {"solution_hash", "sha256:ab"}, {"status", "mismatch"}, {"message", "out0: 7 of 100 elements differ"},
+      {"compile", {{"ms", 12.5}, {"cached", false}, {"log", ""}}},
+      {"seed", 18446744073709551615ull}, {"trials", nlohmann::json::array({{{"trial", 0}}})},
+      {"checks", {{"guard_regions", "pass"}}}, {"device", nullptr}, {"toolchain", {{"arch", "sm_90a"}}},
+      {"timing", {{"gpu_ms", 40.0}}}, {"memory", nullptr}};
+  nlohmann::json fewer_keys = {{"schema", "kforge.verdict/1"}, {"task", "demo/relu"}, {"status", "ok"},
+                               {"timing", {{"gpu_ms", 40.0}, {"reference_load_ms", 0.0}}}};
+  nlohmann::json record = ToJson(Sample());
+  record["attempts"][0]["verdict"] = before_judge;
+  record["attempts"][1]["verdict"] = fewer_keys;
+  const std::string line = record.dump();
+
+  auto read = TrajectoryFromJson(nlohmann::json::parse(line), "t");
+  ASSERT_TRUE(read.ok()) << read.status().message();
+  ASSERT_TRUE(read->attempts[0].verdict);
+  const common::Verdict& old = *read->attempts[0].verdict;
+  EXPECT_EQ(old.status, common::VerdictStatus::kMismatch);
+  EXPECT_EQ(old.message, "out0: 7 of 100 elements differ");
+  EXPECT_EQ(old.seed, 18446744073709551615ull);
+  EXPECT_EQ(old.judge, 1) << "judged before the field: version 1";
+  EXPECT_EQ(old.absent_keys, std::vector<std::string>{"judge"});
+  EXPECT_EQ(read->attempts[1].verdict->status, common::VerdictStatus::kOk);
+  EXPECT_FALSE(read->attempts[1].verdict->ToJson().contains("judge"));
+  EXPECT_EQ(ToJson(*read).dump(), line);
+
+  read->attempts[1].verdict = common::Verdict{};  // judged now: every key, this judge's version
+  nlohmann::json now = ToJson(*read)["attempts"][1]["verdict"];
+  EXPECT_EQ(now["judge"], common::kJudgeVersion);
+  EXPECT_EQ(now.size(), before_judge.size() + 1);
+}
+
 TEST(TrajectoryTest, SkillsAreWrittenOnlyWhenSetAndReadBack) {
   Trajectory t = Sample();
   EXPECT_FALSE(ToJson(t).contains("skills")) << "records without skills stay as they were";
@@ -112,6 +148,13 @@ TEST(TrajectoryTest, BadRecordsNameThePath) {
       {"attempt", [](nlohmann::json& r) { r["attempts"][1].erase("status"); },
        "t.attempts[1].status: missing"},
       {"best", [](nlohmann::json& r) { r["best"] = 7; }, "t.best"},
+      {"verdict status",
+       [](nlohmann::json& r) {
+         r["attempts"][1]["verdict"] = {{"schema", "kforge.verdict/1"}, {"task", "demo/relu"}, {"status", "fine"}};
+       },
+       "t.attempts[1].verdict.status: unknown verdict status \"fine\""},
+      {"verdict key", [](nlohmann::json& r) { r["attempts"][0]["verdict"] = {{"verdit", 1}}; },
+       "t.attempts[0].verdict.verdit: unknown field"},
       {"messages", [](nlohmann::json& r) { r["messages"] = 3; }, "t.messages"},
   };
   for (const Case& c : cases) {

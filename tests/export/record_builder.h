@@ -11,6 +11,8 @@
 #include <nlohmann/json.hpp>
 
 #include "kforge/common/library_ops.h"
+#include "kforge/common/plan_split.h"
+#include "kforge/common/verdict.h"
 #include "kforge/dataset/trajectory.h"
 
 namespace kforge::testing {
@@ -77,7 +79,7 @@ inline nlohmann::json SolutionWithOpJson(const RecordSpec& s) {
 
 /// {kernels_ms, ops_ms, ops_fraction} of a 1 ms plan.
 inline nlohmann::json PlanSplitJson(double ops_fraction) {
-  return {{"kernels_ms", 1 - ops_fraction}, {"ops_ms", ops_fraction}, {"ops_fraction", ops_fraction}};
+  return common::PlanSplitToJson({1 - ops_fraction, ops_fraction, ops_fraction});
 }
 
 /// The verdict of the final attempt when its plan has library ops (a correct one carries the split).
@@ -89,7 +91,7 @@ inline nlohmann::json VerdictWithOpsJson(const RecordSpec& s, const std::string&
                             {"timing", {{"gpu_ms", 40.0}, {"reference_load_ms", 0.0}}}};
   if (status == "ok") {
     verdict["checks"]["library_ops"] = common::LibraryOpsShare(*s.ops_fraction);
-    verdict["timing"]["plan_split"] = PlanSplitJson(*s.ops_fraction);
+    verdict["timing"][common::kPlanSplitKey] = PlanSplitJson(*s.ops_fraction);
   }
   return verdict;
 }
@@ -162,9 +164,10 @@ inline dataset::Trajectory MakeRecord(const RecordSpec& s) {
                    {"status", "ok"},
                    {"roofline", {{"sol_pct", s.sol_pct ? json(*s.sol_pct) : json(nullptr)}}}};
       if (s.ops_fraction) {
-        a.verdict = VerdictWithOpsJson(s, a.status);
+        // Read as a record written with these keys only: it is written back with the same ones.
+        a.verdict = *common::Verdict::FromJson(VerdictWithOpsJson(s, a.status));
         if (a.bench.is_object()) {
-          a.bench["plan_split"] = PlanSplitJson(*s.ops_fraction);
+          a.bench[common::kPlanSplitKey] = PlanSplitJson(*s.ops_fraction);
           a.bench["library_ops"] = common::LibraryOpsShare(*s.ops_fraction);
           a.bench["flags"] = *s.ops_fraction > common::kMostlyLibraryOps ? json::array({"mostly_library_ops"})
                                                                          : json::array();

@@ -25,6 +25,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -32,6 +33,7 @@
 
 #include "kforge/bench/wire.h"
 #include "kforge/common/library_ops.h"
+#include "kforge/common/plan_split.h"
 #include "kforge/common/verdict.h"
 #include "kforge/verify/worker_protocol.h"
 
@@ -68,11 +70,11 @@ std::string Value(const std::string& source, const std::string& name) {
 }
 
 /// {kernels_ms, ops_ms, ops_fraction} of 1 ms of plan as `fake:ops=F` says; null without the marker.
-nlohmann::json PlanSplit(const std::string& source) {
+std::optional<kforge::common::PlanSplit> PlanSplit(const std::string& source) {
   std::string fraction = Value(source, "ops");
-  if (fraction.empty()) return nullptr;
+  if (fraction.empty()) return std::nullopt;
   double ops = std::stod(fraction);
-  return {{"kernels_ms", 1 - ops}, {"ops_ms", ops}, {"ops_fraction", ops}};
+  return kforge::common::PlanSplit{1 - ops, ops, ops};
 }
 
 nlohmann::json Device() { return {{"name", "Fake GPU"}, {"index", std::stoi(device_index)}, {"cc", "9.0"}}; }
@@ -101,9 +103,8 @@ nlohmann::json Check(const nlohmann::json& line) {
   reply.device = Device();
   reply.timing = verify::CheckTiming{1.0, 0.0, {{"candidate", 0.5}}, PlanSplit(source)};
   reply.checks = {{"guard_regions", "pass"}, {"poisoned_outputs", "pass"}};
-  if (!reply.timing->plan_split.is_null())
-    reply.checks["library_ops"] =
-        kforge::common::LibraryOpsShare(reply.timing->plan_split["ops_fraction"].get<double>());
+  if (reply.timing->plan_split)
+    reply.checks["library_ops"] = kforge::common::LibraryOpsShare(reply.timing->plan_split->ops_fraction);
   for (int t = 0; t < request->trials; ++t)
     reply.trials.push_back({{"variant", "default"}, {"trial", t}, {"seed", request->seed}});
   reply.memory = {{"budget_bytes", 1024}, {"peak_device_bytes", 512}};

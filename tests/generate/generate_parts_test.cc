@@ -137,28 +137,30 @@ TEST(EpisodeTest, BestIsTheFastestCorrectElseTheLastCompiledElseTheLast) {
 
 TEST(FeedbackTest, SaysWhatWentWrongWhereAndHowFast) {
   dataset::Attempt compile = MakeAttempt("compile_error", false, {}, false);
-  compile.verdict = {{"message", "kernel.cu(2): error: expected a \";\""},
-                     {"compile", {{"log", "kernel.cu(2): error: expected a \";\"\n"}}}};
+  compile.verdict.emplace();
+  compile.verdict->status = common::VerdictStatus::kCompileError;
+  compile.verdict->message = "kernel.cu(2): error: expected a \";\"";
+  compile.verdict->compile = {{"log", "kernel.cu(2): error: expected a \";\"\n"}};
   std::string text = DescribeAttempt(compile, "line one\nint x = 1\nline three\n");
   EXPECT_NE(text.find("Compile error"), std::string::npos);
   EXPECT_NE(text.find("line 2: int x = 1"), std::string::npos) << text;
 
   dataset::Attempt mismatch = MakeAttempt("mismatch", false, {});
-  mismatch.verdict = {
-      {"message", "out0 differs"},
-      {"trials",
-       {{{"variant", "default"},
-         {"trial", 0},
-         {"outputs",
-          {{{"name", "out0"},
-            {"mismatches", 12},
-            {"numel", 100},
-            {"max_abs_err", 0.5},
-            {"max_rel_err", "inf"},
-            {"rel_l2_err", 0.1},
-            {"first_mismatch", 7}}}}}}},
-      {"compile",
-       {{"kernels", {{"k", {{"registers", 40}, {"spill_store_bytes", 8}, {"spill_load_bytes", 8}}}}}}}};
+  mismatch.verdict.emplace();
+  mismatch.verdict->status = common::VerdictStatus::kMismatch;
+  mismatch.verdict->message = "out0 differs";
+  mismatch.verdict->trials = json::array({{{"variant", "default"},
+                                            {"trial", 0},
+                                            {"outputs",
+                                             {{{"name", "out0"},
+                                               {"mismatches", 12},
+                                               {"numel", 100},
+                                               {"max_abs_err", 0.5},
+                                               {"max_rel_err", "inf"},
+                                               {"rel_l2_err", 0.1},
+                                               {"first_mismatch", 7}}}}}});
+  mismatch.verdict->compile = {
+      {"kernels", {{"k", {{"registers", 40}, {"spill_store_bytes", 8}, {"spill_load_bytes", 8}}}}}};
   text = DescribeAttempt(mismatch, "");
   EXPECT_NE(text.find("12 of 100 elements differ"), std::string::npos) << text;
   EXPECT_NE(text.find("max rel err inf"), std::string::npos) << text;

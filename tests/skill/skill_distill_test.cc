@@ -59,11 +59,17 @@ TEST(SkillDistillTest, AFolderFromVerifiedEpisodesWithPitfallsThatPassesTheCheck
   dataset::Attempt broken;
   broken.turn = 1;
   broken.status = "compile_error";
-  broken.verdict = {{"message", "line 3: expected a \";\""}};
+  broken.verdict.emplace();
+  broken.verdict->task = "kernelbench/level1/23_Softmax";
+  broken.verdict->status = common::VerdictStatus::kCompileError;
+  broken.verdict->message = "line 3: expected a \";\"";
   dataset::Attempt mismatch;
   mismatch.turn = 1;
   mismatch.status = "mismatch";
-  mismatch.verdict = {{"message", "out0: 512 of 1048576 elements differ"}};
+  mismatch.verdict.emplace();
+  mismatch.verdict->task = "core/log_softmax";
+  mismatch.verdict->status = common::VerdictStatus::kMismatch;
+  mismatch.verdict->message = "out0: 512 of 1048576 elements differ";
   dataset::Trajectory slow = Episode("core/gelu", {Correct(1, "SLOW-GELU-KERNEL", 1.05, 0.97)});
   dataset::Trajectory wrong = Episode("core/matmul", {mismatch});
   {

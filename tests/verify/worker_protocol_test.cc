@@ -120,7 +120,7 @@ TEST(WorkerProtocolTest, CheckReplyRoundTrips) {
   ASSERT_TRUE(back.ok()) << back.status().message();
   EXPECT_EQ(back->ToJson(), wire);
 
-  reply.timing->plan_split = {{"kernels_ms", 0.5}, {"ops_ms", 1.5}, {"ops_fraction", 0.75}};
+  reply.timing->plan_split = common::PlanSplit{0.5, 1.5, 0.75};
   reply.checks["library_ops"] = "some_time";
   wire = reply.ToJson();
   EXPECT_EQ(wire["timing"]["plan_split"]["ops_fraction"], 0.75);

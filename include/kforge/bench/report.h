@@ -14,6 +14,7 @@
 #include "kforge/bench/measure.h"
 #include "kforge/bench/peak.h"
 #include "kforge/bench/stats.h"
+#include "kforge/common/plan_split.h"
 #include "kforge/common/verdict.h"
 #include "kforge/common/status.h"
 
@@ -53,9 +54,8 @@ struct BenchResult {
   double max_sm_clock_mhz = 0;  ///< The device's maximum.
   uint64_t seed = 0;            ///< Seeds the bootstrap (and, for the caller, the inputs).
   nlohmann::json device;        ///< The device and its peaks, as the caller describes them; null if none.
-  /// {kernels_ms, ops_ms, ops_fraction} of a candidate whose plan has library ops (the worker's
-  /// BenchReply::plan_split); null otherwise.
-  nlohmann::json plan_split;
+  /// Of a candidate whose plan has library ops (the worker's BenchReply::plan_split); absent otherwise.
+  std::optional<common::PlanSplit> plan_split;
 };
 
 /// A record with status "ok" from a measurement whose subjects are the candidate and, optionally,

@@ -11,6 +11,7 @@
 
 #include "kforge/bench/measure.h"
 #include "kforge/bench/peak.h"
+#include "kforge/common/plan_split.h"
 #include "kforge/common/solution.h"
 #include "kforge/common/status.h"
 #include "kforge/common/verdict.h"
@@ -63,9 +64,9 @@ struct BenchReply {
   nlohmann::json device;
   /// The device's peaks; none when unknown.
   std::optional<DevicePeak> peak;
-  /// {kernels_ms, ops_ms, ops_fraction} of a candidate whose plan has library ops, from one run timed
-  /// step by step after the timed runs; null (and not written) otherwise.
-  nlohmann::json plan_split;
+  /// Of a candidate whose plan has library ops, from one run timed step by step after the timed runs;
+  /// absent (and not written) otherwise.
+  std::optional<common::PlanSplit> plan_split;
   /// The worker exits after this reply (its CUDA context is unusable).
   bool exiting = false;
 

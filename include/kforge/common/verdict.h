@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -69,9 +70,15 @@ struct Verdict {
   nlohmann::json memory;
   /// The judge's version (kJudgeVersion when judged now; 1 for records written before the field).
   int judge = kJudgeVersion;
+  /// The keys of the record FromJson read that it did not hold (a record from before a key existed, or
+  /// one written with fewer): ToJson leaves them out again, so a record read back and written keeps its
+  /// bytes. Empty for a verdict judged now; clear it to write every key.
+  std::vector<std::string> absent_keys;
 
   nlohmann::json ToJson() const;
-  static StatusOr<Verdict> FromJson(const nlohmann::json& json);
+  /// Checks the schema and the fields' types; errors name `path` (a verdict inside a trajectory
+  /// record), or the key alone when `path` is empty.
+  static StatusOr<Verdict> FromJson(const nlohmann::json& json, const std::string& path = "");
 };
 
 }  // namespace kforge::common

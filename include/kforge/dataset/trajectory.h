@@ -83,7 +83,7 @@ struct Attempt {
   std::string status;
   std::string parse_error;
   nlohmann::json solution;        ///< kforge.solution/1, or null
-  nlohmann::json verdict;         ///< kforge.verdict/1, or null
+  std::optional<common::Verdict> verdict;  ///< kforge.verdict/1; none (null) when nothing was judged
   nlohmann::json bench;           ///< kforge.bench/1 when it was timed, else null
   bool correct = false;           ///< verdict ok on the GPU (never in compile-only runs)
   bool compiled = false;          ///< NVRTC compiled it

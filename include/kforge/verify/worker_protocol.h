@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kforge/common/plan_split.h"
 #include "kforge/common/solution.h"
 #include "kforge/common/status.h"
 #include "kforge/common/verdict.h"
@@ -86,8 +87,8 @@ struct CheckTiming {
   double reference_load_ms = 0;
   /// Per phase of the trials: inputs, digest, poison, candidate, reference, compare.
   nlohmann::json phases_ms = nlohmann::json::object();
-  /// {kernels_ms, ops_ms, ops_fraction} of a plan with library ops; null (and not written) otherwise.
-  nlohmann::json plan_split;
+  /// Of a plan with library ops; absent (and not written) otherwise.
+  std::optional<common::PlanSplit> plan_split;
 
   nlohmann::json ToJson() const;
   static StatusOr<CheckTiming> FromJson(const nlohmann::json& json);
