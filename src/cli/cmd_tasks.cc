@@ -22,6 +22,7 @@
 #include "cli/cmd_tasks_check.h"
 #include "cli/command.h"
 #include "cli/options.h"
+#include "kforge/common/python.h"
 #include "kforge/common/subprocess.h"
 #include "kforge/common/task.h"
 #include "kforge/cuda/device.h"
@@ -216,12 +217,6 @@ int Show(const TasksOptions& o) {
 
 fs::path ExporterScript() { return ScriptPath("export_reference.py"); }
 
-std::string Python() {
-  if (const char* env = std::getenv("KFORGE_PYTHON"); env && *env) return env;
-  std::string built = KFORGE_PYTHON;
-  return built.empty() ? "python3" : built;
-}
-
 // The exporter's device list: CUDA packages come with CPU ones, for parity checks.
 std::string ExporterDevices(const std::string& device) { return device == "cuda" ? "cpu,cuda" : "cpu"; }
 
@@ -279,7 +274,7 @@ int RunExporter(const std::vector<std::string>& args, const ExporterLimits& limi
                  script.c_str());
     return kExitUsage;
   }
-  std::vector<std::string> argv = {Python(), script.string()};
+  std::vector<std::string> argv = {common::FindPython(), script.string()};
   if (limits.mem_limit_gb > 0) {  // posix_spawn sets no limits: a shell sets it, then becomes Python
     char limit[64];
     std::snprintf(limit, sizeof limit, "ulimit -d %.0f && exec \"$0\" \"$@\"", limits.mem_limit_gb * 1024 * 1024);
