@@ -25,6 +25,7 @@
 #include "kforge/common/python.h"
 #include "kforge/common/subprocess.h"
 #include "kforge/common/task.h"
+#include "kforge/common/task_tree.h"
 #include "kforge/cuda/device.h"
 
 namespace kforge::cli {
@@ -220,16 +221,16 @@ fs::path ExporterScript() { return ScriptPath("export_reference.py"); }
 // The exporter's device list: CUDA packages come with CPU ones, for parity checks.
 std::string ExporterDevices(const std::string& device) { return device == "cuda" ? "cpu,cuda" : "cpu"; }
 
-// Every folder under `root` (or `root` itself) that holds a task.json, sorted.
+// `root` when it holds a task.json, and every task folder below it (common::WalkTaskTree), sorted.
 StatusOr<std::vector<std::string>> TaskDirs(const fs::path& root) {
   std::error_code ec;
   if (!fs::is_directory(root, ec)) return Status::NotFound(root.string() + ": no such folder");
   std::vector<std::string> dirs;
-  if (fs::exists(root / "task.json", ec)) dirs.push_back(root.string());
-  for (auto it = fs::recursive_directory_iterator(root, ec); !ec && it != fs::recursive_directory_iterator();
-       it.increment(ec)) {
-    if (it->is_directory() && fs::exists(it->path() / "task.json")) dirs.push_back(it->path().string());
-  }
+  if (fs::is_regular_file(root / "task.json", ec)) dirs.push_back(root.string());
+  KFORGE_RETURN_IF_ERROR(common::WalkTaskTree(root, [&dirs](const fs::path& dir) {
+    dirs.push_back(dir.string());
+    return true;
+  }));
   if (dirs.empty()) return Status::NotFound(root.string() + ": no task.json below it");
   std::sort(dirs.begin(), dirs.end());
   return dirs;
