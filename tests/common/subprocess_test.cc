@@ -207,7 +207,10 @@ TEST(SubprocessTest, OnPathFindsExecutables) {
   EXPECT_TRUE(OnPath("/bin/sh"));
   EXPECT_FALSE(OnPath("kforge-no-such-program"));
   EXPECT_FALSE(OnPath("/nonexistent/sh"));
-  EXPECT_FALSE(OnPath("/etc/hostname")) << "a file that is not executable";
+  const std::string plain = "/tmp/kforge_onpath_" + std::to_string(getpid());
+  std::fclose(std::fopen(plain.c_str(), "w"));
+  EXPECT_FALSE(OnPath(plain)) << "a file that is not executable";
+  std::remove(plain.c_str());
 }
 
 TEST(SubprocessTest, ReadOutputKeepsTheStreamsApartWithoutDeadlock) {

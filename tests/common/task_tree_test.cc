@@ -15,7 +15,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class TaskTreeTest : public ::testing::Test {
+class TaskTreeWalkTest : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = fs::temp_directory_path() / ("kforge_task_tree_" + std::to_string(getpid()));
@@ -44,7 +44,7 @@ class TaskTreeTest : public ::testing::Test {
   fs::path dir_;
 };
 
-TEST_F(TaskTreeTest, FindsTaskFoldersAndFollowsLinkedSuitesButNotCycles) {
+TEST_F(TaskTreeWalkTest, FindsTaskFoldersAndFollowsLinkedSuitesButNotCycles) {
   const fs::path root = dir_ / "root";
   Task(root);  // the root's own task.json is not a task of the tree
   Task(root / "core/add");
@@ -58,14 +58,14 @@ TEST_F(TaskTreeTest, FindsTaskFoldersAndFollowsLinkedSuitesButNotCycles) {
   EXPECT_EQ(Walk(root), (std::vector<std::string>{"core/add", "core/nested/mul", "kb/level1/1_relu"}));
 }
 
-TEST_F(TaskTreeTest, GoesEightFoldersDeepAndNoFurther) {
+TEST_F(TaskTreeWalkTest, GoesEightFoldersDeepAndNoFurther) {
   const fs::path root = dir_ / "root";
   Task(root / "a/b/c/d/e/f/g/h");    // an id of 8 segments
   Task(root / "a/b/c/d/e/f/g/h/i");  // 9: too deep for an id
   EXPECT_EQ(Walk(root), (std::vector<std::string>{"a/b/c/d/e/f/g/h"}));
 }
 
-TEST_F(TaskTreeTest, StopsWhenAskedAndNamesAMissingRoot) {
+TEST_F(TaskTreeWalkTest, StopsWhenAskedAndNamesAMissingRoot) {
   const fs::path root = dir_ / "root";
   Task(root / "x/one");
   Task(root / "x/two");

@@ -71,12 +71,12 @@ TEST(EvalFileTest, EachMalformedFieldIsNamedByItsPath) {
        "e.json: models[0].arms.none.geomean_speedup_vs_none.arm: expected a number, found null"},
       {[](json& e) { e["models"][0]["arms"]["none"]["geomean_speedup_vs_none"] = {{"tasks", 0}, {"arm", nullptr}, {"none", "x"}}; },
        "e.json: models[0].arms.none.geomean_speedup_vs_none.none: expected a number or null, found string"},
-      {[](json& e) { e["models"][0]["lifts"]["skill"]["mcnemar"]["holm_p"] = "p"; },
-       "e.json: models[0].lifts.skill.mcnemar.holm_p: expected a number, found string"},
-      {[](json& e) { e["models"][0]["lifts"]["skill"]["worse_tasks"] = {json::object()}; },
-       "e.json: models[0].lifts.skill.worse_tasks[0].task: missing"},
-      {[](json& e) { e["models"][0]["lifts"]["skill"]["worse_tasks"] = {1}; },
-       "e.json: models[0].lifts.skill.worse_tasks[0]: expected an object, found integer"},
+      {[](json& e) { e["models"][0]["lifts"]["skill_vs_none"]["mcnemar"]["holm_p"] = "p"; },
+       "e.json: models[0].lifts.skill_vs_none.mcnemar.holm_p: expected a number, found string"},
+      {[](json& e) { e["models"][0]["lifts"]["skill_vs_none"]["worse_tasks"] = {json::object()}; },
+       "e.json: models[0].lifts.skill_vs_none.worse_tasks[0].task: missing"},
+      {[](json& e) { e["models"][0]["lifts"]["skill_vs_none"]["worse_tasks"] = {1}; },
+       "e.json: models[0].lifts.skill_vs_none.worse_tasks[0]: expected an object, found integer"},
   };
   for (const auto& c : cases) {
     json eval = ValidEval();
