@@ -221,12 +221,11 @@ fs::path ExporterScript() { return ScriptPath("export_reference.py"); }
 // The exporter's device list: CUDA packages come with CPU ones, for parity checks.
 std::string ExporterDevices(const std::string& device) { return device == "cuda" ? "cpu,cuda" : "cpu"; }
 
-// `root` when it holds a task.json, and every task folder below it (common::WalkTaskTree), sorted.
+// Every folder at or below `root` that holds a task.json (common::WalkTaskTree), sorted.
 StatusOr<std::vector<std::string>> TaskDirs(const fs::path& root) {
   std::error_code ec;
   if (!fs::is_directory(root, ec)) return Status::NotFound(root.string() + ": no such folder");
   std::vector<std::string> dirs;
-  if (fs::is_regular_file(root / "task.json", ec)) dirs.push_back(root.string());
   KFORGE_RETURN_IF_ERROR(common::WalkTaskTree(root, [&dirs](const fs::path& dir) {
     dirs.push_back(dir.string());
     return true;

@@ -46,7 +46,7 @@ class TaskTreeWalkTest : public ::testing::Test {
 
 TEST_F(TaskTreeWalkTest, FindsTaskFoldersAndFollowsLinkedSuitesButNotCycles) {
   const fs::path root = dir_ / "root";
-  Task(root);  // the root's own task.json is not a task of the tree
+  Task(root);  // a root that is a task folder itself is reported too, as "."
   Task(root / "core/add");
   Task(root / "core/nested/mul");
   fs::create_directories(root / "core/empty");
@@ -55,7 +55,7 @@ TEST_F(TaskTreeWalkTest, FindsTaskFoldersAndFollowsLinkedSuitesButNotCycles) {
   fs::create_directory_symlink(dir_ / "elsewhere/kb", root / "kb");
   fs::create_directory_symlink(root, root / "core/loop");  // back to the root
   fs::create_directory_symlink(dir_, root / "core/up");    // above the root
-  EXPECT_EQ(Walk(root), (std::vector<std::string>{"core/add", "core/nested/mul", "kb/level1/1_relu"}));
+  EXPECT_EQ(Walk(root), (std::vector<std::string>{".", "core/add", "core/nested/mul", "kb/level1/1_relu"}));
 }
 
 TEST_F(TaskTreeWalkTest, GoesEightFoldersDeepAndNoFurther) {
