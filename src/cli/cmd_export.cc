@@ -11,6 +11,7 @@
 #include "cli/command.h"
 #include "cli/options.h"
 #include "cli/run_inputs.h"
+#include "kforge/common/python.h"
 #include "kforge/export/exporter.h"
 #include "kforge/finetune/hub.h"
 #include "kforge/finetune/run.h"
@@ -83,7 +84,7 @@ StatusOr<exporter::ExportOptions> ToOptions(const ExportArgs& a) {
     if (!exporter::IsConversation(o.format))
       return Status::InvalidArgument("--file-format parquet takes messages or pairs rows, not " + a.format);
     o.file_format = exporter::FileFormat::kParquet;
-    o.parquet_writer = {a.python.empty() ? finetune::DefaultPython() : a.python,
+    o.parquet_writer = {a.python.empty() ? common::FindPython() : a.python,
                         Script("export_parquet.py").string()};
   }
   exporter::Filters& f = o.filters;
@@ -161,7 +162,7 @@ Runner AttachExport(CLI::App& sub) {
       "Upload the export to this Hugging Face Hub dataset repository (org/name; $HF_ENDPOINT, $HF_TOKEN)");
   sub.add_option(
       "--python", a->python,
-      "Python with pyarrow and datasets for Parquet (default: $KFORGE_PYTHON, the kforge venv, python3)");
+      "Python with pyarrow and datasets for Parquet (default: $KFORGE_PYTHON, the kforge venv, the build's Python, python3)");
   sub.add_option("--out", a->out, "Output folder (created; must be empty unless --force)")->required();
   sub.add_flag("--force", a->force, "Write into a non-empty output folder, replacing a previous export");
   sub.add_flag("--include-incorrect", a->include_incorrect,
@@ -250,7 +251,7 @@ Runner AttachExport(CLI::App& sub) {
                    "--include-incorrect exports those records too\n");
     if (stats->exported == 0) return kExitFailed;
     if (!a->push_to_hub.empty()) {
-      finetune::HubPush push{a->python.empty() ? finetune::DefaultPython() : a->python, Script("hub_push.py"),
+      finetune::HubPush push{a->python.empty() ? common::FindPython() : a->python, Script("hub_push.py"),
                              a->push_to_hub, "dataset", a->out};
       StatusOr<nlohmann::json> pushed = finetune::PushToHub(push);
       if (!pushed.ok()) {

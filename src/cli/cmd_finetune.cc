@@ -12,6 +12,7 @@
 #include "cli/command.h"
 #include "cli/options.h"
 #include "cli/run_inputs.h"
+#include "kforge/common/python.h"
 #include "kforge/finetune/run.h"
 
 namespace kforge::cli {
@@ -90,7 +91,7 @@ Runner AttachFinetune(CLI::App& sub) {
   sub.add_option("--max-steps", t.max_steps, "Stop after this many updates (default: the epochs decide)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
   sub.add_option("--python", args->python,
-                 "Python for the trainer (default: $KFORGE_PYTHON, the kforge venv, python3)");
+                 "Python for the trainer (default: $KFORGE_PYTHON, the kforge venv, the build's Python, python3)");
   sub.add_flag("--force", args->request.force, "Replace a previous run in --out");
 
   return [args]() -> int {
@@ -133,7 +134,7 @@ Runner AttachFinetune(CLI::App& sub) {
     }
     o.data = fs::absolute(args->data).lexically_normal();
     o.out = fs::absolute(args->out).lexically_normal();
-    o.python = args->python.empty() ? finetune::DefaultPython() : args->python;
+    o.python = args->python.empty() ? common::FindPython() : args->python;
     o.trl_script = TrlScript();
     args->request.hub_script = o.trl_script.parent_path().parent_path() / "hub_push.py";
     if (const char* addr = std::getenv("MASTER_ADDR")) o.master_addr = addr;

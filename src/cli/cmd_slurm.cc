@@ -193,20 +193,6 @@ std::string MergeScript(const SlurmArgs& a) {
   return s;
 }
 
-/// Whether `program` is an executable file in a folder of PATH.
-bool OnPath(const std::string& program) {
-  const char* path = std::getenv("PATH");
-  std::string folders = path ? path : "";
-  for (size_t start = 0; start <= folders.size();) {
-    size_t end = folders.find(':', start);
-    if (end == std::string::npos) end = folders.size();
-    const fs::path candidate = fs::path(folders.substr(start, end - start)) / program;
-    if (end > start && ::access(candidate.c_str(), X_OK) == 0) return true;
-    start = end + 1;
-  }
-  return false;
-}
-
 /// Runs `sbatch --parsable ARGS...`: the job id it printed ("123" of "123;cluster"), or why it failed.
 StatusOr<std::string> Sbatch(std::vector<std::string> args) {
   args.insert(args.begin(), {"sbatch", "--parsable"});
@@ -241,7 +227,7 @@ int Submit(const SlurmArgs& a) {
   }
   std::ofstream(dir / "shards.sbatch") << ShardsScript(a, pending);
   std::ofstream(dir / "merge.sbatch") << MergeScript(a);
-  const bool have_sbatch = OnPath("sbatch");
+  const bool have_sbatch = common::OnPath("sbatch");
   if (a.dry_run || !have_sbatch) {
     std::printf("%s\n%s", ShardsScript(a, pending).c_str(), MergeScript(a).c_str());
     std::printf("sbatch --parsable %s\nsbatch --parsable --dependency=afterok:<shards job> %s\n",

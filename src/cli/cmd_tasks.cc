@@ -22,8 +22,10 @@
 #include "cli/cmd_tasks_check.h"
 #include "cli/command.h"
 #include "cli/options.h"
+#include "kforge/common/python.h"
 #include "kforge/common/subprocess.h"
 #include "kforge/common/task.h"
+#include "kforge/common/task_tree.h"
 #include "kforge/cuda/device.h"
 
 namespace kforge::cli {
@@ -216,25 +218,18 @@ int Show(const TasksOptions& o) {
 
 fs::path ExporterScript() { return ScriptPath("export_reference.py"); }
 
-std::string Python() {
-  if (const char* env = std::getenv("KFORGE_PYTHON"); env && *env) return env;
-  std::string built = KFORGE_PYTHON;
-  return built.empty() ? "python3" : built;
-}
-
 // The exporter's device list: CUDA packages come with CPU ones, for parity checks.
 std::string ExporterDevices(const std::string& device) { return device == "cuda" ? "cpu,cuda" : "cpu"; }
 
-// Every folder under `root` (or `root` itself) that holds a task.json, sorted.
+// Every folder at or below `root` that holds a task.json (common::WalkTaskTree), sorted.
 StatusOr<std::vector<std::string>> TaskDirs(const fs::path& root) {
   std::error_code ec;
   if (!fs::is_directory(root, ec)) return Status::NotFound(root.string() + ": no such folder");
   std::vector<std::string> dirs;
-  if (fs::exists(root / "task.json", ec)) dirs.push_back(root.string());
-  for (auto it = fs::recursive_directory_iterator(root, ec); !ec && it != fs::recursive_directory_iterator();
-       it.increment(ec)) {
-    if (it->is_directory() && fs::exists(it->path() / "task.json")) dirs.push_back(it->path().string());
-  }
+  KFORGE_RETURN_IF_ERROR(common::WalkTaskTree(root, [&dirs](const fs::path& dir) {
+    dirs.push_back(dir.string());
+    return true;
+  }));
   if (dirs.empty()) return Status::NotFound(root.string() + ": no task.json below it");
   std::sort(dirs.begin(), dirs.end());
   return dirs;
@@ -279,7 +274,7 @@ int RunExporter(const std::vector<std::string>& args, const ExporterLimits& limi
                  script.c_str());
     return kExitUsage;
   }
-  std::vector<std::string> argv = {Python(), script.string()};
+  std::vector<std::string> argv = {common::FindPython(), script.string()};
   if (limits.mem_limit_gb > 0) {  // posix_spawn sets no limits: a shell sets it, then becomes Python
     char limit[64];
     std::snprintf(limit, sizeof limit, "ulimit -d %.0f && exec \"$0\" \"$@\"", limits.mem_limit_gb * 1024 * 1024);

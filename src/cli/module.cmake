@@ -5,5 +5,5 @@ foreach(m IN ITEMS cuda llm verify bench generate skill export finetune)
   endif()
 endforeach()
 kforge_module(cli DEPS ${kforge_cli_deps})
-# `kforge tasks` runs scripts/export_reference.py from the source tree with the build's Python.
-target_compile_definitions(kforge_cli PRIVATE KFORGE_SOURCE_DIR="${PROJECT_SOURCE_DIR}" KFORGE_PYTHON="${KFORGE_PYTHON}")
+# `kforge tasks` runs scripts/export_reference.py from the source tree.
+target_compile_definitions(kforge_cli PRIVATE KFORGE_SOURCE_DIR="${PROJECT_SOURCE_DIR}")

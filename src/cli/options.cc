@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "kforge/common/task_tree.h"
 #include "kforge/cuda/versions.h"
 
 namespace kforge::cli {
@@ -52,19 +53,13 @@ Status CheckTasksRoot(const std::filesystem::path& root) {
   if (!fs::is_directory(root, ec))
     return Status::InvalidArgument("--tasks " + root.string() +
                                    ": no such folder (set --tasks or KFORGE_TASKS)");
-  // Suites may be symbolic links to folders (a root assembled from built suites); the depth and the
-  // entry count bound the search, links that loop included.
-  fs::recursive_directory_iterator it(
-      root, fs::directory_options::skip_permission_denied | fs::directory_options::follow_directory_symlink,
-      ec);
-  fs::recursive_directory_iterator end;
-  for (size_t seen = 0; !ec && it != end && seen < 200000; it.increment(ec), ++seen) {
-    if (it.depth() >= 8) {
-      it.disable_recursion_pending();
-      continue;
-    }
-    if (it->path().filename() == "task.json" && it->is_regular_file(ec)) return Status::Ok();
-  }
+  bool found = false;
+  // A walk that fails or runs long has found no task either: the message below says so.
+  (void)common::WalkTaskTree(root, [&found](const fs::path&) {
+    found = true;
+    return false;  // one is enough
+  });
+  if (found) return Status::Ok();
   return Status::InvalidArgument("--tasks " + root.string() + ": no task.json below it (not a task root)");
 }
 

@@ -139,6 +139,52 @@ class StrictBuilder : public nlohmann::json_sax<json> {
   std::string reason_;
 };
 
+bool Matches(const json& value, JsonKind kind) {
+  switch (kind) {
+    case JsonKind::kString:
+      return value.is_string();
+    case JsonKind::kInteger:
+      return value.is_number_integer();
+    case JsonKind::kNumber:
+      return value.is_number();
+    case JsonKind::kNumberOrNull:
+      return value.is_number() || value.is_null();
+    case JsonKind::kBool:
+      return value.is_boolean();
+    case JsonKind::kObject:
+      return value.is_object();
+    case JsonKind::kArray:
+      return value.is_array();
+  }
+  return false;
+}
+
+const char* KindText(JsonKind kind) {
+  switch (kind) {
+    case JsonKind::kString:
+      return "a string";
+    case JsonKind::kInteger:
+      return "an integer";
+    case JsonKind::kNumber:
+      return "a number";
+    case JsonKind::kNumberOrNull:
+      return "a number or null";
+    case JsonKind::kBool:
+      return "true or false";
+    case JsonKind::kObject:
+      return "an object";
+    case JsonKind::kArray:
+      return "an array";
+  }
+  return "";
+}
+
+/// "PATH: expected an integer, found string" when `value` is not of `kind`.
+Status ExpectKind(const json& value, const std::string& path, JsonKind kind) {
+  if (Matches(value, kind)) return Status::Ok();
+  return Status::InvalidArgument(path + ": expected " + KindText(kind) + ", found " + JsonTypeName(value));
+}
+
 }  // namespace
 
 std::string KeyText(std::string_view key) {
@@ -205,6 +251,39 @@ StatusOr<double> JsonFields::Number(std::string_view key) const {
   KFORGE_ASSIGN_OR_RETURN(const nlohmann::json* value, Get(key));
   if (!value->is_number()) return Error(key, "expected a number, got " + JsonTypeName(*value));
   return value->get<double>();
+}
+
+std::string JsonFields::KeyPath(std::string_view key) const {
+  return path_.empty() ? KeyText(key) : path_ + "." + KeyText(key);
+}
+
+Status JsonFields::Expect(std::string_view key, JsonKind kind) const {
+  if (!object_.is_object())
+    return Status::InvalidArgument((path_.empty() ? "top level" : path_) + ": expected an object");
+  auto it = object_.find(key);
+  if (it == object_.end()) return Status::InvalidArgument(KeyPath(key) + ": missing");
+  return ExpectKind(*it, KeyPath(key), kind);
+}
+
+Status JsonFields::ExpectIfPresent(std::string_view key, JsonKind kind) const {
+  if (object_.is_object() && !object_.contains(key)) return Status::Ok();
+  return Expect(key, kind);
+}
+
+Status JsonFields::ExpectElements(std::string_view key, JsonKind kind) const {
+  KFORGE_RETURN_IF_ERROR(Expect(key, JsonKind::kArray));
+  const json& array = *object_.find(key);
+  for (size_t i = 0; i < array.size(); ++i)
+    KFORGE_RETURN_IF_ERROR(ExpectKind(array[i], KeyPath(key) + "[" + std::to_string(i) + "]", kind));
+  return Status::Ok();
+}
+
+Status JsonFields::ExpectValues(std::string_view key, JsonKind kind) const {
+  KFORGE_RETURN_IF_ERROR(Expect(key, JsonKind::kObject));
+  const json& map = *object_.find(key);
+  const JsonFields values(map, KeyPath(key));
+  for (const auto& [name, value] : map.items()) KFORGE_RETURN_IF_ERROR(values.Expect(name, kind));
+  return Status::Ok();
 }
 
 StatusOr<nlohmann::json> ParseJson(std::string_view text, const std::string& where, JsonLimits limits) {

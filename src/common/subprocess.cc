@@ -2,6 +2,7 @@
 #include "kforge/common/subprocess.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <string.h>
@@ -15,6 +16,7 @@
 #include <thread>
 #include <cctype>
 #include <cerrno>
+#include <cstdlib>
 #include <mutex>
 #include <string_view>
 #include <utility>
@@ -102,6 +104,14 @@ void InstallGroupKiller() {
   });
 }
 
+/// The child ForwardSignals passes signals to; 0 when none.
+volatile sig_atomic_t g_forward_to = 0;
+constexpr int kForwardedSignals[] = {SIGINT, SIGTERM, SIGHUP};  // then SIGPIPE, ignored
+
+void ForwardSignal(int sig) {
+  if (g_forward_to > 0) kill(static_cast<pid_t>(g_forward_to), sig);
+}
+
 bool LooksSecret(std::string name) {
   std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::toupper(c); });
   for (std::string_view suffix : {"_API_KEY", "APIKEY", "_TOKEN", "_SECRET", "_PASSWORD", "_ACCESS_KEY",
@@ -122,6 +132,32 @@ std::vector<std::string> EnvironmentWithoutSecrets() {
     kept.push_back(std::move(text));
   }
   return kept;
+}
+
+std::vector<std::string> EnvironmentWith(const std::vector<std::string>& overrides) {
+  auto name_of = [](std::string_view entry) { return entry.substr(0, entry.find('=')); };
+  std::vector<std::string> merged;
+  for (char** entry = environ; entry && *entry; ++entry) {
+    const std::string_view text = *entry;
+    const bool replaced = std::any_of(overrides.begin(), overrides.end(),
+                                      [&](const std::string& o) { return name_of(o) == name_of(text); });
+    if (!replaced) merged.emplace_back(text);
+  }
+  merged.insert(merged.end(), overrides.begin(), overrides.end());
+  return merged;
+}
+
+bool OnPath(const std::string& program) {
+  if (program.find('/') != std::string::npos) return access(program.c_str(), X_OK) == 0;
+  const char* path = std::getenv("PATH");
+  const std::string folders = path ? path : "/usr/bin:/bin";
+  for (size_t start = 0; start <= folders.size();) {
+    const size_t end = std::min(folders.find(':', start), folders.size());
+    const std::string folder = folders.substr(start, end - start);
+    if (access(((folder.empty() ? "." : folder) + "/" + program).c_str(), X_OK) == 0) return true;
+    start = end + 1;
+  }
+  return false;
 }
 
 StatusOr<Subprocess> Subprocess::Spawn(const std::vector<std::string>& argv, const SpawnOptions& options) {
@@ -263,6 +299,49 @@ int Subprocess::Kill() {
   if (pid_ <= 0) return -1;
   kill(own_group_ ? -pid_ : pid_, SIGKILL);
   return Wait();
+}
+
+void Subprocess::ReadOutput(const OutputSink& sink) {
+  int* ends[2] = {&stdout_fd_, &stderr_fd_};
+  char buffer[65536];
+  while (stdout_fd_ >= 0 || stderr_fd_ >= 0) {
+    pollfd polled[2] = {{stdout_fd_, POLLIN, 0}, {stderr_fd_, POLLIN, 0}};  // poll skips -1
+    if (poll(polled, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    for (int k = 0; k < 2; ++k) {
+      if (*ends[k] < 0 || !(polled[k].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      const ssize_t n = read(*ends[k], buffer, sizeof buffer);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        CloseFd(*ends[k]);
+        continue;
+      }
+      sink(k + 1, buffer, static_cast<size_t>(n));
+    }
+  }
+  CloseStdout();
+  CloseStderr();
+}
+
+ForwardSignals::ForwardSignals(pid_t child) {
+  static_assert(std::size(kForwardedSignals) + 1 == sizeof(saved_) / sizeof(saved_[0]));
+  g_forward_to = child;
+  struct sigaction forward = {};
+  forward.sa_handler = ForwardSignal;
+  sigemptyset(&forward.sa_mask);
+  for (size_t i = 0; i < std::size(kForwardedSignals); ++i) sigaction(kForwardedSignals[i], &forward, &saved_[i]);
+  struct sigaction ignore = {};
+  ignore.sa_handler = SIG_IGN;
+  sigemptyset(&ignore.sa_mask);
+  sigaction(SIGPIPE, &ignore, &saved_[std::size(kForwardedSignals)]);
+}
+
+ForwardSignals::~ForwardSignals() {
+  for (size_t i = 0; i < std::size(kForwardedSignals); ++i) sigaction(kForwardedSignals[i], &saved_[i], nullptr);
+  sigaction(SIGPIPE, &saved_[std::size(kForwardedSignals)], nullptr);
+  g_forward_to = 0;
 }
 
 std::string DescribeExit(int wait_status) {

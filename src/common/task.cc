@@ -1,5 +1,6 @@
 // task.json loading and validation.
 #include "kforge/common/task.h"
+#include "kforge/common/task_tree.h"
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
@@ -451,29 +452,11 @@ StatusOr<Task> LoadTask(const fs::path& task_dir) {
 }
 
 StatusOr<std::vector<Task>> LoadTaskTree(const fs::path& root) {
-  std::error_code ec;
-  if (!fs::is_directory(root, ec)) return Status::NotFound(root.string() + ": no such task folder");
   std::vector<fs::path> dirs;
-  // Linked suites are followed; ids have at most 8 segments, so deeper folders (and link cycles) are not.
-  fs::recursive_directory_iterator it(
-      root, fs::directory_options::skip_permission_denied | fs::directory_options::follow_directory_symlink,
-      ec);
-  fs::recursive_directory_iterator end;
-  if (ec) return Status::IoError(root.string() + ": " + ec.message());
-  const fs::path canonical_root = fs::weakly_canonical(root, ec);
-  for (; it != end; it.increment(ec)) {
-    if (ec) return Status::IoError(root.string() + ": " + ec.message());
-    if (it.depth() >= 8) it.disable_recursion_pending();
-    // A linked folder that holds the root (a link to / or to a parent: a cycle) is not walked.
-    if (it->is_symlink(ec) && it->is_directory(ec)) {
-      fs::path target = fs::weakly_canonical(it->path(), ec);
-      auto [t_end, r_end] = std::mismatch(target.begin(), target.end(), canonical_root.begin(), canonical_root.end());
-      if (t_end == target.end() || (std::next(t_end) == target.end() && t_end->empty()))
-        it.disable_recursion_pending();
-    }
-    if (it->is_regular_file(ec) && it->path().filename() == "task.json")
-      dirs.push_back(it->path().parent_path());
-  }
+  KFORGE_RETURN_IF_ERROR(WalkTaskTree(root, [&dirs](const fs::path& dir) {
+    dirs.push_back(dir);
+    return true;
+  }));
   std::vector<Task> tasks;
   for (const fs::path& dir : dirs) {
     KFORGE_ASSIGN_OR_RETURN(Task task, LoadTask(dir));

@@ -1,5 +1,6 @@
-// Child processes of a launch: short probes whose stdout is read (the Python's versions, the chat
-// template check), and the trainer, whose output goes to the terminal and to the run's log.
+// Child processes of a launch, started with common::Subprocess: short probes whose stdout is read
+// (the Python's versions, the chat template check), and the trainer, whose output goes to the
+// terminal and to the run's log.
 #pragma once
 
 #include <filesystem>
@@ -7,6 +8,7 @@
 #include <vector>
 
 #include "kforge/common/status.h"
+#include "kforge/common/subprocess.h"
 
 namespace kforge::finetune {
 
@@ -33,6 +35,6 @@ StatusOr<ProcessResult> RunLogged(const std::vector<std::string>& argv, const st
                                   const std::vector<std::string>& environment = {});
 
 /// `program` found on PATH (or as given, when it holds a '/') and executable.
-bool OnPath(const std::string& program);
+using common::OnPath;
 
 }  // namespace kforge::finetune

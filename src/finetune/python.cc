@@ -1,6 +1,5 @@
 // The trainer's Python seen from kforge: which one, and what it says about itself, the --config
 // file and the chat template (through scripts/finetune/sft_trl.py).
-#include <cstdlib>
 #include <sstream>
 
 #include "finetune/process.h"
@@ -30,20 +29,6 @@ std::string ScriptMessage(const std::string& err) {
 }
 
 }  // namespace
-
-std::string DefaultPython() {
-  if (const char* env = std::getenv("KFORGE_PYTHON"); env && *env) return env;
-  fs::path venv;
-  if (const char* env = std::getenv("KFORGE_VENV"); env && *env) {
-    venv = env;
-  } else if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) {
-    venv = fs::path(xdg) / "kforge/venv";
-  } else if (const char* home = std::getenv("HOME"); home && *home) {
-    venv = fs::path(home) / ".cache/kforge/venv";
-  }
-  if (!venv.empty() && OnPath((venv / "bin/python3").string())) return (venv / "bin/python3").string();
-  return "python3";
-}
 
 StatusOr<json> ReadOverrides(const std::string& path, const LaunchOptions& o) {
   const std::string ext = fs::path(path).extension().string();

@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include "kforge/common/hash.h"
+#include "kforge/common/jsonl.h"
 #include "llm/exchange.h"
 
 namespace kforge::llm {
@@ -105,9 +106,10 @@ void BatchProvider::Deliver(Waiters& waiters, const Attempt& a) {
 
 void BatchProvider::LoadState() {
   if (options_.batch_state_path.empty()) return;
-  std::ifstream in(options_.batch_state_path);
-  for (std::string line; std::getline(in, line);) {
-    json j = json::parse(line, nullptr, false);
+  StatusOr<std::unique_ptr<common::JsonlReader>> reader = common::JsonlReader::Open(options_.batch_state_path);
+  if (!reader.ok()) return;  // no batch sent yet
+  while (std::optional<common::JsonlReader::Line> line = (*reader)->NextText()) {
+    json j = json::parse(line->text, nullptr, false);
     if (!j.is_object() || !j.contains("batch_id") || !j["batch_id"].is_string() || !j.contains("custom_ids"))
       continue;
     // Lines without "api" were written by the Anthropic provider, the only one that had batches.

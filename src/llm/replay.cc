@@ -2,11 +2,11 @@
 // RequestKey, or for hand-written lines by the request's tag (generate tags "TASK turn N"), which
 // survives prompt and feedback changes. Repeated requests get the recorded replies in order, then
 // the last again.
-#include <fstream>
 #include <map>
 #include <mutex>
 #include <vector>
 
+#include "kforge/common/jsonl.h"
 #include "llm/providers.h"
 
 namespace kforge::llm {
@@ -59,14 +59,13 @@ class ReplayProvider : public Provider {
 }  // namespace
 
 StatusOr<std::unique_ptr<Provider>> MakeReplayProvider(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return Status::NotFound("cassette " + path + ": cannot open");
+  StatusOr<std::unique_ptr<common::JsonlReader>> reader = common::JsonlReader::Open(path);
+  if (!reader.ok()) return Status::NotFound("cassette " + path + ": cannot open");
   std::map<std::string, std::vector<ChatResponse>> entries, by_tag;
-  std::string line;
-  for (int line_no = 1; std::getline(in, line); ++line_no) {
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    const std::string where = path + ":" + std::to_string(line_no);
-    nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+  while (std::optional<common::JsonlReader::Line> line = (*reader)->NextText()) {
+    if (!line->value.ok()) return line->value.status();  // a line too long, a failed read
+    const std::string where = path + ":" + std::to_string(line->number);
+    nlohmann::json j = nlohmann::json::parse(line->text, nullptr, false);
     if (!j.is_object()) return Status::ParseError(where + ": not a JSON object");
     if (j.value("schema", "") != "kforge.cassette/1")
       return Status::ParseError(where + ": schema must be kforge.cassette/1");

@@ -11,6 +11,7 @@
 
 #include "kforge/common/files.h"
 #include "kforge/common/hash.h"
+#include "kforge/dataset/jsonl.h"
 #include "kforge/dataset/trajectory.h"
 #include "kforge/skill/eval.h"
 #include "kforge/skill/skill.h"
@@ -71,16 +72,13 @@ std::string Quoted(const std::string& text) {
 Status ReadRun(const fs::path& dir, std::vector<Verified>& verified, std::vector<std::string>& pitfalls,
                std::set<std::string>& arches) {
   const fs::path file = dir / "trajectories.jsonl";
-  std::ifstream in(file);
-  if (!in) return Status::InvalidArgument(file.string() + ": not readable (a generate run folder?)");
-  int number = 0;
-  for (std::string line; std::getline(in, line);) {
-    ++number;
-    if (line.empty()) continue;
-    json j = json::parse(line, nullptr, false);
+  StatusOr<std::unique_ptr<dataset::JsonlReader>> reader = dataset::JsonlReader::Open(file);
+  if (!reader.ok()) return Status::InvalidArgument(file.string() + ": not readable (a generate run folder?)");
+  while (std::optional<dataset::JsonlReader::Line> line = (*reader)->NextText()) {
+    json j = json::parse(line->text, nullptr, false);
     if (j.is_discarded()) continue;  // a torn last line
     KFORGE_ASSIGN_OR_RETURN(dataset::Trajectory t,
-                            dataset::TrajectoryFromJson(j, file.string() + ":" + std::to_string(number)));
+                            dataset::TrajectoryFromJson(j, file.string() + ":" + std::to_string(line->number)));
     if (!t.correct() || !t.best || t.truncated) continue;
     const dataset::Attempt& best = t.attempts[*t.best];
     const json speedup = best.bench.is_object() ? best.bench.value("speedup", json()) : json();
@@ -96,7 +94,7 @@ Status ReadRun(const fs::path& dir, std::vector<Verified>& verified, std::vector
     v.plan.erase("task");
     v.speedup = t.speedup().value_or(0);
     v.speedup_low = low;
-    v.record_hash = dataset::TextHash(line);
+    v.record_hash = dataset::TextHash(line->text);
     verified.push_back(std::move(v));
     if (t.device.is_object() && t.device.contains("name"))
       arches.insert(t.device.value("name", std::string()) + " (cc " + t.device.value("cc", std::string("?")) +

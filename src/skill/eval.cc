@@ -10,6 +10,7 @@
 #include <set>
 
 #include "kforge/common/files.h"
+#include "kforge/dataset/jsonl.h"
 #include "kforge/dataset/trajectory.h"
 #include "kforge/skill/context.h"
 #include "skill/stats.h"
@@ -91,16 +92,14 @@ StatusOr<ArmEpisodes> ReadEpisodes(const fs::path& dir, int samples) {
     return Status::InvalidArgument((dir / "run.json").string() + ": no run_id");
   const std::string run_id = run["run_id"];
   ArmEpisodes episodes;
-  std::ifstream in(dir / "trajectories.jsonl");
-  int number = 0;
-  for (std::string line; std::getline(in, line);) {
-    ++number;
-    if (line.empty()) continue;
-    json j = json::parse(line, nullptr, false);
+  const fs::path file = dir / "trajectories.jsonl";
+  StatusOr<std::unique_ptr<dataset::JsonlReader>> reader = dataset::JsonlReader::Open(file);
+  if (!reader.ok()) return episodes;  // no episode has ended yet
+  while (std::optional<dataset::JsonlReader::Line> line = (*reader)->NextText()) {
+    json j = json::parse(line->text, nullptr, false);
     if (j.is_discarded()) continue;  // a torn last line: the episode runs again on a rerun
-    KFORGE_ASSIGN_OR_RETURN(
-        dataset::Trajectory t,
-        dataset::TrajectoryFromJson(j, (dir / "trajectories.jsonl").string() + ":" + std::to_string(number)));
+    KFORGE_ASSIGN_OR_RETURN(dataset::Trajectory t,
+                            dataset::TrajectoryFromJson(j, file.string() + ":" + std::to_string(line->number)));
     if (t.run_id != run_id || t.sample < 0 || t.sample >= samples) continue;
     EvalEpisode e;
     e.correct = t.correct();

@@ -16,136 +16,91 @@ using nlohmann::json;
 
 constexpr std::string_view kSchema = "kforge.skill_eval/1";
 
-enum class Kind { kString, kInteger, kNumber, kNumberOrNull, kBool, kObject, kArray };
+using common::JsonFields;
+using common::JsonKind;
 
-bool Matches(const json& v, Kind kind) {
-  switch (kind) {
-    case Kind::kString:
-      return v.is_string();
-    case Kind::kInteger:
-      return v.is_number_integer();
-    case Kind::kNumber:
-      return v.is_number();
-    case Kind::kNumberOrNull:
-      return v.is_number() || v.is_null();
-    case Kind::kBool:
-      return v.is_boolean();
-    case Kind::kObject:
-      return v.is_object();
-    case Kind::kArray:
-      return v.is_array();
-  }
-  return false;
-}
+/// The fields of `object` at `path`.
+JsonFields At(const json& object, const std::string& path) { return JsonFields(object, path); }
 
-const char* KindName(Kind kind) {
-  switch (kind) {
-    case Kind::kString:
-      return "a string";
-    case Kind::kInteger:
-      return "an integer";
-    case Kind::kNumber:
-      return "a number";
-    case Kind::kNumberOrNull:
-      return "a number or null";
-    case Kind::kBool:
-      return "true or false";
-    case Kind::kObject:
-      return "an object";
-    case Kind::kArray:
-      return "an array";
-  }
-  return "";
-}
-
-/// Checks fields of JSON objects, naming the JSON path in its error.
-class Shape {
- public:
-  explicit Shape(std::string where) : where_(std::move(where)) {}
-
-  /// `object[key]` exists (unless optional and absent) and is of `kind`.
-  Status Field(const json& object, const std::string& path, std::string_view key, Kind kind,
-               bool optional = false) const {
-    const std::string at = path.empty() ? common::KeyText(key) : path + "." + common::KeyText(key);
-    if (!object.is_object()) return Status::ParseError(where_ + ": " + path + ": expected an object");
-    auto it = object.find(key);
-    if (it == object.end()) {
-      if (optional) return Status::Ok();
-      return Status::ParseError(where_ + ": " + at + ": missing");
-    }
-    if (!Matches(*it, kind))
-      return Status::ParseError(where_ + ": " + at + ": expected " + KindName(kind) + ", found " +
-                                common::JsonTypeName(*it));
-    return Status::Ok();
-  }
-
-  /// Every element of `array` is of `kind`.
-  Status Elements(const json& array, const std::string& path, Kind kind) const {
-    for (size_t i = 0; i < array.size(); ++i)
-      if (!Matches(array[i], kind))
-        return Status::ParseError(where_ + ": " + path + "[" + std::to_string(i) + "]: expected " +
-                                  KindName(kind) + ", found " + common::JsonTypeName(array[i]));
-    return Status::Ok();
-  }
-
- private:
-  std::string where_;
-};
-
-Status CheckArm(const Shape& shape, const json& arm, const std::string& path) {
+Status CheckArm(const json& arm, const std::string& path) {
+  const JsonFields fields = At(arm, path);
   for (const char* key : {"episodes", "correct", "input_tokens", "output_tokens"})
-    KFORGE_RETURN_IF_ERROR(shape.Field(arm, path, key, Kind::kInteger));
-  KFORGE_RETURN_IF_ERROR(shape.Field(arm, path, "correctness", Kind::kNumber));
-  KFORGE_RETURN_IF_ERROR(shape.Field(arm, path, "cost_usd", Kind::kNumber));
-  KFORGE_RETURN_IF_ERROR(shape.Field(arm, path, "failures", Kind::kObject));
-  for (const auto& [status, n] : arm["failures"].items())
-    KFORGE_RETURN_IF_ERROR(shape.Field(arm["failures"], path + ".failures", status, Kind::kInteger));
-  KFORGE_RETURN_IF_ERROR(shape.Field(arm, path, "fast_p", Kind::kObject));
+    KFORGE_RETURN_IF_ERROR(fields.Expect(key, JsonKind::kInteger));
+  KFORGE_RETURN_IF_ERROR(fields.Expect("correctness", JsonKind::kNumber));
+  KFORGE_RETURN_IF_ERROR(fields.Expect("cost_usd", JsonKind::kNumber));
+  KFORGE_RETURN_IF_ERROR(fields.ExpectValues("failures", JsonKind::kInteger));
+  KFORGE_RETURN_IF_ERROR(fields.Expect("fast_p", JsonKind::kObject));
   for (const char* p : {"1", "1.5", "2"})
-    KFORGE_RETURN_IF_ERROR(shape.Field(arm["fast_p"], path + ".fast_p", p, Kind::kNumber));
-  KFORGE_RETURN_IF_ERROR(shape.Field(arm, path, "geomean_speedup_vs_none", Kind::kObject, true));
+    KFORGE_RETURN_IF_ERROR(At(arm["fast_p"], path + ".fast_p").Expect(p, JsonKind::kNumber));
+  KFORGE_RETURN_IF_ERROR(fields.ExpectIfPresent("geomean_speedup_vs_none", JsonKind::kObject));
   if (arm.contains("geomean_speedup_vs_none")) {
     const json& g = arm["geomean_speedup_vs_none"];
-    const std::string at = path + ".geomean_speedup_vs_none";
-    KFORGE_RETURN_IF_ERROR(shape.Field(g, at, "tasks", Kind::kInteger));
-    const Kind speedup = g["tasks"].get<int64_t>() > 0 ? Kind::kNumber : Kind::kNumberOrNull;
-    KFORGE_RETURN_IF_ERROR(shape.Field(g, at, "arm", speedup));
-    KFORGE_RETURN_IF_ERROR(shape.Field(g, at, "none", speedup));
+    const JsonFields geomean = At(g, path + ".geomean_speedup_vs_none");
+    KFORGE_RETURN_IF_ERROR(geomean.Expect("tasks", JsonKind::kInteger));
+    const JsonKind speedup = g["tasks"].get<int64_t>() > 0 ? JsonKind::kNumber : JsonKind::kNumberOrNull;
+    KFORGE_RETURN_IF_ERROR(geomean.Expect("arm", speedup));
+    KFORGE_RETURN_IF_ERROR(geomean.Expect("none", speedup));
   }
   return Status::Ok();
 }
 
-Status CheckLift(const Shape& shape, const json& lift, const std::string& path) {
+Status CheckLift(const json& lift, const std::string& path) {
+  const JsonFields fields = At(lift, path);
   for (const char* key : {"lift", "low", "high", "mde"})
-    KFORGE_RETURN_IF_ERROR(shape.Field(lift, path, key, Kind::kNumberOrNull));
-  KFORGE_RETURN_IF_ERROR(shape.Field(lift, path, "mcnemar", Kind::kObject));
-  const json& mcnemar = lift["mcnemar"];
-  KFORGE_RETURN_IF_ERROR(shape.Field(mcnemar, path + ".mcnemar", "only_arm", Kind::kInteger));
-  KFORGE_RETURN_IF_ERROR(shape.Field(mcnemar, path + ".mcnemar", "only_baseline", Kind::kInteger));
-  KFORGE_RETURN_IF_ERROR(shape.Field(mcnemar, path + ".mcnemar", "p", Kind::kNumber));
-  KFORGE_RETURN_IF_ERROR(shape.Field(mcnemar, path + ".mcnemar", "holm_p", Kind::kNumber, true));
-  KFORGE_RETURN_IF_ERROR(shape.Field(lift, path, "worse_tasks", Kind::kArray));
-  KFORGE_RETURN_IF_ERROR(shape.Elements(lift["worse_tasks"], path + ".worse_tasks", Kind::kObject));
+    KFORGE_RETURN_IF_ERROR(fields.Expect(key, JsonKind::kNumberOrNull));
+  KFORGE_RETURN_IF_ERROR(fields.Expect("mcnemar", JsonKind::kObject));
+  const JsonFields mcnemar = At(lift["mcnemar"], path + ".mcnemar");
+  KFORGE_RETURN_IF_ERROR(mcnemar.Expect("only_arm", JsonKind::kInteger));
+  KFORGE_RETURN_IF_ERROR(mcnemar.Expect("only_baseline", JsonKind::kInteger));
+  KFORGE_RETURN_IF_ERROR(mcnemar.Expect("p", JsonKind::kNumber));
+  KFORGE_RETURN_IF_ERROR(mcnemar.ExpectIfPresent("holm_p", JsonKind::kNumber));
+  KFORGE_RETURN_IF_ERROR(fields.ExpectElements("worse_tasks", JsonKind::kObject));
   for (size_t i = 0; i < lift["worse_tasks"].size(); ++i)
-    KFORGE_RETURN_IF_ERROR(shape.Field(
-        lift["worse_tasks"][i], path + ".worse_tasks[" + std::to_string(i) + "]", "task", Kind::kString));
+    KFORGE_RETURN_IF_ERROR(At(lift["worse_tasks"][i], path + ".worse_tasks[" + std::to_string(i) + "]")
+                               .Expect("task", JsonKind::kString));
   return Status::Ok();
 }
 
-Status CheckModel(const Shape& shape, const json& model, const std::string& path) {
-  KFORGE_RETURN_IF_ERROR(shape.Field(model, path, "model", Kind::kString));
-  KFORGE_RETURN_IF_ERROR(shape.Field(model, path, "verdict", Kind::kString));
-  KFORGE_RETURN_IF_ERROR(shape.Field(model, path, "beneficial", Kind::kBool));
-  KFORGE_RETURN_IF_ERROR(shape.Field(model, path, "arms", Kind::kObject));
-  for (const auto& [name, arm] : model["arms"].items()) {
-    KFORGE_RETURN_IF_ERROR(shape.Field(model["arms"], path + ".arms", name, Kind::kObject));
-    KFORGE_RETURN_IF_ERROR(CheckArm(shape, arm, path + ".arms." + common::KeyText(name)));
+Status CheckModel(const json& model, const std::string& path) {
+  const JsonFields fields = At(model, path);
+  KFORGE_RETURN_IF_ERROR(fields.Expect("model", JsonKind::kString));
+  KFORGE_RETURN_IF_ERROR(fields.Expect("verdict", JsonKind::kString));
+  KFORGE_RETURN_IF_ERROR(fields.Expect("beneficial", JsonKind::kBool));
+  KFORGE_RETURN_IF_ERROR(fields.ExpectValues("arms", JsonKind::kObject));
+  for (const auto& [name, arm] : model["arms"].items())
+    KFORGE_RETURN_IF_ERROR(CheckArm(arm, path + ".arms." + common::KeyText(name)));
+  KFORGE_RETURN_IF_ERROR(fields.ExpectValues("lifts", JsonKind::kObject));
+  for (const auto& [name, lift] : model["lifts"].items())
+    KFORGE_RETURN_IF_ERROR(CheckLift(lift, path + ".lifts." + common::KeyText(name)));
+  return Status::Ok();
+}
+
+/// The checks of CheckEvalReport, their errors without the file's name.
+Status CheckFields(const json& eval) {
+  const JsonFields fields = At(eval, "");
+  KFORGE_RETURN_IF_ERROR(fields.Expect("schema", JsonKind::kString));
+  if (eval["schema"] != kSchema)
+    return Status::ParseError("schema " + common::Quote(eval["schema"].get<std::string>()) + ", not " +
+                              std::string(kSchema) + " (not a skill eval's output)");
+  KFORGE_RETURN_IF_ERROR(fields.Expect("skill", JsonKind::kObject));
+  KFORGE_RETURN_IF_ERROR(At(eval["skill"], "skill").Expect("name", JsonKind::kString));
+  KFORGE_RETURN_IF_ERROR(At(eval["skill"], "skill").Expect("hash", JsonKind::kString));
+  KFORGE_RETURN_IF_ERROR(fields.ExpectElements("tasks", JsonKind::kString));
+  KFORGE_RETURN_IF_ERROR(fields.ExpectElements("left_out", JsonKind::kObject));
+  for (size_t i = 0; i < eval["left_out"].size(); ++i) {
+    const JsonFields left_out = At(eval["left_out"][i], "left_out[" + std::to_string(i) + "]");
+    KFORGE_RETURN_IF_ERROR(left_out.Expect("task", JsonKind::kString));
+    KFORGE_RETURN_IF_ERROR(left_out.Expect("reason", JsonKind::kString));
   }
-  KFORGE_RETURN_IF_ERROR(shape.Field(model, path, "lifts", Kind::kObject));
-  for (const auto& [name, lift] : model["lifts"].items()) {
-    KFORGE_RETURN_IF_ERROR(shape.Field(model["lifts"], path + ".lifts", name, Kind::kObject));
-    KFORGE_RETURN_IF_ERROR(CheckLift(shape, lift, path + ".lifts." + common::KeyText(name)));
-  }
+  KFORGE_RETURN_IF_ERROR(fields.Expect("samples", JsonKind::kInteger));
+  KFORGE_RETURN_IF_ERROR(fields.Expect("protocol", JsonKind::kString));
+  KFORGE_RETURN_IF_ERROR(fields.ExpectIfPresent("compile_only", JsonKind::kBool));
+  KFORGE_RETURN_IF_ERROR(fields.Expect("bootstrap", JsonKind::kObject));
+  KFORGE_RETURN_IF_ERROR(At(eval["bootstrap"], "bootstrap").Expect("resamples", JsonKind::kInteger));
+  KFORGE_RETURN_IF_ERROR(At(eval["bootstrap"], "bootstrap").Expect("seed", JsonKind::kInteger));
+  KFORGE_RETURN_IF_ERROR(fields.Expect("models", JsonKind::kArray));
+  for (size_t i = 0; i < eval["models"].size(); ++i)
+    KFORGE_RETURN_IF_ERROR(CheckModel(eval["models"][i], "models[" + std::to_string(i) + "]"));
   return Status::Ok();
 }
 
@@ -162,34 +117,8 @@ std::optional<fs::path> EvalFileOf(const fs::path& argument) {
 }
 
 Status CheckEvalReport(const json& eval, const std::string& where) {
-  const Shape shape(where);
   if (!eval.is_object()) return Status::ParseError(where + ": expected a JSON object");
-  KFORGE_RETURN_IF_ERROR(shape.Field(eval, "", "schema", Kind::kString));
-  if (eval["schema"] != kSchema)
-    return Status::ParseError(where + ": schema " + common::Quote(eval["schema"].get<std::string>()) +
-                              ", not " + std::string(kSchema) + " (not a skill eval's output)");
-  KFORGE_RETURN_IF_ERROR(shape.Field(eval, "", "skill", Kind::kObject));
-  KFORGE_RETURN_IF_ERROR(shape.Field(eval["skill"], "skill", "name", Kind::kString));
-  KFORGE_RETURN_IF_ERROR(shape.Field(eval["skill"], "skill", "hash", Kind::kString));
-  KFORGE_RETURN_IF_ERROR(shape.Field(eval, "", "tasks", Kind::kArray));
-  KFORGE_RETURN_IF_ERROR(shape.Elements(eval["tasks"], "tasks", Kind::kString));
-  KFORGE_RETURN_IF_ERROR(shape.Field(eval, "", "left_out", Kind::kArray));
-  KFORGE_RETURN_IF_ERROR(shape.Elements(eval["left_out"], "left_out", Kind::kObject));
-  for (size_t i = 0; i < eval["left_out"].size(); ++i) {
-    const std::string at = "left_out[" + std::to_string(i) + "]";
-    KFORGE_RETURN_IF_ERROR(shape.Field(eval["left_out"][i], at, "task", Kind::kString));
-    KFORGE_RETURN_IF_ERROR(shape.Field(eval["left_out"][i], at, "reason", Kind::kString));
-  }
-  KFORGE_RETURN_IF_ERROR(shape.Field(eval, "", "samples", Kind::kInteger));
-  KFORGE_RETURN_IF_ERROR(shape.Field(eval, "", "protocol", Kind::kString));
-  KFORGE_RETURN_IF_ERROR(shape.Field(eval, "", "compile_only", Kind::kBool, true));
-  KFORGE_RETURN_IF_ERROR(shape.Field(eval, "", "bootstrap", Kind::kObject));
-  KFORGE_RETURN_IF_ERROR(shape.Field(eval["bootstrap"], "bootstrap", "resamples", Kind::kInteger));
-  KFORGE_RETURN_IF_ERROR(shape.Field(eval["bootstrap"], "bootstrap", "seed", Kind::kInteger));
-  KFORGE_RETURN_IF_ERROR(shape.Field(eval, "", "models", Kind::kArray));
-  for (size_t i = 0; i < eval["models"].size(); ++i)
-    KFORGE_RETURN_IF_ERROR(CheckModel(shape, eval["models"][i], "models[" + std::to_string(i) + "]"));
-  return Status::Ok();
+  return CheckFields(eval).WithContext(where);
 }
 
 StatusOr<json> ReadEvalReport(const fs::path& argument) {

@@ -21,6 +21,7 @@
 #include "fakes/local_slurm.h"
 #include "fakes/task_root.h"
 #include "kforge/common/hash.h"
+#include "kforge/common/python.h"
 #include "kforge/finetune/run.h"
 
 namespace {
@@ -33,7 +34,7 @@ using nlohmann::json;
 const fs::path kSource = KFORGE_SOURCE_DIR;
 
 /// The Python kforge picks without --python.
-std::string Python() { return kforge::finetune::DefaultPython(); }
+std::string Python() { return kforge::common::FindPython(); }
 
 /// Four conversations, each with a system prompt, a tool call, its result and a final answer.
 std::string Conversations() {

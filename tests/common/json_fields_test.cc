@@ -78,5 +78,42 @@ TEST(JsonFieldsTest, UnknownKeysAreShownOnOneLine) {
   EXPECT_EQ(s.message(), "\"bad\\nkey\": unknown field");
 }
 
+TEST(JsonFieldsTest, ExpectChecksKindsAndNamesThePath) {
+  const nlohmann::json doc = nlohmann::json::parse(R"({
+    "s": "x", "i": 3, "f": 2.5, "n": null, "b": true, "o": {"odd key": 1, "k": "v"}, "a": [1, "two"]
+  })");
+  const JsonFields top(doc, ""), nested(doc, "runs[2]");
+  const struct {
+    Status status;
+    std::string message;  // empty: ok
+  } cases[] = {
+      {top.Expect("s", JsonKind::kString), ""},
+      {top.Expect("i", JsonKind::kInteger), ""},
+      {top.Expect("i", JsonKind::kNumber), ""},
+      {top.Expect("f", JsonKind::kInteger), "f: expected an integer, found number"},
+      {top.Expect("n", JsonKind::kNumberOrNull), ""},
+      {top.Expect("n", JsonKind::kNumber), "n: expected a number, found null"},
+      {top.Expect("b", JsonKind::kBool), ""},
+      {top.Expect("s", JsonKind::kBool), "s: expected true or false, found string"},
+      {top.Expect("o", JsonKind::kObject), ""},
+      {top.Expect("a", JsonKind::kObject), "a: expected an object, found array"},
+      {top.Expect("missing", JsonKind::kString), "missing: missing"},
+      {nested.Expect("missing", JsonKind::kString), "runs[2].missing: missing"},
+      {nested.Expect("odd key", JsonKind::kString), "runs[2].\"odd key\": missing"},
+      {top.ExpectIfPresent("missing", JsonKind::kString), ""},
+      {top.ExpectIfPresent("s", JsonKind::kInteger), "s: expected an integer, found string"},
+      {top.ExpectElements("a", JsonKind::kInteger), "a[1]: expected an integer, found string"},
+      {top.ExpectElements("o", JsonKind::kInteger), "o: expected an array, found object"},
+      {nested.ExpectValues("o", JsonKind::kInteger), "runs[2].o.k: expected an integer, found string"},
+      {top.ExpectValues("a", JsonKind::kInteger), "a: expected an object, found array"},
+      {JsonFields(doc["a"], "a").Expect("x", JsonKind::kString), "a: expected an object"},
+      {JsonFields(doc["a"], "").Expect("x", JsonKind::kString), "top level: expected an object"},
+  };
+  for (const auto& c : cases) {
+    EXPECT_EQ(c.status.ok(), c.message.empty()) << c.status.message();
+    EXPECT_EQ(c.status.message(), c.message);
+  }
+}
+
 }  // namespace
 }  // namespace kforge::common

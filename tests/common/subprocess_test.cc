@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
@@ -180,6 +181,75 @@ TEST(SubprocessTest, AScrubbedEnvironmentHasNoCredentials) {
   unsetenv("KFORGE_TEST_API_KEY");
   unsetenv("some_service_token");
   unsetenv("KFORGE_TEST_PLAIN");
+}
+
+TEST(SubprocessTest, EnvironmentWithSetsOverridesOnTopOfTheParents) {
+  setenv("KFORGE_TEST_REPLACED", "old", 1);
+  setenv("KFORGE_TEST_KEPT", "kept", 1);
+  std::vector<std::string> env = EnvironmentWith({"KFORGE_TEST_REPLACED=new", "KFORGE_TEST_ADDED=added"});
+  unsetenv("KFORGE_TEST_REPLACED");
+  unsetenv("KFORGE_TEST_KEPT");
+  auto count = [&](const std::string& entry) { return std::count(env.begin(), env.end(), entry); };
+  EXPECT_EQ(count("KFORGE_TEST_REPLACED=new"), 1);
+  EXPECT_EQ(count("KFORGE_TEST_REPLACED=old"), 0);
+  EXPECT_EQ(count("KFORGE_TEST_KEPT=kept"), 1);
+  EXPECT_EQ(count("KFORGE_TEST_ADDED=added"), 1);
+  SpawnOptions options = Piped();
+  options.environment = env;
+  auto child = Subprocess::Spawn({"/bin/sh", "-c", "echo $KFORGE_TEST_REPLACED $KFORGE_TEST_KEPT"}, options);
+  ASSERT_TRUE(child.ok());
+  EXPECT_EQ(ReadAll(child->stdout_fd()), "new kept\n");
+  child->Wait();
+}
+
+TEST(SubprocessTest, OnPathFindsExecutables) {
+  EXPECT_TRUE(OnPath("sh"));
+  EXPECT_TRUE(OnPath("/bin/sh"));
+  EXPECT_FALSE(OnPath("kforge-no-such-program"));
+  EXPECT_FALSE(OnPath("/nonexistent/sh"));
+  const std::string plain = "/tmp/kforge_onpath_" + std::to_string(getpid());
+  std::fclose(std::fopen(plain.c_str(), "w"));
+  EXPECT_FALSE(OnPath(plain)) << "a file that is not executable";
+  std::remove(plain.c_str());
+}
+
+TEST(SubprocessTest, ReadOutputKeepsTheStreamsApartWithoutDeadlock) {
+  // More than a pipe holds on each stream, stderr first: reading one stream to its end would hang.
+  auto child = Subprocess::Spawn(
+      {"/bin/sh", "-c", "head -c 300000 /dev/zero | tr '\\0' e >&2; head -c 200000 /dev/zero | tr '\\0' o; exit 6"},
+      Piped());
+  ASSERT_TRUE(child.ok()) << child.status().message();
+  child->CloseStdin();
+  std::string out, err;
+  child->ReadOutput([&](int stream, const char* data, size_t size) {
+    (stream == 1 ? out : err).append(data, size);
+  });
+  EXPECT_EQ(child->stdout_fd(), -1);
+  EXPECT_EQ(child->stderr_fd(), -1);
+  EXPECT_EQ(out, std::string(200000, 'o'));
+  EXPECT_EQ(err, std::string(300000, 'e'));
+  EXPECT_EQ(DescribeExit(child->Wait()), "exit code 6");
+}
+
+TEST(SubprocessTest, ForwardSignalsPassesThemToTheChildAndRestoresTheHandlers) {
+  SpawnOptions options;
+  options.own_process_group = true;
+  options.unblock_signals = true;
+  options.default_signals = {SIGTERM};
+  auto child = Subprocess::Spawn({"/bin/sleep", "60"}, options);
+  ASSERT_TRUE(child.ok()) << child.status().message();
+  struct sigaction before = {};
+  sigaction(SIGTERM, nullptr, &before);  // the process-group killer's, installed by the spawn
+  {
+    ForwardSignals forward(child->pid());
+    ASSERT_EQ(raise(SIGTERM), 0);  // would end this test program without the forwarding
+    std::optional<int> ended = child->WaitFor(10);
+    ASSERT_TRUE(ended.has_value());
+    EXPECT_EQ(DescribeExit(*ended), "killed by SIGTERM");
+  }
+  struct sigaction after = {};
+  sigaction(SIGTERM, nullptr, &after);
+  EXPECT_EQ(after.sa_handler, before.sa_handler);
 }
 
 }  // namespace

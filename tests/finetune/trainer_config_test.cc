@@ -12,6 +12,7 @@
 
 #include "fakes/command.h"
 #include "fakes/task_root.h"
+#include "kforge/common/python.h"
 #include "kforge/finetune/run.h"
 
 namespace kforge::finetune {
@@ -20,7 +21,7 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-std::string Python() { return DefaultPython(); }
+std::string Python() { return common::FindPython(); }
 
 LaunchOptions Options(Backend backend) {
   LaunchOptions o;

@@ -13,6 +13,9 @@
 
 namespace kforge::common {
 
+/// What a field must hold, for JsonFields::Expect.
+enum class JsonKind { kString, kInteger, kNumber, kNumberOrNull, kBool, kObject, kArray };
+
 /// Reads fields of one JSON object located at `path` (e.g. "launches[2]").
 class JsonFields {
  public:
@@ -31,7 +34,21 @@ class JsonFields {
   StatusOr<const nlohmann::json*> Get(std::string_view key) const;
   Status Error(std::string_view key, const std::string& what) const;
 
+  /// Checks without reading: fails unless the value at `path` is an object ("PATH: expected an
+  /// object") holding `key` ("PATH.key: missing") of `kind` ("PATH.key: expected an integer, found
+  /// string"). A key that is not a plain name is quoted (KeyText).
+  Status Expect(std::string_view key, JsonKind kind) const;
+  /// Expect, where an absent `key` is fine.
+  Status ExpectIfPresent(std::string_view key, JsonKind kind) const;
+  /// Expect(key, kArray), then every element of `kind` ("PATH.key[3]: expected a string, found null").
+  Status ExpectElements(std::string_view key, JsonKind kind) const;
+  /// ExpectIfPresent for every key of the object `key` (checked to be one): maps of names to values.
+  Status ExpectValues(std::string_view key, JsonKind kind) const;
+
  private:
+  /// The path of a child with its key as KeyText writes it.
+  std::string KeyPath(std::string_view key) const;
+
   const nlohmann::json& object_;
   std::string path_;
 };

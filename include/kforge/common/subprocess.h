@@ -2,8 +2,11 @@
 // up) with pipes for the streams the caller wants, killing and reaping, and how a child ended.
 #pragma once
 
+#include <signal.h>
 #include <sys/types.h>
 
+#include <cstddef>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -42,6 +45,14 @@ struct SpawnOptions {
 /// case) in _API_KEY, APIKEY, _TOKEN, _SECRET, _SECRET_KEY, _PASSWORD, _ACCESS_KEY, _KEY_ID or
 /// _CREDENTIALS.
 std::vector<std::string> EnvironmentWithoutSecrets();
+
+/// The parent's environment with `overrides` ("NAME=value") set on top: each replaces the parent's
+/// variable of its name or is added after them.
+std::vector<std::string> EnvironmentWith(const std::vector<std::string>& overrides);
+
+/// Whether `program` runs: an executable file on PATH, or at that path when it holds a '/'. An empty
+/// folder in PATH is the current one.
+bool OnPath(const std::string& program);
 
 /// One child process and the parent's ends of its pipes. Move-only; destroying one that is still
 /// running kills and reaps it.
@@ -82,6 +93,12 @@ class Subprocess {
   /// returns its wait status as Wait does.
   int Kill();
 
+  /// Reads the stdout and stderr pipes (those that are pipes) until both are closed by the child,
+  /// handing each piece to `sink` with the stream it came from (1: stdout, 2: stderr), then closes
+  /// the parent's ends. Does not wait for the child.
+  using OutputSink = std::function<void(int stream, const char* data, size_t size)>;
+  void ReadOutput(const OutputSink& sink);
+
  private:
   void Release();
 
@@ -90,6 +107,21 @@ class Subprocess {
   int stdin_fd_ = -1;
   int stdout_fd_ = -1;
   int stderr_fd_ = -1;
+};
+
+/// While one lives, SIGINT, SIGTERM and SIGHUP sent to this process go to `child` instead (a child in
+/// a process group of its own does not get the terminal's), so that the parent outlives the child and
+/// sees how it ended; SIGPIPE is ignored. The handlers before it come back when it is destroyed. One
+/// at a time.
+class ForwardSignals {
+ public:
+  explicit ForwardSignals(pid_t child);
+  ~ForwardSignals();
+  ForwardSignals(const ForwardSignals&) = delete;
+  ForwardSignals& operator=(const ForwardSignals&) = delete;
+
+ private:
+  struct sigaction saved_[4];  // SIGINT's, SIGTERM's, SIGHUP's and SIGPIPE's handlers before
 };
 
 /// How a child ended, from a wait status: "exit code 3", "killed by SIGSEGV" ("killed by signal 40"

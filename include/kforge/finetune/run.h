@@ -35,11 +35,6 @@ struct RunOutput {
   std::function<void(const std::string&)> print;
 };
 
-/// The trainer's Python when --python is not given: $KFORGE_PYTHON, else the kforge venv
-/// (scripts/setup.sh: $KFORGE_VENV, else $XDG_CACHE_HOME/kforge/venv, else ~/.cache/kforge/venv)
-/// when it has bin/python3, else python3.
-std::string DefaultPython();
-
 /// The --config file as a JSON object: `.yaml`/`.yml` read by `sft_trl.py --read-config` with the
 /// options' Python (PyYAML), anything else read here as JSON. InvalidArgument on one line naming
 /// the file when it is malformed or not an object.
