@@ -6,8 +6,8 @@
 #       `kforge report OUT/run` (with --baseline BASELINE_RUN when given), and stops the server.
 #   scripts/eval-student.sh --check CHECKPOINT
 #       serves CHECKPOINT, asks it one chat completion, prints the reply's JSON, stops the server.
-# The server is vLLM when the Python has it, else `transformers serve` (pip install
-# 'transformers[serving]'); nothing is downloaded (HF_HUB_OFFLINE=1).
+# The server is vLLM when the Python has it, else `transformers serve` (scripts/setup.sh --finetune installs
+# it); nothing is downloaded (HF_HUB_OFFLINE=1).
 # Environment: KFORGE_PYTHON (the server's Python; default the kforge venv, else python3),
 # KFORGE_STUDENT_SERVER (vllm or transformers), KFORGE_STUDENT_PORT (default: a free port),
 # KFORGE (the kforge binary; default build/kforge), KFORGE_STUDENT_WAIT (seconds to wait for the
@@ -54,8 +54,8 @@ case $server in
       >"$log" 2>&1 &
     ;;
   transformers)
-    "$python" -c 'import fastapi, uvicorn, openai' >/dev/null 2>&1 ||
-      { say "$python lacks the serving extras: pip install 'transformers[serving]'"; exit 2; }
+    "$python" -c 'import transformers, fastapi, uvicorn, openai' >/dev/null 2>&1 ||
+      { say "$python lacks transformers serve: scripts/setup.sh --finetune (pip install -r scripts/requirements-finetune.txt)"; exit 2; }
     transformers_cli=$(dirname "$python")/transformers
     [ -x "$transformers_cli" ] || transformers_cli=transformers
     device=cpu

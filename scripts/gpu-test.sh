@@ -12,7 +12,7 @@ fail=0
 
 step "setup and build"
 start=$(date +%s)
-if ! scripts/setup.sh >"$out/setup.log" 2>&1; then
+if ! scripts/setup.sh --tests >"$out/setup.log" 2>&1; then
   cmake --build build -- -k 0 >"$out/build-all.log" 2>&1
   grep -E "error:" "$out/build-all.log" | sort -u | head -40
   exit 1

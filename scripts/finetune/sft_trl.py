@@ -549,7 +549,7 @@ def main():
             if not (args.model and args.data and args.config and args.save):
                 fail("training needs --model, --data, --config and --save")
             if package_version("trl") is None:
-                fail(f"trl is not installed in {sys.executable}: pip install trl")
+                fail(f"trl is not installed in {sys.executable}: pip install -r scripts/requirements-finetune.txt")
             train(args)
     except Refusal as e:
         fail(str(e))

@@ -60,10 +60,14 @@ StatusOr<json> ProbeVersions(const LaunchOptions& o) {
   const bool trl = o.backend == Backend::kTrl;
   std::vector<std::string> needed = {trl ? "trl" : "axolotl", "transformers"};
   if (trl && o.training.lora) needed.push_back("peft");
+  // The TRL stack is pinned in scripts/requirements-finetune.txt; axolotl lives in an environment of its own.
+  const std::string install = trl ? "pip install -r scripts/requirements-finetune.txt (scripts/setup.sh "
+                                    "--finetune installs it into kforge's Python)"
+                                  : "pip install axolotl";
   for (const std::string& package : needed) {
     if (versions.value(package, json()).is_null())
       return Status::Unavailable("the " + std::string(BackendName(o.backend)) + " backend needs " + package +
-                                 ", which " + o.python + " cannot import: pip install " + package);
+                                 ", which " + o.python + " cannot import: " + install);
   }
   return versions;
 }

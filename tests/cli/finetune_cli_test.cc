@@ -107,7 +107,9 @@ TEST_F(FinetuneCliTest, BadInputGetsOneLineAndExitTwoBeforeAnythingIsWritten) {
       {"python that does not exist", Args(out, {"--python", (dir_ / "no-python").string()}),
        "cannot run " + (dir_ / "no-python").string()},
       {"trl not installed", Args(out, {"--python", fake_python}),
-       "the trl backend needs trl, which " + fake_python + " cannot import: pip install trl"},
+       "the trl backend needs trl, which " + fake_python +
+           " cannot import: pip install -r scripts/requirements-finetune.txt (scripts/setup.sh --finetune "
+           "installs it into kforge's Python)"},
       {"axolotl not installed", Args(out, {"--backend", "axolotl", "--python", fake_python}),
        "the axolotl backend needs axolotl, which " + fake_python + " cannot import: pip install axolotl"},
   };

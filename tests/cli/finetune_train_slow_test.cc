@@ -102,7 +102,7 @@ class FinetuneSlowTest : public ::testing::Test {
          {"torch", "transformers", "trl", "datasets", "tokenizers", "peft", "accelerate"}) {
       if (versions_.value(package, json()).is_null()) {
         setup_error_ = Python() + " lacks " + package +
-                       ": run scripts/setup.sh (pip install -r scripts/requirements.txt)";
+                       ": run scripts/setup.sh --finetune (pip install -r scripts/requirements-finetune.txt)";
         return;
       }
     }

@@ -45,8 +45,8 @@ StatusOr<nlohmann::json> ReadOverrides(const std::string& path, const LaunchOpti
 StatusOr<std::string> ResolveModel(const std::string& model);
 
 /// What `PYTHON sft_trl.py --versions` reports; Unavailable naming the Python when it cannot run,
-/// and naming the package to install (`pip install trl`, `pip install axolotl`) when `backend`'s
-/// package is missing.
+/// and saying how to install `backend`'s packages when one is missing (scripts/requirements-finetune.txt
+/// for trl, `pip install axolotl`).
 StatusOr<nlohmann::json> ProbeVersions(const LaunchOptions& options);
 
 /// Runs `sft_trl.py --check-template`: the model's chat template (or --chat-template's) must render
