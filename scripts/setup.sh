@@ -7,7 +7,7 @@
 #      scripts/requirements.txt;
 #   3. configure and build into build/ (or $KFORGE_BUILD_DIR) what kforge runs: the kforge binary, its NVRTC
 #      helper (kforge-nvrtc) and its GPU worker library (libkforge_worker.so);
-#   4. the reference packages of the bundled tasks.
+#   4. the reference packages of the bundled tasks, on a GPU machine or with --tests.
 # --tests (or KFORGE_SETUP_TESTS=1) also builds the test suites and benchmarks, and installs what the tests
 # use: pytest, junitparser and the fine-tuning packages. --finetune (or KFORGE_SETUP_FINETUNE=1) installs the
 # fine-tuning packages of scripts/requirements-finetune.txt (finetune-launch, scripts/eval-student.sh).
@@ -122,10 +122,16 @@ cmake --build "$build_dir" "${targets[@]}" -j "$(nproc)"
 if [ "$with_tests" = 1 ]; then say "built $build_dir/kforge and the tests"; else say "built $build_dir/kforge"; fi
 phase_done build
 
-# Reference packages of the bundled tasks (CPU ones for the parity tests, CUDA ones too on a GPU).
-if "$build_dir/kforge" --version | grep -q "^libtorch [0-9]"; then
+# Reference packages of the bundled tasks: CUDA ones (and CPU ones) on a GPU machine, where verify, bench
+# and generate judge with them; CPU ones with --tests, for the parity tests. Without a GPU the demo only
+# compiles, and needs none.
+device=
+if nvidia-smi -L >/dev/null 2>&1; then
+  device=cuda
+elif [ "$with_tests" = 1 ]; then
   device=cpu
-  nvidia-smi -L >/dev/null 2>&1 && device=cuda
+fi
+if [ -n "$device" ] && "$build_dir/kforge" --version | grep -q "^libtorch [0-9]"; then
   "$build_dir/kforge" tasks build tasks --out "$build_dir/tasks" --device $device >"$build_dir/tasks-build.log" 2>&1 ||
     { tail -5 "$build_dir/tasks-build.log" >&2; say "building the bundled tasks failed (log: $build_dir/tasks-build.log)"; exit 1; }
   say "built the bundled tasks ($device) into $build_dir/tasks"

@@ -13,10 +13,12 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 
+# Builds a kforge that says it has LibTorch and records its other calls.
 FAKE_CMAKE = r"""#!/bin/sh
 echo "cmake $*" >>"$FAKE_LOG"
 if [ "$1" = "--build" ]; then
-  printf '#!/bin/sh\necho "kforge 0.1.0"\n' >"$2/kforge"
+  printf '#!/bin/sh\n[ "$1" = --version ] && { echo "libtorch 2.11.0"; exit 0; }\necho "kforge $*" >>"$FAKE_LOG"\n' \
+    >"$2/kforge"
   chmod +x "$2/kforge"
 fi
 """
@@ -38,11 +40,12 @@ def write_program(path, text):
     path.chmod(path.stat().st_mode | stat.S_IXUSR)
 
 
-def run_setup(tmp_path, *args):
+def run_setup(tmp_path, *args, gpu=False):
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir(exist_ok=True)
     write_program(bin_dir / "cmake", FAKE_CMAKE)
     write_program(bin_dir / "python3", FAKE_PYTHON)
+    write_program(bin_dir / "nvidia-smi", f"#!/bin/sh\nexit {0 if gpu else 1}\n")
     log = tmp_path / "calls.log"
     env = dict(os.environ, PATH=f"{bin_dir}:{os.environ['PATH']}", FAKE_LOG=str(log),
                KFORGE_PYTHON=str(bin_dir / "python3"), KFORGE_BUILD_DIR=str(tmp_path / "build"))
@@ -52,6 +55,10 @@ def run_setup(tmp_path, *args):
     run = subprocess.run([str(REPO / "scripts/setup.sh"), *args], capture_output=True, text=True, env=env)
     calls = log.read_text().splitlines() if log.exists() else []
     return run, calls
+
+
+def task_builds(calls):
+    return [c for c in calls if c.startswith("kforge tasks build")]
 
 
 def build_calls(calls):
@@ -68,6 +75,13 @@ def test_demo_setup_builds_the_kforge_target_and_installs_no_finetune_package(tm
     assert build_calls(calls) == [f"cmake --build {tmp_path}/build --target kforge -j {os.cpu_count()}"]
     assert pip_calls(calls) == []
     assert f"setup: built {tmp_path}/build/kforge\n" in run.stderr
+    assert task_builds(calls) == []  # the demo without a GPU compiles only
+
+
+def test_a_gpu_machine_gets_the_cuda_reference_packages_without_tests(tmp_path):
+    run, calls = run_setup(tmp_path, gpu=True)
+    assert run.returncode == 0, run.stderr
+    assert task_builds(calls) == [f"kforge tasks build tasks --out {tmp_path}/build/tasks --device cuda"]
 
 
 def test_tests_setup_builds_everything_and_installs_the_test_packages(tmp_path):
@@ -76,6 +90,7 @@ def test_tests_setup_builds_everything_and_installs_the_test_packages(tmp_path):
     assert build_calls(calls) == [f"cmake --build {tmp_path}/build -j {os.cpu_count()}"]
     assert "python -m pip install -q -r scripts/requirements-finetune.txt" in pip_calls(calls)
     assert "installing the fine-tuning packages" in run.stderr
+    assert task_builds(calls) == [f"kforge tasks build tasks --out {tmp_path}/build/tasks --device cpu"]
 
 
 def test_finetune_installs_the_finetune_packages_and_builds_only_kforge(tmp_path):
