@@ -48,8 +48,8 @@ std::set<std::string> HelpFlags(const std::string& args) {
   return FlagsIn(fakes::RunCommand(std::string(KFORGE_BINARY) + " " + args + " --help").out);
 }
 
-/// Flags of other programs that the docs mention in passing (compute-sanitizer's).
-const std::set<std::string> kOtherPrograms = {"--tool"};
+/// Flags of other programs that the docs mention in passing (compute-sanitizer's, scripts/setup.sh's).
+const std::set<std::string> kOtherPrograms = {"--tool", "--finetune", "--tests"};
 
 TEST(DocsDriftTest, EveryFlagIsDocumentedAndEveryDocumentedFlagExists) {
   const struct {
