@@ -27,17 +27,27 @@ function(kforge_module name)
   target_link_libraries(kforge_${name} PUBLIC ${ARG_DEPS} PRIVATE ${ARG_PRIVATE_DEPS})
 endfunction()
 
+# kforge_test_fakes(): the test doubles of tests/fakes, compiled once into a library every test program
+# links, not once per test program.
+function(kforge_test_fakes)
+  file(GLOB fakes CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/tests/fakes/*.cc)
+  list(FILTER fakes EXCLUDE REGEX ".*_main\\.cc$")  # programs of their own (fake_worker)
+  add_library(kforge_test_fakes STATIC ${fakes})
+  target_include_directories(kforge_test_fakes PUBLIC ${PROJECT_SOURCE_DIR}/tests)
+  target_link_libraries(kforge_test_fakes PUBLIC nlohmann_json::nlohmann_json GTest::gtest Threads::Threads)
+  target_compile_definitions(kforge_test_fakes PRIVATE
+    KFORGE_SOURCE_DIR="${PROJECT_SOURCE_DIR}" KFORGE_BINARY="$<TARGET_FILE:kforge>")
+endfunction()
+
 # kforge_module_tests(NAME): tests/NAME/*_test.cc -> NAME_test; *_gpu_test.cc -> NAME_gpu_test
 # (ctest label gpu); *_slow_test.cc -> NAME_slow_test, one ctest entry labelled cpu and slow (CPU
 # tests that take tens of seconds, such as training a tiny model). Each links kforge_NAME and the
-# test doubles in tests/fakes, and may run the fake worker (KFORGE_FAKE_WORKER).
+# test doubles (kforge_test_fakes), and may run the fake worker (KFORGE_FAKE_WORKER).
 function(kforge_module_tests name)
   if(NOT TARGET kforge_${name})
     return()
   endif()
   file(GLOB all CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/tests/${name}/*_test.cc)
-  file(GLOB fakes CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/tests/fakes/*.cc)
-  list(FILTER fakes EXCLUDE REGEX ".*_main\\.cc$")  # programs of their own (fake_worker)
   set(cpu_tests ${all})
   list(FILTER cpu_tests EXCLUDE REGEX ".*_(gpu|slow)_test\\.cc$")
   set(gpu_tests ${all})
@@ -54,11 +64,11 @@ function(kforge_module_tests name)
     else()
       set(target ${name}_${kind}_test)
     endif()
-    add_executable(${target} ${files} ${fakes})
+    add_executable(${target} ${files})
     # Tests see every header: a module's tests may use its private parts and the test doubles.
     target_include_directories(${target} PRIVATE ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/include
                                                  ${PROJECT_SOURCE_DIR}/tests)
-    target_link_libraries(${target} PRIVATE kforge_${name} GTest::gtest GTest::gtest_main)
+    target_link_libraries(${target} PRIVATE kforge_${name} kforge_test_fakes GTest::gtest GTest::gtest_main)
     target_compile_definitions(${target} PRIVATE
       KFORGE_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
       KFORGE_BINARY="$<TARGET_FILE:kforge>"

@@ -33,7 +33,7 @@ struct CliRun {
 CliRun VerifyCommand(const std::string& args) {
   std::string command = std::string(KFORGE_BINARY) + " verify " + args;
   CliRun run;
-  std::string err_path = fs::temp_directory_path() / "kforge_cli_test_stderr";
+  std::string err_path = fs::temp_directory_path() / ("kforge_cli_test_stderr_" + std::to_string(getpid()));
   FILE* pipe = popen((command + " 2>" + err_path).c_str(), "r");
   char buffer[4096];
   std::string out;
@@ -42,6 +42,9 @@ CliRun VerifyCommand(const std::string& args) {
   run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   std::ifstream err(err_path);
   run.output = out + std::string(std::istreambuf_iterator<char>(err), {});
+  err.close();
+  std::error_code ignored;
+  fs::remove(err_path, ignored);
   size_t start = 0;
   while (start < out.size()) {
     size_t end = out.find('\n', start);

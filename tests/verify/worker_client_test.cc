@@ -21,7 +21,7 @@ TEST(WorkerClientTest, ExchangesLinesWithOneProcess) {
 
 TEST(WorkerClientTest, MissedDeadlineKillsAndNextCallRespawns) {
   WorkerClient client =
-      Shell("read line; case \"$line\" in *hang*) sleep 60;; esac; echo '{\"fine\": true}'");
+      Shell("read line; case \"$line\" in *hang*) exec sleep 60;; esac; echo '{\"fine\": true}'");
   auto reply = client.Call({{"op", "hang"}}, 200ms);
   EXPECT_EQ(reply.kind, WorkerClient::Reply::Kind::kTimeout);
   EXPECT_NE(reply.detail.find("no reply within 200 ms"), std::string::npos);
@@ -44,7 +44,7 @@ TEST(WorkerClientTest, DeathIsReportedWithSignalOrExitCode) {
 }
 
 TEST(WorkerClientTest, MalformedReplyIsADeath) {
-  WorkerClient client = Shell("read line; echo 'not json'; sleep 60");
+  WorkerClient client = Shell("read line; echo 'not json'; exec sleep 60");
   auto reply = client.Call({{"op", "x"}}, 5s);
   EXPECT_EQ(reply.kind, WorkerClient::Reply::Kind::kDied);
   EXPECT_EQ(reply.detail, "worker wrote a malformed reply");
