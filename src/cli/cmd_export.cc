@@ -47,7 +47,7 @@ nlohmann::json Describe(const exporter::ExportOptions& o) {
                       {"include_incorrect", o.filters.include_incorrect},
                       {"with_reasoning", o.rows.with_reasoning},
                       {"tool_arguments", o.rows.arguments_as_text ? "text" : "object"}};
-  if (o.file_format == exporter::FileFormat::kParquet) d["file_format"] = "parquet";
+  if (o.file_format != exporter::FileFormat::kJsonl) d["file_format"] = exporter::kFileFormatNames.Name(o.file_format);
   const exporter::Filters& f = o.filters;
   if (f.min_speedup) d["min_speedup"] = *f.min_speedup;
   if (f.max_turns) d["max_turns"] = *f.max_turns;
@@ -59,8 +59,7 @@ nlohmann::json Describe(const exporter::ExportOptions& o) {
   const exporter::SelectionOptions& s = o.selection;
   if (s.per_task) d["per_task"] = *s.per_task;
   if (s.near_dup) d["near_dup"] = *s.near_dup;
-  if (s.balance != exporter::Balance::kNone)
-    d["balance"] = s.balance == exporter::Balance::kTag ? "tag" : "level";
+  if (s.balance != exporter::Balance::kNone) d["balance"] = exporter::kBalanceNames.Name(s.balance);
   if (s.balance_cap) d["balance_cap"] = *s.balance_cap;
   if (o.holdout) {
     d["holdout"] = o.holdout->string();
@@ -74,7 +73,8 @@ StatusOr<exporter::ExportOptions> ToOptions(const ExportArgs& a) {
   exporter::ExportOptions o;
   auto given = [&](const char* flag) { return a.given.at(flag)->count() > 0; };
   // `--format parquet` is short for messages rows in Parquet files.
-  const bool parquet = a.format == "parquet" || a.file_format == "parquet";
+  const bool parquet = a.format == "parquet" ||
+                       exporter::kFileFormatNames.Parse(a.file_format) == exporter::FileFormat::kParquet;
   o.format = a.format == "parquet" ? exporter::Format::kMessages : *exporter::ParseFormat(a.format);
   o.out = a.out;
   o.force = a.force;
@@ -103,8 +103,7 @@ StatusOr<exporter::ExportOptions> ToOptions(const ExportArgs& a) {
   exporter::SelectionOptions& s = o.selection;
   if (given("--per-task")) s.per_task = a.per_task;
   if (given("--near-dup")) s.near_dup = a.near_dup;
-  if (given("--balance"))
-    s.balance = a.balance == "tag" ? exporter::Balance::kTag : exporter::Balance::kLevel;
+  if (given("--balance")) s.balance = *exporter::kBalanceNames.Parse(a.balance);  // checked by the flag
   if (given("--balance-cap")) {
     if (!given("--balance")) return Status::InvalidArgument("--balance-cap needs --balance level|tag");
     s.balance_cap = a.balance_cap;
@@ -143,15 +142,14 @@ Runner AttachExport(CLI::App& sub) {
   sub.add_option("runs", a->runs,
                  "Run folders (their trajectories.jsonl), .jsonl files, or - for JSON lines on stdin")
       ->required();
-  std::vector<std::string> formats;
-  for (const auto& [format, name] : exporter::kFormatNames.rows) formats.emplace_back(name);
+  std::vector<std::string> formats = exporter::kFormatNames.Names();
   formats.push_back("parquet");  // messages rows in Parquet files
   sub.add_option("--format", a->format, "Output format")
       ->check(CLI::IsMember(formats))
       ->default_val(a->format);
   sub.add_option("--file-format", a->file_format,
                  "Files of messages and pairs rows: jsonl, or parquet (written with pyarrow by --python)")
-      ->check(CLI::IsMember({"jsonl", "parquet"}))
+      ->check(CLI::IsMember(exporter::kFileFormatNames.Names()))
       ->default_val("jsonl");
   sub.add_option("--tool-arguments", a->tool_arguments,
                  "Tool-call arguments as JSON objects (Hugging Face's convention) or as JSON text")
@@ -193,7 +191,7 @@ Runner AttachExport(CLI::App& sub) {
           ->check(FiniteRange(0.01, 1));
   given["--balance"] =
       sub.add_option("--balance", a->balance, "Cap every level or tag group at the smallest's size")
-          ->check(CLI::IsMember({"level", "tag"}));
+          ->check(CLI::IsMember(exporter::kBalanceNames.Names()));
   given["--balance-cap"] =
       sub.add_option("--balance-cap", a->balance_cap, "Cap every --balance group at N instead")
           ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));

@@ -42,10 +42,10 @@ Runner AttachFinetune(CLI::App& sub) {
                  "cache)");
   sub.add_option("--model", o.model, "Base model: a local folder or a hub id org/name");
   sub.add_option("--backend", args->backend, "Trainer: trl or axolotl")
-      ->check(CLI::IsMember({"trl", "axolotl"}))
+      ->check(CLI::IsMember(finetune::kBackendNames.Names()))
       ->default_val("trl");
   sub.add_option("--launcher", args->launcher, "local, accelerate, torchrun or slurm")
-      ->check(CLI::IsMember({"local", "accelerate", "torchrun", "slurm"}))
+      ->check(CLI::IsMember(finetune::kLauncherNames.Names()))
       ->default_val("local");
   sub.add_option("--out", args->out, "Run folder: trainer config, logs, checkpoints, manifest.json");
   sub.add_option("--status", args->status,
@@ -122,11 +122,8 @@ Runner AttachFinetune(CLI::App& sub) {
       }
       o.chat_template = fs::absolute(args->chat_template).lexically_normal().string();
     }
-    o.backend = args->backend == "axolotl" ? Backend::kAxolotl : Backend::kTrl;
-    o.launcher = args->launcher == "slurm"        ? Launcher::kSlurm
-                 : args->launcher == "torchrun"   ? Launcher::kTorchrun
-                 : args->launcher == "accelerate" ? Launcher::kAccelerate
-                                                  : Launcher::kLocal;
+    o.backend = *finetune::kBackendNames.Parse(args->backend);  // checked by the flag
+    o.launcher = *finetune::kLauncherNames.Parse(args->launcher);
     StdinSpool stdin_data(StdinSpool::Keep::kInCache);  // a launched trainer reads it after kforge exits
     if (Status read = stdin_data.Replace(args->data); !read.ok()) {
       std::fprintf(stderr, "%s: --data %s\n", kName, read.message().c_str());

@@ -33,7 +33,7 @@ Status CheckCombination(const LaunchOptions& o, const DatasetStats& stats) {
   if (o.nodes > 1 && (o.launcher == Launcher::kAccelerate || o.launcher == Launcher::kTorchrun)) {
     if (o.master_addr.empty())
       return Status::InvalidArgument(
-          std::string("--nodes ") + std::to_string(o.nodes) + " with --launcher " + LauncherName(o.launcher) +
+          std::string("--nodes ") + std::to_string(o.nodes) + " with --launcher " + std::string(LauncherName(o.launcher)) +
           " needs MASTER_ADDR (the first node's address) in the environment of every "
           "node; or use --launcher slurm");
     if (o.launcher == Launcher::kAccelerate && o.node_rank.empty())
@@ -113,22 +113,6 @@ std::vector<std::string> LauncherArgv(const LaunchOptions& o, const fs::path& co
 }
 
 }  // namespace
-
-const char* BackendName(Backend backend) { return backend == Backend::kTrl ? "trl" : "axolotl"; }
-
-const char* LauncherName(Launcher launcher) {
-  switch (launcher) {
-    case Launcher::kLocal:
-      return "local";
-    case Launcher::kAccelerate:
-      return "accelerate";
-    case Launcher::kTorchrun:
-      return "torchrun";
-    case Launcher::kSlurm:
-      return "slurm";
-  }
-  return "?";
-}
 
 int64_t DefaultMaxSeqLen(const DatasetStats& stats) {
   const int64_t longest = ApproxTokens(stats.max_chars) * 5 / 4;  // the chat template's tokens too

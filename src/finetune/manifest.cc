@@ -97,7 +97,7 @@ void FinishManifest(json& manifest, const ProcessResult& result) {
   manifest["exit_status"] = result.exit_code;
   manifest["signal"] = result.signal ? json(result.signal) : json(nullptr);
   if (json done = LastDoneLine(result.out); !done.is_null()) manifest["result"] = done;
-  if (manifest.value("launcher", "") == "slurm") {
+  if (manifest.value("launcher", "") == LauncherName(Launcher::kSlurm)) {
     if (std::string id = JobId(result.out); !id.empty()) manifest["slurm_job_id"] = id;
   }
 }

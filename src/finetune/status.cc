@@ -73,7 +73,7 @@ StatusOr<std::pair<std::string, int>> RunStatus(const std::filesystem::path& run
                               (status == 0 ? " (completed)" : " (failed)") + Result(manifest),
                           status == 0 ? 0 : 1);
   }
-  std::string state = launcher == "slurm" && !job.empty() ? SlurmState(job) : "";
+  std::string state = launcher == LauncherName(Launcher::kSlurm) && !job.empty() ? SlurmState(job) : "";
   return std::make_pair(head + "; not finished" + (state.empty() ? "" : " (Slurm: " + state + ")"), 3);
 }
 

@@ -31,14 +31,19 @@ struct NameTable {
       if (spelling == name) return value;
     return std::nullopt;
   }
+  /// The names but an empty one, in table order: the choices of a flag.
+  std::vector<std::string> Names() const {
+    std::vector<std::string> names;
+    for (const auto& row : rows)
+      if (!row.second.empty()) names.emplace_back(row.second);
+    return names;
+  }
   /// "a, b or c": the names (but an empty one), for messages.
   std::string Spellings() const {
-    std::vector<std::string_view> names;
-    for (const auto& row : rows)
-      if (!row.second.empty()) names.push_back(row.second);
+    const std::vector<std::string> names = Names();
     std::string text;
     for (size_t i = 0; i < names.size(); ++i)
-      text += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + std::string(names[i]);
+      text += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
     return text;
   }
 };

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "kforge/common/names.h"
 #include "kforge/common/status.h"
 #include "kforge/export/card.h"
 #include "kforge/export/filters.h"
@@ -22,8 +23,15 @@ namespace kforge::exporter {
 
 /// How messages and pairs rows are stored: JSON lines, or Parquet with the pinned schema (RowColumns).
 enum class FileFormat { kJsonl, kParquet };
+inline constexpr common::NameTable<FileFormat, 2> kFileFormatNames = {{{FileFormat::kJsonl, "jsonl"},
+                                                                      {FileFormat::kParquet, "parquet"}}};
+static_assert(kFileFormatNames.InEnumOrder());
 
+/// Which groups --balance evens out; kNone (no name) when it is not given.
 enum class Balance { kNone, kLevel, kTag };
+inline constexpr common::NameTable<Balance, 3> kBalanceNames = {
+    {{Balance::kNone, ""}, {Balance::kLevel, "level"}, {Balance::kTag, "tag"}}};
+static_assert(kBalanceNames.InEnumOrder());
 
 /// What an export keeps of the whole input, after the per-record filters (applied by src/export/selection.h).
 struct SelectionOptions {

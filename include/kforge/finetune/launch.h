@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kforge/common/names.h"
 #include "kforge/common/status.h"
 
 namespace kforge::finetune {
@@ -20,12 +21,18 @@ namespace kforge::finetune {
 struct DatasetStats;  // what the dataset check found (src/finetune/dataset.h)
 
 enum class Backend { kTrl, kAxolotl };
-enum class Launcher { kLocal, kAccelerate, kTorchrun, kSlurm };
+inline constexpr common::NameTable<Backend, 2> kBackendNames = {{{Backend::kTrl, "trl"},
+                                                                {Backend::kAxolotl, "axolotl"}}};
+static_assert(kBackendNames.InEnumOrder());
+inline std::string_view BackendName(Backend backend) { return kBackendNames.Name(backend); }
 
-/// "trl", "axolotl".
-const char* BackendName(Backend backend);
-/// "local", "accelerate", "torchrun", "slurm".
-const char* LauncherName(Launcher launcher);
+enum class Launcher { kLocal, kAccelerate, kTorchrun, kSlurm };
+inline constexpr common::NameTable<Launcher, 4> kLauncherNames = {{{Launcher::kLocal, "local"},
+                                                                  {Launcher::kAccelerate, "accelerate"},
+                                                                  {Launcher::kTorchrun, "torchrun"},
+                                                                  {Launcher::kSlurm, "slurm"}}};
+static_assert(kLauncherNames.InEnumOrder());
+inline std::string_view LauncherName(Launcher launcher) { return kLauncherNames.Name(launcher); }
 
 /// The trainer's settings that kforge sets itself; everything else comes from the trainer's own
 /// defaults or the --config overrides.
