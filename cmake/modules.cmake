@@ -69,6 +69,9 @@ function(kforge_module_tests name)
     target_include_directories(${target} PRIVATE ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/include
                                                  ${PROJECT_SOURCE_DIR}/tests)
     target_link_libraries(${target} PRIVATE kforge_${name} kforge_test_fakes GTest::gtest GTest::gtest_main)
+    if(NOT kind STREQUAL "gpu")  # GPU tests time kernels: they keep the build type's flags
+      target_compile_options(${target} PRIVATE ${KFORGE_TEST_OPTIMIZATION})
+    endif()
     target_compile_definitions(${target} PRIVATE
       KFORGE_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
       KFORGE_BINARY="$<TARGET_FILE:kforge>"
