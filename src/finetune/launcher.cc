@@ -33,7 +33,8 @@ Status CheckCombination(const LaunchOptions& o, const DatasetStats& stats) {
   if (o.nodes > 1 && (o.launcher == Launcher::kAccelerate || o.launcher == Launcher::kTorchrun)) {
     if (o.master_addr.empty())
       return Status::InvalidArgument(
-          std::string("--nodes ") + std::to_string(o.nodes) + " with --launcher " + std::string(LauncherName(o.launcher)) +
+          std::string("--nodes ") + std::to_string(o.nodes) + " with --launcher " +
+          std::string(LauncherName(o.launcher)) +
           " needs MASTER_ADDR (the first node's address) in the environment of every "
           "node; or use --launcher slurm");
     if (o.launcher == Launcher::kAccelerate && o.node_rank.empty())

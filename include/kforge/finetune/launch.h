@@ -21,16 +21,16 @@ namespace kforge::finetune {
 struct DatasetStats;  // what the dataset check found (src/finetune/dataset.h)
 
 enum class Backend { kTrl, kAxolotl };
-inline constexpr common::NameTable<Backend, 2> kBackendNames = {{{Backend::kTrl, "trl"},
-                                                                {Backend::kAxolotl, "axolotl"}}};
+inline constexpr common::NameTable<Backend, 2> kBackendNames = {
+    {{Backend::kTrl, "trl"}, {Backend::kAxolotl, "axolotl"}}};
 static_assert(kBackendNames.InEnumOrder());
 inline std::string_view BackendName(Backend backend) { return kBackendNames.Name(backend); }
 
 enum class Launcher { kLocal, kAccelerate, kTorchrun, kSlurm };
 inline constexpr common::NameTable<Launcher, 4> kLauncherNames = {{{Launcher::kLocal, "local"},
-                                                                  {Launcher::kAccelerate, "accelerate"},
-                                                                  {Launcher::kTorchrun, "torchrun"},
-                                                                  {Launcher::kSlurm, "slurm"}}};
+                                                                   {Launcher::kAccelerate, "accelerate"},
+                                                                   {Launcher::kTorchrun, "torchrun"},
+                                                                   {Launcher::kSlurm, "slurm"}}};
 static_assert(kLauncherNames.InEnumOrder());
 inline std::string_view LauncherName(Launcher launcher) { return kLauncherNames.Name(launcher); }
 
