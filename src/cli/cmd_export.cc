@@ -48,7 +48,7 @@ nlohmann::json Describe(const exporter::ExportOptions& o) {
                       {"with_reasoning", o.rows.with_reasoning},
                       {"tool_arguments", o.rows.arguments_as_text ? "text" : "object"}};
   if (o.file_format != exporter::FileFormat::kJsonl)
-    d["file_format"] = exporter::kFileFormatNames.Name(o.file_format);
+    d["file_format"] = exporter::FileFormatName(o.file_format);
   const exporter::Filters& f = o.filters;
   if (f.min_speedup) d["min_speedup"] = *f.min_speedup;
   if (f.max_turns) d["max_turns"] = *f.max_turns;

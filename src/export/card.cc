@@ -59,7 +59,9 @@ std::string Judged(const DatasetStats& s) {
          " compile-only (compiled, never run; `compile_only` is true on their rows)";
 }
 
-std::string DataFile(const DatasetStats& s, const std::string& split) { return split + "." + s.file_format; }
+std::string DataFile(const DatasetStats& s, const std::string& split) {
+  return split + "." + std::string(FileFormatName(s.file_format));
+}
 
 /// The Hub's YAML front matter.
 void FrontMatter(std::ostringstream& out, const DatasetStats& s) {
@@ -193,7 +195,7 @@ json ToJson(const DatasetStats& s) {
           {"correct", s.correct},
           {"with_tools", s.with_tools},
           {"compile_only", s.compile_only},
-          {"file_format", s.file_format},
+          {"file_format", FileFormatName(s.file_format)},
           {"splits", s.splits},
           {"levels", s.levels},
           {"tags", s.tags},
@@ -254,19 +256,19 @@ std::string DatasetCard(const DatasetStats& s) {
   out << "\n## Loading\n\n";
   if (lines) {
     const std::vector<Column> columns = RowColumns(s.format);
-    const bool pinned = !columns.empty() && s.file_format == "jsonl";
+    const bool pinned = !columns.empty() && s.file_format == FileFormat::kJsonl;
     std::string files;
     for (const auto& [split, n] : s.splits)
       files += (files.empty() ? "" : ", ") + ("\"" + split + "\": \"" + DataFile(s, split) + "\"");
     out << "```python\nfrom datasets import " << (pinned ? "Features, Json, List, Value, " : "")
         << "load_dataset\n\n";
     if (pinned) out << "features = " << FeaturesPython(columns) << "\n";
-    out << "ds = load_dataset(\"" << (s.file_format == "parquet" ? "parquet" : "json") << "\", data_files={"
+    out << "ds = load_dataset(\"" << (s.file_format == FileFormat::kParquet ? "parquet" : "json") << "\", data_files={"
         << files << "}" << (pinned ? ", features=features" : "") << ")\n```\n";
     if (pinned)
       out << "\nThe features keep every message (and every tool-call argument object) exactly as written: "
              "`List(Json())` columns are not widened into one struct whose missing keys read as null.\n";
-    if (s.file_format == "parquet")
+    if (s.file_format == FileFormat::kParquet)
       out << "\nThe Parquet files carry these features in their schema (`List(Json())` for the "
              "conversation and `tools` columns), so no `features=` is needed.\n";
     if (*TrainerColumns(s.format) != '\0')

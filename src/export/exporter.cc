@@ -84,7 +84,7 @@ Status CheckNamesFree(const ExportOptions& options) {
   if (options.format == Format::kKernelBench) {
     names.push_back("index.jsonl");
   } else {
-    const char* extension = options.file_format == FileFormat::kParquet ? ".parquet" : ".jsonl";
+    const std::string extension = "." + std::string(FileFormatName(options.file_format));
     for (const std::string& split : options.split.Names()) names.push_back(split + extension);
   }
   for (const std::string& name : names) {
@@ -214,7 +214,7 @@ StatusOr<DatasetStats> Export(const std::vector<fs::path>& files, const ExportOp
   KFORGE_RETURN_IF_ERROR(CheckInputsApart(files, options.out));
   DatasetStats stats;
   stats.format = options.format;
-  if (options.file_format == FileFormat::kParquet) stats.file_format = "parquet";
+  stats.file_format = options.file_format;
   stats.options = options.described;
   for (const fs::path& f : files) stats.inputs.push_back(f.string());
   Holdout holdout;

@@ -28,9 +28,9 @@ struct DatasetStats {
   std::map<std::string, int64_t> splits, levels, tags, sources, licenses, teachers, runs;
   int64_t correct = 0;
   int64_t with_tools = 0;
-  int64_t compile_only = 0;           ///< records of runs without a GPU (compiled, never run)
-  std::string file_format = "jsonl";  ///< "jsonl" or "parquet": the data files' extension
-  std::vector<std::string> files;     ///< written into the output folder, by name
+  int64_t compile_only = 0;                     ///< records of runs without a GPU (compiled, never run)
+  FileFormat file_format = FileFormat::kJsonl;  ///< of the data files (and their extension)
+  std::vector<std::string> files;               ///< written into the output folder, by name
 
   /// Counts one exported record.
   void Add(const dataset::Trajectory& record, const std::string& split);

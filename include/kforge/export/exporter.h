@@ -21,12 +21,6 @@
 
 namespace kforge::exporter {
 
-/// How messages and pairs rows are stored: JSON lines, or Parquet with the pinned schema (RowColumns).
-enum class FileFormat { kJsonl, kParquet };
-inline constexpr common::NameTable<FileFormat, 2> kFileFormatNames = {
-    {{FileFormat::kJsonl, "jsonl"}, {FileFormat::kParquet, "parquet"}}};
-static_assert(kFileFormatNames.InEnumOrder());
-
 /// Which groups --balance evens out; kNone (no name) when it is not given.
 enum class Balance { kNone, kLevel, kTag };
 inline constexpr common::NameTable<Balance, 3> kBalanceNames = {

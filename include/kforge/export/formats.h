@@ -31,6 +31,14 @@ inline std::optional<Format> ParseFormat(std::string_view name) { return kFormat
 /// True for the formats whose rows are conversations to train on (messages, pairs).
 bool IsConversation(Format format);
 
+/// How messages and pairs rows are stored: JSON lines, or Parquet with the pinned schema (RowColumns).
+/// The names are the data files' extensions.
+enum class FileFormat { kJsonl, kParquet };
+inline constexpr common::NameTable<FileFormat, 2> kFileFormatNames = {
+    {{FileFormat::kJsonl, "jsonl"}, {FileFormat::kParquet, "parquet"}}};
+static_assert(kFileFormatNames.InEnumOrder());
+inline std::string_view FileFormatName(FileFormat format) { return kFileFormatNames.Name(format); }
+
 struct FormatOptions {
   /// Keep the recorded reasoning of assistant turns as `reasoning_content`. Default off.
   bool with_reasoning = false;
