@@ -69,6 +69,18 @@ std::string DefaultPromptsDir() {
   return env && *env ? std::string(env) : (DataDir() / "prompts").string();
 }
 
+Status ParseViews(const std::vector<std::string>& names, std::vector<generate::View>& views) {
+  views.clear();
+  for (const std::string& name : names) {
+    std::optional<generate::View> view = generate::kViewNames.Parse(name);
+    if (!view)
+      return Status::InvalidArgument("--views: view \"" + name.substr(0, 40) + "\": expected " +
+                                     generate::kViewNames.Spellings());
+    views.push_back(*view);
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status ParseProtocol(const std::string& text, dataset::Protocol& protocol) {
@@ -85,6 +97,7 @@ Runner AttachGenerate(CLI::App& sub) {
     generate::GenerateOptions options;
     GpuRunFlags gpu;
     std::string teacher, shard, stream = "auto", echo = "auto", prices, extra_body, reasoning_model, protocol;
+    std::vector<std::string> views;
     std::vector<std::string> headers, skills;
     double temperature = 0, max_cost = 0, bench_time = 2;
     CLI::Option* temperature_option = nullptr;
@@ -118,8 +131,8 @@ Runner AttachGenerate(CLI::App& sub) {
       ->check(CLI::Range(1, 1000));
   sub.add_option("--protocol", args->protocol, "text (cuda + json blocks) or tools (run and submit)")
       ->default_val(std::string(dataset::ProtocolName(dataset::Protocol::kText)));
-  sub.add_option("--views", o.views,
-                 "What the teacher sees, comma-separated: code, nl, spec, nl+spec, kernelbench")
+  sub.add_option("--views", args->views,
+                 "What the teacher sees, comma-separated: " + generate::kViewNames.Spellings())
       ->delimiter(',')
       ->default_val("code");
   args->temperature_option =
@@ -232,6 +245,7 @@ Runner AttachGenerate(CLI::App& sub) {
     if (usage.ok()) usage = ParseTeacher(args->teacher, options.teacher);
     if (usage.ok()) usage = ParseShard(args->shard, options.shard_index, options.shard_count);
     if (usage.ok()) usage = ParseProtocol(args->protocol, options.protocol);
+    if (usage.ok()) usage = ParseViews(args->views, options.views);
     auto stream = ParseStream(args->stream);
     auto echo = ParseEcho(args->echo);
     if (usage.ok() && !stream.ok()) usage = stream.status();

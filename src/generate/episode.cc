@@ -167,7 +167,7 @@ dataset::Trajectory RunEpisode(const EpisodeContext& context, const EpisodeSpec&
   t.task.id = task.id;
   t.task.level = task.level;
   t.task.tags = task.tags;
-  t.task.view = spec.view;
+  t.task.view = ViewName(spec.view);
   t.task.source = task.id.substr(0, task.id.find('/'));
   // Imports made before task.json had a licence field: KernelBench's is MIT.
   t.task.license = !task.license.empty() ? task.license : t.task.source == "kernelbench" ? "MIT" : "";

@@ -39,7 +39,7 @@ struct EpisodeContext {
 
 struct EpisodeSpec {
   const common::Task* task = nullptr;
-  std::string view;  ///< what the teacher sees (--views)
+  View view = View::kCode;  ///< what the teacher sees (--views)
   int sample = 0;
   std::string reference_source;
   std::string id;  ///< the record id

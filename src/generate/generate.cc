@@ -53,10 +53,9 @@ Status CheckOptions(const GenerateOptions& o) {
   if (o.out.empty()) return Status::InvalidArgument("--out is required");
   if (o.views.empty()) return Status::InvalidArgument("--views: name at least one view");
   for (size_t i = 0; i < o.views.size(); ++i) {
-    KFORGE_RETURN_IF_ERROR(CheckView(o.views[i]).WithContext("--views"));
     if (std::find(o.views.begin(), o.views.begin() + static_cast<std::ptrdiff_t>(i), o.views[i]) !=
         o.views.begin() + static_cast<std::ptrdiff_t>(i))
-      return Status::InvalidArgument("--views: " + o.views[i] + " is named twice");
+      return Status::InvalidArgument("--views: " + std::string(ViewName(o.views[i])) + " is named twice");
   }
   if (o.samples < 1) return Status::InvalidArgument("--samples must be at least 1");
   if (o.concurrency < 1) return Status::InvalidArgument("--concurrency must be at least 1");
@@ -84,6 +83,12 @@ Status CheckOptions(const GenerateOptions& o) {
   return CheckTeacherOptions(o);
 }
 
+std::vector<std::string> ViewNames(const std::vector<View>& views) {
+  std::vector<std::string> names;
+  for (View view : views) names.emplace_back(ViewName(view));
+  return names;
+}
+
 /// What decides the records of a run: its hash is the run id. Selection (filter, shard, samples),
 /// pacing and budgets are left out, so that a rerun with more samples or another shard extends it.
 nlohmann::json RunConfig(const GenerateOptions& o, const PromptSet& prompts, bool compile_only) {
@@ -92,7 +97,7 @@ nlohmann::json RunConfig(const GenerateOptions& o, const PromptSet& prompts, boo
                            {"model", o.model},
                            {"base_url", o.provider.base_url},
                            {"protocol", dataset::ProtocolName(o.protocol)},
-                           {"views", o.views},
+                           {"views", ViewNames(o.views)},
                            {"max_turns", o.max_turns},
                            {"temperature", o.temperature ? nlohmann::json(*o.temperature) : nlohmann::json()},
                            {"max_tokens", o.max_tokens},
@@ -187,7 +192,7 @@ void RedactStrings(nlohmann::json& value, const llm::Client& client) {
 
 struct Planned {
   const common::Task* task;
-  std::string view;
+  View view;
   int sample;
   std::string id;
 };
@@ -367,10 +372,10 @@ StatusOr<GenerateSummary> RunGenerate(const GenerateOptions& options) {
 
   std::vector<Planned> planned;
   for (const common::Task* task : shard) {
-    for (const std::string& view : options.views) {
+    for (View view : options.views) {
       for (int s = 0; s < options.samples; ++s) {
         // The view is part of the id only when a run has several, so one-view ids stay short.
-        std::string id = run->run_id() + "/" + task->id + (options.views.size() > 1 ? "/" + view : "") + "/" +
+        std::string id = run->run_id() + "/" + task->id + (options.views.size() > 1 ? "/" + std::string(ViewName(view)) : "") + "/" +
                          std::to_string(s);
         if (run->trajectories().Contains(id)) {
           ++summary.skipped;
@@ -416,7 +421,7 @@ StatusOr<GenerateSummary> RunGenerate(const GenerateOptions& options) {
   // for its first reply (at most --cache-warmup seconds) while other tasks' episodes start.
   const bool warm_cache = http_teacher && !options.provider.batch_api && options.cache_warmup_s > 0;
   std::vector<std::string> prompts_of;
-  for (const Planned& p : planned) prompts_of.push_back(p.task->id + "\n" + p.view);
+  for (const Planned& p : planned) prompts_of.push_back(p.task->id + "\n" + std::string(ViewName(p.view)));
   EpisodeQueue queue(prompts_of, warm_cache ? std::chrono::duration_cast<Clock::duration>(
                                                   std::chrono::duration<double>(options.cache_warmup_s))
                                             : Clock::duration::zero());

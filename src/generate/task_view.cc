@@ -20,29 +20,31 @@ std::string Join(const std::vector<std::string>& parts, const char* sep) {
 
 }  // namespace
 
-Status CheckView(std::string_view view) {
-  for (const char* known : {"code", "nl", "spec", "nl+spec", "kernelbench"})
-    if (view == known) return Status::Ok();
-  return Status::InvalidArgument("view \"" + std::string(view.substr(0, 40)) +
-                                 "\": expected code, nl, spec, nl+spec or kernelbench");
-}
-
-StatusOr<std::string> RenderTaskView(const common::Task& task, std::string_view view,
+StatusOr<std::string> RenderTaskView(const common::Task& task, View view,
                                      const std::string& reference_source) {
-  KFORGE_RETURN_IF_ERROR(CheckView(view));
-  const bool nl = view == "nl" || view == "nl+spec";
-  const bool spec = view == "spec" || view == "nl+spec";
+  bool nl = false, spec = false;
+  switch (view) {
+    case View::kCode:
+      return "The PyTorch reference program:\n\n" + CodeBlock("python", reference_source);
+    case View::kKernelBench:
+      // KernelBench's framing: the architecture, to be replaced by custom CUDA kernels for speed.
+      return "You are given the following architecture:\n\n" + CodeBlock("python", reference_source) +
+             "\n\nReplace the PyTorch operators in the given architecture with custom CUDA kernels to get "
+             "speedups. You may replace several operators, fuse them, or change the algorithm.";
+    case View::kNl:
+      nl = true;
+      break;
+    case View::kSpec:
+      spec = true;
+      break;
+    case View::kNlSpec:
+      nl = spec = true;
+      break;
+  }
   if (nl && task.description.empty())
     return Status::InvalidArgument("task " + task.id + " has no description for the \"nl\" view");
   if (spec && task.spec.empty())
     return Status::InvalidArgument("task " + task.id + " has no spec for the \"spec\" view");
-  if (view == "code") return "The PyTorch reference program:\n\n" + CodeBlock("python", reference_source);
-  if (view == "kernelbench") {
-    // KernelBench's framing: the architecture, to be replaced by custom CUDA kernels for speed.
-    return "You are given the following architecture:\n\n" + CodeBlock("python", reference_source) +
-           "\n\nReplace the PyTorch operators in the given architecture with custom CUDA kernels to get "
-           "speedups. You may replace several operators, fuse them, or change the algorithm.";
-  }
   std::string out;
   if (nl) out += task.description + "\n";
   if (spec) out += (out.empty() ? "" : "\n") + CodeBlock("", task.spec);

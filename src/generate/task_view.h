@@ -7,15 +7,13 @@
 
 #include "kforge/common/status.h"
 #include "kforge/common/task.h"
+#include "kforge/generate/generate.h"
 
 namespace kforge::generate {
 
-/// OK for "code", "nl", "spec", "nl+spec" and "kernelbench".
-Status CheckView(std::string_view view);
-
 /// The task under `view`; InvalidArgument when the task lacks what the view needs (a description
 /// for "nl", a spec for "spec").
-StatusOr<std::string> RenderTaskView(const common::Task& task, std::string_view view,
+StatusOr<std::string> RenderTaskView(const common::Task& task, View view,
                                      const std::string& reference_source);
 
 /// Symbols with their values, then one line per input, parameter and output: name, dtype, shape

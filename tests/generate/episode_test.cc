@@ -129,7 +129,7 @@ class RunEpisodeTest : public ::testing::Test {
     std::vector<llm::ToolSpec> tools =
         options_.protocol == dataset::Protocol::kTools ? SolutionTools() : std::vector<llm::ToolSpec>{};
     EpisodeContext context{options_, prompts_, **client, judge, "system", tools, compile_only, json(), "run"};
-    return RunEpisode(context, {&task_, "code", 0, "class Model: pass\n", "run/demo/relu/0"}, end);
+    return RunEpisode(context, {&task_, View::kCode, 0, "class Model: pass\n", "run/demo/relu/0"}, end);
   }
 
   /// The text of every message the teacher was sent in request `i`.

@@ -54,17 +54,18 @@ TEST(PromptsTest, TheBundledTemplatesRenderWithWhatGenerateSupplies) {
 TEST(TaskViewTest, ViewsShowWhatTheyNameAndTheTensorTableIsComplete) {
   auto task = common::LoadTask(std::string(KFORGE_SOURCE_DIR) + "/tasks/demo/relu");
   ASSERT_TRUE(task.ok()) << task.status().message();
-  auto code = RenderTaskView(*task, "code", "class Model: pass\n");
+  auto code = RenderTaskView(*task, View::kCode, "class Model: pass\n");
   ASSERT_TRUE(code.ok());
   EXPECT_NE(code->find("```python\nclass Model: pass\n```"), std::string::npos);
-  auto kb = RenderTaskView(*task, "kernelbench", "class Model: pass\n");
+  auto kb = RenderTaskView(*task, View::kKernelBench, "class Model: pass\n");
   ASSERT_TRUE(kb.ok());
   EXPECT_NE(kb->find("You are given the following architecture"), std::string::npos);
-  auto nl = RenderTaskView(*task, "nl+spec", "");
+  auto nl = RenderTaskView(*task, View::kNlSpec, "");
   ASSERT_TRUE(nl.ok());
   EXPECT_NE(nl->find(task->description), std::string::npos);
   EXPECT_NE(nl->find(task->spec), std::string::npos);
-  EXPECT_FALSE(RenderTaskView(*task, "pictures", "").ok());
+  EXPECT_EQ(kViewNames.Parse("pictures"), std::nullopt);
+  EXPECT_EQ(kViewNames.Spellings(), "code, nl, spec, nl+spec or kernelbench");
   std::string table = RenderTensorTable(*task);
   EXPECT_NE(table.find("- input `x`: float32[M, N] = [1024, 1024]"), std::string::npos) << table;
   EXPECT_NE(table.find("- output `out0`"), std::string::npos) << table;

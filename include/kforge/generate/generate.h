@@ -7,9 +7,11 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kforge/bench/bencher.h"
+#include "kforge/common/names.h"
 #include "kforge/common/status.h"
 #include "kforge/dataset/trajectory.h"
 #include "kforge/llm/client.h"
@@ -29,6 +31,17 @@ struct ContextSkill {
   /// memory, so a path a model names is never opened.
   std::map<std::string, std::string> readable;
 };
+
+/// What the teacher sees of a task (--views): the reference program, its description in words, its
+/// tensor spec, both of those, or KernelBench's own framing of the program.
+enum class View { kCode, kNl, kSpec, kNlSpec, kKernelBench };
+inline constexpr common::NameTable<View, 5> kViewNames = {{{View::kCode, "code"},
+                                                          {View::kNl, "nl"},
+                                                          {View::kSpec, "spec"},
+                                                          {View::kNlSpec, "nl+spec"},
+                                                          {View::kKernelBench, "kernelbench"}}};
+static_assert(kViewNames.InEnumOrder());
+inline std::string_view ViewName(View view) { return kViewNames.Name(view); }
 
 struct GenerateOptions {
   /// Task folders (each with task.json and, for the GPU check, its reference packages).
@@ -58,9 +71,8 @@ struct GenerateOptions {
   int max_turns = 4;
   /// Text (a cuda and a json block per reply) or tools (run and submit). Default text.
   dataset::Protocol protocol = dataset::Protocol::kText;
-  /// What the teacher sees of each task, one or more of "code", "nl", "spec", "nl+spec", "kernelbench":
-  /// every task is run under each view. Default {"code"}.
-  std::vector<std::string> views = {"code"};
+  /// What the teacher sees of each task: every task is run under each view. Default {kCode}.
+  std::vector<View> views = {View::kCode};
   /// Sampling: temperature (unset = the server's default), output cap, extended thinking budget.
   std::optional<double> temperature;
   int max_tokens = 8192;
