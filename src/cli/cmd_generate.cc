@@ -22,20 +22,20 @@
 namespace kforge::cli {
 namespace {
 
+/// A value of a closed set named by `flag`; InvalidArgument naming the flag and the choices.
+template <typename E, size_t N>
+StatusOr<E> ParseNamed(const char* flag, const std::string& text, const common::NameTable<E, N>& names) {
+  if (std::optional<E> value = names.Parse(text)) return *value;
+  return Status::InvalidArgument(std::string(flag) + " " + text.substr(0, 20) + ": expected " +
+                                 names.Spellings());
+}
+
 StatusOr<llm::StreamMode> ParseStream(const std::string& text) {
-  if (text == "auto") return llm::StreamMode::kAuto;
-  if (text == "always") return llm::StreamMode::kAlways;
-  if (text == "never") return llm::StreamMode::kNever;
-  return Status::InvalidArgument("--stream " + text.substr(0, 20) + ": expected auto, always or never");
+  return ParseNamed("--stream", text, llm::kStreamModeNames);
 }
 
 StatusOr<llm::ReasoningEcho> ParseEcho(const std::string& text) {
-  if (text == "auto") return llm::ReasoningEcho::kAuto;
-  if (text == "none") return llm::ReasoningEcho::kNone;
-  if (text == "tool-calls") return llm::ReasoningEcho::kToolCalls;
-  if (text == "all") return llm::ReasoningEcho::kAll;
-  return Status::InvalidArgument("--reasoning-echo " + text.substr(0, 20) +
-                                 ": expected auto, none, tool-calls or all");
+  return ParseNamed("--reasoning-echo", text, llm::kReasoningEchoNames);
 }
 
 /// --header "Name: value" (repeatable) -> name/value pairs.
@@ -84,11 +84,7 @@ Status ParseViews(const std::vector<std::string>& names, std::vector<generate::V
 }  // namespace
 
 Status ParseProtocol(const std::string& text, dataset::Protocol& protocol) {
-  std::optional<dataset::Protocol> parsed = dataset::kProtocolNames.Parse(text);
-  if (!parsed)
-    return Status::InvalidArgument("--protocol " + text.substr(0, 20) + ": expected " +
-                                   dataset::kProtocolNames.Spellings());
-  protocol = *parsed;
+  KFORGE_ASSIGN_OR_RETURN(protocol, ParseNamed("--protocol", text, dataset::kProtocolNames));
   return Status::Ok();
 }
 
@@ -148,7 +144,7 @@ Runner AttachGenerate(CLI::App& sub) {
   sub.add_flag("--adaptive-thinking", o.adaptive_thinking, "Anthropic adaptive thinking (Claude 4.6 and later)");
   sub.add_option("--effort", o.effort, "Anthropic output_config.effort: low, medium, high, max");
   sub.add_option("--reasoning-echo", args->echo,
-                 "Which turns carry reasoning back: auto, none, tool-calls, all")
+                 "Which turns carry reasoning back: " + llm::kReasoningEchoNames.Spellings())
       ->default_val("auto");
   sub.add_option("--target-speedup", o.target_speedup, "Stop an episode once correct and this much faster")
       ->default_val(1.0)
@@ -182,7 +178,8 @@ Runner AttachGenerate(CLI::App& sub) {
                  "Seconds a streamed reply may take in all (endless pings or text end)")
       ->default_val(3600)
       ->check(FiniteRange(1, 86400), "[1, 86400]");
-  sub.add_option("--stream", args->stream, "Stream replies: auto, always or never")->default_val("auto");
+  sub.add_option("--stream", args->stream, "Stream replies: " + llm::kStreamModeNames.Spellings())
+      ->default_val("auto");
   sub.add_option("--max-attempts", o.client.max_attempts, "Attempts per request, retries included")
       ->default_val(8)
       ->check(CLI::Range(1, 100));

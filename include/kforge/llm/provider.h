@@ -72,6 +72,9 @@ enum class StreamMode {
   kAlways,  ///< every request
   kNever,   ///< no request
 };
+inline constexpr common::NameTable<StreamMode, 3> kStreamModeNames = {
+    {{StreamMode::kAuto, "auto"}, {StreamMode::kAlways, "always"}, {StreamMode::kNever, "never"}}};
+static_assert(kStreamModeNames.InEnumOrder());
 
 /// Which assistant turns carry their reasoning back to an OpenAI-compatible server.
 enum class ReasoningEcho {
@@ -80,6 +83,12 @@ enum class ReasoningEcho {
   kToolCalls,  ///< turns that call tools (DeepSeek thinking mode rejects a tool loop without)
   kAll,        ///< every assistant turn that has reasoning
 };
+inline constexpr common::NameTable<ReasoningEcho, 4> kReasoningEchoNames = {
+    {{ReasoningEcho::kAuto, "auto"},
+     {ReasoningEcho::kNone, "none"},
+     {ReasoningEcho::kToolCalls, "tool-calls"},
+     {ReasoningEcho::kAll, "all"}}};
+static_assert(kReasoningEchoNames.InEnumOrder());
 
 struct ProviderOptions {
   /// Endpoint; empty means ANTHROPIC_BASE_URL / OPENAI_BASE_URL, then the public API.
