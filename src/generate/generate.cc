@@ -375,8 +375,8 @@ StatusOr<GenerateSummary> RunGenerate(const GenerateOptions& options) {
     for (View view : options.views) {
       for (int s = 0; s < options.samples; ++s) {
         // The view is part of the id only when a run has several, so one-view ids stay short.
-        std::string id = run->run_id() + "/" + task->id + (options.views.size() > 1 ? "/" + std::string(ViewName(view)) : "") + "/" +
-                         std::to_string(s);
+        const std::string view_part = options.views.size() > 1 ? "/" + std::string(ViewName(view)) : "";
+        std::string id = run->run_id() + "/" + task->id + view_part + "/" + std::to_string(s);
         if (run->trajectories().Contains(id)) {
           ++summary.skipped;
         } else {
