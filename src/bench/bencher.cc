@@ -3,7 +3,6 @@
 #include "kforge/bench/bencher.h"
 
 #include <chrono>
-#include <map>
 #include <random>
 
 #include "kforge/bench/wire.h"
@@ -13,7 +12,8 @@
 namespace kforge::bench {
 namespace {
 
-BenchResult Failed(std::string task, std::string solution_hash, common::VerdictStatus status, std::string message) {
+BenchResult Failed(std::string task, std::string solution_hash, common::VerdictStatus status,
+                   std::string message) {
   BenchResult result;
   result.task = std::move(task);
   result.solution_hash = std::move(solution_hash);
@@ -85,7 +85,8 @@ std::chrono::milliseconds Bencher::BenchDeadline() const {
 BenchResult Bencher::FromReply(const common::Task& task, const BenchReply& reply) const {
   if (reply.status != common::VerdictStatus::kOk) return Failed(task.id, "", reply.status, reply.message);
   auto result = MakeBenchResult(*reply.measurement, seed_, CostOf(task), reply.peak);
-  if (!result.ok()) return Failed(task.id, "", common::VerdictStatus::kHarnessError, result.status().message());
+  if (!result.ok())
+    return Failed(task.id, "", common::VerdictStatus::kHarnessError, result.status().message());
   result->task = task.id;
   result->device = reply.device;
   if (reply.peak) result->device["peak"] = reply.peak->ToJson();
@@ -94,15 +95,13 @@ BenchResult Bencher::FromReply(const common::Task& task, const BenchReply& reply
   return *result;
 }
 
-std::function<nlohmann::json(const verify::AfterCheck&)> Bencher::TimingStage() const {
+std::function<std::any(const verify::AfterCheck&)> Bencher::TimingStage() const {
   std::chrono::milliseconds deadline = BenchDeadline();
-  return [this, deadline](const verify::AfterCheck& c) {
+  return [this, deadline](const verify::AfterCheck& c) -> std::any {
     BenchRequest request = RequestFor(c.task, c.seed);
     request.solution = c.solution;
     request.cubin = c.cubin;
-    nlohmann::json reply = CallWorker(c.worker, request, deadline).ToJson();
-    reply["task_dir"] = c.task.dir.string();
-    return reply;
+    return FromReply(c.task, CallWorker(c.worker, request, deadline));
   };
 }
 
@@ -112,32 +111,12 @@ verify::VerifyOptions Bencher::TimedVerifyOptions() const {
   return options;
 }
 
-BenchResult Bencher::Record(const common::Verdict& verdict, const nlohmann::json& after) {
-  BenchResult result;
-  if (verdict.status != common::VerdictStatus::kOk || after.is_null()) {
-    result = Failed(verdict.task, verdict.solution_hash, verdict.status, verdict.message);
-  } else {
-    std::string dir = after.value("task_dir", "");
-    const common::Task* task = nullptr;
-    {
-      std::lock_guard<std::mutex> lock(tasks_mu_);
-      auto it = tasks_.find(dir);
-      if (it == tasks_.end()) {
-        auto loaded = common::LoadTask(dir);
-        if (loaded.ok()) it = tasks_.emplace(dir, std::move(*loaded)).first;
-      }
-      if (it != tasks_.end()) task = &it->second;  // std::map nodes stay put
-    }
-    auto reply = BenchReply::FromJson(after);
-    if (!task) {
-      result = Failed(verdict.task, verdict.solution_hash, common::VerdictStatus::kHarnessError, "task folder vanished: " + dir);
-    } else if (!reply.ok()) {
-      result = Failed(verdict.task, verdict.solution_hash, common::VerdictStatus::kHarnessError, reply.status().message());
-    } else {
-      result = FromReply(*task, *reply);
-    }
-    result.solution_hash = verdict.solution_hash;
-  }
+BenchResult Bencher::Record(const common::Verdict& verdict, const std::any& after) const {
+  const BenchResult* timed = std::any_cast<BenchResult>(&after);
+  BenchResult result = verdict.status == common::VerdictStatus::kOk && timed
+                           ? *timed
+                           : Failed(verdict.task, verdict.solution_hash, verdict.status, verdict.message);
+  result.solution_hash = verdict.solution_hash;
   result.seed = seed_;
   return result;
 }
@@ -152,7 +131,7 @@ BenchSummary Bencher::RunJudged(verify::SolutionReader& reader,
   verify::Verifier verifier(TimedVerifyOptions());
   BenchSummary summary;
   verify::VerifySummary verified =
-      verifier.Run(reader, [&](const common::Verdict& verdict, const nlohmann::json& after) {
+      verifier.Run(reader, [&](const common::Verdict& verdict, const std::any& after) {
         BenchResult result = Record(verdict, after);
         ++summary.total;
         if (result.status == common::VerdictStatus::kOk) ++summary.ok;
@@ -175,7 +154,8 @@ BenchSummary Bencher::RunReferences(const std::vector<std::string>& task_ids,
     BenchResult result;
     auto task = common::FindTask(options_.verify.tasks_root, id);
     if (!task.ok()) {
-      result = Failed(id, "", common::VerdictStatus::kInvalidSolution, "task " + id + ": " + task.status().message());
+      result = Failed(id, "", common::VerdictStatus::kInvalidSolution,
+                      "task " + id + ": " + task.status().message());
     } else {
       BenchReply reply = CallWorker(worker, RequestFor(*task, seed_), deadline);
       if (reply.status == common::VerdictStatus::kNoGpu) summary.no_gpu = true;

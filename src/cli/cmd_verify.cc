@@ -90,7 +90,7 @@ Runner AttachVerify(CLI::App& sub) {
     reader.SetShard(shard_index, shard_count);
     const bool emit_passing = args->emit == "passing";
     verify::VerifySummary summary = verifier.RunWithSolutions(
-        reader, [&](const common::Verdict& verdict, const nlohmann::json&, const common::Solution* solution) {
+        reader, [&](const common::Verdict& verdict, const std::any&, const common::Solution* solution) {
           ci.Add(CaseFromVerdict(verdict));
           if (!emit_passing) {
             PrintJsonLine(verdict.ToJson());

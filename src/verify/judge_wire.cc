@@ -68,12 +68,12 @@ StatusOr<std::pair<SolutionInput, uint64_t>> RequestFromJson(const json& request
   return std::make_pair(std::move(input), request["seed"].get<uint64_t>());
 }
 
-json JudgedToJson(const Judged& judged) { return {{"verdict", judged.verdict.ToJson()}, {"after", judged.after}}; }
+json JudgedToJson(const Judged& judged) { return {{"verdict", judged.verdict.ToJson()}}; }
 
 StatusOr<Judged> JudgedFromJson(const json& reply) {
   if (!reply.is_object() || !reply.contains("verdict")) return Status::InvalidArgument("a reply without a verdict");
   KFORGE_ASSIGN_OR_RETURN(common::Verdict verdict, common::Verdict::FromJson(reply["verdict"]));
-  return Judged{std::move(verdict), reply.value("after", json())};
+  return Judged{std::move(verdict), {}};
 }
 
 Judged HarnessFailure(const std::string& label, uint64_t seed, const std::string& message) {

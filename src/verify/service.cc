@@ -44,7 +44,7 @@ struct Job {
   uint64_t seed = 0;  ///< The inputs' seed: the service's, or the one the submission asked for.
   std::future<cuda::CompileResult> compile;  ///< Not valid when the verdict was final before compiling.
   std::string cubin;
-  nlohmann::json after;  ///< What VerifyOptions::after_check returned.
+  std::any after;  ///< What VerifyOptions::after_check returned.
   std::promise<Judged> done;
 
   void Finish() { done.set_value(Judged{std::move(verdict), std::move(after)}); }

@@ -16,14 +16,14 @@ struct JudgedSolution {
 }  // namespace
 
 VerifySummary Verifier::Run(SolutionReader& reader,
-                            const std::function<void(const common::Verdict&, const nlohmann::json&)>& emit) {
-  return RunWithSolutions(reader, [&emit](const common::Verdict& verdict, const nlohmann::json& after,
+                            const std::function<void(const common::Verdict&, const std::any&)>& emit) {
+  return RunWithSolutions(reader, [&emit](const common::Verdict& verdict, const std::any& after,
                                           const common::Solution*) { emit(verdict, after); });
 }
 
 VerifySummary Verifier::RunWithSolutions(
     SolutionReader& reader,
-    const std::function<void(const common::Verdict&, const nlohmann::json&, const common::Solution*)>& emit) {
+    const std::function<void(const common::Verdict&, const std::any&, const common::Solution*)>& emit) {
   VerifySummary summary;
   ForEachInOrder<JudgedSolution>(
       reader,

@@ -126,7 +126,7 @@ class CiReportTest : public ::testing::Test {
     verify::Verifier verifier(options);
     verify::SolutionReader reader(files);
     std::vector<CiCase> cases;
-    verifier.Run(reader, [&](const common::Verdict& verdict, const nlohmann::json&) {
+    verifier.Run(reader, [&](const common::Verdict& verdict, const std::any&) {
       cases.push_back(CaseFromVerdict(verdict));
     });
     return cases;
@@ -254,7 +254,7 @@ TEST_F(CiReportTest, ModelReplyCompileErrorsCountFromTheCudaFence) {
   verify::SolutionReader reader({file});
   std::vector<CiCase> cases;
   verifier.Run(reader,
-               [&](const common::Verdict& v, const nlohmann::json&) { cases.push_back(CaseFromVerdict(v)); });
+               [&](const common::Verdict& v, const std::any&) { cases.push_back(CaseFromVerdict(v)); });
   ASSERT_EQ(cases.size(), 1u);
   ASSERT_EQ(cases[0].status, "compile_error") << cases[0].message;
   ASSERT_GE(cases[0].places.size(), 1u) << cases[0].detail;

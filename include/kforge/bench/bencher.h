@@ -2,10 +2,9 @@
 // (bench::Measure there) and turn the samples into records; or time references alone.
 #pragma once
 
+#include <any>
 #include <chrono>
 #include <functional>
-#include <map>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -49,13 +48,14 @@ class Bencher {
                              const std::function<void(const BenchResult&)>& emit);
 
   /// The stage that times a solution that passed, in its worker, for a VerifyService of one's own
-  /// (VerifyOptions::after_check); Record turns its result into a record.
-  std::function<nlohmann::json(const verify::AfterCheck&)> TimingStage() const;
+  /// (VerifyOptions::after_check): its BenchResult, made there from the reply and the task the service
+  /// holds. Record completes it.
+  std::function<std::any(const verify::AfterCheck&)> TimingStage() const;
   /// options().verify with the timing stage: what a service (or a Verifier) that times is built from.
   verify::VerifyOptions TimedVerifyOptions() const;
-  /// The record of a judged solution: the verdict's status when it did not pass, else the timing.
-  /// Thread-safe.
-  BenchResult Record(const common::Verdict& verdict, const nlohmann::json& after);
+  /// The record of a judged solution: the verdict's status when it did not pass (or was not timed),
+  /// else the timing stage's result. Thread-safe.
+  BenchResult Record(const common::Verdict& verdict, const std::any& after) const;
 
   uint64_t seed() const { return seed_; }
   const BenchOptions& options() const { return options_; }
@@ -68,8 +68,6 @@ class Bencher {
 
   BenchOptions options_;
   uint64_t seed_;
-  std::mutex tasks_mu_;
-  std::map<std::string, common::Task> tasks_;  ///< by folder, for the cost formulas
 };
 
 /// The cost of one run of the task's default variant from its formulas; nullopt without them.

@@ -4,6 +4,7 @@
 // generate loop share it.
 #pragma once
 
+#include <any>
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
@@ -73,15 +74,16 @@ struct VerifyOptions {
   /// Workers measure (or read from the cache) the device's peak bandwidth and FLOP/s when they
   /// start, for Hello(). Default false.
   bool peak_at_start = false;
-  /// Work for each solution that passed, on its device thread and worker (bench times it there). Its
-  /// result reaches `emit` beside the verdict. Default none.
-  std::function<nlohmann::json(const AfterCheck&)> after_check;
+  /// Work for each solution that passed, on its device thread and worker (bench times it there). What
+  /// it returns reaches the caller beside the verdict, as the stage's own type (bench's BenchResult):
+  /// the service carries it without knowing it. Default none.
+  std::function<std::any(const AfterCheck&)> after_check;
 };
 
-/// A solution's verdict and what `after_check` returned for it (null when it did not run).
+/// A solution's verdict and what `after_check` returned for it (empty when it did not run).
 struct Judged {
   common::Verdict verdict;
-  nlohmann::json after;
+  std::any after;
 };
 
 /// A run seed drawn from the system's entropy, for runs not given one.
