@@ -24,7 +24,7 @@ verify::TaskAuditReply Audit(verify::WorkerClient& worker, const verify::TaskAud
                              std::chrono::seconds deadline) {
   verify::WorkerClient::Reply raw = worker.Call(request.ToJson(), deadline);
   verify::TaskAuditReply reply;
-  reply.status = "harness_error";
+  reply.status = verify::TaskAuditStatus::kHarnessError;
   if (raw.kind != verify::WorkerClient::Reply::Kind::kOk) {
     reply.message = "worker: " + raw.detail;
   } else if (auto parsed = verify::TaskAuditReply::FromJson(raw.body); !parsed.ok()) {
@@ -74,10 +74,11 @@ int AuditTasks(const TasksAuditOptions& options) {
       record["unjudgeable"] = reason.empty() ? nlohmann::json(nullptr) : nlohmann::json(reason);
       PrintJsonLine(record);
     }
-    if (reply.status != "ok") {
+    if (reply.status != verify::TaskAuditStatus::kOk) {
       ++harness;
       if (!options.json)
-        std::printf("%-15s %s  %s\n", reply.status.c_str(), task.id.c_str(), reply.message.substr(0, 300).c_str());
+        std::printf("%-15s %s  %s\n", std::string(verify::TaskAuditStatusName(reply.status)).c_str(), task.id.c_str(),
+                    reply.message.substr(0, 300).c_str());
       continue;
     }
     for (const verify::AuditedCandidate& c : reply.candidates) {

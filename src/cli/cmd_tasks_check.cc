@@ -51,7 +51,7 @@ verify::TaskCheckReply TaskCheck(verify::WorkerClient& worker, const verify::Tas
                                  std::chrono::seconds deadline) {
   verify::WorkerClient::Reply raw = worker.Call(request.ToJson(), deadline);
   verify::TaskCheckReply reply;
-  reply.status = "harness_error";
+  reply.status = verify::TaskCheckStatus::kHarnessError;
   if (raw.kind != verify::WorkerClient::Reply::Kind::kOk) {
     reply.message = "worker: " + raw.detail;
   } else if (auto parsed = verify::TaskCheckReply::FromJson(raw.body); !parsed.ok()) {
@@ -63,11 +63,45 @@ verify::TaskCheckReply TaskCheck(verify::WorkerClient& worker, const verify::Tas
 }
 
 /// The status a task's line shows: the worker's, or why the import found the task cannot judge a
-/// kernel (degenerate, nondeterministic, ill_conditioned) when the harness could run it (ok or fail).
-std::string ShownStatus(const common::Task& task, const std::string& worker_status) {
-  std::string_view reason = task.UnjudgeableReason();
-  bool ran = worker_status == "ok" || worker_status == "fail";
-  return ran && !reason.empty() ? std::string(reason) : worker_status;
+/// kernel when the harness could run it (ok or fail).
+enum class Shown { kOk, kFail, kIllConditioned, kDegenerate, kNondeterministic, kHarnessError, kNoGpu };
+constexpr common::NameTable<Shown, 7> kShownNames = {{{Shown::kOk, "ok"},
+                                                      {Shown::kFail, "fail"},
+                                                      {Shown::kIllConditioned, "ill_conditioned"},
+                                                      {Shown::kDegenerate, "degenerate"},
+                                                      {Shown::kNondeterministic, "nondeterministic"},
+                                                      {Shown::kHarnessError, "harness_error"},
+                                                      {Shown::kNoGpu, "no_gpu"}}};
+static_assert(kShownNames.InEnumOrder());
+
+Shown ShownStatus(const common::Task& task, verify::TaskCheckStatus worker) {
+  using verify::TaskCheckStatus;
+  switch (worker) {
+    case TaskCheckStatus::kHarnessError:
+      return Shown::kHarnessError;
+    case TaskCheckStatus::kNoGpu:
+      return Shown::kNoGpu;
+    case TaskCheckStatus::kOk:
+    case TaskCheckStatus::kFail:
+      break;
+  }
+  switch (task.WhyUnjudgeable()) {
+    case common::Judgeability::kDegenerate:
+      return Shown::kDegenerate;
+    case common::Judgeability::kNondeterministic:
+      return Shown::kNondeterministic;
+    case common::Judgeability::kIllConditioned:
+      return Shown::kIllConditioned;
+    case common::Judgeability::kJudgeable:
+      break;
+  }
+  return worker == TaskCheckStatus::kOk ? Shown::kOk : Shown::kFail;
+}
+
+/// The worker's word on a task: its status, and its message when there is one.
+std::string WorkerWord(const verify::TaskCheckReply& reply) {
+  return std::string(verify::TaskCheckStatusName(reply.status)) +
+         (reply.message.empty() ? "" : ": " + reply.message);
 }
 
 /// What an ill_conditioned line says after the figures: the import's measure, then the worker's word.
@@ -79,7 +113,7 @@ std::string IllConditionedMessage(const common::Conditioning& c, const verify::T
                 "a float64 run of the reference differs from the golden outputs by relative L2 %s "
                 "(the judge allows %g); worker: ",
                 rel_l2, c.rel_l2_bound);
-  return text + reply.status + (reply.message.empty() ? "" : ": " + reply.message);
+  return text + WorkerWord(reply);
 }
 
 /// What a degenerate or nondeterministic line says: the import's measure, then the worker's word.
@@ -88,19 +122,30 @@ std::string BehaviourMessage(const common::Behaviour& b, const verify::TaskCheck
   if (b.degenerate) {
     text = "the outputs do not depend on the inputs (";
     for (const auto& [name, dependence] : b.outputs)
-      text += (text.back() == '(' ? "" : ", ") + name + " " + std::string(common::OutputDependenceName(dependence));
+      text += (text.back() == '(' ? "" : ", ") + name + " " +
+              std::string(common::OutputDependenceName(dependence));
     text += ", measured on variant " + b.variant + ")";
   } else {
     text = "a rerun of the reference on the same inputs differs in " + std::to_string(b.rerun_mismatches) +
            " elements (variant " + b.variant + ")";
   }
-  return text + "; worker: " + reply.status + (reply.message.empty() ? "" : ": " + reply.message);
+  return text + "; worker: " + WorkerWord(reply);
 }
 
 /// The message of a task's line.
-std::string LineMessage(const common::Task& task, const std::string& shown, const verify::TaskCheckReply& reply) {
-  if (shown == "ill_conditioned") return IllConditionedMessage(*task.conditioning, reply);
-  if (shown == "degenerate" || shown == "nondeterministic") return BehaviourMessage(*task.behaviour, reply);
+std::string LineMessage(const common::Task& task, Shown shown, const verify::TaskCheckReply& reply) {
+  switch (shown) {
+    case Shown::kIllConditioned:
+      return IllConditionedMessage(*task.conditioning, reply);
+    case Shown::kDegenerate:
+    case Shown::kNondeterministic:
+      return BehaviourMessage(*task.behaviour, reply);
+    case Shown::kOk:
+    case Shown::kFail:
+    case Shown::kHarnessError:
+    case Shown::kNoGpu:
+      return reply.message;
+  }
   return reply.message;
 }
 
@@ -119,33 +164,59 @@ nlohmann::json ConditioningJson(const common::Conditioning& c) {
 struct Tally {
   int checked = 0, ok = 0, failed = 0, ill_conditioned = 0, degenerate = 0, nondeterministic = 0, harness = 0;
 
-  void Add(const std::string& shown) {
+  void Add(Shown shown) {
     ++checked;
-    if (shown == "ok") ++ok;
-    else if (shown == "fail") ++failed;
-    else if (shown == "ill_conditioned") ++ill_conditioned;
-    else if (shown == "degenerate") ++degenerate;
-    else if (shown == "nondeterministic") ++nondeterministic;
-    else ++harness;
+    ++Count(shown);
+  }
+  int& Count(Shown shown) {
+    switch (shown) {
+      case Shown::kOk:
+        return ok;
+      case Shown::kFail:
+        return failed;
+      case Shown::kIllConditioned:
+        return ill_conditioned;
+      case Shown::kDegenerate:
+        return degenerate;
+      case Shown::kNondeterministic:
+        return nondeterministic;
+      case Shown::kHarnessError:
+      case Shown::kNoGpu:
+        return harness;
+    }
+    return harness;
   }
 };
 
-/// The CI case of a task's line: ok passes, fail fails, a task the import found unable to judge is
-/// skipped, anything else (the harness) is an error.
-CiCase TaskCase(const common::Task& task, const std::string& shown, const std::string& message, int64_t peak,
+/// The CI outcome of a task's line: ok passes, fail fails, a task the import found unable to judge is
+/// skipped, the harness's failures are errors.
+CiCase::Outcome OutcomeOf(Shown shown) {
+  switch (shown) {
+    case Shown::kOk:
+      return CiCase::Outcome::kPassed;
+    case Shown::kFail:
+      return CiCase::Outcome::kFailed;
+    case Shown::kIllConditioned:
+    case Shown::kDegenerate:
+    case Shown::kNondeterministic:
+      return CiCase::Outcome::kSkipped;
+    case Shown::kHarnessError:
+    case Shown::kNoGpu:
+      return CiCase::Outcome::kError;
+  }
+  return CiCase::Outcome::kError;
+}
+
+CiCase TaskCase(const common::Task& task, Shown shown, const std::string& message, int64_t peak,
                 int64_t footprint, double seconds) {
   CiCase c;
   c.classname = task.id;
   c.name = task.id;
-  c.status = shown;
-  c.message = shown == "ok" ? "" : message;
+  c.status = kShownNames.Name(shown);
+  c.message = shown == Shown::kOk ? "" : message;
   c.seconds = seconds;
-  c.outcome = shown == "ok" ? CiCase::Outcome::kPassed
-              : shown == "fail" ? CiCase::Outcome::kFailed
-              : shown == "ill_conditioned" || shown == "degenerate" || shown == "nondeterministic"
-                  ? CiCase::Outcome::kSkipped
-                  : CiCase::Outcome::kError;
-  c.properties = {{"status", shown}};
+  c.outcome = OutcomeOf(shown);
+  c.properties = {{"status", c.status}};
   if (peak > 0) c.properties.emplace_back("peak_device_bytes", std::to_string(peak));
   if (footprint > 0) c.properties.emplace_back("footprint_bytes", std::to_string(footprint));
   return c;
@@ -223,45 +294,51 @@ int CheckTasks(const TasksCheckOptions& options) {
     request.seed = options.seed;
     auto started_at = std::chrono::steady_clock::now();
     verify::TaskCheckReply reply = TaskCheck(worker, request, std::chrono::seconds(options.timeout_s));
-    const std::string status = ShownStatus(task, reply.status);
-    tally.Add(status);
+    const Shown shown = ShownStatus(task, reply.status);
+    const std::string status(kShownNames.Name(shown));
+    tally.Add(shown);
     int64_t peak = 0, footprint = 0;
     double ratio = WorstRatio(reply, peak, footprint);
-    ci.Add(TaskCase(task, status, LineMessage(task, status, reply), peak, footprint,
+    ci.Add(TaskCase(task, shown, LineMessage(task, shown, reply), peak, footprint,
                     std::chrono::duration<double>(std::chrono::steady_clock::now() - started_at).count()));
     if (ratio > worst) {
       worst = ratio;
       worst_task = task.id;
     }
-    std::optional<bench::Roofline> roofline = reply.status == "ok" ? ReferenceRoofline(task, reply, device_peak) : std::nullopt;
+    std::optional<bench::Roofline> roofline = reply.status == verify::TaskCheckStatus::kOk
+                                                  ? ReferenceRoofline(task, reply, device_peak)
+                                                  : std::nullopt;
     if (roofline) bands.Add(roofline->sol_pct);
     if (options.json) {
       nlohmann::json record = reply.ToJson();
       record["task"] = task.id;
-      record["ill_conditioned"] = status == "ill_conditioned";
+      record["ill_conditioned"] = shown == Shown::kIllConditioned;
       record["shown"] = status;
       if (task.conditioning) record["conditioning"] = ConditioningJson(*task.conditioning);
-      record["reference_roofline"] = roofline ? ReferenceRooflineJson(task, *roofline) : nlohmann::json(nullptr);
+      record["reference_roofline"] =
+          roofline ? ReferenceRooflineJson(task, *roofline) : nlohmann::json(nullptr);
       PrintJsonLine(record);
       continue;
     }
     double ms = 0;
     for (const verify::TaskCheckVariant& v : reply.variants) ms = std::max(ms, v.reference_ms);
-    std::string message = LineMessage(task, status, reply);
+    std::string message = LineMessage(task, shown, reply);
     char sol[64] = "";
-    if (roofline) std::snprintf(sol, sizeof sol, "  %%SOL %.1f (floor %.3f ms)", roofline->sol_pct, roofline->sol_ms);
+    if (roofline)
+      std::snprintf(sol, sizeof sol, "  %%SOL %.1f (floor %.3f ms)", roofline->sol_pct, roofline->sol_ms);
     std::printf("%-15s %-60s peak %s / footprint %s (%.2fx)  ref %.3f ms%s%s%s\n", status.c_str(),
                 task.id.c_str(), GiB(peak).c_str(), GiB(footprint).c_str(), ratio, ms, sol,
-                status == "ok" ? "" : "  ", message.substr(0, 400).c_str());
+                shown == Shown::kOk ? "" : "  ", message.substr(0, 400).c_str());
     std::fflush(stdout);
   }
-  std::fprintf(stderr,
-               "tasks check: %d tasks, %d ok, %d fail, %d ill_conditioned, %d degenerate, %d nondeterministic, "
-               "%d harness_error; worst peak/footprint %.2fx%s\n",
-               tally.checked, tally.ok, tally.failed, tally.ill_conditioned, tally.degenerate,
-               tally.nondeterministic, tally.harness, worst,
-               worst_task.empty() ? "" : (" (" + worst_task + ")").c_str());
-  std::fprintf(stderr, "%s%s\n", bands.Summary().c_str(), device_peak ? "" : " (the device's peaks are unknown)");
+  std::fprintf(
+      stderr,
+      "tasks check: %d tasks, %d ok, %d fail, %d ill_conditioned, %d degenerate, %d nondeterministic, "
+      "%d harness_error; worst peak/footprint %.2fx%s\n",
+      tally.checked, tally.ok, tally.failed, tally.ill_conditioned, tally.degenerate, tally.nondeterministic,
+      tally.harness, worst, worst_task.empty() ? "" : (" (" + worst_task + ")").c_str());
+  std::fprintf(stderr, "%s%s\n", bands.Summary().c_str(),
+               device_peak ? "" : " (the device's peaks are unknown)");
   ci.AddSuiteProperty("seed", std::to_string(options.seed));
   if (Status written = ci.Finish(); !written.ok()) {
     std::fprintf(stderr, "kforge tasks check: %s\n", written.message().c_str());

@@ -166,13 +166,13 @@ bool Task::NoiseOutput(std::string_view name) const {
   return it != conditioning->outputs.end() && it->second.noise;
 }
 
-std::string_view Task::UnjudgeableReason() const {
-  if (behaviour && behaviour->degenerate) return "degenerate";
-  if (behaviour && behaviour->nondeterministic) return "nondeterministic";
-  if (conditioning && conditioning->ill_conditioned) return "ill_conditioned";
-  return "";
+Judgeability Task::WhyUnjudgeable() const {
+  if (behaviour && behaviour->degenerate) return Judgeability::kDegenerate;
+  if (behaviour && behaviour->nondeterministic) return Judgeability::kNondeterministic;
+  if (conditioning && conditioning->ill_conditioned) return Judgeability::kIllConditioned;
+  return Judgeability::kJudgeable;
 }
 
-bool Task::Unjudgeable() const { return !UnjudgeableReason().empty(); }
+bool Task::Unjudgeable() const { return WhyUnjudgeable() != Judgeability::kJudgeable; }
 
 }  // namespace kforge::common

@@ -76,6 +76,17 @@ class Reader {
     return Status::Ok();
   }
 
+  /// `status`, one of a closed set's names (`names`, a common::NameTable).
+  template <typename E, typename Table>
+  Status ReadNamed(const Table& names, E& out) const {
+    std::string name;
+    KFORGE_RETURN_IF_ERROR(Read("status", name, /*required=*/true));
+    std::optional<E> value = names.Parse(name);
+    if (!value) return Bad("status", "unknown status \"" + name.substr(0, 40) + "\"");
+    out = *value;
+    return Status::Ok();
+  }
+
   Status ReadStatus(common::VerdictStatus& out) const {
     std::string name;
     KFORGE_RETURN_IF_ERROR(Read("status", name, /*required=*/true));
@@ -262,7 +273,7 @@ StatusOr<TaskCheckVariant> TaskCheckVariant::FromJson(const json& json, const st
 }
 
 json TaskCheckReply::ToJson() const {
-  json out = {{"status", status}, {"message", message}, {"variants", json::array()}};
+  json out = {{"status", TaskCheckStatusName(status)}, {"message", message}, {"variants", json::array()}};
   for (const TaskCheckVariant& v : variants) out["variants"].push_back(v.ToJson());
   return out;
 }
@@ -271,10 +282,7 @@ StatusOr<TaskCheckReply> TaskCheckReply::FromJson(const json& json) {
   Reader in(json, "task_check reply");
   KFORGE_RETURN_IF_ERROR(in.CheckObject());
   TaskCheckReply reply;
-  KFORGE_RETURN_IF_ERROR(in.Read("status", reply.status, /*required=*/true));
-  if (reply.status != "ok" && reply.status != "fail" && reply.status != "harness_error" &&
-      reply.status != "no_gpu")
-    return in.Bad("status", "unknown status \"" + reply.status.substr(0, 40) + "\"");
+  KFORGE_RETURN_IF_ERROR(in.ReadNamed(kTaskCheckStatusNames, reply.status));
   KFORGE_RETURN_IF_ERROR(in.Read("message", reply.message));
   nlohmann::json variants = json::array();
   KFORGE_RETURN_IF_ERROR(in.ReadArray("variants", variants));
@@ -302,7 +310,7 @@ StatusOr<TaskAuditRequest> TaskAuditRequest::FromJson(const json& json) {
 }
 
 json TaskAuditReply::ToJson() const {
-  json out = {{"status", status}, {"message", message}, {"candidates", json::array()}};
+  json out = {{"status", TaskAuditStatusName(status)}, {"message", message}, {"candidates", json::array()}};
   for (const AuditedCandidate& c : candidates)
     out["candidates"].push_back({{"name", c.name}, {"accepted", c.accepted}, {"message", c.message}});
   return out;
@@ -312,9 +320,7 @@ StatusOr<TaskAuditReply> TaskAuditReply::FromJson(const json& json) {
   Reader in(json, "task_audit reply");
   KFORGE_RETURN_IF_ERROR(in.CheckObject());
   TaskAuditReply reply;
-  KFORGE_RETURN_IF_ERROR(in.Read("status", reply.status, /*required=*/true));
-  if (reply.status != "ok" && reply.status != "harness_error" && reply.status != "no_gpu")
-    return in.Bad("status", "unknown status \"" + reply.status.substr(0, 40) + "\"");
+  KFORGE_RETURN_IF_ERROR(in.ReadNamed(kTaskAuditStatusNames, reply.status));
   KFORGE_RETURN_IF_ERROR(in.Read("message", reply.message));
   nlohmann::json candidates = json::array();
   KFORGE_RETURN_IF_ERROR(in.ReadArray("candidates", candidates));

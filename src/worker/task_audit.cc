@@ -85,7 +85,7 @@ std::vector<Candidate> Candidates(const common::Task& task) {
 
 verify::TaskAuditReply Harness(const std::string& message, std::vector<Candidate>& candidates) {
   verify::TaskAuditReply reply;
-  reply.status = "harness_error";
+  reply.status = verify::TaskAuditStatus::kHarnessError;
   reply.message = message;
   for (Candidate& c : candidates) reply.candidates.push_back(c.record);
   return reply;

@@ -43,7 +43,9 @@ std::string Disagreement(const TensorSet& want, const TensorSet& got, const comm
   return problem ? *problem : "";
 }
 
-verify::TaskCheckReply Reply(const std::string& status, const std::string& message,
+using verify::TaskCheckStatus;
+
+verify::TaskCheckReply Reply(TaskCheckStatus status, const std::string& message,
                              std::vector<verify::TaskCheckVariant> variants) {
   return {status, message, std::move(variants)};
 }
@@ -51,9 +53,8 @@ verify::TaskCheckReply Reply(const std::string& status, const std::string& messa
 }  // namespace
 
 verify::TaskCheckReply RunTaskCheck(GpuChecker& checker, const verify::TaskCheckRequest& request) {
-  const std::string harness(common::VerdictStatusName(common::VerdictStatus::kHarnessError));
   auto task_or = checker.TaskFor(request.task_dir);
-  if (!task_or.ok()) return Reply("fail", task_or.status().message(), {});
+  if (!task_or.ok()) return Reply(TaskCheckStatus::kFail, task_or.status().message(), {});
   const common::Task& task = **task_or;
   const uint64_t seed = request.seed;
   const int device = checker.device().index;
@@ -62,30 +63,30 @@ verify::TaskCheckReply RunTaskCheck(GpuChecker& checker, const verify::TaskCheck
     verify::TaskCheckVariant record;
     record.variant = variant.name;
     auto env = cuda::PlanEnvFor(task, variant);
-    if (!env.ok()) return Reply("fail", env.status().message(), variants);
+    if (!env.ok()) return Reply(TaskCheckStatus::kFail, env.status().message(), variants);
     MemoryPlan memory = PlanMemory(task, *env);
     bool scratch_only = false;
     if (Status room = checker.ReserveFor(task, memory, scratch_only); !room.ok())
-      return Reply(harness, room.message(), variants);
+      return Reply(TaskCheckStatus::kHarnessError, room.message(), variants);
     auto load_start = std::chrono::steady_clock::now();
     auto program = checker.ProgramFor(task, variant.name);
     record.load_ms = MsSince(load_start);
-    if (!program.ok()) return Reply("fail", "reference: " + program.status().message(), variants);
+    if (!program.ok()) return Reply(TaskCheckStatus::kFail, "reference: " + program.status().message(), variants);
 
     const int64_t baseline = reference::DeviceMemoryOf(device).allocated_bytes - checker.ResidentBytes(task);
     reference::ResetPeakDeviceMemory(device);
     std::string problem;
     {
       auto inputs = reference::GenerateInputs(task, variant.name, seed, 0, reference::Device::Cuda(device));
-      if (!inputs.ok()) return Reply(harness, "input generation: " + inputs.status().message(), variants);
+      if (!inputs.ok()) return Reply(TaskCheckStatus::kHarnessError, "input generation: " + inputs.status().message(), variants);
       double first_ms = 0, second_ms = 0;
       auto first = TimedRun(**program, *inputs, first_ms);
       if (!first.ok()) {
         bool oom = first.status().code() == Status::Code::kResourceExhausted;
-        return Reply(oom ? harness : "fail", first.status().message(), variants);
+        return Reply(oom ? TaskCheckStatus::kHarnessError : TaskCheckStatus::kFail, first.status().message(), variants);
       }
       auto second = TimedRun(**program, *inputs, second_ms);
-      if (!second.ok()) return Reply("fail", "second run: " + second.status().message(), variants);
+      if (!second.ok()) return Reply(TaskCheckStatus::kFail, "second run: " + second.status().message(), variants);
       record.first_run_ms = first_ms;
       record.reference_ms = second_ms;
       std::string rerun = Disagreement(*first, *second, task, record.checks);
@@ -109,9 +110,9 @@ verify::TaskCheckReply RunTaskCheck(GpuChecker& checker, const verify::TaskCheck
     record.memory = memory.ToJson();
     record.memory["peak_device_bytes"] = reference::DeviceMemoryOf(device).peak_bytes - baseline;
     variants.push_back(record);
-    if (!problem.empty()) return Reply("fail", problem + (task.variants.size() > 1 ? " (variant " + variant.name + ")" : ""), variants);
+    if (!problem.empty()) return Reply(TaskCheckStatus::kFail, problem + (task.variants.size() > 1 ? " (variant " + variant.name + ")" : ""), variants);
   }
-  return Reply("ok", "", variants);
+  return Reply(TaskCheckStatus::kOk, "", variants);
 }
 
 }  // namespace kforge::worker

@@ -182,7 +182,7 @@ nlohmann::json TaskCheck(const nlohmann::json& line) {
   variant.memory = {{"footprint_bytes", 1000}, {"peak_device_bytes", 1200}};
   reply.variants.push_back(variant);
   if (request->task_dir.filename().string().find("fake_fail") != std::string::npos) {
-    reply.status = "fail";
+    reply.status = kforge::verify::TaskCheckStatus::kFail;
     reply.message = "golden outputs: out0: 9 of 10 elements differ";
   }
   return reply.ToJson();

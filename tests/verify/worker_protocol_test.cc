@@ -146,7 +146,7 @@ TEST(WorkerProtocolTest, FailureRepliesReadAsEveryReplyType) {
   EXPECT_EQ(hello->ToJson(), failure);
   auto task_check = TaskCheckReply::FromJson(failure);
   ASSERT_TRUE(task_check.ok());
-  EXPECT_EQ(task_check->status, "no_gpu");
+  EXPECT_EQ(task_check->status, TaskCheckStatus::kNoGpu);
 }
 
 TEST(WorkerProtocolTest, MalformedRepliesAreErrors) {
@@ -196,7 +196,7 @@ TEST(WorkerProtocolTest, TaskCheckRoundTrips) {
   EXPECT_EQ(TaskCheckRequest::FromJson(wire)->seed, 1u) << "the documented default";
 
   TaskCheckReply reply;
-  reply.status = "fail";
+  reply.status = TaskCheckStatus::kFail;
   reply.message = "the reference disagrees with itself";
   TaskCheckVariant variant;
   variant.variant = "default";

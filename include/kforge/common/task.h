@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "kforge/common/dtype.h"
+#include "kforge/common/names.h"
 #include "kforge/common/status.h"
 
 namespace kforge::common {
@@ -115,6 +116,15 @@ struct Artifacts {
   std::optional<Golden> golden;
 };
 
+/// Whether a task can judge a kernel, as its import measured: no kernel can be told apart from a
+/// no-op (degenerate), or matched at all (nondeterministic, ill-conditioned). The first that applies.
+enum class Judgeability { kJudgeable, kDegenerate, kNondeterministic, kIllConditioned };
+inline constexpr NameTable<Judgeability, 4> kJudgeabilityNames = {{{Judgeability::kJudgeable, ""},
+                                                                  {Judgeability::kDegenerate, "degenerate"},
+                                                                  {Judgeability::kNondeterministic, "nondeterministic"},
+                                                                  {Judgeability::kIllConditioned, "ill_conditioned"}}};
+static_assert(kJudgeabilityNames.InEnumOrder());
+
 struct Task {
   std::string id;  // "kernelbench/level1/19_ReLU"
   std::filesystem::path dir;
@@ -150,8 +160,9 @@ struct Task {
   /// True when the import found that no kernel can be told apart from a no-op (degenerate) or
   /// matched at all (nondeterministic, ill-conditioned): such a task judges nothing.
   bool Unjudgeable() const;
-  /// "degenerate", "nondeterministic" or "ill_conditioned" (the first that applies), or "".
-  std::string_view UnjudgeableReason() const;
+  Judgeability WhyUnjudgeable() const;
+  /// The name of WhyUnjudgeable(): "degenerate", "nondeterministic", "ill_conditioned", or "".
+  std::string_view UnjudgeableReason() const { return kJudgeabilityNames.Name(WhyUnjudgeable()); }
 };
 
 /// OK when `id` is a task id: 2 to 8 segments joined by '/', each 1 to 128 letters, digits, '_',

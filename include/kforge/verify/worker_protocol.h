@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kforge/common/names.h"
 #include "kforge/common/plan_split.h"
 #include "kforge/common/solution.h"
 #include "kforge/common/status.h"
@@ -144,9 +145,23 @@ struct TaskCheckVariant {
   static StatusOr<TaskCheckVariant> FromJson(const nlohmann::json& json, const std::string& path);
 };
 
+/// How a task check ended.
+enum class TaskCheckStatus {
+  kOk,            ///< the reference ran and passed every check
+  kFail,          ///< the task's problem (its reference fails, disagrees with itself or its golden outputs)
+  kHarnessError,  ///< kforge's own failure
+  kNoGpu,
+};
+inline constexpr common::NameTable<TaskCheckStatus, 4> kTaskCheckStatusNames = {
+    {{TaskCheckStatus::kOk, "ok"},
+     {TaskCheckStatus::kFail, "fail"},
+     {TaskCheckStatus::kHarnessError, "harness_error"},
+     {TaskCheckStatus::kNoGpu, "no_gpu"}}};
+static_assert(kTaskCheckStatusNames.InEnumOrder());
+inline std::string_view TaskCheckStatusName(TaskCheckStatus status) { return kTaskCheckStatusNames.Name(status); }
+
 struct TaskCheckReply {
-  /// "ok", "fail" (the task's problem), "harness_error" or "no_gpu".
-  std::string status = "ok";
+  TaskCheckStatus status = TaskCheckStatus::kOk;
   std::string message;
   /// The variants checked in full, one that failed its checks included.
   std::vector<TaskCheckVariant> variants;
@@ -174,9 +189,19 @@ struct AuditedCandidate {
   std::string message;   // why it was refused, empty when accepted
 };
 
+/// How a task audit ended.
+enum class TaskAuditStatus {
+  kOk,  ///< every candidate judged
+  kHarnessError,
+  kNoGpu,
+};
+inline constexpr common::NameTable<TaskAuditStatus, 3> kTaskAuditStatusNames = {
+    {{TaskAuditStatus::kOk, "ok"}, {TaskAuditStatus::kHarnessError, "harness_error"}, {TaskAuditStatus::kNoGpu, "no_gpu"}}};
+static_assert(kTaskAuditStatusNames.InEnumOrder());
+inline std::string_view TaskAuditStatusName(TaskAuditStatus status) { return kTaskAuditStatusNames.Name(status); }
+
 struct TaskAuditReply {
-  /// "ok" (every candidate judged), "harness_error" or "no_gpu".
-  std::string status = "ok";
+  TaskAuditStatus status = TaskAuditStatus::kOk;
   std::string message;
   std::vector<AuditedCandidate> candidates;
 
