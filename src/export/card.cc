@@ -263,8 +263,9 @@ std::string DatasetCard(const DatasetStats& s) {
     out << "```python\nfrom datasets import " << (pinned ? "Features, Json, List, Value, " : "")
         << "load_dataset\n\n";
     if (pinned) out << "features = " << FeaturesPython(columns) << "\n";
-    out << "ds = load_dataset(\"" << (s.file_format == FileFormat::kParquet ? "parquet" : "json") << "\", data_files={"
-        << files << "}" << (pinned ? ", features=features" : "") << ")\n```\n";
+    const char* builder = s.file_format == FileFormat::kParquet ? "parquet" : "json";
+    out << "ds = load_dataset(\"" << builder << "\", data_files={" << files << "}"
+        << (pinned ? ", features=features" : "") << ")\n```\n";
     if (pinned)
       out << "\nThe features keep every message (and every tool-call argument object) exactly as written: "
              "`List(Json())` columns are not widened into one struct whose missing keys read as null.\n";

@@ -93,12 +93,12 @@ class JsonlSink : public Sink {
     const nlohmann::json features = FeaturesDict(RowColumns(options_.format));
     for (auto& [split, file] : files_) {
       const fs::path rows = options_.out / RowsFile(split);
-      Status written =
-          WriteParquet(options_.parquet_writer, features, rows, options_.out / (split + ".parquet"));
+      const std::string data_file = DataFile(split, FileFormat::kParquet);
+      Status written = WriteParquet(options_.parquet_writer, features, rows, options_.out / data_file);
       std::error_code ec;
       fs::remove(rows, ec);
       KFORGE_RETURN_IF_ERROR(written);
-      stats.files.push_back(split + ".parquet");
+      stats.files.push_back(data_file);
     }
     return Status::Ok();
   }
@@ -107,7 +107,11 @@ class JsonlSink : public Sink {
   bool parquet() const { return options_.file_format == FileFormat::kParquet; }
   /// The rows of a split: the data file itself, or the Parquet writer's input.
   std::string RowsFile(const std::string& split) const {
-    return parquet() ? "." + split + ".rows.jsonl" : split + ".jsonl";
+    return parquet() ? "." + split + ".rows.jsonl" : DataFile(split, FileFormat::kJsonl);
+  }
+  /// A split's data file: the format's name is its extension.
+  static std::string DataFile(const std::string& split, FileFormat format) {
+    return split + "." + std::string(FileFormatName(format));
   }
 
   const ExportOptions& options_;
