@@ -121,13 +121,9 @@ size_t Interleaved(size_t position, int round, size_t count) {
 
 }  // namespace
 
-std::string_view ModeName(Mode mode) { return mode == Mode::kCold ? "cold" : "hot"; }
+std::string_view ModeName(Mode mode) { return common::kTimingModeNames.Name(mode); }
 
-std::optional<Mode> ParseMode(std::string_view name) {
-  if (name == "cold") return Mode::kCold;
-  if (name == "hot") return Mode::kHot;
-  return std::nullopt;
-}
+std::optional<Mode> ParseMode(std::string_view name) { return common::kTimingModeNames.Parse(name); }
 
 Status ValidateMeasureOptions(const MeasureOptions& o) {
   if (o.min_samples < 1 || o.max_samples < o.min_samples) {

@@ -1,4 +1,4 @@
-// Bench records: assembly from a Measurement, JSON, and the table printer.
+// Bench records: assembly from a Measurement, flags, and the table printer.
 #include "kforge/bench/report.h"
 
 #include <algorithm>
@@ -11,11 +11,6 @@
 namespace kforge::bench {
 namespace {
 
-using nlohmann::json;
-
-json Num(double value) { return std::isfinite(value) ? json(value) : json(nullptr); }
-json Positive(double value) { return std::isfinite(value) && value > 0 ? json(value) : json(nullptr); }
-
 SubjectResult ToResult(const SubjectSamples& samples) {
   SubjectResult r;
   r.stats = Summarize(samples.ms);
@@ -23,38 +18,6 @@ SubjectResult ToResult(const SubjectSamples& samples) {
   r.throttled = samples.throttled;
   r.batch = samples.batch;
   return r;
-}
-
-json SubjectJson(const SubjectResult& r) {
-  json samples = json::array();
-  for (const double ms : r.samples_ms) samples.push_back(Num(std::round(ms * 1e6) / 1e6));  // 1 ns steps
-  const SampleStats& s = r.stats;
-  return {{"count", s.count},
-          {"median_ms", Num(s.median)},
-          {"p10_ms", Num(s.p10)},
-          {"p90_ms", Num(s.p90)},
-          {"mean_ms", Num(s.mean)},
-          {"min_ms", Num(s.min)},
-          {"max_ms", Num(s.max)},
-          {"noise", Num(s.noise)},
-          {"median_ci_ms", {Num(s.median_lo), Num(s.median_hi)}},
-          {"throttled", r.throttled},
-          {"batch", r.batch},
-          {"samples_ms", std::move(samples)}};
-}
-
-json RooflineJson(const Roofline& r) {
-  return {{"flops", Positive(r.flops)},
-          {"bytes", Positive(r.bytes)},
-          {"peak_gbps", Positive(r.peak_gbps)},
-          {"peak_tflops", Positive(r.peak_tflops)},
-          {"sol_ms", Positive(r.sol_ms)},
-          {"achieved_gbps", Positive(r.achieved_gbps)},
-          {"achieved_tflops", Positive(r.achieved_tflops)},
-          {"bandwidth_pct", Positive(r.bandwidth_pct)},
-          {"flops_pct", Positive(r.flops_pct)},
-          {"sol_pct", Positive(r.sol_pct)},
-          {"reference_sol_pct", Positive(r.reference_sol_pct)}};
 }
 
 std::string Printf(const char* format, double a, double b = 0, double c = 0) {
@@ -171,38 +134,6 @@ std::vector<std::string> BenchFlags(const BenchResult& r) {
   if (r.plan_split && r.plan_split->ops_fraction > common::kMostlyLibraryOps)
     flags.push_back("mostly_library_ops");
   return flags;
-}
-
-json BenchResultToJson(const BenchResult& r) {
-  const bool ok = r.status == common::VerdictStatus::kOk;
-  json j = json::object();
-  j["schema"] = kBenchSchema;
-  j["task"] = r.task;
-  j["solution_hash"] = r.solution_hash;
-  j["status"] = common::VerdictStatusName(r.status);
-  j["message"] = r.message;
-  j["mode"] = ModeName(r.mode);
-  j["seed"] = r.seed;
-  j["converged"] = r.converged;
-  j["rounds"] = r.rounds;
-  j["wall_seconds"] = Num(r.wall_seconds);
-  j["sm_clock_mhz"] = Positive(r.sm_clock_mhz);
-  j["max_sm_clock_mhz"] = Positive(r.max_sm_clock_mhz);
-  j["candidate"] = ok && r.candidate.stats.count > 0 ? SubjectJson(r.candidate) : json(nullptr);
-  j["reference"] = ok && r.reference ? SubjectJson(*r.reference) : json(nullptr);
-  j["speedup"] = ok && std::isfinite(r.speedup.ratio) ? json{{"ratio", r.speedup.ratio},
-                                                             {"ci", {Num(r.speedup.lo), Num(r.speedup.hi)}},
-                                                             {"confidence", r.speedup.confidence},
-                                                             {"iterations", r.speedup.iterations}}
-                                                      : json(nullptr);
-  j["roofline"] = ok && r.roofline ? RooflineJson(*r.roofline) : json(nullptr);
-  j["flags"] = r.flags;
-  j["device"] = r.device;
-  if (ok && r.plan_split) {
-    j[common::kPlanSplitKey] = common::PlanSplitToJson(*r.plan_split);
-    j["library_ops"] = common::LibraryOpsShare(r.plan_split->ops_fraction);
-  }
-  return j;
 }
 
 void PrintTable(std::ostream& out, const std::vector<BenchResult>& results) {

@@ -97,7 +97,7 @@ json ToJson(const Attempt& a) {
           {"speedup", OrNull(a.speedup)},
           {"solution", a.solution},
           {"verdict", a.verdict ? a.verdict->ToJson() : json(nullptr)},
-          {"bench", a.bench}};
+          {"bench", a.bench ? common::BenchResultToJson(*a.bench, common::Samples::kLeftOut) : json(nullptr)}};
 }
 
 json ToJson(const UsageInfo& u) {
@@ -266,7 +266,14 @@ StatusOr<Trajectory> TrajectoryFromJson(const json& j, const std::string& where)
           status = read.status();
         }
       }
-      ar.Raw("bench", a.bench);
+      if (const json* bench = ar.Child("bench"); bench && !bench->is_null() && status.ok()) {
+        StatusOr<common::BenchResult> read = common::BenchResultFromJson(*bench, ar.Path("bench"));
+        if (read.ok()) {
+          a.bench = std::move(*read);
+        } else {
+          status = read.status();
+        }
+      }
       t.attempts.push_back(std::move(a));
     }
   }

@@ -19,7 +19,7 @@ bool Unjudged(const dataset::Trajectory& t) {
 std::optional<double> LibraryOpsFraction(const dataset::Trajectory& t) {
   if (!t.best) return std::nullopt;
   const dataset::Attempt& best = t.attempts[*t.best];
-  std::optional<common::PlanSplit> split = common::PlanSplitIn(best.bench);
+  std::optional<common::PlanSplit> split = best.bench ? best.bench->plan_split : std::nullopt;
   if (!split && best.verdict) split = common::PlanSplitIn(best.verdict->timing);
   if (!split) return std::nullopt;
   return split->ops_fraction;
@@ -28,13 +28,10 @@ std::optional<double> LibraryOpsFraction(const dataset::Trajectory& t) {
 BestSol BestSolPct(const dataset::Trajectory& t) {
   BestSol sol;
   if (!t.correct() || !t.best) return sol;
-  const nlohmann::json& bench = t.attempts[*t.best].bench;
-  if (!bench.is_object() || !bench.contains("roofline") || !bench["roofline"].is_object()) return sol;
-  const nlohmann::json& roofline = bench["roofline"];
-  for (auto [key, field] : {std::pair{"sol_pct", &sol.kernel}, std::pair{"reference_sol_pct", &sol.reference}}) {
-    auto it = roofline.find(key);
-    if (it != roofline.end() && it->is_number()) *field = it->get<double>();
-  }
+  const std::optional<common::BenchResult>& bench = t.attempts[*t.best].bench;
+  if (!bench || !bench->roofline) return sol;
+  if (bench->roofline->sol_pct > 0) sol.kernel = bench->roofline->sol_pct;  // 0: unknown
+  if (bench->roofline->reference_sol_pct > 0) sol.reference = bench->roofline->reference_sol_pct;
   return sol;
 }
 

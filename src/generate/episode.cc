@@ -35,9 +35,9 @@ std::string UtcNow() {
 }
 
 /// The bench record as kept in a trajectory: without the raw samples, which only bench users need.
-nlohmann::json CompactBench(nlohmann::json bench) {
-  for (const char* subject : {"candidate", "reference"})
-    if (bench.contains(subject) && bench[subject].is_object()) bench[subject].erase("samples_ms");
+common::BenchResult CompactBench(common::BenchResult bench) {
+  bench.candidate.samples_ms.clear();
+  if (bench.reference) bench.reference->samples_ms.clear();
   return bench;
 }
 
@@ -92,7 +92,7 @@ dataset::Attempt Judge(const EpisodeContext& context, const EpisodeSpec& spec, c
   attempt.correct = !context.compile_only && verdict.status == common::VerdictStatus::kOk;
   if (attempt.correct && judged.bench) {
     const bench::BenchResult& timed = *judged.bench;
-    attempt.bench = CompactBench(bench::BenchResultToJson(timed));
+    attempt.bench = CompactBench(timed);
     if (timed.status == common::VerdictStatus::kOk) {
       if (std::isfinite(timed.speedup.ratio)) attempt.speedup = timed.speedup.ratio;
     } else if (timed.status != common::VerdictStatus::kHarnessError) {

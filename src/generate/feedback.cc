@@ -40,20 +40,18 @@ std::string Si(double v, const char* unit) {
 
 /// The task's roofline from a bench record's `roofline`: what must move and be computed at least, and
 /// the time that takes at the device's peaks; empty without a floor.
-std::string RooflineFloor(const json& roof) {
-  auto number = [&roof](const char* key) {
-    auto it = roof.find(key);
-    return it != roof.end() && it->is_number() ? it->get<double>() : 0.0;
-  };
-  const double bytes = number("bytes"), flops = number("flops"), gbps = number("peak_gbps"),
-               tflops = number("peak_tflops"), floor_ms = number("sol_ms");
+std::string RooflineFloor(const common::Roofline& roof) {
+  const double bytes = roof.bytes, flops = roof.flops, gbps = roof.peak_gbps, tflops = roof.peak_tflops,
+               floor_ms = roof.sol_ms;
   if (!(floor_ms > 0)) return "";
   std::string out = "Roofline: the task moves at least " + (bytes > 0 ? Si(bytes, "B") : std::string("? B")) +
                     " and computes " + (flops > 0 ? Si(flops, "FLOP") : std::string("? FLOP")) + "; at ";
   out += (gbps > 0 ? Fixed(gbps, 0) + " GB/s" : std::string("? GB/s")) + " and " +
          (tflops > 0 ? Fixed(tflops, 0) + " TFLOP/s" : std::string("? TFLOP/s"));
-  const double memory_ms = gbps > 0 ? bytes / (gbps * 1e6) : 0, compute_ms = tflops > 0 ? flops / (tflops * 1e9) : 0;
-  out += " its floor is " + Sci(floor_ms) + " ms (" + (memory_ms >= compute_ms ? "memory" : "compute") + "-bound)";
+  const double memory_ms = gbps > 0 ? bytes / (gbps * 1e6) : 0,
+               compute_ms = tflops > 0 ? flops / (tflops * 1e9) : 0;
+  out += " its floor is " + Sci(floor_ms) + " ms (" + (memory_ms >= compute_ms ? "memory" : "compute") +
+         "-bound)";
   return out + "\n";
 }
 
@@ -122,28 +120,23 @@ std::string Mismatch(const common::Verdict& verdict) {
   return out;
 }
 
-std::string Timing(const json& bench) {
-  if (!bench.is_object() || bench.value("status", "") != "ok") return "";
+/// The timing of a candidate that passed: its median against the reference's, the speedup, the
+/// roofline (each figure only when the record has it) and the record's flags.
+std::string Timing(const std::optional<common::BenchResult>& bench) {
+  if (!bench || bench->status != common::VerdictStatus::kOk) return "";
   std::string out;
-  const json& c = bench["candidate"];
-  const json& r = bench["reference"];
-  if (c.is_object()) out += "Your kernel: " + Fixed(c.value("median_ms", 0.0), 4) + " ms (median)";
-  if (r.is_object()) out += "; reference: " + Fixed(r.value("median_ms", 0.0), 4) + " ms";
-  if (bench["speedup"].is_object())
-    out += "; speedup " + Fixed(bench["speedup"].value("ratio", 0.0), 2) + "x";
+  if (bench->candidate.stats.count > 0)
+    out += "Your kernel: " + Fixed(bench->candidate.stats.median, 4) + " ms (median)";
+  if (bench->reference) out += "; reference: " + Fixed(bench->reference->stats.median, 4) + " ms";
+  if (std::isfinite(bench->speedup.ratio)) out += "; speedup " + Fixed(bench->speedup.ratio, 2) + "x";
   out += "\n";
-  if (bench["roofline"].is_object()) {
-    const json& roof = bench["roofline"];
-    if (roof["achieved_gbps"].is_number())
-      out += "Achieved " + Fixed(roof["achieved_gbps"].get<double>(), 0) + " GB/s";
-    if (roof["sol_pct"].is_number())
-      out += ", " + Fixed(roof["sol_pct"].get<double>(), 1) + "% of speed of light";
-    if (const json reference = roof.value("reference_sol_pct", json()); reference.is_number())
-      out += " (the reference: " + Fixed(reference.get<double>(), 1) + "%)";
-    out += "\n" + RooflineFloor(roof);
+  if (const std::optional<common::Roofline>& roof = bench->roofline) {
+    if (roof->achieved_gbps > 0) out += "Achieved " + Fixed(roof->achieved_gbps, 0) + " GB/s";
+    if (roof->sol_pct > 0) out += ", " + Fixed(roof->sol_pct, 1) + "% of speed of light";
+    if (roof->reference_sol_pct > 0) out += " (the reference: " + Fixed(roof->reference_sol_pct, 1) + "%)";
+    out += "\n" + RooflineFloor(*roof);
   }
-  for (const json& flag : bench.value("flags", json::array()))
-    if (flag.is_string()) out += "Note: " + flag.get<std::string>() + "\n";
+  for (const std::string& flag : bench->flags) out += "Note: " + flag + "\n";
   return out;
 }
 
@@ -156,8 +149,10 @@ std::string DescribeAttempt(const dataset::Attempt& attempt, const std::string& 
   const common::Verdict& v = attempt.verdict ? *attempt.verdict : none;
   const std::string& message = v.message;
   std::string out;
-  if (attempt.Is(common::VerdictStatus::kCompileError) || attempt.Is(common::VerdictStatus::kInvalidSolution)) {
-    out = (attempt.Is(common::VerdictStatus::kCompileError) ? "Compile error: " : "Invalid solution: ") + message + "\n";
+  if (attempt.Is(common::VerdictStatus::kCompileError) ||
+      attempt.Is(common::VerdictStatus::kInvalidSolution)) {
+    out = (attempt.Is(common::VerdictStatus::kCompileError) ? "Compile error: " : "Invalid solution: ") +
+          message + "\n";
     std::string log = v.compile.is_object() ? v.compile.value("log", std::string()) : "";
     if (!log.empty()) out += "Compiler output:\n" + Trim(log) + "\n" + QuoteLines(log, source);
     return out;
@@ -167,8 +162,8 @@ std::string DescribeAttempt(const dataset::Attempt& attempt, const std::string& 
     out = attempt.correct ? "Correct: matches the reference on every trial.\n"
                           : "Compiled; the plan checks out.\n";
     out += kernels + Timing(attempt.bench);
-    if (attempt.bench.is_object() && attempt.bench.value("status", "") != "ok")
-      out += "Timing failed: " + attempt.bench.value("message", std::string()) + "\n";
+    if (attempt.bench && attempt.bench->status != common::VerdictStatus::kOk)
+      out += "Timing failed: " + attempt.bench->message + "\n";
     return out;
   }
   out = attempt.status + ": " + message + "\n";
@@ -180,7 +175,8 @@ std::string NextStep(const dataset::Attempt& attempt, double target_speedup, boo
   if (attempt.status == "no_solution") return "Answer with a complete solution in the required form.";
   if (attempt.Is(common::VerdictStatus::kHarnessError))
     return "That failure was kforge's, not yours; send the solution again.";
-  if (compile_only && attempt.Is(common::VerdictStatus::kOk)) return "It compiles. Make it faster if you can.";
+  if (compile_only && attempt.Is(common::VerdictStatus::kOk))
+    return "It compiles. Make it faster if you can.";
   if (!attempt.correct) return "Fix the problem and send the complete corrected solution.";
   std::string goal =
       target_speedup > 1 ? "at least " + Fixed(target_speedup, 2) + "x faster than" : "faster than";

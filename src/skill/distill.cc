@@ -77,13 +77,15 @@ Status ReadRun(const fs::path& dir, std::vector<Verified>& verified, std::vector
   while (std::optional<dataset::JsonlReader::Line> line = (*reader)->NextText()) {
     json j = json::parse(line->text, nullptr, false);
     if (j.is_discarded()) continue;  // a torn last line
-    KFORGE_ASSIGN_OR_RETURN(dataset::Trajectory t,
-                            dataset::TrajectoryFromJson(j, file.string() + ":" + std::to_string(line->number)));
+    KFORGE_ASSIGN_OR_RETURN(
+        dataset::Trajectory t,
+        dataset::TrajectoryFromJson(j, file.string() + ":" + std::to_string(line->number)));
     if (!t.correct() || !t.best || t.truncated) continue;
     const dataset::Attempt& best = t.attempts[*t.best];
-    const json speedup = best.bench.is_object() ? best.bench.value("speedup", json()) : json();
-    const json ci = speedup.is_object() ? speedup.value("ci", json()) : json();
-    const double low = ci.is_array() && !ci.empty() && ci[0].is_number() ? ci[0].get<double>() : 0;
+    const double low =
+        best.bench && std::isfinite(best.bench->speedup.ratio) && std::isfinite(best.bench->speedup.lo)
+            ? best.bench->speedup.lo
+            : 0;
     if (!(low > 1) || !best.solution.is_object()) continue;
     Verified v;
     v.task = t.task.id;
@@ -101,9 +103,9 @@ Status ReadRun(const fs::path& dir, std::vector<Verified>& verified, std::vector
                     ")");
     for (const dataset::Attempt& a : t.attempts) {
       if (a.correct || a.turn >= best.turn) continue;
-      std::string why = !a.parse_error.empty()  ? a.parse_error
-                        : a.verdict             ? a.verdict->message
-                                                : std::string();
+      std::string why = !a.parse_error.empty() ? a.parse_error
+                        : a.verdict            ? a.verdict->message
+                                               : std::string();
       pitfalls.push_back("- " + a.status + " (" + t.task.id + ", turn " + std::to_string(a.turn) +
                          ", fixed in turn " + std::to_string(best.turn) + "): " + OneLine(why, 400));
     }
@@ -246,11 +248,11 @@ StatusOr<DistillSummary> RunDistill(const DistillOptions& options) {
   for (const std::string& a : arches) arch += (arch.empty() ? "" : "; ") + a;
   std::string skill_md = "---\nname: " + name + "\ndescription: " + Quoted(description) + "\n";
   if (!options.license.empty()) skill_md += "license: " + Quoted(options.license) + "\n";
-  skill_md += "metadata:\n  teacher: " +
-              Quoted(llm::ProviderKindName(options.teacher.kind) + " " + options.model) +
-              "\n  arch: " + Quoted(arch.empty() ? "unknown" : arch) + "\n  trajectories: \"" +
-              std::to_string(verified.size()) +
-              "\"\n  trajectories-hash: \"sha256:" + common::Sha256Hex(sources) + "\"\n---\n" + body;
+  skill_md +=
+      "metadata:\n  teacher: " + Quoted(llm::ProviderKindName(options.teacher.kind) + " " + options.model) +
+      "\n  arch: " + Quoted(arch.empty() ? "unknown" : arch) + "\n  trajectories: \"" +
+      std::to_string(verified.size()) + "\"\n  trajectories-hash: \"sha256:" + common::Sha256Hex(sources) +
+      "\"\n---\n" + body;
   KFORGE_RETURN_IF_ERROR(common::WriteFileAtomic(out / "SKILL.md", skill_md));
 
   CheckResult checked = CheckSkill(out);

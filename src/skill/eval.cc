@@ -110,11 +110,9 @@ StatusOr<ArmEpisodes> ReadEpisodes(const fs::path& dir, int samples) {
     if (e.status.empty()) e.status = "no_solution";
     e.speedup = t.correct() ? t.speedup() : std::nullopt;
     if (e.correct && t.best) {
-      const json& bench = t.attempts[*t.best].bench;
-      if (bench.is_object() && bench.contains("speedup") && bench["speedup"].is_object()) {
-        const json& ci = bench["speedup"].value("ci", json());
-        if (ci.is_array() && !ci.empty() && ci[0].is_number()) e.speedup_low = ci[0].get<double>();
-      }
+      const std::optional<common::BenchResult>& bench = t.attempts[*t.best].bench;
+      if (bench && std::isfinite(bench->speedup.ratio) && std::isfinite(bench->speedup.lo))
+        e.speedup_low = bench->speedup.lo;
     }
     e.input_tokens = t.usage.input_tokens + t.usage.cache_read_tokens + t.usage.cache_write_tokens;
     e.output_tokens = t.usage.output_tokens;

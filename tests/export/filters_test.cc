@@ -84,7 +84,7 @@ TEST(FiltersTest, LibraryOpsFractionIsTheBestAttemptsBenchElseItsVerdict) {
   EXPECT_EQ(LibraryOpsFraction(t), 0.95);
   t.attempts.back().verdict->timing["plan_split"]["ops_fraction"] = 0.5;
   EXPECT_EQ(LibraryOpsFraction(t), 0.95) << "the bench record's split, measured after the timed runs";
-  t.attempts.back().bench = nullptr;
+  t.attempts.back().bench = std::nullopt;
   EXPECT_EQ(LibraryOpsFraction(t), 0.5) << "untimed: the verdict's";
   t.best = 0;
   EXPECT_EQ(LibraryOpsFraction(t), std::nullopt) << "only the best attempt counts";

@@ -159,19 +159,19 @@ inline dataset::Trajectory MakeRecord(const RecordSpec& s) {
       a.compiled = true;
       a.correct = s.correct;
       if (s.correct) a.speedup = s.speedup;
-      if (s.correct && s.speedup)
-        a.bench = {{"schema", "kforge.bench/1"},
-                   {"status", "ok"},
-                   {"roofline", {{"sol_pct", s.sol_pct ? json(*s.sol_pct) : json(nullptr)}}}};
-      if (s.ops_fraction) {
-        // Read as a record written with these keys only: it is written back with the same ones.
-        a.verdict = *common::Verdict::FromJson(VerdictWithOpsJson(s, a.status));
-        if (a.bench.is_object()) {
-          a.bench[common::kPlanSplitKey] = PlanSplitJson(*s.ops_fraction);
-          a.bench["library_ops"] = common::LibraryOpsShare(*s.ops_fraction);
-          a.bench["flags"] = *s.ops_fraction > common::kMostlyLibraryOps ? json::array({"mostly_library_ops"})
-                                                                         : json::array();
+      // Read as records written with these keys only: they are written back with the same ones.
+      if (s.ops_fraction) a.verdict = *common::Verdict::FromJson(VerdictWithOpsJson(s, a.status));
+      if (s.correct && s.speedup) {
+        json bench = {{"schema", "kforge.bench/1"},
+                      {"status", "ok"},
+                      {"roofline", {{"sol_pct", s.sol_pct ? json(*s.sol_pct) : json(nullptr)}}}};
+        if (s.ops_fraction) {
+          bench[common::kPlanSplitKey] = PlanSplitJson(*s.ops_fraction);
+          bench["library_ops"] = common::LibraryOpsShare(*s.ops_fraction);
+          bench["flags"] = *s.ops_fraction > common::kMostlyLibraryOps ? json::array({"mostly_library_ops"})
+                                                                       : json::array();
         }
+        a.bench = *common::BenchResultFromJson(bench, "bench");
       }
     }
     std::string feedback = a.status == "ok" ? "ok" : a.status + ": try again";

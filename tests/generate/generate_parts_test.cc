@@ -169,21 +169,23 @@ TEST(FeedbackTest, SaysWhatWentWrongWhereAndHowFast) {
   EXPECT_NE(text.find("40 registers, spills: 8 bytes stored, 8 loaded"), std::string::npos) << text;
 
   dataset::Attempt fast = MakeAttempt("ok", true, 1.5);
-  fast.bench = {{"status", "ok"},
-                {"candidate", {{"median_ms", 2.0}}},
-                {"reference", {{"median_ms", 3.0}}},
+  json bench = {{"status", "ok"},
+                {"candidate", {{"count", 10}, {"median_ms", 2.0}}},
+                {"reference", {{"count", 10}, {"median_ms", 3.0}}},
                 {"speedup", {{"ratio", 1.5}}},
                 {"roofline", {{"achieved_gbps", 2000.0}, {"sol_pct", 47.0}}},
                 {"flags", json::array()}};
+  fast.bench = *common::BenchResultFromJson(bench, "bench");
   text = DescribeAttempt(fast, "");
   EXPECT_NE(text.find("speedup 1.50x"), std::string::npos) << text;
   EXPECT_NE(text.find("2000 GB/s, 47.0% of speed of light"), std::string::npos) << text;
   EXPECT_EQ(text.find("Roofline:"), std::string::npos) << "no floor in the record: no roofline line";
 
   // The whole roofline of a bench record: what the task moves and computes, the floor, the reference.
-  fast.bench["roofline"] = {{"flops", 2.5e9},     {"bytes", 8388608.0}, {"peak_gbps", 4000.0},
-                            {"peak_tflops", 50.0}, {"sol_ms", 0.05},     {"achieved_gbps", 4.19},
-                            {"sol_pct", 2.5},      {"reference_sol_pct", 1.26}};
+  bench["roofline"] = {{"flops", 2.5e9},     {"bytes", 8388608.0}, {"peak_gbps", 4000.0},
+                       {"peak_tflops", 50.0}, {"sol_ms", 0.05},     {"achieved_gbps", 4.19},
+                       {"sol_pct", 2.5},      {"reference_sol_pct", 1.26}};
+  fast.bench = *common::BenchResultFromJson(bench, "bench");
   text = DescribeAttempt(fast, "");
   EXPECT_NE(text.find("4 GB/s, 2.5% of speed of light (the reference: 1.3%)"), std::string::npos) << text;
   EXPECT_NE(text.find("Roofline: the task moves at least 8.39 MB and computes 2.5 GFLOP; at 4000 GB/s and "

@@ -32,7 +32,7 @@ dataset::Attempt Correct(int turn, const std::string& source, double speedup, do
                 {"task", "x"},
                 {"source", source},
                 {"launches", {{{"kernel", "k"}, {"grid", {1}}, {"block", {256}}, {"args", {"x", "out0"}}}}}};
-  a.bench = {{"speedup", {{"ratio", speedup}, {"ci", {low, speedup + 0.1}}}}};
+  a.bench = *common::BenchResultFromJson({{"speedup", {{"ratio", speedup}, {"ci", {low, speedup + 0.1}}}}}, "bench");
   return a;
 }
 

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "kforge/common/bench_record.h"
 #include "kforge/common/status.h"
 
 // The CUDA runtime's stream handle, declared as the runtime does, so that this header (and whoever
@@ -19,10 +20,7 @@ typedef struct CUstream_st* cudaStream_t;
 
 namespace kforge::bench {
 
-enum class Mode {
-  kCold,  // the L2 cache is flushed before each sample; one run per sample
-  kHot,   // one sample is a batch of back-to-back runs, timed as one
-};
+using Mode = common::TimingMode;
 
 /// "cold" or "hot".
 std::string_view ModeName(Mode mode);

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kforge/common/bench_record.h"
 #include "kforge/common/dtype.h"
 #include "kforge/common/status.h"
 
@@ -59,24 +60,7 @@ struct TaskCost {
   common::DType dtype = common::DType::kFloat32;  ///< The dtype whose FLOP peak applies.
 };
 
-/// A kernel's timing against the device's peaks. Figures that cannot be computed (no cost formula,
-/// unknown peak) are 0.
-struct Roofline {
-  double flops = 0;
-  double bytes = 0;
-  double peak_gbps = 0;    ///< DevicePeak::dram_gbps.
-  double peak_tflops = 0;  ///< PeakTflops for the cost's dtype.
-  /// Speed of light: the longer of bytes / peak bandwidth and flops / peak FLOP rate, in ms.
-  double sol_ms = 0;
-  double achieved_gbps = 0;
-  double achieved_tflops = 0;
-  double bandwidth_pct = 0;  ///< achieved_gbps / peak_gbps x 100.
-  double flops_pct = 0;      ///< achieved_tflops / peak_tflops x 100.
-  double sol_pct = 0;        ///< sol_ms / the kernel's time x 100 (above 100: faster than light).
-  /// sol_ms / the reference's time x 100, when the reference was timed with it: how much room the
-  /// reference left (a speedup over one at 95% is not one over one at 5%).
-  double reference_sol_pct = 0;
-};
+using common::Roofline;
 
 /// The roofline of a kernel taking `ms` per run.
 Roofline ComputeRoofline(const TaskCost& cost, const DevicePeak& peak, double ms);

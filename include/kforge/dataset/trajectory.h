@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kforge/common/bench_record.h"
 #include "kforge/common/names.h"
 #include "kforge/common/status.h"
 #include "kforge/common/verdict.h"
@@ -84,7 +85,8 @@ struct Attempt {
   std::string parse_error;
   nlohmann::json solution;        ///< kforge.solution/1, or null
   std::optional<common::Verdict> verdict;  ///< kforge.verdict/1; none (null) when nothing was judged
-  nlohmann::json bench;           ///< kforge.bench/1 when it was timed, else null
+  /// kforge.bench/1 when it was timed (kept without its samples), else none (null).
+  std::optional<common::BenchResult> bench;
   bool correct = false;           ///< verdict ok on the GPU (never in compile-only runs)
   bool compiled = false;          ///< NVRTC compiled it
   std::optional<double> speedup;  ///< reference median / candidate median, when timed
