@@ -263,12 +263,16 @@ void AddCiFlags(CLI::App& sub, CiFlags& flags) {
 }
 
 CiReport::CiReport(std::string suite, CiFlags flags, std::vector<std::string> inputs)
-    : suite_(std::move(suite)), flags_(std::move(flags)), inputs_(std::move(inputs)) {}
+    : suite_(std::move(suite)),
+      flags_(std::move(flags)),
+      annotations_(kAnnotationsNames.Parse(flags_.annotations)),
+      inputs_(std::move(inputs)) {}
 
 Status CiReport::CheckUsage() const {
   namespace fs = std::filesystem;
-  if (flags_.annotations != "auto" && flags_.annotations != "github" && flags_.annotations != "none")
-    return Status::InvalidArgument("--annotations " + flags_.annotations + ": expected github, none or auto");
+  if (!annotations_)
+    return Status::InvalidArgument("--annotations " + flags_.annotations + ": expected " +
+                                   kAnnotationsNames.Spellings());
   if (flags_.junit.empty()) return Status::Ok();
   std::error_code ec;
   fs::path target = fs::weakly_canonical(flags_.junit, ec);
@@ -288,8 +292,14 @@ Status CiReport::CheckUsage() const {
 }
 
 bool CiReport::GithubOn() const {
-  if (flags_.annotations == "github") return true;
-  if (flags_.annotations == "none") return false;
+  switch (annotations_.value_or(Annotations::kNone)) {
+    case Annotations::kGithub:
+      return true;
+    case Annotations::kNone:
+      return false;
+    case Annotations::kAuto:
+      break;
+  }
   const char* actions = std::getenv("GITHUB_ACTIONS");
   return actions != nullptr && std::string(actions) == "true";
 }

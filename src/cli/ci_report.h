@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kforge/common/names.h"
 #include "kforge/common/status.h"
 #include "kforge/common/verdict.h"
 
@@ -80,10 +81,17 @@ std::string JUnitXml(const std::string& suite,
                      const std::vector<std::pair<std::string, std::string>>& suite_properties,
                      const std::vector<CiCase>& cases);
 
+/// Where GitHub workflow annotations and the step summary go: always, never, or when the command runs
+/// in GitHub Actions (GITHUB_ACTIONS=true).
+enum class Annotations { kGithub, kNone, kAuto };
+inline constexpr common::NameTable<Annotations, 3> kAnnotationsNames = {
+    {{Annotations::kGithub, "github"}, {Annotations::kNone, "none"}, {Annotations::kAuto, "auto"}}};
+static_assert(kAnnotationsNames.InEnumOrder());
+
 /// `--junit FILE` and `--annotations github|none|auto`, shared by verify, bench and tasks check.
 struct CiFlags {
   std::string junit;                 ///< empty: no JUnit file
-  std::string annotations = "auto";  ///< auto: github when GITHUB_ACTIONS=true
+  std::string annotations = "auto";  ///< as given; CiReport reads it (kAnnotationsNames)
 };
 void AddCiFlags(CLI::App& sub, CiFlags& flags);
 
@@ -114,6 +122,7 @@ class CiReport {
 
   std::string suite_;
   CiFlags flags_;
+  std::optional<Annotations> annotations_;  ///< none: flags_.annotations is not a name (CheckUsage says so)
   std::vector<std::string> inputs_;
   std::vector<std::pair<std::string, std::string>> suite_properties_;
   std::vector<CiCase> cases_;

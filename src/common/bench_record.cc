@@ -5,8 +5,8 @@
 #include <limits>
 #include <utility>
 
-#include "kforge/common/json_fields.h"
 #include "kforge/common/library_ops.h"
+#include "kforge/common/record_reader.h"
 
 namespace kforge::common {
 namespace {
@@ -53,128 +53,24 @@ json RooflineJson(const Roofline& r) {
           {"reference_sol_pct", Positive(r.reference_sol_pct)}};
 }
 
-/// Reads the fields of one object of a record. A missing key is noted in `absent` as a JSON pointer
-/// and leaves its field as it was; the first field of the wrong type sets `status`.
-class Fields {
- public:
-  Fields(const json& object, std::string path, std::string pointer, std::vector<std::string>& absent,
-         Status& status)
-      : object_(object),
-        path_(std::move(path)),
-        pointer_(std::move(pointer)),
-        absent_(absent),
-        status_(status) {}
-
-  /// A number; null reads as `if_null` (NaN for what the writer writes as null when unknown).
-  void Number(std::string_view key, double& out, double if_null = kNaN) {
-    const json* v = Find(key);
-    if (!v) return;
-    if (v->is_null()) {
-      out = if_null;
-    } else if (v->is_number()) {
-      out = v->get<double>();
-    } else {
-      Fail(key, "expected a number or null");
-    }
-  }
-  template <typename Int>
-  void Integer(std::string_view key, Int& out) {
-    const json* v = Find(key);
-    if (!v) return;
-    if (!v->is_number_integer()) return Fail(key, "expected an integer");
-    out = v->get<Int>();
-  }
-  void Bool(std::string_view key, bool& out) {
-    const json* v = Find(key);
-    if (!v) return;
-    if (!v->is_boolean()) return Fail(key, "expected a boolean");
-    out = v->get<bool>();
-  }
-  void String(std::string_view key, std::string& out) {
-    const json* v = Find(key);
-    if (!v) return;
-    if (!v->is_string()) return Fail(key, "expected a string");
-    out = v->get<std::string>();
-  }
-  void Strings(std::string_view key, std::vector<std::string>& out) {
-    const json* v = Find(key);
-    if (!v) return;
-    if (!v->is_array()) return Fail(key, "expected an array of strings");
-    for (const json& item : *v) {
-      if (!item.is_string()) return Fail(key, "expected an array of strings");
-      out.push_back(item.get<std::string>());
-    }
-  }
-  /// [lo, hi], each a number or null.
-  void Interval(std::string_view key, double& lo, double& hi) {
-    const json* v = Find(key);
-    if (!v) return;
-    if (!v->is_array() || v->size() != 2 || !((*v)[0].is_number() || (*v)[0].is_null()) ||
-        !((*v)[1].is_number() || (*v)[1].is_null()))
-      return Fail(key, "expected [low, high]");
-    lo = (*v)[0].is_null() ? kNaN : (*v)[0].get<double>();
-    hi = (*v)[1].is_null() ? kNaN : (*v)[1].get<double>();
-  }
-  void Raw(std::string_view key, json& out) {
-    if (const json* v = Find(key)) out = *v;
-  }
-  /// The object under `key`: nullopt when it is null or absent.
-  std::optional<Fields> Object(std::string_view key) {
-    const json* v = Find(key);
-    if (!v || v->is_null()) return std::nullopt;
-    if (!v->is_object()) {
-      Fail(key, "expected an object or null");
-      return std::nullopt;
-    }
-    return Fields(*v, Path(key), pointer_ + "/" + std::string(key), absent_, status_);
-  }
-  void Fail(std::string_view key, const std::string& what) {
-    if (status_.ok()) status_ = Status::InvalidArgument(Path(key) + ": " + what);
-  }
-  const json* Find(std::string_view key) {
-    auto it = object_.find(key);
-    if (it != object_.end()) return &*it;
-    absent_.push_back(pointer_ + "/" + std::string(key));
-    return nullptr;
-  }
-
- private:
-  std::string Path(std::string_view key) const {
-    return path_.empty() ? std::string(key) : path_ + "." + std::string(key);
-  }
-
-  const json& object_;
-  std::string path_;
-  std::string pointer_;
-  std::vector<std::string>& absent_;
-  Status& status_;
-};
-
-SubjectResult ReadSubject(Fields& f) {
+SubjectResult ReadSubject(RecordReader& f) {
   SubjectResult r;
   SampleStats& s = r.stats;
-  f.Integer("count", s.count);
-  f.Number("median_ms", s.median);
-  f.Number("p10_ms", s.p10);
-  f.Number("p90_ms", s.p90);
-  f.Number("mean_ms", s.mean);
-  f.Number("min_ms", s.min);
-  f.Number("max_ms", s.max);
-  f.Number("noise", s.noise);
-  f.Interval("median_ci_ms", s.median_lo, s.median_hi);
-  f.Integer("throttled", r.throttled);
-  f.Integer("batch", r.batch);
-  const json* samples = f.Find("samples_ms");
-  if (!samples) return r;
-  if (!samples->is_array()) {
-    f.Fail("samples_ms", "expected an array of numbers");
-    return r;
-  }
-  for (const json& ms : *samples) r.samples_ms.push_back(ms.is_number() ? ms.get<double>() : kNaN);
+  f.Get("count", s.count);
+  for (auto [key, out] :
+       {std::pair{"median_ms", &s.median}, std::pair{"p10_ms", &s.p10}, std::pair{"p90_ms", &s.p90},
+        std::pair{"mean_ms", &s.mean}, std::pair{"min_ms", &s.min}, std::pair{"max_ms", &s.max},
+        std::pair{"noise", &s.noise}})
+    f.Number(key, *out, kNaN);
+  f.Interval("median_ci_ms", s.median_lo, s.median_hi, kNaN);
+  f.Get("throttled", r.throttled);
+  f.Get("batch", r.batch);
+  if (const json* samples = f.Array("samples_ms"))
+    for (const json& ms : *samples) r.samples_ms.push_back(ms.is_number() ? ms.get<double>() : kNaN);
   return r;
 }
 
-Roofline ReadRoofline(Fields& f) {
+Roofline ReadRoofline(RecordReader& f) {
   Roofline r;
   const std::pair<const char*, double*> fields[] = {{"flops", &r.flops},
                                                     {"bytes", &r.bytes},
@@ -231,55 +127,40 @@ json BenchResultToJson(const BenchResult& r, Samples samples) {
 }
 
 StatusOr<BenchResult> BenchResultFromJson(const json& json, const std::string& path) {
-  if (!json.is_object()) return Status::InvalidArgument(path + ": expected an object");
   BenchResult r;
   Status status;
-  Fields f(json, path, "", r.absent_keys, status);
+  RecordReader f(json, path, status, &r.absent_keys);
   std::string schema(kBenchSchema);
-  f.String("schema", schema);
-  if (status.ok() && schema != kBenchSchema)
-    f.Fail("schema", "expected \"" + std::string(kBenchSchema) + "\"");
-  f.String("task", r.task);
-  f.String("solution_hash", r.solution_hash);
-  std::string name(VerdictStatusName(r.status));
-  f.String("status", name);
-  if (StatusOr<VerdictStatus> parsed = ParseVerdictStatus(name); parsed.ok()) {
-    r.status = *parsed;
-  } else {
-    f.Fail("status", parsed.status().message());
-  }
-  f.String("message", r.message);
-  name = kTimingModeNames.Name(r.mode);
-  f.String("mode", name);
-  if (std::optional<TimingMode> mode = kTimingModeNames.Parse(name)) {
-    r.mode = *mode;
-  } else {
-    f.Fail("mode", "expected " + kTimingModeNames.Spellings());
-  }
-  f.Integer("seed", r.seed);
-  f.Bool("converged", r.converged);
-  f.Integer("rounds", r.rounds);
-  f.Number("wall_seconds", r.wall_seconds);
-  f.Number("sm_clock_mhz", r.sm_clock_mhz, 0);
+  f.Get("schema", schema);
+  if (schema != kBenchSchema) f.Fail("schema", "expected \"" + std::string(kBenchSchema) + "\"");
+  f.Get("task", r.task);
+  f.Get("solution_hash", r.solution_hash);
+  f.Name("status", kVerdictStatusNames, r.status);
+  f.Get("message", r.message);
+  f.Name("mode", kTimingModeNames, r.mode);
+  f.Get("seed", r.seed);
+  f.Get("converged", r.converged);
+  f.Get("rounds", r.rounds);
+  f.Number("wall_seconds", r.wall_seconds, kNaN);
+  f.Number("sm_clock_mhz", r.sm_clock_mhz, 0);  // the writer writes 0 (unknown) as null
   f.Number("max_sm_clock_mhz", r.max_sm_clock_mhz, 0);
   r.speedup.ratio = kNaN;
-  if (std::optional<Fields> candidate = f.Object("candidate")) r.candidate = ReadSubject(*candidate);
-  if (std::optional<Fields> reference = f.Object("reference")) r.reference = ReadSubject(*reference);
-  if (std::optional<Fields> speedup = f.Object("speedup")) {
-    speedup->Number("ratio", r.speedup.ratio);
-    speedup->Interval("ci", r.speedup.lo, r.speedup.hi);
-    speedup->Number("confidence", r.speedup.confidence);
-    speedup->Integer("iterations", r.speedup.iterations);
+  if (std::optional<RecordReader> candidate = f.Object("candidate")) r.candidate = ReadSubject(*candidate);
+  if (std::optional<RecordReader> reference = f.Object("reference")) r.reference = ReadSubject(*reference);
+  if (std::optional<RecordReader> speedup = f.Object("speedup")) {
+    speedup->Number("ratio", r.speedup.ratio, kNaN);
+    speedup->Interval("ci", r.speedup.lo, r.speedup.hi, kNaN);
+    speedup->Get("confidence", r.speedup.confidence);
+    speedup->Get("iterations", r.speedup.iterations);
   }
-  if (std::optional<Fields> roofline = f.Object("roofline")) r.roofline = ReadRoofline(*roofline);
-  f.Strings("flags", r.flags);
+  if (std::optional<RecordReader> roofline = f.Object("roofline")) r.roofline = ReadRoofline(*roofline);
+  f.Get("flags", r.flags);
   f.Raw("device", r.device);
-  if (const nlohmann::json* split = f.Find(kPlanSplitKey); split && status.ok()) {
-    StatusOr<std::optional<PlanSplit>> read =
-        PlanSplitFromJson(*split, path + "." + std::string(kPlanSplitKey));
+  if (const nlohmann::json* split = f.Find(kPlanSplitKey)) {
+    StatusOr<std::optional<PlanSplit>> read = PlanSplitFromJson(*split, f.Path(kPlanSplitKey));
     if (read.ok()) {
       r.plan_split = *read;
-    } else {
+    } else if (status.ok()) {
       status = read.status();
     }
   }

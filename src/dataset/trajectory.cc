@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "kforge/common/hash.h"
+#include "kforge/common/record_reader.h"
 #include "kforge/common/text.h"
 
 namespace kforge::dataset {
@@ -14,65 +15,7 @@ using nlohmann::json;
 json OrNull(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
 json OrNull(const std::optional<int>& v) { return v ? json(*v) : json(nullptr); }
 
-/// Typed reads of one object; the first error wins and names the path.
-class Reader {
- public:
-  Reader(const json& object, std::string path, Status& status)
-      : o_(object), path_(std::move(path)), s_(status) {
-    if (s_.ok() && !o_.is_object()) s_ = Status::InvalidArgument(path_ + ": expected an object");
-  }
-  template <typename T>
-  void Get(const char* key, T& out, bool required = false) {
-    if (!s_.ok() || !o_.is_object()) return;
-    auto it = o_.find(key);
-    if (it == o_.end() || it->is_null()) {
-      if (required) s_ = Status::InvalidArgument(path_ + "." + key + ": missing");
-      return;
-    }
-    try {
-      out = it->get<T>();
-    } catch (const json::exception&) {
-      s_ = Status::InvalidArgument(path_ + "." + key + ": wrong type (" + std::string(it->type_name()) + ")");
-    }
-  }
-  template <typename T>
-  void Get(const char* key, std::optional<T>& out) {
-    T value{};
-    bool present = o_.is_object() && o_.contains(key) && !o_[key].is_null();
-    Get(key, value);
-    if (present && s_.ok()) out = value;
-  }
-  /// A value of a closed set, read by its name in `names`; absent or null leaves `out` as it is.
-  template <typename E, size_t N>
-  void Name(const char* key, const common::NameTable<E, N>& names, E& out) {
-    if (!s_.ok() || !o_.is_object() || !o_.contains(key) || o_[key].is_null()) return;
-    std::string text;
-    Get(key, text);
-    if (!s_.ok()) return;
-    if (std::optional<E> value = names.Parse(text)) {
-      out = *value;
-    } else {
-      s_ = Status::InvalidArgument(path_ + "." + key + ": " + common::Quote(text, 40) + ", expected " +
-                                   names.Spellings());
-    }
-  }
-  void Raw(const char* key, json& out) {
-    if (!s_.ok() || !o_.is_object()) return;
-    auto it = o_.find(key);
-    if (it != o_.end()) out = *it;
-  }
-  const json* Child(const char* key) const {
-    if (!o_.is_object()) return nullptr;
-    auto it = o_.find(key);
-    return it == o_.end() || it->is_null() ? nullptr : &*it;
-  }
-  std::string Path(const std::string& key) const { return path_ + "." + key; }
-
- private:
-  const json& o_;
-  std::string path_;
-  Status& s_;
-};
+using Reader = common::RecordReader;
 
 json ToJson(const TaskInfo& t) {
   json out = {{"id", t.id},
@@ -88,16 +31,17 @@ json ToJson(const TaskInfo& t) {
 }
 
 json ToJson(const Attempt& a) {
-  return {{"turn", a.turn},
-          {"tool_call_id", a.tool_call_id},
-          {"status", a.status},
-          {"parse_error", a.parse_error},
-          {"compiled", a.compiled},
-          {"correct", a.correct},
-          {"speedup", OrNull(a.speedup)},
-          {"solution", a.solution},
-          {"verdict", a.verdict ? a.verdict->ToJson() : json(nullptr)},
-          {"bench", a.bench ? common::BenchResultToJson(*a.bench, common::Samples::kLeftOut) : json(nullptr)}};
+  return {
+      {"turn", a.turn},
+      {"tool_call_id", a.tool_call_id},
+      {"status", a.status},
+      {"parse_error", a.parse_error},
+      {"compiled", a.compiled},
+      {"correct", a.correct},
+      {"speedup", OrNull(a.speedup)},
+      {"solution", a.solution},
+      {"verdict", a.verdict ? a.verdict->ToJson() : json(nullptr)},
+      {"bench", a.bench ? common::BenchResultToJson(*a.bench, common::Samples::kLeftOut) : json(nullptr)}};
 }
 
 json ToJson(const UsageInfo& u) {
@@ -137,31 +81,32 @@ json ToJson(const Trajectory& t) {
   json attempts = json::array();
   for (const Attempt& a : t.attempts) attempts.push_back(ToJson(a));
   json first_correct = OrNull(t.first_correct_turn());
-  json record = {{"schema", kTrajectorySchema},
-          {"id", t.id},
-          {"run_id", t.run_id},
-          {"sample", t.sample},
-          {"task", ToJson(t.task)},
-          {"teacher",
-           {{"provider", t.teacher.provider}, {"model", t.teacher.model}, {"params", t.teacher.params}}},
-          {"protocol", ProtocolName(t.protocol)},
-          {"compile_only", t.compile_only},
-          {"messages", t.messages},
-          {"tools", t.tools},
-          {"attempts", attempts},
-          {"best", OrNull(t.best)},
-          {"outcome",
-           {{"correct", t.correct()},
-            {"speedup", OrNull(t.speedup())},
-            {"turns", t.turns()},
-            {"first_correct_turn", first_correct},
-            {"stop", StopReasonName(t.stop)},
-            {"error", t.error}}},
-          {"usage", ToJson(t.usage)},
-          {"timing", {{"wall_s", t.wall_s}, {"llm_s", t.llm_s}, {"judge_s", t.judge_s}}},
-          {"device", t.device},
-          {"kforge_version", t.kforge_version},
-          {"created_at", t.created_at}};
+  json record = {
+      {"schema", kTrajectorySchema},
+      {"id", t.id},
+      {"run_id", t.run_id},
+      {"sample", t.sample},
+      {"task", ToJson(t.task)},
+      {"teacher",
+       {{"provider", t.teacher.provider}, {"model", t.teacher.model}, {"params", t.teacher.params}}},
+      {"protocol", ProtocolName(t.protocol)},
+      {"compile_only", t.compile_only},
+      {"messages", t.messages},
+      {"tools", t.tools},
+      {"attempts", attempts},
+      {"best", OrNull(t.best)},
+      {"outcome",
+       {{"correct", t.correct()},
+        {"speedup", OrNull(t.speedup())},
+        {"turns", t.turns()},
+        {"first_correct_turn", first_correct},
+        {"stop", StopReasonName(t.stop)},
+        {"error", t.error}}},
+      {"usage", ToJson(t.usage)},
+      {"timing", {{"wall_s", t.wall_s}, {"llm_s", t.llm_s}, {"judge_s", t.judge_s}}},
+      {"device", t.device},
+      {"kforge_version", t.kforge_version},
+      {"created_at", t.created_at}};
   if (t.truncated) record["truncated"] = true;
   if (!t.skills.empty()) {
     json skills = json::array();
@@ -192,7 +137,7 @@ StatusOr<Trajectory> TrajectoryFromJson(const json& j, const std::string& where)
   r.Get("created_at", t.created_at);
   r.Get("truncated", t.truncated);
   r.Get("best", t.best);
-  if (const json* task = r.Child("task")) {
+  if (const json* task = r.Find("task")) {
     Reader tr(*task, where + ".task", status);
     tr.Get("id", t.task.id, true);
     tr.Get("level", t.task.level);
@@ -206,18 +151,18 @@ StatusOr<Trajectory> TrajectoryFromJson(const json& j, const std::string& where)
   } else if (status.ok()) {
     status = Status::InvalidArgument(where + ".task: missing");
   }
-  if (const json* teacher = r.Child("teacher")) {
+  if (const json* teacher = r.Find("teacher")) {
     Reader tr(*teacher, where + ".teacher", status);
     tr.Get("provider", t.teacher.provider);
     tr.Get("model", t.teacher.model);
     tr.Raw("params", t.teacher.params);
   }
-  if (const json* outcome = r.Child("outcome")) {
+  if (const json* outcome = r.Find("outcome")) {
     Reader o(*outcome, where + ".outcome", status);
     o.Name("stop", kStopReasonNames, t.stop);
     o.Get("error", t.error);
   }
-  if (const json* usage = r.Child("usage")) {
+  if (const json* usage = r.Find("usage")) {
     Reader u(*usage, where + ".usage", status);
     u.Get("input_tokens", t.usage.input_tokens);
     u.Get("output_tokens", t.usage.output_tokens);
@@ -228,14 +173,15 @@ StatusOr<Trajectory> TrajectoryFromJson(const json& j, const std::string& where)
     u.Get("cost_usd", t.usage.cost_usd);
     u.Get("cost_known", t.usage.cost_known);
   }
-  if (const json* timing = r.Child("timing")) {
+  if (const json* timing = r.Find("timing")) {
     Reader tm(*timing, where + ".timing", status);
     tm.Get("wall_s", t.wall_s);
     tm.Get("llm_s", t.llm_s);
     tm.Get("judge_s", t.judge_s);
   }
-  if (const json* skills = r.Child("skills")) {
-    if (!skills->is_array() && status.ok()) status = Status::InvalidArgument(where + ".skills: expected an array");
+  if (const json* skills = r.Find("skills")) {
+    if (!skills->is_array() && status.ok())
+      status = Status::InvalidArgument(where + ".skills: expected an array");
     for (size_t i = 0; status.ok() && i < skills->size(); ++i) {
       SkillRef skill;
       Reader sr((*skills)[i], where + ".skills[" + std::to_string(i) + "]", status);
@@ -244,7 +190,7 @@ StatusOr<Trajectory> TrajectoryFromJson(const json& j, const std::string& where)
       t.skills.push_back(std::move(skill));
     }
   }
-  if (const json* attempts = r.Child("attempts")) {
+  if (const json* attempts = r.Find("attempts")) {
     if (!attempts->is_array() && status.ok())
       status = Status::InvalidArgument(where + ".attempts: expected an array");
     for (size_t i = 0; status.ok() && i < attempts->size(); ++i) {
@@ -258,7 +204,7 @@ StatusOr<Trajectory> TrajectoryFromJson(const json& j, const std::string& where)
       ar.Get("correct", a.correct);
       ar.Get("speedup", a.speedup);
       ar.Raw("solution", a.solution);
-      if (const json* verdict = ar.Child("verdict"); verdict && status.ok()) {
+      if (const json* verdict = ar.Find("verdict"); verdict && status.ok()) {
         StatusOr<common::Verdict> read = common::Verdict::FromJson(*verdict, ar.Path("verdict"));
         if (read.ok()) {
           a.verdict = std::move(*read);
@@ -266,7 +212,7 @@ StatusOr<Trajectory> TrajectoryFromJson(const json& j, const std::string& where)
           status = read.status();
         }
       }
-      if (const json* bench = ar.Child("bench"); bench && !bench->is_null() && status.ok()) {
+      if (const json* bench = ar.Find("bench"); bench && !bench->is_null() && status.ok()) {
         StatusOr<common::BenchResult> read = common::BenchResultFromJson(*bench, ar.Path("bench"));
         if (read.ok()) {
           a.bench = std::move(*read);
@@ -347,8 +293,10 @@ bool FitRecord(json& record, size_t max_bytes) {
   for (std::string* text : strings)
     if (text->size() > 64) CutString(*text, 64);
   if (LineBytes(record) <= max_bytes) return true;
-  json minimal = {{"schema", record.value("schema", json())}, {"id", record.value("id", json())},
-                  {"task", json::object()}, {"truncated", true}};
+  json minimal = {{"schema", record.value("schema", json())},
+                  {"id", record.value("id", json())},
+                  {"task", json::object()},
+                  {"truncated", true}};
   if (record.contains("task") && record["task"].is_object() && record["task"].contains("id"))
     minimal["task"]["id"] = record["task"]["id"];
   record = std::move(minimal);

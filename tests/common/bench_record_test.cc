@@ -93,9 +93,9 @@ TEST(BenchRecordTest, AShortenedRecordIsWrittenBackWithItsKeysOnly) {
 TEST(BenchRecordTest, UnknownKeysArePassedOverAndWrongTypesNamed) {
   EXPECT_TRUE(BenchResultFromJson({{"status", "ok"}, {"from_a_newer_kforge", 1}}, "b").ok());
   const std::pair<json, std::string> bad[] = {
-      {{{"rounds", "many"}}, "t.attempts[1].bench.rounds: expected an integer"},
+      {{{"rounds", "many"}}, "t.attempts[1].bench.rounds: wrong type (string)"},
       {{{"schema", "kforge.bench/2"}}, "t.attempts[1].bench.schema: expected \"kforge.bench/1\""},
-      {{{"mode", "warm"}}, "t.attempts[1].bench.mode: expected cold or hot"},
+      {{{"mode", "warm"}}, "t.attempts[1].bench.mode: \"warm\", expected cold or hot"},
       {{{"candidate", {{"median_ms", "fast"}}}},
        "t.attempts[1].bench.candidate.median_ms: expected a number or null"},
       {{{"speedup", {{"ci", {1.0}}}}}, "t.attempts[1].bench.speedup.ci: expected [low, high]"},
