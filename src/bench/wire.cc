@@ -2,7 +2,11 @@
 #include "kforge/bench/wire.h"
 
 #include <cstdlib>
+#include <limits>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 
 #include "kforge/common/base64.h"
 #include "kforge/common/json_fields.h"
@@ -16,6 +20,22 @@ Status Bad(const std::string& path, const std::string& what) {
 
 Status BadRequest(const std::string& path, const std::string& what) {
   return Status::InvalidArgument("bench request: " + path + ": " + what);
+}
+
+/// A field's error as the bench reply's.
+Status Reply(Status status) { return status.ok() ? status : status.WithContext("bench reply"); }
+template <typename T>
+StatusOr<T> Reply(StatusOr<T> value) {
+  if (!value.ok()) return value.status().WithContext("bench reply");
+  return value;
+}
+
+/// An integer field that fits an int.
+StatusOr<int> Int(const common::JsonFields& f, std::string_view key) {
+  KFORGE_ASSIGN_OR_RETURN(int64_t value, f.Int(key));
+  if (value < std::numeric_limits<int>::min() || value > std::numeric_limits<int>::max())
+    return f.Error(key, "integer out of range");
+  return static_cast<int>(value);
 }
 
 }  // namespace
@@ -41,31 +61,36 @@ nlohmann::json MeasurementToJson(const Measurement& m) {
 
 StatusOr<Measurement> MeasurementFromJson(const nlohmann::json& json) {
   if (!json.is_object()) return Bad("measurement", "expected an object");
+  common::JsonFields f(json, "measurement");
   Measurement m;
-  try {
-    auto mode = ParseMode(json.at("mode").get<std::string>());
-    if (!mode) return Bad("measurement.mode", "expected \"cold\" or \"hot\"");
-    m.mode = *mode;
-    const nlohmann::json& subjects = json.at("subjects");
-    if (!subjects.is_array()) return Bad("measurement.subjects", "expected an array");
-    for (const nlohmann::json& s : subjects) {
-      SubjectSamples samples;
-      samples.name = s.at("name").get<std::string>();
-      samples.ms = s.at("ms").get<std::vector<double>>();
-      samples.throttled = s.at("throttled").get<int>();
-      samples.batch = s.at("batch").get<int>();
-      samples.gpu_seconds = s.at("gpu_seconds").get<double>();
-      m.subjects.push_back(std::move(samples));
-    }
-    m.converged = json.at("converged").get<bool>();
-    m.rounds = json.at("rounds").get<int>();
-    m.wall_seconds = json.at("wall_seconds").get<double>();
-    m.sm_clock_mhz = json.at("sm_clock_mhz").get<double>();
-    m.max_sm_clock_mhz = json.at("max_sm_clock_mhz").get<double>();
-    m.l2_flush_bytes = json.at("l2_flush_bytes").get<size_t>();
-  } catch (const nlohmann::json::exception& e) {
-    return Bad("measurement", e.what());
+  KFORGE_ASSIGN_OR_RETURN(std::string mode, Reply(f.String("mode")));
+  std::optional<Mode> parsed = ParseMode(mode);
+  if (!parsed) return Bad("measurement.mode", "expected \"cold\" or \"hot\"");
+  m.mode = *parsed;
+  KFORGE_RETURN_IF_ERROR(Reply(f.Expect("subjects", common::JsonKind::kArray)));
+  const nlohmann::json& subjects = json["subjects"];
+  for (size_t i = 0; i < subjects.size(); ++i) {
+    const std::string path = f.Child("subjects") + "[" + std::to_string(i) + "]";
+    if (!subjects[i].is_object()) return Bad(path, "expected an object");
+    common::JsonFields s(subjects[i], path);
+    SubjectSamples samples;
+    KFORGE_ASSIGN_OR_RETURN(samples.name, Reply(s.String("name")));
+    KFORGE_RETURN_IF_ERROR(Reply(s.ExpectElements("ms", common::JsonKind::kNumber)));
+    samples.ms = subjects[i]["ms"].get<std::vector<double>>();
+    KFORGE_ASSIGN_OR_RETURN(samples.throttled, Reply(Int(s, "throttled")));
+    KFORGE_ASSIGN_OR_RETURN(samples.batch, Reply(Int(s, "batch")));
+    KFORGE_ASSIGN_OR_RETURN(samples.gpu_seconds, Reply(s.Number("gpu_seconds")));
+    m.subjects.push_back(std::move(samples));
   }
+  KFORGE_RETURN_IF_ERROR(Reply(f.Expect("converged", common::JsonKind::kBool)));
+  m.converged = json["converged"].get<bool>();
+  KFORGE_ASSIGN_OR_RETURN(m.rounds, Reply(Int(f, "rounds")));
+  KFORGE_ASSIGN_OR_RETURN(m.wall_seconds, Reply(f.Number("wall_seconds")));
+  KFORGE_ASSIGN_OR_RETURN(m.sm_clock_mhz, Reply(f.Number("sm_clock_mhz")));
+  KFORGE_ASSIGN_OR_RETURN(m.max_sm_clock_mhz, Reply(f.Number("max_sm_clock_mhz")));
+  KFORGE_ASSIGN_OR_RETURN(int64_t flush, Reply(f.Int("l2_flush_bytes")));
+  if (flush < 0) return Bad("measurement.l2_flush_bytes", "must not be negative");
+  m.l2_flush_bytes = static_cast<size_t>(flush);
   return m;
 }
 
@@ -110,22 +135,30 @@ nlohmann::json MeasureOptionsToJson(const MeasureOptions& o) {
 StatusOr<MeasureOptions> MeasureOptionsFromJson(const nlohmann::json& json) {
   MeasureOptions o;
   if (!json.is_object()) return Status::InvalidArgument("measure options: expected an object");
-  try {
-    if (json.contains("mode")) {
-      auto mode = ParseMode(json.at("mode").get<std::string>());
-      if (!mode) return Status::InvalidArgument("measure options: mode: expected \"cold\" or \"hot\"");
-      o.mode = *mode;
-    }
-    o.max_noise = json.value("max_noise", o.max_noise);
-    o.min_samples = json.value("min_samples", o.min_samples);
-    o.max_samples = json.value("max_samples", o.max_samples);
-    o.min_seconds = json.value("min_seconds", o.min_seconds);
-    o.max_seconds = json.value("max_seconds", o.max_seconds);
-    o.warmup_runs = json.value("warmup_runs", o.warmup_runs);
-    o.warmup_seconds = json.value("warmup_seconds", o.warmup_seconds);
-    o.throttle_threshold = json.value("throttle_threshold", o.throttle_threshold);
-  } catch (const nlohmann::json::exception& e) {
-    return Status::InvalidArgument(std::string("measure options: ") + e.what());
+  common::JsonFields f(json, "");
+  auto context = [](Status status) { return status.WithContext("measure options"); };
+  if (f.Has("mode")) {
+    StatusOr<std::string> mode = f.String("mode");
+    if (!mode.ok()) return context(mode.status());
+    std::optional<Mode> parsed = ParseMode(*mode);
+    if (!parsed) return Status::InvalidArgument("measure options: mode: expected \"cold\" or \"hot\"");
+    o.mode = *parsed;
+  }
+  for (auto [key, out] :
+       {std::pair{"max_noise", &o.max_noise}, std::pair{"min_seconds", &o.min_seconds},
+        std::pair{"max_seconds", &o.max_seconds}, std::pair{"warmup_seconds", &o.warmup_seconds},
+        std::pair{"throttle_threshold", &o.throttle_threshold}}) {
+    if (!f.Has(key)) continue;
+    StatusOr<double> value = f.Number(key);
+    if (!value.ok()) return context(value.status());
+    *out = *value;
+  }
+  for (auto [key, out] : {std::pair{"min_samples", &o.min_samples}, std::pair{"max_samples", &o.max_samples},
+                          std::pair{"warmup_runs", &o.warmup_runs}}) {
+    if (!f.Has(key)) continue;
+    StatusOr<int> value = Int(f, key);
+    if (!value.ok()) return context(value.status());
+    *out = *value;
   }
   KFORGE_RETURN_IF_ERROR(ValidateMeasureOptions(o));
   return o;
@@ -189,22 +222,26 @@ nlohmann::json BenchReply::ToJson() const {
 
 StatusOr<BenchReply> BenchReply::FromJson(const nlohmann::json& json) {
   if (!json.is_object()) return Bad("top level", "expected an object");
+  common::JsonFields f(json, "");
   BenchReply reply;
-  try {
-    auto status = common::ParseVerdictStatus(json.at("status").get<std::string>());
-    if (!status.ok()) return Bad("status", status.status().message());
-    reply.status = *status;
-    reply.message = json.value("message", "");
-    if (json.contains("measurement") && !json["measurement"].is_null()) {
-      KFORGE_ASSIGN_OR_RETURN(reply.measurement, MeasurementFromJson(json["measurement"]));
-    }
-    reply.checked_runs = json.value("checked_runs", 0);
-    reply.placements = json.value("placements", 0);
-    reply.memory = json.value("memory", nlohmann::json());
-    reply.device = json.value("device", nlohmann::json());
-    reply.exiting = json.value("exiting", false);
-  } catch (const nlohmann::json::exception& e) {
-    return Bad("top level", e.what());
+  KFORGE_ASSIGN_OR_RETURN(std::string status, Reply(f.String("status")));
+  StatusOr<common::VerdictStatus> parsed = common::ParseVerdictStatus(status);
+  if (!parsed.ok()) return Bad("status", parsed.status().message());
+  reply.status = *parsed;
+  KFORGE_ASSIGN_OR_RETURN(reply.message, Reply(f.StringOr("message", "")));
+  if (json.contains("measurement") && !json["measurement"].is_null()) {
+    KFORGE_ASSIGN_OR_RETURN(reply.measurement, MeasurementFromJson(json["measurement"]));
+  }
+  for (auto [key, out] :
+       {std::pair{"checked_runs", &reply.checked_runs}, std::pair{"placements", &reply.placements}}) {
+    if (!f.Has(key)) continue;
+    KFORGE_ASSIGN_OR_RETURN(*out, Reply(Int(f, key)));
+  }
+  reply.memory = json.value("memory", nlohmann::json());
+  reply.device = json.value("device", nlohmann::json());
+  if (f.Has("exiting")) {
+    KFORGE_RETURN_IF_ERROR(Reply(f.Expect("exiting", common::JsonKind::kBool)));
+    reply.exiting = json["exiting"].get<bool>();
   }
   if (auto it = json.find(common::kPlanSplitKey); it != json.end()) {
     auto split = common::PlanSplitFromJson(*it, std::string(common::kPlanSplitKey));

@@ -102,7 +102,8 @@ TEST(BenchWireTest, ReplyRoundTripsWithThePlanSplitOnlyWhenThereIsOne) {
 
   reply.plan_split = common::PlanSplit{0.1, 0.9, 0.9};
   wire = reply.ToJson();
-  EXPECT_EQ(wire["plan_split"], nlohmann::json({{"kernels_ms", 0.1}, {"ops_ms", 0.9}, {"ops_fraction", 0.9}}));
+  EXPECT_EQ(wire["plan_split"],
+            nlohmann::json({{"kernels_ms", 0.1}, {"ops_ms", 0.9}, {"ops_fraction", 0.9}}));
   back = BenchReply::FromJson(nlohmann::json::parse(wire.dump()));
   ASSERT_TRUE(back.ok()) << back.status().message();
   EXPECT_EQ(back->plan_split, reply.plan_split);
@@ -135,6 +136,26 @@ TEST(BenchWireTest, AFailureReplyHasNoPlanSplit) {
   reply.plan_split = common::PlanSplit{0.1, 0.9, 0.9};
   EXPECT_EQ(reply.ToJson(),
             nlohmann::json({{"status", "mismatch"}, {"message", reply.message}, {"exiting", false}}));
+}
+
+TEST(BenchWireTest, AFieldOfTheWrongTypeIsNamedNotThrown) {
+  nlohmann::json wire = TimedReply().ToJson();
+  wire["measurement"]["rounds"] = "5";
+  EXPECT_EQ(BenchReply::FromJson(wire).status().message(),
+            "bench reply: measurement.rounds: expected an integer, got string");
+  wire = TimedReply().ToJson();
+  wire["measurement"]["subjects"][0]["ms"] = {1.0, "slow"};
+  EXPECT_EQ(BenchReply::FromJson(wire).status().message(),
+            "bench reply: measurement.subjects[0].ms[1]: expected a number, found string");
+  wire = TimedReply().ToJson();
+  wire["exiting"] = 1;
+  EXPECT_EQ(BenchReply::FromJson(wire).status().message(),
+            "bench reply: exiting: expected true or false, found integer");
+  wire = TimedReply().ToJson();
+  wire["checked_runs"] = int64_t{1} << 40;
+  EXPECT_EQ(BenchReply::FromJson(wire).status().message(), "bench reply: checked_runs: integer out of range");
+  EXPECT_EQ(MeasureOptionsFromJson({{"max_noise", "small"}}).status().message(),
+            "measure options: max_noise: expected a number, got string");
 }
 
 }  // namespace
