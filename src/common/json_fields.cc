@@ -219,7 +219,31 @@ std::string JsonFields::Child(std::string_view key) const {
 }
 
 Status JsonFields::Error(std::string_view key, const std::string& what) const {
-  return Status::InvalidArgument(Child(key) + ": " + what);
+  return Status::InvalidArgument((context_.empty() ? "" : context_ + ": ") + Child(key) + ": " + what);
+}
+
+Status JsonFields::CheckIsObject() const {
+  if (object_.is_object()) return Status::Ok();
+  return Status::InvalidArgument((context_.empty() ? "" : context_ + ": ") +
+                                 (path_.empty() ? "" : path_ + ": ") + "expected an object, got " +
+                                 JsonTypeName(object_));
+}
+
+Status JsonFields::ReadObject(std::string_view key, json& out, bool nullable) const {
+  auto it = object_.find(key);
+  if (it == object_.end()) return Status::Ok();
+  if (!it->is_object() && !(nullable && it->is_null()))
+    return Expected(key, nullable ? "an object or null" : "an object", *it);
+  out = *it;
+  return Status::Ok();
+}
+
+Status JsonFields::ReadArray(std::string_view key, json& out) const {
+  auto it = object_.find(key);
+  if (it == object_.end()) return Status::Ok();
+  if (!it->is_array()) return Expected(key, "an array", *it);
+  out = *it;
+  return Status::Ok();
 }
 
 StatusOr<const nlohmann::json*> JsonFields::Get(std::string_view key) const {

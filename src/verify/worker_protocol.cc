@@ -1,121 +1,15 @@
-// kforge.worker/1 messages to and from JSON. Readers are strict about types (a field of the wrong
-// type is an error naming it) and lenient about absence (optional fields keep their defaults).
+// kforge.worker/1 messages to and from JSON, read with common::JsonFields: strict about types (a field
+// of the wrong type is an error naming it) and lenient about absence (optional fields keep their
+// defaults).
 #include "kforge/verify/worker_protocol.h"
-
-#include <limits>
-#include <type_traits>
 
 #include "kforge/common/base64.h"
 #include "kforge/common/json_fields.h"
 #include "kforge/common/plan_split.h"
 
 namespace kforge::verify {
-namespace {
 
 using nlohmann::json;
-
-/// Reads the fields of one message object; errors read "<message>: <path>: what".
-class Reader {
- public:
-  Reader(const json& object, std::string message, std::string path = "")
-      : object_(object), message_(std::move(message)), path_(std::move(path)) {}
-
-  Status CheckObject() const {
-    if (object_.is_object()) return Status::Ok();
-    return Status::InvalidArgument(message_ + ": " + (path_.empty() ? "" : path_ + ": ") +
-                                   "expected an object, got " + common::JsonTypeName(object_));
-  }
-
-  /// Sets `out` from `key` when it is there; fails when it has the wrong type, or is required and missing.
-  template <typename T>
-  Status Read(std::string_view key, T& out, bool required = false) const {
-    auto it = object_.find(key);
-    if (it == object_.end()) return required ? Bad(key, "missing") : Status::Ok();
-    const json& value = *it;
-    if constexpr (std::is_same_v<T, bool>) {
-      if (!value.is_boolean()) return Expected(key, "a boolean", value);
-      out = value.get<bool>();
-    } else if constexpr (std::is_same_v<T, uint64_t>) {
-      if (!value.is_number_unsigned()) return Expected(key, "an unsigned integer", value);
-      out = value.get<uint64_t>();
-    } else if constexpr (std::is_integral_v<T>) {
-      if (!value.is_number_integer()) return Expected(key, "an integer", value);
-      if (value.is_number_unsigned() ? value.get<uint64_t>() > uint64_t(std::numeric_limits<T>::max())
-                                     : value.get<int64_t>() < int64_t(std::numeric_limits<T>::min()) ||
-                                           value.get<int64_t>() > int64_t(std::numeric_limits<T>::max()))
-        return Bad(key, "integer out of range");
-      out = value.get<T>();
-    } else if constexpr (std::is_same_v<T, double>) {
-      if (!value.is_number()) return Expected(key, "a number", value);
-      out = value.get<double>();
-    } else if constexpr (std::is_same_v<T, std::string> || std::is_same_v<T, std::filesystem::path>) {
-      if (!value.is_string()) return Expected(key, "a string", value);
-      out = value.get<std::string>();
-    } else {
-      static_assert(std::is_same_v<T, json>);
-      out = value;
-    }
-    return Status::Ok();
-  }
-
-  /// A JSON value that must be an object (or null when `nullable`).
-  Status ReadObject(std::string_view key, json& out, bool nullable = false) const {
-    auto it = object_.find(key);
-    if (it == object_.end()) return Status::Ok();
-    if (!it->is_object() && !(nullable && it->is_null()))
-      return Expected(key, nullable ? "an object or null" : "an object", *it);
-    out = *it;
-    return Status::Ok();
-  }
-
-  Status ReadArray(std::string_view key, json& out) const {
-    auto it = object_.find(key);
-    if (it == object_.end()) return Status::Ok();
-    if (!it->is_array()) return Expected(key, "an array", *it);
-    out = *it;
-    return Status::Ok();
-  }
-
-  /// `status`, one of a closed set's names (`names`, a common::NameTable).
-  template <typename E, typename Table>
-  Status ReadNamed(const Table& names, E& out) const {
-    std::string name;
-    KFORGE_RETURN_IF_ERROR(Read("status", name, /*required=*/true));
-    std::optional<E> value = names.Parse(name);
-    if (!value) return Bad("status", "unknown status \"" + name.substr(0, 40) + "\"");
-    out = *value;
-    return Status::Ok();
-  }
-
-  Status ReadStatus(common::VerdictStatus& out) const {
-    std::string name;
-    KFORGE_RETURN_IF_ERROR(Read("status", name, /*required=*/true));
-    auto status = common::ParseVerdictStatus(name);
-    if (!status.ok()) return Bad("status", "unknown status \"" + name.substr(0, 40) + "\"");
-    out = *status;
-    return Status::Ok();
-  }
-
-  std::string Child(std::string_view key) const {
-    return path_.empty() ? std::string(key) : path_ + "." + std::string(key);
-  }
-  const std::string& message() const { return message_; }
-
-  Status Bad(std::string_view key, const std::string& what) const {
-    return Status::InvalidArgument(message_ + ": " + Child(key) + ": " + what);
-  }
-
- private:
-  Status Expected(std::string_view key, const char* what, const json& got) const {
-    return Bad(key, std::string("expected ") + what + ", got " + common::JsonTypeName(got));
-  }
-
-  const json& object_;
-  std::string message_;
-  std::string path_;
-};
-
-}  // namespace
 
 std::string RequestOp(const json& request) {
   if (!request.is_object()) return "";
@@ -130,8 +24,8 @@ json FailureReplyJson(common::VerdictStatus status, const std::string& message) 
 json HelloRequest::ToJson() const { return {{"op", "hello"}, {"peak", peak}}; }
 
 StatusOr<HelloRequest> HelloRequest::FromJson(const json& json) {
-  Reader in(json, "hello request");
-  KFORGE_RETURN_IF_ERROR(in.CheckObject());
+  common::JsonFields in(json, "", "hello request");
+  KFORGE_RETURN_IF_ERROR(in.CheckIsObject());
   HelloRequest request;
   KFORGE_RETURN_IF_ERROR(in.Read("peak", request.peak));
   return request;
@@ -145,10 +39,10 @@ json HelloReply::ToJson() const {
 }
 
 StatusOr<HelloReply> HelloReply::FromJson(const json& json) {
-  Reader in(json, "hello reply");
-  KFORGE_RETURN_IF_ERROR(in.CheckObject());
+  common::JsonFields in(json, "", "hello reply");
+  KFORGE_RETURN_IF_ERROR(in.CheckIsObject());
   HelloReply reply;
-  KFORGE_RETURN_IF_ERROR(in.ReadStatus(reply.status));
+  KFORGE_RETURN_IF_ERROR(in.ReadNamed("status", common::kVerdictStatusNames, reply.status));
   KFORGE_RETURN_IF_ERROR(in.Read("message", reply.message));
   KFORGE_RETURN_IF_ERROR(in.ReadObject("device", reply.device, /*nullable=*/true));
   if (json.contains("peak")) {
@@ -169,25 +63,25 @@ json CheckRequest::ToJson() const {
 }
 
 StatusOr<CheckRequest> CheckRequest::FromJson(const json& json) {
-  Reader in(json, "check request");
-  KFORGE_RETURN_IF_ERROR(in.CheckObject());
+  common::JsonFields in(json, "", "check request");
+  KFORGE_RETURN_IF_ERROR(in.CheckIsObject());
   CheckRequest request;
   KFORGE_RETURN_IF_ERROR(in.Read("task_dir", request.task_dir, /*required=*/true));
   nlohmann::json solution;
   KFORGE_RETURN_IF_ERROR(in.ReadObject("solution", solution));
-  if (solution.is_null()) return in.Bad("solution", "missing");
+  if (solution.is_null()) return in.Error("solution", "missing");
   KFORGE_ASSIGN_OR_RETURN(request.solution, common::SolutionFromJson(solution, "check request: solution"));
   std::string cubin_b64;
   KFORGE_RETURN_IF_ERROR(in.Read("cubin_b64", cubin_b64, /*required=*/true));
   auto cubin = common::Base64Decode(cubin_b64);
-  if (!cubin.ok()) return in.Bad("cubin_b64", cubin.status().message());
+  if (!cubin.ok()) return in.Error("cubin_b64", cubin.status().message());
   request.cubin = std::move(*cubin);
   KFORGE_RETURN_IF_ERROR(in.Read("trials", request.trials));
   KFORGE_RETURN_IF_ERROR(in.Read("seed", request.seed));
   int64_t timeout_ms = request.kernel_timeout.count();
   KFORGE_RETURN_IF_ERROR(in.Read("kernel_timeout_ms", timeout_ms));
-  if (request.trials < 0) return in.Bad("trials", "must not be negative");
-  if (timeout_ms <= 0) return in.Bad("kernel_timeout_ms", "must be positive");
+  if (request.trials < 0) return in.Error("trials", "must not be negative");
+  if (timeout_ms <= 0) return in.Error("kernel_timeout_ms", "must be positive");
   request.kernel_timeout = std::chrono::milliseconds(timeout_ms);
   return request;
 }
@@ -199,8 +93,8 @@ json CheckTiming::ToJson() const {
 }
 
 StatusOr<CheckTiming> CheckTiming::FromJson(const json& json) {
-  Reader in(json, "check reply", "timing");
-  KFORGE_RETURN_IF_ERROR(in.CheckObject());
+  common::JsonFields in(json, "timing", "check reply");
+  KFORGE_RETURN_IF_ERROR(in.CheckIsObject());
   CheckTiming timing;
   KFORGE_RETURN_IF_ERROR(in.Read("gpu_ms", timing.gpu_ms));
   KFORGE_RETURN_IF_ERROR(in.Read("reference_load_ms", timing.reference_load_ms));
@@ -225,10 +119,10 @@ json CheckReply::ToJson() const {
 }
 
 StatusOr<CheckReply> CheckReply::FromJson(const json& json) {
-  Reader in(json, "check reply");
-  KFORGE_RETURN_IF_ERROR(in.CheckObject());
+  common::JsonFields in(json, "", "check reply");
+  KFORGE_RETURN_IF_ERROR(in.CheckIsObject());
   CheckReply reply;
-  KFORGE_RETURN_IF_ERROR(in.ReadStatus(reply.status));
+  KFORGE_RETURN_IF_ERROR(in.ReadNamed("status", common::kVerdictStatusNames, reply.status));
   KFORGE_RETURN_IF_ERROR(in.Read("message", reply.message));
   KFORGE_RETURN_IF_ERROR(in.ReadArray("trials", reply.trials));
   KFORGE_RETURN_IF_ERROR(in.ReadObject("checks", reply.checks));
@@ -246,8 +140,8 @@ json TaskCheckRequest::ToJson() const {
 }
 
 StatusOr<TaskCheckRequest> TaskCheckRequest::FromJson(const json& json) {
-  Reader in(json, "task_check request");
-  KFORGE_RETURN_IF_ERROR(in.CheckObject());
+  common::JsonFields in(json, "", "task_check request");
+  KFORGE_RETURN_IF_ERROR(in.CheckIsObject());
   TaskCheckRequest request;
   KFORGE_RETURN_IF_ERROR(in.Read("task_dir", request.task_dir, /*required=*/true));
   KFORGE_RETURN_IF_ERROR(in.Read("seed", request.seed));
@@ -260,8 +154,8 @@ json TaskCheckVariant::ToJson() const {
 }
 
 StatusOr<TaskCheckVariant> TaskCheckVariant::FromJson(const json& json, const std::string& path) {
-  Reader in(json, "task_check reply", path);
-  KFORGE_RETURN_IF_ERROR(in.CheckObject());
+  common::JsonFields in(json, path, "task_check reply");
+  KFORGE_RETURN_IF_ERROR(in.CheckIsObject());
   TaskCheckVariant v;
   KFORGE_RETURN_IF_ERROR(in.Read("variant", v.variant, /*required=*/true));
   KFORGE_RETURN_IF_ERROR(in.Read("load_ms", v.load_ms));
@@ -279,10 +173,10 @@ json TaskCheckReply::ToJson() const {
 }
 
 StatusOr<TaskCheckReply> TaskCheckReply::FromJson(const json& json) {
-  Reader in(json, "task_check reply");
-  KFORGE_RETURN_IF_ERROR(in.CheckObject());
+  common::JsonFields in(json, "", "task_check reply");
+  KFORGE_RETURN_IF_ERROR(in.CheckIsObject());
   TaskCheckReply reply;
-  KFORGE_RETURN_IF_ERROR(in.ReadNamed(kTaskCheckStatusNames, reply.status));
+  KFORGE_RETURN_IF_ERROR(in.ReadNamed("status", kTaskCheckStatusNames, reply.status));
   KFORGE_RETURN_IF_ERROR(in.Read("message", reply.message));
   nlohmann::json variants = json::array();
   KFORGE_RETURN_IF_ERROR(in.ReadArray("variants", variants));
@@ -299,13 +193,13 @@ json TaskAuditRequest::ToJson() const {
 }
 
 StatusOr<TaskAuditRequest> TaskAuditRequest::FromJson(const json& json) {
-  Reader in(json, "task_audit request");
-  KFORGE_RETURN_IF_ERROR(in.CheckObject());
+  common::JsonFields in(json, "", "task_audit request");
+  KFORGE_RETURN_IF_ERROR(in.CheckIsObject());
   TaskAuditRequest request;
   KFORGE_RETURN_IF_ERROR(in.Read("task_dir", request.task_dir, /*required=*/true));
   KFORGE_RETURN_IF_ERROR(in.Read("seed", request.seed));
   KFORGE_RETURN_IF_ERROR(in.Read("trials", request.trials));
-  if (request.trials < 1 || request.trials > 1000) return in.Bad("trials", "must be in [1, 1000]");
+  if (request.trials < 1 || request.trials > 1000) return in.Error("trials", "must be in [1, 1000]");
   return request;
 }
 
@@ -317,16 +211,16 @@ json TaskAuditReply::ToJson() const {
 }
 
 StatusOr<TaskAuditReply> TaskAuditReply::FromJson(const json& json) {
-  Reader in(json, "task_audit reply");
-  KFORGE_RETURN_IF_ERROR(in.CheckObject());
+  common::JsonFields in(json, "", "task_audit reply");
+  KFORGE_RETURN_IF_ERROR(in.CheckIsObject());
   TaskAuditReply reply;
-  KFORGE_RETURN_IF_ERROR(in.ReadNamed(kTaskAuditStatusNames, reply.status));
+  KFORGE_RETURN_IF_ERROR(in.ReadNamed("status", kTaskAuditStatusNames, reply.status));
   KFORGE_RETURN_IF_ERROR(in.Read("message", reply.message));
   nlohmann::json candidates = json::array();
   KFORGE_RETURN_IF_ERROR(in.ReadArray("candidates", candidates));
   for (size_t i = 0; i < candidates.size(); ++i) {
-    Reader c(candidates[i], "task_audit reply", "candidates[" + std::to_string(i) + "]");
-    KFORGE_RETURN_IF_ERROR(c.CheckObject());
+    common::JsonFields c(candidates[i], "candidates[" + std::to_string(i) + "]", "task_audit reply");
+    KFORGE_RETURN_IF_ERROR(c.CheckIsObject());
     AuditedCandidate candidate;
     KFORGE_RETURN_IF_ERROR(c.Read("name", candidate.name, /*required=*/true));
     KFORGE_RETURN_IF_ERROR(c.Read("accepted", candidate.accepted, /*required=*/true));

@@ -1,17 +1,27 @@
 // Strict JSON object reading: typed field access whose errors carry a JSON path, and
-// rejection of unknown fields, so typos in hand-written files fail loudly.
+// rejection of unknown fields, so typos in hand-written files fail loudly. Wire messages between
+// kforge's processes are read with it too (Read: strict types, optional fields keep their defaults).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <filesystem>
 #include <initializer_list>
+#include <limits>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 #include <nlohmann/json.hpp>
 
+#include "kforge/common/names.h"
 #include "kforge/common/status.h"
 
 namespace kforge::common {
+
+/// "object", "array", "string", ... ("integer" for integers) for error messages.
+std::string JsonTypeName(const nlohmann::json& value);
 
 /// What a field must hold, for JsonFields::Expect.
 enum class JsonKind { kString, kInteger, kNumber, kNumberOrNull, kBool, kObject, kArray };
@@ -20,6 +30,10 @@ enum class JsonKind { kString, kInteger, kNumber, kNumberOrNull, kBool, kObject,
 class JsonFields {
  public:
   JsonFields(const nlohmann::json& object, std::string path) : object_(object), path_(std::move(path)) {}
+  /// As above; Error() and the Read functions start each error with "context: " (the message read:
+  /// "check reply").
+  JsonFields(const nlohmann::json& object, std::string path, std::string context)
+      : object_(object), path_(std::move(path)), context_(std::move(context)) {}
 
   /// Fails unless the value is an object whose keys are all in `allowed`.
   Status CheckObject(std::initializer_list<std::string_view> allowed) const;
@@ -33,6 +47,56 @@ class JsonFields {
   /// The child value; fails when missing.
   StatusOr<const nlohmann::json*> Get(std::string_view key) const;
   Status Error(std::string_view key, const std::string& what) const;
+
+  /// Fails unless the value is an object, whatever its keys.
+  Status CheckIsObject() const;
+  /// Sets `out` from `key` when it is there; fails when it has the wrong type ("expected a boolean,
+  /// got integer"; an integer out of T's range), or is required and missing. T: bool, an integer
+  /// type, double, std::string, std::filesystem::path or nlohmann::json (any value).
+  template <typename T>
+  Status Read(std::string_view key, T& out, bool required = false) const {
+    auto it = object_.find(key);
+    if (it == object_.end()) return required ? Error(key, "missing") : Status::Ok();
+    const nlohmann::json& value = *it;
+    if constexpr (std::is_same_v<T, bool>) {
+      if (!value.is_boolean()) return Expected(key, "a boolean", value);
+      out = value.get<bool>();
+    } else if constexpr (std::is_same_v<T, uint64_t>) {
+      if (!value.is_number_unsigned()) return Expected(key, "an unsigned integer", value);
+      out = value.get<uint64_t>();
+    } else if constexpr (std::is_integral_v<T>) {
+      if (!value.is_number_integer()) return Expected(key, "an integer", value);
+      if (value.is_number_unsigned() ? value.get<uint64_t>() > uint64_t(std::numeric_limits<T>::max())
+                                     : value.get<int64_t>() < int64_t(std::numeric_limits<T>::min()) ||
+                                           value.get<int64_t>() > int64_t(std::numeric_limits<T>::max()))
+        return Error(key, "integer out of range");
+      out = value.get<T>();
+    } else if constexpr (std::is_same_v<T, double>) {
+      if (!value.is_number()) return Expected(key, "a number", value);
+      out = value.get<double>();
+    } else if constexpr (std::is_same_v<T, std::string> || std::is_same_v<T, std::filesystem::path>) {
+      if (!value.is_string()) return Expected(key, "a string", value);
+      out = value.get<std::string>();
+    } else {
+      static_assert(std::is_same_v<T, nlohmann::json>);
+      out = value;
+    }
+    return Status::Ok();
+  }
+  /// A value that must be an object (or null when `nullable`), when it is there.
+  Status ReadObject(std::string_view key, nlohmann::json& out, bool nullable = false) const;
+  /// A value that must be an array, when it is there.
+  Status ReadArray(std::string_view key, nlohmann::json& out) const;
+  /// A value of a closed set, by its name in `names`; required ("unknown status \"fine\"").
+  template <typename E, size_t N>
+  Status ReadNamed(std::string_view key, const NameTable<E, N>& names, E& out) const {
+    std::string name;
+    KFORGE_RETURN_IF_ERROR(Read(key, name, /*required=*/true));
+    std::optional<E> value = names.Parse(name);
+    if (!value) return Error(key, "unknown " + std::string(key) + " \"" + name.substr(0, 40) + "\"");
+    out = *value;
+    return Status::Ok();
+  }
 
   /// Checks without reading: fails unless the value at `path` is an object ("PATH: expected an
   /// object") holding `key` ("PATH.key: missing") of `kind` ("PATH.key: expected an integer, found
@@ -48,13 +112,14 @@ class JsonFields {
  private:
   /// The path of a child with its key as KeyText writes it.
   std::string KeyPath(std::string_view key) const;
+  Status Expected(std::string_view key, const char* what, const nlohmann::json& got) const {
+    return Error(key, std::string("expected ") + what + ", got " + JsonTypeName(got));
+  }
 
   const nlohmann::json& object_;
   std::string path_;
+  std::string context_;
 };
-
-/// "object", "array", "string", ... for error messages.
-std::string JsonTypeName(const nlohmann::json& value);
 
 /// Limits on a document, checked while it is parsed (so that no input builds a huge tree).
 struct JsonLimits {
