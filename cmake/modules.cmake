@@ -71,6 +71,9 @@ function(kforge_module_tests name)
     target_link_libraries(${target} PRIVATE kforge_${name} kforge_test_fakes GTest::gtest GTest::gtest_main)
     if(NOT kind STREQUAL "gpu")  # GPU tests time kernels: they keep the build type's flags
       target_compile_options(${target} PRIVATE ${KFORGE_TEST_OPTIMIZATION})
+      if(KFORGE_TEST_UNITY_BATCH GREATER 0)  # test files compiled in batches: headers parsed once a batch
+        set_target_properties(${target} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE ${KFORGE_TEST_UNITY_BATCH})
+      endif()
     endif()
     target_compile_definitions(${target} PRIVATE
       KFORGE_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
