@@ -29,18 +29,18 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-const char* kFixed =
+const char* kBatchFixed =
     "extern \"C\" __global__ void relu(const float* x, float* y, long long n) {\n"
     "  long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
     "  if (i < n) y[i] = fmaxf(x[i], 0.0f);\n}\n";
 
-std::string TextReply() {
-  return std::string("```cuda\n") + kFixed +
+std::string BatchTextReply() {
+  return std::string("```cuda\n") + kBatchFixed +
          "```\n```json\n{\"launches\": [{\"kernel\": \"relu\", \"grid\": \"cdiv(numel(x), 256)\", "
          "\"block\": 256, \"args\": [\"x\", \"out0\", \"i64:numel(x)\"]}]}\n```\n";
 }
 
-json OpenAiCompletion(const std::string& content, const std::string& finish = "stop", int completion = 50) {
+json BatchOpenAiCompletion(const std::string& content, const std::string& finish = "stop", int completion = 50) {
   return {{"id", "c1"},
           {"object", "chat.completion"},
           {"model", "m"},
@@ -49,9 +49,9 @@ json OpenAiCompletion(const std::string& content, const std::string& finish = "s
           {"usage", {{"prompt_tokens", 1000}, {"completion_tokens", completion}}}};
 }
 
-fakes::FakeReply Ok() { return fakes::FakeReply::Json(200, OpenAiCompletion(TextReply()).dump()); }
+fakes::FakeReply Ok() { return fakes::FakeReply::Json(200, BatchOpenAiCompletion(BatchTextReply()).dump()); }
 
-struct GenRun {
+struct BatchGenRun {
   int exit_code = -1;
   std::string out, err;
   std::vector<json> records;
@@ -78,12 +78,12 @@ class GenerateBatchCliTest : public ::testing::Test {
     return records;
   }
 
-  GenRun Generate(const std::string& args, const std::string& env = "", bool probe = false) {
+  BatchGenRun Generate(const std::string& args, const std::string& env = "", bool probe = false) {
     const std::string err = out_.string() + ".d/stderr";
     std::string command = env + " " + KFORGE_BINARY + " generate --tasks " + fakes::ShellQuote(tasks_.path()) +
                           " --compile-only --no-cache" + std::string(probe ? "" : " --no-probe") + " --out " + fakes::ShellQuote(out_) + " " + args + " 2>" +
                           fakes::ShellQuote(err);
-    GenRun run;
+    BatchGenRun run;
     fakes::CommandResult result = fakes::RunCommand(command);
     run.exit_code = result.exit_code;
     run.out = result.out;
@@ -108,7 +108,7 @@ TEST_F(GenerateBatchCliTest, AnOutageLosesNoEpisode) {
     return Ok();
   });
   // The outage outlasts every retry: the episodes are kept apart, not written as final.
-  GenRun first = Generate("--filter 'demo/*' --samples 2 --max-attempts 3 --outage 0" + OpenAi(server));
+  BatchGenRun first = Generate("--filter 'demo/*' --samples 2 --max-attempts 3 --outage 0" + OpenAi(server));
   EXPECT_EQ(first.exit_code, 1) << first.err;
   EXPECT_TRUE(first.records.empty()) << first.records.size();
   EXPECT_NE(first.err.find("6 episodes ended on a transient teacher error"), std::string::npos) << first.err;
@@ -117,7 +117,7 @@ TEST_F(GenerateBatchCliTest, AnOutageLosesNoEpisode) {
   EXPECT_NE(unfinished[0]["outcome"]["error"].get<std::string>().find("overloaded"), std::string::npos);
   // The provider is back: a rerun of the same command does every episode, once.
   down = false;
-  GenRun second = Generate("--filter 'demo/*' --samples 2 --max-attempts 3 --outage 0" + OpenAi(server));
+  BatchGenRun second = Generate("--filter 'demo/*' --samples 2 --max-attempts 3 --outage 0" + OpenAi(server));
   ASSERT_EQ(second.exit_code, 0) << second.err;
   ASSERT_EQ(second.records.size(), 6u);
   std::set<std::string> ids;
@@ -133,7 +133,7 @@ TEST_F(GenerateBatchCliTest, ASustainedOutageStopsTheBatchWithExitTwo) {
   fakes::FakeHttpServer server([](const fakes::HttpExchange&) {
     return fakes::FakeReply::Json(503, R"({"error":{"message":"upstream down"}})");
   });
-  GenRun run = Generate("--filter 'demo/*' --samples 4 --concurrency 2 --max-attempts 100 --outage 0.3" +
+  BatchGenRun run = Generate("--filter 'demo/*' --samples 4 --concurrency 2 --max-attempts 100 --outage 0.3" +
                         OpenAi(server));
   EXPECT_EQ(run.exit_code, 2) << run.err;
   EXPECT_TRUE(run.records.empty());
@@ -148,7 +148,7 @@ TEST_F(GenerateBatchCliTest, IdenticalBadRequestsStopTheBatchAndRetryErrorsRunsT
       return fakes::FakeReply::Json(400, R"({"error":{"message":"Unsupported parameter: 'max_tokens'"}})");
     return Ok();
   });
-  GenRun run = Generate("--filter 'demo/*' --samples 4 --concurrency 1" + OpenAi(server));
+  BatchGenRun run = Generate("--filter 'demo/*' --samples 4 --concurrency 1" + OpenAi(server));
   EXPECT_EQ(run.exit_code, 2) << run.err;
   EXPECT_EQ(server.request_count(), 5);
   EXPECT_NE(run.err.find("stopped: batch stopped: 5 requests in a row failed with the same error "
@@ -160,7 +160,7 @@ TEST_F(GenerateBatchCliTest, IdenticalBadRequestsStopTheBatchAndRetryErrorsRunsT
   ASSERT_EQ(run.records.size(), 4u);
   for (const json& r : run.records) EXPECT_EQ(r["outcome"]["stop"], "llm_error");
   broken = false;
-  GenRun again = Generate("--filter 'demo/*' --samples 4 --concurrency 1 --retry-errors" + OpenAi(server));
+  BatchGenRun again = Generate("--filter 'demo/*' --samples 4 --concurrency 1 --retry-errors" + OpenAi(server));
   ASSERT_EQ(again.exit_code, 0) << again.err;
   EXPECT_NE(again.err.find("--retry-errors: 4 episodes that ended in llm_error run again"), std::string::npos)
       << again.err;
@@ -194,7 +194,7 @@ TEST_F(GenerateBatchCliTest, OptionsAreCheckedBeforeTheFirstRequest) {
       {" --teacher openai --model m --max-cost 1 --base-url " + server.url(), "--max-cost: no price for model \"m\""},
   };
   for (const Case& c : cases) {
-    GenRun run = Generate("--filter demo/relu" + c.args, "ANTHROPIC_API_KEY=sk-test-0123456789");
+    BatchGenRun run = Generate("--filter demo/relu" + c.args, "ANTHROPIC_API_KEY=sk-test-0123456789");
     EXPECT_EQ(run.exit_code, 2) << c.args << ": " << run.err;
     EXPECT_NE(run.err.find(c.expect), std::string::npos) << c.args << ": " << run.err;
     EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << c.args << ": " << run.err;
@@ -210,14 +210,14 @@ TEST_F(GenerateBatchCliTest, AOneTokenProbeStopsARunWhoseModelDoesNotExist) {
     if (body["model"] != "m") return fakes::FakeReply::Json(404, R"({"error":{"message":"The model does not exist"}})");
     return Ok();
   });
-  GenRun run =
+  BatchGenRun run =
       Generate("--filter demo/relu --teacher openai --model nope --base-url " + server.url() + "/v1", "", true);
   EXPECT_EQ(run.exit_code, 2) << run.err;
   EXPECT_NE(run.err.find("model probe (--no-probe skips it): not_found"), std::string::npos) << run.err;
   EXPECT_EQ(n.load(), 1);
   EXPECT_TRUE(run.records.empty());
   EXPECT_FALSE(fs::exists(out_ / "trajectories.jsonl")) << "stopped before the run folder";
-  GenRun good = Generate("--filter demo/relu" + OpenAi(server), "", true);
+  BatchGenRun good = Generate("--filter demo/relu" + OpenAi(server), "", true);
   ASSERT_EQ(good.exit_code, 0) << good.err;
   EXPECT_EQ(n.load(), 3) << "the probe and one turn";
   EXPECT_EQ(json::parse(server.requests()[1].body)["max_tokens"], 1);
@@ -225,7 +225,7 @@ TEST_F(GenerateBatchCliTest, AOneTokenProbeStopsARunWhoseModelDoesNotExist) {
 
 TEST_F(GenerateBatchCliTest, TheStartupLineAndTheRecordSayWhatWasSent) {
   fakes::FakeHttpServer server([](const fakes::HttpExchange&) { return Ok(); });
-  GenRun run = Generate("--filter demo/relu --teacher openai --model gpt-5-mini --temperature 0.7 --base-url " +
+  BatchGenRun run = Generate("--filter demo/relu --teacher openai --model gpt-5-mini --temperature 0.7 --base-url " +
                         server.url() + "/v1 --header 'OpenAI-Organization: org-1' --extra-body '{\"service_tier\": \"flex\"}'");
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_NE(run.err.find("generate: sending gpt-5-mini max_completion_tokens 8192; not sent (the model or provider "
@@ -246,7 +246,7 @@ TEST_F(GenerateBatchCliTest, TheStartupLineAndTheRecordSayWhatWasSent) {
 
 TEST_F(GenerateBatchCliTest, DryRunPrintsTheFirstRequestAndSendsNothing) {
   fakes::FakeHttpServer server([](const fakes::HttpExchange&) { return Ok(); });
-  GenRun run = Generate("--filter demo/relu --dry-run --teacher anthropic --model claude-x --temperature 0.2 "
+  BatchGenRun run = Generate("--filter demo/relu --dry-run --teacher anthropic --model claude-x --temperature 0.2 "
                         "--extra-body '{\"top_k\": 5, \"metadata\": {\"user_id\": \"sk-secret-0123456789\"}}' --base-url " +
                             server.url(),
                         "ANTHROPIC_API_KEY=sk-secret-0123456789");
@@ -261,7 +261,7 @@ TEST_F(GenerateBatchCliTest, DryRunPrintsTheFirstRequestAndSendsNothing) {
   EXPECT_NE(body["messages"][0]["content"].dump().find("demo/relu"), std::string::npos);
   EXPECT_EQ(run.out.find("sk-secret-0123456789"), std::string::npos);
   // A deployment whose name hides a reasoning model: the overrides say how to write its request.
-  GenRun azure = Generate("--filter demo/relu --dry-run --teacher openai --model my-deployment --temperature 0.5 "
+  BatchGenRun azure = Generate("--filter demo/relu --dry-run --teacher openai --model my-deployment --temperature 0.5 "
                           "--max-tokens-field max_completion_tokens --reasoning-model yes --base-url " +
                           server.url() + "/v1");
   ASSERT_EQ(azure.exit_code, 0) << azure.err;
@@ -270,7 +270,7 @@ TEST_F(GenerateBatchCliTest, DryRunPrintsTheFirstRequestAndSendsNothing) {
   EXPECT_FALSE(azure_body.contains("max_tokens"));
   EXPECT_FALSE(azure_body.contains("temperature"));
   // Newer Claude models: adaptive thinking and an effort, and then no temperature but 1.
-  GenRun adaptive = Generate("--filter demo/relu --dry-run --teacher anthropic --model claude-opus-4-7 "
+  BatchGenRun adaptive = Generate("--filter demo/relu --dry-run --teacher anthropic --model claude-opus-4-7 "
                              "--temperature 0.2 --adaptive-thinking --effort high --base-url " + server.url(),
                              "ANTHROPIC_API_KEY=sk-secret-0123456789");
   ASSERT_EQ(adaptive.exit_code, 0) << adaptive.err;
@@ -298,7 +298,7 @@ TEST_F(GenerateBatchCliTest, TheSpendingCapCountsTheRunFolderAcrossAResume) {
       for (const json& r : Lines(file)) total += r["usage"]["cost_usd"].get<double>();
     return total;
   };
-  GenRun first = Generate(args + " --max-cost 0.006");
+  BatchGenRun first = Generate(args + " --max-cost 0.006");
   EXPECT_EQ(first.exit_code, 1) << first.err;
   EXPECT_NE(first.err.find("--max-cost reached"), std::string::npos) << first.err;
   size_t written = first.records.size();
@@ -307,12 +307,12 @@ TEST_F(GenerateBatchCliTest, TheSpendingCapCountsTheRunFolderAcrossAResume) {
   EXPECT_LE(spent(), 0.006);
   // The same budget again: what was spent counts, so little or nothing more runs.
   int requests = server.request_count();
-  GenRun same = Generate(args + " --max-cost 0.006");
+  BatchGenRun same = Generate(args + " --max-cost 0.006");
   EXPECT_EQ(same.exit_code, 1) << same.err;
   EXPECT_LE(spent(), 0.006);
   EXPECT_LE(server.request_count() - requests, 1);
   // A higher budget finishes the run.
-  GenRun more = Generate(args + " --max-cost 1");
+  BatchGenRun more = Generate(args + " --max-cost 1");
   ASSERT_EQ(more.exit_code, 0) << more.err;
   EXPECT_EQ(more.records.size(), 12u);
   EXPECT_NEAR(spent(), server.request_count() * 0.0015, 1e-9) << "every request paid for is counted once";
@@ -322,12 +322,12 @@ TEST_F(GenerateBatchCliTest, AReplyCutAtTheTokenCapIsNamedInTheFeedback) {
   std::atomic<int> n{0};
   fakes::FakeHttpServer server([&](const fakes::HttpExchange&) {
     if (n++ == 0) {
-      std::string cut = TextReply().substr(0, 120);  // inside the cuda block
-      return fakes::FakeReply::Json(200, OpenAiCompletion(cut, "length", 300).dump());
+      std::string cut = BatchTextReply().substr(0, 120);  // inside the cuda block
+      return fakes::FakeReply::Json(200, BatchOpenAiCompletion(cut, "length", 300).dump());
     }
     return Ok();
   });
-  GenRun run = Generate("--filter demo/relu --max-tokens 300" + OpenAi(server));
+  BatchGenRun run = Generate("--filter demo/relu --max-tokens 300" + OpenAi(server));
   ASSERT_EQ(run.exit_code, 0) << run.err;
   ASSERT_EQ(run.records.size(), 1u);
   const json& r = run.records[0];
@@ -345,7 +345,7 @@ TEST_F(GenerateBatchCliTest, TheSummarySaysHowMuchOfThePromptCameFromTheCache) {
                     {"type", "message"},
                     {"role", "assistant"},
                     {"model", "claude-test"},
-                    {"content", {{{"type", "text"}, {"text", TextReply()}}}},
+                    {"content", {{{"type", "text"}, {"text", BatchTextReply()}}}},
                     {"stop_reason", "end_turn"},
                     {"usage",
                      {{"input_tokens", 100},
@@ -354,7 +354,7 @@ TEST_F(GenerateBatchCliTest, TheSummarySaysHowMuchOfThePromptCameFromTheCache) {
                       {"cache_creation_input_tokens", 100}}}};
     return fakes::FakeReply::Json(200, message.dump());
   });
-  GenRun run = Generate("--filter demo/relu --samples 4 --teacher anthropic --model claude-test --base-url " +
+  BatchGenRun run = Generate("--filter demo/relu --samples 4 --teacher anthropic --model claude-test --base-url " +
                             server.url(),
                         "ANTHROPIC_API_KEY=sk-test-0123456789");
   ASSERT_EQ(run.exit_code, 0) << run.err;
@@ -410,7 +410,7 @@ struct FakeBatchServer {
   static json Message(const json& params) {
     int turns = 0;
     for (const json& m : params["messages"]) turns += m["role"] == "assistant";
-    std::string text = TextReply();
+    std::string text = BatchTextReply();
     if (turns == 0) text.replace(text.find("threadIdx.x;"), 12, "threadIdx.x");  // a compile error first
     return {{"id", "msg"},
             {"type", "message"},
@@ -431,7 +431,7 @@ TEST_F(GenerateBatchCliTest, BatchApiSendsEachTurnAsOneBatchAtHalfThePrice) {
   const std::string env = "ANTHROPIC_API_KEY=sk-test-0123456789";
   // (a failure shows in seconds, not after the batch retries)
   const std::string fast = " --max-attempts 2 --backoff-initial 0.01 --backoff-max 0.02";
-  GenRun interactive = Generate(args, env);
+  BatchGenRun interactive = Generate(args, env);
   ASSERT_EQ(interactive.exit_code, 0) << interactive.err;
   ASSERT_EQ(interactive.records.size(), 4u);
   const int interactive_requests = batch.server.request_count();
@@ -440,7 +440,7 @@ TEST_F(GenerateBatchCliTest, BatchApiSendsEachTurnAsOneBatchAtHalfThePrice) {
   for (const json& r : interactive.records) interactive_cost += r["usage"]["cost_usd"].get<double>();
   fs::remove_all(out_);
 
-  GenRun batched = Generate(args + fast + " --batch-api --batch-window 0.2 --batch-poll 0.05", env);
+  BatchGenRun batched = Generate(args + fast + " --batch-api --batch-window 0.2 --batch-poll 0.05", env);
   ASSERT_EQ(batched.exit_code, 0) << batched.err << (Lines("unfinished.jsonl").empty() ? "" : Lines("unfinished.jsonl")[0]["outcome"].dump());
   ASSERT_EQ(batched.records.size(), 4u);
   EXPECT_EQ(batch.created.load(), 2) << "one batch per turn";
@@ -508,10 +508,10 @@ struct FakeOpenAiBatchServer {
                      .dump() + "\n";
           continue;
         }
-        std::string text = TextReply();
+        std::string text = BatchTextReply();
         if (turns == 0) text.replace(text.find("threadIdx.x;"), 12, "threadIdx.x");
         out += json{{"custom_id", request["custom_id"]},
-                    {"response", {{"status_code", 200}, {"body", OpenAiCompletion(text)}}},
+                    {"response", {{"status_code", 200}, {"body", BatchOpenAiCompletion(text)}}},
                     {"error", nullptr}}
                    .dump() + "\n";
       }
@@ -545,7 +545,7 @@ TEST_F(GenerateBatchCliTest, OpenAiBatchApiUploadsEachTurnAsOneFileAtHalfThePric
   const std::string args = "--filter demo/relu --samples 3 --teacher openai --model m --prices " + prices +
                            " --base-url " + batch.server.url() + "/v1 --max-attempts 2 --backoff-initial 0.01 "
                            "--backoff-max 0.02 --batch-api --batch-window 0.2 --batch-poll 0.05";
-  GenRun run = Generate(args, "OPENAI_API_KEY=sk-test-0123456789");
+  BatchGenRun run = Generate(args, "OPENAI_API_KEY=sk-test-0123456789");
   ASSERT_EQ(run.exit_code, 0) << run.err << batch.boundary_error;
   ASSERT_EQ(run.records.size(), 3u);
   EXPECT_EQ(batch.uploads.load(), 2) << "one file per turn";
@@ -570,7 +570,7 @@ TEST_F(GenerateBatchCliTest, OpenAiBatchApiUploadsEachTurnAsOneFileAtHalfThePric
 TEST_F(GenerateBatchCliTest, OpenAiBatchApiHandsARefusedRequestItsOwnError) {
   FakeOpenAiBatchServer batch;
   batch.refuse = "relu";  // every task prompt names its task: all are refused, each with its own 400
-  GenRun run = Generate("--filter demo/relu --samples 2 --teacher openai --model m --base-url " + batch.server.url() +
+  BatchGenRun run = Generate("--filter demo/relu --samples 2 --teacher openai --model m --base-url " + batch.server.url() +
                             "/v1 --max-attempts 1 --batch-api --batch-window 0.1 --batch-poll 0.05 --max-identical-errors 0",
                         "OPENAI_API_KEY=sk-test-0123456789");
   ASSERT_EQ(run.records.size(), 2u) << run.err;
@@ -586,13 +586,13 @@ TEST_F(GenerateBatchCliTest, BatchApiAfterACrashCollectsTheBatchItAlreadyCreated
   const std::string args = "--filter demo/relu --samples 3 --teacher anthropic --model claude-test --batch-api "
                            "--batch-window 0.1 --batch-poll 0.05 --base-url " + batch.url;
   // Killed while its first batch is being processed.
-  GenRun killed = Generate(args, "ANTHROPIC_API_KEY=sk-test-0123456789 timeout -s KILL 1.5");
+  BatchGenRun killed = Generate(args, "ANTHROPIC_API_KEY=sk-test-0123456789 timeout -s KILL 1.5");
   EXPECT_NE(killed.exit_code, 0);
   EXPECT_TRUE(killed.records.empty());
   ASSERT_EQ(batch.created.load(), 1);
   EXPECT_TRUE(fs::exists(out_ / "batches.jsonl"));
   batch.ended = true;
-  GenRun resumed = Generate(args, "ANTHROPIC_API_KEY=sk-test-0123456789");
+  BatchGenRun resumed = Generate(args, "ANTHROPIC_API_KEY=sk-test-0123456789");
   ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
   EXPECT_EQ(resumed.records.size(), 3u);
   EXPECT_EQ(batch.created.load(), 2) << "turn 1 came from the batch made before the crash; turn 2 is a new one";
@@ -601,12 +601,12 @@ TEST_F(GenerateBatchCliTest, BatchApiAfterACrashCollectsTheBatchItAlreadyCreated
 TEST_F(GenerateBatchCliTest, TheResponseCacheKeepsSamplesApart) {
   fakes::FakeHttpServer server([](const fakes::HttpExchange&) { return Ok(); });
   const std::string cache = out_.string() + ".d/cache";
-  GenRun run = Generate("--filter demo/relu --samples 3 --temperature 0.8 --llm-cache " + cache + OpenAi(server));
+  BatchGenRun run = Generate("--filter demo/relu --samples 3 --temperature 0.8 --llm-cache " + cache + OpenAi(server));
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_EQ(server.request_count(), 3) << "one request per sample, none served from another sample's reply";
   // Again in a fresh run folder: every sample comes from the cache.
   fs::remove_all(out_);
-  GenRun cached = Generate("--filter demo/relu --samples 3 --temperature 0.8 --llm-cache " + cache + OpenAi(server));
+  BatchGenRun cached = Generate("--filter demo/relu --samples 3 --temperature 0.8 --llm-cache " + cache + OpenAi(server));
   ASSERT_EQ(cached.exit_code, 0) << cached.err;
   EXPECT_EQ(server.request_count(), 3);
   EXPECT_EQ(cached.records.size(), 3u);

@@ -22,7 +22,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string ReadAll(const fs::path& path) {
+std::string ReadText(const fs::path& path) {
   std::ifstream in(path);
   std::stringstream text;
   text << in.rdbuf();
@@ -68,7 +68,7 @@ TEST_F(RejudgeTest, WritesTheNewVerdictsBesideTheRunAndCountsWhatIsRefusedNow) {
   spec.source = std::string(kforge::testing::kReluSource) + "// fake:mismatch\n";
   records.push_back(MakeRecord(spec));
   kforge::testing::WriteRecords((dir_ / "run/trajectories.jsonl").string(), records);
-  const std::string before = ReadAll(dir_ / "run/trajectories.jsonl");
+  const std::string before = ReadText(dir_ / "run/trajectories.jsonl");
 
   verify::VerifyOptions options;
   options.tasks_root = dir_ / "tasks";
@@ -82,7 +82,7 @@ TEST_F(RejudgeTest, WritesTheNewVerdictsBesideTheRunAndCountsWhatIsRefusedNow) {
             std::string::npos)
       << err;
   EXPECT_NE(err.find("refused now: " + records[0].id), std::string::npos) << err;
-  EXPECT_EQ(ReadAll(dir_ / "run/trajectories.jsonl"), before);
+  EXPECT_EQ(ReadText(dir_ / "run/trajectories.jsonl"), before);
 
   std::ifstream lines(dir_ / "run/rejudged.jsonl");
   std::vector<nlohmann::json> rejudged;

@@ -22,7 +22,7 @@ struct HeaderCase {
 };
 
 // Each source checks meanings with static_assert, so a wrong definition fails the compile.
-std::vector<HeaderCase> Cases() {
+std::vector<HeaderCase> HeaderCases() {
   const std::string same =
       "template <class A, class B> struct same { static constexpr bool v = false; };\n"
       "template <class A> struct same<A, A> { static constexpr bool v = true; };\n";
@@ -145,7 +145,7 @@ TEST_P(HeaderShimsTest, CompilesAndWarns) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Table, HeaderShimsTest, ::testing::ValuesIn(Cases()),
+INSTANTIATE_TEST_SUITE_P(Table, HeaderShimsTest, ::testing::ValuesIn(HeaderCases()),
                          [](const auto& info) { return std::string(info.param.name); });
 
 TEST(HeaderShims, EveryShimCompilesUnderEachAllowedDialect) {

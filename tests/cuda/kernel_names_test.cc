@@ -38,7 +38,7 @@ struct NameCase {
   std::vector<std::string> message;  // parts of the NotFound message
 };
 
-std::vector<NameCase> Cases() {
+std::vector<NameCase> NameCases() {
   const std::vector<std::string> listing = {
       "the source has", "cfun", "plain(float*)", "softmax<double, 64>(double const*, double*)",
       "a template kernel is named by an instance, as in \"softmax<float, 256>\""};
@@ -104,7 +104,7 @@ TEST_P(KernelNamesTest, Resolves) {
   EXPECT_LE(message.size(), 600u);
 }
 
-INSTANTIATE_TEST_SUITE_P(Table, KernelNamesTest, ::testing::ValuesIn(Cases()), [](const auto& info) {
+INSTANTIATE_TEST_SUITE_P(Table, KernelNamesTest, ::testing::ValuesIn(NameCases()), [](const auto& info) {
   std::string name;
   for (const char c : std::string(info.param.launch))
     name += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';

@@ -20,7 +20,7 @@ using fakes::FakeHttpServer;
 using fakes::FakeReply;
 using nlohmann::json;
 
-std::string AnthropicText(const std::string& text) {
+std::string BatchAnthropicText(const std::string& text) {
   return json{{"id", "msg_01"},
               {"type", "message"},
               {"role", "assistant"},
@@ -31,11 +31,11 @@ std::string AnthropicText(const std::string& text) {
       .dump();
 }
 
-std::string AnthropicError(const std::string& type, const std::string& message) {
+std::string BatchAnthropicError(const std::string& type, const std::string& message) {
   return json{{"type", "error"}, {"error", {{"type", type}, {"message", message}}}}.dump();
 }
 
-ChatRequest Request(const std::string& text) {
+ChatRequest BatchRequest(const std::string& text) {
   ChatRequest r;
   r.model = "claude-sonnet-4-5";
   r.messages = {Message::System("You write CUDA kernels."), Message::User(text)};
@@ -93,13 +93,13 @@ TEST_F(ClientBatchTest, AnOutageOfTwoMinutesLosesNoRequest) {
     if (std::chrono::steady_clock::now() - start < std::chrono::milliseconds(120)) {
       int n = failed++;
       if (n % 2) return FakeReply::Json(503, R"({"error":{"message":"unavailable"}})", {{"retry-after", "5"}});
-      return FakeReply::Json(529, AnthropicError("overloaded_error", "Overloaded"));
+      return FakeReply::Json(529, BatchAnthropicError("overloaded_error", "Overloaded"));
     }
-    return FakeReply::Json(200, AnthropicText("ok"));
+    return FakeReply::Json(200, BatchAnthropicText("ok"));
   });
   auto client = MakeClient(server, BatchOptions());
   std::vector<ChatRequest> batch;
-  for (int i = 0; i < 12; ++i) batch.push_back(Request("task " + std::to_string(i)));
+  for (int i = 0; i < 12; ++i) batch.push_back(BatchRequest("task " + std::to_string(i)));
   std::vector<ChatResponse> out = client->CompleteAll(batch);
   for (size_t i = 0; i < out.size(); ++i) EXPECT_TRUE(out[i].ok()) << i << ": " << out[i].error.message;
   EXPECT_GT(failed.load(), 1) << "the outage was seen";
@@ -109,7 +109,7 @@ TEST_F(ClientBatchTest, AnOutageOfTwoMinutesLosesNoRequest) {
 
 TEST_F(ClientBatchTest, ASustainedOutageStopsTheBatchWithTheError) {
   FakeHttpServer server([](const fakes::HttpExchange&) {
-    return FakeReply::Json(529, AnthropicError("overloaded_error", "Overloaded"));
+    return FakeReply::Json(529, BatchAnthropicError("overloaded_error", "Overloaded"));
   });
   ClientOptions o = BatchOptions();
   o.outage_s = 60;  // 60 ms here
@@ -117,26 +117,26 @@ TEST_F(ClientBatchTest, ASustainedOutageStopsTheBatchWithTheError) {
   o.max_in_flight = 2;
   auto client = MakeClient(server, o);
   std::vector<ChatRequest> batch;
-  for (int i = 0; i < 6; ++i) batch.push_back(Request("task " + std::to_string(i)));
+  for (int i = 0; i < 6; ++i) batch.push_back(BatchRequest("task " + std::to_string(i)));
   std::vector<ChatResponse> out = client->CompleteAll(batch);
   Status fatal = client->fatal_status();
   ASSERT_FALSE(fatal.ok());
   EXPECT_NE(fatal.message().find("transient errors for"), std::string::npos) << fatal.message();
   EXPECT_NE(fatal.message().find("overloaded"), std::string::npos) << fatal.message();
   for (const ChatResponse& r : out) EXPECT_FALSE(r.ok());
-  EXPECT_EQ(client->Complete(Request("later")).get().error.kind, ErrorKind::kAborted);
+  EXPECT_EQ(client->Complete(BatchRequest("later")).get().error.kind, ErrorKind::kAborted);
 }
 
 TEST_F(ClientBatchTest, FiveIdenticalBadRequestsStopTheBatchAndDifferentOnesDoNot) {
   {
     FakeHttpServer server([](const fakes::HttpExchange&) {
-      return FakeReply::Json(400, AnthropicError("invalid_request_error", "temperature: not supported"));
+      return FakeReply::Json(400, BatchAnthropicError("invalid_request_error", "temperature: not supported"));
     });
     ClientOptions o = BatchOptions();
     o.max_in_flight = 1;
     auto client = MakeClient(server, o);
     std::vector<ChatRequest> batch;
-    for (int i = 0; i < 9; ++i) batch.push_back(Request("task " + std::to_string(i)));
+    for (int i = 0; i < 9; ++i) batch.push_back(BatchRequest("task " + std::to_string(i)));
     std::vector<ChatResponse> out = client->CompleteAll(batch);
     for (int i = 0; i < 5; ++i) EXPECT_EQ(out[i].error.kind, ErrorKind::kInvalidRequest) << i;
     for (int i = 5; i < 9; ++i) EXPECT_EQ(out[i].error.kind, ErrorKind::kAborted) << i;
@@ -151,13 +151,13 @@ TEST_F(ClientBatchTest, FiveIdenticalBadRequestsStopTheBatchAndDifferentOnesDoNo
     std::atomic<int> n{0};
     FakeHttpServer server([&](const fakes::HttpExchange&) {
       return FakeReply::Json(
-          400, AnthropicError("invalid_request_error", "prompt is too long: " + std::to_string(200001 + n++)));
+          400, BatchAnthropicError("invalid_request_error", "prompt is too long: " + std::to_string(200001 + n++)));
     });
     ClientOptions o = BatchOptions();
     o.max_in_flight = 1;
     auto client = MakeClient(server, o);
     std::vector<ChatRequest> batch;
-    for (int i = 0; i < 7; ++i) batch.push_back(Request("task " + std::to_string(i)));
+    for (int i = 0; i < 7; ++i) batch.push_back(BatchRequest("task " + std::to_string(i)));
     client->CompleteAll(batch);
     EXPECT_EQ(server.request_count(), 7);
     EXPECT_TRUE(client->fatal_status().ok()) << client->fatal_status().message();
@@ -166,7 +166,7 @@ TEST_F(ClientBatchTest, FiveIdenticalBadRequestsStopTheBatchAndDifferentOnesDoNo
 
 TEST_F(ClientBatchTest, TheSpendingCapHoldsWithRequestsInFlight) {
   FakeHttpServer server([](const fakes::HttpExchange&) {
-    FakeReply reply = FakeReply::Json(200, AnthropicText("ok"));
+    FakeReply reply = FakeReply::Json(200, BatchAnthropicText("ok"));
     reply.delay_ms = 20;
     return reply;
   });
@@ -176,7 +176,7 @@ TEST_F(ClientBatchTest, TheSpendingCapHoldsWithRequestsInFlight) {
   o.spent_before_usd = 0.005;  // an earlier invocation on the same run folder
   auto client = MakeClient(server, o);
   std::vector<ChatRequest> batch;
-  for (int i = 0; i < 40; ++i) batch.push_back(Request("task " + std::to_string(i)));
+  for (int i = 0; i < 40; ++i) batch.push_back(BatchRequest("task " + std::to_string(i)));
   std::vector<ChatResponse> out = client->CompleteAll(batch);
   int sent = 0;
   for (const ChatResponse& r : out) sent += r.ok();
@@ -192,12 +192,12 @@ TEST_F(ClientBatchTest, TheSpendingCapHoldsWithRequestsInFlight) {
 TEST_F(ClientBatchTest, TheCacheKeepsSamplesApartAndTurnsOfOneSampleTogether) {
   std::atomic<int> n{0};
   FakeHttpServer server([&](const fakes::HttpExchange&) {
-    return FakeReply::Json(200, AnthropicText("reply " + std::to_string(n++)));
+    return FakeReply::Json(200, BatchAnthropicText("reply " + std::to_string(n++)));
   });
   ClientOptions o;
   o.cache_dir = (dir_ / "cache").string();
   auto client = MakeClient(server, o);
-  ChatRequest sample0 = Request("same prompt");
+  ChatRequest sample0 = BatchRequest("same prompt");
   sample0.cache_scope = "sample 0 turn 1";
   ChatRequest sample1 = sample0;
   sample1.cache_scope = "sample 1 turn 1";

@@ -129,7 +129,7 @@ std::vector<std::string> OpenAiToolStream() {
   };
 }
 
-ChatRequest Request(const std::string& model, int max_tokens = 256) {
+ChatRequest StreamRequest(const std::string& model, int max_tokens = 256) {
   ChatRequest r;
   r.model = model;
   r.messages = {Message::System("You write CUDA kernels."), Message::User("write a relu kernel")};
@@ -168,7 +168,7 @@ class StreamingTest : public ::testing::Test {
 TEST_F(StreamingTest, AnthropicThinkingTextAndToolUseAssembledAndEchoedBack) {
   server_.Enqueue(FakeReply::Sse(AnthropicThinkingStream(), /*gap_ms=*/2));
   auto client = MakeClient("anthropic", Streamed());
-  ChatRequest first = Request("claude-sonnet-4-5", 8000);
+  ChatRequest first = StreamRequest("claude-sonnet-4-5", 8000);
   first.thinking_budget_tokens = 4000;
   ChatResponse r = client->Complete(first).get();
   ASSERT_TRUE(r.ok()) << r.error.message;
@@ -214,7 +214,7 @@ TEST_F(StreamingTest, AnthropicWholeReplyThinkingEchoedBack) {
   ProviderOptions p;
   p.stream = StreamMode::kNever;
   auto client = MakeClient("anthropic", p);
-  ChatRequest first = Request("claude-sonnet-4-5");
+  ChatRequest first = StreamRequest("claude-sonnet-4-5");
   ChatResponse r = client->Complete(first).get();
   ASSERT_TRUE(r.ok()) << r.error.message;
   EXPECT_FALSE(json::parse(server_.requests().at(0).body).contains("stream"));
@@ -230,7 +230,7 @@ TEST_F(StreamingTest, OpenAiReasoningAndToolCallArgumentsAssembledAndEchoedBack)
   ProviderOptions p = Streamed();
   p.openai_reasoning_echo = ReasoningEcho::kToolCalls;  // as for api.deepseek.com
   auto client = MakeClient("openai", p);
-  ChatRequest first = Request("deepseek-reasoner");
+  ChatRequest first = StreamRequest("deepseek-reasoner");
   ChatResponse r = client->Complete(first).get();
   ASSERT_TRUE(r.ok()) << r.error.message;
   json sent = json::parse(server_.requests().at(0).body);
@@ -276,10 +276,10 @@ TEST_F(StreamingTest, LargeMaxTokensAreStreamedSmallOnesAreNot) {
     ProviderOptions p;  // kAuto
     p.base_url = server.url();
     auto client = std::move(*Client::Create(std::move(*MakeProvider(*ParseProviderSpec(spec), p)), {}));
-    ChatResponse big = client->Complete(Request("m", 32000)).get();
+    ChatResponse big = client->Complete(StreamRequest("m", 32000)).get();
     ASSERT_TRUE(big.ok()) << big.error.message;
     EXPECT_EQ(big.stop_reason, StopReason::kToolUse);
-    ChatResponse small = client->Complete(Request("m", 1024)).get();
+    ChatResponse small = client->Complete(StreamRequest("m", 1024)).get();
     ASSERT_TRUE(small.ok()) << small.error.message;
     EXPECT_EQ(small.message.content, "short");
     EXPECT_EQ(json::parse(server.requests().at(0).body).value("stream", false), true);
@@ -298,7 +298,7 @@ TEST_F(StreamingTest, StallTripsTheIdleTimeoutAndIsRetried) {
   one.max_attempts = 1;
   {
     auto client = MakeClient("anthropic", p, one);
-    ChatResponse r = client->Complete(Request("claude-sonnet-4-5")).get();
+    ChatResponse r = client->Complete(StreamRequest("claude-sonnet-4-5")).get();
     EXPECT_EQ(r.error.kind, ErrorKind::kTimeout) << r.error.message;
     EXPECT_NE(r.error.message.find("idle timeout"), std::string::npos) << r.error.message;
     EXPECT_LT(r.latency_s, 2.0) << "the stall is noticed after the idle timeout, not at the end";
@@ -306,7 +306,7 @@ TEST_F(StreamingTest, StallTripsTheIdleTimeoutAndIsRetried) {
   server_.Enqueue(stalled);
   server_.Enqueue(FakeReply::Sse(events));
   auto client = MakeClient("anthropic", p);  // default attempts
-  ChatResponse retried = client->Complete(Request("claude-sonnet-4-5")).get();
+  ChatResponse retried = client->Complete(StreamRequest("claude-sonnet-4-5")).get();
   ASSERT_TRUE(retried.ok()) << retried.error.message;
   EXPECT_EQ(retried.attempts, 2);
   EXPECT_EQ(retried.message.content, "Submitting.");
@@ -321,7 +321,7 @@ TEST_F(StreamingTest, AStreamThatKeepsSendingOutlivesTheTotalTimeout) {
   ClientOptions one;
   one.max_attempts = 1;
   auto client = MakeClient("anthropic", p, one);
-  ChatResponse r = client->Complete(Request("claude-sonnet-4-5")).get();
+  ChatResponse r = client->Complete(StreamRequest("claude-sonnet-4-5")).get();
   ASSERT_TRUE(r.ok()) << r.error.message;
   EXPECT_GT(r.latency_s, 0.6);
   EXPECT_EQ(r.message.tool_calls.at(0).arguments["source"], "k");
@@ -338,7 +338,7 @@ TEST_F(StreamingTest, EndlessPingsEndAtTheStreamTimeout) {
   ClientOptions one;
   one.max_attempts = 1;
   auto client = MakeClient("anthropic", p, one);
-  ChatResponse r = client->Complete(Request("claude-sonnet-4-5")).get();
+  ChatResponse r = client->Complete(StreamRequest("claude-sonnet-4-5")).get();
   EXPECT_EQ(r.error.kind, ErrorKind::kTimeout) << r.error.message;
   EXPECT_LT(r.latency_s, 3.0) << "ended at the stream timeout, not after 5 s of pings";
 }
@@ -354,7 +354,7 @@ TEST_F(StreamingTest, AnEndlessLineIsCutAtTheReplySizeCap) {
   ClientOptions one;
   one.max_attempts = 1;
   auto client = MakeClient("anthropic", p, one);
-  ChatResponse r = client->Complete(Request("claude-sonnet-4-5")).get();
+  ChatResponse r = client->Complete(StreamRequest("claude-sonnet-4-5")).get();
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error.message.find("reply larger than 1 MiB"), std::string::npos) << r.error.message;
   // Not streamed: the same cap.
@@ -362,7 +362,7 @@ TEST_F(StreamingTest, AnEndlessLineIsCutAtTheReplySizeCap) {
   ProviderOptions whole;
   whole.max_reply_bytes = size_t{1} << 20;
   auto plain = MakeClient("anthropic", whole, one);
-  ChatResponse w = plain->Complete(Request("claude-sonnet-4-5")).get();
+  ChatResponse w = plain->Complete(StreamRequest("claude-sonnet-4-5")).get();
   ASSERT_FALSE(w.ok());
   EXPECT_NE(w.error.message.find("reply larger than 1 MiB"), std::string::npos) << w.error.message;
 }
@@ -376,7 +376,7 @@ TEST_F(StreamingTest, CutOrFailingStreamsAreRetried) {
       {"data: " + json{{"error", {{"code", 502}, {"message", "upstream error"}}}}.dump() + "\n\n"}));
   server_.Enqueue(FakeReply::Sse(events));
   auto client = MakeClient("openai", Streamed());
-  ChatResponse r = client->Complete(Request("m")).get();
+  ChatResponse r = client->Complete(StreamRequest("m")).get();
   ASSERT_TRUE(r.ok()) << r.error.message;
   EXPECT_EQ(r.attempts, 3);
   EXPECT_EQ(r.message.tool_calls.size(), 2u);
@@ -385,7 +385,7 @@ TEST_F(StreamingTest, CutOrFailingStreamsAreRetried) {
       "error", {{"type", "error"}, {"error", {{"type", "overloaded_error"}, {"message", "Overloaded"}}}})}));
   server_.Enqueue(FakeReply::Sse(AnthropicThinkingStream()));
   auto anthropic = MakeClient("anthropic", Streamed());
-  ChatResponse a = anthropic->Complete(Request("claude-sonnet-4-5")).get();
+  ChatResponse a = anthropic->Complete(StreamRequest("claude-sonnet-4-5")).get();
   ASSERT_TRUE(a.ok()) << a.error.message;
   EXPECT_EQ(a.attempts, 2);
 }
@@ -396,7 +396,7 @@ TEST_F(StreamingTest, ErrorStatusOnAStreamedRequestIsClassified) {
                       {{"retry-after", "0"}}));
   server_.Enqueue(FakeReply::Sse(AnthropicThinkingStream()));
   auto client = MakeClient("anthropic", Streamed());
-  ChatResponse r = client->Complete(Request("claude-sonnet-4-5")).get();
+  ChatResponse r = client->Complete(StreamRequest("claude-sonnet-4-5")).get();
   ASSERT_TRUE(r.ok()) << r.error.message;
   EXPECT_EQ(r.attempts, 2);
 }
