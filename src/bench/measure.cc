@@ -121,10 +121,6 @@ size_t Interleaved(size_t position, int round, size_t count) {
 
 }  // namespace
 
-std::string_view ModeName(Mode mode) { return common::kTimingModeNames.Name(mode); }
-
-std::optional<Mode> ParseMode(std::string_view name) { return common::kTimingModeNames.Parse(name); }
-
 Status ValidateMeasureOptions(const MeasureOptions& o) {
   if (o.min_samples < 1 || o.max_samples < o.min_samples) {
     return Status::InvalidArgument("need 1 <= min_samples <= max_samples (got " +

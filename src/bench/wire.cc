@@ -49,7 +49,7 @@ nlohmann::json MeasurementToJson(const Measurement& m) {
                         {"batch", s.batch},
                         {"gpu_seconds", s.gpu_seconds}});
   }
-  return {{"mode", ModeName(m.mode)},
+  return {{"mode", common::kTimingModeNames.Name(m.mode)},
           {"subjects", subjects},
           {"converged", m.converged},
           {"rounds", m.rounds},
@@ -64,7 +64,7 @@ StatusOr<Measurement> MeasurementFromJson(const nlohmann::json& json) {
   common::JsonFields f(json, "measurement");
   Measurement m;
   KFORGE_ASSIGN_OR_RETURN(std::string mode, Reply(f.String("mode")));
-  std::optional<Mode> parsed = ParseMode(mode);
+  std::optional<Mode> parsed = common::kTimingModeNames.Parse(mode);
   if (!parsed) return Bad("measurement.mode", "expected \"cold\" or \"hot\"");
   m.mode = *parsed;
   KFORGE_RETURN_IF_ERROR(Reply(f.Expect("subjects", common::JsonKind::kArray)));
@@ -121,7 +121,7 @@ StatusOr<DevicePeak> DevicePeakFromJson(const nlohmann::json& json) {
 }
 
 nlohmann::json MeasureOptionsToJson(const MeasureOptions& o) {
-  return {{"mode", ModeName(o.mode)},
+  return {{"mode", common::kTimingModeNames.Name(o.mode)},
           {"max_noise", o.max_noise},
           {"min_samples", o.min_samples},
           {"max_samples", o.max_samples},
@@ -140,7 +140,7 @@ StatusOr<MeasureOptions> MeasureOptionsFromJson(const nlohmann::json& json) {
   if (f.Has("mode")) {
     StatusOr<std::string> mode = f.String("mode");
     if (!mode.ok()) return context(mode.status());
-    std::optional<Mode> parsed = ParseMode(*mode);
+    std::optional<Mode> parsed = common::kTimingModeNames.Parse(*mode);
     if (!parsed) return Status::InvalidArgument("measure options: mode: expected \"cold\" or \"hot\"");
     o.mode = *parsed;
   }

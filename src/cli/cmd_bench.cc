@@ -166,7 +166,7 @@ Runner AttachBench(CLI::App& sub) {
     }
     bench::PrintTable(std::cerr, results);
     std::fprintf(stderr, "bench: %d timed of %d (%s, seed %llu)\n", summary.ok, summary.total,
-                 std::string(bench::ModeName(options.measure.mode)).c_str(),
+                 std::string(common::kTimingModeNames.Name(options.measure.mode)).c_str(),
                  static_cast<unsigned long long>(bencher.seed()));
     if (summary.no_gpu)
       std::fprintf(stderr, "bench: no GPU here; timing needs one (kforge verify --compile-only compiles and "

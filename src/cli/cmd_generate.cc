@@ -64,11 +64,6 @@ Status ParseExtraBody(const std::string& text, nlohmann::json& out) {
   return Status::Ok();
 }
 
-std::string DefaultPromptsDir() {
-  const char* env = std::getenv("KFORGE_PROMPTS");
-  return env && *env ? std::string(env) : (DataDir() / "prompts").string();
-}
-
 Status ParseViews(const std::vector<std::string>& names, std::vector<generate::View>& views) {
   views.clear();
   for (const std::string& name : names) {

@@ -41,11 +41,6 @@ int Check(const std::vector<std::string>& dirs) {
   return invalid == 0 ? kExitOk : kExitFailed;
 }
 
-std::string DefaultPromptsDir() {
-  const char* env = std::getenv("KFORGE_PROMPTS");
-  return env && *env ? env : KFORGE_SOURCE_DIR "/prompts";
-}
-
 struct EvalArgs {
   skill::EvalOptions options;
   GpuRunFlags gpu;

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "kforge/common/json_fields.h"
 #include "kforge/common/task_tree.h"
 #include "kforge/cuda/versions.h"
 
@@ -104,6 +105,11 @@ std::filesystem::path ScriptPath(const std::string& relative) {
   return DataDir() / "scripts" / relative;
 }
 
+std::string DefaultPromptsDir() {
+  const char* env = std::getenv("KFORGE_PROMPTS");
+  return env && *env ? std::string(env) : (DataDir() / "prompts").string();
+}
+
 void AddGpuRunFlags(CLI::App& sub, GpuRunFlags& flags, std::string& arch) {
   flags.seed_option = sub.add_option("--seed", flags.seed, "Run seed (random by default; recorded)")
                           ->check(
@@ -147,7 +153,7 @@ Status ApplyGpuRunFlags(const GpuRunFlags& flags, verify::VerifyOptions& options
 }
 
 void PrintJsonLine(const nlohmann::json& record) {
-  std::string line = record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  std::string line = common::JsonText(record) + "\n";
   std::fwrite(line.data(), 1, line.size(), stdout);
   std::fflush(stdout);
 }

@@ -53,6 +53,8 @@ std::filesystem::path SelfExecutable();
 std::filesystem::path DataDir();
 /// scripts/RELATIVE: under $KFORGE_SCRIPTS when it is set, else under DataDir().
 std::filesystem::path ScriptPath(const std::string& relative);
+/// The prompt templates' folder, --prompts' default: $KFORGE_PROMPTS when it is set, else DataDir()/prompts.
+std::string DefaultPromptsDir();
 
 /// Flags of every command that runs candidates on GPUs.
 struct GpuRunFlags {

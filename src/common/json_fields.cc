@@ -194,6 +194,10 @@ std::string KeyText(std::string_view key) {
   return plain ? std::string(key) : Quote(key, 40);
 }
 
+std::string JsonText(const nlohmann::json& value, int indent) {
+  return value.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 std::string JsonTypeName(const nlohmann::json& value) {
   if (value.is_number_integer()) return "integer";
   return value.type_name();

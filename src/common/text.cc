@@ -2,6 +2,7 @@
 #include "kforge/common/text.h"
 
 #include <cstdint>
+#include <cstdio>
 
 namespace kforge::common {
 namespace {
@@ -106,6 +107,12 @@ bool IsValidUtf8(std::string_view text, size_t* bad_offset) {
     i += n;
   }
   return true;
+}
+
+std::string FormatNumber(const char* format, double value) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, value);
+  return buf;
 }
 
 }  // namespace kforge::common

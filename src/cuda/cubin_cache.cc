@@ -12,6 +12,7 @@
 
 #include "kforge/common/files.h"
 #include "kforge/common/hash.h"
+#include "kforge/common/json_fields.h"
 
 namespace kforge::cuda::internal {
 namespace {
@@ -79,7 +80,7 @@ void CubinCache::Store(const std::string& key, const CompileResult& result) cons
                       {"cubin_bytes", result.cubin.size()}};
   // The CUBIN goes first: the JSON is the commit record that makes the entry visible.
   if (result.status == CompileStatus::kOk && !common::WriteFileAtomic(CubinPath(key), result.cubin).ok()) return;
-  common::WriteFileAtomic(JsonPath(key), j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  common::WriteFileAtomic(JsonPath(key), common::JsonText(j));
 }
 
 }  // namespace kforge::cuda::internal

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kforge/common/base64.h"
+#include "kforge/common/json_fields.h"
 #include "kforge/common/names.h"
 
 namespace kforge::cuda::internal {
@@ -27,9 +28,6 @@ static_assert(kResultNames.InEnumOrder());
 
 constexpr std::string_view kFailure = "failure";
 
-/// Answers may carry NVRTC logs with bytes that are not UTF-8: replaced, not refused.
-std::string Dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
-
 json Parse(std::string_view frame, const char* what) {
   json j = json::parse(frame, nullptr, /*allow_exceptions=*/false);
   if (!j.is_object()) throw std::runtime_error(std::string("NVRTC helper: malformed ") + what + ": not a JSON object");
@@ -49,7 +47,7 @@ T Field(const json& j, const char* key, const char* what) {
 }  // namespace
 
 std::string NvrtcHelloFrame(std::string_view nvrtc_version) {
-  return Dump({{"schema", kNvrtcWireSchema}, {"nvrtc", nvrtc_version}});
+  return common::JsonText({{"schema", kNvrtcWireSchema}, {"nvrtc", nvrtc_version}});
 }
 
 bool IsNvrtcHello(std::string_view frame) {
@@ -84,17 +82,18 @@ NvrtcRequest ParseNvrtcJobFrame(std::string_view frame) {
   return request;
 }
 
+// An outcome's NVRTC log may hold bytes that are not UTF-8: JsonText replaces them, the frame is kept.
 std::string NvrtcOutcomeFrame(const NvrtcOutcome& outcome) {
   json j = {{"result", kResultNames.Name(outcome.kind)}, {"log", outcome.log}};
-  if (outcome.kind != Kind::kSuccess) return Dump(j);
+  if (outcome.kind != Kind::kSuccess) return common::JsonText(j);
   j["cubin_b64"] = common::Base64Encode(outcome.cubin);
   j["lowered_names"] = outcome.lowered_names;
   j["opened"] = outcome.opened ? json(*outcome.opened) : json(nullptr);
-  return Dump(j);
+  return common::JsonText(j);
 }
 
 std::string NvrtcFailureFrame(std::string_view message) {
-  return Dump({{"result", kFailure}, {"message", message}});
+  return common::JsonText({{"result", kFailure}, {"message", message}});
 }
 
 NvrtcOutcome ParseNvrtcOutcomeFrame(std::string_view frame) {

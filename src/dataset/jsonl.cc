@@ -89,7 +89,7 @@ Status AppendLog::Append(const nlohmann::json& record) {
   if (!record.is_object() || !record.contains("id") || !record["id"].is_string())
     return Status::InvalidArgument("a log record needs a string \"id\"");
   std::string id = record["id"].get<std::string>();
-  std::string line = record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  std::string line = common::JsonText(record) + "\n";
   if (line.size() > kMaxLineBytes)
     return Status::InvalidArgument("record " + id + " is larger than a line may be");
   std::lock_guard<std::mutex> lock(mu_);

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "kforge/common/hash.h"
+#include "kforge/common/json_fields.h"
 #include "kforge/common/record_reader.h"
 #include "kforge/common/text.h"
 
@@ -232,9 +233,7 @@ StatusOr<Trajectory> TrajectoryFromJson(const json& j, const std::string& where)
 
 namespace {
 
-size_t LineBytes(const json& record) {
-  return record.dump(-1, ' ', false, json::error_handler_t::replace).size() + 1;
-}
+size_t LineBytes(const json& record) { return common::JsonText(record).size() + 1; }
 
 void CollectStrings(json& value, std::vector<std::string*>& out) {
   if (value.is_string()) {

@@ -3,6 +3,7 @@
 
 #include <map>
 
+#include "kforge/common/json_fields.h"
 #include "kforge/llm/chat.h"
 
 namespace kforge::exporter {
@@ -11,8 +12,7 @@ namespace {
 using nlohmann::json;
 
 std::string ArgumentsText(const json& arguments) {
-  return arguments.is_string() ? arguments.get<std::string>()
-                               : arguments.dump(-1, ' ', false, json::error_handler_t::replace);
+  return arguments.is_string() ? arguments.get<std::string>() : common::JsonText(arguments);
 }
 
 /// Arguments as a JSON value: text that holds a JSON object is parsed; other text (a model's

@@ -9,6 +9,7 @@
 
 #include "export/kernelbench.h"
 #include "kforge/common/files.h"
+#include "kforge/common/json_fields.h"
 
 namespace kforge::exporter::internal {
 namespace {
@@ -37,7 +38,7 @@ class OutFile {
     if (file_) std::fclose(file_);
   }
   void Line(const json& row) {
-    std::string text = row.dump(-1, ' ', false, json::error_handler_t::replace);
+    std::string text = common::JsonText(row);
     text += '\n';
     ok_ = ok_ && std::fwrite(text.data(), 1, text.size(), file_) == text.size();
   }

@@ -1,3 +1,4 @@
+#include "kforge/common/json_fields.h"
 // JSON values as block-style YAML, for axolotl's configuration file.
 #include <algorithm>
 #include <cctype>
@@ -20,7 +21,7 @@ bool PlainKey(const std::string& key) {
 std::string Scalar(const json& value) {
   if (value.is_object()) return "{}";
   if (value.is_array()) return "[]";
-  std::string text = value.dump(-1, ' ', false, json::error_handler_t::replace);
+  std::string text = common::JsonText(value);
   if (value.is_number_float() && text.find_first_of(".") == std::string::npos) {
     size_t e = text.find_first_of("eE");
     if (e == std::string::npos) {

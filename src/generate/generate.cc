@@ -27,6 +27,7 @@
 #include "generate/task_view.h"
 #include "generate/teacher_setup.h"
 #include "kforge/common/files.h"
+#include "kforge/common/json_fields.h"
 #include "kforge/common/thread_pool.h"
 #include "kforge/cuda/versions.h"
 #include "kforge/llm/prices.h"
@@ -310,10 +311,10 @@ StatusOr<GenerateSummary> RunGenerate(const GenerateOptions& options) {
     const common::Task& first = *shard.front();
     KFORGE_ASSIGN_OR_RETURN(llm::ChatRequest request,
                             OpeningRequest(options, prompts, system_prompt, tools,
-                                           {&first, options.views.front(), 0, references[first.id], ""}));
+                                           {&first, options.views.front(), 0, references[first.id], "", {}}));
     std::optional<nlohmann::json> body = (*provider)->WireBody(request);
     nlohmann::json shown = body ? *body : llm::ToJson(request);
-    std::printf("%s\n", (*provider)->Redact(shown.dump(2, ' ', false, nlohmann::json::error_handler_t::replace)).c_str());
+    std::printf("%s\n", (*provider)->Redact(common::JsonText(shown, 2)).c_str());
     GenerateSummary dry;
     dry.dry_run = true;
     return dry;

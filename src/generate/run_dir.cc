@@ -126,7 +126,7 @@ RunDir::~RunDir() {
 }
 
 Status RunDir::AppendUnfinished(const nlohmann::json& record) {
-  const std::string line = record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  const std::string line = common::JsonText(record) + "\n";
   std::lock_guard<std::mutex> lock(log_mu_);
   size_t done = 0;
   while (done < line.size()) {

@@ -1,3 +1,4 @@
+#include "kforge/common/json_fields.h"
 // The Anthropic Messages API: request body, reply parsing (whole and streamed), and the provider.
 #include <cstdint>
 #include <memory>
@@ -14,7 +15,6 @@ using nlohmann::json;
 
 namespace {
 
-constexpr auto kReplace = json::error_handler_t::replace;
 const json kEphemeral = {{"type", "ephemeral"}};
 /// What an empty tool result says: the API rejects empty content (with is_error) and blank text.
 constexpr const char* kNoOutput = "(no output)";
@@ -465,7 +465,7 @@ class AnthropicProvider : public Provider {
                                     options_.extra_headers);
     json body = AnthropicRequestBody(request, stream);
     body.merge_patch(options_.extra_body);
-    http.body = body.dump(-1, ' ', false, kReplace);
+    http.body = common::JsonText(body);
     SendAttempt(transport_, std::move(http), options_,
                 stream ? std::shared_ptr<StreamAssembler>(MakeAnthropicStream()) : nullptr, AnthropicAttempt, secrets,
                 request.model, kAnthropicBaseUrlRule, std::move(done));

@@ -1,3 +1,4 @@
+#include "kforge/common/json_fields.h"
 // The Anthropic provider over the Message Batches API: a batch is created with its requests inline,
 // polled until `processing_status` is "ended", and its results read as JSON lines.
 #include <ctime>
@@ -10,7 +11,6 @@ namespace kforge::llm {
 namespace {
 
 using nlohmann::json;
-constexpr auto kReplace = json::error_handler_t::replace;
 
 /// The HTTP status an Anthropic error type stands for (a batch result carries the type only).
 int StatusOfType(const std::string& type) {
@@ -62,7 +62,7 @@ class AnthropicBatchProvider : public BatchProvider {
     json lines = json::array();
     for (const auto& [id, params] : requests) lines.push_back({{"custom_id", id}, {"params", params}});
     HttpResult created =
-        Fetch(base_url() + "/v1/messages/batches", json{{"requests", lines}}.dump(-1, ' ', false, kReplace));
+        Fetch(base_url() + "/v1/messages/batches", common::JsonText(json{{"requests", lines}}));
     json batch = json::parse(created.body, nullptr, false);
     if (created.status != 200 || !batch.is_object() || !batch.contains("id") || !batch["id"].is_string())
       return ExchangeFailure(created, "creating a batch of " + std::to_string(requests.size()));
@@ -91,11 +91,11 @@ class AnthropicBatchProvider : public BatchProvider {
       HttpResult one;
       if (type == "succeeded") {
         one.status = 200;
-        one.body = result.value("message", json()).dump(-1, ' ', false, kReplace);
+        one.body = common::JsonText(result.value("message", json()));
       } else if (type == "errored") {
         json error = result.value("error", json());
         one.status = StatusOfType(error.value("error", json::object()).value("type", ""));
-        one.body = error.dump(-1, ' ', false, kReplace);
+        one.body = common::JsonText(error);
       } else {  // canceled, expired: not this request's fault
         results.by_id[line["custom_id"]] =
             Failure(ErrorKind::kServer, "message batch " + batch_id + ": request " + type);

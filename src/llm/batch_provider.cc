@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include "kforge/common/hash.h"
+#include "kforge/common/json_fields.h"
 #include "kforge/common/jsonl.h"
 #include "llm/exchange.h"
 
@@ -16,7 +17,6 @@ namespace {
 
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
-constexpr auto kReplace = json::error_handler_t::replace;
 
 }  // namespace
 
@@ -49,8 +49,7 @@ void BatchProvider::Send(const ChatRequest& request, AttemptCallback done) {
   json params = *WireBody(request);
   // The id names the request's content: a rerun of the same request finds the batch that holds it.
   const std::string id =
-      "k" +
-      common::Sha256Hex(request.cache_scope + "\n" + params.dump(-1, ' ', false, kReplace)).substr(0, 60);
+      "k" + common::Sha256Hex(request.cache_scope + "\n" + common::JsonText(params)).substr(0, 60);
   {
     std::lock_guard<std::mutex> lock(mu_);
     Waiters& waiters = pending_[id];

@@ -4,6 +4,7 @@
 #include "kforge/llm/chat.h"
 
 #include "kforge/common/hash.h"
+#include "kforge/common/json_fields.h"
 
 namespace kforge::llm {
 
@@ -465,7 +466,7 @@ StatusOr<ChatResponse> ChatResponseFromJson(const json& j) {
 std::string RequestKey(const ChatRequest& request) {
   json j = ToJson(request);
   j.erase("tag");
-  return common::Sha256Hex(j.dump(-1, ' ', false, json::error_handler_t::replace));
+  return common::Sha256Hex(common::JsonText(j));
 }
 
 }  // namespace kforge::llm

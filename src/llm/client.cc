@@ -1,5 +1,6 @@
 // Client: scheduling (in-flight cap, pacing, backoff), cache, cassette recording and accounting.
 #include "kforge/llm/client.h"
+#include "kforge/common/json_fields.h"
 
 #include <spdlog/spdlog.h>
 #include <cstdint>
@@ -380,8 +381,7 @@ class Client::Impl {
                            {"request", ToJson(request)},
                            {"response", ToJson(r)}};
     line["response"]["from_cache"] = false;
-    const std::string text =
-        provider_->Redact(line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    const std::string text = provider_->Redact(common::JsonText(line));
     std::lock_guard<std::mutex> lock(record_mu_);
     *record_ << text << "\n";
     record_->flush();

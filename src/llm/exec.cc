@@ -14,6 +14,7 @@
 #include <cstring>
 #include <ctime>
 
+#include "kforge/common/json_fields.h"
 #include "kforge/common/subprocess.h"
 #include "kforge/common/thread_pool.h"
 #include "llm/providers.h"
@@ -137,7 +138,7 @@ class ExecProvider : public Provider {
   std::string Redact(std::string text) const override { return RedactSecrets(std::move(text), secrets_); }
 
   void Send(const ChatRequest& request, AttemptCallback done) override {
-    std::string input = ToJson(request).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+    std::string input = common::JsonText(ToJson(request)) + "\n";
     pool_.Post([this, input = std::move(input), done = std::move(done)] {
       RunResult run = RunCommand(command_, input, timeout_s_);
       Attempt a;

@@ -1,3 +1,4 @@
+#include "kforge/common/json_fields.h"
 // HTTP failure classification and rate-limit header parsing shared by the HTTP providers.
 #include <cmath>
 #include <cstdlib>
@@ -78,7 +79,7 @@ std::string ReplaceCovered(const std::string& text, const std::vector<bool>& cov
 }
 
 std::string JsonEscaped(const std::string& secret) {
-  std::string quoted = nlohmann::json(secret).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  std::string quoted = common::JsonText(nlohmann::json(secret));
   return quoted.substr(1, quoted.size() - 2);
 }
 

@@ -1,3 +1,4 @@
+#include "kforge/common/json_fields.h"
 // OpenAI-compatible chat completions (OpenAI, DeepSeek, OpenRouter, vLLM, SGLang, Ollama,
 // llama.cpp): the dialect per server and model, request body, reply parsing (whole and streamed),
 // and the provider.
@@ -16,8 +17,6 @@ namespace kforge::llm {
 using nlohmann::json;
 
 namespace {
-
-constexpr auto kReplace = json::error_handler_t::replace;
 
 StopReason MapStop(const std::string& s) {
   if (s == "stop") return StopReason::kEndTurn;
@@ -224,8 +223,8 @@ json OpenAiRequestBody(const ChatRequest& r, const OpenAiDialect& d, bool stream
     if (!m.tool_calls.empty()) {
       json calls = json::array();
       for (const ToolCall& c : m.tool_calls) {
-        std::string args = c.arguments.is_string() ? c.arguments.get<std::string>()
-                                                   : c.arguments.dump(-1, ' ', false, kReplace);
+        std::string args =
+            c.arguments.is_string() ? c.arguments.get<std::string>() : common::JsonText(c.arguments);
         calls.push_back(
             {{"id", c.id}, {"type", "function"}, {"function", {{"name", c.name}, {"arguments", args}}}});
       }
@@ -335,7 +334,7 @@ class OpenAiProvider : public Provider {
     const OpenAiDialect dialect = ResolveOpenAiDialect(options_, base_url_, request.model);
     json body = OpenAiRequestBody(request, dialect, stream);
     body.merge_patch(options_.extra_body);
-    http.body = body.dump(-1, ' ', false, kReplace);
+    http.body = common::JsonText(body);
     SendAttempt(transport_, std::move(http), options_,
                 stream ? std::shared_ptr<StreamAssembler>(MakeOpenAiStream()) : nullptr, OpenAiAttempt, secrets,
                 request.model, kOpenAiBaseUrlRule, std::move(done));

@@ -4,6 +4,7 @@
 #include <ctime>
 
 #include "kforge/common/hash.h"
+#include "kforge/common/json_fields.h"
 #include "llm/batch_provider.h"
 #include "llm/providers.h"
 
@@ -11,7 +12,6 @@ namespace kforge::llm {
 namespace {
 
 using nlohmann::json;
-constexpr auto kReplace = json::error_handler_t::replace;
 
 /// A multipart/form-data body holding `purpose` and the file `content`.
 std::string Multipart(const std::string& boundary, const std::string& content) {
@@ -67,10 +67,9 @@ class OpenAiBatchProvider : public BatchProvider {
   std::variant<std::string, Attempt> Create(const std::vector<BatchRequest>& requests) override {
     std::string lines;
     for (const auto& [id, body] : requests)
-      lines +=
-          json{{"custom_id", id}, {"method", "POST"}, {"url", "/v1/chat/completions"}, {"body", body}}.dump(
-              -1, ' ', false, kReplace) +
-          "\n";
+      lines += common::JsonText(
+                   {{"custom_id", id}, {"method", "POST"}, {"url", "/v1/chat/completions"}, {"body", body}}) +
+               "\n";
     const std::string boundary = "kforge-" + common::Sha256Hex(lines).substr(0, 32);
     const std::string what = "uploading a batch of " + std::to_string(requests.size());
     HttpResult uploaded =
@@ -99,7 +98,7 @@ class OpenAiBatchProvider : public BatchProvider {
       if (response.is_object() && response.contains("status_code") &&
           response["status_code"].is_number_integer()) {
         one.status = response["status_code"].get<int>();
-        one.body = response.value("body", json::object()).dump(-1, ' ', false, kReplace);
+        one.body = common::JsonText(response.value("body", json::object()));
       } else {  // a request the server never ran: expired, cancelled, or an error of its own
         const json error = line.value("error", json());
         const std::string code = error.is_object() ? error.value("code", "") : "";
@@ -133,10 +132,9 @@ class OpenAiBatchProvider : public BatchProvider {
       json first = errors.is_array() && !errors.empty() ? errors[0] : json::object();
       HttpResult refused;
       refused.status = 400;
-      refused.body = json{{"error",
-                           {{"message", first.value("message", "batch failed validation")},
-                            {"code", first.value("code", "")}}}}
-                         .dump(-1, ' ', false, kReplace);
+      refused.body = common::JsonText(json{{"error",
+                                            {{"message", first.value("message", "batch failed validation")},
+                                             {"code", first.value("code", "")}}}});
       results.failure = ExchangeFailure(refused, "batch " + batch_id + " failed");
       return results;
     }

@@ -11,6 +11,7 @@
 
 #include "kforge/common/files.h"
 #include "kforge/common/hash.h"
+#include "kforge/common/json_fields.h"
 
 namespace kforge::llm {
 
@@ -26,7 +27,7 @@ StatusOr<ResponseCache> ResponseCache::Open(const std::string& dir, Redactor red
 std::string ResponseCache::Key(const std::string& provider_identity, const ChatRequest& request) {
   nlohmann::json j = ToJson(request);
   j.erase("tag");
-  std::string text = provider_identity + "\n" + j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  std::string text = provider_identity + "\n" + common::JsonText(j);
   // Without a scope the key is what it always was: caches written before scopes stay valid.
   if (!request.cache_scope.empty()) text += "\nscope " + request.cache_scope;
   return common::Sha256Hex(text);
@@ -54,7 +55,7 @@ Status ResponseCache::Put(const std::string& key, const ChatResponse& response) 
   fs::create_directories(fs::path(path).parent_path(), ec);
   if (ec) return Status::IoError("cache " + path + ": " + ec.message());
   nlohmann::json j = {{"schema", "kforge.llm_cache/1"}, {"key", key}, {"response", ToJson(response)}};
-  std::string text = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  std::string text = common::JsonText(j);
   if (redact_) text = redact_(std::move(text));
   return common::WriteFileAtomic(path, text + "\n").WithContext("cache");
 }

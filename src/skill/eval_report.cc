@@ -50,7 +50,7 @@ std::string Geomean(const json& arm, const char* between, const char* unit) {
   return Fixed(g["arm"]) + "x" + between + Fixed(g["none"]) + "x (" + g["tasks"].dump() + unit + ")";
 }
 
-std::string Interval(const json& lift) {
+std::string IntervalText(const json& lift) {
   return "[" + Fixed(lift["low"], 3) + ", " + Fixed(lift["high"], 3) + "]";
 }
 
@@ -93,7 +93,7 @@ std::string EvalTable(const json& eval) {
     }
     for (const auto& [name, lift] : m["lifts"].items()) {
       out += "  " + Pad(common::Printable(name), 18) + "lift " + Fixed(lift["lift"], 3) + " " +
-             Interval(lift) + ", McNemar p " + PValue(lift["mcnemar"]["p"]) + " (" +
+             IntervalText(lift) + ", McNemar p " + PValue(lift["mcnemar"]["p"]) + " (" +
              lift["mcnemar"]["only_arm"].dump() + " vs " + lift["mcnemar"]["only_baseline"].dump() + ")";
       if (lift["mcnemar"].contains("holm_p")) out += ", Holm p " + PValue(lift["mcnemar"]["holm_p"]);
       out += ", MDE " + Fixed(lift["mde"], 3) + ", worse tasks " + std::to_string(lift["worse_tasks"].size());
@@ -115,7 +115,7 @@ std::string EvalSummaryLine(const json& eval) {
     out += "; " + Text(m["model"]) + ": " + Text(m["verdict"]);
     if (!m["lifts"].contains("skill_vs_none")) continue;
     const json& lift = m["lifts"]["skill_vs_none"];
-    out += ", lift " + Fixed(lift["lift"], 3) + " " + Interval(lift);
+    out += ", lift " + Fixed(lift["lift"], 3) + " " + IntervalText(lift);
     if (lift["mcnemar"].contains("holm_p")) out += ", Holm p " + PValue(lift["mcnemar"]["holm_p"]);
   }
   return out + "\n";
@@ -165,7 +165,7 @@ std::string EvalHtmlSection(const json& eval, int level) {
       std::string worse;
       for (const json& w : lift["worse_tasks"])
         worse += (worse.empty() ? "" : ", ") + w["task"].get<std::string>();
-      out += "<tr>" + Cell(name) + Cell(Fixed(lift["lift"], 3)) + Cell(Interval(lift)) +
+      out += "<tr>" + Cell(name) + Cell(Fixed(lift["lift"], 3)) + Cell(IntervalText(lift)) +
              Cell(PValue(lift["mcnemar"]["p"]) + " (" + lift["mcnemar"]["only_arm"].dump() + " vs " +
                   lift["mcnemar"]["only_baseline"].dump() + ")") +
              Cell(lift["mcnemar"].contains("holm_p") ? PValue(lift["mcnemar"]["holm_p"]) : "-") +

@@ -10,6 +10,7 @@
 #include <mutex>
 #include <thread>
 
+#include "kforge/common/json_fields.h"
 #include "kforge/verify/judge_server.h"
 #include "verify/judge_wire.h"
 
@@ -99,7 +100,7 @@ StatusOr<std::unique_ptr<JudgeConnection>> JudgeConnection::Open(const std::file
 }
 
 std::future<Judged> JudgeConnection::Submit(SolutionInput input, uint64_t seed) {
-  const std::string line = RequestToJson(input, seed).dump(-1, ' ', false, json::error_handler_t::replace);
+  const std::string line = common::JsonText(RequestToJson(input, seed));
   std::lock_guard<std::mutex> lock(impl_->mu);
   Impl::Waiting& w = impl_->waiting.emplace_back();
   w.label = input.label;

@@ -1,5 +1,6 @@
 // `kforge serve`: a VerifyService behind a Unix socket, for clients of the same user.
 #include "kforge/verify/judge_server.h"
+#include "kforge/common/json_fields.h"
 
 #include <poll.h>
 #include <signal.h>
@@ -105,7 +106,7 @@ void Serve(VerifyService& service, int fd, const json& fingerprint) {
       pending.pop_front();
     }
     Judged judged = next.get();  // judged even when the client left: the service owns the job
-    if (writable && !WriteLine(fd, JudgedToJson(judged).dump(-1, ' ', false, json::error_handler_t::replace)).ok()) {
+    if (writable && !WriteLine(fd, common::JsonText(JudgedToJson(judged))).ok()) {
       writable = false;
       ::shutdown(fd, SHUT_RDWR);  // the reader stops too
     }

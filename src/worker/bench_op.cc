@@ -33,7 +33,7 @@ namespace {
 using common::VerdictStatus;
 
 /// Poison for timed runs: NaN in every float type.
-constexpr uint8_t kPoison = 0xFF;
+constexpr uint8_t kTimingPoison = 0xFF;
 /// Copies of the inputs (and of the candidate's buffers) that successive samples rotate through, so
 /// that a median does not hang on where one allocation happened to land in memory (L2 slices, DRAM
 /// channels); fewer when they would take more than a quarter of the free device memory. On µs-scale
@@ -95,7 +95,7 @@ class TimedCandidate {
       return Mismatch(*problem + " on timed run " + std::to_string(checked_ + 1));
     }
     ++checked_;
-    KFORGE_RETURN_IF_ERROR(buffers.Poison(candidate_.env, kPoison));
+    KFORGE_RETURN_IF_ERROR(buffers.Poison(candidate_.env, kTimingPoison));
     if (cudaDeviceSynchronize() != cudaSuccess) return Status::Unavailable("device error after poisoning");
     next_ = (next_ + 1) % sets_->size();
     return Status::Ok();
@@ -196,7 +196,7 @@ bench::BenchReply RunBenchOrFail(GpuChecker& state, const bench::BenchRequest& r
         return Fail(VerdictStatus::kHarnessError, added.message());
     }
     for (CandidateBuffers& set : candidate_sets) {
-      if (Status poisoned = set.Poison(prepared->env, kPoison); !poisoned.ok())
+      if (Status poisoned = set.Poison(prepared->env, kTimingPoison); !poisoned.ok())
         return Fail(VerdictStatus::kHarnessError, poisoned.message());
       input_sets.push_back(set.inputs());
     }

@@ -31,7 +31,7 @@ using reference::Tensor;
 using reference::TensorSet;
 
 /// Poison bytes for successive runs: 0xFF is NaN in every float type; 0x5A is a finite wrong value.
-constexpr uint8_t kPoison[] = {0xFF, 0x5A};
+constexpr uint8_t kPoisonPerRun[] = {0xFF, 0x5A};
 /// Runs of the candidate on the first trial's inputs, to expose races.
 constexpr int kRepeatsOnFirstTrial = 3;
 
@@ -173,7 +173,7 @@ class VariantTrials {
   /// One run of the plan from poisoned outputs, then the guard and inputs-unchanged checks.
   std::optional<Failure> RunCandidate(int repeat, const std::map<std::string, uint64_t>& before,
                                       bool check_inputs) {
-    if (Status poisoned = buffers_.Poison(candidate_.env, kPoison[repeat % 2]); !poisoned.ok())
+    if (Status poisoned = buffers_.Poison(candidate_.env, kPoisonPerRun[repeat % 2]); !poisoned.ok())
       return Failure{VerdictStatus::kCrash, poisoned.message(), true};
     if (cudaDeviceSynchronize() != cudaSuccess)
       return Failure{VerdictStatus::kCrash, "device error before launch", true};

@@ -14,6 +14,7 @@
 
 #include "kforge/bench/peak.h"
 #include "kforge/bench/wire.h"
+#include "kforge/common/json_fields.h"
 #include "kforge/common/verdict.h"
 #include "kforge/cuda/device.h"
 #include "kforge/cuda/guarded_buffer.h"
@@ -28,7 +29,7 @@ namespace kforge::worker {
 namespace {
 
 void Reply(const nlohmann::json& body) {
-  std::string line = body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  std::string line = common::JsonText(body) + "\n";
   std::fwrite(line.data(), 1, line.size(), stdout);
   std::fflush(stdout);
 }

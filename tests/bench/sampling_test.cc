@@ -136,11 +136,11 @@ TEST(BenchSamplingTest, MeasureRefusesBadArguments) {
 }
 
 TEST(BenchSamplingTest, ModeNames) {
-  EXPECT_EQ(ModeName(Mode::kCold), "cold");
-  EXPECT_EQ(ModeName(Mode::kHot), "hot");
-  EXPECT_EQ(ParseMode("hot"), Mode::kHot);
-  EXPECT_EQ(ParseMode("cold"), Mode::kCold);
-  EXPECT_EQ(ParseMode("warm"), std::nullopt);
+  EXPECT_EQ(common::kTimingModeNames.Name(Mode::kCold), "cold");
+  EXPECT_EQ(common::kTimingModeNames.Name(Mode::kHot), "hot");
+  EXPECT_EQ(common::kTimingModeNames.Parse("hot"), Mode::kHot);
+  EXPECT_EQ(common::kTimingModeNames.Parse("cold"), Mode::kCold);
+  EXPECT_EQ(common::kTimingModeNames.Parse("warm"), std::nullopt);
 }
 
 // The probe's PTX must assemble; ptxas from the CUDA toolkit checks it without a GPU.

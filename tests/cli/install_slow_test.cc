@@ -38,6 +38,13 @@ TEST(InstallSlowTest, AnInstalledKforgeUsesItsOwnDataNotTheSourceTree) {
   std::ifstream records(prefix / "run/trajectories.jsonl");
   const std::string text((std::istreambuf_iterator<char>(records)), {});
   EXPECT_NE(text.find("Installed prompt 7f3a."), std::string::npos) << "the source tree's prompts were used";
+  // The skill commands take their prompts (and price table) from the same place.
+  for (const char* command : {"skill distill", "skill eval"}) {
+    fakes::CommandResult help =
+        fakes::RunCommand("cd / && " + (prefix / "bin/kforge").string() + " " + command + " --help 2>&1");
+    EXPECT_NE(help.out.find(share + "/prompts/prices.json"), std::string::npos) << command << "\n"
+                                                                                << help.out;
+  }
   fs::remove_all(prefix);
 }
 

@@ -93,7 +93,7 @@ TEST(BenchRecordTest, AShortenedRecordIsWrittenBackWithItsKeysOnly) {
 TEST(BenchRecordTest, UnknownKeysArePassedOverAndWrongTypesNamed) {
   EXPECT_TRUE(BenchResultFromJson({{"status", "ok"}, {"from_a_newer_kforge", 1}}, "b").ok());
   const std::pair<json, std::string> bad[] = {
-      {{{"rounds", "many"}}, "t.attempts[1].bench.rounds: wrong type (string)"},
+      {{{"rounds", "many"}}, "t.attempts[1].bench.rounds: expected an integer, got string"},
       {{{"schema", "kforge.bench/2"}}, "t.attempts[1].bench.schema: expected \"kforge.bench/1\""},
       {{{"mode", "warm"}}, "t.attempts[1].bench.mode: \"warm\", expected cold or hot"},
       {{{"candidate", {{"median_ms", "fast"}}}},

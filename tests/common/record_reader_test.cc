@@ -43,7 +43,19 @@ TEST(RecordReaderTest, TheFirstErrorWinsAndNamesItsPath) {
   r.Get("count", count);
   r.Name("colour", kColours, colour);
   r.Get("id", id, /*required=*/true);
-  EXPECT_EQ(status.message(), "t.attempts[1].count: wrong type (string)");
+  EXPECT_EQ(status.message(), "t.attempts[1].count: expected an integer, got string");
+
+  // The same checks as JsonFields::Read: an integer must fit, a list must hold strings.
+  const json wide = {{"count", 1LL << 40}, {"tags", {"a", 2}}};
+  Status range;
+  RecordReader w(wide, "t", range);
+  w.Get("count", count);
+  EXPECT_EQ(range.message(), "t.count: integer out of range");
+  Status items;
+  RecordReader l(wide, "t", items);
+  std::vector<std::string> tags;
+  l.Get("tags", tags);
+  EXPECT_EQ(items.message(), "t.tags: element 1: expected a string, got integer");
 
   const json green = {{"colour", "green"}};
   Status second;

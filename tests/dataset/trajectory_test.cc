@@ -144,7 +144,8 @@ TEST(TrajectoryTest, BadRecordsNameThePath) {
   const Case cases[] = {
       {"schema", [](nlohmann::json& r) { r["schema"] = "kforge.verdict/1"; }, "t.schema"},
       {"no id", [](nlohmann::json& r) { r.erase("id"); }, "t.id: missing"},
-      {"task type", [](nlohmann::json& r) { r["task"]["level"] = "one"; }, "t.task.level: wrong type"},
+      {"task type", [](nlohmann::json& r) { r["task"]["level"] = "one"; },
+       "t.task.level: expected an integer, got string"},
       {"attempt", [](nlohmann::json& r) { r["attempts"][1].erase("status"); },
        "t.attempts[1].status: missing"},
       {"best", [](nlohmann::json& r) { r["best"] = 7; }, "t.best"},
@@ -153,7 +154,10 @@ TEST(TrajectoryTest, BadRecordsNameThePath) {
          r["attempts"][1]["verdict"] = {{"schema", "kforge.verdict/1"}, {"task", "demo/relu"}, {"status", "fine"}};
        },
        "t.attempts[1].verdict.status: unknown verdict status \"fine\""},
-      {"verdict key", [](nlohmann::json& r) { r["attempts"][0]["verdict"] = {{"verdit", 1}}; },
+      {"verdict key",
+       [](nlohmann::json& r) {
+         r["attempts"][0]["verdict"] = {{"verdit", 1}};
+       },
        "t.attempts[0].verdict.verdit: unknown field"},
       {"messages", [](nlohmann::json& r) { r["messages"] = 3; }, "t.messages"},
   };

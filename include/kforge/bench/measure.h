@@ -22,10 +22,7 @@ namespace kforge::bench {
 
 using Mode = common::TimingMode;
 
-/// "cold" or "hot".
-std::string_view ModeName(Mode mode);
-/// Parses "cold" or "hot"; nullopt for anything else.
-std::optional<Mode> ParseMode(std::string_view name);
+/// Its names ("cold", "hot") are common::kTimingModeNames.
 
 struct MeasureOptions {
   /// Cold or hot measurement. Default cold.

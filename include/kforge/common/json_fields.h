@@ -12,6 +12,7 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -20,8 +21,56 @@
 
 namespace kforge::common {
 
+/// `value` as JSON text, compact (or indented by `indent`), with invalid UTF-8 in its strings replaced
+/// by U+FFFD instead of thrown on: how kforge writes every record, line, request body and hash input.
+std::string JsonText(const nlohmann::json& value, int indent = -1);
+
 /// "object", "array", "string", ... ("integer" for integers) for error messages.
 std::string JsonTypeName(const nlohmann::json& value);
+
+/// Sets `out` from `value` when it holds a T: nullopt then, else why not ("expected a boolean, got
+/// integer"; "integer out of range" for an integer that T cannot hold). T: bool, an integer type,
+/// double, std::string, std::filesystem::path, std::vector<std::string> or nlohmann::json (any value).
+/// The one conversion of both readers of JSON, JsonFields and RecordReader.
+template <typename T>
+std::optional<std::string> ConvertJson(const nlohmann::json& value, T& out) {
+  auto expected = [&](const char* what) {
+    return std::string("expected ") + what + ", got " + JsonTypeName(value);
+  };
+  if constexpr (std::is_same_v<T, bool>) {
+    if (!value.is_boolean()) return expected("a boolean");
+    out = value.get<bool>();
+  } else if constexpr (std::is_same_v<T, uint64_t>) {
+    if (!value.is_number_unsigned()) return expected("an unsigned integer");
+    out = value.get<uint64_t>();
+  } else if constexpr (std::is_integral_v<T>) {
+    if (!value.is_number_integer()) return expected("an integer");
+    if (value.is_number_unsigned() ? value.get<uint64_t>() > uint64_t(std::numeric_limits<T>::max())
+                                   : value.get<int64_t>() < int64_t(std::numeric_limits<T>::min()) ||
+                                         value.get<int64_t>() > int64_t(std::numeric_limits<T>::max()))
+      return "integer out of range";
+    out = value.get<T>();
+  } else if constexpr (std::is_same_v<T, double>) {
+    if (!value.is_number()) return expected("a number");
+    out = value.get<double>();
+  } else if constexpr (std::is_same_v<T, std::string> || std::is_same_v<T, std::filesystem::path>) {
+    if (!value.is_string()) return expected("a string");
+    out = value.get<std::string>();
+  } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+    if (!value.is_array()) return expected("an array");
+    std::vector<std::string> items;
+    for (size_t i = 0; i < value.size(); ++i) {
+      if (!value[i].is_string())
+        return "element " + std::to_string(i) + ": expected a string, got " + JsonTypeName(value[i]);
+      items.push_back(value[i].get<std::string>());
+    }
+    out = std::move(items);
+  } else {
+    static_assert(std::is_same_v<T, nlohmann::json>);
+    out = value;
+  }
+  return std::nullopt;
+}
 
 /// What a field must hold, for JsonFields::Expect.
 enum class JsonKind { kString, kInteger, kNumber, kNumberOrNull, kBool, kObject, kArray };
@@ -57,30 +106,7 @@ class JsonFields {
   Status Read(std::string_view key, T& out, bool required = false) const {
     auto it = object_.find(key);
     if (it == object_.end()) return required ? Error(key, "missing") : Status::Ok();
-    const nlohmann::json& value = *it;
-    if constexpr (std::is_same_v<T, bool>) {
-      if (!value.is_boolean()) return Expected(key, "a boolean", value);
-      out = value.get<bool>();
-    } else if constexpr (std::is_same_v<T, uint64_t>) {
-      if (!value.is_number_unsigned()) return Expected(key, "an unsigned integer", value);
-      out = value.get<uint64_t>();
-    } else if constexpr (std::is_integral_v<T>) {
-      if (!value.is_number_integer()) return Expected(key, "an integer", value);
-      if (value.is_number_unsigned() ? value.get<uint64_t>() > uint64_t(std::numeric_limits<T>::max())
-                                     : value.get<int64_t>() < int64_t(std::numeric_limits<T>::min()) ||
-                                           value.get<int64_t>() > int64_t(std::numeric_limits<T>::max()))
-        return Error(key, "integer out of range");
-      out = value.get<T>();
-    } else if constexpr (std::is_same_v<T, double>) {
-      if (!value.is_number()) return Expected(key, "a number", value);
-      out = value.get<double>();
-    } else if constexpr (std::is_same_v<T, std::string> || std::is_same_v<T, std::filesystem::path>) {
-      if (!value.is_string()) return Expected(key, "a string", value);
-      out = value.get<std::string>();
-    } else {
-      static_assert(std::is_same_v<T, nlohmann::json>);
-      out = value;
-    }
+    if (std::optional<std::string> why = ConvertJson(*it, out)) return Error(key, *why);
     return Status::Ok();
   }
   /// A value that must be an object (or null when `nullable`), when it is there.

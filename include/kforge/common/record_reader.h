@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kforge/common/json_fields.h"
 #include "kforge/common/names.h"
 #include "kforge/common/status.h"
 #include "kforge/common/text.h"
@@ -36,11 +37,7 @@ class RecordReader {
       if (required) Fail(key, "missing");
       return;
     }
-    try {
-      out = value->get<T>();
-    } catch (const nlohmann::json::exception&) {
-      Fail(key, "wrong type (" + std::string(value->type_name()) + ")");
-    }
+    if (std::optional<std::string> why = ConvertJson(*value, out)) Fail(key, *why);
   }
   template <typename T>
   void Get(std::string_view key, std::optional<T>& out) {

@@ -20,4 +20,7 @@ std::string Printable(std::string_view text);
 /// Otherwise `*bad_offset`, when given, is the offset of the first byte that is not.
 bool IsValidUtf8(std::string_view text, size_t* bad_offset = nullptr);
 
+/// One number printed with a printf `format` that takes one double ("%.1f%%"), for tables and pages.
+std::string FormatNumber(const char* format, double value);
+
 }  // namespace kforge::common
