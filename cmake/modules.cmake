@@ -25,6 +25,18 @@ function(kforge_module name)
   target_include_directories(kforge_${name} PUBLIC ${fence}/public PRIVATE ${fence}/private)
   target_compile_options(kforge_${name} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-Werror=switch>)
   target_link_libraries(kforge_${name} PUBLIC ${ARG_DEPS} PRIVATE ${ARG_PRIVATE_DEPS})
+  kforge_unity(kforge_${name})
+endfunction()
+
+# kforge_unity(TARGET): its files compiled KFORGE_UNITY_BATCH to a translation unit (CMakeLists.txt), so
+# names private to one file (anonymous namespaces, statics) must differ from those of the others.
+# -Wsubobject-linkage is meant for headers: a file's Impl holding a type of the file's anonymous namespace
+# is fine, but in a batch the file is no longer the main file and GCC would warn.
+function(kforge_unity target)
+  if(KFORGE_UNITY_BATCH GREATER 0)
+    set_target_properties(${target} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE ${KFORGE_UNITY_BATCH})
+    target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-Wno-subobject-linkage>)
+  endif()
 endfunction()
 
 # kforge_test_fakes(): the test doubles of tests/fakes, compiled once into a library every test program
@@ -71,9 +83,7 @@ function(kforge_module_tests name)
     target_link_libraries(${target} PRIVATE kforge_${name} kforge_test_fakes GTest::gtest GTest::gtest_main)
     if(NOT kind STREQUAL "gpu")  # GPU tests time kernels: they keep the build type's flags
       target_compile_options(${target} PRIVATE ${KFORGE_TEST_OPTIMIZATION})
-      if(KFORGE_TEST_UNITY_BATCH GREATER 0)  # test files compiled in batches: headers parsed once a batch
-        set_target_properties(${target} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE ${KFORGE_TEST_UNITY_BATCH})
-      endif()
+      kforge_unity(${target})
     endif()
     target_compile_definitions(${target} PRIVATE
       KFORGE_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
@@ -81,13 +91,33 @@ function(kforge_module_tests name)
       KFORGE_FAKE_WORKER="$<TARGET_FILE:fake_worker>")
     add_dependencies(${target} kforge fake_worker)
     if(kind STREQUAL "slow")
-      # One entry for the whole binary: gtest_discover_tests cannot give a test two labels.
-      add_test(NAME ${target} COMMAND ${target})
-      set_tests_properties(${target} PROPERTIES LABELS "cpu;slow" TIMEOUT 900
-        ENVIRONMENT "KFORGE_SOURCE_DIR=${PROJECT_SOURCE_DIR}")
+      kforge_slow_tests(${target} ${files})
     else()
+      # GPU tests time kernels: each runs alone, even under `ctest -j N`.
+      set(alone FALSE)
+      if(kind STREQUAL "gpu")
+        set(alone TRUE)
+      endif()
       gtest_discover_tests(${target} DISCOVERY_TIMEOUT 60 DISCOVERY_MODE PRE_TEST
-        PROPERTIES LABELS "${kind}" ENVIRONMENT "KFORGE_SOURCE_DIR=${PROJECT_SOURCE_DIR}")
+        PROPERTIES LABELS "${kind}" RUN_SERIAL ${alone} ENVIRONMENT "KFORGE_SOURCE_DIR=${PROJECT_SOURCE_DIR}")
     endif()
+  endforeach()
+endfunction()
+
+# kforge_slow_tests(TARGET FILE...): one ctest entry per TEST of the files, labelled cpu and slow
+# (gtest_discover_tests cannot give a test two labels), so that a parallel ctest spreads them; they start
+# first (COST), being the longest. The names are read from the files: `TEST(Suite, Name)` or
+# `TEST_F(Suite, Name)` at the start of a line. A name that selects no test fails.
+function(kforge_slow_tests target)
+  foreach(file IN LISTS ARGN)
+    set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${file})
+    file(STRINGS ${file} lines REGEX "^TEST(_F)?\\(")
+    foreach(line IN LISTS lines)
+      string(REGEX REPLACE "^TEST(_F)?\\(([A-Za-z0-9_]+), *([A-Za-z0-9_]+)\\).*" "\\2.\\3" test "${line}")
+      add_test(NAME ${test} COMMAND ${target} --gtest_filter=${test})
+      set_tests_properties(${test} PROPERTIES LABELS "cpu;slow" TIMEOUT 900 COST 1000
+        SKIP_REGULAR_EXPRESSION "\\[  SKIPPED \\]" FAIL_REGULAR_EXPRESSION "Running 0 tests"
+        ENVIRONMENT "KFORGE_SOURCE_DIR=${PROJECT_SOURCE_DIR}")
+    endforeach()
   endforeach()
 endfunction()

@@ -1,8 +1,15 @@
 # Python tests: the reference exporter (scripts/export_reference.py, with the torch venv) and the datasets
-# that kforge export writes.
+# that kforge export writes. One ctest entry per file of tests/scripts (export_reference.test_export, ...),
+# so that a parallel ctest spreads them; they start first (COST), being the longest.
 if(KFORGE_WITH_TORCH)
-  add_test(NAME export_reference COMMAND ${KFORGE_PYTHON} -m pytest -q ${PROJECT_SOURCE_DIR}/tests/scripts)
-  set_tests_properties(export_reference PROPERTIES LABELS cpu)
+  file(GLOB python_test_files CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/tests/scripts/test_*.py)
+  list(FILTER python_test_files EXCLUDE REGEX ".*/test_junit\\.py$")  # junit_report, below
+  foreach(file IN LISTS python_test_files)
+    get_filename_component(stem ${file} NAME_WE)
+    add_test(NAME export_reference.${stem} COMMAND ${KFORGE_PYTHON} -m pytest -q -p no:cacheprovider ${file})
+    set_tests_properties(export_reference.${stem} PROPERTIES LABELS cpu COST 100
+                         ENVIRONMENT "KFORGE_BINARY=$<TARGET_FILE:kforge>")
+  endforeach()
 endif()
 
 # kforge export's messages and pairs formats load with datasets.load_dataset and train with TRL's
@@ -12,14 +19,14 @@ if(NOT KFORGE_PYTHON)
   find_program(KFORGE_PYTHON python3)
 endif()
 add_test(NAME export_trl COMMAND ${KFORGE_PYTHON} ${PROJECT_SOURCE_DIR}/tests/scripts/check_trl_export.py $<TARGET_FILE:kforge>)
-set_tests_properties(export_trl PROPERTIES LABELS cpu TIMEOUT 600)
+set_tests_properties(export_trl PROPERTIES LABELS cpu TIMEOUT 600 COST 100)
 
 # The Hub's conventions for kforge export: a text + tools export loads with datasets (plainly and with
 # the card's snippet), renders through the chat templates TRL ships (Qwen2.5, Llama-3.1, Qwen3) with
 # tool-call arguments written once, and --format parquet keeps the same features.
 add_test(NAME export_datasets COMMAND ${KFORGE_PYTHON} -m pytest -q -p no:cacheprovider
          ${PROJECT_SOURCE_DIR}/tests/scripts/hub_export_check.py)
-set_tests_properties(export_datasets PROPERTIES LABELS cpu TIMEOUT 600
+set_tests_properties(export_datasets PROPERTIES LABELS cpu TIMEOUT 600 COST 100
                      ENVIRONMENT "KFORGE_BIN=$<TARGET_FILE:kforge>;HF_DATASETS_CACHE=${CMAKE_BINARY_DIR}/hf-datasets-cache")
 # kforge verify --junit read by junitparser (PyPI); skips with a message when the package is absent.
 add_test(NAME junit_report COMMAND ${KFORGE_PYTHON} -m pytest -q -rs ${PROJECT_SOURCE_DIR}/tests/scripts/test_junit.py)

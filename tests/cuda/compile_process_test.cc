@@ -63,7 +63,8 @@ TEST(CompileProcess, ExpansionBombIsKilledAtTheDeadlineAndNothingOutlivesTheComp
   request.source = ExpansionBomb();
   const auto start = Clock::now();
   const CompileResult r = compiler->Compile(request);
-  EXPECT_LT(Clock::now() - start, std::chrono::milliseconds(1500 + 1000))
+  // The bomb alone compiles for minutes; the margin is for a loaded machine (tests run in parallel).
+  EXPECT_LT(Clock::now() - start, std::chrono::milliseconds(1500 + 3500))
       << "Compile returns at the deadline";
   EXPECT_EQ(r.status, CompileStatus::kTimeout) << r.message;
   EXPECT_EQ(r.message, "compile exceeded the 1500 ms deadline");
@@ -71,7 +72,7 @@ TEST(CompileProcess, ExpansionBombIsKilledAtTheDeadlineAndNothingOutlivesTheComp
 
   const auto destroying = Clock::now();
   compiler.reset();
-  EXPECT_LT(Clock::now() - destroying, std::chrono::seconds(1));
+  EXPECT_LT(Clock::now() - destroying, std::chrono::seconds(3));
   EXPECT_TRUE(Children().empty());
 }
 
