@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "kforge/common/json_fields.h"
+#include "kforge/common/library_ops.h"
 #include "kforge/common/task_tree.h"
 #include "kforge/cuda/versions.h"
 
@@ -134,7 +135,7 @@ void AddGpuRunFlags(CLI::App& sub, GpuRunFlags& flags, std::string& arch) {
   sub.add_option("--allow-ops", flags.allow_ops,
                  "Library ops in plans: library (the allowlist), all (also any aten:: operator) or none")
       ->default_val("library")
-      ->check(CLI::IsMember({"library", "all", "none"}));
+      ->check(CLI::IsMember(common::kOpPolicyNames.Names()));
 }
 
 Status ApplyGpuRunFlags(const GpuRunFlags& flags, verify::VerifyOptions& options) {
@@ -144,7 +145,7 @@ Status ApplyGpuRunFlags(const GpuRunFlags& flags, verify::VerifyOptions& options
     return Status::InvalidArgument("--arch " + arch.message());
   if (flags.seed_option != nullptr && flags.seed_option->count() > 0) options.seed = flags.seed;
   options.devices = *devices;
-  options.op_policy = common::ParseOpPolicy(flags.allow_ops).value_or(common::OpPolicy::kLibrary);
+  options.op_policy = common::kOpPolicyNames.Parse(flags.allow_ops).value_or(common::OpPolicy::kLibrary);
   options.kernel_timeout = std::chrono::milliseconds(static_cast<int64_t>(flags.kernel_timeout_s * 1000));
   options.compile_timeout = std::chrono::milliseconds(static_cast<int64_t>(flags.compile_timeout_s * 1000));
   options.use_cache = !flags.no_cache;

@@ -71,25 +71,6 @@ const std::vector<LibraryOp>& LibraryOps() {
   return ops;
 }
 
-std::optional<OpPolicy> ParseOpPolicy(std::string_view text) {
-  if (text == "none") return OpPolicy::kNone;
-  if (text == "library") return OpPolicy::kLibrary;
-  if (text == "all") return OpPolicy::kAll;
-  return std::nullopt;
-}
-
-std::string_view OpPolicyName(OpPolicy policy) {
-  switch (policy) {
-    case OpPolicy::kNone:
-      return "none";
-    case OpPolicy::kLibrary:
-      return "library";
-    case OpPolicy::kAll:
-      return "all";
-  }
-  return "library";
-}
-
 bool IsAtenOpName(std::string_view name) {
   constexpr std::string_view kPrefix = "aten::";
   if (name.substr(0, kPrefix.size()) != kPrefix || name.size() > kPrefix.size() + 96) return false;

@@ -28,6 +28,7 @@
 #include "generate/teacher_setup.h"
 #include "kforge/common/files.h"
 #include "kforge/common/json_fields.h"
+#include "kforge/common/library_ops.h"
 #include "kforge/common/thread_pool.h"
 #include "kforge/cuda/versions.h"
 #include "kforge/llm/prices.h"
@@ -115,7 +116,7 @@ nlohmann::json RunConfig(const GenerateOptions& o, const PromptSet& prompts, boo
   if (!o.effort.empty()) config["effort"] = o.effort;
   // Only a policy other than the default is part of the id, so runs made before it existed resume.
   if (o.judge.verify.op_policy != common::OpPolicy::kLibrary)
-    config["allow_ops"] = common::OpPolicyName(o.judge.verify.op_policy);
+    config["allow_ops"] = common::kOpPolicyNames.Name(o.judge.verify.op_policy);
   // The skills' contents decide what the teacher reads: a changed byte is another run.
   for (const ContextSkill& skill : o.skills) config["skills"].push_back(nlohmann::json{{"name", skill.name}, {"hash", skill.hash}});
   return config;

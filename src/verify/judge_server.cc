@@ -1,6 +1,7 @@
 // `kforge serve`: a VerifyService behind a Unix socket, for clients of the same user.
 #include "kforge/verify/judge_server.h"
 #include "kforge/common/json_fields.h"
+#include "kforge/common/library_ops.h"
 
 #include <poll.h>
 #include <signal.h>
@@ -150,7 +151,7 @@ nlohmann::json JudgeFingerprint(const VerifyOptions& o) {
           {"compile_only", o.compile_only},
           {"gpu_check", o.gpu_check},
           {"arch", o.arch},
-          {"op_policy", std::string(common::OpPolicyName(o.op_policy))},
+          {"op_policy", std::string(common::kOpPolicyNames.Name(o.op_policy))},
           {"kernel_timeout_ms", o.kernel_timeout.count()},
           {"check_allowance_ms", o.check_allowance.count()},
           {"compile_timeout_ms", o.compile_timeout.count()}};

@@ -123,7 +123,9 @@ TEST_F(GenerateBatchCliTest, AnOutageLosesNoEpisode) {
   std::set<std::string> ids;
   for (const json& r : second.records) {
     ids.insert(r["id"].get<std::string>());
-    if (r["task"]["id"] == "demo/relu") EXPECT_EQ(r["outcome"]["stop"], "compiled");
+    if (r["task"]["id"] == "demo/relu") {
+      EXPECT_EQ(r["outcome"]["stop"], "compiled");
+    }
     EXPECT_FALSE(r["attempts"].empty());
   }
   EXPECT_EQ(ids.size(), 6u);

@@ -78,7 +78,9 @@ TEST_F(GenerateUnjudgeableTest, DegenerateTasksAreLeftOutUnlessAskedFor) {
   ASSERT_EQ(records.size(), 2u) << err;
   EXPECT_EQ(err.find("left out"), std::string::npos) << err;
   for (const json& r : records)
-    if (r["task"]["id"] == "demo/row_sum") EXPECT_EQ(r["task"]["unjudgeable"], "degenerate");
+    if (r["task"]["id"] == "demo/row_sum") {
+      EXPECT_EQ(r["task"]["unjudgeable"], "degenerate");
+    }
 }
 
 }  // namespace

@@ -26,7 +26,9 @@ TEST(InstallSlowTest, AnInstalledKforgeUsesItsOwnDataNotTheSourceTree) {
                            "share/kforge/scripts/export_reference.py", "share/kforge/tasks/demo/relu/task.json",
                            "share/kforge/LICENSE"})
     EXPECT_TRUE(fs::exists(prefix / file)) << file;
-  if (fs::exists(build / "libkforge_worker.so")) EXPECT_TRUE(fs::exists(prefix / "lib/kforge/libkforge_worker.so"));
+  if (fs::exists(build / "libkforge_worker.so")) {
+    EXPECT_TRUE(fs::exists(prefix / "lib/kforge/libkforge_worker.so"));
+  }
 
   std::ofstream(prefix / "share/kforge/prompts/system.md", std::ios::app) << "\nInstalled prompt 7f3a.\n";
   const std::string share = (prefix / "share/kforge").string();

@@ -260,7 +260,9 @@ TEST_F(VerifyCliTest, ShardsSplitTheInputByPositionAndTogetherJudgeEachSolutionO
     EXPECT_EQ(run.exit_code, shard == 0 ? 1 : 0) << run.output;
     ASSERT_EQ(run.verdicts.size(), 2u) << run.output;
     for (const nlohmann::json& v : run.verdicts) judged.insert(v["solution"].get<std::string>());
-    if (shard == 2) EXPECT_EQ(run.verdicts[1]["solution"], single);
+    if (shard == 2) {
+      EXPECT_EQ(run.verdicts[1]["solution"], single);
+    }
     EXPECT_NE(run.output.find("verify: 2 solutions"), std::string::npos) << run.output;
   }
   EXPECT_EQ(judged.size(), 6u);

@@ -496,7 +496,9 @@ TEST(ResolveShapeTest, Table) {
     spec.shape = c.shape;
     auto got = ResolveShape(spec, symbols);
     ASSERT_EQ(got.ok(), c.ok) << testing::PrintToString(c.shape);
-    if (c.ok) EXPECT_EQ(*got, c.want);
+    if (c.ok) {
+      EXPECT_EQ(*got, c.want);
+    }
   }
 }
 

@@ -141,8 +141,8 @@ TEST(PlanV2Test, AtenOperatorsNeedAllowOpsAll) {
                           R"J([{"op": "aten::relu", "args": ["x"], "out": "out0", "attrs": {"a b": 1}}])J",
                           R"J([{"op": "aten::relu", "args": ["x"], "out": "out0", "attrs": {"p": "str"}}])J"})
     EXPECT_FALSE(Resolve(bad, all).ok()) << bad;
-  EXPECT_EQ(common::ParseOpPolicy("all"), common::OpPolicy::kAll);
-  EXPECT_FALSE(common::ParseOpPolicy("everything").has_value());
+  EXPECT_EQ(common::kOpPolicyNames.Parse("all"), common::OpPolicy::kAll);
+  EXPECT_FALSE(common::kOpPolicyNames.Parse("everything").has_value());
 }
 
 TEST(PlanV2Test, SolutionsWithV2StepsRoundTripAsSchemaTwo) {

@@ -109,15 +109,16 @@ TEST_F(ExporterTest, MessagesWithSplitCardAndStats) {
   // Every record of a task is in its task's split; the rows are the kept records, best first per task.
   std::map<std::string, std::string> split_of;
   int rows = 0;
-  for (const std::string& split : {"train", "validation"}) {
+  for (const std::string split : {"train", "validation"}) {
     fs::path file = o.out / (split + ".jsonl");
     if (!fs::exists(file)) continue;
     for (const json& row : Lines(file)) {
       ++rows;
       EXPECT_EQ(o.split.SplitOf(row["task"].get<std::string>()), split);
       ASSERT_TRUE(row.contains("messages"));
-      if (row["task"] == "kernelbench/level1/1_A")
+      if (row["task"] == "kernelbench/level1/1_A") {
         EXPECT_EQ(row["speedup"], 2.0) << "the faster duplicate is kept";
+      }
       EXPECT_EQ(!row["tools"].is_null(), row["task"] == "kernelbench/level2/2_B");
     }
   }

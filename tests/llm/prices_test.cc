@@ -51,7 +51,9 @@ TEST(PriceTableTest, ExactIdsDatedIdsAndAliasesButNeverAPrefix) {
   for (const Case& c : cases) {
     std::optional<ModelPrice> p = t->Find(c.model);
     ASSERT_EQ(p.has_value(), c.input.has_value()) << c.model;
-    if (p) EXPECT_EQ(p->input, *c.input) << c.model;
+    if (p) {
+      EXPECT_EQ(p->input, *c.input) << c.model;
+    }
   }
   StatusOr<PriceTable> bad = PriceTable::FromJson(
       json::parse(R"({"schema": "kforge.prices/1", "models": {"m": {"input": 1, "output": 2, "aliases": "x"}}})"));

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kforge/common/names.h"
 #include "kforge/common/status.h"
 
 namespace kforge::common {
@@ -37,10 +38,10 @@ struct LibraryOp {
 
 /// Which library ops a plan may call (--allow-ops): none, the allowlist below, or also any functional
 /// ATen operator by its schema name (`aten::NAME[.OVERLOAD]`).
-enum class OpPolicy { kNone, kLibrary, kAll };
-
-std::optional<OpPolicy> ParseOpPolicy(std::string_view text);  ///< "none", "library" or "all"
-std::string_view OpPolicyName(OpPolicy policy);
+enum class OpPolicy { kLibrary, kAll, kNone };
+inline constexpr NameTable<OpPolicy, 3> kOpPolicyNames = {
+    {{OpPolicy::kLibrary, "library"}, {OpPolicy::kAll, "all"}, {OpPolicy::kNone, "none"}}};
+static_assert(kOpPolicyNames.InEnumOrder());
 
 /// `aten::NAME` or `aten::NAME.OVERLOAD` (lower-case identifiers): an operator outside the allowlist.
 bool IsAtenOpName(std::string_view name);
