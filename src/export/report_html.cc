@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <set>
 #include <sstream>
 
@@ -16,6 +15,7 @@
 namespace kforge::exporter {
 namespace {
 
+using common::FormatNumber;
 using common::HtmlEscape;
 using internal::Axes;
 using internal::Series;
@@ -57,7 +57,7 @@ void PercentAxis(Axes& axes, double top) {
   axes.y_max = std::min(1.0, std::max(step, std::ceil(top / step - 1e-9) * step));
   if (top >= 0.999) axes.y_max = 1.0;
   for (double v = 0; v <= axes.y_max + 1e-9; v += step)
-    axes.y_ticks.emplace_back(v, common::FormatNumber("%.0f%%", v * 100));
+    axes.y_ticks.emplace_back(v, FormatNumber("%.0f%%", v * 100));
 }
 
 std::string SpeedupHistogram(const std::vector<Subject>& subjects) {
@@ -71,8 +71,8 @@ std::string SpeedupHistogram(const std::vector<Subject>& subjects) {
   axes.x_min = std::exp2(kLo);
   axes.x_max = std::exp2(kHi);
   for (double e = kLo; e <= kHi; ++e)
-    axes.x_ticks.emplace_back(std::exp2(e), e < 0 ? "1/" + common::FormatNumber("%.0fx", std::exp2(-e))
-                                                  : common::FormatNumber("%.0fx", std::exp2(e)));
+    axes.x_ticks.emplace_back(std::exp2(e), e < 0 ? "1/" + FormatNumber("%.0fx", std::exp2(-e))
+                                                  : FormatNumber("%.0fx", std::exp2(e)));
   axes.x_marks = {1.0};
   std::vector<Series> series;
   double top = 0;
@@ -101,7 +101,7 @@ std::string FastPCurve(const std::vector<Subject>& subjects) {
   axes.x_title = "p (speedup threshold)";
   axes.y_title = "share of all episodes";
   axes.x_max = 4;
-  for (double p = 0; p <= 4; p += 0.5) axes.x_ticks.emplace_back(p, common::FormatNumber("%g", p));
+  for (double p = 0; p <= 4; p += 0.5) axes.x_ticks.emplace_back(p, FormatNumber("%g", p));
   axes.x_marks = {1.0, 1.5, 2.0};
   std::vector<Series> series;
   double top = 0;
@@ -183,7 +183,7 @@ void MetricsTable(std::ostringstream& out, const RunReport& run) {
   for (const GroupMetrics& g : run.groups)
     for (const auto& [k, v] : g.pass_at_k) ks.insert(k);
   out << "<table><tr><th>group</th><th>episodes</th><th>tasks</th><th>correct</th>";
-  for (double p : kFastP) out << "<th>fast_" << common::FormatNumber("%g", p) << "</th>";
+  for (double p : kFastP) out << "<th>fast_" << FormatNumber("%g", p) << "</th>";
   out << "<th>geomean speedup</th>";
   for (int k : ks) out << "<th>pass@" << k << "</th>";
   out << "<th>median speedup</th><th>first-turn compile</th><th>first-turn correct</th><th>repair turns</th>"
@@ -201,13 +201,10 @@ void MetricsTable(std::ostringstream& out, const RunReport& run) {
     }
     out << "<td>" << (g.speedup_quantiles ? Times(g.speedup_quantiles->p50) : "-") << "</td><td>"
         << Percent(g.first_turn_compile_rate) << "</td><td>" << Percent(g.first_turn_correct_rate)
-        << "</td><td>" << (g.mean_repair_turns ? common::FormatNumber("%.2f", *g.mean_repair_turns) : "-")
-        << "</td><td>" << (g.median_sol_pct ? common::FormatNumber("%.1f%%", *g.median_sol_pct) : "-")
-        << "</td><td>" << (g.tokens_per_correct ? common::FormatNumber("%.0f", *g.tokens_per_correct) : "-")
-        << "</td><td>"
-        << (g.cost_per_correct
-                ? common::FormatNumber("$%.4f", *g.cost_per_correct) + (g.cost_known ? "" : "+")
-                : "-")
+        << "</td><td>" << (g.mean_repair_turns ? FormatNumber("%.2f", *g.mean_repair_turns) : "-")
+        << "</td><td>" << (g.median_sol_pct ? FormatNumber("%.1f%%", *g.median_sol_pct) : "-") << "</td><td>"
+        << (g.tokens_per_correct ? FormatNumber("%.0f", *g.tokens_per_correct) : "-") << "</td><td>"
+        << (g.cost_per_correct ? FormatNumber("$%.4f", *g.cost_per_correct) + (g.cost_known ? "" : "+") : "-")
         << "</td><td>" << g.unjudged << "</td><td>" << g.mostly_library_ops << "</td><td>"
         << Percent(g.fast_p_without_library_ops[1]) << "</td></tr>\n";
   }
@@ -224,13 +221,11 @@ void ComparisonTable(std::ostringstream& out, const Comparison& c) {
   for (const Delta& d : c.deltas) {
     std::string change = "-", interval = "-";
     if (d.ratio) {
-      if (d.delta) change = common::FormatNumber("x%.3f", *d.delta);
-      if (d.lo) interval = common::FormatNumber("[x%.3f, ", *d.lo) + common::FormatNumber("x%.3f]", *d.hi);
+      if (d.delta) change = FormatNumber("x%.3f", *d.delta);
+      if (d.lo) interval = FormatNumber("[x%.3f, ", *d.lo) + FormatNumber("x%.3f]", *d.hi);
     } else {
-      if (d.delta) change = common::FormatNumber("%+.1f pp", *d.delta * 100);
-      if (d.lo)
-        interval =
-            common::FormatNumber("[%+.1f, ", *d.lo * 100) + common::FormatNumber("%+.1f]", *d.hi * 100);
+      if (d.delta) change = FormatNumber("%+.1f pp", *d.delta * 100);
+      if (d.lo) interval = FormatNumber("[%+.1f, ", *d.lo * 100) + FormatNumber("%+.1f]", *d.hi * 100);
     }
     std::string run = d.ratio ? Times(d.run) : Percent(d.run),
                 base = d.ratio ? Times(d.baseline) : Percent(d.baseline);
@@ -248,9 +243,9 @@ void TaskTable(std::ostringstream& out, const Subject& s) {
     out << "<tr><td>" << HtmlEscape(id) << "</td><td>" << (t.level ? std::to_string(*t.level) : "-")
         << "</td><td>" << t.episodes << "</td><td>" << t.correct << "</td><td>" << t.unjudged << "</td><td>"
         << Times(t.best_speedup) << "</td><td>"
-        << (t.episodes ? common::FormatNumber(
-                             "%.1f", static_cast<double>(t.turns_sum) / static_cast<double>(t.episodes))
-                       : "-")
+        << (t.episodes
+                ? FormatNumber("%.1f", static_cast<double>(t.turns_sum) / static_cast<double>(t.episodes))
+                : "-")
         << "</td></tr>\n";
   out << "</table></details>\n";
 }
@@ -271,7 +266,7 @@ std::string RenderHtml(const Report& report, const std::vector<HtmlSection>& sec
          "fast_p: "
          "correct and speedup &gt; p, over all episodes. Geometric mean over correct timed kernels. Mostly "
          "library ops: correct kernels that spent more than "
-      << common::FormatNumber("%g%%", common::kMostlyLibraryOps * 100)
+      << FormatNumber("%g%%", common::kMostlyLibraryOps * 100)
       << " of their GPU time in library ops; fast_1 without them counts those as not fast.</p>\n";
   out << "<h2>Metrics</h2>\n";
   for (const Subject& s : subjects) {

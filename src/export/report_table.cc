@@ -2,7 +2,6 @@
 #include "kforge/export/report_table.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <set>
 #include <sstream>
 
@@ -11,6 +10,8 @@
 
 namespace kforge::exporter {
 namespace {
+
+using common::FormatNumber;
 
 std::string Count(int64_t n) {
   std::string digits = std::to_string(n), out;
@@ -49,17 +50,17 @@ class TextTable {
   std::vector<std::vector<std::string>> rows_;
 };
 
-std::string Signed(double value, const char* unit) { return common::FormatNumber("%+.1f", value) + unit; }
+std::string Signed(double value, const char* unit) { return FormatNumber("%+.1f", value) + unit; }
 
 /// How many correct kernels are mostly library ops, and fast_p without their speedups.
 void LibraryOpsLine(std::ostringstream& out, const GroupMetrics& all) {
   out << "library ops: " << Count(all.mostly_library_ops) << " of " << Count(all.correct)
-      << " correct kernels spent over " << common::FormatNumber("%g%%", common::kMostlyLibraryOps * 100)
+      << " correct kernels spent over " << FormatNumber("%g%%", common::kMostlyLibraryOps * 100)
       << " of their GPU time in them";
   if (all.mostly_library_ops > 0) {
     out << "; fast_p without their speedups:";
     for (size_t i = 0; i < kFastP.size(); ++i)
-      out << (i ? "  " : " ") << common::FormatNumber("fast_%g ", kFastP[i])
+      out << (i ? "  " : " ") << FormatNumber("fast_%g ", kFastP[i])
           << Percent(all.fast_p_without_library_ops[i]);
   }
   out << "\n";
@@ -69,16 +70,16 @@ void LibraryOpsLine(std::ostringstream& out, const GroupMetrics& all) {
 void SolLine(std::ostringstream& out, const RunReport& run) {
   const GroupMetrics& all = run.groups.front();
   out << "median % of speed of light (correct kernels with a roofline): "
-      << (all.median_sol_pct ? common::FormatNumber("%.1f%%", *all.median_sol_pct) : "-");
+      << (all.median_sol_pct ? FormatNumber("%.1f%%", *all.median_sol_pct) : "-");
   if (all.median_reference_sol_pct)
-    out << " (their references: " << common::FormatNumber("%.1f%%", *all.median_reference_sol_pct) << ")";
+    out << " (their references: " << FormatNumber("%.1f%%", *all.median_reference_sol_pct) << ")";
   std::string levels;
   for (size_t i = 1; i < run.groups.size(); ++i) {
     const GroupMetrics& g = run.groups[i];
     if (!g.median_sol_pct) continue;
-    levels += (levels.empty() ? "" : ", ") + g.name + " " + common::FormatNumber("%.1f%%", *g.median_sol_pct);
+    levels += (levels.empty() ? "" : ", ") + g.name + " " + FormatNumber("%.1f%%", *g.median_sol_pct);
     if (g.median_reference_sol_pct)
-      levels += " (reference " + common::FormatNumber("%.1f%%", *g.median_reference_sol_pct) + ")";
+      levels += " (reference " + FormatNumber("%.1f%%", *g.median_reference_sol_pct) + ")";
   }
   if (!levels.empty()) out << "; " << levels;
   out << "\n";
@@ -99,7 +100,7 @@ void RunSection(std::ostringstream& out, const RunReport& run, bool per_task) {
     for (const auto& [k, v] : g.pass_at_k) ks.insert(k);
   TextTable table;
   std::vector<std::string> header = {"group", "episodes", "tasks", "correct"};
-  for (double p : kFastP) header.push_back(common::FormatNumber("fast_%g", p));
+  for (double p : kFastP) header.push_back(FormatNumber("fast_%g", p));
   header.push_back("geomean");
   for (int k : ks) header.push_back("pass@" + std::to_string(k));
   table.Row(header);
@@ -125,13 +126,12 @@ void RunSection(std::ostringstream& out, const RunReport& run, bool per_task) {
   LibraryOpsLine(out, all);
   out << "first turn: " << Percent(all.first_turn_compile_rate) << " compiled, "
       << Percent(all.first_turn_correct_rate) << " correct; repair turns before the first correct kernel: "
-      << (all.mean_repair_turns ? common::FormatNumber("%.2f", *all.mean_repair_turns) : "-")
-      << " on average\n";
+      << (all.mean_repair_turns ? FormatNumber("%.2f", *all.mean_repair_turns) : "-") << " on average\n";
   SolLine(out, run);
   out << "per correct kernel: "
       << (all.tokens_per_correct ? Count(static_cast<int64_t>(*all.tokens_per_correct + 0.5)) + " tokens"
                                  : "-")
-      << ", " << (all.cost_per_correct ? common::FormatNumber("$%.4f", *all.cost_per_correct) : "-")
+      << ", " << (all.cost_per_correct ? FormatNumber("$%.4f", *all.cost_per_correct) : "-")
       << (all.cost_known ? "" : " (some prices unknown: a lower bound)") << "\n";
   out << "harness errors: " << Count(all.unjudged)
       << " (kforge could not judge; outside every rate); teacher errors: " << Count(all.llm_errors)
@@ -143,8 +143,8 @@ void RunSection(std::ostringstream& out, const RunReport& run, bool per_task) {
     for (const auto& [id, t] : run.tasks)
       tasks.Row({common::Printable(id), t.level ? std::to_string(*t.level) : "-", Count(t.episodes),
                  Count(t.correct), Count(t.unjudged), Times(t.best_speedup),
-                 t.episodes ? common::FormatNumber(
-                                  "%.1f", static_cast<double>(t.turns_sum) / static_cast<double>(t.episodes))
+                 t.episodes ? FormatNumber("%.1f",
+                                           static_cast<double>(t.turns_sum) / static_cast<double>(t.episodes))
                             : "-"});
     out << "\n" << tasks.Render();
   }
@@ -159,8 +159,8 @@ void ComparisonSection(std::ostringstream& out, const Comparison& c) {
   for (const Delta& d : c.deltas) {
     std::string change = "-", interval = "-";
     if (d.ratio) {
-      if (d.delta) change = common::FormatNumber("x%.3f", *d.delta);
-      if (d.lo) interval = common::FormatNumber("[x%.3f, ", *d.lo) + common::FormatNumber("x%.3f]", *d.hi);
+      if (d.delta) change = FormatNumber("x%.3f", *d.delta);
+      if (d.lo) interval = FormatNumber("[x%.3f, ", *d.lo) + FormatNumber("x%.3f]", *d.hi);
       table.Row({d.metric, Times(d.run), Times(d.baseline), change, interval});
     } else {
       if (d.delta) change = Signed(*d.delta * 100, " pp");
@@ -174,12 +174,10 @@ void ComparisonSection(std::ostringstream& out, const Comparison& c) {
 }  // namespace
 
 std::string Percent(const std::optional<double>& fraction) {
-  return fraction ? common::FormatNumber("%.1f%%", *fraction * 100) : "-";
+  return fraction ? FormatNumber("%.1f%%", *fraction * 100) : "-";
 }
 
-std::string Times(const std::optional<double>& value) {
-  return value ? common::FormatNumber("%.2fx", *value) : "-";
-}
+std::string Times(const std::optional<double>& value) { return value ? FormatNumber("%.2fx", *value) : "-"; }
 
 std::string RenderTable(const Report& report, bool per_task) {
   std::ostringstream out;
