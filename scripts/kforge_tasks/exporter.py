@@ -379,7 +379,7 @@ def _build_into(path, task_id, work, base, devices, seed, golden_limit, symbols_
     doc.update({"schema": SCHEMA, "id": task_id, "reference": "reference.py",
                 "symbols": declared, "inputs": inputs, "params": params, "outputs": outputs})
     if small:
-        doc["variants"] = [{"name": small.name, "symbols": {k: v for k, v in small.symbols.items()
+        doc["variants"] = [{"name": small.name, "kind": "derived", "symbols": {k: v for k, v in small.symbols.items()
                                                             if declared.get(k) != v}}]
     for key in ("tolerance", "conditioning", "behaviour"):
         if key in measured:

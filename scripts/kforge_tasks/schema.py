@@ -150,7 +150,9 @@ def validate(doc, task_id=None):
     all_symbols = [symbols]
     for i, v in enumerate(variants):
         path = f"task.variants[{i}]"
-        _check_keys(v, {"name", "symbols"}, path, ("name", "symbols"))
+        _check_keys(v, {"name", "symbols", "kind"}, path, ("name", "symbols"))
+        if v.get("kind", "declared") not in ("declared", "derived"):
+            _fail(f"{path}.kind", f"{v['kind']!r} is not 'declared' or 'derived'")
         if not isinstance(v["name"], str) or v["name"] in seen:
             _fail(f"{path}.name", f"duplicate or invalid variant name {v['name']!r}")
         seen.add(v["name"])

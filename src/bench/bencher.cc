@@ -3,9 +3,12 @@
 #include "kforge/bench/bencher.h"
 
 #include <chrono>
+#include <cmath>
 #include <random>
 
+#include "kforge/bench/report.h"
 #include "kforge/bench/wire.h"
+#include "kforge/common/hash.h"
 #include "kforge/common/solution.h"
 #include "kforge/common/verdict.h"
 
@@ -91,8 +94,28 @@ BenchResult Bencher::FromReply(const common::Task& task, const BenchReply& reply
   result->device = reply.device;
   if (reply.peak) result->device["peak"] = reply.peak->ToJson();
   result->plan_split = reply.plan_split;
+  if (reply.checked_runs > 0) result->input_draws = reply.placements;  // a candidate's: one draw per placement
   result->flags = BenchFlags(*result);  // again, with the split
   return *result;
+}
+
+BenchResult Bencher::Recheck(BenchResult first, verify::WorkerClient& worker, const BenchRequest& request,
+                             const common::Task& task, std::chrono::milliseconds deadline) const {
+  BenchRequest again = request;
+  again.seed = common::SplitMix64(request.seed ^ 0x7265636865636bULL);  // other draws than the first
+  again.measure.mode = request.measure.mode == Mode::kCold ? Mode::kHot : Mode::kCold;
+  BenchResult second = FromReply(task, CallWorker(worker, again, deadline));
+  const bool candidates_fault = second.status != common::VerdictStatus::kOk &&
+                                second.status != common::VerdictStatus::kHarnessError &&
+                                second.status != common::VerdictStatus::kTimeout;
+  if (candidates_fault) {
+    second.message = "re-timing an implausible speedup: " + second.message;
+    return second;
+  }
+  // Not confirmed when the second measurement failed on kforge's side or finds much less.
+  first.recheck_speedup = second.status == common::VerdictStatus::kOk ? second.speedup.ratio : std::nan("");
+  first.flags = BenchFlags(first);
+  return first;
 }
 
 std::function<std::any(const verify::AfterCheck&)> Bencher::TimingStage() const {
@@ -101,7 +124,12 @@ std::function<std::any(const verify::AfterCheck&)> Bencher::TimingStage() const 
     BenchRequest request = RequestFor(c.task, c.seed);
     request.solution = c.solution;
     request.cubin = c.cubin;
-    return FromReply(c.task, CallWorker(c.worker, request, deadline));
+    BenchResult result = FromReply(c.task, CallWorker(c.worker, request, deadline));
+    // An implausible speedup is timed again before it is believed (a faster-than-light one never is).
+    if (result.status == common::VerdictStatus::kOk && result.speedup.ratio > kImplausibleSpeedup &&
+        common::SuspectTiming(result).empty())
+      result = Recheck(std::move(result), c.worker, request, c.task, deadline);
+    return result;
   };
 }
 

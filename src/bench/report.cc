@@ -129,6 +129,8 @@ std::vector<std::string> BenchFlags(const BenchResult& r) {
       r.candidate.stats.median < r.roofline->sol_ms) {
     flags.push_back("faster_than_light");
   }
+  if (r.recheck_speedup && !(*r.recheck_speedup >= r.speedup.ratio * kRecheckAgreement))
+    flags.push_back("timing_unconfirmed");
   if (!r.converged) flags.push_back("unconverged");
   if (r.candidate.throttled > 0 || (r.reference && r.reference->throttled > 0)) flags.push_back("throttled");
   if (r.plan_split && r.plan_split->ops_fraction > common::kMostlyLibraryOps)

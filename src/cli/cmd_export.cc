@@ -25,6 +25,8 @@ struct ExportArgs {
   std::string out;
   bool force = false;
   bool include_incorrect = false;
+  bool include_suspect_timing = false;
+  bool require_general = false;
   double min_speedup = 0;
   int max_turns = 0;
   double max_ops_fraction = 0;
@@ -50,6 +52,8 @@ nlohmann::json Describe(const exporter::ExportOptions& o) {
   if (o.file_format != exporter::FileFormat::kJsonl)
     d["file_format"] = exporter::FileFormatName(o.file_format);
   const exporter::Filters& f = o.filters;
+  if (f.include_suspect_timing) d["include_suspect_timing"] = true;
+  if (f.require_general) d["require_general"] = true;
   if (f.min_speedup) d["min_speedup"] = *f.min_speedup;
   if (f.max_turns) d["max_turns"] = *f.max_turns;
   if (f.max_ops_fraction) d["max_ops_fraction"] = *f.max_ops_fraction;
@@ -90,6 +94,8 @@ StatusOr<exporter::ExportOptions> ToOptions(const ExportArgs& a) {
   }
   exporter::Filters& f = o.filters;
   f.include_incorrect = a.include_incorrect;
+  f.include_suspect_timing = a.include_suspect_timing;
+  f.require_general = a.require_general;
   if (given("--min-speedup")) f.min_speedup = a.min_speedup;
   if (given("--max-turns")) f.max_turns = a.max_turns;
   if (given("--max-ops-fraction")) f.max_ops_fraction = a.max_ops_fraction;
@@ -166,6 +172,12 @@ Runner AttachExport(CLI::App& sub) {
   sub.add_flag("--force", a->force, "Write into a non-empty output folder, replacing a previous export");
   sub.add_flag("--include-incorrect", a->include_incorrect,
                "Also export records whose final solution is not correct");
+  sub.add_flag("--include-suspect-timing", a->include_suspect_timing,
+               "Also export records with an attempt whose timing kforge refused (faster than light, or not "
+               "confirmed); their speedup stays null");
+  sub.add_flag("--require-general", a->require_general,
+               "Only correct records that are also correct at their task's derived sizes (default: correct at "
+               "the task's own sizes, KernelBench's meaning)");
   auto& given = a->given;
   given["--min-speedup"] = sub.add_option("--min-speedup", a->min_speedup, "Only records at least this fast")
                                ->check(FiniteRange(0, 1e9));

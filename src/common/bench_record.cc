@@ -1,6 +1,7 @@
 // Bench records to and from JSON.
 #include "kforge/common/bench_record.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <utility>
@@ -114,6 +115,8 @@ json BenchResultToJson(const BenchResult& r, Samples samples) {
   j["roofline"] = ok && r.roofline ? RooflineJson(*r.roofline) : json(nullptr);
   j["flags"] = r.flags;
   j["device"] = r.device;
+  if (ok && r.input_draws > 0) j["input_draws"] = r.input_draws;
+  if (ok && r.recheck_speedup) j["recheck_speedup"] = Num(*r.recheck_speedup);
   if (ok && r.plan_split) {
     j[kPlanSplitKey] = PlanSplitToJson(*r.plan_split);
     j["library_ops"] = LibraryOpsShare(r.plan_split->ops_fraction);
@@ -156,6 +159,12 @@ StatusOr<BenchResult> BenchResultFromJson(const json& json, const std::string& p
   if (std::optional<RecordReader> roofline = f.Object("roofline")) r.roofline = ReadRoofline(*roofline);
   f.Get("flags", r.flags);
   f.Raw("device", r.device);
+  f.Get("input_draws", r.input_draws);
+  if (f.Find("recheck_speedup")) {
+    double recheck = kNaN;
+    f.Number("recheck_speedup", recheck, kNaN);
+    r.recheck_speedup = recheck;
+  }
   if (const nlohmann::json* split = f.Find(kPlanSplitKey)) {
     StatusOr<std::optional<PlanSplit>> read = PlanSplitFromJson(*split, f.Path(kPlanSplitKey));
     if (read.ok()) {
@@ -167,6 +176,12 @@ StatusOr<BenchResult> BenchResultFromJson(const json& json, const std::string& p
   f.Find("library_ops");  // derived from plan_split; only its absence is kept
   if (!status.ok()) return status;
   return r;
+}
+
+std::string_view SuspectTiming(const BenchResult& result) {
+  for (std::string_view flag : kSuspectTimingFlags)
+    if (std::find(result.flags.begin(), result.flags.end(), flag) != result.flags.end()) return flag;
+  return {};
 }
 
 }  // namespace kforge::common

@@ -242,11 +242,17 @@ StatusOr<Task> ParseTask(const Checker& c, const json& root, const fs::path& dir
       std::string path = "variants[" + std::to_string(i) + "]";
       const json& v = variants[i];
       KFORGE_RETURN_IF_ERROR(c.Object(v, path));
-      KFORGE_RETURN_IF_ERROR(c.OnlyKeys(v, path, {"name", "symbols"}));
+      KFORGE_RETURN_IF_ERROR(c.OnlyKeys(v, path, {"name", "symbols", "kind"}));
       KFORGE_RETURN_IF_ERROR(c.Require(v, path, "name"));
       KFORGE_RETURN_IF_ERROR(c.Require(v, path, "symbols"));
       Variant variant;
       KFORGE_ASSIGN_OR_RETURN(variant.name, c.String(v["name"], path + ".name"));
+      if (v.contains("kind")) {
+        KFORGE_ASSIGN_OR_RETURN(std::string kind, c.String(v["kind"], path + ".kind"));
+        std::optional<VariantKind> parsed = kVariantKindNames.Parse(kind);
+        if (!parsed) return c.Error(path + ".kind", Quote(kind) + " is not \"declared\" or \"derived\"");
+        variant.kind = *parsed;
+      }
       if (variant.name.empty() ||
           variant.name.find_first_not_of(
               "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") != std::string::npos)

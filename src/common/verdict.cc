@@ -80,4 +80,23 @@ StatusOr<Verdict> Verdict::FromJson(const nlohmann::json& json, const std::strin
   return v;
 }
 
+ShapeGeneral ShapeGeneralOf(const Verdict& verdict) {
+  auto it = verdict.checks.is_object() ? verdict.checks.find("shape_general") : verdict.checks.end();
+  if (it == verdict.checks.end() || !it->is_string()) return ShapeGeneral::kNotProbed;
+  return kShapeGeneralNames.Parse(it->get<std::string>()).value_or(ShapeGeneral::kNotProbed);
+}
+
+bool Generalises(const Verdict& verdict) {
+  if (verdict.status != VerdictStatus::kOk) return false;
+  switch (ShapeGeneralOf(verdict)) {
+    case ShapeGeneral::kNotProbed:
+    case ShapeGeneral::kPass:
+      return true;
+    case ShapeGeneral::kFail:
+    case ShapeGeneral::kNotRun:
+      return false;
+  }
+  return false;
+}
+
 }  // namespace kforge::common

@@ -1,6 +1,7 @@
-// CUBIN loading through cudaLibraryLoadData.
+// CUBIN loading through cudaLibraryLoadData, and the image of its writable globals at load.
 #include "kforge/cuda/kernel_library.h"
 
+#include "cuda/cubin_globals.h"
 #include "kforge/cuda/check.h"
 
 namespace kforge::cuda {
@@ -9,10 +10,46 @@ StatusOr<std::unique_ptr<KernelLibrary>> KernelLibrary::Load(std::string_view cu
   cudaLibrary_t library = nullptr;
   KFORGE_CUDA_RETURN_IF_ERROR(
       cudaLibraryLoadData(&library, cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0));
-  return std::unique_ptr<KernelLibrary>(new KernelLibrary(library));
+  std::unique_ptr<KernelLibrary> loaded(new KernelLibrary(library));
+  KFORGE_RETURN_IF_ERROR(loaded->SnapshotGlobals(cubin));
+  return loaded;
 }
 
 KernelLibrary::~KernelLibrary() { cudaLibraryUnload(library_); }
+
+Status KernelLibrary::SnapshotGlobals(std::string_view cubin) {
+  StatusOr<std::vector<CubinGlobal>> found = CubinGlobals(cubin);
+  if (!found.ok()) return Status::Internal(found.status().message());
+  uint64_t total = 0;
+  for (const CubinGlobal& g : *found) total += g.bytes;
+  if (total > kMaxModuleGlobalBytes)
+    return Status::InvalidArgument("module-scope variables take " + std::to_string(total) +
+                                   " bytes, over the cap of " + std::to_string(kMaxModuleGlobalBytes) +
+                                   " (each is restored before every run)");
+  image_.resize(total);
+  for (const CubinGlobal& g : *found) {
+    void* device = nullptr;
+    size_t bytes = 0;
+    if (cudaLibraryGetGlobal(&device, &bytes, library_, g.name.c_str()) != cudaSuccess) {
+      cudaGetLastError();  // not found as a plain global: a __managed__ one
+      KFORGE_CUDA_RETURN_IF_ERROR(cudaLibraryGetManaged(&device, &bytes, library_, g.name.c_str()));
+    }
+    if (bytes != g.bytes)
+      return Status::Internal("global " + g.name + ": " + std::to_string(bytes) + " bytes loaded, " +
+                              std::to_string(g.bytes) + " in the CUBIN");
+    Global global{device, globals_.empty() ? 0 : globals_.back().offset + globals_.back().bytes, g.bytes};
+    KFORGE_CUDA_RETURN_IF_ERROR(cudaMemcpy(image_.data() + global.offset, device, bytes, cudaMemcpyDefault));
+    globals_.push_back(global);
+  }
+  return Status::Ok();
+}
+
+Status KernelLibrary::RestoreGlobals(cudaStream_t stream) const {
+  for (const Global& g : globals_)
+    KFORGE_CUDA_RETURN_IF_ERROR(
+        cudaMemcpyAsync(g.device, image_.data() + g.offset, g.bytes, cudaMemcpyDefault, stream));
+  return Status::Ok();
+}
 
 StatusOr<cudaKernel_t> KernelLibrary::Kernel(const std::string& name) const {
   cudaKernel_t kernel = nullptr;

@@ -32,7 +32,7 @@ json ToJson(const TaskInfo& t) {
 }
 
 json ToJson(const Attempt& a) {
-  return {
+  json out = {
       {"turn", a.turn},
       {"tool_call_id", a.tool_call_id},
       {"status", a.status},
@@ -43,6 +43,8 @@ json ToJson(const Attempt& a) {
       {"solution", a.solution},
       {"verdict", a.verdict ? a.verdict->ToJson() : json(nullptr)},
       {"bench", a.bench ? common::BenchResultToJson(*a.bench, common::Samples::kLeftOut) : json(nullptr)}};
+  if (!a.suspect_timing.empty()) out["suspect_timing"] = a.suspect_timing;
+  return out;
 }
 
 json ToJson(const UsageInfo& u) {
@@ -221,6 +223,9 @@ StatusOr<Trajectory> TrajectoryFromJson(const json& j, const std::string& where)
           status = read.status();
         }
       }
+      ar.Get("suspect_timing", a.suspect_timing);
+      if (a.suspect_timing.empty() && a.bench) a.suspect_timing = common::SuspectTiming(*a.bench);
+      if (!a.suspect_timing.empty()) a.speedup.reset();  // a refused timing counts nowhere
       t.attempts.push_back(std::move(a));
     }
   }

@@ -159,6 +159,9 @@ void DatasetStats::Add(const dataset::Trajectory& t, const std::string& split) {
   ++teachers[t.teacher.provider + "/" + t.teacher.model];
   ++runs[t.run_id];
   correct += t.correct();
+  correct_general += t.correct() && t.attempts[*t.best].Generalises();
+  suspect_timing += std::any_of(t.attempts.begin(), t.attempts.end(),
+                                [](const dataset::Attempt& a) { return !a.suspect_timing.empty(); });
   with_tools += t.tools.is_array() && !t.tools.empty();
   compile_only += t.compile_only;
 }
@@ -193,6 +196,8 @@ json ToJson(const DatasetStats& s) {
           {"left_out", s.left_out},
           {"exported", s.exported},
           {"correct", s.correct},
+          {"correct_general", s.correct_general},
+          {"suspect_timing", s.suspect_timing},
           {"with_tools", s.with_tools},
           {"compile_only", s.compile_only},
           {"file_format", FileFormatName(s.file_format)},
@@ -216,6 +221,21 @@ std::string DatasetCard(const DatasetStats& s) {
   out << "How the data was judged: " << Judged(s) << ".\n\n";
   out << s.exported << " records, " << s.correct << " of them verified correct"
       << (s.with_tools ? ", " + std::to_string(s.with_tools) + " with tool calls" : std::string()) << ".\n";
+  if (s.correct > 0)
+    out << "\n`correct` means what KernelBench means: the kernel matched the reference at the task's own sizes. "
+        << s.correct_general << " of the " << s.correct
+        << " correct records were also correct at sizes kforge derived to probe generality"
+        << (s.options.value("require_general", false) ? " (`--require-general`: only those were kept)" : "")
+        << ".\n";
+  const auto suspect_left_out = s.left_out.find("suspect_timing");
+  if (s.suspect_timing > 0)
+    out << "\n" << s.suspect_timing
+        << " records hold an attempt whose timing kforge refused (faster than light, or not confirmed); "
+           "that attempt's `speedup` is null (`--include-suspect-timing`).\n";
+  else if (suspect_left_out != s.left_out.end())
+    out << "\n" << suspect_left_out->second
+        << " records were left out because kforge refused an attempt's timing (faster than light, or not "
+           "confirmed).\n";
   out << "\n## Contents\n";
   Table(out, "Splits (by task: a task's records are all in one split)", "split", s.splits);
   Table(out, "Levels", "level", s.levels);

@@ -27,7 +27,7 @@ std::optional<double> LibraryOpsFraction(const dataset::Trajectory& t) {
 
 BestSol BestSolPct(const dataset::Trajectory& t) {
   BestSol sol;
-  if (!t.correct() || !t.best) return sol;
+  if (!t.correct() || !t.best || !t.attempts[*t.best].suspect_timing.empty()) return sol;
   const std::optional<common::BenchResult>& bench = t.attempts[*t.best].bench;
   if (!bench || !bench->roofline) return sol;
   if (bench->roofline->sol_pct > 0) sol.kernel = bench->roofline->sol_pct;  // 0: unknown
@@ -43,6 +43,11 @@ Episode Summarize(const dataset::Trajectory& t) {
   e.llm_error = t.stop == dataset::StopReason::kLlmError;
   e.correct = t.correct();
   e.speedup = t.speedup();
+  if (e.correct) {
+    const dataset::Attempt& best = t.attempts[*t.best];
+    e.general = best.Generalises();
+    e.suspect_timing = !best.suspect_timing.empty();
+  }
   e.mostly_library_ops = e.correct && LibraryOpsFraction(t).value_or(0) > common::kMostlyLibraryOps;
   for (const dataset::Attempt& a : t.attempts) {
     if (a.turn != 1) continue;

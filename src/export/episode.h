@@ -35,8 +35,13 @@ struct Episode {
   bool unjudged = false;   ///< see Unjudged(); not counted in the rates
   bool llm_error = false;  ///< stopped on the teacher's error
   bool correct = false;    ///< the best attempt is correct
-  /// Speedup of the best attempt, when it is correct and was timed.
+  /// Correct and, where its task has derived sizes, correct at those too (common::Generalises).
+  bool general = false;
+  /// Speedup of the best attempt, when it is correct and was timed, and the timing was believed.
   std::optional<double> speedup;
+  /// The best attempt is correct but kforge refused its timing (Attempt::suspect_timing): no speedup
+  /// or %SOL of it counts anywhere.
+  bool suspect_timing = false;
   /// The best attempt is correct and spent most of its GPU time in library ops (LibraryOpsFraction
   /// above common::kMostlyLibraryOps): its speed is the library's, not its kernels'.
   bool mostly_library_ops = false;

@@ -17,6 +17,11 @@ std::optional<std::string_view> Reject(const dataset::Trajectory& t, const Filte
   if (!t.task.unjudgeable.empty()) return "unjudgeable_task";
   if (!correct && Unjudged(t)) return "harness_error";
   if (!correct && !f.include_incorrect) return "incorrect";
+  if (!f.include_suspect_timing && std::any_of(t.attempts.begin(), t.attempts.end(), [](const dataset::Attempt& a) {
+        return !a.suspect_timing.empty();
+      }))
+    return "suspect_timing";
+  if (f.require_general && correct && !t.attempts[*t.best].Generalises()) return "not_general";
   if (f.min_speedup && !(t.speedup().value_or(0.0) >= *f.min_speedup)) return "min_speedup";
   if (f.max_turns && t.turns() > *f.max_turns) return "max_turns";
   if (f.max_ops_fraction && LibraryOpsFraction(t).value_or(0) > *f.max_ops_fraction)

@@ -56,6 +56,8 @@ void MetricsBuilder::AddTo(Acc& acc, const Episode& e) {
   }
   if (!e.correct) return;
   ++acc.correct;
+  acc.general += e.general;
+  acc.suspect_timing += e.suspect_timing;
   acc.mostly_library_ops += e.mostly_library_ops;
   if (e.sol_pct) acc.sol_pcts.push_back(static_cast<float>(*e.sol_pct));
   if (e.sol_pct && e.reference_sol_pct) acc.reference_sol_pcts.push_back(static_cast<float>(*e.reference_sol_pct));
@@ -99,6 +101,9 @@ GroupMetrics MetricsBuilder::Finish(const std::string& name, const Acc& acc,
   g.unjudged = acc.unjudged;
   g.llm_errors = acc.llm_errors;
   g.correctness = Rate(acc.correct, acc.episodes);
+  g.correct_general = acc.general;
+  g.general_correctness = Rate(acc.general, acc.episodes);
+  g.suspect_timing = acc.suspect_timing;
   for (size_t i = 0; i < kFastP.size(); ++i) g.fast_p[i] = Rate(acc.fast[i], acc.episodes);
   g.mostly_library_ops = acc.mostly_library_ops;
   for (size_t i = 0; i < kFastP.size(); ++i)

@@ -182,16 +182,16 @@ void MetricsTable(std::ostringstream& out, const RunReport& run) {
   std::set<int> ks;
   for (const GroupMetrics& g : run.groups)
     for (const auto& [k, v] : g.pass_at_k) ks.insert(k);
-  out << "<table><tr><th>group</th><th>episodes</th><th>tasks</th><th>correct</th>";
+  out << "<table><tr><th>group</th><th>episodes</th><th>tasks</th><th>correct</th><th>general</th>";
   for (double p : kFastP) out << "<th>fast_" << FormatNumber("%g", p) << "</th>";
   out << "<th>geomean speedup</th>";
   for (int k : ks) out << "<th>pass@" << k << "</th>";
   out << "<th>median speedup</th><th>first-turn compile</th><th>first-turn correct</th><th>repair turns</th>"
          "<th>median %SOL</th><th>tokens / correct</th><th>cost / correct</th><th>harness errors</th>"
-         "<th>mostly library ops</th><th>fast_1 without them</th></tr>\n";
+         "<th>mostly library ops</th><th>fast_1 without them</th><th>suspect timing</th></tr>\n";
   for (const GroupMetrics& g : run.groups) {
     out << "<tr><td>" << HtmlEscape(g.name) << "</td><td>" << g.episodes << "</td><td>" << g.tasks
-        << "</td><td>" << Percent(g.correctness) << "</td>";
+        << "</td><td>" << Percent(g.correctness) << "</td><td>" << Percent(g.general_correctness) << "</td>";
     for (const auto& f : g.fast_p) out << "<td>" << Percent(f) << "</td>";
     out << "<td>" << Times(g.geomean_speedup) << "</td>";
     for (int k : ks) {
@@ -206,7 +206,7 @@ void MetricsTable(std::ostringstream& out, const RunReport& run) {
         << (g.tokens_per_correct ? FormatNumber("%.0f", *g.tokens_per_correct) : "-") << "</td><td>"
         << (g.cost_per_correct ? FormatNumber("$%.4f", *g.cost_per_correct) + (g.cost_known ? "" : "+") : "-")
         << "</td><td>" << g.unjudged << "</td><td>" << g.mostly_library_ops << "</td><td>"
-        << Percent(g.fast_p_without_library_ops[1]) << "</td></tr>\n";
+        << Percent(g.fast_p_without_library_ops[1]) << "</td><td>" << g.suspect_timing << "</td></tr>\n";
   }
   out << "</table>\n";
 }

@@ -99,13 +99,14 @@ void RunSection(std::ostringstream& out, const RunReport& run, bool per_task) {
   for (const GroupMetrics& g : run.groups)
     for (const auto& [k, v] : g.pass_at_k) ks.insert(k);
   TextTable table;
-  std::vector<std::string> header = {"group", "episodes", "tasks", "correct"};
+  std::vector<std::string> header = {"group", "episodes", "tasks", "correct", "general"};
   for (double p : kFastP) header.push_back(FormatNumber("fast_%g", p));
   header.push_back("geomean");
   for (int k : ks) header.push_back("pass@" + std::to_string(k));
   table.Row(header);
   for (const GroupMetrics& g : run.groups) {
-    std::vector<std::string> row = {g.name, Count(g.episodes), Count(g.tasks), Percent(g.correctness)};
+    std::vector<std::string> row = {g.name, Count(g.episodes), Count(g.tasks), Percent(g.correctness),
+                                    Percent(g.general_correctness)};
     for (const auto& f : g.fast_p) row.push_back(Percent(f));
     row.push_back(Times(g.geomean_speedup));
     for (int k : ks) {
@@ -123,6 +124,13 @@ void RunSection(std::ostringstream& out, const RunReport& run, bool per_task) {
         << Times(q.p25) << "  median " << Times(q.p50) << "  p75 " << Times(q.p75) << "  p90 " << Times(q.p90)
         << "\n";
   }
+  out << "correct: KernelBench's meaning (the task's own sizes); general: also correct at the sizes derived to "
+         "probe generality ("
+      << Count(all.correct_general) << " of " << Count(all.correct) << ")\n";
+  if (all.suspect_timing > 0)
+    out << "suspect timing: " << Count(all.suspect_timing)
+        << " correct kernels whose timing kforge refused (faster than light, or not confirmed) are left out of "
+           "fast_p, the geomean and %SOL\n";
   LibraryOpsLine(out, all);
   out << "first turn: " << Percent(all.first_turn_compile_rate) << " compiled, "
       << Percent(all.first_turn_correct_rate) << " correct; repair turns before the first correct kernel: "

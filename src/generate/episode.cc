@@ -94,7 +94,9 @@ dataset::Attempt Judge(const EpisodeContext& context, const EpisodeSpec& spec, c
     const bench::BenchResult& timed = *judged.bench;
     attempt.bench = CompactBench(timed);
     if (timed.status == common::VerdictStatus::kOk) {
-      if (std::isfinite(timed.speedup.ratio)) attempt.speedup = timed.speedup.ratio;
+      attempt.suspect_timing = common::SuspectTiming(timed);
+      // A refused timing is no speedup: the episode does not count it as faster.
+      if (std::isfinite(timed.speedup.ratio) && attempt.suspect_timing.empty()) attempt.speedup = timed.speedup.ratio;
     } else if (timed.status != common::VerdictStatus::kHarnessError) {
       attempt.correct = false;  // the timed runs are checked too: a fault there is the candidate's
       attempt.status = std::string(common::VerdictStatusName(timed.status));

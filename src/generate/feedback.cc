@@ -140,6 +140,14 @@ std::string Timing(const std::optional<common::BenchResult>& bench) {
   return out;
 }
 
+/// Why a flag of common::kSuspectTimingFlags makes kforge refuse a timing, for the teacher.
+std::string SuspectTimingReason(std::string_view flag) {
+  if (flag == "faster_than_light")
+    return "the kernel ran faster than the time needed just to read its inputs and write its outputs, "
+           "so it cannot have done the work on every timed run.";
+  return "the speedup was not confirmed when timed again on fresh inputs with a second clock.";
+}
+
 }  // namespace
 
 std::string DescribeAttempt(const dataset::Attempt& attempt, const std::string& source) {
@@ -164,6 +172,9 @@ std::string DescribeAttempt(const dataset::Attempt& attempt, const std::string& 
     out += kernels + Timing(attempt.bench);
     if (attempt.bench && attempt.bench->status != common::VerdictStatus::kOk)
       out += "Timing failed: " + attempt.bench->message + "\n";
+    if (!attempt.suspect_timing.empty())
+      out += "Timing refused (" + attempt.suspect_timing + "): " + SuspectTimingReason(attempt.suspect_timing) +
+             " This speedup counts for nothing; make the kernel compute every output on every run.\n";
     return out;
   }
   out = attempt.status + ": " + message + "\n";
@@ -178,6 +189,9 @@ std::string NextStep(const dataset::Attempt& attempt, double target_speedup, boo
   if (compile_only && attempt.Is(common::VerdictStatus::kOk))
     return "It compiles. Make it faster if you can.";
   if (!attempt.correct) return "Fix the problem and send the complete corrected solution.";
+  if (!attempt.suspect_timing.empty())
+    return "It is correct, but its timing was refused. Send a complete solution that does the work on "
+           "every run, without state kept between runs.";
   std::string goal =
       target_speedup > 1 ? "at least " + Fixed(target_speedup, 2) + "x faster than" : "faster than";
   return "It is correct but not yet " + goal +

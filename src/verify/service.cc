@@ -64,10 +64,12 @@ void Fail(Verdict& verdict, VerdictStatus status, std::string message) {
   verdict.message = std::move(message);
 }
 
-/// Resolves the plan, scratch included, against the real shapes of every variant of the task (the
-/// GPU check runs each of them); an error names the variant unless it is the default one.
+/// Resolves the plan, scratch included, against the real shapes of every declared variant of the task
+/// (the GPU check runs each of them; a derived variant that the plan does not fit is the GPU check's
+/// shape_general, not a verdict); an error names the variant unless it is the default one.
 Status CheckPlanStatically(const common::Task& task, const common::Solution& solution, common::OpPolicy op_policy) {
   for (const common::Variant& variant : task.variants) {
+    if (variant.kind == common::VariantKind::kDerived) continue;
     Status status = [&]() -> Status {
       KFORGE_ASSIGN_OR_RETURN(cuda::PlanEnv env, cuda::PlanEnvFor(task, variant));
       cuda::LaunchLimits limits;

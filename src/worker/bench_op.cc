@@ -16,6 +16,7 @@
 #include "kforge/bench/measure.h"
 #include "kforge/bench/peak.h"
 #include "kforge/bench/wire.h"
+#include "kforge/common/hash.h"
 #include "kforge/common/verdict.h"
 #include "kforge/cuda/kernel_library.h"
 #include "kforge/cuda/launch_plan.h"
@@ -55,27 +56,31 @@ bench::BenchReply Fail(VerdictStatus status, const std::string& message, bool ex
   return reply;
 }
 
-/// The candidate's side of a bench: its buffer sets (one per placement), prepared plan and the
-/// expected outputs. A sample runs on one set; its check moves on to the next.
+/// The candidate's side of a bench: its buffer sets (one per placement, each with inputs of its own
+/// draw), prepared plan and each draw's expected outputs. A sample runs on one set after the module's
+/// globals are restored; its check compares with that set's draw and moves on to the next set, so no
+/// two timed runs in a row see the same inputs and nothing a run keeps can answer the next.
 class TimedCandidate {
  public:
-  TimedCandidate(const common::Task& task, PreparedCandidate& candidate, const reference::TensorSet& expected)
-      : task_(task), candidate_(candidate), expected_(expected) {}
+  TimedCandidate(const common::Task& task, PreparedCandidate& candidate) : task_(task), candidate_(candidate) {}
 
-  /// One more set of guarded buffers, inputs copied from the first set's.
-  Status AddPlacement(std::vector<CandidateBuffers>& sets, const reference::TensorSet& params, int device) {
-    KFORGE_ASSIGN_OR_RETURN(CandidateBuffers buffers, CandidateBuffers::Allocate(candidate_.env, params, device));
-    for (const auto& [name, tensor] : sets.front().inputs().items()) {
-      reference::Tensor* dst = buffers.inputs().Find(name);
-      if (cudaMemcpy(dst->view().data, tensor.view().data, tensor.bytes(), cudaMemcpyDeviceToDevice) != cudaSuccess)
-        return Status::Unavailable("copy of input " + name + " failed");
-    }
+  /// One more set of guarded buffers with inputs drawn from `seed`, and the reference's outputs on them.
+  Status AddPlacement(std::vector<CandidateBuffers>& sets, reference::ReferenceProgram& program,
+                      const std::string& variant, uint64_t seed, int device) {
+    KFORGE_ASSIGN_OR_RETURN(CandidateBuffers buffers,
+                            CandidateBuffers::Allocate(candidate_.env, program.params(), device));
+    if (Status drawn = reference::GenerateInputsInto(task_, variant, seed, 0, buffers.inputs()); !drawn.ok())
+      return Status::Unavailable("input generation: " + drawn.message());
+    KFORGE_ASSIGN_OR_RETURN(reference::TensorSet expected, program.Run(buffers.inputs()));
+    expected_.push_back(std::move(expected));
     sets.push_back(std::move(buffers));
     return Status::Ok();
   }
 
   void Use(std::vector<CandidateBuffers>* sets) { sets_ = sets; }
 
+  /// Outside the timed region: nothing the last run left in the module's globals reaches this one.
+  Status Prepare(cudaStream_t stream) { return candidate_.ResetState(stream); }
   Status Run(cudaStream_t stream) { return candidate_.Run(stream, (*sets_)[next_].pointers()); }
 
   /// Guards intact and outputs within tolerance; then poisons the outputs for the next run.
@@ -83,13 +88,14 @@ class TimedCandidate {
     if (cudaStreamSynchronize(stream) != cudaSuccess)
       return Status::Unavailable(std::string("kernel faulted: ") + cudaGetErrorName(cudaGetLastError()));
     CandidateBuffers& buffers = (*sets_)[next_];
+    const reference::TensorSet& expected = expected_[next_];
     if (Status guards = buffers.CheckGuards(); !guards.ok()) return Mismatch(guards.message());
     reference::TensorSet outputs;
-    for (const auto& [name, like] : expected_.items()) {
+    for (const auto& [name, like] : expected.items()) {
       KFORGE_ASSIGN_OR_RETURN(reference::Tensor out, buffers.View(name));
       outputs.Set(name, std::move(out));
     }
-    KFORGE_ASSIGN_OR_RETURN(auto compared, reference::CompareAll(expected_, outputs, task_.tolerance));
+    KFORGE_ASSIGN_OR_RETURN(auto compared, reference::CompareAll(expected, outputs, task_.tolerance));
     nlohmann::json checks;
     if (auto problem = JudgeOutputs(compared, JudgeRules::For(task_), checks)) {
       return Mismatch(*problem + " on timed run " + std::to_string(checked_ + 1));
@@ -112,7 +118,7 @@ class TimedCandidate {
 
   const common::Task& task_;
   PreparedCandidate& candidate_;
-  const reference::TensorSet& expected_;
+  std::vector<reference::TensorSet> expected_;  ///< per set: the reference's outputs on its draw
   std::vector<CandidateBuffers>* sets_ = nullptr;
   size_t next_ = 0;
   int checked_ = 0;
@@ -150,6 +156,8 @@ bench::BenchReply RunBenchOrFail(GpuChecker& state, const bench::BenchRequest& r
   MemoryPlan memory;
   if (request.solution) {
     auto loaded = cuda::KernelLibrary::Load(request.cubin);
+    if (!loaded.ok() && loaded.status().code() == Status::Code::kInvalidArgument)
+      return Fail(VerdictStatus::kInvalidSolution, loaded.status().message());
     if (!loaded.ok()) return Fail(VerdictStatus::kLaunchError, "cannot load the CUBIN: " + loaded.status().message());
     library = std::move(*loaded);
     auto ready = PrepareCandidate(task, variant, *request.solution, *library, cuda::LimitsFor(device), device.index);
@@ -174,25 +182,22 @@ bench::BenchReply RunBenchOrFail(GpuChecker& state, const bench::BenchRequest& r
 
   std::vector<CandidateBuffers> candidate_sets;
   std::vector<reference::TensorSet> input_sets;  // what the reference reads, per placement
-  reference::TensorSet expected;
   std::unique_ptr<TimedCandidate> candidate;
   std::vector<bench::Subject> subjects;
   int placements = 1;
   if (prepared) {
-    auto first = CandidateBuffers::Allocate(prepared->env, (*program)->params(), device.index);
-    if (!first.ok()) return Fail(VerdictStatus::kHarnessError, first.status().message());
-    candidate_sets.push_back(std::move(*first));
-    if (Status drawn = reference::GenerateInputsInto(task, variant.name, seed, 0, candidate_sets[0].inputs());
-        !drawn.ok())
-      return Fail(VerdictStatus::kHarnessError, "input generation: " + drawn.message());
-    auto ran = (*program)->Run(candidate_sets[0].inputs());
-    if (!ran.ok()) return Fail(VerdictStatus::kHarnessError, "reference: " + ran.status().message());
-    expected = std::move(*ran);
-    candidate = std::make_unique<TimedCandidate>(task, *prepared, expected);
-    placements = PlacementsFor(device.index, prepared->memory.inputs + prepared->memory.outputs +
+    candidate = std::make_unique<TimedCandidate>(task, *prepared);
+    // The first set is in the budget; each further one (its buffers, its draw's expected outputs) takes
+    // a quarter of what is free at most, so fewer draws are made when they do not fit.
+    if (Status added = candidate->AddPlacement(candidate_sets, **program, variant.name, seed, device.index);
+        !added.ok())
+      return Fail(VerdictStatus::kHarnessError, added.message());
+    placements = PlacementsFor(device.index, prepared->memory.inputs + 2 * prepared->memory.outputs +
                                                  prepared->memory.scratch + (int64_t{64} << 20));
     for (int k = 1; k < placements; ++k) {
-      if (Status added = candidate->AddPlacement(candidate_sets, (*program)->params(), device.index); !added.ok())
+      const uint64_t draw_seed = common::SplitMix64(seed + static_cast<uint64_t>(k));
+      if (Status added = candidate->AddPlacement(candidate_sets, **program, variant.name, draw_seed, device.index);
+          !added.ok())
         return Fail(VerdictStatus::kHarnessError, added.message());
     }
     for (CandidateBuffers& set : candidate_sets) {
@@ -202,8 +207,8 @@ bench::BenchReply RunBenchOrFail(GpuChecker& state, const bench::BenchRequest& r
     }
     candidate->Use(&candidate_sets);
     TimedCandidate* c = candidate.get();
-    subjects.push_back({"candidate", nullptr, [c](cudaStream_t s) { return c->Run(s); },
-                        [c](cudaStream_t s) { return c->Check(s); }});
+    subjects.push_back({"candidate", [c](cudaStream_t s) { return c->Prepare(s); },
+                        [c](cudaStream_t s) { return c->Run(s); }, [c](cudaStream_t s) { return c->Check(s); }});
   } else {
     auto sets = ReferenceInputs(task, variant.name, seed, device.index, memory.inputs + (int64_t{64} << 20));
     if (!sets.ok()) return Fail(VerdictStatus::kHarnessError, "input generation: " + sets.status().message());

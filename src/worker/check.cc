@@ -175,6 +175,8 @@ class VariantTrials {
                                       bool check_inputs) {
     if (Status poisoned = buffers_.Poison(candidate_.env, kPoisonPerRun[repeat % 2]); !poisoned.ok())
       return Failure{VerdictStatus::kCrash, poisoned.message(), true};
+    if (Status reset = candidate_.ResetState(stream_); !reset.ok())
+      return Failure{VerdictStatus::kCrash, "restoring the module's globals: " + reset.message(), true};
     if (cudaDeviceSynchronize() != cudaSuccess)
       return Failure{VerdictStatus::kCrash, "device error before launch", true};
     clock_.Charge("poison");
@@ -349,6 +351,8 @@ GpuCheckResult GpuChecker::CheckOrFail(const GpuCheckRequest& request) {
   const common::Task& task = **task_or;
 
   auto library = cuda::KernelLibrary::Load(request.cubin);
+  if (!library.ok() && library.status().code() == Status::Code::kInvalidArgument)
+    return fail({VerdictStatus::kInvalidSolution, library.status().message()});
   if (!library.ok())
     return fail({VerdictStatus::kLaunchError, "cannot load the CUBIN: " + library.status().message()});
   auto owned_stream = cuda::CreateStream();
@@ -365,25 +369,24 @@ GpuCheckResult GpuChecker::CheckOrFail(const GpuCheckRequest& request) {
   std::vector<common::Task> domain_tasks;
   for (const common::InputDomain& domain : task.domains) domain_tasks.push_back(WithDomain(task, domain));
 
-  for (size_t v = 0; v < task.variants.size(); ++v) {
+  // One variant's trials; the failure that stopped them, if any.
+  auto check_variant = [&](size_t v) -> std::optional<Failure> {
     const common::Variant& variant = task.variants[v];
-    std::string where = task.variants.size() > 1 ? " (variant " + variant.name + ")" : "";
     auto prepared = PrepareCandidate(task, variant, request.solution, **library, limits, device_.index);
-    if (!prepared.ok()) return fail({VerdictStatus::kInvalidSolution, prepared.status().message()}, where);
+    if (!prepared.ok()) return Failure{VerdictStatus::kInvalidSolution, prepared.status().message()};
 
     bool scratch_only = false;
     if (Status room = ReserveFor(task, prepared->memory, scratch_only); !room.ok()) {
       if (scratch_only)
-        return fail({VerdictStatus::kInvalidSolution, "scratch of " + FormatBytes(prepared->memory.scratch) +
-                                                          " does not fit: " + room.message()},
-                    where);
-      return fail(Harness(room.WithContext("task " + task.id)), where);
+        return Failure{VerdictStatus::kInvalidSolution,
+                       "scratch of " + FormatBytes(prepared->memory.scratch) + " does not fit: " + room.message()};
+      return Harness(room.WithContext("task " + task.id));
     }
     auto load_start = std::chrono::steady_clock::now();
     auto program = ProgramFor(task, variant.name);
     result.reference_load_ms +=
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - load_start).count();
-    if (!program.ok()) return fail(Harness(program.status().WithContext("reference")), where);
+    if (!program.ok()) return Harness(program.status().WithContext("reference"));
 
     reference::DeviceMemoryUse start = reference::DeviceMemoryOf(device_.index);
     const int64_t baseline = start.allocated_bytes - ResidentBytes(task);
@@ -392,11 +395,9 @@ GpuCheckResult GpuChecker::CheckOrFail(const GpuCheckRequest& request) {
       auto buffers = CandidateBuffers::Allocate(prepared->env, (*program)->params(), device_.index);
       if (!buffers.ok()) {
         if (buffers.status().code() == Status::Code::kResourceExhausted && prepared->memory.scratch > 0)
-          return fail(
-              {VerdictStatus::kInvalidSolution, "scratch of " + FormatBytes(prepared->memory.scratch) +
-                                                    " does not fit: " + buffers.status().message()},
-              where);
-        return fail(Harness(buffers.status()), where);
+          return Failure{VerdictStatus::kInvalidSolution, "scratch of " + FormatBytes(prepared->memory.scratch) +
+                                                              " does not fit: " + buffers.status().message()};
+        return Harness(buffers.status());
       }
       const std::string program_key = task.dir.string() + "#" + variant.name;
       bool reference_keeps_inputs = references_keep_inputs_.count(program_key) > 0;
@@ -415,7 +416,7 @@ GpuCheckResult GpuChecker::CheckOrFail(const GpuCheckRequest& request) {
             buffers->Abandon();
             library->release();
           }
-          return fail(*failure, where);
+          return failure;
         }
       }
       if (reference_keeps_inputs) references_keep_inputs_.insert(program_key);
@@ -432,6 +433,33 @@ GpuCheckResult GpuChecker::CheckOrFail(const GpuCheckRequest& request) {
     }
     peak = std::max(peak, variant_peak);
     result.memory["peak_device_bytes"] = peak;
+    return std::nullopt;
+  };
+
+  // The declared variants decide the verdict; the derived ones (sizes the problem never asked for) run
+  // after them and are reported as the shape_general check. Their first failure ends them.
+  for (common::VariantKind kind : {common::VariantKind::kDeclared, common::VariantKind::kDerived}) {
+    for (size_t v = 0; v < task.variants.size(); ++v) {
+      const common::Variant& variant = task.variants[v];
+      if (variant.kind != kind) continue;
+      std::string where = task.variants.size() > 1 ? " (variant " + variant.name + ")" : "";
+      const nlohmann::json checks_before = result.checks;  // a derived variant's failure marks none of them
+      std::optional<Failure> failure = check_variant(v);
+      if (kind == common::VariantKind::kDeclared) {
+        if (failure) return fail(*failure, where);
+        continue;
+      }
+      if (!failure) {
+        result.checks["shape_general"] = "pass";
+        continue;
+      }
+      result.checks = checks_before;
+      result.checks["shape_general"] = failure->status == VerdictStatus::kHarnessError ? "not_run" : "fail";
+      result.checks["shape_general_detail"] =
+          std::string(common::VerdictStatusName(failure->status)) + ": " + failure->message + where;
+      result.worker_must_exit = failure->fatal;
+      break;
+    }
   }
   result.checks["bitwise_deterministic"] = deterministic;
   return result;

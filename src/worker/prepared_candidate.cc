@@ -110,7 +110,7 @@ StatusOr<PreparedCandidate> PrepareCandidate(const common::Task& task, const com
   KFORGE_ASSIGN_OR_RETURN(cuda::ResolvedPlan resolved, cuda::ResolvePlan(solution, env, limits));
   KFORGE_ASSIGN_OR_RETURN(cuda::BoundPlan bound, cuda::BoundPlan::Bind(resolved, library));
   MemoryPlan memory = PlanMemory(task, env);
-  return PreparedCandidate{std::move(env), std::move(bound), memory, TorchOpRunner(device)};
+  return PreparedCandidate{std::move(env), std::move(bound), memory, TorchOpRunner(device), &library};
 }
 
 }  // namespace kforge::worker

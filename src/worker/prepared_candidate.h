@@ -60,7 +60,11 @@ struct PreparedCandidate {
   cuda::BoundPlan plan;
   MemoryPlan memory;
   TorchOpRunner ops;
+  const cuda::KernelLibrary* library = nullptr;  ///< the loaded CUBIN the plan's kernels are bound to
 
+  /// Enqueues on `stream` the restore of the CUBIN's writable globals to their image at load: before
+  /// every run, outside any timed region, so that nothing a run leaves there reaches the next.
+  Status ResetState(cudaStream_t stream) const { return library->RestoreGlobals(stream); }
   /// Enqueues the whole plan on `stream` over the tensors at `pointers`.
   Status Run(cudaStream_t stream, const std::map<std::string, void*>& pointers) const {
     return plan.Run(stream, pointers, &ops);

@@ -107,6 +107,7 @@ verify::TaskAuditReply RunTaskAudit(GpuChecker& checker, const verify::TaskAudit
 
   for (size_t v = 0; v < task.variants.size(); ++v) {
     const common::Variant& variant = task.variants[v];
+    if (variant.kind == common::VariantKind::kDerived) continue;  // decides no verdict, so defends nothing
     auto env = cuda::PlanEnvFor(task, variant);
     if (!env.ok()) return Harness(env.status().message(), candidates);
     bool scratch_only = false;

@@ -74,6 +74,36 @@ TEST_F(BencherTest, TimesSolutionsThatPassAndKeepsTheStatusOfOthers) {
   EXPECT_FALSE(summary.no_gpu);
 }
 
+// A speedup above 10x is timed again (fresh draws, the other mode) before it is believed; one the
+// second measurement does not find is flagged timing_unconfirmed, which nothing counts.
+TEST_F(BencherTest, AnImplausibleSpeedupIsTimedAgainBeforeItIsBelieved) {
+  Bencher bencher(Options());
+  verify::SolutionReader reader({Lines({"ok", "speedups=50,45", "speedups=60,3"})});
+  std::vector<BenchResult> results;
+  bencher.Run(reader, [&](const BenchResult& r) { results.push_back(r); });
+  ASSERT_EQ(results.size(), 3u);
+  EXPECT_FALSE(results[0].recheck_speedup) << "2x is plausible: timed once";
+  EXPECT_EQ(results[0].flags, std::vector<std::string>{});
+
+  const BenchResult& confirmed = results[1];
+  ASSERT_EQ(confirmed.status, common::VerdictStatus::kOk) << confirmed.message;
+  EXPECT_DOUBLE_EQ(confirmed.speedup.ratio, 50);
+  ASSERT_TRUE(confirmed.recheck_speedup);
+  EXPECT_DOUBLE_EQ(*confirmed.recheck_speedup, 45);
+  EXPECT_EQ(confirmed.flags, std::vector<std::string>{"implausible_speedup"});
+  EXPECT_EQ(common::SuspectTiming(confirmed), "");
+
+  const BenchResult& refused = results[2];
+  ASSERT_EQ(refused.status, common::VerdictStatus::kOk) << refused.message;
+  EXPECT_DOUBLE_EQ(refused.speedup.ratio, 60);
+  EXPECT_DOUBLE_EQ(refused.recheck_speedup.value_or(0), 3);
+  EXPECT_EQ(refused.flags, (std::vector<std::string>{"implausible_speedup", "timing_unconfirmed"}));
+  EXPECT_EQ(common::SuspectTiming(refused), "timing_unconfirmed");
+  nlohmann::json record = common::BenchResultToJson(refused);
+  EXPECT_DOUBLE_EQ(record["recheck_speedup"].get<double>(), 3);
+  EXPECT_FALSE(common::BenchResultToJson(results[0]).contains("recheck_speedup"));
+}
+
 TEST_F(BencherTest, RecordsSayHowMuchTimeWentToLibraryOps) {
   Bencher bencher(Options());
   verify::SolutionReader reader({Lines({"ok", "ops=0.95", "ops=0.25"})});

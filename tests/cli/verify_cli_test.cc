@@ -292,6 +292,38 @@ TEST_F(VerifyCliTest, PlansAreCheckedAgainstEveryVariantsRealShapes) {
   EXPECT_EQ(run.verdicts[1]["message"], "launches[0].grid[0]: 0 is outside 1..2147483647 (variant \"odd\")");
 }
 
+// A derived variant (sizes the problem never asked for) decides no verdict: a plan that fits only the
+// declared sizes passes the static check, where the same variant declared refuses it.
+TEST_F(VerifyCliTest, DerivedVariantsDoNotDecideThePlanCheck) {
+  for (const char* kind : {"declared", "derived"}) {
+    fs::path root = dir_ / (std::string("tasks_") + kind);
+    fs::create_directories(root / "demo");
+    fs::copy(fs::path(KFORGE_SOURCE_DIR) / "tasks/demo/relu", root / "demo/relu", fs::copy_options::recursive);
+    nlohmann::json task = nlohmann::json::parse(std::ifstream(root / "demo/relu/task.json"));
+    ASSERT_TRUE(task.contains("variants") && !task["variants"].empty()) << task.dump();
+    task["variants"][0]["kind"] = kind;
+    std::ofstream(root / "demo/relu/task.json") << task.dump(2);
+    const std::string variant = task["variants"][0]["name"];
+    const std::string sizes = task["variants"][0]["symbols"].begin().key();
+    // Valid at the default size only: the grid is 0 on the variant's smaller size.
+    const int64_t base = task["symbols"][sizes].get<int64_t>();
+    std::string only_default = Write(std::string("only_default_") + kind + ".json",
+                                     Solution(kRelu, R"J([{"kernel": "relu", "grid": [")J" + sizes + " - " +
+                                                         std::to_string(base - 1) + R"J("], "block": [256],
+                                 "args": ["x", "out0", "i64:numel(x)"]}])J"));
+    CliRun run = VerifyCommand("--compile-only --no-cache --tasks '" + root.string() + "' '" + only_default + "'");
+    ASSERT_EQ(run.verdicts.size(), 1u) << run.output;
+    if (std::string(kind) == "declared") {
+      EXPECT_EQ(run.verdicts[0]["status"], "invalid_solution") << run.output;
+      EXPECT_NE(run.verdicts[0]["message"].get<std::string>().find("(variant \"" + variant + "\")"),
+                std::string::npos)
+          << run.output;
+    } else {
+      EXPECT_EQ(run.verdicts[0]["status"], "ok") << run.output;
+    }
+  }
+}
+
 // Mistakes of the caller are usage errors: exit 2, one line on stderr, no verdict blaming a solution.
 TEST_F(VerifyCliTest, CallerMistakesAreUsageErrors) {
   std::string good = Write("good.json", Solution(kRelu, kLaunch));

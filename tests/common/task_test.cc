@@ -79,6 +79,8 @@ TEST_F(TaskTreeTest, LoadsAGoodTask) {
   EXPECT_EQ(task->variants[0].name, "default");
   EXPECT_EQ(task->variants[1].symbols.at("N"), 7);
   EXPECT_EQ(task->variants[1].symbols.at("B"), 2);  // inherited
+  EXPECT_EQ(task->variants[0].kind, VariantKind::kDeclared);
+  EXPECT_EQ(task->variants[1].kind, VariantKind::kDeclared);  // no kind: the task's own sizes
   EXPECT_DOUBLE_EQ(task->tolerance.atol, 1e-4);     // fp32 output default
   EXPECT_FALSE(task->tolerance_explicit);
   EXPECT_EQ(task->artifacts.packages.at("default").at("cuda"), dir / "ref.default.cuda.pt2");
@@ -96,6 +98,19 @@ TEST_F(TaskTreeTest, LoadsAGoodTask) {
   ASSERT_TRUE(shapes.ok());
   EXPECT_EQ(shapes->at("lin.weight"), std::vector<int64_t>{1024});
   EXPECT_FALSE(ResolveShapes(*task, "huge").ok());
+}
+
+// The import's `small` variant is derived: it probes generality and decides no verdict.
+TEST_F(TaskTreeTest, LoadsAVariantsKind) {
+  json j = Good();
+  j["variants"][0]["kind"] = "derived";
+  StatusOr<Task> task = LoadTask(Write("core/scale", j.dump(2)));
+  ASSERT_TRUE(task.ok()) << task.status().ToString();
+  EXPECT_EQ(task->variants[1].kind, VariantKind::kDerived);
+  j["variants"][0]["kind"] = "declared";
+  task = LoadTask(Write("core/scale", j.dump(2)));
+  ASSERT_TRUE(task.ok()) << task.status().ToString();
+  EXPECT_EQ(task->variants[1].kind, VariantKind::kDeclared);
 }
 
 TEST_F(TaskTreeTest, LoadsTheLicence) {
@@ -234,6 +249,8 @@ TEST_F(TaskTreeTest, RejectsBadTasks) {
       {"variant unknown symbol", [](json& j) { j["variants"][0]["symbols"]["Q"] = 3; },
        "variants[0].symbols.Q"},
       {"variant named default", [](json& j) { j["variants"][0]["name"] = "default"; }, "duplicate variant"},
+      {"variant kind", [](json& j) { j["variants"][0]["kind"] = "probe"; },
+       "variants[0].kind: \"probe\" is not \"declared\" or \"derived\""},
       {"schema major", [](json& j) { j["schema"] = "kforge.task/2"; }, "schema: unsupported version"},
       {"schema kind", [](json& j) { j["schema"] = "kforge.solution/1"; }, "schema: expected"},
       {"missing id", [](json& j) { j.erase("id"); }, "missing field \"id\""},

@@ -134,6 +134,29 @@ TEST(TrajectoryTest, AnIncorrectBestHasNoSpeedup) {
   EXPECT_FALSE(t.first_correct_turn());
 }
 
+// A record written before `suspect_timing` existed, whose bench record was flagged faster than light:
+// read back, its speedup counts nowhere.
+TEST(TrajectoryTest, AnOlderRecordFlaggedFasterThanLightHasNoSpeedup) {
+  nlohmann::json j = ToJson(Sample());
+  j["attempts"][1]["bench"] = {{"schema", "kforge.bench/1"},
+                               {"status", "ok"},
+                               {"speedup", {{"ratio", 201.7}}},
+                               {"flags", {"implausible_speedup", "faster_than_light"}}};
+  j["attempts"][1]["speedup"] = 201.7;
+  StatusOr<Trajectory> read = TrajectoryFromJson(j, "line 1");
+  ASSERT_TRUE(read.ok()) << read.status().message();
+  EXPECT_TRUE(read->correct());
+  EXPECT_FALSE(read->speedup());
+  EXPECT_EQ(read->attempts[1].suspect_timing, "faster_than_light");
+  EXPECT_EQ(ToJson(*read)["outcome"]["speedup"], nullptr);
+  // An implausible speedup alone is believed.
+  j["attempts"][1]["bench"]["flags"] = {"implausible_speedup"};
+  read = TrajectoryFromJson(j, "line 1");
+  ASSERT_TRUE(read.ok()) << read.status().message();
+  EXPECT_DOUBLE_EQ(read->speedup().value_or(0), 201.7);
+  EXPECT_FALSE(ToJson(*read)["attempts"][1].contains("suspect_timing"));
+}
+
 TEST(TrajectoryTest, BadRecordsNameThePath) {
   nlohmann::json j = ToJson(Sample());
   struct Case {

@@ -25,6 +25,20 @@ TEST(FiltersTest, RejectsWithAReason) {
        std::nullopt},
       {"harness error never becomes a negative", [](auto& r) { r.harness_error = true; },
        [](auto& f) { f.include_incorrect = true; }, "harness_error"},
+      {"timing refused", [](auto& r) { r.suspect_timing = "faster_than_light"; }, none, "suspect_timing"},
+      {"timing refused, included", [](auto& r) { r.suspect_timing = "timing_unconfirmed"; },
+       [](auto& f) { f.include_suspect_timing = true; }, std::nullopt},
+      {"refused timing is no speedup", [](auto& r) { r.suspect_timing = "faster_than_light"; },
+       [](auto& f) {
+         f.include_suspect_timing = true;
+         f.min_speedup = 1.0;
+       },
+       "min_speedup"},
+      {"shape-specialised is correct", [](auto& r) { r.shape_general = "fail"; }, none, std::nullopt},
+      {"shape-specialised, general required", [](auto& r) { r.shape_general = "fail"; },
+       [](auto& f) { f.require_general = true; }, "not_general"},
+      {"general, general required", [](auto& r) { r.shape_general = "pass"; },
+       [](auto& f) { f.require_general = true; }, std::nullopt},
       {"min speedup met", none, [](auto& f) { f.min_speedup = 1.5; }, std::nullopt},
       {"min speedup missed", none, [](auto& f) { f.min_speedup = 1.6; }, "min_speedup"},
       {"untimed misses min speedup", [](auto& r) { r.speedup.reset(); }, [](auto& f) { f.min_speedup = 0.1; },

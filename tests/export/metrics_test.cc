@@ -202,5 +202,35 @@ TEST(MetricsTest, FromTalliesAgreesWithTheGroups) {
   EXPECT_NEAR(*m.geomean_speedup, *all.geomean_speedup, 1e-12);
 }
 
+// A correct kernel whose timing kforge refused counts as correct, never as fast; a kernel that fails
+// the derived sizes is correct in KernelBench's meaning and not general.
+TEST(MetricsTest, RefusedTimingsAndShapeSpecialisedKernelsAreCountedApart) {
+  testing::RecordSpec honest;
+  honest.speedup = 1.2;
+  honest.shape_general = "pass";
+  testing::RecordSpec memo = honest;
+  memo.speedup = 201.7;
+  memo.suspect_timing = "faster_than_light";
+  memo.sol_pct = 400;
+  testing::RecordSpec specialised = honest;
+  specialised.speedup = 2.5;
+  specialised.shape_general = "fail";
+  testing::RecordSpec wrong = honest;
+  wrong.correct = false;
+  MetricsBuilder b;
+  for (const testing::RecordSpec& s : {honest, memo, specialised, wrong}) b.Add(Summarize(testing::MakeRecord(s)));
+  const GroupMetrics all = b.Groups().front();
+  EXPECT_EQ(all.episodes, 4);
+  EXPECT_EQ(all.correct, 3);
+  EXPECT_DOUBLE_EQ(*all.correctness, 0.75);
+  EXPECT_EQ(all.correct_general, 2) << "the honest and the memoising kernel pass the derived sizes";
+  EXPECT_DOUBLE_EQ(*all.general_correctness, 0.5);
+  EXPECT_EQ(all.suspect_timing, 1);
+  EXPECT_EQ(all.timed, 2) << "the refused timing is not a speedup";
+  EXPECT_DOUBLE_EQ(*all.fast_p[1], 0.5) << "1.2x and 2.5x; not 201.7x";
+  EXPECT_NEAR(*all.geomean_speedup, std::sqrt(1.2 * 2.5), 1e-12);
+  EXPECT_FALSE(all.median_sol_pct) << "the only %SOL was the refused one";
+}
+
 }  // namespace
 }  // namespace kforge::exporter

@@ -49,6 +49,11 @@ struct RecordSpec {
   std::optional<double> ops_fraction;
   int64_t tokens = 1000;
   double cost = 0.01;
+  /// A bench flag of common::kSuspectTimingFlags on the final (correct) attempt: its timing refused,
+  /// as generate records it (no speedup, `suspect_timing` set, the measurement in the bench record).
+  std::string suspect_timing;
+  /// The final verdict's checks.shape_general ("pass", "fail"); empty: no verdict kept.
+  std::string shape_general;
 };
 
 inline nlohmann::json ReluLaunches() {
@@ -161,10 +166,24 @@ inline dataset::Trajectory MakeRecord(const RecordSpec& s) {
       if (s.correct) a.speedup = s.speedup;
       // Read as records written with these keys only: they are written back with the same ones.
       if (s.ops_fraction) a.verdict = *common::Verdict::FromJson(VerdictWithOpsJson(s, a.status));
+      if (!s.shape_general.empty()) {
+        json verdict = {{"schema", "kforge.verdict/1"},
+                        {"task", s.task},
+                        {"status", a.status},
+                        {"checks", {{"shape_general", s.shape_general}}}};
+        if (s.shape_general == "fail") verdict["checks"]["shape_general_detail"] = "crash: misaligned address (variant small)";
+        a.verdict = *common::Verdict::FromJson(verdict);
+      }
       if (s.correct && s.speedup) {
         json bench = {{"schema", "kforge.bench/1"},
                       {"status", "ok"},
                       {"roofline", {{"sol_pct", s.sol_pct ? json(*s.sol_pct) : json(nullptr)}}}};
+        if (!s.suspect_timing.empty()) {
+          bench["speedup"] = {{"ratio", *s.speedup}};
+          bench["flags"] = json::array({"implausible_speedup", s.suspect_timing});
+          a.speedup.reset();
+          a.suspect_timing = s.suspect_timing;
+        }
         if (s.ops_fraction) {
           bench[common::kPlanSplitKey] = PlanSplitJson(*s.ops_fraction);
           bench["library_ops"] = common::LibraryOpsShare(*s.ops_fraction);

@@ -10,6 +10,8 @@
 //   // fake:bad_reply     answers a check reply whose "trials" is a string
 //   // fake:sleep=MS      waits MS milliseconds before the rest
 //   // fake:bench=STATUS  bench replies STATUS instead of timing (e.g. mismatch)
+//   // fake:speedups=A,B  the n-th bench request for this source times the candidate A (then B, ...)
+//                        times faster than the reference; the last repeats
 //   // fake:ops=F         the plan has library ops that take the fraction F of its GPU time: the check's
 //                        timing.plan_split and checks.library_ops, and the bench reply's plan_split
 // A task_check answers ok, or fail when the task folder's name contains "fake_fail".
@@ -21,10 +23,12 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <map>
 #include <optional>
 #include <string>
 #include <thread>
@@ -154,7 +158,18 @@ nlohmann::json Bench(const nlohmann::json& line) {
   }
   bench::Measurement m;
   m.mode = request->measure.mode;
-  if (request->solution) m.subjects.push_back({"candidate", std::vector<double>(10, 1.0), 0, 1, 0.01});
+  double candidate_ms = 1.0;
+  if (std::string speedups = Value(source, "speedups"); !speedups.empty()) {
+    static std::map<std::string, size_t> requests;  // per source: bench requests so far
+    std::vector<double> each;
+    for (size_t at = 0; at <= speedups.size();) {
+      size_t comma = std::min(speedups.find(',', at), speedups.size());
+      each.push_back(std::stod(speedups.substr(at, comma - at)));
+      at = comma + 1;
+    }
+    candidate_ms = 2.0 / each[std::min(requests[source]++, each.size() - 1)];
+  }
+  if (request->solution) m.subjects.push_back({"candidate", std::vector<double>(10, candidate_ms), 0, 1, 0.01});
   m.subjects.push_back({"reference", std::vector<double>(10, 2.0), 0, 1, 0.02});
   m.converged = true;
   m.rounds = 10;

@@ -166,6 +166,31 @@ TEST_F(RunEpisodeTest, TargetReachedOnTheFirstFastEnoughKernel) {
   EXPECT_NE(second.find("1.5"), std::string::npos) << second;
 }
 
+// A timing flagged faster than light is no speedup: the episode goes on, the teacher hears that the
+// timing was refused, and the record keeps the measurement but counts no speedup.
+TEST_F(RunEpisodeTest, ATimingFasterThanLightIsRefused) {
+  fakes::FakeHttpServer server([](const fakes::HttpExchange&) { return TextReply(kKernel); });
+  bench::Judgment cached = Judged(common::VerdictStatus::kOk, "", 201.7);
+  cached.bench->flags = {"implausible_speedup", "faster_than_light"};
+  ScriptedJudge judge({cached, Judged(common::VerdictStatus::kOk, "", 1.6)});
+  EpisodeEnd end;
+  dataset::Trajectory t = Run(server, judge, end);
+  EXPECT_EQ(t.stop, dataset::StopReason::kTargetReached);
+  ASSERT_EQ(t.attempts.size(), 2u) << "201x faster than light did not reach the 1.5x target";
+  EXPECT_TRUE(t.attempts[0].correct);
+  EXPECT_FALSE(t.attempts[0].speedup);
+  EXPECT_EQ(t.attempts[0].suspect_timing, "faster_than_light");
+  EXPECT_EQ(t.best, 1) << "the honest 1.6x kernel is the best";
+  const std::string second = Sent(server, 1);
+  EXPECT_NE(second.find("Timing refused (faster_than_light)"), std::string::npos) << second;
+  // Written and read back: the flag stays, the speedup stays null.
+  json record = dataset::ToJson(t);
+  EXPECT_EQ(record["attempts"][0]["suspect_timing"], "faster_than_light");
+  EXPECT_TRUE(record["attempts"][0]["speedup"].is_null());
+  EXPECT_DOUBLE_EQ(record["attempts"][0]["bench"]["speedup"]["ratio"].get<double>(), 201.7);
+  EXPECT_FALSE(record["attempts"][1].contains("suspect_timing"));
+}
+
 TEST_F(RunEpisodeTest, MaxTurnsWhenEveryKernelIsWrongAndTheTeacherHearsWhy) {
   fakes::FakeHttpServer server([](const fakes::HttpExchange&) { return TextReply(kKernel); });
   ScriptedJudge judge({Judged(common::VerdictStatus::kMismatch, "output 0: 12 of 4096 elements differ")});

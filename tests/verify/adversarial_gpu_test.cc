@@ -27,6 +27,7 @@ const fs::path kManifest = kSourceDir / "tests/verify/adversarial/manifest.json"
 struct CaseRow {
   fs::path file;
   std::string expect;
+  std::string shape_general;  ///< the expected checks.shape_general; empty: not checked
   std::string why;
 };
 
@@ -56,7 +57,7 @@ std::vector<CaseRow> ReadManifest() {
   std::vector<CaseRow> rows;
   for (const auto& row : manifest) {
     rows.push_back({(kManifest.parent_path() / row.at("file").get<std::string>()).lexically_normal(),
-                    row.at("expect").get<std::string>(), row.value("why", "")});
+                    row.at("expect").get<std::string>(), row.value("shape_general", ""), row.value("why", "")});
   }
   return rows;
 }
@@ -104,6 +105,11 @@ TEST(AdversarialGpuTest, EveryCandidateGetsItsExpectedStatus) {
         << "file: " << rows[i].file.string() << "\nexpected: " << rows[i].expect
         << "\ngot: " << verdict.value("status", "") << "\nmessage: " << verdict.value("message", "")
         << "\ncase: " << rows[i].why;
+    if (!rows[i].shape_general.empty()) {
+      const nlohmann::json& checks = verdict.value("checks", nlohmann::json::object());
+      EXPECT_EQ(checks.value("shape_general", ""), rows[i].shape_general)
+          << "file: " << rows[i].file.string() << "\ndetail: " << checks.value("shape_general_detail", "");
+    }
   }
 }
 

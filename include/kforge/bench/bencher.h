@@ -65,6 +65,11 @@ class Bencher {
   /// How long a bench request may take before its worker is killed (three times --max-time, plus 2 min).
   std::chrono::milliseconds BenchDeadline() const;
   BenchResult FromReply(const common::Task& task, const BenchReply& reply) const;
+  /// `first` (an implausible speedup) timed again in `worker` on fresh input draws and with the other
+  /// timing mode: its `recheck_speedup` and flags, or the re-timing's own failure when the candidate
+  /// failed a timed run there.
+  BenchResult Recheck(BenchResult first, verify::WorkerClient& worker, const BenchRequest& request,
+                      const common::Task& task, std::chrono::milliseconds deadline) const;
 
   BenchOptions options_;
   uint64_t seed_;

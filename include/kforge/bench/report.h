@@ -28,8 +28,10 @@ using common::SubjectResult;
 
 /// The subject name that marks a measurement of the reference alone (`kforge bench --reference`).
 inline constexpr std::string_view kReferenceSubject = "reference";
-/// A speedup above this is flagged implausible_speedup.
+/// A speedup above this is flagged implausible_speedup, and timed again before it is believed.
 inline constexpr double kImplausibleSpeedup = 10.0;
+/// The re-timing of an implausible speedup confirms it when it finds at least this share of it.
+inline constexpr double kRecheckAgreement = 0.5;
 
 /// A record with status "ok" from a measurement whose subjects are the candidate and, optionally,
 /// the reference, in that order, or the reference alone (one subject named kReferenceSubject: then
@@ -42,7 +44,8 @@ StatusOr<BenchResult> MakeBenchResult(const Measurement& measurement, uint64_t s
                                       const std::optional<DevicePeak>& peak);
 
 /// For an "ok" record, in this order: "implausible_speedup" (speedup above kImplausibleSpeedup),
-/// "faster_than_light" (candidate median below the speed-of-light time), "unconverged", "throttled"
+/// "faster_than_light" (candidate median below the speed-of-light time), "timing_unconfirmed" (timed
+/// again, `recheck_speedup` is below kRecheckAgreement of the speedup, or not a number), "unconverged", "throttled"
 /// (any sample dropped), "mostly_library_ops" (library ops took more than common::kMostlyLibraryOps
 /// of the candidate's GPU time). None for other statuses.
 std::vector<std::string> BenchFlags(const BenchResult& result);

@@ -107,19 +107,35 @@ struct BenchResult {
   nlohmann::json device;        ///< The device and its peaks, as the caller describes them; null if none.
   /// Of a candidate whose plan has library ops; absent otherwise.
   std::optional<PlanSplit> plan_split;
+  /// Distinct input draws the candidate's timed runs rotated over, each run checked against its own
+  /// draw's expected outputs (fewer when they do not fit in device memory); 0 when unknown (the
+  /// reference alone, or a record written before the field), and then not written.
+  int input_draws = 0;
+  /// The speedup of a second measurement of an implausible speedup (fresh input draws, the other timing
+  /// mode: bench's re-timing); none when it was not timed again.
+  std::optional<double> recheck_speedup;
   /// The keys, as JSON pointers ("/roofline/flops"), of the record BenchResultFromJson read that it did
   /// not hold (a record written before a key existed, or a shortened one): BenchResultToJson leaves them
   /// out again, so a record read back and written keeps its bytes. Empty for a record made now.
   std::vector<std::string> absent_keys;
 };
 
+/// The bench flags under which a record's speedup is not believed: `faster_than_light` (the candidate's
+/// median is below the task's speed-of-light time) and `timing_unconfirmed` (an implausible speedup
+/// that a second measurement, on fresh draws and with the other timing mode, did not confirm). Nothing counts the
+/// speedup of such a record: not generate's target, not report's fast_p, geomean or %SOL, not export.
+inline constexpr std::string_view kSuspectTimingFlags[] = {"faster_than_light", "timing_unconfirmed"};
+
+/// The first of kSuspectTimingFlags that `result` carries; empty when its timing is believed.
+std::string_view SuspectTiming(const BenchResult& result);
+
 /// Whether a record keeps each subject's samples. A trajectory keeps only their statistics.
 enum class Samples { kKept, kLeftOut };
 
 /// The record: schema, task, solution_hash, status, message, mode, seed, converged, rounds,
 /// wall_seconds, sm_clock_mhz, max_sm_clock_mhz, candidate, reference, speedup, roofline, flags,
-/// device, and plan_split with library_ops when the candidate's plan has library ops (absent
-/// otherwise). Times are in ms; what is unknown or absent is null.
+/// device, input_draws when known, recheck_speedup when timed again, and plan_split with library_ops when the candidate's plan has
+/// library ops (absent otherwise). Times are in ms; what is unknown or absent is null.
 nlohmann::json BenchResultToJson(const BenchResult& result, Samples samples = Samples::kKept);
 
 /// The inverse of BenchResultToJson. Every key may be absent (see absent_keys), keys it does not know

@@ -39,11 +39,21 @@ struct TensorSpec {
   InitSpec init;
 };
 
+/// Whether a variant's sizes are the task's own or were made up to probe generality.
+enum class VariantKind {
+  kDeclared,  ///< the task's own sizes (the base symbols, a hand-written variant): they decide the verdict
+  kDerived,   ///< sizes the problem never asked for (the import's `small`): reported as a check only
+};
+inline constexpr NameTable<VariantKind, 2> kVariantKindNames = {
+    {{VariantKind::kDeclared, "declared"}, {VariantKind::kDerived, "derived"}}};
+static_assert(kVariantKindNames.InEnumOrder());
+
 /// A named set of shape symbols. The "default" variant holds the task's base `symbols`; others
 /// are the base symbols overridden by the variant's.
 struct Variant {
   std::string name;
   std::map<std::string, int64_t> symbols;
+  VariantKind kind = VariantKind::kDeclared;  ///< task.json's `kind`; "default" is always declared
 };
 
 struct Tolerance {

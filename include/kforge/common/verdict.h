@@ -17,8 +17,10 @@ inline constexpr std::string_view kVerdictSchema = "kforge.verdict/1";
 
 /// The version of the judge's rules (docs/formats.md, "Judge versions"). 1: relative L2 switched off
 /// where the reference is zero within atol; 2: outputs judged against their own scale (noise measured
-/// at import), trials on the task's measured input domains and on its derived small variant.
-inline constexpr int kJudgeVersion = 2;
+/// at import), trials on the task's measured input domains and on its derived small variant; 3: derived
+/// variants (sizes the problem never asked for) no longer decide the status, they are the
+/// `shape_general` check.
+inline constexpr int kJudgeVersion = 3;
 
 enum class VerdictStatus {
   kOk,
@@ -80,5 +82,25 @@ struct Verdict {
   /// record), or the key alone when `path` is empty.
   static StatusOr<Verdict> FromJson(const nlohmann::json& json, const std::string& path = "");
 };
+
+/// What the task's derived variants (sizes the problem never asked for, such as the import's `small`)
+/// found of a candidate: the GPU check's `checks.shape_general`.
+enum class ShapeGeneral {
+  kNotProbed,  ///< no derived variant ran: the task has none, or the verdict is not ok (or from judge 2 or
+               ///< older, where every variant decided, so an ok candidate passed them all)
+  kPass,
+  kFail,    ///< the candidate failed one (`checks.shape_general_detail` says how)
+  kNotRun,  ///< kforge could not run one (its own failure)
+};
+inline constexpr NameTable<ShapeGeneral, 4> kShapeGeneralNames = {{{ShapeGeneral::kNotProbed, ""},
+                                                                   {ShapeGeneral::kPass, "pass"},
+                                                                   {ShapeGeneral::kFail, "fail"},
+                                                                   {ShapeGeneral::kNotRun, "not_run"}}};
+static_assert(kShapeGeneralNames.InEnumOrder());
+ShapeGeneral ShapeGeneralOf(const Verdict& verdict);
+
+/// Correct in KernelBench's meaning (ok at the task's declared sizes) and, where the task has derived
+/// sizes, correct at those too. A verdict from before judge 3 that is ok passed every variant.
+bool Generalises(const Verdict& verdict);
 
 }  // namespace kforge::common

@@ -89,8 +89,16 @@ struct Attempt {
   std::optional<common::BenchResult> bench;
   bool correct = false;           ///< verdict ok on the GPU (never in compile-only runs)
   bool compiled = false;          ///< NVRTC compiled it
-  std::optional<double> speedup;  ///< reference median / candidate median, when timed
+  /// reference median / candidate median, when timed and believed; none when `suspect_timing` is set
+  std::optional<double> speedup;
+  /// The bench flag (common::kSuspectTimingFlags) for which kforge refused the timing: then nothing
+  /// counts a speedup (the bench record keeps what was measured). Empty when the timing is believed;
+  /// written only when set, and derived from the bench record's flags for records written before it.
+  std::string suspect_timing;
 
+  /// Correct, and where its task has derived sizes correct at those too (common::Generalises; an
+  /// attempt recorded without its verdict counts as not probed).
+  bool Generalises() const { return correct && (!verdict || common::Generalises(*verdict)); }
   /// The status is the verdict status `verdict_status`.
   bool Is(common::VerdictStatus verdict_status) const { return status == common::VerdictStatusName(verdict_status); }
 };

@@ -27,6 +27,8 @@ struct DatasetStats {
   int64_t exported = 0;
   std::map<std::string, int64_t> splits, levels, tags, sources, licenses, teachers, runs;
   int64_t correct = 0;
+  int64_t correct_general = 0;  ///< of `correct`, also correct at the task's derived sizes
+  int64_t suspect_timing = 0;   ///< with an attempt whose timing kforge refused (--include-suspect-timing)
   int64_t with_tools = 0;
   int64_t compile_only = 0;                     ///< records of runs without a GPU (compiled, never run)
   FileFormat file_format = FileFormat::kJsonl;  ///< of the data files (and their extension)

@@ -15,6 +15,12 @@ namespace kforge::exporter {
 struct Filters {
   /// Keep records whose best attempt is not verified correct (default: only correct ones).
   bool include_incorrect = false;
+  /// Keep records with an attempt whose timing kforge refused (Attempt::suspect_timing; default: left
+  /// out, since the kernel keeps state between runs or was not confirmed).
+  bool include_suspect_timing = false;
+  /// Keep only correct records that are also correct at their task's derived sizes
+  /// (common::Generalises); default: correct in KernelBench's meaning is enough.
+  bool require_general = false;
   /// Keep only correct records timed at least this fast (speedup >= X).
   std::optional<double> min_speedup;
   /// Keep only records of at most N assistant turns.
@@ -33,7 +39,7 @@ struct Filters {
   std::string task_glob;
 };
 
-/// Why `record` is left out ("harness_error", "incorrect", "min_speedup", "max_turns",
+/// Why `record` is left out ("harness_error", "incorrect", "suspect_timing", "not_general", "min_speedup", "max_turns",
 /// "max_ops_fraction", "min_sol", "level", "tag", "filter"), or nullopt when it passes. A record kforge could not judge
 /// (Unjudged) is always left out unless it is correct.
 std::optional<std::string_view> Reject(const dataset::Trajectory& record, const Filters& filters);

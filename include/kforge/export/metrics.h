@@ -52,7 +52,15 @@ struct GroupMetrics {
   int64_t unjudged = 0;    ///< harness errors, outside every rate
   int64_t llm_errors = 0;  ///< included in the rates (the teacher failed)
   int64_t tasks = 0;
+  /// Correct in KernelBench's meaning: the best attempt is ok at the task's declared sizes.
   std::optional<double> correctness;
+  /// Of `correct`, those that were also correct at the task's derived sizes (Episode::general), and
+  /// their rate over `episodes`.
+  int64_t correct_general = 0;
+  std::optional<double> general_correctness;
+  /// Correct episodes whose timing kforge refused (Episode::suspect_timing): not in fast_p's numerators,
+  /// the geomean, the speedup quantiles or %SOL.
+  int64_t suspect_timing = 0;
   std::array<std::optional<double>, kFastP.size()> fast_p;
   /// Correct episodes whose best attempt spent most of its GPU time in library ops
   /// (Episode::mostly_library_ops).
@@ -91,7 +99,7 @@ class MetricsBuilder {
 
  private:
   struct Acc {
-    int64_t episodes = 0, correct = 0, unjudged = 0, llm_errors = 0;
+    int64_t episodes = 0, correct = 0, unjudged = 0, llm_errors = 0, general = 0, suspect_timing = 0;
     int64_t first_compiled = 0, first_correct = 0;
     int64_t repair_sum = 0, repaired = 0;
     int64_t tokens = 0;
