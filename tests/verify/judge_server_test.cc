@@ -250,9 +250,10 @@ TEST_F(JudgeServerTest, AMalformedLineEndsNoMoreThanItsOwnRequestOrConnection) {
   ASSERT_TRUE(bystander.ok()) << bystander.status().message();
   std::future<Judged> in_flight = (*bystander)->Submit(Input("bystander", "sleep=500"), 7);
 
-  for (const std::string& hello : {R"({"protocol": null})", R"({"protocol": 5, "fingerprint": {}})",
-                                  R"({"protocol": "kforge.judge/1", "fingerprint": "x"})", R"([1, 2])", "{not json",
-                                  R"({"protocol": "kforge.judge/1", "fingerprint": {"trials": {"x": 1}}})"}) {
+  for (const std::string& hello : std::vector<std::string>{
+           R"({"protocol": null})", R"({"protocol": 5, "fingerprint": {}})",
+           R"({"protocol": "kforge.judge/1", "fingerprint": "x"})", R"([1, 2])", "{not json",
+           R"({"protocol": "kforge.judge/1", "fingerprint": {"trials": {"x": 1}}})"}) {
     int fd = Connect();
     ASSERT_GE(fd, 0);
     ASSERT_TRUE(WriteLine(fd, hello).ok());
