@@ -10,10 +10,10 @@ cd "$(dirname "$0")/.."
 build=${KFORGE_BUILD_DIR:-build}
 seconds=${1:-60}
 seed=${2:-$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}
-cmake --build "$build" --target common_test dataset_test verify_test cuda_test generate_test skill_test >/dev/null || { echo "fuzz: build failed" >&2; exit 2; }
+cmake --build "$build" --target common_test dataset_test verify_test cuda_test generate_test skill_test cli_test >/dev/null || { echo "fuzz: build failed" >&2; exit 2; }
 echo "fuzz: $seconds s per target, seed $seed (KFORGE_FUZZ_SEED=$seed reproduces the run)"
 status=0
-for binary in common_test dataset_test verify_test cuda_test generate_test skill_test; do
+for binary in common_test dataset_test verify_test cuda_test generate_test skill_test cli_test; do
   KFORGE_FUZZ_SECONDS=$seconds KFORGE_FUZZ_SEED=$seed "$build/$binary" --gtest_filter='*FuzzTest.*' \
     --gtest_brief=1 || status=1
 done

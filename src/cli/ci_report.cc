@@ -268,6 +268,20 @@ CiReport::CiReport(std::string suite, CiFlags flags, std::vector<std::string> in
       annotations_(kAnnotationsNames.Parse(flags_.annotations)),
       inputs_(std::move(inputs)) {}
 
+namespace {
+
+/// The task folder (one holding task.json) that `path` lies in, if any.
+std::optional<std::filesystem::path> TaskFolderAbove(const std::filesystem::path& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path dir = fs::weakly_canonical(fs::absolute(path, ec), ec).parent_path();
+  for (; dir.has_relative_path(); dir = dir.parent_path())
+    if (fs::exists(dir / "task.json", ec)) return dir;
+  return std::nullopt;
+}
+
+}  // namespace
+
 Status CiReport::CheckUsage() const {
   namespace fs = std::filesystem;
   if (!annotations_)
@@ -275,19 +289,17 @@ Status CiReport::CheckUsage() const {
                                    kAnnotationsNames.Spellings());
   if (flags_.junit.empty()) return Status::Ok();
   std::error_code ec;
-  fs::path target = fs::weakly_canonical(flags_.junit, ec);
   if (fs::is_directory(flags_.junit, ec))
     return Status::InvalidArgument("--junit " + flags_.junit + ": a folder");
   fs::path parent = fs::path(flags_.junit).parent_path();
   if (!parent.empty() && !fs::is_directory(parent, ec))
     return Status::InvalidArgument("--junit " + flags_.junit + ": no such folder " + parent.string());
-  for (const std::string& input : inputs_) {
-    if (input == "-") continue;
-    std::error_code ec2;
-    if (fs::weakly_canonical(input, ec2) == target ||
-        (fs::exists(input, ec2) && fs::equivalent(input, flags_.junit, ec2)))
+  for (const std::string& input : inputs_)
+    if (input != "-" && common::SameFile(input, flags_.junit))
       return Status::InvalidArgument("--junit " + flags_.junit + ": is an input; it would be written over");
-  }
+  if (std::optional<fs::path> task = TaskFolderAbove(flags_.junit))
+    return Status::InvalidArgument("--junit " + flags_.junit + ": inside the task folder " + task->string() +
+                                   "; write the report elsewhere");
   return Status::Ok();
 }
 

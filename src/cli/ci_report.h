@@ -98,11 +98,13 @@ void AddCiFlags(CLI::App& sub, CiFlags& flags);
 /// Collects cases while a command runs, then writes what CiFlags ask for.
 class CiReport {
  public:
-  /// `inputs` are the command's input paths: the JUnit file may not be one of them.
+  /// `inputs` are the command's input paths: the JUnit file may not be one of them (compared by
+  /// name and by inode), nor lie in a task folder.
   CiReport(std::string suite, CiFlags flags, std::vector<std::string> inputs);
 
-  /// InvalidArgument naming --junit when the file is an input or its folder does not exist, or
-  /// naming --annotations for an unknown value. Called before any work.
+  /// InvalidArgument naming --junit when the file is an input, lies inside a task folder (one holding
+  /// task.json) or its folder does not exist, or naming --annotations for an unknown value. Called
+  /// before any work.
   Status CheckUsage() const;
 
   void Add(CiCase c) { cases_.push_back(std::move(c)); }

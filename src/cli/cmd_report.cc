@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -77,10 +78,22 @@ StatusOr<exporter::Report> BuildReport(const ReportArgs& a, WarningPrinter& warn
   return report;
 }
 
-/// The page never replaces an input (compared by device and inode, so other names count).
+/// The folder an input lives in when it is a run's or a skill eval's (a folder given, or the records
+/// file or eval.json of one), else none: a loose file is only itself.
+std::optional<std::filesystem::path> InputFolder(const std::filesystem::path& input) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::is_directory(input, ec)) return input;
+  const fs::path parent = input.parent_path().empty() ? fs::path(".") : input.parent_path();
+  if (input.filename() == "trajectories.jsonl" || input.filename() == "eval.json" ||
+      fs::exists(parent / "run.json", ec))
+    return parent;
+  return std::nullopt;
+}
+
+/// The page never replaces an input nor lands inside an input's run folder (run.json, unfinished.jsonl
+/// and the rest are what a resume reads): compared by name and by device and inode.
 Status CheckHtmlApart(const ReportArgs& a) {
-  std::optional<std::pair<uint64_t, uint64_t>> page = common::FileIdentity(a.html);
-  if (!page) return Status::Ok();
   std::vector<std::string> inputs = a.runs;
   if (!a.baseline.empty()) inputs.push_back(a.baseline);
   std::vector<std::filesystem::path> files;
@@ -91,9 +104,14 @@ Status CheckHtmlApart(const ReportArgs& a) {
     files.push_back(std::filesystem::is_directory(eval, ec) ? std::filesystem::path(eval) / "eval.json"
                                                             : std::filesystem::path(eval));
   for (const std::filesystem::path& file : files)
-    if (common::FileIdentity(file) == page)
+    if (common::SameFile(a.html, file))
       return Status::InvalidArgument("--html " + a.html + " is the input " + file.string() +
                                      "; the report never writes over what it reads");
+  inputs.insert(inputs.end(), a.skill_evals.begin(), a.skill_evals.end());
+  for (const std::string& input : inputs)
+    if (std::optional<std::filesystem::path> folder = InputFolder(input); folder && common::IsInside(a.html, *folder))
+      return Status::InvalidArgument("--html " + a.html + " is inside the input folder " + folder->string() +
+                                     "; the report never writes into what it reads");
   return Status::Ok();
 }
 

@@ -18,9 +18,13 @@ Runner AttachServe(CLI::App& sub) {
   };
   auto args = std::make_shared<Args>();
   sub.add_option("--socket", args->serve.socket, "Unix socket to listen on (created owner-only)")->required();
-  sub.add_option("--idle-timeout", args->serve.idle_timeout_s, "Stop after this many seconds without a client (0: never)")
+  sub.add_option("--idle-timeout", args->serve.idle_timeout_s, "Stop after this many seconds with no solution in flight or received, clients connected or not (0: never)")
       ->default_val(900)
       ->check(FiniteRange(0, 30 * 86400), "[0, 2592000]");
+  sub.add_option("--max-clients", args->serve.max_clients,
+                 "Connections open at once; a client beyond them is refused with a line that says so")
+      ->default_val(32)
+      ->check(CLI::Range(1, 4096));
   AddJudgeOptions(sub, args->options);
   AddGpuRunFlags(sub, args->gpu, args->options.arch);
   return [args]() {

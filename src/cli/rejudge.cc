@@ -1,7 +1,9 @@
 // Re-judging recorded attempts: the solutions of a run's best attempts through the verifier, and a
-// `rejudged.jsonl` beside its trajectories (docs/formats.md, "Rejudge record").
+// `rejudged.jsonl` beside its trajectories, or NAME.rejudged.jsonl beside a records file NAME.jsonl
+// (docs/formats.md, "Rejudge record").
 #include "cli/rejudge.h"
 
+#include <stdlib.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -9,6 +11,7 @@
 #include <fstream>
 
 #include "cli/command.h"
+#include "kforge/common/files.h"
 #include "kforge/dataset/jsonl.h"
 #include "kforge/dataset/trajectory.h"
 #include "kforge/export/scan.h"
@@ -26,16 +29,21 @@ struct Before {
   int judge = 1;
 };
 
-/// The best attempts of `records` that carry a solution, written as solution lines to `solutions`.
+/// The best attempts of `records` that carry a solution, written as solution lines to `solutions`; an
+/// error when no line of `records` is a trajectory record, or when the file cannot be read through.
 StatusOr<std::vector<Before>> CollectBest(const fs::path& records, const fs::path& solutions) {
   KFORGE_ASSIGN_OR_RETURN(auto reader, dataset::JsonlReader::Open(records));
   std::ofstream out(solutions, std::ios::trunc);
   if (!out) return Status::IoError("cannot write " + solutions.string());
   std::vector<Before> best;
+  int64_t trajectories = 0;
   while (auto line = reader->Next()) {
+    if (!line->value.ok() && line->value.status().code() == Status::Code::kIoError) return line->value.status();
     if (line->torn || !line->value.ok()) continue;
     auto t = dataset::TrajectoryFromJson(*line->value, records.string() + ":" + std::to_string(line->number));
-    if (!t.ok() || !t->best) continue;
+    if (!t.ok()) continue;
+    ++trajectories;
+    if (!t->best) continue;
     const dataset::Attempt& a = t->attempts[*t->best];
     if (!a.solution.is_object()) continue;
     nlohmann::json solution = a.solution;
@@ -47,21 +55,48 @@ StatusOr<std::vector<Before>> CollectBest(const fs::path& records, const fs::pat
   }
   out.close();
   if (!out) return Status::IoError("cannot write " + solutions.string());
+  if (trajectories == 0)
+    return Status::InvalidArgument(records.string() +
+                                   ": no trajectory record in it (kforge.trajectory/1 lines, as generate writes)");
   return best;
 }
+
+/// Where the new verdicts of `argument` go: RUN_DIR/rejudged.jsonl for a run folder (or its
+/// trajectories.jsonl), NAME.rejudged.jsonl beside any other records file NAME.jsonl.
+StatusOr<fs::path> RejudgedFile(const std::string& argument) {
+  KFORGE_ASSIGN_OR_RETURN(fs::path records, exporter::ResolveRun(argument));
+  std::error_code ec;
+  if (fs::is_directory(argument, ec) || records.filename() == "trajectories.jsonl")
+    return records.parent_path() / "rejudged.jsonl";
+  return records.parent_path() / (records.stem().string() + ".rejudged.jsonl");
+}
+
+/// A private scratch folder for the solutions of one rejudge, removed when it goes.
+struct ScratchDir {
+  fs::path path;
+  ScratchDir() {
+    std::string pattern = (fs::temp_directory_path() / "kforge-rejudge-XXXXXX").string();
+    if (::mkdtemp(pattern.data()) != nullptr) path = pattern;
+  }
+  ~ScratchDir() {
+    std::error_code ec;
+    if (!path.empty()) fs::remove_all(path, ec);
+  }
+};
 
 /// Re-judges one run; counts into the totals. Returns a usage error, else Ok.
 Status RejudgeRun(const std::string& argument, const verify::VerifyOptions& options, int& refused, int& harness) {
   KFORGE_ASSIGN_OR_RETURN(fs::path records, exporter::ResolveRun(argument));
-  const fs::path dir = records.parent_path();
-  const fs::path solutions = dir / (".rejudge-" + std::to_string(getpid()) + ".jsonl");
-  const fs::path target = dir / "rejudged.jsonl";
-  const fs::path partial = dir / (".rejudged-" + std::to_string(getpid()) + ".jsonl");
+  KFORGE_ASSIGN_OR_RETURN(const fs::path target, RejudgedFile(argument));
+  if (common::SameFile(target, records))
+    return Status::InvalidArgument(argument + ": its records are " + target.string() + ", which rejudge would write");
+  const fs::path dir = target.parent_path();
+  ScratchDir scratch;
+  if (scratch.path.empty()) return Status::IoError("cannot create a scratch folder under " + fs::temp_directory_path().string());
+  const fs::path solutions = scratch.path / "solutions.jsonl";
   auto best = CollectBest(records, solutions);
-  if (!best.ok()) {
-    fs::remove(solutions);
-    return best.status();
-  }
+  if (!best.ok()) return best.status();
+  const fs::path partial = dir / ("." + target.filename().string() + "." + std::to_string(getpid()));
   std::ofstream out(partial, std::ios::trunc);
   verify::Verifier verifier(options);
   verify::SolutionReader reader({solutions.string()});
@@ -87,7 +122,6 @@ Status RejudgeRun(const std::string& argument, const verify::VerifyOptions& opti
     out << line.dump() << "\n";
   });
   out.close();
-  fs::remove(solutions);
   if (!out) {
     fs::remove(partial);
     return Status::IoError("cannot write " + target.string());
@@ -98,7 +132,7 @@ Status RejudgeRun(const std::string& argument, const verify::VerifyOptions& opti
   std::fprintf(stderr,
                "rejudge %s: %zu best attempts (%d from an older judge), %d correct before, %d still ok, "
                "%d refused now -> %s\n",
-               dir.string().c_str(), best->size(), older, was_correct, still_ok, now_refused, target.string().c_str());
+               argument.c_str(), best->size(), older, was_correct, still_ok, now_refused, target.string().c_str());
   for (const std::string& id : refused_ids) std::fprintf(stderr, "  refused now: %s\n", id.c_str());
   refused += now_refused;
   return Status::Ok();
@@ -106,7 +140,25 @@ Status RejudgeRun(const std::string& argument, const verify::VerifyOptions& opti
 
 }  // namespace
 
+StatusOr<size_t> CollectBestAttempts(const fs::path& records, const fs::path& solutions) {
+  KFORGE_ASSIGN_OR_RETURN(std::vector<Before> best, CollectBest(records, solutions));
+  return best.size();
+}
+
 int RejudgeRuns(const std::vector<std::string>& runs, const verify::VerifyOptions& options) {
+  std::vector<fs::path> targets;
+  for (const std::string& run : runs) {
+    StatusOr<fs::path> target = RejudgedFile(run);
+    Status usage = target.status();
+    for (size_t i = 0; usage.ok() && i < targets.size(); ++i)
+      if (common::SameFile(targets[i], *target))
+        usage = Status::InvalidArgument(runs[i] + " and " + run + " would both write " + targets[i].string());
+    if (!usage.ok()) {
+      std::fprintf(stderr, "kforge verify --rejudge: %s\n", usage.message().c_str());
+      return kExitUsage;
+    }
+    targets.push_back(*target);
+  }
   int refused = 0, harness = 0;
   for (const std::string& run : runs) {
     if (Status done = RejudgeRun(run, options, refused, harness); !done.ok()) {

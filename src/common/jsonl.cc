@@ -30,11 +30,11 @@ bool ReadLine(std::FILE* file, std::string& line, bool& complete, bool& too_long
       complete = true;
       return true;
     }
-    if (line.size() < kMaxLineBytes) {
-      line.push_back(static_cast<char>(c));
-    } else {
+    if (line.size() == kMaxLineBytes) {  // an endless input (/dev/zero) never ends its line: stop here
       too_long = true;
+      return true;
     }
+    line.push_back(static_cast<char>(c));
   }
   return any;
 }
@@ -62,7 +62,7 @@ std::optional<JsonlReader::Line> JsonlReader::Read(bool parse) {
   std::string text;
   bool complete = false, too_long = false;
   uint64_t consumed = 0;
-  while (ReadLine(file_, text, complete, too_long, consumed)) {
+  while (!stopped_ && ReadLine(file_, text, complete, too_long, consumed)) {
     ++number_;
     uint64_t start = offset_;
     offset_ += consumed;
@@ -70,11 +70,12 @@ std::optional<JsonlReader::Line> JsonlReader::Read(bool parse) {
     Line line;
     line.number = number_;
     line.offset = start;
-    line.torn = !complete;
+    line.torn = !complete && !too_long;
     std::string where = label_ + ":" + std::to_string(number_);
     if (too_long) {
-      line.value = Status::InvalidArgument(where + ": line longer than " +
-                                           std::to_string(kMaxLineBytes >> 20) + " MiB");
+      stopped_ = true;
+      line.value = Status::IoError(where + ": a line longer than " + std::to_string(kMaxLineBytes >> 20) +
+                                   " MiB; not a JSON lines file of kforge's, read no further");
     } else if (parse) {
       line.value = ParseJson(text, where, JsonLineLimits());
     } else {
@@ -83,7 +84,7 @@ std::optional<JsonlReader::Line> JsonlReader::Read(bool parse) {
     }
     return line;
   }
-  if (std::ferror(file_)) {
+  if (!stopped_ && std::ferror(file_)) {
     Line line;
     line.number = number_ + 1;
     line.value = Status::IoError(label_ + ": read failed: " + std::strerror(errno));
@@ -97,6 +98,7 @@ Status JsonlReader::Seek(uint64_t offset, int number) {
     return Status::IoError(label_ + ": cannot seek: " + std::strerror(errno));
   offset_ = offset;
   number_ = number - 1;
+  stopped_ = false;
   return Status::Ok();
 }
 

@@ -42,16 +42,16 @@ StatusOr<std::unique_ptr<AppendLog>> AppendLog::Open(const std::filesystem::path
   while (ReadLine(file, text, complete, too_long, consumed)) {
     ++number;
     std::string where = path.string() + ":" + std::to_string(number);
+    if (too_long) {
+      status = Status::InvalidArgument(where + ": line too long; not a kforge log");
+      break;
+    }
     if (!complete) {
       ++log->torn_lines_;  // a crash while writing: the record was never acknowledged
       break;
     }
     good_end = std::ftell(file);
     if (IsBlankLine(text)) continue;
-    if (too_long) {
-      status = Status::InvalidArgument(where + ": line too long; not a kforge log");
-      break;
-    }
     StatusOr<nlohmann::json> record = common::ParseJson(text, where, JsonLineLimits());
     if (!record.ok()) {
       status = record.status();

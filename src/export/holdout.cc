@@ -10,6 +10,25 @@ namespace kforge::exporter {
 
 namespace fs = std::filesystem;
 
+namespace {
+
+/// Longest line of a list of held-out task ids.
+constexpr size_t kMaxIdLine = 4096;
+
+/// One line of `in` without its newline, at most kMaxIdLine + 1 bytes of it read; false at the end.
+bool ReadIdLine(std::istream& in, std::string& line) {
+  line.clear();
+  bool any = false;
+  for (int c; line.size() <= kMaxIdLine && (c = in.get()) != std::char_traits<char>::eof();) {
+    any = true;
+    if (c == '\n') return true;
+    line.push_back(static_cast<char>(c));
+  }
+  return any;
+}
+
+}  // namespace
+
 MinHash ReferenceMinHash(std::string_view reference_source) {
   std::vector<std::string_view> tokens = Tokenize(reference_source, CommentStyle::kPython);
   std::erase_if(tokens, [](std::string_view t) { return t[0] == '"' || t[0] == '\''; });
@@ -33,10 +52,14 @@ StatusOr<Holdout> Holdout::Load(const fs::path& path, double threshold) {
     }
     return holdout;
   }
-  std::ifstream in(path);
+  std::ifstream in(path, std::ios::binary);
   if (!in) return Status::InvalidArgument("--holdout " + path.string() + ": no such file or folder");
   std::string line;
-  for (int number = 1; std::getline(in, line); ++number) {
+  for (int number = 1; ReadIdLine(in, line); ++number) {
+    if (line.size() > kMaxIdLine)  // an endless input (/dev/zero) is not read to its end
+      return Status::InvalidArgument("--holdout " + path.string() + ":" + std::to_string(number) +
+                                     ": a line longer than " + std::to_string(kMaxIdLine) +
+                                     " bytes; expected one task id a line");
     size_t hash = line.find('#');
     if (hash != std::string::npos) line.resize(hash);
     size_t first = line.find_first_not_of(" \t\r");

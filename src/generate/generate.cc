@@ -70,17 +70,15 @@ Status CheckOptions(const GenerateOptions& o) {
     for (size_t j = 0; j < i; ++j)
       if (o.skills[i].name == o.skills[j].name)
         return Status::InvalidArgument("--skill: two skills are named " + o.skills[i].name);
-  // --record appends: never to what the run reads (a replayed cassette) or keeps (the run folder).
+  // --record appends: never to what the run reads (a replayed cassette) nor inside the run folder it
+  // keeps, compared by name (a file not created yet counts) and by device and inode.
   if (!o.client.record_path.empty()) {
-    if (auto record = common::FileIdentity(o.client.record_path)) {
-      std::vector<std::filesystem::path> kept = {o.out / "trajectories.jsonl", o.out / "run.json",
-                                                 o.out / "generate.log", o.out / "unfinished.jsonl"};
-      if (o.teacher->kind == llm::ProviderKind::kReplay) kept.push_back(o.teacher->argument);
-      for (const std::filesystem::path& file : kept)
-        if (common::FileIdentity(file) == record)
-          return Status::InvalidArgument("--record " + o.client.record_path + " is " + file.string() +
-                                         ", which this run reads or keeps; record to another file");
-    }
+    if (common::IsInside(o.client.record_path, o.out))
+      return Status::InvalidArgument("--record " + o.client.record_path + " is inside the run folder " +
+                                     o.out.string() + ", which this run keeps; record to a file outside it");
+    if (o.teacher->kind == llm::ProviderKind::kReplay && common::SameFile(o.client.record_path, o.teacher->argument))
+      return Status::InvalidArgument("--record " + o.client.record_path + " is " + o.teacher->argument +
+                                     ", which this run reads; record to another file");
   }
   return CheckTeacherOptions(o);
 }

@@ -75,6 +75,7 @@ Status ReadRun(const fs::path& dir, std::vector<Verified>& verified, std::vector
   StatusOr<std::unique_ptr<dataset::JsonlReader>> reader = dataset::JsonlReader::Open(file);
   if (!reader.ok()) return Status::InvalidArgument(file.string() + ": not readable (a generate run folder?)");
   while (std::optional<dataset::JsonlReader::Line> line = (*reader)->NextText()) {
+    if (!line->value.ok()) return line->value.status();  // a line past the cap, a failed read
     json j = json::parse(line->text, nullptr, false);
     if (j.is_discarded()) continue;  // a torn last line
     KFORGE_ASSIGN_OR_RETURN(

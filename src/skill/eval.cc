@@ -96,6 +96,7 @@ StatusOr<ArmEpisodes> ReadEpisodes(const fs::path& dir, int samples) {
   StatusOr<std::unique_ptr<dataset::JsonlReader>> reader = dataset::JsonlReader::Open(file);
   if (!reader.ok()) return episodes;  // no episode has ended yet
   while (std::optional<dataset::JsonlReader::Line> line = (*reader)->NextText()) {
+    if (!line->value.ok()) return line->value.status();  // a line past the cap, a failed read
     json j = json::parse(line->text, nullptr, false);
     if (j.is_discarded()) continue;  // a torn last line: the episode runs again on a rerun
     KFORGE_ASSIGN_OR_RETURN(dataset::Trajectory t,

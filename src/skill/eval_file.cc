@@ -131,6 +131,8 @@ StatusOr<json> ReadEvalReport(const fs::path& argument) {
                                      ": a folder without eval.json (not a skill eval's output)");
   } else if (!fs::exists(argument, ec)) {
     return Status::InvalidArgument(argument.string() + ": no such skill eval folder or file");
+  } else if (!fs::is_regular_file(argument, ec)) {  // a device or a FIFO may never end
+    return Status::InvalidArgument(argument.string() + ": not a regular file (not a skill eval's output)");
   }
   KFORGE_ASSIGN_OR_RETURN(std::string text, common::ReadFile(file));
   KFORGE_ASSIGN_OR_RETURN(json eval, common::ParseJson(text, file.string()));

@@ -28,6 +28,11 @@ namespace {
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
+/// How long a new connection may take to say hello.
+constexpr auto kHelloWait = std::chrono::seconds(10);
+/// Bytes of one connection's requests held unanswered before the server stops reading from it.
+constexpr size_t kMaxPendingBytes = 2 * kMaxRequestLine;
+
 std::atomic<bool> g_stop{false};
 void OnStopSignal(int) { g_stop = true; }
 
@@ -43,54 +48,111 @@ StatusOr<sockaddr_un> AddressOf(const std::filesystem::path& path) {
   return addr;
 }
 
-/// Keys whose values differ between two fingerprints, as "key: server X, client Y".
+/// Keys whose values differ between two fingerprints, as "key: server X, client Y" (a client's
+/// values and keys cut short).
 std::string Differences(const json& server, const json& client) {
+  auto text = [](const json& value) { return common::JsonText(value).substr(0, 120); };
   std::string out;
   for (const auto& [key, value] : server.items()) {
     const json theirs = client.contains(key) ? client[key] : json();
-    if (theirs != value) out += (out.empty() ? "" : "; ") + key + ": server " + value.dump() + ", client " + theirs.dump();
+    if (theirs != value) out += (out.empty() ? "" : "; ") + key + ": server " + text(value) + ", client " + text(theirs);
   }
   for (const auto& [key, value] : client.items())
-    if (!server.contains(key)) out += (out.empty() ? "" : "; ") + key + ": unknown to the server";
+    if (!server.contains(key)) out += (out.empty() ? "" : "; ") + common::KeyText(key.substr(0, 60)) + ": unknown to the server";
+  if (out.size() > 2000) out = out.substr(0, 2000) + "...";
   return out;
 }
 
-/// One client: its hello, then its requests judged and answered in order.
-void Serve(VerifyService& service, int fd, const json& fingerprint) {
-  LineReader reader(fd);
-  auto hello_line = reader.Next();
+/// What the connections share: the service, the limits, and when the server was last busy.
+struct Shared {
+  VerifyService& service;
+  const json fingerprint;
+  const ServeOptions& options;
+  std::mutex mu;  // guards the two below
+  Clock::time_point last_activity = Clock::now();
+  int in_flight = 0;  ///< requests read and not yet answered, over every connection
+
+  void Touch(int in_flight_change = 0) {
+    std::lock_guard<std::mutex> lock(mu);
+    last_activity = Clock::now();
+    in_flight += in_flight_change;
+  }
+};
+
+/// A verdict already decided (a request refused), as the future a submitted one gives.
+std::future<Judged> Refused(const std::string& label, uint64_t seed, const std::string& message) {
+  std::promise<Judged> refused;
+  refused.set_value(HarnessFailure(label, seed, message));
+  return refused.get_future();
+}
+
+/// The verdict of one request line (or of why the line could not be read), submitted to the service.
+std::future<Judged> Submit(VerifyService& service, const StatusOr<std::optional<std::string>>& line,
+                           int line_number) {
+  const std::string where = "judge server: request line " + std::to_string(line_number) + ": ";
+  if (!line.ok()) return Refused("", 0, where + line.status().message() + " (the server's limit for a request)");
+  StatusOr<json> request = common::ParseJson(**line, "request");
+  StatusOr<std::pair<SolutionInput, uint64_t>> parsed =
+      request.ok() ? RequestFromJson(*request) : StatusOr<std::pair<SolutionInput, uint64_t>>(request.status());
+  if (!parsed.ok()) {
+    std::string label;
+    if (request.ok() && request->is_object() && request->contains("label") && (*request)["label"].is_string())
+      label = (*request)["label"].get<std::string>();
+    return Refused(label, 0, where + parsed.status().message());
+  }
+  return service.Submit(std::move(parsed->first), parsed->second);
+}
+
+/// One client: its hello, then its requests judged and answered in order. Nothing a client sends
+/// ends more than its own connection.
+void Serve(Shared& shared, int fd) {
+  LineReader reader(fd, kMaxRequestLine);
+  const auto hello_by = Clock::now() + kHelloWait;
+  auto hello_line = reader.Next([&] { return Clock::now() >= hello_by ? std::string("no hello") : std::string(); });
   if (!hello_line.ok() || !*hello_line) return;
-  json hello = json::parse(**hello_line, nullptr, false);
+  StatusOr<json> hello = common::ParseJson(**hello_line, "hello");
+  StatusOr<json> fingerprint = hello.ok() ? HelloFromJson(*hello) : StatusOr<json>(hello.status());
   std::string refusal;
-  if (!hello.is_object() || hello.value("protocol", "") != kJudgeProtocol)
-    refusal = std::string("expected a hello for protocol ") + kJudgeProtocol;
-  else if (std::string diff = Differences(fingerprint, hello.value("fingerprint", json::object())); !diff.empty())
+  if (!fingerprint.ok())
+    refusal = std::string("expected a hello for protocol ") + kJudgeProtocol + " (" + fingerprint.status().message() + ")";
+  else if (std::string diff = Differences(shared.fingerprint, *fingerprint); !diff.empty())
     refusal = "options differ from the server's (" + diff + "); start a server with the same options";
   if (!WriteLine(fd, json{{"ok", refusal.empty()}, {"message", refusal}}.dump()).ok() || !refusal.empty()) return;
 
+  struct Pending {
+    std::future<Judged> judged;
+    size_t bytes;
+  };
   std::mutex mu;
   std::condition_variable cv;
-  std::deque<std::future<Judged>> pending;
-  bool reading = true;
+  std::deque<Pending> pending;
+  size_t pending_bytes = 0;  // of the requests read and not yet answered: reading waits above the limit
+  bool reading = true, writing = true;
   std::thread read_thread([&] {
-    for (int line_number = 2;; ++line_number) {
-      auto line = reader.Next();
-      if (!line.ok() || !*line) break;
-      json request = json::parse(**line, nullptr, false);
-      auto parsed = RequestFromJson(request);
-      std::future<Judged> result;
-      if (parsed.ok()) {
-        result = service.Submit(std::move(parsed->first), parsed->second);
-      } else {
-        std::promise<Judged> refused;
-        refused.set_value(HarnessFailure(request.is_object() ? request.value("label", "?") : "?", 0,
-                                         "judge server: request line " + std::to_string(line_number) + ": " +
-                                             parsed.status().message()));
-        result = refused.get_future();
+    try {
+      for (int line_number = 2;; ++line_number) {
+        auto line = reader.Next();
+        if (line.ok() && !*line) break;
+        if (!line.ok() && line.status().code() != Status::Code::kResourceExhausted) break;
+        const size_t bytes = line.ok() ? (*line)->size() : 0;
+        {
+          std::unique_lock<std::mutex> lock(mu);
+          cv.wait(lock, [&] { return !writing || pending_bytes == 0 || pending_bytes + bytes <= kMaxPendingBytes; });
+          if (!writing) break;
+        }
+        shared.Touch(+1);
+        std::future<Judged> judged;
+        try {
+          judged = Submit(shared.service, line, line_number);
+        } catch (const std::exception& e) {
+          judged = Refused("", 0, std::string("judge server: request line ") + std::to_string(line_number) + ": " + e.what());
+        }
+        std::lock_guard<std::mutex> lock(mu);
+        pending.push_back({std::move(judged), bytes});
+        pending_bytes += bytes;
+        cv.notify_all();
       }
-      std::lock_guard<std::mutex> lock(mu);
-      pending.push_back(std::move(result));
-      cv.notify_all();
+    } catch (const std::exception&) {  // only resources running out: this connection ends
     }
     std::lock_guard<std::mutex> lock(mu);
     reading = false;
@@ -98,7 +160,7 @@ void Serve(VerifyService& service, int fd, const json& fingerprint) {
   });
   bool writable = true;
   while (true) {
-    std::future<Judged> next;
+    Pending next;
     {
       std::unique_lock<std::mutex> lock(mu);
       cv.wait(lock, [&] { return !pending.empty() || !reading; });
@@ -106,13 +168,34 @@ void Serve(VerifyService& service, int fd, const json& fingerprint) {
       next = std::move(pending.front());
       pending.pop_front();
     }
-    Judged judged = next.get();  // judged even when the client left: the service owns the job
-    if (writable && !WriteLine(fd, common::JsonText(JudgedToJson(judged))).ok()) {
+    std::string reply;
+    try {
+      reply = common::JsonText(JudgedToJson(next.judged.get()));  // judged even when the client left
+    } catch (const std::exception& e) {
+      reply = common::JsonText(JudgedToJson(HarnessFailure("", 0, std::string("judge server: ") + e.what())));
+    }
+    if (writable && !WriteLine(fd, reply).ok()) {
       writable = false;
       ::shutdown(fd, SHUT_RDWR);  // the reader stops too
     }
+    shared.Touch(-1);
+    std::lock_guard<std::mutex> lock(mu);
+    pending_bytes -= next.bytes;
+    cv.notify_all();
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    writing = false;
+    cv.notify_all();
   }
   read_thread.join();
+}
+
+/// Tells a client it was not let in, without waiting on it, and closes its connection.
+void Turn(int fd, const std::string& why) {
+  const std::string line = json{{"ok", false}, {"message", why}}.dump() + "\n";
+  (void)::send(fd, line.data(), line.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+  ::close(fd);
 }
 
 /// A listening socket at `path`: a stale socket there is replaced, a live one or another file refused.
@@ -170,7 +253,7 @@ Status ServeJudge(VerifyService& service, const ServeOptions& options) {
   ::sigaction(SIGINT, &action, &old_int);
   ::sigaction(SIGTERM, &action, &old_term);
 
-  const json fingerprint = JudgeFingerprint(service.options());
+  Shared shared{service, JudgeFingerprint(service.options()), options};
   std::mutex mu;
   std::list<int> open_fds;
   struct Connection {
@@ -178,9 +261,6 @@ Status ServeJudge(VerifyService& service, const ServeOptions& options) {
     std::shared_ptr<std::atomic<bool>> done = std::make_shared<std::atomic<bool>>(false);
   };
   std::list<Connection> connections;
-  std::atomic<int> active{0};
-  auto last_activity = Clock::now();
-  std::mutex activity_mu;
   if (options.say) options.say("serve: listening on " + path + " (pid " + std::to_string(::getpid()) + ")");
   while (!g_stop) {
     for (auto it = connections.begin(); it != connections.end();) {  // join those that ended
@@ -202,29 +282,39 @@ Status ServeJudge(VerifyService& service, const ServeOptions& options) {
         ::close(fd);  // another user's process: the socket's mode should have kept it out
         continue;
       }
-      ++active;
+      if (connections.size() >= static_cast<size_t>(options.max_clients)) {
+        Turn(fd, "the judge server has " + std::to_string(options.max_clients) +
+                     " clients already (kforge serve --max-clients); try again when one is done");
+        continue;
+      }
+      shared.Touch();
       std::lock_guard<std::mutex> lock(mu);
       open_fds.push_back(fd);
       auto it = std::prev(open_fds.end());
       Connection& c = connections.emplace_back();
       c.thread = std::thread([&, fd, it, done = c.done] {
-        Serve(service, fd, fingerprint);
+        try {
+          Serve(shared, fd);
+        } catch (const std::exception& e) {  // resources running out: this connection alone ends
+          if (options.say) options.say(std::string("serve: a connection ended: ") + e.what());
+        }
         {
           std::lock_guard<std::mutex> lock(mu);
           open_fds.erase(it);
         }
         ::close(fd);
-        std::lock_guard<std::mutex> lock(activity_mu);
-        last_activity = Clock::now();
-        --active;
+        shared.Touch();
         *done = true;
       });
       continue;
     }
-    std::lock_guard<std::mutex> lock(activity_mu);
-    const double idle = std::chrono::duration<double>(Clock::now() - last_activity).count();
-    if (options.idle_timeout_s > 0 && active == 0 && idle >= options.idle_timeout_s) {
-      if (options.say) options.say("serve: idle for " + std::to_string(static_cast<int>(idle)) + " s; stopping");
+    std::lock_guard<std::mutex> lock(shared.mu);
+    const double idle = std::chrono::duration<double>(Clock::now() - shared.last_activity).count();
+    if (options.idle_timeout_s > 0 && shared.in_flight == 0 && idle >= options.idle_timeout_s) {
+      if (options.say)
+        options.say("serve: idle for " + std::to_string(static_cast<int>(idle)) + " s" +
+                    (connections.empty() ? "" : " (" + std::to_string(connections.size()) + " idle connections closed)") +
+                    "; stopping");
       break;
     }
   }

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "fakes/command.h"
+#include "fakes/special_files.h"
 
 namespace {
 
@@ -91,6 +92,31 @@ TEST(BenchCliTest, BadSolutionAndUnknownTaskGetRecords) {
   EXPECT_EQ(run.records[0]["status"], "invalid_solution");
   EXPECT_EQ(run.exit_code, 1);
   EXPECT_NE(run.stderr_text.find("bench: 0 timed of 1"), std::string::npos) << run.stderr_text;
+}
+
+TEST(BenchCliTest, JUnitIntoADeviceOrAFifoLeavesItWhatItWas) {
+  const fs::path dir = fs::temp_directory_path() / ("kforge_bench_junit_" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  const std::string bad = (dir / "bad.json").string();
+  std::ofstream(bad) << "{\"schema\": \"kforge.solution/1\", \"task\": \"core/softmax\", \"source\": 3}";
+  if (!kforge::fakes::MakeNullDevice(dir / "null")) {
+    fs::remove_all(dir);
+    GTEST_SKIP() << "mknod is not allowed here (it needs CAP_MKNOD)";
+  }
+  BenchRun run = Bench("--junit " + (dir / "null").string() + " " + bad);
+  EXPECT_EQ(run.exit_code, 1) << run.stderr_text;
+  EXPECT_TRUE(kforge::fakes::IsNullDevice(dir / "null")) << "the device was replaced by a file";
+  std::string xml;
+  {
+    kforge::fakes::FifoReader reader(dir / "fifo");
+    ASSERT_TRUE(reader.ok());
+    run = Bench("--junit " + (dir / "fifo").string() + " " + bad);
+    xml = reader.Finish();
+  }
+  EXPECT_EQ(run.exit_code, 1) << run.stderr_text;
+  EXPECT_TRUE(kforge::fakes::IsFifo(dir / "fifo")) << "the FIFO was replaced by a file";
+  EXPECT_NE(xml.find("<testsuite name=\"kforge bench\""), std::string::npos) << xml;
+  fs::remove_all(dir);
 }
 
 TEST(BenchCliTest, WithoutGpuEveryRecordSaysNoGpu) {

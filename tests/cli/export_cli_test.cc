@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -274,3 +275,19 @@ TEST_F(ExportCliTest, NothingCorrectSuggestsIncludeIncorrect) {
 }
 
 }  // namespace
+
+TEST_F(ExportCliTest, AnEndlessInputIsAnErrorNotAHang) {
+  const std::set<std::string> before = Files();
+  for (const auto& [args, message] : std::vector<std::pair<std::string, std::string>>{
+           {"/dev/zero --out out", "/dev/zero:1: a line longer than 64 MiB"},
+           {"run --holdout /dev/zero --out out", "--holdout /dev/zero:1: a line longer than 4096 bytes"}}) {
+    const auto start = std::chrono::steady_clock::now();
+    kforge::fakes::CommandResult run = kforge::fakes::RunCommand("cd " + dir_.string() + " && timeout 60 " +
+                                                                 KFORGE_BINARY + " export " + args + " 2>&1");
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    EXPECT_EQ(run.exit_code, 2) << args << "\n" << run.out;
+    EXPECT_NE(run.out.find(message), std::string::npos) << run.out;
+    EXPECT_LT(seconds, 30) << args;
+  }
+  EXPECT_EQ(Files(), before) << "nothing written";
+}

@@ -734,8 +734,15 @@ TEST_F(GenerateCliTest, RecordNeverAppendsToWhatTheRunReadsOrKeeps) {
   GenRun replayed = Generate("--filter demo/relu --teacher replay:" + cassette.string() + " --record " +
                              cassette.string());
   EXPECT_EQ(replayed.exit_code, 2) << replayed.err;
-  EXPECT_NE(replayed.err.find("which this run reads or keeps"), std::string::npos) << replayed.err;
+  EXPECT_NE(replayed.err.find("which this run reads; record to another file"), std::string::npos) << replayed.err;
   EXPECT_EQ(fs::file_size(cassette), size);
+  // A new run: its log does not exist yet, so only its name tells that it is the run's.
+  ASSERT_FALSE(fs::exists(out_ / "trajectories.jsonl"));
+  GenRun fresh = Generate("--filter demo/relu --teacher replay:" + cassette.string() + " --record " +
+                          (out_ / "trajectories.jsonl").string());
+  EXPECT_EQ(fresh.exit_code, 2) << fresh.err;
+  EXPECT_NE(fresh.err.find("is inside the run folder"), std::string::npos) << fresh.err;
+  EXPECT_TRUE(fresh.records.empty());
   GenRun first = Generate("--filter demo/relu --teacher replay:" + cassette.string());
   ASSERT_EQ(first.exit_code, 0) << first.err;
   GenRun kept = Generate("--filter 'demo/*' --teacher replay:" + cassette.string() + " --record " +

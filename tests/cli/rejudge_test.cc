@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -16,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "export/record_builder.h"
+#include "fakes/command.h"
 
 namespace kforge::cli {
 namespace {
@@ -109,6 +111,66 @@ TEST_F(RejudgeTest, AMissingRunIsAUsageError) {
   std::string err = ::testing::internal::GetCapturedStderr();
   EXPECT_EQ(code, 2);
   EXPECT_NE(err.find("kforge verify --rejudge: "), std::string::npos) << err;
+}
+
+TEST_F(RejudgeTest, AFileWithoutTrajectoryRecordsIsRefusedAndNothingIsWrittenBesideIt) {
+  fs::create_directories(dir_ / "etc");
+  std::ofstream(dir_ / "etc/passwd") << "root:x:0:0:root:/root:/bin/bash\n{\"id\": \"x\"}\n";
+  verify::VerifyOptions options;
+  options.tasks_root = dir_ / "tasks";
+  options.worker_program = KFORGE_FAKE_WORKER;
+  ::testing::internal::CaptureStderr();
+  int code = RejudgeRuns({(dir_ / "etc/passwd").string()}, options);
+  std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(code, 2) << err;
+  EXPECT_NE(err.find("etc/passwd: no trajectory record in it"), std::string::npos) << err;
+  std::vector<std::string> files;
+  for (const auto& entry : fs::directory_iterator(dir_ / "etc")) files.push_back(entry.path().filename().string());
+  EXPECT_EQ(files, std::vector<std::string>{"passwd"});
+}
+
+TEST_F(RejudgeTest, EachRecordsFileGetsAnOutputNamedAfterIt) {
+  using kforge::testing::MakeRecord;
+  using kforge::testing::RecordSpec;
+  RecordSpec spec;
+  spec.source = kforge::testing::kReluSource;
+  kforge::testing::WriteRecords((dir_ / "run/a.jsonl").string(), {MakeRecord(spec)});
+  spec.source = std::string(kforge::testing::kReluSource) + "// fake:mismatch\n";
+  kforge::testing::WriteRecords((dir_ / "run/b.jsonl").string(), {MakeRecord(spec)});
+  verify::VerifyOptions options;
+  options.tasks_root = dir_ / "tasks";
+  options.worker_program = KFORGE_FAKE_WORKER;
+  options.use_cache = false;
+  ::testing::internal::CaptureStderr();
+  int code = RejudgeRuns({(dir_ / "run/a.jsonl").string(), (dir_ / "run/b.jsonl").string()}, options);
+  std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(code, 1) << err;
+  EXPECT_FALSE(fs::exists(dir_ / "run/rejudged.jsonl"));
+  auto status_in = [&](const char* name) {
+    return nlohmann::json::parse(ReadText(dir_ / "run" / name))["verdict"]["status"].get<std::string>();
+  };
+  EXPECT_EQ(status_in("a.rejudged.jsonl"), "ok");
+  EXPECT_EQ(status_in("b.rejudged.jsonl"), "mismatch");
+
+  // A folder and its records file write one output: refused before anything is judged.
+  kforge::testing::WriteRecords((dir_ / "run/trajectories.jsonl").string(), {MakeRecord(spec)});
+  ::testing::internal::CaptureStderr();
+  code = RejudgeRuns({(dir_ / "run").string(), (dir_ / "run/./trajectories.jsonl").string()}, options);
+  err = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(code, 2) << err;
+  EXPECT_NE(err.find("would both write " + (dir_ / "run/rejudged.jsonl").string()), std::string::npos) << err;
+  EXPECT_FALSE(fs::exists(dir_ / "run/rejudged.jsonl"));
+}
+
+TEST_F(RejudgeTest, AnEndlessInputIsAnErrorNotAHang) {
+  const auto start = std::chrono::steady_clock::now();
+  fakes::CommandResult run = fakes::RunCommand("timeout 60 " + std::string(KFORGE_BINARY) +
+                                               " verify --rejudge --compile-only --tasks " + (dir_ / "tasks").string() +
+                                               " /dev/zero 2>&1");
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(run.exit_code, 2) << run.out;
+  EXPECT_NE(run.out.find("/dev/zero:1: a line longer than 64 MiB"), std::string::npos) << run.out;
+  EXPECT_LT(seconds, 30);
 }
 
 }  // namespace

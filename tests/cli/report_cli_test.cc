@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -14,6 +15,7 @@
 
 #include "export/record_builder.h"
 #include "fakes/command.h"
+#include "fakes/special_files.h"
 #include "kforge/skill/eval.h"
 
 namespace {
@@ -164,6 +166,64 @@ TEST_F(ReportCliTest, HtmlNeverReplacesAnInput) {
   }
   std::ifstream after(dir_ / "after/trajectories.jsonl");
   EXPECT_EQ(std::string(std::istreambuf_iterator<char>(after), {}), before);
+}
+
+TEST_F(ReportCliTest, HtmlNeverLandsInsideAnInputRunFolder) {
+  std::ofstream(dir_ / "after/run.json") << "{\"schema\": \"kforge.run/1\"}\n";
+  std::ofstream(dir_ / "after/unfinished.jsonl") << "";
+  // By name: the files a resume reads, a file not there yet, a path through `..`, the records file given.
+  for (const char* args : {"after --html after/run.json", "after --html after/unfinished.jsonl",
+                           "after --html after/report.html", "after --html before/../after/report.html",
+                           "before --baseline after/trajectories.jsonl --html after/page.html",
+                           "after/trajectories.jsonl --html after/page.html"}) {
+    CliRun run = Report(args);
+    EXPECT_EQ(run.exit_code, 2) << args << "\n" << run.err;
+    EXPECT_NE(run.err.find("is inside the input folder"), std::string::npos) << args << "\n" << run.err;
+    EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << run.err;
+  }
+  std::ifstream run_json(dir_ / "after/run.json");
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(run_json), {}), "{\"schema\": \"kforge.run/1\"}\n");
+  EXPECT_FALSE(fs::exists(dir_ / "after/report.html"));
+  // By inode: the run folder under another name (a link to it).
+  fs::create_directory_symlink(dir_ / "after", dir_ / "alias");
+  CliRun linked = Report("after --html alias/page.html");
+  EXPECT_EQ(linked.exit_code, 2) << linked.err;
+  CliRun beside = Report("after --html page.html");
+  EXPECT_EQ(beside.exit_code, 0) << beside.err;
+}
+
+TEST_F(ReportCliTest, HtmlIntoADeviceOrAFifoLeavesItWhatItWas) {
+  const fs::path device = dir_ / "null";
+  if (!kforge::fakes::MakeNullDevice(device)) GTEST_SKIP() << "mknod is not allowed here (it needs CAP_MKNOD)";
+  CliRun run = Report("after --html null");
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_TRUE(kforge::fakes::IsNullDevice(device)) << "the device was replaced by a file";
+  std::string page;
+  {
+    kforge::fakes::FifoReader reader(dir_ / "fifo");
+    ASSERT_TRUE(reader.ok());
+    run = Report("after --html fifo");
+    page = reader.Finish();
+  }
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_TRUE(kforge::fakes::IsFifo(dir_ / "fifo")) << "the FIFO was replaced by a file";
+  EXPECT_NE(page.find("<svg"), std::string::npos) << "the page went through the FIFO";
+  run = Report("after --html fifo");  // no reader now: refused, not waited on
+  EXPECT_EQ(run.exit_code, 2) << run.err;
+  EXPECT_NE(run.err.find("a FIFO that no reader holds open"), std::string::npos) << run.err;
+  EXPECT_TRUE(kforge::fakes::IsFifo(dir_ / "fifo"));
+}
+
+TEST_F(ReportCliTest, AnEndlessInputIsAnErrorNotAHang) {
+  for (const char* args : {"/dev/zero", "after --baseline /dev/zero"}) {
+    const auto start = std::chrono::steady_clock::now();
+    kforge::fakes::CommandResult run =
+        kforge::fakes::RunCommand("cd " + dir_.string() + " && timeout 60 " + KFORGE_BINARY + " report " + args + " 2>&1");
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    EXPECT_EQ(run.exit_code, 2) << args << "\n" << run.out;
+    EXPECT_NE(run.out.find("/dev/zero:1: a line longer than 64 MiB"), std::string::npos) << run.out;
+    EXPECT_LT(seconds, 30) << args;
+  }
 }
 
 TEST_F(ReportCliTest, PerTaskRowsEscapeControlCharacters) {

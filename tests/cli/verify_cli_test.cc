@@ -19,6 +19,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "fakes/special_files.h"
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -325,6 +327,44 @@ TEST_F(VerifyCliTest, DerivedVariantsDoNotDecideThePlanCheck) {
 }
 
 // Mistakes of the caller are usage errors: exit 2, one line on stderr, no verdict blaming a solution.
+TEST_F(VerifyCliTest, JUnitIntoADeviceOrAFifoLeavesItWhatItWas) {
+  const std::string relu = std::string(KFORGE_SOURCE_DIR) + "/examples/demo/relu.json";
+  if (!kforge::fakes::MakeNullDevice(dir_ / "null")) GTEST_SKIP() << "mknod is not allowed here (it needs CAP_MKNOD)";
+  CliRun run = Verify({"--junit", (dir_ / "null").string(), relu});
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_TRUE(kforge::fakes::IsNullDevice(dir_ / "null")) << "the device was replaced by a file";
+  std::string xml;
+  {
+    kforge::fakes::FifoReader reader(dir_ / "fifo");
+    ASSERT_TRUE(reader.ok());
+    run = Verify({"--junit", (dir_ / "fifo").string(), relu});
+    xml = reader.Finish();
+  }
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_TRUE(kforge::fakes::IsFifo(dir_ / "fifo")) << "the FIFO was replaced by a file";
+  EXPECT_NE(xml.find("<testsuite name=\"kforge verify\""), std::string::npos) << xml;
+}
+
+TEST_F(VerifyCliTest, JUnitNeverLandsInATaskFolder) {
+  fs::create_directories(dir_ / "tasks/demo");
+  fs::copy(std::string(KFORGE_SOURCE_DIR) + "/tasks/demo/relu", dir_ / "tasks/demo/relu", fs::copy_options::recursive);
+  const std::string task = (dir_ / "tasks/demo/relu/task.json").string();
+  std::ifstream in(task);
+  const std::string before(std::istreambuf_iterator<char>(in), {});
+  const std::string relu = std::string(KFORGE_SOURCE_DIR) + "/examples/demo/relu.json";
+  for (const std::string& junit : {task, (dir_ / "tasks/demo/relu/report.xml").string(),
+                                   (dir_ / "tasks/demo/../demo/relu/task.json").string()}) {
+    CliRun run = VerifyCommand("--compile-only --no-cache --tasks " + (dir_ / "tasks").string() + " --junit " + junit +
+                               " " + relu);
+    EXPECT_EQ(run.exit_code, 2) << junit << "\n" << run.output;
+    EXPECT_NE(run.output.find("inside the task folder " + (dir_ / "tasks/demo/relu").string()), std::string::npos)
+        << run.output;
+  }
+  std::ifstream after(task);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(after), {}), before);
+  EXPECT_FALSE(fs::exists(dir_ / "tasks/demo/relu/report.xml"));
+}
+
 TEST_F(VerifyCliTest, CallerMistakesAreUsageErrors) {
   std::string good = Write("good.json", Solution(kRelu, kLaunch));
   fs::create_directories(dir_ / "d.jsonl");

@@ -1,13 +1,20 @@
 #include "kforge/common/files.h"
 
 #include <stdlib.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include <gtest/gtest.h>
+
+#include "fakes/special_files.h"
 
 namespace kforge::common {
 namespace {
@@ -38,6 +45,72 @@ TEST_F(FilesTest, WriteAtomicReplacesWholeAndLeavesNoTemporaryFile) {
   int entries = 0;
   for (const auto& entry : fs::directory_iterator(dir_)) entries += entry.path() == file ? 0 : 1;
   EXPECT_EQ(entries, 0) << "a temporary file was left behind";
+}
+
+TEST_F(FilesTest, WriteAtomicWritesIntoADeviceOrAFifoAndNeverReplacesIt) {
+  const fs::path device = dir_ / "null";
+  if (!fakes::MakeNullDevice(device)) GTEST_SKIP() << "mknod is not allowed here (it needs CAP_MKNOD)";
+  Status written = WriteFileAtomic(device, "discarded");
+  EXPECT_TRUE(written.ok()) << written.message();
+  EXPECT_TRUE(fakes::IsNullDevice(device)) << "the device was replaced";
+  fs::create_symlink(device, dir_ / "link-to-null");
+  EXPECT_TRUE(WriteFileAtomic(dir_ / "link-to-null", "x").ok());
+  EXPECT_TRUE(fs::is_symlink(dir_ / "link-to-null"));
+  EXPECT_TRUE(fakes::IsNullDevice(device));
+
+  const fs::path fifo = dir_ / "fifo";
+  {
+    fakes::FifoReader reader(fifo);
+    ASSERT_TRUE(reader.ok());
+    std::string big(300000, 'x');  // more than a pipe holds: the reader drains it meanwhile
+    written = WriteFileAtomic(fifo, big);
+    EXPECT_TRUE(written.ok()) << written.message();
+    EXPECT_EQ(reader.Finish(), big);
+  }
+  EXPECT_TRUE(fakes::IsFifo(fifo));
+  Status no_reader = WriteFileAtomic(fifo, "x");  // nobody reads it now: refused, not waited on
+  EXPECT_FALSE(no_reader.ok());
+  EXPECT_NE(no_reader.message().find("no reader"), std::string::npos) << no_reader.message();
+  EXPECT_TRUE(fakes::IsFifo(fifo));
+
+  int listener = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  const std::string socket_path = (dir_ / "sock").string();
+  std::strncpy(addr.sun_path, socket_path.c_str(), sizeof(addr.sun_path) - 1);
+  ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  Status socket_refused = WriteFileAtomic(socket_path, "x");
+  ::close(listener);
+  EXPECT_NE(socket_refused.message().find("a socket, not a file"), std::string::npos) << socket_refused.message();
+  EXPECT_TRUE(fs::is_socket(socket_path));
+  int entries = 0;
+  for (const auto& entry : fs::directory_iterator(dir_)) entries += entry.path().filename().string().find(".tmp.") != std::string::npos;
+  EXPECT_EQ(entries, 0) << "a temporary file was left behind";
+}
+
+TEST_F(FilesTest, SameFileAndIsInsideCompareByNameAndByInode) {
+  fs::create_directories(dir_ / "run/sub");
+  std::ofstream(dir_ / "run/run.json") << "{}";
+  fs::create_directory_symlink(dir_ / "run", dir_ / "alias");
+  // By name: a file not created yet, spelled through `..` and a link to its folder.
+  EXPECT_TRUE(SameFile(dir_ / "run/new.jsonl", dir_ / "run/sub/../new.jsonl"));
+  EXPECT_TRUE(SameFile(dir_ / "alias/new.jsonl", dir_ / "run/new.jsonl"));
+  EXPECT_FALSE(SameFile(dir_ / "run/new.jsonl", dir_ / "run/other.jsonl"));
+  // By inode: a hard link.
+  fs::create_hard_link(dir_ / "run/run.json", dir_ / "elsewhere.json");
+  EXPECT_TRUE(SameFile(dir_ / "elsewhere.json", dir_ / "run/run.json"));
+
+  EXPECT_TRUE(IsInside(dir_ / "run/report.html", dir_ / "run"));
+  EXPECT_TRUE(IsInside(dir_ / "run", dir_ / "run/"));
+  EXPECT_TRUE(IsInside(dir_ / "alias/sub/x", dir_ / "run"));
+  EXPECT_TRUE(IsInside(dir_ / "run/sub/../../run/x", dir_ / "run"));
+  EXPECT_FALSE(IsInside(dir_ / "runs/x", dir_ / "run")) << "a name that starts the same is not inside";
+  EXPECT_FALSE(IsInside(dir_ / "elsewhere.json", dir_ / "run"));
+  const fs::path cwd = fs::current_path();
+  fs::current_path(dir_ / "run/sub");
+  EXPECT_TRUE(IsInside("../x.html", dir_ / "run"));
+  EXPECT_TRUE(IsInside("x.html", "."));
+  fs::current_path(cwd);
 }
 
 TEST_F(FilesTest, ErrorsNameTheFile) {

@@ -24,12 +24,22 @@ StatusOr<std::string> ReadFile(const std::filesystem::path& path);
 /// Writes `bytes` to a temporary file beside `path` (unique per process and call, created with
 /// O_EXCL | O_NOFOLLOW, so a planted link is never followed) and renames it over `path` (a link at
 /// `path` is replaced, not followed); the temporary file is removed on failure. Does not create
-/// folders.
+/// folders. What is not a regular file is never renamed over: a character device or a FIFO at `path`
+/// (or where a link at `path` points) is written into in place (a FIFO only when a reader has it
+/// open), and a folder, block device or socket is refused; each stays what it was.
 Status WriteFileAtomic(const std::filesystem::path& path, std::string_view bytes);
 
 /// A file's identity: device and inode (hard links and other names of one file compare equal).
 /// nullopt when it cannot be stat'ed.
 std::optional<std::pair<uint64_t, uint64_t>> FileIdentity(const std::filesystem::path& path);
+
+/// Whether `a` and `b` name one file: by name (absolute, with `.`, `..` and the links that exist
+/// resolved, so a file not created yet counts) or by device and inode (hard links, bind mounts).
+bool SameFile(const std::filesystem::path& a, const std::filesystem::path& b);
+
+/// Whether `path` is `folder` or lies below it: by name as SameFile compares, or because a folder
+/// above `path` that exists is `folder` by device and inode.
+bool IsInside(const std::filesystem::path& path, const std::filesystem::path& folder);
 
 /// An advisory lock (flock) on a lock file, held while the object lives and released by the kernel
 /// when the process dies. The file holds the holder's pid, for the message of whoever is refused.

@@ -36,7 +36,8 @@ class JsonlReader {
   ~JsonlReader();
 
   /// The next line, or nullopt at the end. A line that is not JSON is a ParseError naming
-  /// `path:line`.
+  /// `path:line`. A line longer than kMaxLineBytes is an IoError, and the last line read: an endless
+  /// input (/dev/zero) is never read to its end.
   std::optional<Line> Next();
 
   /// Next() without parsing, for a pass that reads a few fields with its own SAX handler: the line
@@ -56,6 +57,7 @@ class JsonlReader {
   std::string label_;
   int number_ = 0;
   uint64_t offset_ = 0;  ///< of the next byte to read
+  bool stopped_ = false;  ///< a line past the cap was read: nothing after it is
 };
 
 /// The limits a line is parsed under: JsonLimits with 2^22 values.
@@ -64,9 +66,9 @@ JsonLimits JsonLineLimits();
 /// Whether a line holds nothing but spaces, tabs and a carriage return.
 bool IsBlankLine(std::string_view line);
 
-/// Reads one line (without its newline, at most kMaxLineBytes of it kept) into `line`; false at the
-/// end of the file. `complete` says whether a newline ended it, `too_long` whether bytes were dropped,
-/// and `consumed` counts the bytes read, newline included. JsonlReader reads with it; so does a
+/// Reads one line (without its newline) into `line`; false at the end of the file. `complete` says
+/// whether a newline ended it, `consumed` counts the bytes read, newline included. Reading stops at
+/// a line's kMaxLineBytes + 1st byte, with `too_long` set: the rest of that line is left unread. JsonlReader reads with it; so does a
 /// reader that needs every byte's place (dataset::AppendLog's index).
 bool ReadLine(std::FILE* file, std::string& line, bool& complete, bool& too_long, uint64_t& consumed);
 

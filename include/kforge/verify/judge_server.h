@@ -4,7 +4,9 @@
 // solutions were sent and are those a cold verify with the same options and seed gives.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
+#include <optional>
 #include <filesystem>
 #include <functional>
 #include <future>
@@ -24,8 +26,11 @@ nlohmann::json JudgeFingerprint(const VerifyOptions& options);
 
 struct ServeOptions {
   std::filesystem::path socket;
-  /// Stop after this long with no connection open. 0 = never.
+  /// Stop after this long with no request in flight and none received, whether or not clients are
+  /// connected (an idle client's connection is closed). 0 = never.
   double idle_timeout_s = 900;
+  /// Connections open at once; a client beyond them is refused with a line that says so. Default 32.
+  int max_clients = 32;
   /// Where the server's own lines go (listening, stopping); none when empty.
   std::function<void(const std::string&)> say;
 };
@@ -35,18 +40,34 @@ struct ServeOptions {
 /// SIGINT/SIGTERM. Removes the socket on the way out. Errors are one line naming the path.
 Status ServeJudge(VerifyService& service, const ServeOptions& options);
 
+/// How long a client waits on a judge server.
+struct JudgeTimeouts {
+  /// For the server's answer to the hello (connecting included). Default 30 s.
+  std::chrono::milliseconds hello{30000};
+  /// For the next verdict, counted from when the oldest unanswered solution was sent or the last
+  /// verdict came, whichever is later. Default ReplyTimeout(options).
+  std::chrono::milliseconds reply{0};
+};
+
+/// The longest a client waits for a verdict: what the server's own deadlines allow one solution
+/// (compile_timeout + check_allowance + kernel_timeout × (trials + 8)), plus 30 s.
+std::chrono::milliseconds ReplyTimeout(const VerifyOptions& options);
+
 /// One client's connection to a judge server.
 class JudgeConnection {
  public:
-  /// Connects and compares fingerprints; the error says what differs or why it could not connect.
+  /// Connects and compares fingerprints; the error says what differs, why it could not connect, or
+  /// that no answer came in time. `timeouts`: JudgeTimeouts with ReplyTimeout(options) when not given.
   static StatusOr<std::unique_ptr<JudgeConnection>> Open(const std::filesystem::path& socket,
-                                                         const VerifyOptions& options);
+                                                         const VerifyOptions& options,
+                                                         std::optional<JudgeTimeouts> timeouts = std::nullopt);
   ~JudgeConnection();
   JudgeConnection(const JudgeConnection&) = delete;
   JudgeConnection& operator=(const JudgeConnection&) = delete;
 
   /// Sends one solution to be judged with `seed`. Thread-safe; results come in submission order. A
-  /// lost connection gives every unanswered solution a harness_error verdict that says so.
+  /// lost connection, or a server silent past the reply timeout, gives every unanswered solution a
+  /// harness_error verdict that says so.
   std::future<Judged> Submit(SolutionInput input, uint64_t seed);
 
  private:
