@@ -23,6 +23,7 @@ Runner AttachServe(CLI::App& sub) {
       ->check(FiniteRange(0, 30 * 86400), "[0, 2592000]");
   AddJudgeOptions(sub, args->options);
   AddGpuRunFlags(sub, args->gpu, args->options.arch);
+  args->gpu.seed_option->group("");  // refused below, so not in --help
   return [args]() {
     verify::VerifyOptions& options = args->options;
     Status usage = ApplyGpuRunFlags(args->gpu, options);
