@@ -152,6 +152,10 @@ def main(argv=None):
     except TaskError as e:
         print(f"FAIL {getattr(args, 'id', None) or args.command}: {e}", file=sys.stderr)
         return 2 if isinstance(e, UsageError) else 1
+    except SystemExit as e:  # the reference program called exit() while it was imported
+        print(f"FAIL {getattr(args, 'id', None) or args.command}: the program exited (status {e.code}) "
+              "while it was imported; no task was written", file=sys.stderr)
+        return 1
     except OSError as e:  # a file or folder the command was given: one line, never a traceback
         where = f"{e.filename}: " if e.filename else ""
         print(f"FAIL {getattr(args, 'id', None) or args.command}: {where}{e.strerror or e}", file=sys.stderr)

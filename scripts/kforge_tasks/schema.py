@@ -44,7 +44,7 @@ def check_id(task_id, what="id"):
     """Raises UsageError unless `task_id` matches the id grammar."""
     if not isinstance(task_id, str) or not ID_RE.fullmatch(task_id):
         shown = task_id[:80] if isinstance(task_id, str) else repr(task_id)[:80]
-        raise UsageError(f"{what} '{shown}': expected <suite>/.../<name>, segments of letters, digits, "
+        raise UsageError(f"{what} '{shown}': expected <suite>/.../<name>, 2 to 8 segments of 1 to 128 letters, digits, "
                          "'_', '.' and '-' that do not start with '.' or '-'")
     return task_id
 

@@ -195,7 +195,8 @@ Runner AttachExport(CLI::App& sub) {
           ->check(FiniteRange(0, 1e6));
   given["--levels"] = sub.add_option("--levels", a->levels, "Only these KernelBench levels, e.g. 1,2");
   given["--tags"] = sub.add_option("--tags", a->tags, "Only tasks with one of these tags, e.g. matmul,fused");
-  given["--filter"] = sub.add_option("--filter", a->glob, "Only task ids matching this glob");
+  given["--filter"] =
+      sub.add_option("--filter", a->glob, "Only task ids matching this glob")->check(NonEmptyFilter, "GLOB");
   given["--per-task"] = sub.add_option("--per-task", a->per_task, "At most K records per task, best first")
                             ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
   given["--near-dup"] =

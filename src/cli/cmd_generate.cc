@@ -1,10 +1,14 @@
 // `kforge generate`: the teacher loop over a task tree; trajectories in RUN_DIR, progress and a summary
 // on stderr; exit 0 when every episode ran, 1 when the batch stopped early, 2 for bad usage.
+#include <signal.h>
+#include <unistd.h>
 #include <CLI/CLI.hpp>
 
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <utility>
@@ -21,6 +25,29 @@
 
 namespace kforge::cli {
 namespace {
+
+/// What generate says when SIGINT or SIGTERM ends it, written by the handler (no allocation there).
+char g_interrupted_note[640];
+
+void SayInterrupted(int sig) {
+  const ssize_t written = write(2, g_interrupted_note, std::strlen(g_interrupted_note));
+  (void)written;
+  signal(sig, SIG_DFL);  // then end as the signal would have
+  raise(sig);
+}
+
+/// On Ctrl-C (or SIGTERM), a line saying that finished episodes are kept and a rerun resumes.
+void NoteOnInterrupt(const std::filesystem::path& out) {
+  std::snprintf(g_interrupted_note, sizeof g_interrupted_note,
+                "\nkforge generate: interrupted; the episodes finished so far are kept in %s, and the same "
+                "command resumes the run\n",
+                out.c_str());
+  struct sigaction action = {};
+  action.sa_handler = SayInterrupted;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+}
 
 /// A value of a closed set named by `flag`; InvalidArgument naming the flag and the choices.
 template <typename E, size_t N>
@@ -98,8 +125,9 @@ Runner AttachGenerate(CLI::App& sub) {
   generate::GenerateOptions& o = args->options;
   AddTasksRootOption(sub, o.tasks_root);
   sub.add_option(
-      "--filter", o.filter,
-      "Only tasks whose id matches one of these comma-separated globs, e.g. 'kernelbench/level1/*'");
+         "--filter", o.filter,
+         "Only tasks whose id matches one of these comma-separated globs, e.g. 'kernelbench/level1/*'")
+      ->check(NonEmptyFilter, "GLOBS");
   sub.add_flag("--include-degenerate", o.include_unjudgeable,
                "Also run tasks the import found degenerate, nondeterministic or ill-conditioned");
   sub.add_option("--teacher", args->teacher, "anthropic, openai, replay:CASSETTE or exec:COMMAND")->required();
@@ -300,6 +328,7 @@ Runner AttachGenerate(CLI::App& sub) {
     options.judge.measure.max_seconds = args->bench_time;
     options.judge.measure.min_samples = 5;
 
+    NoteOnInterrupt(options.out);
     auto summary = generate::RunGenerate(options);
     if (!summary.ok()) {
       std::fprintf(stderr, "kforge generate: %s\n", summary.status().message().c_str());

@@ -27,6 +27,7 @@ Runner AttachServe(CLI::App& sub) {
       ->check(CLI::Range(1, 4096));
   AddJudgeOptions(sub, args->options);
   AddGpuRunFlags(sub, args->gpu, args->options.arch);
+  args->gpu.seed_option->group("");  // refused below, so not in --help
   return [args]() {
     verify::VerifyOptions& options = args->options;
     Status usage = ApplyGpuRunFlags(args->gpu, options);

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -49,6 +50,7 @@ struct TasksOptions {
   // import module: the reference is arbitrary code, confined while it is imported
   double module_timeout_s = 600;
   double module_mem_limit_gb = 12;
+  bool force = false;  ///< import module: replace a task of the same id
 };
 
 /// Limits of an exporter run beyond what every run gets (a process group of its own, killed as a
@@ -243,7 +245,12 @@ Status CheckImport(const TasksOptions& o, bool kernelbench) {
     return Status::InvalidArgument("--out " + o.out + ": not a folder");
   if (!kernelbench) {
     if (!fs::is_regular_file(o.source, ec)) return Status::InvalidArgument(o.source + ": not a file");
-    return common::CheckTaskId(o.id).WithContext("--id");
+    KFORGE_RETURN_IF_ERROR(common::CheckTaskId(o.id).WithContext("--id"));
+    const fs::path task = fs::path(o.out) / o.id;
+    if (!o.force && fs::exists(task, ec))
+      return Status::InvalidArgument("--id " + o.id + ": " + task.string() +
+                                     " exists; its task would be replaced (--force replaces it)");
+    return Status::Ok();
   }
   if (!fs::is_directory(o.source, ec)) return Status::InvalidArgument(o.source + ": not a folder");
   std::string levels = o.levels.empty() ? "1,2,3" : o.levels;
@@ -264,9 +271,31 @@ Status CheckImport(const TasksOptions& o, bool kernelbench) {
   return Status::Ok();
 }
 
+/// Removes the work folders an exporter of pid `pid` left under `root` (".NAME.tmpPID", ".buildPID"):
+/// a process that ended early, by the reference's own os._exit, say. How many there were.
+int RemoveExporterLeftovers(const fs::path& root, pid_t pid) {
+  const std::string build = ".build" + std::to_string(pid), tmp = ".tmp" + std::to_string(pid);
+  std::vector<fs::path> found;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(root, ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    const bool ends_tmp =
+        name.size() > tmp.size() && name.compare(name.size() - tmp.size(), tmp.size(), tmp) == 0;
+    if (name == build || (name[0] == '.' && ends_tmp)) {
+      found.push_back(it->path());
+      it.disable_recursion_pending();
+    }
+  }
+  for (const fs::path& path : found) fs::remove_all(path, ec);
+  return static_cast<int>(found.size());
+}
+
 // Runs the exporter with `args` (it runs reference code: arbitrary code) in a process group of its
 // own, without credentials in its environment, within `limits`; its output streams through ours.
-int RunExporter(const std::vector<std::string>& args, const ExporterLimits& limits = {}) {
+// An exporter that leaves a work folder under `out` ended early: a failure, whatever its status.
+int RunExporter(const std::vector<std::string>& args, const fs::path& out,
+                const ExporterLimits& limits = {}) {
   fs::path script = ExporterScript();
   std::error_code ec;
   if (!fs::is_regular_file(script, ec)) {
@@ -286,12 +315,23 @@ int RunExporter(const std::vector<std::string>& args, const ExporterLimits& limi
   common::SpawnOptions options;
   options.search_path = true;
   options.own_process_group = true;
+  options.die_with_parent = true;
   options.environment = common::EnvironmentWithoutSecrets();
+  common::AdoptOrphans();  // what the reference starts in a session of its own ends with the import
   auto exporter = common::Subprocess::Spawn(argv, options);
+  struct KillOrphans {
+    ~KillOrphans() { common::KillAdoptedOrphans(); }
+  } kill_orphans;
   if (!exporter.ok()) {
     std::fprintf(stderr, "kforge tasks: %s\n", exporter.status().message().c_str());
     return kExitUsage;
   }
+  const pid_t pid = exporter->pid();
+  struct RemoveLeftovers {
+    const fs::path& out;
+    pid_t pid;
+    ~RemoveLeftovers() { RemoveExporterLeftovers(out, pid); }
+  } remove_leftovers{out, pid};
   int status = -1;
   if (limits.timeout_s > 0) {
     std::optional<int> ended = exporter->WaitFor(limits.timeout_s);
@@ -310,6 +350,12 @@ int RunExporter(const std::vector<std::string>& args, const ExporterLimits& limi
   }
   if (WIFEXITED(status)) {
     int code = WEXITSTATUS(status);
+    if (code == 0 && RemoveExporterLeftovers(out, pid) > 0) {
+      std::fprintf(stderr,
+                   "kforge tasks: the exporter ended before it finished (did the reference program end "
+                   "the process?); its work folder is removed\n");
+      return kExitFailed;
+    }
     if (code == 0) return kExitOk;
     std::fprintf(stderr, "kforge tasks: exporter exited with status %d\n", code);
     return code == kExitUsage ? kExitUsage : kExitFailed;
@@ -359,6 +405,7 @@ Runner AttachTasks(CLI::App& sub) {
   mod->add_option("--mem-limit-gb", o->module_mem_limit_gb, "Memory limit of the import (RLIMIT_DATA)")
       ->default_val(12)
       ->check(CLI::Range(0.5, 4096.0));
+  mod->add_flag("--force", o->force, "Replace the task of that id when --out holds one");
 
   CLI::App* build =
       sub.add_subcommand("build", "Export packages, params and golden files for every task under ROOT");
@@ -373,7 +420,8 @@ Runner AttachTasks(CLI::App& sub) {
   CLI::App* check = sub.add_subcommand(
       "check", "Run every task's reference through the GPU harness: memory, self-agreement, golden file");
   check->add_option("root", check_options->root, "Task root")->required();
-  check->add_option("--filter", check_options->filter, "Only task ids matching this glob");
+  check->add_option("--filter", check_options->filter, "Only task ids matching this glob")
+      ->check(NonEmptyFilter, "GLOB");
   check->add_option("--shard", check_options->shard,
                     "Check shard i of n (i/n, 0-based): the tasks whose position in the sorted list is i modulo n");
   check->add_option("--device", check_options->device, "cuda or cuda:N")->default_val("cuda");
@@ -386,7 +434,8 @@ Runner AttachTasks(CLI::App& sub) {
   CLI::App* audit = sub.add_subcommand(
       "audit", "Judge no-work candidates (zeros, copies of inputs, half outputs, ...) against every task on a GPU");
   audit->add_option("root", audit_options->root, "Task root")->required();
-  audit->add_option("--filter", audit_options->filter, "Only task ids matching this glob");
+  audit->add_option("--filter", audit_options->filter, "Only task ids matching this glob")
+      ->check(NonEmptyFilter, "GLOB");
   audit->add_option("--device", audit_options->device, "cuda or cuda:N")->default_val("cuda");
   audit->add_option("--seed", audit_options->seed, "Input seed")->default_val(1);
   audit->add_option("--trials", audit_options->trials, "Trials on the default variant, as verify's")
@@ -448,8 +497,22 @@ Runner AttachTasks(CLI::App& sub) {
                    build->parsed() ? "build" : "import");
       return kExitUsage;
     }
-    if (mod->parsed()) return RunExporter(args, {o->module_timeout_s, o->module_mem_limit_gb});
-    return RunExporter(args);
+    if (mod->parsed()) {
+      const fs::path task_json = fs::path(o->out) / o->id / "task.json";
+      const auto started = fs::file_time_type::clock::now();
+      const int code = RunExporter(args, o->out, {o->module_timeout_s, o->module_mem_limit_gb});
+      std::error_code ec;
+      if (code == kExitOk &&
+          !(fs::last_write_time(task_json, ec) >= started - std::chrono::seconds(2) && !ec)) {
+        std::fprintf(stderr,
+                     "kforge tasks import: the exporter wrote no %s (did the module end the process?)\n",
+                     task_json.c_str());
+        return kExitFailed;
+      }
+      return code;
+    }
+    if (kb->parsed()) return RunExporter(args, o->out);
+    return RunExporter(args, o->build_out.empty() ? fs::path(o->root) : fs::path(o->build_out));
   };
 }
 

@@ -112,6 +112,10 @@ Runner AttachVerify(CLI::App& sub) {
     std::fprintf(stderr, "verify: %d solution%s%s (seed %llu)\n", summary.total,
                  summary.total == 1 ? "" : "s", counts.c_str(),
                  static_cast<unsigned long long>(verifier.seed()));
+    if (summary.total == 0 && shard_count == 1) {  // a shard of a larger set may hold none
+      std::fprintf(stderr, "kforge verify: no solution was read: the input is empty\n");
+      return kExitUsage;
+    }
     if (summary.no_gpu)
       std::fprintf(stderr, "verify: no GPU here; --compile-only compiles the solutions and checks their plans "
                            "without one\n");

@@ -6,8 +6,11 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <memory>
+#include <regex>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -117,6 +120,82 @@ std::string UnknownCommandHint(CLI::App& app, int argc, char** argv) {
   return "";
 }
 
+/// The deepest command `argv` names ("tasks import module"), for messages about its flags.
+CLI::App* NamedCommand(CLI::App& app, int argc, char** argv) {
+  CLI::App* current = &app;
+  for (int i = 1; i < argc; ++i) {
+    const std::string word = argv[i];
+    if (word.empty() || word[0] == '-') continue;
+    for (CLI::App* sub : current->get_subcommands([](CLI::App*) { return true; }))
+      if (sub->get_name() == word) {
+        current = sub;
+        break;
+      }
+  }
+  return current;
+}
+
+/// "unknown flag '--sed' of 'generate'; did you mean '--seed'?": the closest flag of the command (or
+/// of kforge itself, whose flags every command takes).
+std::string UnknownFlagHint(CLI::App& app, CLI::App& command, const std::string& flag) {
+  const std::string name = flag.substr(0, flag.find('='));
+  std::string best;
+  size_t best_distance = SIZE_MAX;
+  for (CLI::App* owner : {&command, &app})
+    for (const CLI::Option* option :
+         owner->get_options([](const CLI::Option* o) { return !o->get_group().empty(); }))
+      for (const std::string& long_name : option->get_lnames()) {
+        const size_t d = EditDistance(name, "--" + long_name);
+        if (d < best_distance) best_distance = d, best = "--" + long_name;
+      }
+  std::string hint = "unknown flag '" + name.substr(0, 40) + "'" +
+                     (&command == &app ? "" : " of '" + command.get_name() + "'");
+  if (!best.empty() && best_distance <= std::max<size_t>(2, best.size() / 3))
+    hint += "; did you mean '" + best + "'?";
+  return hint;
+}
+
+/// A number as CLI11 prints it ("0.500000") as a person writes it ("0.5").
+std::string Plain(const std::string& number) {
+  char* end = nullptr;
+  const double value = std::strtod(number.c_str(), &end);
+  if (end == number.c_str() || *end != '\0') return number;
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", value);
+  return buf;
+}
+
+/// CLI11's own report of a parse error in kforge's words, on one line: "--trials 5000: expected a
+/// number from 1 to 1000", an unknown flag with the closest one, a value given twice.
+std::string ParseErrorText(CLI::App& app, int argc, char** argv, const CLI::ParseError& e) {
+  std::string what = UnknownCommandHint(app, argc, argv);
+  if (!what.empty()) return what;
+  what = e.what();
+  std::smatch m;
+  static const std::regex kRange(R"(^(\S+): Value (.*) not in range (\S+) to (\S+)$)");
+  static const std::regex kSet(R"(^(\S+): (.*) not in \{(.*)\}$)");
+  static const std::regex kAtMost(R"(^(\S+): At Most (\d+) required but received (\d+)$)");
+  static const std::regex kConvert(R"(^Could not convert: (\S+) = (.*)$)");
+  static const std::regex kExtras(R"(^The following arguments? (?:was|were) not expected: (.*)$)");
+  if (std::regex_match(what, m, kRange))
+    return m[1].str() + " " + m[2].str() + ": expected a number from " + Plain(m[3]) + " to " + Plain(m[4]);
+  if (std::regex_match(what, m, kSet))
+    return m[1].str() + " " + m[2].str() + ": expected one of " + m[3].str();
+  if (std::regex_match(what, m, kAtMost))
+    return m[1].str() + " is given " + m[3].str() + " times; it takes " +
+           (m[2] == "1" ? std::string("one value") : "at most " + m[2].str() + " values");
+  if (std::regex_match(what, m, kConvert)) return m[1].str() + " " + m[2].str() + ": not a value it takes";
+  if (std::regex_match(what, m, kExtras)) {  // the words CLI11 could not place, a flag's value among them
+    std::istringstream words(m[1].str());
+    std::string first, word;
+    words >> first;
+    for (words.clear(), words.str(m[1].str()); words >> word;)
+      if (word.size() > 1 && word[0] == '-') return UnknownFlagHint(app, *NamedCommand(app, argc, argv), word);
+    return "unexpected argument '" + first.substr(0, 40) + "'";
+  }
+  return what;
+}
+
 }  // namespace
 
 std::span<const Command> Commands() { return kCommands; }
@@ -146,8 +225,7 @@ int Main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
     // One line: CLI11's own report adds a second one pointing to --help.
-    std::string what = UnknownCommandHint(app, argc, argv);
-    if (what.empty()) what = e.what();
+    std::string what = ParseErrorText(app, argc, argv, e);
     std::replace(what.begin(), what.end(), '\n', ' ');
     std::fprintf(stderr, "kforge: %s (see --help)\n", what.c_str());
     return kExitUsage;

@@ -35,6 +35,12 @@ void AddJudgeOptions(CLI::App& sub, verify::VerifyOptions& options) {
   sub.add_flag("--compile-only", options.compile_only, "Compile and check plans only; no GPU needed");
 }
 
+std::string NonEmptyFilter(const std::string& text) {
+  return text.find_first_not_of(", ") == std::string::npos
+             ? "empty: name at least one glob, or leave --filter out to select every task"
+             : "";
+}
+
 Status ParseShard(const std::string& text, int& index, int& count) {
   if (text.empty()) return Status::Ok();
   size_t slash = text.find('/');
@@ -43,7 +49,8 @@ Status ParseShard(const std::string& text, int& index, int& count) {
   bool ok_i = slash != std::string::npos && end == text.c_str() + slash;
   long n = ok_i ? std::strtol(text.c_str() + slash + 1, &end, 10) : 0;
   if (!ok_i || *end != '\0' || slash + 1 == text.size() || i < 0 || n < 1 || i >= n || n > 100000)
-    return Status::InvalidArgument("--shard " + text.substr(0, 20) + ": expected i/n with 0 <= i < n");
+    return Status::InvalidArgument("--shard " + (text.size() <= 80 ? text : text.substr(0, 80) + "...") +
+                                   ": expected i/n with 0 <= i < n <= 100000");
   index = static_cast<int>(i);
   count = static_cast<int>(n);
   return Status::Ok();
@@ -52,9 +59,12 @@ Status ParseShard(const std::string& text, int& index, int& count) {
 Status CheckTasksRoot(const std::filesystem::path& root) {
   namespace fs = std::filesystem;
   std::error_code ec;
+  const std::string build =
+      "; `kforge tasks build tasks --out build/tasks` builds the bundled tasks, then "
+      "pass --tasks build/tasks";
   if (!fs::is_directory(root, ec))
     return Status::InvalidArgument("--tasks " + root.string() +
-                                   ": no such folder (set --tasks or KFORGE_TASKS)");
+                                   ": no such folder (set --tasks or KFORGE_TASKS" + build + ")");
   bool found = false;
   // A walk that fails or runs long has found no task either: the message below says so.
   (void)common::WalkTaskTree(root, [&found](const fs::path&) {
@@ -62,7 +72,8 @@ Status CheckTasksRoot(const std::filesystem::path& root) {
     return false;  // one is enough
   });
   if (found) return Status::Ok();
-  return Status::InvalidArgument("--tasks " + root.string() + ": no task.json below it (not a task root)");
+  return Status::InvalidArgument("--tasks " + root.string() + ": no task.json below it (not a task root" +
+                                 build + ")");
 }
 
 std::function<std::string(const std::string&)> FiniteRange(double lo, double hi) {

@@ -38,6 +38,9 @@ Status CheckTasksRoot(const std::filesystem::path& root);
 /// A CLI11 check: a finite number in [lo, hi] (CLI::Range lets NaN through).
 std::function<std::string(const std::string&)> FiniteRange(double lo, double hi);
 
+/// A CLI11 check for --filter: refuses an empty glob list, which would select every task.
+std::string NonEmptyFilter(const std::string& text);
+
 /// `--shard i/n` (0 <= i < n <= 100000) -> index i and count n; an empty text leaves them as they are.
 /// InvalidArgument naming --shard otherwise.
 Status ParseShard(const std::string& text, int& index, int& count);

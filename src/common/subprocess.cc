@@ -2,23 +2,27 @@
 #include "kforge/common/subprocess.h"
 
 #include <fcntl.h>
+#include <linux/close_range.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <string.h>
-#include <cstring>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <cstring>
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
-#include <thread>
 #include <cctype>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <mutex>
 #include <string_view>
+#include <thread>
 #include <utility>
 
 extern char** environ;
@@ -121,6 +125,71 @@ bool LooksSecret(std::string name) {
   return false;
 }
 
+/// The path PATH gives `program` (itself when it holds a '/'), or "" when none runs.
+std::string SearchPath(const std::string& program) {
+  if (program.find('/') != std::string::npos) return program;
+  const char* path = std::getenv("PATH");
+  const std::string folders = path ? path : "/usr/bin:/bin";
+  for (size_t start = 0; start <= folders.size();) {
+    const size_t end = std::min(folders.find(':', start), folders.size());
+    const std::string folder = folders.substr(start, end - start);
+    const std::string candidate = (folder.empty() ? "." : folder) + "/" + program;
+    if (access(candidate.c_str(), X_OK) == 0) return candidate;
+    start = end + 1;
+  }
+  return "";
+}
+
+/// What the vfork child of Spawn (die_with_parent) does before execve: async-signal-safe calls only, on
+/// memory it shares with the parent until then.
+struct ChildPlan {
+  const char* path;
+  char* const* argv;
+  char* const* envp;
+  int dup_from[4] = {-1, -1, -1, -1};  // the child's fds 0..3 from these, when >= 0
+  bool null_fd[3] = {false, false, false};
+  bool own_process_group = false;
+  const sigset_t* mask = nullptr;  // the child's signal mask
+  const std::vector<int>* default_signals = nullptr;
+  pid_t parent = 0;
+  volatile int exec_errno = 0;  // set by the child when execve failed
+};
+
+[[noreturn]] void RunChild(ChildPlan& plan) {
+  // Handlers of the parent's are not the child's: back to the default, except what is ignored.
+  for (int sig = 1; sig < NSIG; ++sig) {
+    struct sigaction current;
+    if (sigaction(sig, nullptr, &current) != 0) continue;
+    const bool reset = current.sa_handler != SIG_IGN && current.sa_handler != SIG_DFL;
+    bool named = false;
+    for (int s : *plan.default_signals) named = named || s == sig;
+    if (reset || named) signal(sig, SIG_DFL);
+  }
+  // The kernel sends SIGKILL when the thread that spawned us ends; a parent gone already is seen here.
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != plan.parent) _exit(127);
+  if (plan.own_process_group && setpgid(0, 0) != 0) _exit(127);
+  for (int fd = 0; fd < 3; ++fd) {
+    if (!plan.null_fd[fd]) continue;
+    const int opened = open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+    if (opened < 0) _exit(127);
+    if (opened != fd) dup2(opened, fd), close(opened);
+  }
+  for (int fd = 0; fd < 4; ++fd) {
+    const int from = plan.dup_from[fd];
+    if (from < 0) continue;
+    if (from == fd) {
+      fcntl(fd, F_SETFD, 0);
+    } else if (dup2(from, fd) < 0) {
+      _exit(127);
+    }
+  }
+  if (plan.dup_from[3] >= 0) close_range(4, ~0U, CLOSE_RANGE_CLOEXEC);
+  sigprocmask(SIG_SETMASK, plan.mask, nullptr);
+  execve(plan.path, plan.argv, plan.envp);
+  plan.exec_errno = errno;
+  _exit(127);
+}
+
 }  // namespace
 
 std::vector<std::string> EnvironmentWithoutSecrets() {
@@ -148,16 +217,8 @@ std::vector<std::string> EnvironmentWith(const std::vector<std::string>& overrid
 }
 
 bool OnPath(const std::string& program) {
-  if (program.find('/') != std::string::npos) return access(program.c_str(), X_OK) == 0;
-  const char* path = std::getenv("PATH");
-  const std::string folders = path ? path : "/usr/bin:/bin";
-  for (size_t start = 0; start <= folders.size();) {
-    const size_t end = std::min(folders.find(':', start), folders.size());
-    const std::string folder = folders.substr(start, end - start);
-    if (access(((folder.empty() ? "." : folder) + "/" + program).c_str(), X_OK) == 0) return true;
-    start = end + 1;
-  }
-  return false;
+  const std::string path = SearchPath(program);
+  return !path.empty() && access(path.c_str(), X_OK) == 0;
 }
 
 StatusOr<Subprocess> Subprocess::Spawn(const std::vector<std::string>& argv, const SpawnOptions& options) {
@@ -212,9 +273,48 @@ StatusOr<Subprocess> Subprocess::Spawn(const std::vector<std::string>& argv, con
   }
   char** child_env = options.environment ? env.data() : environ;
   pid_t pid = -1;
-  const int rc = options.search_path
-                     ? posix_spawnp(&pid, program.c_str(), &setup.actions, &setup.attr, args.data(), child_env)
-                     : posix_spawn(&pid, program.c_str(), &setup.actions, &setup.attr, args.data(), child_env);
+  int rc = 0;
+  if (options.die_with_parent) {
+    // posix_spawn cannot ask for PR_SET_PDEATHSIG: vfork, as posix_spawn does inside, with the
+    // child doing only what RunChild does before execve.
+    const std::string path = options.search_path ? SearchPath(program) : program;
+    if (path.empty()) return Status::Unavailable("cannot start " + program + ": " + strerror(ENOENT));
+    ChildPlan plan;
+    plan.path = path.c_str();
+    plan.argv = args.data();
+    plan.envp = child_env;
+    for (int fd = 0; fd < 3; ++fd) {
+      if (modes[fd] == Stream::kPipe) plan.dup_from[fd] = pipes[fd].fds[fd == 0 ? 0 : 1];
+      plan.null_fd[fd] = modes[fd] == Stream::kNull;
+    }
+    plan.dup_from[3] = options.fd3;
+    plan.own_process_group = options.own_process_group;
+    plan.default_signals = &options.default_signals;
+    plan.parent = getpid();
+    sigset_t all, before, child_mask;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &before);  // no handler of ours runs in the child
+    if (options.unblock_signals) {
+      sigemptyset(&child_mask);
+    } else {
+      child_mask = before;
+    }
+    plan.mask = &child_mask;
+    if (options.own_process_group) InstallGroupKiller();
+    pid = vfork();
+    if (pid == 0) RunChild(plan);
+    rc = pid < 0 ? errno : plan.exec_errno;
+    pthread_sigmask(SIG_SETMASK, &before, nullptr);
+    if (pid > 0 && rc != 0) {
+      int status = 0;
+      while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+      }
+    }
+  } else {
+    rc = options.search_path
+             ? posix_spawnp(&pid, program.c_str(), &setup.actions, &setup.attr, args.data(), child_env)
+             : posix_spawn(&pid, program.c_str(), &setup.actions, &setup.attr, args.data(), child_env);
+  }
   if (rc != 0) return Status::Unavailable("cannot start " + program + ": " + strerror(rc));
   Subprocess child;
   child.pid_ = pid;
@@ -342,6 +442,28 @@ ForwardSignals::~ForwardSignals() {
   for (size_t i = 0; i < std::size(kForwardedSignals); ++i) sigaction(kForwardedSignals[i], &saved_[i], nullptr);
   sigaction(SIGPIPE, &saved_[std::size(kForwardedSignals)], nullptr);
   g_forward_to = 0;
+}
+
+void AdoptOrphans() { prctl(PR_SET_CHILD_SUBREAPER, 1); }
+
+int KillAdoptedOrphans() {
+  int killed = 0;
+  for (int round = 0; round < 100; ++round) {  // each round's victims may leave children of their own
+    std::vector<pid_t> children;
+    std::error_code ec;
+    for (const auto& task : std::filesystem::directory_iterator("/proc/self/task", ec)) {
+      std::ifstream in(task.path() / "children");
+      for (long pid; in >> pid;) children.push_back(static_cast<pid_t>(pid));
+    }
+    if (children.empty()) break;
+    for (pid_t pid : children) {
+      kill(pid, SIGKILL);
+      while (waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+      }
+      ++killed;
+    }
+  }
+  return killed;
 }
 
 std::string DescribeExit(int wait_status) {

@@ -363,7 +363,7 @@ Status CheckTaskId(std::string_view id) {
   auto bad = [&id] {
     return Status::InvalidArgument(
         "malformed task id " + Quote(id, 80) +
-        ": expected <suite>/.../<name>, 2 to 8 segments of letters, digits, '_', '.' "
+        ": expected <suite>/.../<name>, 2 to 8 segments of 1 to 128 letters, digits, '_', '.' "
         "and '-' that do not start with '.' or '-'");
   };
   size_t segments = 0;

@@ -35,6 +35,28 @@ size_t Utf8Length(std::string_view text, size_t i) {
 
 }  // namespace
 
+size_t BidiControlLength(std::string_view text, size_t i) {
+  auto byte = [&](size_t k) { return i + k < text.size() ? static_cast<uint8_t>(text[i + k]) : 0; };
+  if (byte(0) == 0xD8 && byte(1) == 0x9C) return 2;  // U+061C
+  if (byte(0) != 0xE2) return 0;
+  const uint8_t b1 = byte(1), b2 = byte(2);
+  const bool marks = b1 == 0x80 && (b2 == 0x8E || b2 == 0x8F);     // U+200E, U+200F
+  const bool embeddings = b1 == 0x80 && b2 >= 0xAA && b2 <= 0xAE;  // U+202A..U+202E
+  const bool isolates = b1 == 0x81 && b2 >= 0xA6 && b2 <= 0xA9;    // U+2066..U+2069
+  return marks || embeddings || isolates ? 3 : 0;
+}
+
+std::string BidiControlText(std::string_view text, size_t i) {
+  static const char kHex[] = "0123456789abcdef";
+  const size_t n = BidiControlLength(text, i);
+  if (n == 0) return "";
+  uint32_t cp = n == 2 ? ((text[i] & 0x1F) << 6) | (text[i + 1] & 0x3F)
+                       : ((text[i] & 0x0F) << 12) | ((text[i + 1] & 0x3F) << 6) | (text[i + 2] & 0x3F);
+  std::string out = "\\u";
+  for (int shift = 12; shift >= 0; shift -= 4) out += kHex[(cp >> shift) & 15];
+  return out;
+}
+
 std::string Quote(std::string_view text, size_t max_bytes) {
   static const char kHex[] = "0123456789abcdef";
   std::string out = "\"";
@@ -50,7 +72,8 @@ std::string Quote(std::string_view text, size_t max_bytes) {
     } else if (c == '\t') {
       out += "\\t";
     } else if (n > 1) {
-      out.append(text.substr(i, n));
+      const std::string bidi = BidiControlText(text, i);
+      out.append(bidi.empty() ? text.substr(i, n) : std::string_view(bidi));
       i += n;
       continue;
     } else if (n == 0 || c < 0x20 || c == 0x7f) {
@@ -76,7 +99,8 @@ std::string Printable(std::string_view text) {
     size_t n = Utf8Length(text, i);
     bool c1 = n == 2 && c == 0xC2 && static_cast<unsigned char>(text[i + 1]) < 0xA0;  // U+0080..U+009F
     if (n > 1 && !c1) {
-      out.append(text.substr(i, n));
+      const std::string bidi = BidiControlText(text, i);
+      out.append(bidi.empty() ? text.substr(i, n) : std::string_view(bidi));
       i += n;
       continue;
     }

@@ -5,7 +5,9 @@
 #include <cctype>
 #include <set>
 #include <sstream>
+#include <string_view>
 
+#include "kforge/common/text.h"
 #include "kforge/export/formats.h"
 
 namespace kforge::exporter {
@@ -13,12 +15,39 @@ namespace {
 
 using nlohmann::json;
 
+/// `text` from a record (a tag, a teacher's name) as Markdown shows it literally: one line, its
+/// markup and HTML escaped, control and bidirectional characters shown, not obeyed.
+std::string MarkdownText(const std::string& text) {
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    if (const size_t bidi = common::BidiControlLength(text, i); bidi > 0) {
+      out += "\\" + common::BidiControlText(text, i);  // a Markdown backslash shows the next one
+      i += bidi - 1;
+    } else if (c < 0x20 || c == 0x7f) {
+      out += ' ';
+    } else if (c == '<') {
+      out += "&lt;";
+    } else if (c == '>') {
+      out += "&gt;";
+    } else if (c == '&') {
+      out += "&amp;";
+    } else if (std::string_view("\\`*_[]|").find(static_cast<char>(c)) != std::string_view::npos) {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
 void Table(std::ostringstream& out, const char* heading, const char* column,
            const std::map<std::string, int64_t>& counts) {
   if (counts.empty()) return;
   out << "\n### " << heading << "\n\n| " << column << " | records |\n| --- | ---: |\n";
   for (const auto& [name, n] : counts)
-    out << "| " << (name.empty() ? "(none)" : name) << " | " << n << " |\n";
+    out << "| " << (name.empty() ? "(none)" : MarkdownText(name)) << " | " << n << " |\n";
 }
 
 bool IsJsonLines(Format format) {
@@ -46,6 +75,7 @@ const std::set<std::string>& HubLicenses() {
 /// How the records were judged, for the card: on a GPU, by compiling only, or both.
 std::string Judged(const DatasetStats& s) {
   const std::string version = KFORGE_VERSION;
+  if (s.exported == 0) return "no record was exported, so none was judged";
   if (s.compile_only == 0)
     return "GPU-verified: every kernel was compiled with NVRTC and run by kforge " + version +
            " against its PyTorch reference on a GPU; `correct` means its outputs matched the reference";
@@ -78,7 +108,7 @@ void FrontMatter(std::ostringstream& out, const DatasetStats& s) {
   out << "task_categories:\n- text-generation\n";
   out << "tags:\n- code\n- cuda\n- gpu-kernels\n- kforge\n- synthetic\n";
   if (s.with_tools) out << "- tool-calling\n";
-  out << (s.compile_only == 0 ? "- gpu-verified\n" : "- compile-only\n");
+  if (s.exported > 0) out << (s.compile_only == 0 ? "- gpu-verified\n" : "- compile-only\n");
   out << "size_categories:\n- " << SizeCategory(s.exported) << "\n";
   out << "pretty_name: kforge CUDA kernels (" << FormatName(s.format) << ")\n";
   out << "configs:\n- config_name: default\n  data_files:\n";

@@ -244,14 +244,21 @@ StatusOr<DatasetStats> Export(const std::vector<fs::path>& files, const ExportOp
   collected = {};
 
   std::error_code ec;
-  fs::create_directories(options.out, ec);
+  const bool made_out = fs::create_directories(options.out, ec);
   if (ec) return Status::IoError("--out " + options.out.string() + ": " + ec.message());
   KFORGE_RETURN_IF_ERROR(CheckNamesFree(options));
   if (options.force) RemovePreviousExport(options.out);
   std::unique_ptr<internal::Sink> sink = options.format == Format::kKernelBench
                                              ? internal::MakeKernelBenchSink(options)
                                              : internal::MakeJsonlSink(options);
-  KFORGE_RETURN_IF_ERROR(ReadRecordsAt(files, refs, [&](size_t i, dataset::Trajectory& t) -> Status {
+  // A failed export removes what it wrote; an empty one writes nothing, not even its card, so that
+  // a rerun (with --include-incorrect, say) needs no --force.
+  auto undo = [&](Status status) -> Status {
+    sink->Abort();
+    if (made_out) fs::remove(options.out, ec);  // only when empty
+    return status;
+  };
+  Status rows = ReadRecordsAt(files, refs, [&](size_t i, dataset::Trajectory& t) -> Status {
     if (IdHash(t.id) != id_hashes[i])
       return Status::IoError(files[refs[i].file].string() + ":" + std::to_string(refs[i].line) +
                              ": the record changed since it was first read");
@@ -267,8 +274,14 @@ StatusOr<DatasetStats> Export(const std::vector<fs::path>& files, const ExportOp
       return Status::Ok();
     }
     return written;
-  }));
-  KFORGE_RETURN_IF_ERROR(sink->Close(stats));
+  });
+  if (rows.ok()) rows = sink->Close(stats);
+  if (!rows.ok()) return undo(rows);
+  if (stats.exported == 0) {
+    undo(Status::Ok());
+    stats.files.clear();
+    return stats;
+  }
   stats.files.push_back("stats.json");
   stats.files.push_back("README.md");
   KFORGE_RETURN_IF_ERROR(common::WriteFileAtomic(options.out / "stats.json", ToJson(stats).dump(2) + "\n"));

@@ -1,7 +1,9 @@
 // Export rows: TRL conversational messages, prompt/completion pairs, whole trajectories.
 #include "kforge/export/formats.h"
 
+#include <deque>
 #include <map>
+#include <set>
 
 #include "kforge/common/json_fields.h"
 #include "kforge/llm/chat.h"
@@ -47,6 +49,36 @@ json TrlMessage(const llm::Message& m, const FormatOptions& options,
   return out;
 }
 
+/// Gives every tool call of a conversation an id of its own (a teacher may repeat ids, which trainers
+/// refuse): a repeated id becomes "ID~N", and the tool results that answer it, in order, take the new
+/// id.
+void UniqueToolCallIds(std::vector<llm::Message>& messages) {
+  std::set<std::string> used;
+  for (const llm::Message& m : messages)
+    for (const llm::ToolCall& call : m.tool_calls) used.insert(call.id);
+  std::set<std::string> seen;
+  std::map<std::string, std::deque<std::string>> answers;  // a call's id as sent -> ids its results take
+  for (llm::Message& m : messages) {
+    for (llm::ToolCall& call : m.tool_calls) {
+      std::string id = call.id;
+      for (int n = 2; id.empty() || seen.count(id); ++n) {
+        id = call.id + "~" + std::to_string(n);
+        if (used.count(id)) id.clear();
+      }
+      seen.insert(id);
+      answers[call.id].push_back(id);
+      call.id = id;
+    }
+    if (m.role == llm::Role::kTool) {
+      auto it = answers.find(m.tool_call_id);
+      if (it != answers.end() && !it->second.empty()) {
+        m.tool_call_id = it->second.front();
+        it->second.pop_front();
+      }
+    }
+  }
+}
+
 StatusOr<std::vector<llm::Message>> Messages(const dataset::Trajectory& t) {
   std::vector<llm::Message> messages;
   for (size_t i = 0; i < t.messages.size(); ++i) {
@@ -56,6 +88,7 @@ StatusOr<std::vector<llm::Message>> Messages(const dataset::Trajectory& t) {
                                      "]: " + m.status().message());
     messages.push_back(std::move(*m));
   }
+  UniqueToolCallIds(messages);
   return messages;
 }
 

@@ -45,6 +45,7 @@ Status WriteParquet(const std::vector<std::string>& writer, const nlohmann::json
   options.stdout_mode = common::SpawnOptions::Stream::kNull;
   options.stderr_mode = common::SpawnOptions::Stream::kPipe;
   options.search_path = writer[0].find('/') == std::string::npos;
+  options.die_with_parent = true;
   KFORGE_ASSIGN_OR_RETURN(common::Subprocess child, common::Subprocess::Spawn(argv, options));
   std::string err = Drain(child.stderr_fd());
   int status = child.Wait();

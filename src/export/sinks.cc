@@ -81,6 +81,7 @@ class JsonlSink : public Sink {
     std::unique_ptr<OutFile>& file = files_[split];
     if (!file) {
       KFORGE_ASSIGN_OR_RETURN(file, OutFile::Open(options_.out / RowsFile(split)));
+      created_.push_back(options_.out / RowsFile(split));
       if (!parquet()) stats.files.push_back(RowsFile(split));
     }
     file->Line(row);
@@ -89,12 +90,17 @@ class JsonlSink : public Sink {
   }
 
   Status Close(DatasetStats& stats) override {
-    for (auto& [split, file] : files_) KFORGE_RETURN_IF_ERROR(file->Close());
+    for (auto& [split, file] : files_) {
+      Status closed = file->Close();
+      file.reset();
+      KFORGE_RETURN_IF_ERROR(closed);
+    }
     if (!parquet()) return Status::Ok();
     const nlohmann::json features = FeaturesDict(RowColumns(options_.format));
     for (auto& [split, file] : files_) {
       const fs::path rows = options_.out / RowsFile(split);
       const std::string data_file = DataFile(split, FileFormat::kParquet);
+      created_.push_back(options_.out / data_file);  // checked free before the export began
       Status written = WriteParquet(options_.parquet_writer, features, rows, options_.out / data_file);
       std::error_code ec;
       fs::remove(rows, ec);
@@ -114,6 +120,8 @@ class JsonlSink : public Sink {
   static std::string DataFile(const std::string& split, FileFormat format) {
     return split + "." + std::string(FileFormatName(format));
   }
+
+  void CloseAll() override { files_.clear(); }
 
   const ExportOptions& options_;
   std::map<std::string, std::unique_ptr<OutFile>> files_;
@@ -153,9 +161,11 @@ class KernelBenchSink : public Sink {
       return Status::IoError((options_.out / name).string() +
                              ": exists and is not from a previous export; move it away or use another --out");
     KFORGE_RETURN_IF_ERROR(common::WriteFileAtomic(options_.out / name, program));
+    created_.push_back(options_.out / name);
     stats.files.push_back(name);
     if (!index_) {
       KFORGE_ASSIGN_OR_RETURN(index_, OutFile::Open(options_.out / "index.jsonl"));
+      created_.push_back(options_.out / "index.jsonl");
       stats.files.push_back("index.jsonl");
     }
     index_->Line({{"file", name},
@@ -169,7 +179,12 @@ class KernelBenchSink : public Sink {
     return Status::Ok();
   }
 
-  Status Close(DatasetStats&) override { return index_ ? index_->Close() : Status::Ok(); }
+  Status Close(DatasetStats&) override {
+    if (!index_) return Status::Ok();
+    Status closed = index_->Close();
+    index_.reset();
+    return closed;
+  }
 
  private:
   StatusOr<const common::Task*> FindTask(const std::string& id) {
@@ -181,6 +196,8 @@ class KernelBenchSink : public Sink {
     return &*it->second;
   }
 
+  void CloseAll() override { index_.reset(); }
+
   const ExportOptions& options_;
   std::map<std::string, StatusOr<common::Task>> tasks_;
   std::map<std::pair<int, int>, int> samples_;
@@ -188,6 +205,15 @@ class KernelBenchSink : public Sink {
 };
 
 }  // namespace
+
+void Sink::Abort() {
+  CloseAll();
+  for (const fs::path& path : created_) {
+    std::error_code ec;
+    fs::remove(path, ec);
+  }
+  created_.clear();
+}
 
 std::unique_ptr<Sink> MakeJsonlSink(const ExportOptions& options) {
   return std::make_unique<JsonlSink>(options);

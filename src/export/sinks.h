@@ -22,6 +22,15 @@ class Sink {
   virtual Status Write(const dataset::Trajectory& record, DatasetStats& stats) = 0;
   /// Flushes and closes; IoError when a write failed.
   virtual Status Close(DatasetStats& stats) = 0;
+  /// After a failed export: removes every file this sink created, so that no torn data file is
+  /// left (one that no stats.json lists, which a rerun with --force would refuse to replace).
+  void Abort();
+
+ protected:
+  /// Closes what is open before Abort removes `created_`.
+  virtual void CloseAll() = 0;
+  /// Paths this sink created, for Abort.
+  std::vector<std::filesystem::path> created_;
 };
 
 /// messages, pairs, trajectory: OUT/<split>.jsonl; with FileFormat::kParquet, OUT/<split>.parquet

@@ -42,6 +42,10 @@ StatusOr<SplitSpec> SplitSpec::Parse(const std::string& text) {
     if (eq == std::string::npos || !IsSplitName(name))
       return Status::InvalidArgument(common::Quote(item, 40) + " is not NAME=FRACTION");
     name = CanonicalSplitName(name);
+    if (name == kTrain)
+      return Status::InvalidArgument(common::Quote(item, 40) +
+                                     ": train is what the other splits leave; name " +
+                                     "those, e.g. validation=0.05");
     if (!names.insert(name).second) return Status::InvalidArgument("split \"" + name + "\" given twice");
     std::string number = item.substr(eq + 1);
     char* end = nullptr;

@@ -2,6 +2,7 @@
 #include "kforge/finetune/run.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <regex>
 #include <sstream>
 #include <utility>
@@ -250,7 +251,16 @@ StatusOr<int> RunFinetune(RunRequest request, const RunOutput& output) {
     } else {
       const bool assistant_only =
           o.backend == Backend::kTrl && plan.trainer_config.value("assistant_only_loss", false);
+      // A hub model's tokenizer is fetched: on a machine without network that takes a while, then fails.
+      const bool from_hub = !std::filesystem::is_directory(o.model);
+      if (from_hub)
+        output.note("checking the chat template: loading " + o.model +
+                    "'s tokenizer from the Hugging Face Hub (or its cache)...");
       StatusOr<json> checked = CheckChatTemplate(o, assistant_only);
+      if (!checked.ok() && from_hub)
+        checked = Status::Unavailable(checked.status().message() +
+                                      " (no network here? HF_HUB_OFFLINE=1 uses the models already in the "
+                                      "Hugging Face cache, or pass --model a local model folder)");
       if (!checked.ok() && !request.dry_run) return checked.status();
       if (checked.ok()) {
         rendered = *checked;

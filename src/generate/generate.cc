@@ -95,7 +95,7 @@ nlohmann::json RunConfig(const GenerateOptions& o, const PromptSet& prompts, boo
   nlohmann::json config = {{"tasks", std::filesystem::absolute(o.tasks_root).lexically_normal().string()},
                            {"teacher", o.teacher->Text()},
                            {"model", o.model},
-                           {"base_url", o.provider.base_url},
+                           {"base_url", llm::UrlWithoutCredentials(o.provider.base_url)},
                            {"protocol", dataset::ProtocolName(o.protocol)},
                            {"views", ViewNames(o.views)},
                            {"max_turns", o.max_turns},
@@ -112,6 +112,12 @@ nlohmann::json RunConfig(const GenerateOptions& o, const PromptSet& prompts, boo
   // Settings added later are part of the id only when set, so runs made before them resume.
   if (o.adaptive_thinking) config["adaptive_thinking"] = true;
   if (!o.effort.empty()) config["effort"] = o.effort;
+  // A candidate's verdict depends on the judge's timeouts: set ones are part of the id, so that a rerun
+  // with others is refused rather than mixing verdicts judged two ways.
+  if (o.judge.verify.kernel_timeout != verify::kDefaultKernelTimeout)
+    config["kernel_timeout_ms"] = o.judge.verify.kernel_timeout.count();
+  if (o.judge.verify.compile_timeout != verify::VerifyOptions().compile_timeout)
+    config["compile_timeout_ms"] = o.judge.verify.compile_timeout.count();
   // Only a policy other than the default is part of the id, so runs made before it existed resume.
   if (o.judge.verify.op_policy != common::OpPolicy::kLibrary)
     config["allow_ops"] = common::kOpPolicyNames.Name(o.judge.verify.op_policy);
@@ -171,6 +177,9 @@ bool MatchesFilter(const std::string& filter, const std::string& id) {
   }
   return false;
 }
+
+/// The most of a task's reference program the teacher is sent; a longer one is cut with a note.
+constexpr size_t kMaxReferenceBytes = size_t{256} << 10;
 
 /// Masks the teacher's secrets in every string (and key) of a record: a key the teacher echoes
 /// reaches neither the run folder nor anything exported from it.
@@ -264,13 +273,27 @@ StatusOr<GenerateSummary> RunGenerate(const GenerateOptions& options) {
   }
   std::map<std::string, std::string> references;
   for (const common::Task* task : shard) {
-    // What is sent to the teacher is the task's own file, never one a link points to.
+    // What is sent to the teacher is the task's own file, never one a link points to: neither the
+    // file nor a folder on its way from the task's folder may be a link.
     std::error_code ec;
-    if (std::filesystem::is_symlink(task->reference, ec))
-      return Status::InvalidArgument(task->reference.string() +
-                                     ": a symbolic link; a task's reference must be a file of its folder");
+    std::filesystem::path step = task->dir;
+    for (const std::filesystem::path& part : task->reference.lexically_relative(task->dir)) {
+      step /= part;
+      if (std::filesystem::is_symlink(step, ec))
+        return Status::InvalidArgument(step.string() +
+                                       ": a symbolic link; a task's reference must be a file of its folder");
+    }
     auto text = common::ReadFile(task->reference);
     if (!text.ok()) return text.status();
+    if (text->size() > kMaxReferenceBytes) {
+      const size_t total = text->size();
+      const size_t line_end = text->rfind('\n', kMaxReferenceBytes);
+      text->resize(line_end == std::string::npos ? kMaxReferenceBytes : line_end + 1);
+      *text += "# ... the reference is cut here: " + std::to_string(text->size()) + " of its " +
+               std::to_string(total) + " bytes are shown\n";
+      spdlog::warn("generate: {}: its reference is {} bytes; the teacher sees the first {} KiB", task->id,
+                   total, kMaxReferenceBytes >> 10);
+    }
     references[task->id] = std::move(*text);
   }
 

@@ -74,6 +74,12 @@ StatusOr<std::unique_ptr<RunDir>> RunDir::Open(const std::filesystem::path& dir,
   run->lock_ = std::move(lock);
   run->run_id_ = common::Sha256Hex(config.dump()).substr(0, 12);
   const std::filesystem::path run_json = dir / "run.json";
+  // run.json is written before the first record: a log without it is some other program's file.
+  if (!std::filesystem::exists(run_json, ec) && std::filesystem::exists(dir / "trajectories.jsonl", ec) &&
+      std::filesystem::file_size(dir / "trajectories.jsonl", ec) > 0)
+    return Status::InvalidArgument(dir.string() +
+                                   " holds a trajectories.jsonl but no run.json: not a kforge run "
+                                   "folder, and not appended to; use another --out");
   if (std::filesystem::exists(run_json, ec)) {
     auto text = common::ReadFile(run_json);
     if (!text.ok()) return text.status();

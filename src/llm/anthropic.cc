@@ -438,10 +438,11 @@ class AnthropicProvider : public Provider {
   AnthropicProvider(std::string base_url, std::string key, const ProviderOptions& o)
       : base_url_(std::move(base_url)), key_(std::move(key)), options_(o), transport_(o.max_in_flight) {
     while (!base_url_.empty() && base_url_.back() == '/') base_url_.pop_back();
+    secrets_ = ProviderSecrets(key_, options_, base_url_);
   }
   ProviderKind Kind() const override { return ProviderKind::kAnthropic; }
   std::string Identity() const override { return "anthropic " + base_url_; }
-  std::string Redact(std::string text) const override { return RedactSecrets(std::move(text), {key_}); }
+  std::string Redact(std::string text) const override { return RedactSecrets(std::move(text), secrets_); }
   std::optional<json> WireBody(const ChatRequest& request) const override {
     json body = AnthropicRequestBody(request, /*stream=*/false);
     body.merge_patch(options_.extra_body);
@@ -449,7 +450,7 @@ class AnthropicProvider : public Provider {
   }
 
   void Send(const ChatRequest& request, AttemptCallback done) override {
-    const Secrets secrets = {key_};
+    const Secrets& secrets = secrets_;
     if (std::string problem = AnthropicRequestProblem(request); !problem.empty()) {
       Attempt a;
       a.response.error = {ErrorKind::kInvalidRequest, 0, SanitizeMessage(problem, secrets)};
@@ -475,6 +476,7 @@ class AnthropicProvider : public Provider {
   std::string base_url_;
   std::string key_;
   ProviderOptions options_;
+  Secrets secrets_;
   HttpTransport transport_;
 };
 

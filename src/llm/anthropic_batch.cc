@@ -50,11 +50,11 @@ class AnthropicBatchProvider : public BatchProvider {
 
   /// The error of a failed exchange with the batches API, as an attempt every request of it gets.
   Attempt ExchangeFailure(const HttpResult& http, const std::string& what) const {
-    Attempt a = AnthropicAttempt(http, std::time(nullptr), {key()});
+    Attempt a = AnthropicAttempt(http, std::time(nullptr), secrets());
     if (a.response.ok())
       a.response.error = {ErrorKind::kMalformedResponse, http.status, what + ": unexpected reply"};
     a.response.error.message =
-        SanitizeMessage("message batch: " + what + ": " + a.response.error.message, {key()});
+        SanitizeMessage("message batch: " + what + ": " + a.response.error.message, secrets());
     return a;
   }
 
@@ -101,7 +101,7 @@ class AnthropicBatchProvider : public BatchProvider {
             Failure(ErrorKind::kServer, "message batch " + batch_id + ": request " + type);
         return;
       }
-      results.by_id[line["custom_id"]] = AnthropicAttempt(one, std::time(nullptr), {key()});
+      results.by_id[line["custom_id"]] = AnthropicAttempt(one, std::time(nullptr), secrets());
     });
     return results;
   }

@@ -23,6 +23,7 @@ using Clock = std::chrono::steady_clock;
 BatchProvider::BatchProvider(std::string base_url, std::string key, const ProviderOptions& options)
     : base_url_(std::move(base_url)), key_(std::move(key)), options_(options), transport_(4) {
   while (!base_url_.empty() && base_url_.back() == '/') base_url_.pop_back();
+  secrets_ = ProviderSecrets(key_, options_, base_url_);
 }
 
 BatchProvider::~BatchProvider() { Stop(); }
@@ -78,7 +79,7 @@ HttpResult BatchProvider::Fetch(const std::string& url, std::string body, const 
 
 Attempt BatchProvider::Failure(ErrorKind kind, const std::string& message) const {
   Attempt a;
-  a.response.error = {kind, 0, SanitizeMessage(message, {key_})};
+  a.response.error = {kind, 0, SanitizeMessage(message, secrets_)};
   return a;
 }
 

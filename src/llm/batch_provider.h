@@ -30,7 +30,7 @@ namespace kforge::llm {
 class BatchProvider : public Provider {
  public:
   ~BatchProvider() override;
-  std::string Redact(std::string text) const override { return RedactSecrets(std::move(text), {key_}); }
+  std::string Redact(std::string text) const override { return RedactSecrets(std::move(text), secrets_); }
   double PriceFactor() const override { return 0.5; }
   void Send(const ChatRequest& request, AttemptCallback done) override;
 
@@ -71,6 +71,8 @@ class BatchProvider : public Provider {
 
   const std::string& base_url() const { return base_url_; }
   const std::string& key() const { return key_; }
+  /// The key and the other credentials of the options (ProviderSecrets).
+  const Secrets& secrets() const { return secrets_; }
   const ProviderOptions& options() const { return options_; }
 
  private:
@@ -84,6 +86,7 @@ class BatchProvider : public Provider {
   std::string base_url_;
   std::string key_;
   ProviderOptions options_;
+  Secrets secrets_;
   HttpTransport transport_;
   std::mutex mu_;
   std::condition_variable cv_;

@@ -23,9 +23,13 @@
 namespace kforge::llm {
 namespace {
 
+/// What a teacher may print on each of stdout and stderr; one that prints more is killed.
+constexpr size_t kMaxOutputBytes = size_t{64} << 20;
+
 struct RunResult {
   int exit_status = -1;  // waitpid status
   bool timed_out = false;
+  int over_cap = 0;  // the stream (1: stdout, 2: stderr) that passed kMaxOutputBytes, when one did
   std::string out, err;
   std::string spawn_error;  // "cannot start PROGRAM: why"
 };
@@ -36,6 +40,8 @@ RunResult RunCommand(const std::string& command, const std::string& input, doubl
   options.stdin_mode = options.stdout_mode = options.stderr_mode = common::SpawnOptions::Stream::kPipe;
   options.unblock_signals = true;  // the pool's threads block SIGPIPE
   options.own_process_group = true;  // a timeout or a signal ends the teacher and all it started
+  options.die_with_parent =
+      true;  // and so does kforge's end, even by SIGKILL (the pool's threads outlive it)
   auto started = common::Subprocess::Spawn({"/bin/sh", "-c", command}, options);
   if (!started.ok()) {
     r.spawn_error = started.status().message();
@@ -71,7 +77,12 @@ RunResult RunCommand(const std::string& command, const std::string& input, doubl
       ssize_t n = read(fd, buf, sizeof buf);
       if (n > 0) {
         std::string& sink = k == 1 ? r.out : r.err;
-        if (sink.size() < (64u << 20)) sink.append(buf, static_cast<size_t>(n));
+        if (sink.size() + static_cast<size_t>(n) > kMaxOutputBytes) {
+          r.over_cap = k;
+          r.exit_status = child.Kill();
+          return r;
+        }
+        sink.append(buf, static_cast<size_t>(n));
       } else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
         fd = -1;  // closed with `child`
       }
@@ -145,6 +156,12 @@ class ExecProvider : public Provider {
       if (!run.spawn_error.empty()) {
         a.response.error = {ErrorKind::kExecFailed, 0,
                             SanitizeMessage("'" + command_ + "': " + run.spawn_error, secrets_)};
+      } else if (run.over_cap) {
+        a.response.error = {
+            ErrorKind::kExecFailed, 0,
+            SanitizeMessage("'" + command_ + "' printed more than " + std::to_string(kMaxOutputBytes >> 20) +
+                                " MiB on " + (run.over_cap == 1 ? "stdout" : "stderr") + ": killed",
+                            secrets_)};
       } else if (run.timed_out) {
         a.response.error = {
             ErrorKind::kExecFailed, 0,
@@ -156,7 +173,7 @@ class ExecProvider : public Provider {
                               : "killed by signal " + std::to_string(WTERMSIG(run.exit_status));
         // The whole stderr is masked before its tail is cut, so a key straddling the cut is caught.
         std::string err = std::move(run.err);
-        for (const std::string& key : secrets_) MaskSecret(err, key);
+        MaskSecrets(err, secrets_);
         std::string tail = err.size() > 200 ? err.substr(err.size() - 200) : err;
         a.response.error = {ErrorKind::kExecFailed, 0,
                             SanitizeMessage("'" + command_ + "' " + how + ": " + tail, secrets_)};

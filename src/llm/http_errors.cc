@@ -1,5 +1,6 @@
 #include "kforge/common/json_fields.h"
 // HTTP failure classification and rate-limit header parsing shared by the HTTP providers.
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -42,25 +43,42 @@ std::optional<std::string> HeaderText(const HeaderMap& h, const std::string& nam
 
 namespace {
 
-/// Marks in `covered` every byte of `text` inside a run of at least `min_run` bytes that also
-/// occurs in `secret`. Linear in the text: the whole secret is found with find(); shorter runs by
-/// looking each window of `min_run` bytes up in the set of the secret's windows.
-void MarkSecretRuns(std::string_view text, std::string_view secret, size_t min_run,
+std::string JsonEscaped(const std::string& secret) {
+  std::string quoted = common::JsonText(nlohmann::json(secret));
+  return quoted.substr(1, quoted.size() - 2);
+}
+
+/// Marks in `covered` every byte of `text` inside a run of at least kSecretRunBytes bytes (the
+/// whole of a shorter form) that also occurs in one of `forms`. Linear in the text: every window of
+/// the forms goes in one set, and each window of the text is looked up once.
+void MarkSecretRuns(std::string_view text, const std::vector<std::string>& forms,
                     std::vector<bool>& covered) {
-  if (secret.size() < min_run || text.size() < min_run || min_run == 0) return;
-  size_t marked_until = 0;  // overlapping hits mark each byte once
-  auto mark = [&](size_t from) {
-    for (size_t k = std::max(from, marked_until); k < from + min_run; ++k) covered[k] = true;
-    marked_until = std::max(marked_until, from + min_run);
-  };
-  if (min_run == secret.size()) {
-    for (size_t p = text.find(secret); p != std::string_view::npos; p = text.find(secret, p + 1)) mark(p);
-    return;
+  std::unordered_set<std::string_view> windows_by_size[kSecretRunBytes + 1];
+  for (const std::string& form : forms) {
+    if (form.empty()) continue;
+    const size_t run = std::min(form.size(), kSecretRunBytes);
+    for (size_t j = 0; j + run <= form.size(); ++j)
+      windows_by_size[run].insert(std::string_view(form).substr(j, run));
   }
-  std::unordered_set<std::string_view> windows;
-  for (size_t j = 0; j + min_run <= secret.size(); ++j) windows.insert(secret.substr(j, min_run));
-  for (size_t i = 0; i + min_run <= text.size(); ++i)
-    if (windows.count(text.substr(i, min_run))) mark(i);
+  for (size_t run = 1; run <= kSecretRunBytes; ++run) {
+    const std::unordered_set<std::string_view>& windows = windows_by_size[run];
+    if (windows.empty() || text.size() < run) continue;
+    bool first[256] = {};
+    for (std::string_view w : windows) first[static_cast<unsigned char>(w[0])] = true;
+    size_t marked_until = 0;  // overlapping hits mark each byte once
+    for (size_t i = 0; i + run <= text.size(); ++i) {
+      if (!first[static_cast<unsigned char>(text[i])] || !windows.count(text.substr(i, run))) continue;
+      for (size_t k = std::max(i, marked_until); k < i + run; ++k) covered[k] = true;
+      marked_until = std::max(marked_until, i + run);
+    }
+  }
+}
+
+/// The forms a secret takes in text: as given, and JSON-escaped.
+void AddForms(const std::string& secret, std::vector<std::string>& forms) {
+  if (secret.empty()) return;
+  forms.push_back(secret);
+  forms.push_back(JsonEscaped(secret));
 }
 
 /// Replaces each maximal covered stretch of `text` with "***".
@@ -76,11 +94,6 @@ std::string ReplaceCovered(const std::string& text, const std::vector<bool>& cov
     while (i < text.size() && covered[i]) ++i;
   }
   return out;
-}
-
-std::string JsonEscaped(const std::string& secret) {
-  std::string quoted = common::JsonText(nlohmann::json(secret));
-  return quoted.substr(1, quoted.size() - 2);
 }
 
 bool IsKeyChar(char c) {
@@ -99,29 +112,32 @@ void CutUtf8(std::string& text, size_t limit) {
 
 }  // namespace
 
-void MaskSecret(std::string& text, const std::string& secret) {
-  if (secret.empty()) return;
+void MaskSecrets(std::string& text, const Secrets& secrets) {
+  std::vector<std::string> forms;
+  for (const std::string& secret : secrets) AddForms(secret, forms);
+  if (forms.empty()) return;
   std::vector<bool> covered(text.size(), false);
-  for (const std::string& form : {secret, JsonEscaped(secret)})
-    MarkSecretRuns(text, form, form.size(), covered);
-  text = ReplaceCovered(text, covered);
+  MarkSecretRuns(text, forms, covered);
+  if (std::find(covered.begin(), covered.end(), true) != covered.end()) text = ReplaceCovered(text, covered);
 }
 
+void MaskSecret(std::string& text, const std::string& secret) { MaskSecrets(text, {secret}); }
+
 std::string RedactSecrets(std::string text, const Secrets& secrets) {
+  Secrets kept;
   for (const std::string& secret : secrets)
-    if (secret.size() >= kMinRedactedSecret) MaskSecret(text, secret);
+    if (secret.size() >= kMinRedactedSecret) kept.push_back(secret);
+  MaskSecrets(text, kept);
   return text;
 }
 
 std::string SanitizeMessage(std::string text, const Secrets& secrets) {
   // 1. Mask, on the whole text and in one pass (so that overlapping finds make one "***"): a key
   // straddling the cut below must not leave its start behind.
+  std::vector<std::string> forms;
+  for (const std::string& secret : secrets) AddForms(secret, forms);
   std::vector<bool> covered(text.size(), false);
-  for (const std::string& secret : secrets) {
-    if (secret.empty()) continue;
-    for (const std::string& form : {secret, JsonEscaped(secret)})
-      MarkSecretRuns(text, form, std::min<size_t>(form.size(), 8), covered);
-  }
+  MarkSecretRuns(text, forms, covered);
   // Key-like tokens ("sk-...", "sk-ant-...") that error messages echo back.
   for (size_t pos = text.find("sk-"); pos != std::string::npos; pos = text.find("sk-", pos + 3)) {
     size_t end = pos + 3;

@@ -313,10 +313,11 @@ class OpenAiProvider : public Provider {
   OpenAiProvider(std::string base_url, std::string key, const ProviderOptions& o)
       : base_url_(std::move(base_url)), key_(std::move(key)), options_(o), transport_(o.max_in_flight) {
     while (!base_url_.empty() && base_url_.back() == '/') base_url_.pop_back();
+    secrets_ = ProviderSecrets(key_, options_, base_url_);
   }
   ProviderKind Kind() const override { return ProviderKind::kOpenAi; }
   std::string Identity() const override { return "openai " + base_url_; }
-  std::string Redact(std::string text) const override { return RedactSecrets(std::move(text), {key_}); }
+  std::string Redact(std::string text) const override { return RedactSecrets(std::move(text), secrets_); }
   std::optional<json> WireBody(const ChatRequest& request) const override {
     json body = OpenAiRequestBody(request, ResolveOpenAiDialect(options_, base_url_, request.model), false);
     body.merge_patch(options_.extra_body);
@@ -324,7 +325,7 @@ class OpenAiProvider : public Provider {
   }
 
   void Send(const ChatRequest& request, AttemptCallback done) override {
-    const Secrets secrets = {key_};
+    const Secrets& secrets = secrets_;
     const bool stream = ShouldStream(options_, request);
     HttpRequest http;
     http.url = base_url_ + "/chat/completions";
@@ -344,6 +345,7 @@ class OpenAiProvider : public Provider {
   std::string base_url_;
   std::string key_;
   ProviderOptions options_;
+  Secrets secrets_;
   HttpTransport transport_;
 };
 

@@ -49,10 +49,10 @@ class OpenAiBatchProvider : public BatchProvider {
 
   /// The error of a failed exchange with the files or batches API, as an attempt every request gets.
   Attempt ExchangeFailure(const HttpResult& http, const std::string& what) const {
-    Attempt a = OpenAiAttempt(http, std::time(nullptr), {key()});
+    Attempt a = OpenAiAttempt(http, std::time(nullptr), secrets());
     if (a.response.ok())
       a.response.error = {ErrorKind::kMalformedResponse, http.status, what + ": unexpected reply"};
-    a.response.error.message = SanitizeMessage("batch: " + what + ": " + a.response.error.message, {key()});
+    a.response.error.message = SanitizeMessage("batch: " + what + ": " + a.response.error.message, secrets());
     return a;
   }
 
@@ -107,7 +107,7 @@ class OpenAiBatchProvider : public BatchProvider {
                                             ": " + (error.is_object() ? error.value("message", "") : ""));
         return;
       }
-      results.by_id[line["custom_id"]] = OpenAiAttempt(one, std::time(nullptr), {key()});
+      results.by_id[line["custom_id"]] = OpenAiAttempt(one, std::time(nullptr), secrets());
     });
     return true;
   }

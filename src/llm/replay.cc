@@ -7,10 +7,26 @@
 #include <vector>
 
 #include "kforge/common/jsonl.h"
+#include "kforge/common/text.h"
 #include "llm/providers.h"
 
 namespace kforge::llm {
 namespace {
+
+/// Why a cassette line is not a JSON object: cut short (a torn write), not UTF-8, not JSON, or
+/// another JSON value.
+std::string WhyNotAnObject(const std::string& text) {
+  const std::string cut = "cut short: the line ends inside its JSON (a torn write?)";
+  size_t bad = 0;
+  if (!common::IsValidUtf8(text, &bad))
+    return bad + 4 > text.size() ? cut : "not UTF-8 (byte " + std::to_string(bad + 1) + ")";
+  try {
+    if (!nlohmann::json::parse(text).is_object()) return "a JSON value that is not an object";
+  } catch (const nlohmann::json::parse_error& e) {
+    return e.byte >= text.size() ? cut : "not JSON (at byte " + std::to_string(e.byte) + ")";
+  }
+  return "not a JSON object";
+}
 
 class ReplayProvider : public Provider {
  public:
@@ -66,7 +82,7 @@ StatusOr<std::unique_ptr<Provider>> MakeReplayProvider(const std::string& path) 
     if (!line->value.ok()) return line->value.status();  // a line too long, a failed read
     const std::string where = path + ":" + std::to_string(line->number);
     nlohmann::json j = nlohmann::json::parse(line->text, nullptr, false);
-    if (!j.is_object()) return Status::ParseError(where + ": not a JSON object");
+    if (!j.is_object()) return Status::ParseError(where + ": " + WhyNotAnObject(line->text));
     if (j.value("schema", "") != "kforge.cassette/1")
       return Status::ParseError(where + ": schema must be kforge.cassette/1");
     const bool keyed = j.contains("key") && j["key"].is_string();

@@ -161,18 +161,29 @@ std::optional<double> SecondsUntilRfc3339(const std::string& text, std::time_t n
 
 // ---- Secrets ----
 
-/// One line, at most ~300 bytes, safe to show. Masks first, then flattens and cuts (at a UTF-8
-/// boundary), so nothing of a key survives the cut: each secret, its JSON-escaped form and any run
-/// of 8 or more of its characters (a server's partial echo), then anything that looks like a key
-/// ("sk-...").
-std::string SanitizeMessage(std::string text, const Secrets& secrets);
-/// Replaces every occurrence of `secret` and of its JSON-escaped form in `text` with "***".
-/// Terminates for any secret, "*" included.
+/// The one rule that masks a secret, in messages and data alike: each run of kSecretRunBytes or
+/// more of its bytes (the whole of a shorter secret), as given or JSON-escaped, becomes "***". A
+/// run rather than the whole key, because servers echo keys cut ("invalid key sk-ant-api03-AbCd...").
+/// Linear in the text; terminates for any secret, "*" included.
+constexpr size_t kSecretRunBytes = 8;
+void MaskSecrets(std::string& text, const Secrets& secrets);
 void MaskSecret(std::string& text, const std::string& secret);
-/// What Provider::Redact does to data written to files and logs: MaskSecret for secrets of at least
-/// kMinRedactedSecret bytes. Shorter values are the placeholders local servers take ("x", "EMPTY");
-/// masking them would mangle the data ("threadIdx.x"), so data keeps them (messages do not).
-constexpr size_t kMinRedactedSecret = 8;
+/// One line, at most ~300 bytes, safe to show: MaskSecrets with every secret, then anything that
+/// looks like a key ("sk-..."), then flattened and cut (at a UTF-8 boundary), so that nothing of a
+/// key survives the cut.
+std::string SanitizeMessage(std::string text, const Secrets& secrets);
+/// What Provider::Redact does to data written to files and logs: MaskSecrets with the secrets of at
+/// least kMinRedactedSecret bytes. Shorter values are the placeholders local servers take ("x",
+/// "EMPTY"); masking them would mangle the data ("threadIdx.x"), so data keeps them (messages do not).
+constexpr size_t kMinRedactedSecret = kSecretRunBytes;
 std::string RedactSecrets(std::string text, const Secrets& secrets);
+/// The secrets of an HTTP provider: its key; the credential of every extra header that carries one
+/// (by name: Authorization, x-api-key, cf-aig-authorization, anything naming a key, token, secret,
+/// cookie or password; or by value: "Bearer ...", "Basic ...", "sk-...", a long mixed-case token),
+/// without its scheme word; and the credentials of `base_url` (UrlCredentials).
+Secrets ProviderSecrets(const std::string& key, const ProviderOptions& options, const std::string& base_url);
+/// The user info of a URL ("user:password", the password, and its base64 as basic auth sends it) and the
+/// values of query parameters that name a key, token, secret, signature or password (?api_key=...).
+Secrets UrlCredentials(std::string_view url);
 
 }  // namespace kforge::llm

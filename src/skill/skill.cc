@@ -4,8 +4,11 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <cstdio>
 #include <regex>
 #include <set>
+#include <string>
 
 #include <nlohmann/json.hpp>
 
@@ -231,6 +234,34 @@ void CheckEvals(const std::map<std::string, std::string>& files, Skill& skill,
   }
 }
 
+/// The first control character of UTF-8 `text` that a model's prompt has no use for (C0 but tab,
+/// newline and carriage return; DEL; C1; bidirectional controls) as "line N: U+001B", or "".
+std::string FirstControl(const std::string& text) {
+  int line = 1;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    uint32_t cp = 0;
+    if (c == '\n') {
+      ++line;
+      continue;
+    }
+    if ((c < 0x20 && c != '\t' && c != '\r') || c == 0x7f) {
+      cp = c;
+    } else if (c == 0xC2 && i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) < 0xA0) {
+      cp = static_cast<unsigned char>(text[i + 1]);  // U+0080..U+009F
+    } else if (common::BidiControlLength(text, i) > 0) {
+      const std::string shown = common::BidiControlText(text, i);  // a backslash, "u", four hex digits
+      cp = static_cast<uint32_t>(std::stoul(shown.substr(2), nullptr, 16));
+    } else {
+      continue;
+    }
+    char buf[48];
+    std::snprintf(buf, sizeof buf, "line %d: U+%04X", line, static_cast<unsigned>(cp));
+    return buf;
+  }
+  return "";
+}
+
 }  // namespace
 
 int EstimateTokens(std::string_view text) { return static_cast<int>((text.size() + 3) / 4); }
@@ -281,6 +312,12 @@ CheckResult CheckSkill(const fs::path& dir_in) {
     size_t bad = 0;
     if (!common::IsValidUtf8(bytes, &bad) || bytes.find('\0') != std::string::npos) {
       problems.push_back(path + ": not UTF-8 text (references are read by a model)");
+      continue;
+    }
+    if (const std::string control = FirstControl(bytes); !control.empty()) {
+      problems.push_back(path + ": " + control +
+                         ", a control character (it would reach the teacher's prompt "
+                         "and the terminal unseen)");
       continue;
     }
     skill.readable[path] = bytes;

@@ -217,10 +217,14 @@ TEST_F(ExportCliTest, ForceRemovesOnlyWhatTheManifestLists) {
   ASSERT_EQ(Export("run --out data --force").exit_code, 0) << "a previous export is replaced";
   EXPECT_EQ(Read(dir_ / "data/notes.txt"), "keep me");
   EXPECT_FALSE(fs::exists(dir_ / "data/val.jsonl")) << "the previous export's split is gone";
-  // A train.jsonl the manifest does not list (the previous export wrote no rows).
-  ASSERT_EQ(Export("run --out data2 --min-speedup 100").exit_code, 1);
-  ASSERT_TRUE(fs::exists(dir_ / "data2/stats.json"));
-  ASSERT_FALSE(fs::exists(dir_ / "data2/train.jsonl"));
+  // A train.jsonl the manifest does not list (a previous export's stats.json without it).
+  ASSERT_EQ(Export("run --out data2").exit_code, 0);
+  nlohmann::json manifest = nlohmann::json::parse(Read(dir_ / "data2/stats.json"));
+  nlohmann::json listed = nlohmann::json::array();
+  for (const nlohmann::json& file : manifest["files"])
+    if (file != "train.jsonl") listed.push_back(file);
+  manifest["files"] = listed;
+  std::ofstream(dir_ / "data2/stats.json") << manifest.dump();
   std::ofstream(dir_ / "data2/train.jsonl") << "user data";
   CliRun refused = Export("run --out data2 --force");
   EXPECT_EQ(refused.exit_code, 2) << refused.err;
@@ -272,6 +276,43 @@ TEST_F(ExportCliTest, NothingCorrectSuggestsIncludeIncorrect) {
   CliRun run = Export("compiled --out data");
   EXPECT_EQ(run.exit_code, 1) << run.err;
   EXPECT_NE(run.err.find("--include-incorrect exports those records too"), std::string::npos) << run.err;
+  EXPECT_FALSE(fs::exists(dir_ / "data")) << "an empty export leaves no card (nor a folder) behind";
+  CliRun again = Export("compiled --out data --include-incorrect");
+  EXPECT_EQ(again.exit_code, 0) << "the suggested rerun needs no --force: " << again.err;
+}
+
+// An export that fails half way removes what it wrote: no torn data file blocks the rerun's --force.
+TEST_F(ExportCliTest, AFailedExportLeavesNoTornFileBehind) {
+  // A Parquet writer (python SCRIPT --features F --in ROWS --out OUT) that dies half way, then one that
+  // works.
+  std::ofstream(dir_ / "torn.sh") << "#!/bin/sh\necho torn > \"$7\"; exit 1\n";
+  std::ofstream(dir_ / "copy.sh") << "#!/bin/sh\ncp \"$5\" \"$7\"\n";
+  for (const char* script : {"torn.sh", "copy.sh"})
+    fs::permissions(dir_ / script, fs::perms::owner_all, fs::perm_options::replace);
+  CliRun failed = Export("run --out data --file-format parquet --python ./torn.sh");
+  EXPECT_NE(failed.exit_code, 0) << failed.err;
+  EXPECT_FALSE(fs::exists(dir_ / "data/train.parquet")) << "a torn data file was left";
+  CliRun again = Export("run --out data --file-format parquet --python ./copy.sh --force");
+  EXPECT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_TRUE(fs::exists(dir_ / "data/train.parquet"));
+}
+
+// What a record names (a teacher, a tag) reaches the card as text, never as markup.
+TEST_F(ExportCliTest, TheCardShowsTeacherNamesAndTagsAsText) {
+  fs::create_directories(dir_ / "hostile");
+  RecordSpec spec;
+  kforge::dataset::Trajectory record = MakeRecord(spec);
+  record.teacher.model = "m<script>alert(1)</script>|x\n# heading";
+  record.task.tags = {"[click](http://evil)", "rlo\xe2\x80\xae" "evil"};
+  kforge::testing::WriteRecords((dir_ / "hostile/trajectories.jsonl").string(), {record});
+  CliRun run = Export("hostile --out data");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  std::ifstream card(dir_ / "data/README.md");
+  const std::string text(std::istreambuf_iterator<char>(card), {});
+  EXPECT_EQ(text.find("<script>"), std::string::npos) << text;
+  EXPECT_NE(text.find("m&lt;script&gt;alert(1)&lt;/script&gt;\\|x # heading"), std::string::npos) << text;
+  EXPECT_NE(text.find("\\[click\\](http://evil)"), std::string::npos) << text;
+  EXPECT_EQ(text.find("\xe2\x80\xae"), std::string::npos) << "a bidi control reached the card";
 }
 
 }  // namespace

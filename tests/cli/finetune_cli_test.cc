@@ -232,6 +232,26 @@ class FakeTrainerTest : public FinetuneCliTest {
   fs::path bin_;
 };
 
+// Without network, a hub model's tokenizer cannot be loaded: the wait is announced, and the failure
+// says what to do instead.
+TEST_F(FakeTrainerTest, AnUnreachableHubSaysWhatItLoadsAndHowToWorkOffline) {
+  Script("python3-offline",
+         "case \"$*\" in\n"
+         "  *--versions*) echo '{\"python\": \"3.12\", \"transformers\": \"5\", \"trl\": \"1\", "
+         "\"peft\": \"0.1\", \"torch\": \"2\", \"cuda_devices\": 0, \"bf16\": false}' ;;\n"
+         "  *) echo \"OSError: We couldn't connect to 'https://huggingface.co' to load the files\" >&2; exit "
+         "1 ;;\n"
+         "esac\n");
+  const fs::path out = dir_ / "offline";
+  LaunchRun run = Launch(
+      Args(out.string(), data_, "org/model", {"--python", (bin_ / "python3-offline").string()}), Env());
+  EXPECT_NE(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.err.find("loading org/model's tokenizer from the Hugging Face Hub"), std::string::npos)
+      << run.err;
+  EXPECT_NE(run.err.find("HF_HUB_OFFLINE=1"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("--model a local model folder"), std::string::npos) << run.err;
+}
+
 TEST_F(FakeTrainerTest, TheMeasuredLongestRowSetsTheLengthAndAShorterOneIsRefused) {
   const fs::path out = dir_ / "measured";
   LaunchRun run = Launch(Fake(out.string(), {"--dry-run"}), Env());

@@ -442,6 +442,15 @@ TEST_F(GenerateCliTest, ReplayDemoTeacherAndAChangedConfigurationIsRefused) {
   GenRun no_ops = Generate("--filter 'demo/*' --max-turns 2 --allow-ops none --teacher replay:" + cassette);
   EXPECT_EQ(no_ops.exit_code, 2);
   EXPECT_NE(no_ops.err.find("allow_ops changed"), std::string::npos) << no_ops.err;
+  // So do the judge's timeouts: verdicts judged two ways are not mixed in one run.
+  GenRun timeout =
+      Generate("--filter 'demo/*' --max-turns 2 --kernel-timeout 5 --teacher replay:" + cassette);
+  EXPECT_EQ(timeout.exit_code, 2);
+  EXPECT_NE(timeout.err.find("kernel_timeout_ms changed"), std::string::npos) << timeout.err;
+  GenRun compile =
+      Generate("--filter 'demo/*' --max-turns 2 --compile-timeout 7 --teacher replay:" + cassette);
+  EXPECT_EQ(compile.exit_code, 2);
+  EXPECT_NE(compile.err.find("compile_timeout_ms changed"), std::string::npos) << compile.err;
 }
 
 TEST_F(GenerateCliTest, AFatalTeacherErrorStopsTheBatchAndWritesNoHalfEpisodes) {
@@ -468,6 +477,9 @@ TEST_F(GenerateCliTest, BadInputIsOneLineAndExitTwo) {
       {"--protocol bogus" + replay, "--protocol bogus"},
       {"--views pictures" + replay, "view \"pictures\""},
       {"--shard 3/2" + replay, "--shard 3/2"},
+      {"--shard 1/123456789012345678901234567890" + replay,
+       "--shard 1/123456789012345678901234567890: expected"},
+      {"--filter ''" + replay, "--filter: empty: name at least one glob"},
       {"--filter 'nothing/*'" + replay, "no task under"},
       {"--teacher replay:/nonexistent/cassette.jsonl", "cassette /nonexistent/cassette.jsonl"},
       {"--teacher anthropic", "ANTHROPIC_API_KEY"},
@@ -572,6 +584,37 @@ TEST_F(GenerateCliTest, AKeyTheTeacherEchoesIsMaskedInTheRecordAndTheExport) {
   EXPECT_EQ(data.find(key), std::string::npos);
 }
 
+TEST_F(GenerateCliTest, AHeaderSecretEchoedInA401IsMaskedEverywhereAndUrlCredentialsAreNotStored) {
+  // A gateway that echoes every header and the URL it got in a 401.
+  fakes::FakeHttpServer server([](const fakes::HttpExchange& ex) {
+    std::string all = ex.path + " ";
+    for (const auto& [name, value] : ex.headers) all += name + ": " + value + "; ";
+    return fakes::FakeReply::Json(401,
+                                  json{{"error", {{"message", all}, {"code", "invalid_api_key"}}}}.dump());
+  });
+  const std::string token = "cfut_AbCdEf0123456789XyZ", password = "pw-0123456789",
+                    query_key = "qk-9876543210abc";
+  std::string url = server.url();
+  url.insert(url.find("//") + 2, "me:" + password + "@");
+  url += "/v1?api_key=" + query_key;
+  GenRun run = Generate("--filter demo/relu --teacher openai --model m --header " +
+                        fakes::ShellQuote("cf-aig-authorization: Bearer " + token) + " --base-url " +
+                        fakes::ShellQuote(url));
+  EXPECT_EQ(run.exit_code, 2) << run.err;
+  ASSERT_NE(run.err.find("stopped:"), std::string::npos) << run.err;
+  ASSERT_NE(run.err.find("cf-aig-authorization: Bearer ***"), std::string::npos)
+      << "the echo was shown: " << run.err;
+  std::ifstream log_in(out_ / "generate.log"), run_in(out_ / "run.json");
+  const std::string log(std::istreambuf_iterator<char>(log_in), {}),
+      run_json(std::istreambuf_iterator<char>(run_in), {});
+  ASSERT_NE(log.find("stopped"), std::string::npos) << log;
+  for (const std::string& secret : {token, password, query_key})
+    for (size_t j = 0; j + 8 <= secret.size(); ++j)
+      for (const std::string* where : {static_cast<const std::string*>(&run.err), &log, &run_json})
+        ASSERT_EQ(where->find(secret.substr(j, 8)), std::string::npos) << secret << " leaked in " << *where;
+  EXPECT_EQ(json::parse(run_json)["config"]["base_url"], server.url() + "/v1?api_key=***");
+}
+
 TEST_F(GenerateCliTest, ARecordLargerThanALineIsWrittenCutAndTheBatchEnds) {
   // A teacher whose every reply is 30 MB of text with no kernel: three turns make a record of more
   // than 64 MiB, which is written with its longest strings cut.
@@ -664,6 +707,77 @@ TEST_F(GenerateCliTest, SigtermEndsTheExecTeacherAndEverythingItStarted) {
   if (!ProcessGone(child)) kill(child, SIGKILL);
 }
 
+TEST_F(GenerateCliTest, KillNineOfGenerateLeavesNoExecTeacherRunning) {
+  fs::create_directories(out_.string() + ".d");
+  const fs::path script = out_.string() + ".d/teacher.sh";
+  const fs::path pidfile = out_.string() + ".d/teacher.pid";
+  std::ofstream(script) << "echo $$ > " << pidfile.string() << "; exec sleep 300\n";
+  std::string command = std::string("exec ") + KFORGE_BINARY + " generate --tasks " +
+                        fakes::ShellQuote(tasks_.path()) + " --compile-only --no-cache --out " +
+                        fakes::ShellQuote(out_) + " --filter demo/relu --teacher " +
+                        fakes::ShellQuote("exec:exec sh " + script.string()) + " 2>/dev/null";
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  pid_t teacher = ReadPid(pidfile, std::chrono::seconds(30));
+  kill(pid, SIGKILL);
+  waitpid(pid, nullptr, 0);
+  fs::remove_all(out_.string() + ".d");
+  ASSERT_GT(teacher, 0) << "the teacher never started";
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (!ProcessGone(teacher) && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_TRUE(ProcessGone(teacher)) << "the exec teacher " << teacher << " outlived kforge's kill -9";
+  if (!ProcessGone(teacher)) kill(teacher, SIGKILL);
+}
+
+TEST_F(GenerateCliTest, AnExecTeacherThatPrintsWithoutEndIsKilledAtTheOutputCap) {
+  auto start = std::chrono::steady_clock::now();
+  GenRun run = Generate("--filter demo/relu --max-attempts 1 --teacher " +
+                        fakes::ShellQuote("exec:cat >/dev/null; yes kernel"));
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  ASSERT_EQ(run.records.size(), 1u);
+  EXPECT_EQ(run.records[0]["outcome"]["stop"], "llm_error");
+  const std::string error = run.records[0].dump();
+  EXPECT_NE(error.find("printed more than 64 MiB on stdout: killed"), std::string::npos) << error;
+  EXPECT_EQ(error.find("timed out"), std::string::npos) << error;
+  EXPECT_LT(took, 60) << "stopped at the cap, not at --timeout";
+}
+
+TEST_F(GenerateCliTest, CtrlCSaysThatARerunResumes) {
+  fs::create_directories(out_.string() + ".d");
+  const fs::path script = out_.string() + ".d/teacher.sh";
+  const fs::path pidfile = out_.string() + ".d/teacher.pid";
+  const fs::path err = out_.string() + ".d/stderr";
+  std::ofstream(script) << "echo $$ > " << pidfile.string() << "; exec sleep 300\n";
+  std::string command = std::string("exec ") + KFORGE_BINARY + " generate --tasks " +
+                        fakes::ShellQuote(tasks_.path()) + " --compile-only --no-cache --out " +
+                        fakes::ShellQuote(out_) + " --filter demo/relu --teacher " +
+                        fakes::ShellQuote("exec:exec sh " + script.string()) + " 2>" + fakes::ShellQuote(err);
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    signal(SIGINT, SIG_DFL);
+    execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  pid_t teacher = ReadPid(pidfile, std::chrono::seconds(30));
+  kill(pid, SIGINT);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  std::ifstream in(err);
+  const std::string said(std::istreambuf_iterator<char>(in), {});
+  fs::remove_all(out_.string() + ".d");
+  ASSERT_GT(teacher, 0) << "the teacher never started";
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGINT) << "kforge still ends as SIGINT says";
+  EXPECT_NE(said.find("interrupted; the episodes finished so far are kept in"), std::string::npos) << said;
+  EXPECT_NE(said.find("the same command resumes the run"), std::string::npos) << said;
+}
+
 TEST_F(GenerateCliTest, AMistypedCommandGetsADidYouMean) {
   fakes::CommandResult typo = fakes::RunCommand(std::string(KFORGE_BINARY) + " genrate --out x 2>&1");
   EXPECT_EQ(typo.exit_code, 2);
@@ -724,6 +838,67 @@ TEST_F(GenerateCliTest, ALinkedReferenceIsRefusedBeforeAnythingIsSent) {
   EXPECT_EQ(run.exit_code, 2) << run.out;
   EXPECT_NE(run.out.find("reference.py: a symbolic link"), std::string::npos) << run.out;
   EXPECT_TRUE(Records().empty());
+}
+
+TEST_F(GenerateCliTest, AReferenceBehindALinkedFolderIsRefusedBeforeAnythingIsSent) {
+  // The task's reference lies in a folder of the task that is a link to one outside it.
+  const fs::path root = out_.string() + ".tasks";
+  fs::remove_all(root);
+  fs::create_directories(root / "demo");
+  fs::copy(fs::path(KFORGE_SOURCE_DIR) / "tasks/demo/relu", root / "demo/relu", fs::copy_options::recursive);
+  fs::create_directories(root / "outside");
+  std::ofstream(root / "outside/reference.py") << "# not for the teacher\n";
+  fs::create_directory_symlink(root / "outside", root / "demo/relu/src");
+  json task = json::parse(std::ifstream(root / "demo/relu/task.json"));
+  task["reference"] = "src/reference.py";
+  std::ofstream(root / "demo/relu/task.json") << task.dump();
+  const std::string replay =
+      std::string(" --teacher replay:") + KFORGE_SOURCE_DIR + "/examples/teacher/demo.jsonl";
+  fakes::CommandResult run =
+      fakes::RunCommand(std::string(KFORGE_BINARY) + " generate --tasks " + fakes::ShellQuote(root) +
+                        " --compile-only --out " + fakes::ShellQuote(out_) + replay + " 2>&1");
+  fs::remove_all(root);
+  EXPECT_EQ(run.exit_code, 2) << run.out;
+  EXPECT_NE(run.out.find("relu/src: a symbolic link"), std::string::npos) << run.out;
+  EXPECT_TRUE(Records().empty());
+}
+
+TEST_F(GenerateCliTest, A50MbReferenceIsCutWithANoteBeforeItIsSent) {
+  const fs::path root = out_.string() + ".tasks";
+  fs::remove_all(root);
+  fs::create_directories(root / "demo");
+  fs::copy(fs::path(KFORGE_SOURCE_DIR) / "tasks/demo/relu", root / "demo/relu", fs::copy_options::recursive);
+  {
+    std::ofstream reference(root / "demo/relu/reference.py", std::ios::app);
+    const std::string line = "# " + std::string(97, 'x') + "\n";
+    for (int i = 0; i < 500000; ++i) reference << line;  // 50 MB
+  }
+  const fs::path sent = out_.string() + ".sent.json";
+  fakes::CommandResult run = fakes::RunCommand(
+      std::string(KFORGE_BINARY) + " generate --tasks " + fakes::ShellQuote(root) +
+      " --compile-only --no-cache --out " + fakes::ShellQuote(out_) + " --max-turns 1 --teacher " +
+      fakes::ShellQuote("exec:cat > " + sent.string() + "; echo no kernel today") + " 2>&1");
+  fs::remove_all(root);
+  EXPECT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_NE(run.out.find("demo/relu: its reference is 50"), std::string::npos) << run.out;
+  std::ifstream in(sent);
+  const std::string request(std::istreambuf_iterator<char>(in), {});
+  fs::remove(sent);
+  EXPECT_LT(request.size(), size_t{1} << 20) << "the whole reference was sent";
+  EXPECT_NE(request.find("the reference is cut here"), std::string::npos);
+}
+
+TEST_F(GenerateCliTest, AForeignTrajectoriesFileWithoutRunJsonIsNotAppendedTo) {
+  fs::create_directories(out_);
+  const std::string foreign = "{\"id\": \"someone-else\"}\n";
+  std::ofstream(out_ / "trajectories.jsonl") << foreign;
+  GenRun run = Generate("--filter demo/relu --teacher replay:" + std::string(KFORGE_SOURCE_DIR) +
+                        "/examples/teacher/demo.jsonl");
+  EXPECT_EQ(run.exit_code, 2) << run.err;
+  EXPECT_NE(run.err.find("holds a trajectories.jsonl but no run.json"), std::string::npos) << run.err;
+  std::ifstream in(out_ / "trajectories.jsonl");
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), foreign);
+  EXPECT_FALSE(fs::exists(out_ / "run.json"));
 }
 
 TEST_F(GenerateCliTest, RecordNeverAppendsToWhatTheRunReadsOrKeeps) {

@@ -2,6 +2,8 @@
 // flags are usage errors (exit 2, one line, nothing written), and expressions that overflow give a
 // message instead of killing `tasks list` or `tasks show`.
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -352,6 +354,98 @@ TEST_F(TasksCliTest, ImportModuleRunsWithoutKeysAndWithinItsTimeout) {
   EXPECT_EQ(loop.exit_code, 1) << loop.err;
   EXPECT_NE(loop.err.find("exporter stopped after 3 s (--timeout)"), std::string::npos) << loop.err;
   EXPECT_LT(took, 30) << loop.err;
+}
+
+// A hand-written task (its costs, tolerances, variants) is not lost to an --id typed twice.
+TEST_F(TasksCliTest, ImportModuleDoesNotReplaceATaskWithoutForce) {
+  Write(dir_ / "relu.py", kModule);
+  Write(dir_ / "out/user/relu/task.json", "hand-written");
+  TasksRun run = Tasks("import module relu.py --id user/relu --out out --device cpu");
+  EXPECT_EQ(run.exit_code, 2) << run.err;
+  EXPECT_NE(
+      run.err.find("--id user/relu: out/user/relu exists; its task would be replaced (--force replaces it)"),
+      std::string::npos)
+      << run.err;
+  std::ifstream kept(dir_ / "out/user/relu/task.json");
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(kept), {}), "hand-written");
+  TasksRun forced = Tasks("import module relu.py --id user/relu --out out --device cpu --force");
+  EXPECT_EQ(forced.exit_code, 0) << forced.err;
+  std::ifstream replaced(dir_ / "out/user/relu/task.json");
+  EXPECT_NE(std::string(std::istreambuf_iterator<char>(replaced), {}).find("kforge.task/1"),
+            std::string::npos);
+}
+
+// A reference that ends the Python process while it is imported leaves no task, no work folder and
+// no exit 0 behind, whether it calls exit() or os._exit().
+TEST_F(TasksCliTest, AReferenceThatEndsThePythonEarlyFailsTheImportAndTheBuild) {
+  for (const std::string ending : {"import sys\nsys.exit(0)\n", "import os\nos._exit(0)\n"}) {
+    SCOPED_TRACE(ending);
+    Write(dir_ / "early.py", ending + kModule);
+    TasksRun run = Tasks("import module early.py --id user/early --out out --device cpu");
+    EXPECT_EQ(run.exit_code, 1) << run.err;
+    EXPECT_FALSE(fs::exists(dir_ / "out/user/early"));
+    EXPECT_TRUE(fs::is_empty(dir_ / "out/user")) << "a work folder was left behind";
+    fs::remove_all(dir_ / "root");
+    fs::create_directories(dir_ / "root/demo");
+    fs::copy(fs::path(KFORGE_SOURCE_DIR) / "tasks/demo/relu", dir_ / "root/demo/relu",
+             fs::copy_options::recursive);
+    Write(dir_ / "root/demo/relu/reference.py", ending + kModule);
+    TasksRun build = Tasks("build root --device cpu");
+    EXPECT_EQ(build.exit_code, 1) << build.err;
+    for (const auto& entry : fs::directory_iterator(dir_ / "root/demo/relu"))
+      EXPECT_NE(entry.path().filename().string().rfind(".build", 0), 0u) << entry.path();
+  }
+}
+
+/// Whether `pid` ends (or is a zombie no one reaps) within 5 s.
+bool Ends(long pid) {
+  for (int i = 0; i < 250; ++i, usleep(20000)) {
+    if (kill(static_cast<pid_t>(pid), 0) != 0) return true;
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string text(std::istreambuf_iterator<char>(stat), {});
+    const size_t paren = text.rfind(')');
+    if (paren != std::string::npos && paren + 2 < text.size() && text[paren + 2] == 'Z') return true;
+  }
+  return false;
+}
+
+// What a reference starts in a session of its own ends with the import, and a kill -9 of kforge ends
+// the exporter.
+TEST_F(TasksCliTest, NoChildOfTheImportOutlivesIt) {
+  const fs::path pidfile = dir_ / "escaped.pid";
+  Write(dir_ / "escape.py",
+        "import subprocess\np = subprocess.Popen(['sleep', '300'], start_new_session=True)\n"
+        "open(" +
+            nlohmann::json(pidfile.string()).dump() + ", 'w').write(str(p.pid))\n" + kModule);
+  TasksRun run = Tasks("import module escape.py --id user/escape --out out --device cpu");
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  std::ifstream in(pidfile);
+  long escaped = 0;
+  ASSERT_TRUE(in >> escaped) << run.err;
+  bool gone = Ends(escaped);
+  EXPECT_TRUE(gone) << "the reference's child " << escaped << " outlived the import";
+  if (!gone) kill(static_cast<pid_t>(escaped), SIGKILL);
+
+  const fs::path started = dir_ / "started.pid";
+  Write(dir_ / "slow.py", "import os, time\nopen(" + nlohmann::json(started.string()).dump() +
+                              ", 'w').write(str(os.getpid()))\ntime.sleep(300)\n");
+  pid_t kforge = fork();
+  ASSERT_GE(kforge, 0);
+  if (kforge == 0) {
+    const std::string command =
+        "cd " + dir_.string() + " && exec " + KFORGE_BINARY +
+        " tasks import module slow.py --id user/slow --out out --device cpu 2>/dev/null";
+    execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  long exporter = 0;
+  for (int i = 0; i < 1500 && exporter == 0; ++i, usleep(20000)) std::ifstream(started) >> exporter;
+  kill(kforge, SIGKILL);
+  waitpid(kforge, nullptr, 0);
+  ASSERT_GT(exporter, 0) << "the exporter never started";
+  gone = Ends(exporter);
+  EXPECT_TRUE(gone) << "the exporter " << exporter << " outlived kforge's kill -9";
+  if (!gone) kill(static_cast<pid_t>(exporter), SIGKILL);
 }
 
 TEST_F(TasksCliTest, ATaskTreeDoesNotWalkALinkToItsAncestors) {

@@ -157,6 +157,11 @@ TEST_F(VerifyCliTest, AllGoodExitsZeroAndUsageErrorsExitTwo) {
   CliRun bad_flag = Verify({"--trials", "0", good});
   EXPECT_EQ(bad_flag.exit_code, 2);
   EXPECT_TRUE(bad_flag.verdicts.empty());
+  // An empty stream is a broken pipeline, not a pass.
+  CliRun empty = VerifyCommand(std::string("--compile-only --no-cache --tasks ") + KFORGE_SOURCE_DIR +
+                               "/tasks - </dev/null");
+  EXPECT_EQ(empty.exit_code, 2) << empty.output;
+  EXPECT_NE(empty.output.find("no solution was read: the input is empty"), std::string::npos) << empty.output;
 }
 
 TEST_F(VerifyCliTest, SharedGpuFlagsApply) {

@@ -113,6 +113,65 @@ TEST(SubprocessTest, SignalsCanBeUnblockedAndReset) {
   EXPECT_EQ(DescribeExit(unblocked->Wait()), "killed by SIGTERM");
 }
 
+// die_with_parent starts the child with vfork rather than posix_spawn: streams, fd 3, PATH search,
+// failures, signal masks and process groups are the same.
+TEST(SubprocessTest, AChildThatDiesWithItsParentIsStartedTheSameWay) {
+  SpawnOptions piped = Piped();
+  piped.die_with_parent = true;
+  auto child = Subprocess::Spawn({"/bin/sh", "-c", "read x; echo out:$x; echo err:$x >&2; exit 3"}, piped);
+  ASSERT_TRUE(child.ok()) << child.status().message();
+  ASSERT_EQ(write(child->stdin_fd(), "hi\n", 3), 3);
+  child->CloseStdin();
+  EXPECT_EQ(ReadAll(child->stdout_fd()), "out:hi\n");
+  EXPECT_EQ(ReadAll(child->stderr_fd()), "err:hi\n");
+  EXPECT_EQ(DescribeExit(child->Wait()), "exit code 3");
+
+  SpawnOptions dying;
+  dying.die_with_parent = true;
+  auto missing = Subprocess::Spawn({"/nonexistent/tool"}, dying);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().message(), "cannot start /nonexistent/tool: No such file or directory");
+  dying.search_path = true;
+  auto found = Subprocess::Spawn({"sh", "-c", "exit 0"}, dying);
+  ASSERT_TRUE(found.ok()) << found.status().message();
+  EXPECT_EQ(DescribeExit(found->Wait()), "exit code 0");
+
+  int fds[2];
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds), 0);
+  SpawnOptions fd3;
+  fd3.die_with_parent = true;
+  fd3.fd3 = fds[1];
+  fd3.stdin_mode = fd3.stdout_mode = SpawnOptions::Stream::kNull;
+  auto answering = Subprocess::Spawn({"/bin/sh", "-c", "cat; echo lost; echo fd3 >&3"}, fd3);
+  ASSERT_TRUE(answering.ok());
+  close(fds[1]);
+  EXPECT_EQ(ReadAll(fds[0]), "fd3\n");
+  close(fds[0]);
+  EXPECT_EQ(DescribeExit(answering->Wait()), "exit code 0");
+
+  sigset_t block, old;
+  sigemptyset(&block);
+  sigaddset(&block, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &block, &old);
+  SpawnOptions inherit;
+  inherit.die_with_parent = true;
+  auto inherited = Subprocess::Spawn({"/bin/sh", "-c", "kill -TERM $$; exit 5"}, inherit);
+  inherit.unblock_signals = true;
+  auto unblocked = Subprocess::Spawn({"/bin/sh", "-c", "kill -TERM $$; exit 5"}, inherit);
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  ASSERT_TRUE(inherited.ok() && unblocked.ok());
+  EXPECT_EQ(DescribeExit(inherited->Wait()), "exit code 5") << "SIGTERM stayed blocked";
+  EXPECT_EQ(DescribeExit(unblocked->Wait()), "killed by SIGTERM");
+
+  SpawnOptions group = Piped();
+  group.die_with_parent = true;
+  group.own_process_group = true;
+  auto leader = Subprocess::Spawn({"/bin/sh", "-c", "sleep 300"}, group);
+  ASSERT_TRUE(leader.ok());
+  EXPECT_EQ(getpgid(leader->pid()), leader->pid()) << "a group of its own";
+  EXPECT_EQ(DescribeExit(leader->Kill()), "killed by SIGKILL");
+}
+
 bool Gone(pid_t pid) {
   for (int i = 0; i < 250; ++i) {
     if (kill(pid, 0) != 0) return true;

@@ -438,6 +438,9 @@ TEST(TaskIdTest, Grammar) {
     EXPECT_EQ(s.message().find('\n'), std::string::npos);
   }
   EXPECT_FALSE(CheckTaskId("core/" + std::string(129, 'a')).ok());
+  EXPECT_NE(CheckTaskId("core/" + std::string(129, 'a')).message().find("segments of 1 to 128 letters"),
+            std::string::npos)
+      << "the error names the length limit";
   EXPECT_TRUE(CheckTaskId("core/" + std::string(128, 'a')).ok());
 }
 

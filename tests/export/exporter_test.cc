@@ -10,6 +10,7 @@
 
 #include "export/record_builder.h"
 #include "kforge/common/files.h"
+#include "kforge/export/card.h"
 
 namespace kforge::exporter {
 namespace {
@@ -193,6 +194,25 @@ TEST_F(ExporterTest, IncludeIncorrectNeverWritesARowWithoutAnAssistantTurn) {
     EXPECT_EQ(rows[0]["task"], answered.task);
   }
   EXPECT_TRUE(warnings_.empty()) << "left out as a counted reason, not a warning per record";
+}
+
+TEST_F(ExporterTest, AnEmptyExportClaimsNoJudgingAndWritesNoCard) {
+  DatasetStats empty;
+  const std::string card = DatasetCard(empty);
+  EXPECT_EQ(card.find("gpu-verified"), std::string::npos) << card;
+  EXPECT_EQ(card.find("GPU-verified"), std::string::npos) << card;
+  EXPECT_NE(card.find("How the data was judged: no record was exported, so none was judged."), std::string::npos)
+      << card;
+  testing::RecordSpec spec;
+  spec.correct = false;
+  fs::path run = dir_ / "trajectories.jsonl";
+  testing::WriteRecords(run.string(), {testing::MakeRecord(spec)});
+  ExportOptions o = Options(Format::kMessages);
+  StatusOr<DatasetStats> stats = Export({run}, o, Warn());
+  ASSERT_TRUE(stats.ok()) << stats.status().message();
+  EXPECT_EQ(stats->exported, 0);
+  EXPECT_FALSE(fs::exists(o.out / "README.md"));
+  EXPECT_FALSE(fs::exists(o.out / "stats.json"));
 }
 
 TEST_F(ExporterTest, CardHasTheHubsFrontMatterAndSaysHowTheDataWasJudged) {

@@ -78,6 +78,28 @@ TEST(FormatsTest, MessagesOfTheToolsProtocolInTrlForm) {
   EXPECT_EQ(row["tools"][0]["function"]["name"], "run");
 }
 
+TEST(FormatsTest, RepeatedToolCallIdsAreMadeUniqueWithTheirResults) {
+  // A teacher that calls every tool "call_1": trainers refuse a row that repeats an id.
+  testing::RecordSpec spec;
+  spec.protocol = "tools";
+  spec.turns = 3;
+  dataset::Trajectory record = testing::MakeRecord(spec);
+  for (json& m : record.messages) {
+    if (m.contains("tool_calls")) m["tool_calls"][0]["id"] = "call_1";
+    if (m.value("role", "") == "tool") m["tool_call_id"] = "call_1";
+  }
+  StatusOr<json> made = MessagesRow(record, {});
+  ASSERT_TRUE(made.ok()) << made.status().message();
+  json row = *made;
+  std::vector<std::string> calls, results;
+  for (const json& m : row["messages"]) {
+    if (m.contains("tool_calls")) calls.push_back(m["tool_calls"][0]["id"]);
+    if (m["role"] == "tool") results.push_back(m["tool_call_id"]);
+  }
+  EXPECT_EQ(calls, (std::vector<std::string>{"call_1", "call_1~2", "call_1~3"}));
+  EXPECT_EQ(results, (std::vector<std::string>{"call_1", "call_1~2"})) << "each result answers its own call";
+}
+
 TEST(FormatsTest, MessagesStopAtTheBestAttempt) {
   testing::RecordSpec spec;
   spec.turns = 3;

@@ -23,7 +23,9 @@ TEST(SplitTest, ParsesNamedFractions) {
       {"val=0.6,test=0.5", false, "add up to 1 or more"},
       {"val=0.1,val=0.1", false, "given twice"},
       {"val=0.1,validation=0.1", false, "\"validation\" given twice"},
-      {"train=0.1", false, "given twice"},
+      {"train=0.1", false,
+       "\"train=0.1\": train is what the other splits leave; name those, e.g. validation=0.05"},
+      {"train=0.5", false, "train is what the other splits leave"},
       {"a/b=0.1", false, "is not NAME=FRACTION"},
       {"", false, "no split"},
   };

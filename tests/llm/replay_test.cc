@@ -21,8 +21,14 @@ TEST(ReplayTest, CassetteErrorsNameTheFileAndLine) {
     std::string text;
     std::string message;
   } cases[] = {
-      {"\n  \n{not json\n", path + ":3: not a JSON object"},
-      {"[1]\n", path + ":1: not a JSON object"},
+      {"\n  \n{not json\n", path + ":3: not JSON (at byte 3)"},
+      {"[1]\n", path + ":1: a JSON value that is not an object"},
+      {"{\"schema\": \"kforge.cassette/1\", \"key\": \"ab\n",
+       path + ":1: cut short: the line ends inside its JSON (a torn write?)"},
+      {"{\"schema\": \"kforge.cassette/1\", \"key\": \"\xc3\n",
+       path + ":1: cut short: the line ends inside its JSON (a torn write?)"},
+      {"{\"schema\": \"kforge.cassette/1\", \"key\": \"\xff\xfe\", \"response\": {}}\n",
+       path + ":1: not UTF-8 (byte 41)"},
       {"{\"schema\": \"kforge.cassette/2\"}\n", path + ":1: schema must be kforge.cassette/1"},
       {"\n{\"schema\": \"kforge.cassette/1\", \"key\": \"k\"}", path + ":2: missing response"},
       {"{\"schema\": \"kforge.cassette/1\", \"response\": {}}\n", path + ":1: needs a \"key\" or a \"tag\""},

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -117,6 +118,37 @@ TEST(SecretsTest, CutKeepsUtf8Whole) {
   text += "\xc3\xa9\xc3\xa9";  // an é across the cut
   std::string out = SanitizeMessage(text, {});
   EXPECT_EQ(out, std::string(299, 'a') + "...");
+}
+
+TEST(SecretsTest, DataAndMessagesMaskByOneRule) {
+  // A key cut short, as servers echo it: messages and data alike lose every run of 8 of its bytes.
+  const std::string key = "sk-proj-0123456789abcdefGHIJ";
+  const std::string text = "key sk-proj-01234... and " + key;
+  EXPECT_EQ(SanitizeMessage(text, {key}), "key ***... and ***");
+  EXPECT_EQ(RedactSecrets(text, {key}), "key ***... and ***");
+  EXPECT_EQ(RedactSecrets("int i = threadIdx.x; // EMPTY", {"EMPTY", "x"}), "int i = threadIdx.x; // EMPTY")
+      << "placeholders shorter than 8 bytes stay in data";
+}
+
+TEST(SecretsTest, CredentialsOfHeadersAndUrlsAreSecrets) {
+  ProviderOptions o;
+  o.extra_headers = {{"cf-aig-authorization", "Bearer cfut_0123456789abcdef"},
+                     {"x-api-key", "plain-gateway-key"},
+                     {"X-Gateway", "gw-Token-0123456789abcdEF"},       // a key by its look
+                     {"x-route", "Basic dXNlcjpwYXNzd29yZA=="},        // by its scheme word
+                     {"anthropic-beta", "prompt-caching-2024-07-31"},  // not a credential
+                     {"content-type", "application/json"}};
+  const Secrets secrets = ProviderSecrets("sk-key-0123456789", o,
+                                          "https://me:pw-0123456789@gw.example/v1?api_key=qk-9876543210&x=1");
+  const Secrets expected = {"sk-key-0123456789",         "cfut_0123456789abcdef", "plain-gateway-key",
+                            "gw-Token-0123456789abcdEF", "dXNlcjpwYXNzd29yZA==",  "me:pw-0123456789",
+                            "bWU6cHctMDEyMzQ1Njc4OQ==",  "pw-0123456789",         "qk-9876543210"};
+  EXPECT_EQ(secrets, expected);
+  EXPECT_EQ(UrlWithoutCredentials("https://me:pw@gw.example:8443/v1?api_key=qk-1&model=m&token=t#top"),
+            "https://gw.example:8443/v1?api_key=***&model=m&token=***#top");
+  EXPECT_EQ(UrlWithoutCredentials("http://127.0.0.1:8000/v1"), "http://127.0.0.1:8000/v1");
+  EXPECT_EQ(UrlWithoutCredentials("http://TOKEN@host/?q=a@b"), "http://host/?q=a@b");
+  EXPECT_EQ(UrlWithoutCredentials(""), "");
 }
 
 std::string ReadAll(const std::filesystem::path& path) {
@@ -231,6 +263,70 @@ TEST_F(SecretsHttpTest, NoPathShowsTheKey) {
     }
   }
   spdlog::set_default_logger(previous);
+}
+
+TEST_F(SecretsHttpTest, HeaderCredentialsAreMaskedInMessagesLogsAndData) {
+  // A gateway that echoes every header it got: in a 500 (retried: a log line), cut short in a reply
+  // (data), and in a 401 (the fatal status).
+  const std::string token = "cfut_AbCdEf0123456789XyZ";
+  const std::string api_key = "gw-Key-0123456789abcdEF";
+  auto echo = [](const fakes::HttpExchange& ex) {
+    std::string all;
+    for (const auto& [name, value] : ex.headers) all += name + ": " + value + "; ";
+    return all;
+  };
+  std::ostringstream log;
+  auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(log);
+  auto previous = spdlog::default_logger();
+  auto logger = std::make_shared<spdlog::logger>("secrets_test", sink);
+  logger->set_level(spdlog::level::debug);
+  spdlog::set_default_logger(logger);
+  std::atomic<int> calls_made{0};
+  FakeHttpServer server([&](const fakes::HttpExchange& ex) {
+    const int calls = ++calls_made;
+    if (calls == 1)
+      return FakeReply::Json(500, json{{"error", {{"message", echo(ex)}, {"type", "server_error"}}}}.dump());
+    if (calls == 2)
+      return FakeReply::Json(
+          200,
+          json{{"choices", json::array({{{"message",
+                                          {{"role", "assistant"},
+                                           {"content", "seen " + token.substr(0, 12) + "... " + echo(ex)}}},
+                                         {"finish_reason", "stop"}}})}}
+              .dump());
+    return FakeReply::Json(401, json{{"error", {{"message", echo(ex)}, {"code", "invalid_api_key"}}}}.dump());
+  });
+  ProviderOptions p;
+  p.base_url = server.url();
+  p.extra_headers = {{"cf-aig-authorization", "Bearer " + token},
+                     {"x-api-key", api_key},
+                     {"anthropic-beta", "prompt-caching-2024-07-31"}};
+  ClientOptions o;
+  o.initial_backoff_s = 0.01;
+  o.record_path = (dir_ / "cassette.jsonl").string();
+  auto client = std::move(*Client::Create(std::move(*MakeProvider(*ParseProviderSpec("openai"), p)), o));
+  ChatRequest r;
+  r.model = "m";
+  r.messages = {Message::User("u")};
+  ChatResponse ok = client->Complete(r).get();
+  ASSERT_TRUE(ok.ok()) << ok.error.message;
+  r.messages = {Message::User("v")};
+  ChatResponse denied = client->Complete(r).get();
+  EXPECT_EQ(denied.error.kind, ErrorKind::kAuth);
+  EXPECT_EQ(server.requests().at(0).headers["cf-aig-authorization"], "Bearer " + token)
+      << "the header is sent";
+  client.reset();
+  spdlog::default_logger()->flush();
+  spdlog::set_default_logger(previous);
+  const std::string cassette = ReadAll(dir_ / "cassette.jsonl");
+  ASSERT_NE(cassette.find("seen ***..."), std::string::npos) << cassette;
+  EXPECT_NE(cassette.find("prompt-caching-2024-07-31"), std::string::npos)
+      << "a header that is no credential stays";
+  for (const std::string& secret : {token, api_key}) {
+    ExpectNoPartOf(secret, Visible(denied.error.message, true), "error message");
+    ExpectNoPartOf(secret, Visible(log.str(), false), "log");
+    ExpectNoPartOf(secret, Visible(cassette, false), "cassette");
+  }
 }
 
 TEST_F(SecretsHttpTest, PlaceholderKeysDoNotMangleData) {

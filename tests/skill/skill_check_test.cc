@@ -160,6 +160,25 @@ TEST(SkillCheckTest, FolderContentsLinksAndEvalsAreChecked) {
     EXPECT_EQ(r.problems[0], "references/blob.bin: not UTF-8 text (references are read by a model)");
   }
   {
+    // Control characters would reach the teacher's system prompt and the terminal unseen.
+    const std::pair<std::string, std::string> controls[] = {
+        {"a\nb \x1b[2J", "references/notes.md: line 2: U+001B, a control character"},
+        {"x\xc2\x9b", "references/notes.md: line 1: U+009B, a control character"},
+        {"if (admin) \xe2\x80\xae", "references/notes.md: line 1: U+202E, a control character"},
+    };
+    for (const auto& [text, expected] : controls) {
+      SkillFolder folder("softmax-rows");
+      folder.Write("references/notes.md", text);
+      CheckResult r = CheckSkill(folder.dir());
+      ASSERT_EQ(r.problems.size(), 1u) << Joined(r);
+      EXPECT_EQ(r.problems[0].rfind(expected, 0), 0u) << r.problems[0];
+      EXPECT_FALSE(r.skill.readable.count("references/notes.md"));
+    }
+    SkillFolder tabs("softmax-rows");
+    tabs.Write("references/notes.md", "a\tb\r\n");
+    EXPECT_TRUE(CheckSkill(tabs.dir()).ok()) << "tabs and CRLF line ends are text";
+  }
+  {
     SkillFolder folder("softmax-rows");
     fs::remove_all(folder.dir() / "scripts");
     folder.Write("scripts", "a file");

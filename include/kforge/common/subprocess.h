@@ -37,6 +37,10 @@ struct SpawnOptions {
   /// Start the child in a process group of its own: Kill() and the SIGINT/SIGTERM/SIGHUP handler
   /// installed on the first such spawn end the child and everything it started. Default false.
   bool own_process_group = false;
+  /// The child gets SIGKILL when the parent dies, even by SIGKILL (PR_SET_PDEATHSIG), rather than
+  /// running on unowned. The kernel sends it when the *thread* that spawned the child ends: spawn
+  /// from a thread that outlives the child. What the child starts is not covered. Default false.
+  bool die_with_parent = false;
   /// The child's environment as NAME=VALUE entries; default (nullopt): the parent's.
   std::optional<std::vector<std::string>> environment;
 };
@@ -123,6 +127,14 @@ class ForwardSignals {
  private:
   struct sigaction saved_[4];  // SIGINT's, SIGTERM's, SIGHUP's and SIGPIPE's handlers before
 };
+
+/// Makes this process the reaper of its orphaned descendants (PR_SET_CHILD_SUBREAPER): what a child
+/// starts and leaves behind, even in a session of its own, becomes this process's child, for
+/// KillAdoptedOrphans. Call it before spawning, from a process that has no other children to keep.
+void AdoptOrphans();
+/// SIGKILLs and reaps every child of this process (the orphans AdoptOrphans gave it, and their own
+/// children as they are orphaned in turn); how many it ended.
+int KillAdoptedOrphans();
 
 /// How a child ended, from a wait status: "exit code 3", "killed by SIGSEGV" ("killed by signal 40"
 /// for a signal without a name); "lost" for -1 (Wait found no child).

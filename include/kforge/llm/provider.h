@@ -160,9 +160,10 @@ class Provider {
   /// run to completion); each `done` still runs exactly once. Client destroys it only when idle.
   /// Error messages in the attempt never contain the provider's key.
   virtual void Send(const ChatRequest& request, AttemptCallback done) = 0;
-  /// `text` with every secret this provider holds (its API key, when at least 8 bytes: shorter ones
-  /// are placeholders such as "x" that masking would mangle data with) masked as "***". Client
-  /// passes what it writes (cassettes, cache files, logs) through it.
+  /// `text` with every secret this provider holds (its API key, the credentials of its extra headers
+  /// and base URL; those of at least 8 bytes: shorter ones are placeholders such as "x" that masking
+  /// would mangle data with) masked by the rule of error messages (llm/wire.h, MaskSecrets). Client
+  /// passes what it writes (cassettes, cache files, logs, records) through it.
   virtual std::string Redact(std::string text) const { return text; }
   /// The JSON body an HTTP provider would send for `request` (not streamed), extra body fields
   /// merged; nullopt for providers that send no JSON body (replay, exec). For dry runs and for
@@ -171,6 +172,10 @@ class Provider {
   /// What the provider charges as a fraction of the price table (0.5 for batch APIs).
   virtual double PriceFactor() const { return 1; }
 };
+
+/// `url` without its credentials, as a run may store it: no "user:password@", and the value of a
+/// query parameter that names a key, token or secret (?api_key=) replaced by "***".
+std::string UrlWithoutCredentials(std::string_view url);
 
 /// Keys come only from the environment (options.api_key_env, else ANTHROPIC_API_KEY,
 /// OPENAI_API_KEY); a missing required key is an InvalidArgument status that names the variable.
