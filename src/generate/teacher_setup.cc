@@ -132,12 +132,18 @@ llm::ChatRequest ProbeRequest(const GenerateOptions& o) {
   llm::ChatRequest probe = ParametersRequest(o);
   probe.prompt_cache = false;
   probe.messages = {llm::Message::User("Reply with OK.")};
-  // Small, but above a thinking budget (the API refuses max_tokens at or below it).
+  // Small, but above a thinking budget (the API refuses max_tokens at or below it), and with thinking
+  // on (adaptive too) at least above the smallest budget, 1024.
   int64_t budget = o.thinking_budget_tokens;
+  if (o.adaptive_thinking) budget = std::max<int64_t>(budget, 1024);
   const nlohmann::json& extra = o.provider.extra_body;
-  if (extra.contains("thinking") && extra["thinking"].is_object() && extra["thinking"].contains("budget_tokens") &&
-      extra["thinking"]["budget_tokens"].is_number_integer())
-    budget = std::max<int64_t>(budget, extra["thinking"]["budget_tokens"].get<int64_t>());
+  if (extra.contains("thinking") && extra["thinking"].is_object()) {
+    const nlohmann::json& thinking = extra["thinking"];
+    if (thinking.contains("budget_tokens") && thinking["budget_tokens"].is_number_integer())
+      budget = std::max<int64_t>(budget, thinking["budget_tokens"].get<int64_t>());
+    else if (thinking.value("type", std::string()) == "adaptive")
+      budget = std::max<int64_t>(budget, 1024);
+  }
   constexpr int64_t kProbeTokens = 16;
   probe.max_tokens = static_cast<int>(std::min<int64_t>(o.max_tokens, budget + kProbeTokens));
   return probe;

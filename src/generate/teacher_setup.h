@@ -41,7 +41,8 @@ std::string DescribeSent(const nlohmann::json& params, const std::vector<std::st
 
 /// The request the probe sends: the run's own parameters (model, temperature, thinking, effort;
 /// the provider adds --extra-body and --header) with a short prompt and a small max_tokens that the
-/// API still accepts (above a thinking budget, --extra-body's included).
+/// API still accepts: 16, or 16 above a thinking budget (--extra-body's included; 1024 for adaptive
+/// thinking).
 llm::ChatRequest ProbeRequest(const GenerateOptions& o);
 
 /// One small request before anything starts: a model or endpoint that does not exist, a key that is
