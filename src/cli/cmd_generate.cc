@@ -165,7 +165,10 @@ Runner AttachGenerate(CLI::App& sub) {
       ->check(CLI::Range(0, 1000000));
   sub.add_option("--reasoning-effort", o.reasoning_effort, "OpenAI-compatible reasoning_effort");
   sub.add_flag("--adaptive-thinking", o.adaptive_thinking, "Anthropic adaptive thinking (Claude 4.6 and later)");
-  sub.add_option("--effort", o.effort, "Anthropic output_config.effort: low, medium, high, max");
+  sub.add_option("--effort", o.effort, "Anthropic output_config.effort: low, medium, high, xhigh (Opus 4.7), max");
+  sub.add_option("--thinking-display", o.thinking_display,
+                 "Anthropic thinking.display: summarized or omitted (default: summarized where a model omits it, "
+                 "Claude Opus 4.7)");
   sub.add_option("--reasoning-echo", args->echo,
                  "Which turns carry reasoning back: " + llm::kReasoningEchoNames.Spellings())
       ->default_val("auto");
@@ -308,7 +311,18 @@ Runner AttachGenerate(CLI::App& sub) {
         usage = skills.status();
     }
     if (usage.ok()) {
-      auto prices = llm::PriceTable::Load(args->prices);
+      // A user's table is merged over the installed one: it adds models, or replaces their prices.
+      const std::string installed = DefaultPromptsDir() + "/prices.json";
+      auto prices = llm::PriceTable::Load(installed);
+      if (prices.ok() && args->prices != installed) {
+        auto own = llm::PriceTable::Load(args->prices);
+        if (own.ok())
+          prices->MergeOver(*own);
+        else
+          prices = own.status();
+      } else if (!prices.ok() && args->prices != installed) {  // no installed table: the user's alone
+        prices = llm::PriceTable::Load(args->prices);
+      }
       if (prices.ok()) {
         options.client.prices = std::move(*prices);
       } else {
@@ -357,6 +371,12 @@ Runner AttachGenerate(CLI::App& sub) {
                    "generate: --max-cost reached ($%.4f spent in this run folder); rerun the same command with "
                    "a higher budget to go on\n",
                    s.spent_before_usd + s.cost_usd);
+      return kExitFailed;
+    }
+    if (s.finished > 0 && s.llm_errors == s.finished) {
+      std::fprintf(stderr,
+                   "generate: every episode written ended in a teacher error (llm_error; see \"error\" in "
+                   "trajectories.jsonl); fix the cause, then rerun with --retry-errors\n");
       return kExitFailed;
     }
     if (s.deferred > 0) {

@@ -10,6 +10,7 @@
 #include "generate/reply.h"
 #include "generate/skill_context.h"
 #include "generate/task_view.h"
+#include "generate/teacher_setup.h"
 #include "kforge/bench/report.h"
 #include "kforge/common/verdict.h"
 
@@ -137,6 +138,11 @@ llm::ChatRequest ParametersRequest(const GenerateOptions& options) {
   request.reasoning_effort = options.reasoning_effort;
   request.adaptive_thinking = options.adaptive_thinking;
   request.effort = options.effort;
+  // Thinking is recorded: a model that omits its text by default is asked for the summary.
+  const bool thinking = options.adaptive_thinking || options.thinking_budget_tokens > 0;
+  request.thinking_display = options.thinking_display;
+  if (thinking && request.thinking_display.empty() && OmitsThinkingByDefault(options.model))
+    request.thinking_display = "summarized";
   return request;
 }
 
@@ -229,7 +235,13 @@ dataset::Trajectory RunEpisode(const EpisodeContext& context, const EpisodeSpec&
       if (llm::IsRetryable(response.error.kind)) end = EpisodeEnd::kTransient;
       break;
     }
-    messages.push_back(response.message);
+    messages.push_back(response.message);  // a refusal too, empty or not: the history keeps the turn
+    if (response.stop_reason == llm::StopReason::kRefusal) {  // asking again gets the same answer
+      t.stop = dataset::StopReason::kRefused;
+      t.error = "the teacher refused (" + response.raw_stop_reason + ")" +
+                (response.message.content.empty() ? "" : ": " + response.message.content.substr(0, 2000));
+      break;
+    }
 
     // Reads of a skill's files are answered here; the other calls carry candidates.
     llm::Message solution_calls = response.message;

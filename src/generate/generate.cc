@@ -118,6 +118,7 @@ nlohmann::json RunConfig(const GenerateOptions& o, const PromptSet& prompts, boo
     config["kernel_timeout_ms"] = o.judge.verify.kernel_timeout.count();
   if (o.judge.verify.compile_timeout != verify::VerifyOptions().compile_timeout)
     config["compile_timeout_ms"] = o.judge.verify.compile_timeout.count();
+  if (!o.thinking_display.empty()) config["thinking_display"] = o.thinking_display;
   // Only a policy other than the default is part of the id, so runs made before it existed resume.
   if (o.judge.verify.op_policy != common::OpPolicy::kLibrary)
     config["allow_ops"] = common::kOpPolicyNames.Name(o.judge.verify.op_policy);
@@ -345,8 +346,10 @@ StatusOr<GenerateSummary> RunGenerate(const GenerateOptions& options) {
   // from the folder: a second generate there costs nothing and says one line.
   KFORGE_ASSIGN_OR_RETURN(common::FolderLock lock, RunDir::Lock(options.out));
   std::fputs(startup_line.c_str(), stderr);
+  llm::Usage probe_usage;
+  double probe_usd = 0;
   if (options.probe && http_teacher && !options.provider.batch_api)
-    KFORGE_RETURN_IF_ERROR(ProbeModel(**provider, options.model));
+    KFORGE_RETURN_IF_ERROR(ProbeModel(**provider, options, probe_usage, probe_usd));
 
   // The judge. Without a GPU the run is compile-only, and says so.
   GenerateSummary summary;
@@ -381,14 +384,27 @@ StatusOr<GenerateSummary> RunGenerate(const GenerateOptions& options) {
   KFORGE_ASSIGN_OR_RETURN(
       auto run, RunDir::Open(options.out, std::move(lock), RunConfig(options, prompts, compile_only), about,
                              options.force, options.retry_errors));
+  if (probe_usd > 0) {  // paid: kept for the run folder's spend, like an episode that is not final
+    nlohmann::json usage = llm::ToJson(probe_usage);
+    usage["cost_usd"] = probe_usd;
+    usage["requests"] = 1;
+    KFORGE_RETURN_IF_ERROR(run->AppendUnfinished({{"id", run->run_id() + "/probe"}, {"probe", true}, {"usage", usage}}));
+    run->Log("model probe: $" + Number(probe_usd, "%.6f"));
+  }
   llm::ClientOptions client_options = options.client;
   client_options.max_cost_usd = options.max_cost_usd;
-  client_options.spent_before_usd = run->spent_usd();
+  client_options.spent_before_usd = run->spent_usd() + probe_usd;
   summary.spent_before_usd = run->spent_usd();
+  summary.cost_usd = probe_usd;
   KFORGE_ASSIGN_OR_RETURN(auto client, llm::Client::Create(std::move(*provider), client_options));
   if (run->moved_errors() > 0)
     std::fprintf(stderr, "generate: --retry-errors: %d episode%s that ended in llm_error run again\n",
                  run->moved_errors(), run->moved_errors() == 1 ? "" : "s");
+  if (run->kept_errors() > 0)
+    std::fprintf(stderr,
+                 "generate: %d episode%s written earlier ended in llm_error and stay%s final (not counted below); "
+                 "--retry-errors runs them again\n",
+                 run->kept_errors(), run->kept_errors() == 1 ? "" : "s", run->kept_errors() == 1 ? "s" : "");
   if (run->trajectories().torn_lines() > 0)
     spdlog::warn("generate: dropped a torn last line in {} (an episode cut short; it runs again)",
                  (options.out / "trajectories.jsonl").string());
@@ -443,8 +459,34 @@ StatusOr<GenerateSummary> RunGenerate(const GenerateOptions& options) {
   // Samples of a task warm the provider's prompt cache once: the first goes alone, the others wait
   // for its first reply (at most --cache-warmup seconds) while other tasks' episodes start.
   const bool warm_cache = http_teacher && !options.provider.batch_api && options.cache_warmup_s > 0;
+  // A task whose shared prefix (system prompt, tools, task prompt) is below the model's cache minimum
+  // is never cached: its samples are not held back for a warm-up (each gets a prompt of its own).
+  std::map<std::string, bool> cacheable;  // task + view -> prefix above the minimum
+  const int64_t minimum = CacheMinimumTokens(options.teacher->kind, options.model);
+  int64_t longest = 0;
+  for (const Planned& p : planned) {
+    const std::string key = p.task->id + "\n" + std::string(ViewName(p.view));
+    if (!warm_cache || cacheable.count(key)) continue;
+    StatusOr<llm::ChatRequest> opening =
+        OpeningRequest(options, prompts, system_prompt, tools, {p.task, p.view, 0, references[p.task->id], "", {}});
+    const int64_t tokens = opening.ok() ? PrefixTokens(*opening) : minimum;
+    longest = std::max(longest, tokens);
+    cacheable[key] = tokens >= minimum;
+  }
+  const auto below = std::count_if(cacheable.begin(), cacheable.end(), [](const auto& c) { return !c.second; });
+  if (below > 0)
+    std::fprintf(stderr,
+                 "generate: --cache-warmup skipped for %ld of %zu prompts: their shared prefix (~%lld tokens at "
+                 "most) is below %s's cache minimum of %lld tokens, so no sample could read it; their samples "
+                 "start together\n",
+                 static_cast<long>(below), cacheable.size(), static_cast<long long>(longest), options.model.c_str(),
+                 static_cast<long long>(minimum));
   std::vector<std::string> prompts_of;
-  for (const Planned& p : planned) prompts_of.push_back(p.task->id + "\n" + std::string(ViewName(p.view)));
+  for (size_t i = 0; i < planned.size(); ++i) {
+    const Planned& p = planned[i];
+    const std::string key = p.task->id + "\n" + std::string(ViewName(p.view));
+    prompts_of.push_back(cacheable[key] ? key : key + "\n" + std::to_string(i));
+  }
   EpisodeQueue queue(prompts_of, warm_cache ? std::chrono::duration_cast<Clock::duration>(
                                                   std::chrono::duration<double>(options.cache_warmup_s))
                                             : Clock::duration::zero());

@@ -63,7 +63,10 @@ std::vector<Candidate> CandidatesOf(const llm::Message& reply, dataset::Protocol
       c.solution =
           Status::InvalidArgument("unknown tool \"" + call.name.substr(0, 40) + "\": use run or submit");
     } else if (!call.arguments.is_object()) {
-      c.solution = Status::InvalidArgument(call.name + ": arguments are not a JSON object");
+      c.solution = Status::InvalidArgument(
+          call.name + (call.arguments.is_string() ? ": arguments are not valid JSON (" +
+                                                        call.arguments.get<std::string>().substr(0, 120) + ")"
+                                                  : ": arguments are not a JSON object"));
     } else {
       nlohmann::json fields = call.arguments;
       fields.erase("task");

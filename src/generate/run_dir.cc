@@ -29,9 +29,9 @@ bool EndedInLlmError(const nlohmann::json& record) {
 }
 
 /// Sums the cost of every complete line of a JSON lines file; with `move_errors`, puts its llm_error
-/// records in `moved` and the rest of the file in `kept`.
+/// records in `moved` and the rest of the file in `kept`; else counts them in `errors`.
 double ScanLog(const std::filesystem::path& path, bool move_errors, std::vector<std::string>& moved,
-               std::string& kept) {
+               std::string& kept, int& errors) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return 0.0;
   double spent = 0;
@@ -42,9 +42,12 @@ double ScanLog(const std::filesystem::path& path, bool move_errors, std::vector<
     }
     nlohmann::json record = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
     spent += CostOf(record);
-    if (move_errors && EndedInLlmError(record)) {
-      moved.push_back(line);
-      continue;
+    if (EndedInLlmError(record)) {
+      if (move_errors) {
+        moved.push_back(line);
+        continue;
+      }
+      ++errors;
     }
     kept += line + "\n";
   }
@@ -106,12 +109,13 @@ StatusOr<std::unique_ptr<RunDir>> RunDir::Open(const std::filesystem::path& dir,
   if (run->unfinished_fd_ < 0) return Status::IoError(unfinished.string() + ": " + std::strerror(errno));
   std::vector<std::string> moved, none;
   std::string kept, unused;
-  double spent = ScanLog(dir / "trajectories.jsonl", retry_errors, moved, kept);
+  int unused_errors = 0;
+  double spent = ScanLog(dir / "trajectories.jsonl", retry_errors, moved, kept, run->kept_errors_);
   for (const std::string& line : moved)  // copied before the log is rewritten: nothing is lost
     KFORGE_RETURN_IF_ERROR(run->AppendUnfinished(nlohmann::json::parse(line, nullptr, false)));
   if (!moved.empty())
     KFORGE_RETURN_IF_ERROR(common::WriteFileAtomic(dir / "trajectories.jsonl", kept).WithContext("--retry-errors"));
-  double spent_unfinished = ScanLog(unfinished, false, none, unused);
+  double spent_unfinished = ScanLog(unfinished, false, none, unused, unused_errors);
   // Moved records are in both files now; count them once.
   for (const std::string& line : moved) spent -= CostOf(nlohmann::json::parse(line, nullptr, false));
   run->spent_usd_ = spent + spent_unfinished;

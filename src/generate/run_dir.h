@@ -45,6 +45,8 @@ class RunDir {
   double spent_usd() const { return spent_usd_; }
   /// Records moved out of trajectories.jsonl by `retry_errors`.
   int moved_errors() const { return moved_errors_; }
+  /// llm_error records of trajectories.jsonl that stay final (without `retry_errors`).
+  int kept_errors() const { return kept_errors_; }
 
  private:
   RunDir() = default;
@@ -56,6 +58,7 @@ class RunDir {
   int unfinished_fd_ = -1;
   double spent_usd_ = 0;
   int moved_errors_ = 0;
+  int kept_errors_ = 0;
 };
 
 }  // namespace kforge::generate

@@ -1,6 +1,9 @@
 // The teacher side of a run's setup (generate/teacher_setup.h).
 #include "generate/teacher_setup.h"
 
+#include "generate/episode.h"
+
+#include <algorithm>
 #include <future>
 #include <memory>
 
@@ -33,11 +36,54 @@ Status CheckReasoningFlagsSent(const GenerateOptions& o) {
   return Status::Ok();  // not reached: the switch names every provider
 }
 
+/// --effort against the documented levels; --thinking-display against its values and thinking.
+Status CheckEffortAndDisplay(const GenerateOptions& o) {
+  if (!o.effort.empty()) {
+    const std::string& e = o.effort;
+    if (e != "low" && e != "medium" && e != "high" && e != "xhigh" && e != "max")
+      return Status::InvalidArgument("--effort " + e.substr(0, 20) + ": expected low, medium, high, xhigh or max");
+    if (e == "xhigh" && !OmitsThinkingByDefault(o.model))
+      return Status::InvalidArgument("--effort xhigh: only Claude Opus 4.7 takes it (" + o.model.substr(0, 60) +
+                                     ": low, medium, high or max)");
+  }
+  if (!o.thinking_display.empty()) {
+    if (o.thinking_display != "summarized" && o.thinking_display != "omitted")
+      return Status::InvalidArgument("--thinking-display " + o.thinking_display.substr(0, 20) +
+                                     ": expected summarized or omitted");
+    if (o.teacher->kind != llm::ProviderKind::kAnthropic)
+      return Status::InvalidArgument("--thinking-display: only --teacher anthropic sends it");
+    if (!o.adaptive_thinking && o.thinking_budget_tokens == 0)
+      return Status::InvalidArgument("--thinking-display: thinking is off (--adaptive-thinking or --thinking-budget)");
+  }
+  return Status::Ok();
+}
+
 }  // namespace
+
+int64_t CacheMinimumTokens(llm::ProviderKind kind, const std::string& model) {
+  if (kind != llm::ProviderKind::kAnthropic) return 1024;
+  for (const char* name : {"claude-opus-4-5", "claude-opus-4-6", "claude-opus-4-7", "claude-haiku-4-5"})
+    if (model.find(name) != std::string::npos) return 4096;
+  for (const char* name : {"claude-sonnet-4-6", "claude-3-5-haiku", "claude-3-haiku", "claude-haiku-3"})
+    if (model.find(name) != std::string::npos) return 2048;
+  return 1024;
+}
+
+int64_t PrefixTokens(const llm::ChatRequest& request) {
+  size_t bytes = 0;
+  for (const llm::Message& m : request.messages) bytes += m.content.size();
+  for (const llm::ToolSpec& t : request.tools) bytes += t.name.size() + t.description.size() + t.parameters.dump().size();
+  return static_cast<int64_t>(bytes / 3);
+}
+
+bool OmitsThinkingByDefault(const std::string& model) {
+  return model.find("claude-opus-4-7") != std::string::npos;
+}
 
 Status CheckTeacherOptions(const GenerateOptions& o) {
   // What a provider would refuse on every request, or ignore, is refused here, before any request.
   KFORGE_RETURN_IF_ERROR(CheckReasoningFlagsSent(o));
+  KFORGE_RETURN_IF_ERROR(CheckEffortAndDisplay(o));
   if (o.thinking_budget_tokens > 0) {
     if (o.thinking_budget_tokens < 1024)
       return Status::InvalidArgument("--thinking-budget " + std::to_string(o.thinking_budget_tokens) +
@@ -82,16 +128,36 @@ nlohmann::json SentParams(const GenerateOptions& o, const std::optional<nlohmann
   return params;
 }
 
-Status ProbeModel(llm::Provider& provider, const std::string& model) {
-  llm::ChatRequest ping;
-  ping.model = model;
-  ping.max_tokens = 1;
-  ping.prompt_cache = false;
-  ping.messages = {llm::Message::User("Reply with OK.")};
+llm::ChatRequest ProbeRequest(const GenerateOptions& o) {
+  llm::ChatRequest probe = ParametersRequest(o);
+  probe.prompt_cache = false;
+  probe.messages = {llm::Message::User("Reply with OK.")};
+  // Small, but above a thinking budget (the API refuses max_tokens at or below it), and with thinking
+  // on (adaptive too) at least above the smallest budget, 1024.
+  int64_t budget = o.thinking_budget_tokens;
+  if (o.adaptive_thinking) budget = std::max<int64_t>(budget, 1024);
+  const nlohmann::json& extra = o.provider.extra_body;
+  if (extra.contains("thinking") && extra["thinking"].is_object()) {
+    const nlohmann::json& thinking = extra["thinking"];
+    if (thinking.contains("budget_tokens") && thinking["budget_tokens"].is_number_integer())
+      budget = std::max<int64_t>(budget, thinking["budget_tokens"].get<int64_t>());
+    else if (thinking.value("type", std::string()) == "adaptive")
+      budget = std::max<int64_t>(budget, 1024);
+  }
+  constexpr int64_t kProbeTokens = 16;
+  probe.max_tokens = static_cast<int>(std::min<int64_t>(o.max_tokens, budget + kProbeTokens));
+  return probe;
+}
+
+Status ProbeModel(llm::Provider& provider, const GenerateOptions& o, llm::Usage& usage, double& cost_usd) {
   auto promise = std::make_shared<std::promise<llm::Attempt>>();
   std::future<llm::Attempt> result = promise->get_future();
-  provider.Send(ping, [promise](llm::Attempt a) { promise->set_value(std::move(a)); });
-  const llm::ErrorInfo error = result.get().response.error;
+  provider.Send(ProbeRequest(o), [promise](llm::Attempt a) { promise->set_value(std::move(a)); });
+  const llm::Attempt attempt = result.get();
+  usage = attempt.response.usage;
+  std::optional<double> cost = o.client.prices.Cost(provider.Name(), o.model, usage);
+  cost_usd = cost.value_or(0) * provider.PriceFactor();
+  const llm::ErrorInfo& error = attempt.response.error;
   switch (error.kind) {
     case llm::ErrorKind::kNotFound:
     case llm::ErrorKind::kAuth:

@@ -21,7 +21,13 @@ constexpr const char* kNoOutput = "(no output)";
 
 bool IsBlank(const std::string& text) { return text.find_first_not_of(" \t\n\r\f\v") == std::string::npos; }
 
-json ToolUseInput(const json& arguments) { return arguments.is_object() ? arguments : json::object(); }
+/// A tool_use input must be an object: arguments that were not valid JSON go back as the text the
+/// model wrote (under "unparsed_input"), never as an empty object it did not send.
+json ToolUseInput(const json& arguments) {
+  if (arguments.is_object()) return arguments;
+  if (arguments.is_null()) return json::object();
+  return json{{"unparsed_input", arguments.is_string() ? arguments.get<std::string>() : arguments.dump()}};
+}
 
 std::string AnthropicRole(Role role) { return role == Role::kAssistant ? "assistant" : "user"; }
 
@@ -188,27 +194,25 @@ void ReadHeaders(const HttpResult& http, std::time_t now, Attempt& a) {
   a.should_retry = ParseShouldRetry(http.headers);
 }
 
-/// The status an error carried inside a 2xx reply or a stream stands for.
-int StatusOfErrorType(const std::string& type) {
-  if (type == "overloaded_error") return 529;
-  if (type == "rate_limit_error") return 429;
-  return 500;
-}
-
 class AnthropicStream : public StreamAssembler {
  public:
   Attempt Finish(const HttpResult& http, std::time_t now, const Secrets& secrets) override {
     Attempt a;
     ReadHeaders(http, now, a);
+    // A stream that ends early keeps the usage it gave; once message_start came the request was
+    // billed, and its output (reported at the end) is not known.
+    a.response.usage = usage_;
     if (error_) {
       HttpResult h = http;
       h.transport_error.clear();
-      h.status = StatusOfErrorType(error_->type);
+      h.status = StatusOfApiError(*error_);
       a.response.error = ClassifyFailure(h, *error_, secrets);
       a.response.error.message = SanitizeMessage("stream: " + a.response.error.message, secrets);
+      a.usage_missing = started_;
       return a;
     }
     if (!stopped_) {
+      a.usage_missing = started_;
       if (!http.transport_error.empty()) {
         a.response.error = ClassifyFailure(http, {}, secrets);
       } else {
@@ -241,7 +245,7 @@ class AnthropicStream : public StreamAssembler {
     r.stop_reason = Stop(stop_reason_, r.message);
     r.model = model_;
     r.id = id_;
-    r.usage = usage_;
+    a.usage_missing = !usage_seen_;
     return a;
   }
 
@@ -261,7 +265,10 @@ class AnthropicStream : public StreamAssembler {
       started_ = true;
       id_ = Text(m, "id");
       model_ = Text(m, "model");
-      if (m.contains("usage")) ReadUsage(m["usage"], usage_);
+      if (m.contains("usage") && m["usage"].is_object()) {
+        ReadUsage(m["usage"], usage_);
+        usage_seen_ = true;
+      }
     } else if (type == "content_block_start") {
       const size_t i = Index(data);
       if (i < kMaxBlocks && data.contains("content_block") && data["content_block"].is_object())
@@ -286,7 +293,10 @@ class AnthropicStream : public StreamAssembler {
         const std::string stop = Text(data["delta"], "stop_reason");
         if (!stop.empty()) stop_reason_ = stop;
       }
-      if (data.contains("usage")) ReadUsage(data["usage"], usage_);
+      if (data.contains("usage") && data["usage"].is_object()) {
+        ReadUsage(data["usage"], usage_);
+        usage_seen_ = true;
+      }
     } else if (type == "message_stop") {
       stopped_ = true;
     }
@@ -314,6 +324,7 @@ class AnthropicStream : public StreamAssembler {
   std::optional<ApiError> error_;
   bool started_ = false;
   bool stopped_ = false;
+  bool usage_seen_ = false;
 };
 
 }  // namespace
@@ -374,6 +385,7 @@ json AnthropicRequestBody(const ChatRequest& r, bool stream) {
     body["thinking"] = r.adaptive_thinking
                            ? json{{"type", "adaptive"}}
                            : json{{"type", "enabled"}, {"budget_tokens", r.thinking_budget_tokens}};
+    if (!r.thinking_display.empty()) body["thinking"]["display"] = r.thinking_display;
     // Thinking allows no temperature but 1 and top_p only in [0.95, 1].
     if (r.temperature && *r.temperature == 1) body["temperature"] = 1;
     if (r.top_p && *r.top_p >= 0.95 && *r.top_p <= 1 && !body.contains("temperature"))
@@ -404,7 +416,7 @@ Attempt AnthropicAttempt(const HttpResult& http, std::time_t now, const Secrets&
   if (!http.transport_error.empty() || http.status < 200 || http.status >= 300 || is_error_body) {
     ApiError api = ParseApiError(body);
     HttpResult h = http;
-    if (h.status >= 200 && h.status < 300) h.status = StatusOfErrorType(api.type);
+    if (h.status >= 200 && h.status < 300) h.status = StatusOfApiError(api);
     a.response.error = ClassifyFailure(h, api, secrets);
     return a;
   }
@@ -425,7 +437,10 @@ Attempt AnthropicAttempt(const HttpResult& http, std::time_t now, const Secrets&
   r.stop_reason = Stop(r.raw_stop_reason, r.message);
   r.model = Text(body, "model");
   r.id = Text(body, "id");
-  if (body.contains("usage")) ReadUsage(body["usage"], r.usage);
+  if (body.contains("usage") && body["usage"].is_object())
+    ReadUsage(body["usage"], r.usage);
+  else
+    a.usage_missing = true;
   return a;
 }
 

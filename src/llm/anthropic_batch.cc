@@ -12,18 +12,6 @@ namespace {
 
 using nlohmann::json;
 
-/// The HTTP status an Anthropic error type stands for (a batch result carries the type only).
-int StatusOfType(const std::string& type) {
-  static const std::map<std::string, int> kStatus = {
-      {"invalid_request_error", 400}, {"authentication_error", 401},
-      {"billing_error", 402},         {"permission_error", 403},
-      {"not_found_error", 404},       {"request_too_large", 413},
-      {"rate_limit_error", 429},      {"api_error", 500},
-      {"overloaded_error", 529}};
-  auto it = kStatus.find(type);
-  return it == kStatus.end() ? 500 : it->second;
-}
-
 class AnthropicBatchProvider : public BatchProvider {
  public:
   AnthropicBatchProvider(std::string base_url, std::string key, const ProviderOptions& o)
@@ -73,16 +61,16 @@ class AnthropicBatchProvider : public BatchProvider {
     const std::string url = base_url() + "/v1/messages/batches/" + batch_id;
     json status;
     while (true) {
-      HttpResult http = Fetch(url, "");
+      HttpResult http = FetchPatiently(url);
       status = json::parse(http.body, nullptr, false);
       if (http.status != 200 || !status.is_object())
-        return {{}, ExchangeFailure(http, "polling " + batch_id)};
+        return FailedBatch(ExchangeFailure(http, "polling " + batch_id));
       if (status.value("processing_status", "") == "ended") break;
       if (stopping()) return {};
       Sleep(options().batch_poll_s);
     }
-    HttpResult http = Fetch(status.value("results_url", url + "/results"), "");
-    if (http.status != 200) return {{}, ExchangeFailure(http, "results of " + batch_id)};
+    HttpResult http = FetchPatiently(status.value("results_url", url + "/results"));
+    if (http.status != 200) return FailedBatch(ExchangeFailure(http, "results of " + batch_id));
     BatchResults results;
     ForEachResultLine(http.body, [&](const json& line) {
       if (!line.contains("result")) return;
@@ -94,11 +82,10 @@ class AnthropicBatchProvider : public BatchProvider {
         one.body = common::JsonText(result.value("message", json()));
       } else if (type == "errored") {
         json error = result.value("error", json());
-        one.status = StatusOfType(error.value("error", json::object()).value("type", ""));
+        one.status = StatusOfApiError(ParseApiError(error));
         one.body = common::JsonText(error);
-      } else {  // canceled, expired: not this request's fault
-        results.by_id[line["custom_id"]] =
-            Failure(ErrorKind::kServer, "message batch " + batch_id + ": request " + type);
+      } else {  // canceled, expired: never run, not billed
+        results.not_run[line["custom_id"]] = type;
         return;
       }
       results.by_id[line["custom_id"]] = AnthropicAttempt(one, std::time(nullptr), secrets());

@@ -246,6 +246,7 @@ json ToJson(const ChatRequest& r) {
   if (!r.reasoning_effort.empty()) j["reasoning_effort"] = r.reasoning_effort;
   if (r.adaptive_thinking) j["adaptive_thinking"] = true;
   if (!r.effort.empty()) j["effort"] = r.effort;
+  if (!r.thinking_display.empty()) j["thinking_display"] = r.thinking_display;
   if (!r.tag.empty()) j["tag"] = r.tag;
   return j;
 }
@@ -417,6 +418,7 @@ StatusOr<ChatRequest> ChatRequestFromJson(const json& j) {
     r.reasoning_effort = j.value("reasoning_effort", "");
     r.adaptive_thinking = j.value("adaptive_thinking", false);
     r.effort = j.value("effort", "");
+    r.thinking_display = j.value("thinking_display", "");
     r.tag = j.value("tag", "");
   } catch (const json::exception& e) {
     return Bad("request", e.what());

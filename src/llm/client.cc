@@ -9,7 +9,10 @@
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
+#include <cctype>
 #include <cstdio>
+#include <deque>
+#include <atomic>
 #include <fstream>
 #include <map>
 #include <mutex>
@@ -61,19 +64,51 @@ const char* FatalHint(ErrorKind kind) {
   }
 }
 
+/// `message` with every id-like word (8 or more letters, digits, '_' and '-', with a digit and a
+/// letter: a request id, a UUID) as "#": errors that differ only by the request they name are the same
+/// error for the circuit breaker, while counts ("prompt is too long: 200001 tokens") still differ.
+std::string WithoutIds(const std::string& message) {
+  auto word_char = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-'; };
+  std::string out;
+  for (size_t i = 0; i < message.size();) {
+    if (!word_char(message[i])) {
+      out.push_back(message[i++]);
+      continue;
+    }
+    size_t end = i;
+    bool digit = false, letter = false;
+    for (; end < message.size() && word_char(message[end]); ++end) {
+      digit |= std::isdigit(static_cast<unsigned char>(message[end])) != 0;
+      letter |= std::isalpha(static_cast<unsigned char>(message[end])) != 0;
+    }
+    out += end - i >= 8 && digit && letter ? std::string("#") : message.substr(i, end - i);
+    i = end;
+  }
+  return out;
+}
+
 ChatResponse Aborted(const Status& why) {
   ChatResponse r;
   r.error = ErrorInfo{ErrorKind::kAborted, 0, "not sent: " + why.message()};
   return r;
 }
 
-/// A server's token counts are input: negative or absurd ones (more than 100M tokens in one reply)
-/// are clamped, so that costs stay sums of non-negative prices and --max-cost trips.
-void ClampUsage(Usage& u) {
+/// A server's token counts are input: negative ones count 0, output at most the request's max_tokens
+/// and each prompt count at most twice the request's bytes (plus room for the API's own framing), so
+/// that costs stay sums of non-negative prices and an absurd count never makes a phantom charge.
+/// Returns whether a count was cut.
+bool ClampUsage(Usage& u, const ChatRequest& request) {
   constexpr int64_t kMaxTokens = 100'000'000;
-  for (int64_t* n : {&u.input_tokens, &u.output_tokens, &u.cache_read_tokens, &u.cache_write_tokens,
-                     &u.reasoning_tokens})
-    *n = std::clamp<int64_t>(*n, 0, kMaxTokens);
+  const int64_t output_cap = request.max_tokens > 0 ? std::min<int64_t>(request.max_tokens, kMaxTokens) : kMaxTokens;
+  const int64_t prompt_cap = std::min<int64_t>(static_cast<int64_t>(2 * RequestBytes(request)) + 65536, kMaxTokens);
+  const Usage before = u;
+  for (int64_t* n : {&u.input_tokens, &u.cache_read_tokens, &u.cache_write_tokens})
+    *n = std::clamp<int64_t>(*n, 0, prompt_cap);
+  u.output_tokens = std::clamp<int64_t>(u.output_tokens, 0, output_cap);
+  u.reasoning_tokens = std::clamp<int64_t>(u.reasoning_tokens, 0, u.output_tokens);
+  return before.input_tokens != u.input_tokens || before.output_tokens != u.output_tokens ||
+         before.cache_read_tokens != u.cache_read_tokens || before.cache_write_tokens != u.cache_write_tokens ||
+         before.reasoning_tokens != u.reasoning_tokens;
 }
 
 }  // namespace
@@ -120,29 +155,25 @@ class Client::Impl {
         hit->from_cache = true;
         hit->attempts = 0;
         hit->latency_s = Now() - job->submitted;
+        hit->cost_usd = 0;  // paid by the run that stored it, not again
+        hit->cost_known = true;
         return Finish(job, std::move(*hit), /*paid=*/false);
       }
     }
     {
       std::unique_lock<std::mutex> lock(mu_);
-      if (options_.max_cost_usd) {
-        const double worst = WorstCaseCost(job->request);
-        const double committed = options_.spent_before_usd + stats_.cost_usd + reserved_;
-        if (committed + worst > *options_.max_cost_usd) {
-          budget_reached_ = true;
-          char why[200];
-          std::snprintf(why, sizeof why,
-                        "the spending cap of $%.4f: $%.4f spent or reserved, this request may cost $%.4f",
-                        *options_.max_cost_usd, committed, worst);
-          lock.unlock();
-          return Finish(job, Aborted(Status::ResourceExhausted(why)), /*paid=*/false);
+      job->worst = WorstCaseCost(job->request);
+      if (options_.max_cost_usd && !Fits(job->worst)) {
+        if (reserving_ > 0) {  // requests in flight give their reservations back as they finish
+          budget_waiting_.push_back(job);
+          return;
         }
-        job->reserved = worst;
-        reserved_ += worst;
+        budget_reached_ = true;
+        const Status why = BudgetRefusal(*job);
+        lock.unlock();
+        return Finish(job, Aborted(why), /*paid=*/false);
       }
-      job->ready_at = job->submitted;
-      job->seq = next_seq_++;
-      queue_.emplace(std::make_pair(job->ready_at, job->seq), job);
+      Enqueue(job);
     }
     cv_.notify_all();
   }
@@ -175,15 +206,101 @@ class Client::Impl {
     ResponseCallback done;
     std::string cache_key;
     double submitted = 0, ready_at = 0, estimate = 0;
+    double worst = 0;     ///< the request's worst-case cost, USD
     double reserved = 0;  ///< USD held against max_cost_usd until the request finishes
+    bool holds_reservation = false;
     uint64_t seq = 0;
     int attempts = 0;
+    Usage billed;           ///< over every attempt
+    double billed_usd = 0;  ///< over every attempt
+    bool cost_known = true;
   };
+
+  /// Whether a request of worst case `worst` fits under max_cost_usd beside what is spent and reserved.
+  bool Fits(double worst) const {
+    const double committed =
+        options_.spent_before_usd + stats_.cost_usd + stats_.usage_missing_worst_usd + reserved_;
+    return committed + worst <= *options_.max_cost_usd;
+  }
+
+  /// Why `job` is not sent: nothing is in flight, and its worst case would still pass the cap.
+  Status BudgetRefusal(const Job& job) const {
+    char why[400];
+    std::snprintf(why, sizeof why,
+                  "the spending cap of $%.4f: $%.4f spent%s, nothing in flight, and this request reserves its "
+                  "worst case, $%.4f (max_tokens %d of output and ~%.0f tokens of input)",
+                  *options_.max_cost_usd, options_.spent_before_usd + stats_.cost_usd + stats_.usage_missing_worst_usd,
+                  stats_.usage_missing_worst_usd > 0 ? " (worst cases of replies without a usage included)" : "",
+                  job.worst, job.request.max_tokens, RequestBytes(job.request) / 3);
+    return Status::ResourceExhausted(why);
+  }
+
+  /// Under mu_: reserves `job`'s worst case (with a cap) and queues it.
+  void Enqueue(const std::shared_ptr<Job>& job) {
+    if (options_.max_cost_usd) {
+      job->reserved = job->worst;
+      job->holds_reservation = true;
+      reserved_ += job->worst;
+      ++reserving_;
+    }
+    job->ready_at = std::max(job->submitted, Now());
+    job->seq = next_seq_++;
+    queue_.emplace(std::make_pair(job->ready_at, job->seq), job);
+  }
+
+  /// Under mu_, after a reservation came back: queues the waiting requests that fit now, in order;
+  /// once nothing is in flight, a request that still does not fit is refused (into `refused`).
+  void AdmitWaiting(std::vector<std::pair<std::shared_ptr<Job>, Status>>& refused) {
+    while (!budget_waiting_.empty()) {
+      std::shared_ptr<Job> job = budget_waiting_.front();
+      if (Fits(job->worst)) {
+        Enqueue(job);
+      } else if (reserving_ == 0) {
+        budget_reached_ = true;
+        refused.emplace_back(job, BudgetRefusal(*job));
+      } else {
+        return;
+      }
+      budget_waiting_.pop_front();
+      cv_.notify_all();
+    }
+  }
+
+  /// Under mu_: counts what one attempt was billed, into the request's totals and the stats.
+  void Charge(Job& job, const ChatResponse& r, bool usage_missing) {
+    if (!r.ok() && !HasUsage(r.usage) && !usage_missing) return;  // refused before any work: not billed
+    const std::string provider = provider_->Name();
+    std::optional<double> cost = options_.prices.Cost(provider, job.request.model, r.usage);
+    if (!cost && !r.model.empty()) cost = options_.prices.Cost(provider, r.model, r.usage);
+    const double usd = cost.value_or(0) * provider_->PriceFactor();
+    job.billed += r.usage;
+    job.billed_usd += usd;
+    stats_.usage += r.usage;
+    stats_.cost_usd += usd;
+    if (!cost) job.cost_known = false;
+    if (usage_missing) {
+      job.cost_known = false;
+      ++stats_.usage_missing;
+      stats_.usage_missing_worst_usd += job.worst;
+    }
+  }
   using QueueKey = std::pair<double, uint64_t>;  // (ready_at, seq): earliest first, FIFO on ties
 
   void Schedule() {
     std::unique_lock<std::mutex> lock(mu_);
     while (!stop_) {
+      // On time, not when a retry waiting out its backoff fails (a request not tried yet gets its try).
+      if (OutageDue(Now()) &&
+          std::any_of(queue_.begin(), queue_.end(), [](const auto& queued) { return queued.second->attempts > 0; })) {
+        std::vector<std::shared_ptr<Job>> aborted;
+        Trip(OutageStatus(Now()), aborted);
+        const Status fatal = fatal_;
+        lock.unlock();
+        spdlog::error("llm: {}", fatal.message());
+        for (auto& job : aborted) Finish(job, Aborted(fatal), /*paid=*/false);
+        lock.lock();
+        continue;
+      }
       if (queue_.empty() || in_flight_ >= options_.max_in_flight) {
         cv_.wait(lock);
         continue;
@@ -191,7 +308,10 @@ class Client::Impl {
       auto it = queue_.begin();
       const double now = Now();
       if (it->first.first > now) {
-        cv_.wait_for(lock, std::chrono::duration<double>(it->first.first - now));
+        double wait = it->first.first - now;
+        if (outage_since_ && options_.outage_s > 0 && fatal_.ok())
+          wait = std::min(wait, std::max(0.0, *outage_since_ + options_.outage_s * options_.time_scale - now));
+        cv_.wait_for(lock, std::chrono::duration<double>(wait));
         continue;
       }
       std::shared_ptr<Job> job = it->second;
@@ -222,12 +342,29 @@ class Client::Impl {
            (RequestBytes(request) / 3 * input_price + static_cast<double>(request.max_tokens) * p->output) / 1e6;
   }
 
+  /// Under mu_: transient failures have gone on for outage_s without a success, and nothing stopped yet.
+  bool OutageDue(double now) const {
+    return options_.outage_s > 0 && outage_since_ && fatal_.ok() &&
+           now - *outage_since_ >= options_.outage_s * options_.time_scale;
+  }
+
+  Status OutageStatus(double now) const {
+    char text[120];
+    std::snprintf(text, sizeof text,
+                  "batch stopped: the teacher failed on transient errors for %.0f s without a success (",
+                  (now - *outage_since_) / options_.time_scale);
+    return Status::Unavailable(provider_->Redact(text + last_transient_ +
+                                                 "); rerun the same command once it answers again"));
+  }
+
   /// Stops the batch (under mu_): sets fatal_ and takes every queued job out, to be aborted.
   void Trip(Status why, std::vector<std::shared_ptr<Job>>& aborted) {
     if (!fatal_.ok()) return;
     fatal_ = std::move(why);
     for (auto& [key, queued] : queue_) aborted.push_back(queued);
     queue_.clear();
+    for (auto& waiting : budget_waiting_) aborted.push_back(waiting);
+    budget_waiting_.clear();
   }
 
   double Backoff(int attempt) {
@@ -259,7 +396,15 @@ class Client::Impl {
 
   void OnAttempt(const std::shared_ptr<Job>& job, Attempt a) {
     ChatResponse r = std::move(a.response);
-    ClampUsage(r.usage);
+    const Usage reported = r.usage;
+    if (ClampUsage(r.usage, job->request) && !usage_clamp_said_.exchange(true))
+      spdlog::warn("llm: the server reported a usage of {} input, {} output tokens for a request of max_tokens {}; "
+                   "counted as {} and {}",
+                   reported.input_tokens, reported.output_tokens, job->request.max_tokens, r.usage.input_tokens,
+                   r.usage.output_tokens);
+    // A timeout leaves the server's work unknown: it may have been billed.
+    const bool usage_missing =
+        a.usage_missing || (r.error.kind == ErrorKind::kTimeout && !HasUsage(r.usage));
     std::vector<std::shared_ptr<Job>> aborted;
     Status fatal;
     {
@@ -268,22 +413,15 @@ class Client::Impl {
       --in_flight_;
       ++stats_.attempts;
       limiter_.Observe(a.limits, now);
+      Charge(*job, r, usage_missing);
       const ErrorKind kind = r.error.kind;
       if (r.ok()) {
         identical_errors_ = 0;
         outage_since_.reset();
       } else if (IsRetryable(kind)) {
         if (!outage_since_) outage_since_ = now;
-        if (options_.outage_s > 0 && now - *outage_since_ >= options_.outage_s * options_.time_scale) {
-          char text[120];
-          std::snprintf(text, sizeof text,
-                        "batch stopped: the teacher failed on transient errors for %.0f s without a success (",
-                        (now - *outage_since_) / options_.time_scale);
-          Trip(Status::Unavailable(provider_->Redact(text + std::string(ErrorKindName(kind)) + ": " +
-                                                     r.error.message +
-                                                     "); rerun the same command once it answers again")),
-               aborted);
-        }
+        last_transient_ = std::string(ErrorKindName(kind)) + ": " + r.error.message;
+        if (OutageDue(now)) Trip(OutageStatus(now), aborted);
       }
       if (r.ok()) {
         const Usage& u = r.usage;
@@ -321,14 +459,15 @@ class Client::Impl {
                                                      ")" + (hint.empty() ? "" : "; " + hint))),
                aborted);
         } else if (!IsRetryable(kind) && kind != ErrorKind::kAborted && options_.max_identical_errors > 0) {
-          std::string signature = std::string(ErrorKindName(kind)) + " " + std::to_string(r.error.http_status) +
-                                  ": " + r.error.message;
+          // Kind, status and the message (which names the error's type) with ids left out.
+          const std::string said = std::string(ErrorKindName(kind)) + " " + std::to_string(r.error.http_status) + ": ";
+          std::string signature = said + WithoutIds(r.error.message);
           identical_errors_ = signature == last_error_ ? identical_errors_ + 1 : 1;
           last_error_ = std::move(signature);
           if (identical_errors_ >= options_.max_identical_errors)
             Trip(Status::Unavailable(provider_->Redact(
                      "batch stopped: " + std::to_string(identical_errors_) +
-                     " requests in a row failed with the same error (" + last_error_ + ")")),
+                     " requests in a row failed with the same error (" + said + r.error.message + ")")),
                  aborted);
         }
       }
@@ -342,32 +481,37 @@ class Client::Impl {
     for (auto& j : aborted) Finish(j, Aborted(fatal), /*paid=*/false);
   }
 
-  /// Prices, caches, records and delivers a final response, then counts the request done.
+  /// Sets the cost of a final response (what every attempt was billed), caches, records and delivers
+  /// it, then counts the request done.
   void Finish(const std::shared_ptr<Job>& job, ChatResponse r, bool paid) {
-    // A failure that reports usage (a stream cut after tokens came) was billed: it is priced too.
-    if (!r.from_cache && (r.ok() || HasUsage(r.usage))) {
-      const std::string provider = provider_->Name();
-      std::optional<double> cost = options_.prices.Cost(provider, job->request.model, r.usage);
-      if (!cost && !r.model.empty()) cost = options_.prices.Cost(provider, r.model, r.usage);
-      r.cost_usd = cost.value_or(0) * provider_->PriceFactor();
-      r.cost_known = cost.has_value();
+    if (paid) {  // every attempt, the failed ones that were billed (a stream cut after its usage) too
+      r.usage = job->billed;
+      r.cost_usd = job->billed_usd;
+      r.cost_known = job->cost_known;
+    } else if (!r.from_cache) {  // not sent
+      r.cost_usd = 0;
+      r.cost_known = true;
     }
     if (r.ok() && !r.from_cache && cache_)
       if (Status s = cache_->Put(job->cache_key, r); !s.ok()) spdlog::warn("llm: {}", s.ToString());
     if (r.ok() && record_) Record(job->request, r);
+    std::vector<std::pair<std::shared_ptr<Job>, Status>> refused;
     {
       std::lock_guard<std::mutex> lock(mu_);
       ++stats_.requests;
       ++(r.ok() ? stats_.succeeded : stats_.failed);
       if (r.from_cache) ++stats_.cache_hits;
-      if (paid && (r.ok() || HasUsage(r.usage))) {
-        stats_.usage += r.usage;
-        stats_.cost_usd += r.cost_usd;
+      if (job->holds_reservation) {
+        reserved_ -= job->reserved;
+        --reserving_;
+        job->reserved = 0;
+        job->holds_reservation = false;
+        if (reserving_ == 0) reserved_ = 0;  // no rounding left behind
       }
-      reserved_ -= job->reserved;
-      job->reserved = 0;
+      if (options_.max_cost_usd) AdmitWaiting(refused);
     }
     if (job->done) job->done(std::move(r));
+    for (auto& [waiting, why] : refused) Finish(waiting, Aborted(why), /*paid=*/false);
     {
       std::lock_guard<std::mutex> lock(mu_);
       --outstanding_;
@@ -406,10 +550,14 @@ class Client::Impl {
   bool stop_ = false;
   Status fatal_;
   double reserved_ = 0;  // USD reserved by requests queued or in flight
+  int reserving_ = 0;    // requests holding a reservation
+  std::deque<std::shared_ptr<Job>> budget_waiting_;  // requests waiting for reservations to come back
+  std::atomic<bool> usage_clamp_said_{false};
   bool budget_reached_ = false;
   int identical_errors_ = 0;            // requests in a row that failed with last_error_
   std::string last_error_;
   std::optional<double> outage_since_;  // first transient failure since the last success
+  std::string last_transient_;          // "kind: message" of the latest transient failure
   ClientStats stats_;
   std::thread scheduler_;
 };

@@ -2,6 +2,7 @@
 // HTTP failure classification and rate-limit header parsing shared by the HTTP providers.
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <cstdlib>
 #include <cstring>
 #include <string_view>
@@ -175,6 +176,26 @@ ApiError ParseApiError(const nlohmann::json& body) {
     e.flagged = meta.contains("reasons") || meta.contains("flagged_input");
   }
   return e;
+}
+
+int StatusOfApiError(const ApiError& api) {
+  static const std::map<std::string, int> kByName = {
+      // Anthropic error types
+      {"invalid_request_error", 400}, {"authentication_error", 401}, {"billing_error", 402},
+      {"permission_error", 403}, {"not_found_error", 404}, {"request_too_large", 413},
+      {"rate_limit_error", 429}, {"api_error", 500}, {"timeout_error", 504}, {"overloaded_error", 529},
+      // OpenAI-compatible types and codes
+      {"context_length_exceeded", 400}, {"invalid_prompt", 400}, {"string_above_max_length", 400},
+      {"BadRequestError", 400}, {"invalid_api_key", 401}, {"model_not_found", 404},
+      {"NotFoundError", 404}, {"rate_limit_exceeded", 429}, {"insufficient_quota", 429},
+      {"server_error", 500}, {"InternalServerError", 500}};
+  if (!api.code.empty() && api.code.size() == 3 && std::all_of(api.code.begin(), api.code.end(), ::isdigit)) {
+    const int code = std::atoi(api.code.c_str());
+    if (code >= 400 && code < 600) return code;
+  }
+  for (const std::string* name : {&api.code, &api.type})
+    if (auto it = kByName.find(*name); it != kByName.end()) return it->second;
+  return 500;
 }
 
 std::string NotFoundHint(const std::string& url, const std::string& model, std::string_view base_url_rule) {

@@ -83,14 +83,11 @@ void ReadHeaders(const HttpResult& http, std::time_t now, Attempt& a) {
   a.should_retry = ParseShouldRetry(http.headers);
 }
 
-/// An error inside a 2xx body or a stream: its own code when it is an HTTP status, else a 500.
+/// An error inside a 2xx body or a stream, classified by its own type or code (StatusOfApiError).
 ErrorInfo EmbeddedError(const HttpResult& http, const ApiError& api, const Secrets& secrets) {
   HttpResult h = http;
   h.transport_error.clear();
-  int code = 0;
-  if (!api.code.empty() && api.code.size() <= 3 && std::isdigit(static_cast<unsigned char>(api.code[0])))
-    code = std::atoi(api.code.c_str());
-  h.status = code >= 400 && code < 600 ? code : 500;
+  h.status = StatusOfApiError(api);
   return ClassifyFailure(h, api, secrets);
 }
 
@@ -99,16 +96,24 @@ class OpenAiStream : public StreamAssembler {
   Attempt Finish(const HttpResult& http, std::time_t now, const Secrets& secrets) override {
     Attempt a;
     ReadHeaders(http, now, a);
+    // Tokens were generated (and billed) once a choice came; only the usage chunk says how many.
+    const bool usage_seen = usage_.is_object();
+    a.response.usage = ReadUsage(usage_);
+    a.usage_missing = generated_ && !usage_seen;
     if (error_) {
       a.response.error = EmbeddedError(http, *error_, secrets);
       a.response.error.message = SanitizeMessage("stream: " + a.response.error.message, secrets);
       return a;
     }
-    if (!done_ && finish_reason_.empty()) {
+    // Complete: [DONE], or the finish and the usage chunk after it. A finish_reason alone may be cut
+    // before the usage chunk and [DONE].
+    if (!done_ && (finish_reason_.empty() || !usage_seen)) {
       if (!http.transport_error.empty()) {
         a.response.error = ClassifyFailure(http, {}, secrets);
       } else {
-        a.response.error = {ErrorKind::kTransport, http.status, "stream ended before a finish_reason"};
+        a.response.error = {ErrorKind::kTransport, http.status,
+                            finish_reason_.empty() ? "stream ended before a finish_reason"
+                                                   : "stream ended after its finish_reason, before its usage and [DONE]"};
       }
       return a;
     }
@@ -118,7 +123,8 @@ class OpenAiStream : public StreamAssembler {
     }
     ChatResponse& r = a.response;
     r.message.role = Role::kAssistant;
-    r.message.content = std::move(content_);
+    const bool refused = !refusal_.empty();
+    r.message.content = content_.empty() ? std::move(refusal_) : std::move(content_);
     r.message.reasoning = std::move(reasoning_);
     for (auto& [index, call] : calls_) {
       if (call.name.empty()) {
@@ -128,10 +134,9 @@ class OpenAiStream : public StreamAssembler {
       r.message.tool_calls.push_back(ToolCall{call.id, call.name, ParseArguments(json(call.arguments))});
     }
     r.raw_stop_reason = finish_reason_;
-    r.stop_reason = Stop(finish_reason_, r.message);
+    r.stop_reason = refused ? StopReason::kRefusal : Stop(finish_reason_, r.message);
     r.model = model_;
     r.id = id_;
-    r.usage = ReadUsage(usage_);
     return a;
   }
 
@@ -157,11 +162,13 @@ class OpenAiStream : public StreamAssembler {
     if (!data.contains("choices") || !data["choices"].is_array() || data["choices"].empty()) return;
     const json& choice = data["choices"][0];
     if (!choice.is_object()) return;
+    generated_ = true;
     const std::string finish = Text(choice, "finish_reason");
     if (!finish.empty()) finish_reason_ = finish;
     if (!choice.contains("delta") || !choice["delta"].is_object()) return;
     const json& d = choice["delta"];
     content_ += Text(d, "content");
+    refusal_ += Text(d, "refusal");
     reasoning_ += Reasoning(d);
     if (!d.contains("tool_calls") || !d["tool_calls"].is_array()) return;
     for (size_t k = 0; k < d["tool_calls"].size(); ++k) {
@@ -184,10 +191,11 @@ class OpenAiStream : public StreamAssembler {
     std::string id, name, arguments;
   };
   std::map<int64_t, Call> calls_;  // by index: the order the model wrote them
-  std::string id_, model_, content_, reasoning_, finish_reason_, malformed_;
+  std::string id_, model_, content_, refusal_, reasoning_, finish_reason_, malformed_;
   json usage_;
   std::optional<ApiError> error_;
   bool done_ = false;
+  bool generated_ = false;  // a choice arrived
 };
 
 }  // namespace
@@ -284,6 +292,8 @@ Attempt OpenAiAttempt(const HttpResult& http, std::time_t now, const Secrets& se
   r.message.role = Role::kAssistant;
   r.message.content = Text(msg, "content");
   r.message.reasoning = Reasoning(msg);
+  const std::string refusal = Text(msg, "refusal");  // OpenAI's own field: the text of a refusal
+  if (r.message.content.empty()) r.message.content = refusal;
   if (msg.contains("tool_calls") && msg["tool_calls"].is_array()) {
     for (const json& c : msg["tool_calls"]) {
       const json fn = c.is_object() && c.contains("function") ? c["function"] : json();
@@ -297,10 +307,11 @@ Attempt OpenAiAttempt(const HttpResult& http, std::time_t now, const Secrets& se
     }
   }
   r.raw_stop_reason = Text(choice, "finish_reason");
-  r.stop_reason = Stop(r.raw_stop_reason, r.message);
+  r.stop_reason = refusal.empty() ? Stop(r.raw_stop_reason, r.message) : StopReason::kRefusal;
   r.model = Text(body, "model");
   r.id = Text(body, "id");
-  r.usage = ReadUsage(body.contains("usage") ? body["usage"] : json::object());
+  a.usage_missing = !body.contains("usage") || !body["usage"].is_object();
+  r.usage = ReadUsage(a.usage_missing ? json::object() : body["usage"]);
   return a;
 }
 

@@ -87,7 +87,7 @@ class OpenAiBatchProvider : public BatchProvider {
 
   /// Reads one output or error file into `results`; false when it could not be fetched.
   bool ReadFile(const std::string& file_id, BatchResults& results) {
-    HttpResult http = Fetch(base_url() + "/files/" + file_id + "/content", "");
+    HttpResult http = FetchPatiently(base_url() + "/files/" + file_id + "/content");
     if (http.status != 200) {
       results.failure = ExchangeFailure(http, "reading file " + file_id);
       return false;
@@ -102,6 +102,10 @@ class OpenAiBatchProvider : public BatchProvider {
       } else {  // a request the server never ran: expired, cancelled, or an error of its own
         const json error = line.value("error", json());
         const std::string code = error.is_object() ? error.value("code", "") : "";
+        if (code == "batch_expired" || code == "batch_cancelled") {
+          results.not_run[line["custom_id"]] = code == "batch_expired" ? "expired" : "canceled";
+          return;
+        }
         results.by_id[line["custom_id"]] =
             Failure(ErrorKind::kServer, "batch request " + (code.empty() ? std::string("not run") : code) +
                                             ": " + (error.is_object() ? error.value("message", "") : ""));
@@ -117,10 +121,10 @@ class OpenAiBatchProvider : public BatchProvider {
     json status;
     std::string state;
     while (true) {
-      HttpResult http = Fetch(url, "");
+      HttpResult http = FetchPatiently(url);
       status = json::parse(http.body, nullptr, false);
       if (http.status != 200 || !status.is_object())
-        return {{}, ExchangeFailure(http, "polling " + batch_id)};
+        return FailedBatch(ExchangeFailure(http, "polling " + batch_id));
       state = status.value("status", "");
       if (state == "completed" || state == "failed" || state == "expired" || state == "cancelled") break;
       if (stopping()) return {};

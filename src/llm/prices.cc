@@ -101,6 +101,15 @@ std::string PriceTable::Undated(const std::string& model) {
   return model;
 }
 
+void PriceTable::MergeOver(const PriceTable& over) {
+  for (const auto& [name, price] : over.prices_) {
+    prices_[name] = price;
+    aliases_.erase(name);  // the name is an entry of its own now
+  }
+  for (const auto& [alias, name] : over.aliases_) aliases_[alias] = name;
+  for (const auto& [provider, rule] : over.cache_rules_) cache_rules_[provider] = rule;
+}
+
 std::optional<ModelPrice> PriceTable::Find(const std::string& model) const {
   for (const std::string& name : {model, Undated(model)}) {
     if (auto it = prices_.find(name); it != prices_.end()) return it->second;

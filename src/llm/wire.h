@@ -138,6 +138,10 @@ struct ApiError {
   bool flagged = false;  ///< moderation metadata (OpenRouter: reasons, flagged_input)
 };
 
+/// The HTTP status an error carried without one (inside a 2xx body, a stream, a batch result) stands
+/// for, by its own type or code: invalid_request_error and context_length_exceeded are 400s (never
+/// retried), overloaded_error 529, rate_limit_error 429, a numeric code its status; unknown ones 500.
+int StatusOfApiError(const ApiError& api);
 /// Classifies a non-2xx status or a transport failure. The message is sanitized with `secrets`.
 ErrorInfo ClassifyFailure(const HttpResult& http, const ApiError& api, const Secrets& secrets);
 /// The `error` object of an Anthropic or OpenAI-compatible error body (or event).

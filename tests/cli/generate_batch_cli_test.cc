@@ -15,6 +15,8 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <thread>
+#include <chrono>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -162,6 +164,13 @@ TEST_F(GenerateBatchCliTest, IdenticalBadRequestsStopTheBatchAndRetryErrorsRunsT
   ASSERT_EQ(run.records.size(), 4u);
   for (const json& r : run.records) EXPECT_EQ(r["outcome"]["stop"], "llm_error");
   broken = false;
+  // A plain rerun does the rest and says that the errors stay final.
+  BatchGenRun rest = Generate("--filter 'demo/*' --samples 4 --concurrency 1" + OpenAi(server));
+  ASSERT_EQ(rest.exit_code, 0) << rest.err;
+  EXPECT_NE(rest.err.find("4 episodes written earlier ended in llm_error and stay final (not counted below); "
+                          "--retry-errors runs them again"),
+            std::string::npos)
+      << rest.err;
   BatchGenRun again = Generate("--filter 'demo/*' --samples 4 --concurrency 1 --retry-errors" + OpenAi(server));
   ASSERT_EQ(again.exit_code, 0) << again.err;
   EXPECT_NE(again.err.find("--retry-errors: 4 episodes that ended in llm_error run again"), std::string::npos)
@@ -194,6 +203,12 @@ TEST_F(GenerateBatchCliTest, OptionsAreCheckedBeforeTheFirstRequest) {
       {" --teacher openai --model m --extra-body '[1]' --base-url " + server.url(), "--extra-body: expected a JSON object"},
       {" --teacher openai --model m --header 'no colon' --base-url " + server.url(), "--header no colon: expected NAME:VALUE"},
       {" --teacher openai --model m --max-cost 1 --base-url " + server.url(), "--max-cost: no price for model \"m\""},
+      {anthropic + " --model claude-x --effort extreme", "--effort extreme: expected low, medium, high, xhigh or max"},
+      {anthropic + " --model claude-sonnet-4-6 --effort xhigh", "--effort xhigh: only Claude Opus 4.7 takes it"},
+      {anthropic + " --model claude-opus-4-7 --adaptive-thinking --thinking-display full",
+       "--thinking-display full: expected summarized or omitted"},
+      {anthropic + " --model claude-opus-4-7 --thinking-display summarized",
+       "--thinking-display: thinking is off (--adaptive-thinking or --thinking-budget)"},
   };
   for (const Case& c : cases) {
     BatchGenRun run = Generate("--filter demo/relu" + c.args, "ANTHROPIC_API_KEY=sk-test-0123456789");
@@ -222,7 +237,7 @@ TEST_F(GenerateBatchCliTest, AOneTokenProbeStopsARunWhoseModelDoesNotExist) {
   BatchGenRun good = Generate("--filter demo/relu" + OpenAi(server), "", true);
   ASSERT_EQ(good.exit_code, 0) << good.err;
   EXPECT_EQ(n.load(), 3) << "the probe and one turn";
-  EXPECT_EQ(json::parse(server.requests()[1].body)["max_tokens"], 1);
+  EXPECT_EQ(json::parse(server.requests()[1].body)["max_tokens"], 16);
 }
 
 TEST_F(GenerateBatchCliTest, TheStartupLineAndTheRecordSayWhatWasSent) {
@@ -277,13 +292,33 @@ TEST_F(GenerateBatchCliTest, DryRunPrintsTheFirstRequestAndSendsNothing) {
                              "ANTHROPIC_API_KEY=sk-secret-0123456789");
   ASSERT_EQ(adaptive.exit_code, 0) << adaptive.err;
   json wire = json::parse(adaptive.out);
-  EXPECT_EQ(wire["thinking"], json({{"type", "adaptive"}}));
+  EXPECT_EQ(wire["thinking"], json({{"type", "adaptive"}, {"display", "summarized"}}))
+      << "Opus 4.7 returns its thinking text only when asked: the trajectories record it";
   EXPECT_EQ(wire["output_config"], json({{"effort", "high"}}));
   EXPECT_FALSE(wire.contains("temperature"));
   EXPECT_NE(adaptive.err.find("effort \"high\"; not sent (the model or provider takes no other value): temperature"),
             std::string::npos)
       << adaptive.err;
   EXPECT_EQ(server.request_count(), 0);
+}
+
+TEST_F(GenerateBatchCliTest, AUsersPriceFileIsMergedOverTheInstalledTable) {
+  fakes::FakeHttpServer server([](const fakes::HttpExchange&) { return Ok(); });
+  const std::string prices = out_.string() + ".d/prices.json";
+  std::ofstream(prices) << R"({"schema": "kforge.prices/1", "models": {"my-model": {"input": 1, "output": 2}}})";
+  // The installed table prices the current models; the user's adds one without replacing it.
+  for (const std::string model : {"claude-opus-4-7", "claude-sonnet-4-6", "claude-opus-4-6"}) {
+    BatchGenRun run = Generate("--filter demo/relu --dry-run --teacher anthropic --model " + model +
+                                   " --max-cost 1 --prices " + prices + " --base-url " + server.url(),
+                               "ANTHROPIC_API_KEY=sk-test-0123456789");
+    EXPECT_EQ(run.exit_code, 0) << model << ": " << run.err;
+  }
+  BatchGenRun own = Generate("--filter demo/relu --dry-run --teacher openai --model my-model --max-cost 1 --prices " +
+                             prices + " --base-url " + server.url() + "/v1");
+  EXPECT_EQ(own.exit_code, 0) << own.err;
+  BatchGenRun gpt = Generate("--filter demo/relu --dry-run --teacher openai --model gpt-5.1 --max-cost 1 --base-url " +
+                             server.url() + "/v1");
+  EXPECT_EQ(gpt.exit_code, 0) << gpt.err;
 }
 
 TEST_F(GenerateBatchCliTest, TheSpendingCapCountsTheRunFolderAcrossAResume) {
@@ -366,11 +401,39 @@ TEST_F(GenerateBatchCliTest, TheSummarySaysHowMuchOfThePromptCameFromTheCache) {
       << run.err;
 }
 
+TEST_F(GenerateBatchCliTest, TheCacheWarmUpIsSkippedWhenThePrefixIsBelowTheModelsMinimum) {
+  std::atomic<int> in_flight{0}, most{0};
+  fakes::FakeHttpServer server([&](const fakes::HttpExchange&) {
+    const int now = ++in_flight;
+    for (int seen = most.load(); now > seen && !most.compare_exchange_weak(seen, now);) {
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    --in_flight;
+    json message = {{"id", "msg_1"},
+                    {"type", "message"},
+                    {"role", "assistant"},
+                    {"model", "claude-opus-4-7"},
+                    {"content", {{{"type", "text"}, {"text", BatchTextReply()}}}},
+                    {"stop_reason", "end_turn"},
+                    {"usage", {{"input_tokens", 1000}, {"output_tokens", 50}}}};
+    return fakes::FakeReply::Json(200, message.dump());
+  });
+  BatchGenRun run = Generate("--filter demo/relu --samples 3 --teacher anthropic --model claude-opus-4-7 --base-url " +
+                                 server.url(),
+                             "ANTHROPIC_API_KEY=sk-test-0123456789");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.err.find("--cache-warmup skipped for 1 of 1 prompts"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("below claude-opus-4-7's cache minimum of 4096 tokens"), std::string::npos) << run.err;
+  EXPECT_EQ(most.load(), 3) << "the samples started together, none held back for a cache it cannot write";
+}
+
 /// A Message Batches server: each batch's results are an Anthropic message per request (a kernel that
 /// does not compile on turn 1, the fixed one after), ended once `ended` is set.
 struct FakeBatchServer {
   std::atomic<bool> ended{true};
   std::atomic<int> created{0}, polls{0}, messages{0};
+  std::atomic<int> failing_polls{0};   // the next polls that answer 500
+  std::atomic<bool> expire_one{false};  // the first request of the next batch expires
   std::mutex mu;
   std::map<std::string, std::string> results;
   std::string url;
@@ -388,10 +451,11 @@ struct FakeBatchServer {
       std::string id = "msgbatch_" + std::to_string(++created);
       std::string lines;
       const json body = json::parse(ex.body);
-      for (const json& r : body["requests"])
-        lines += json{{"custom_id", r["custom_id"]}, {"result", {{"type", "succeeded"}, {"message", Message(r["params"])}}}}
-                     .dump() +
-                 "\n";
+      for (const json& r : body["requests"]) {
+        json result = {{"type", "succeeded"}, {"message", Message(r["params"])}};
+        if (expire_one.exchange(false)) result = {{"type", "expired"}};
+        lines += json{{"custom_id", r["custom_id"]}, {"result", result}}.dump() + "\n";
+      }
       std::lock_guard<std::mutex> lock(mu);
       results[id] = lines;
       return fakes::FakeReply::Json(200, json{{"id", id}, {"processing_status", "in_progress"}}.dump());
@@ -402,6 +466,8 @@ struct FakeBatchServer {
       if (size_t slash = rest.find('/'); slash != std::string::npos)
         return fakes::FakeReply::Json(200, results[rest.substr(0, slash)]);
       ++polls;
+      if (failing_polls > 0 && failing_polls-- > 0)
+        return fakes::FakeReply::Json(500, R"({"type":"error","error":{"type":"api_error","message":"Internal server error"}})");
       json status = {{"id", rest}, {"processing_status", ended ? "ended" : "in_progress"}};
       if (ended) status["results_url"] = url + batches + "/" + rest + "/results";
       return fakes::FakeReply::Json(200, status.dump());
@@ -576,6 +642,7 @@ TEST_F(GenerateBatchCliTest, OpenAiBatchApiHandsARefusedRequestItsOwnError) {
                             "/v1 --max-attempts 1 --batch-api --batch-window 0.1 --batch-poll 0.05 --max-identical-errors 0",
                         "OPENAI_API_KEY=sk-test-0123456789");
   ASSERT_EQ(run.records.size(), 2u) << run.err;
+  EXPECT_EQ(run.exit_code, 1) << "every episode is a teacher error: " << run.err;
   for (const json& r : run.records) {
     EXPECT_EQ(r["outcome"]["stop"], "llm_error");
     EXPECT_NE(r["outcome"]["error"].get<std::string>().find("prompt refused"), std::string::npos) << r["outcome"];
@@ -600,18 +667,141 @@ TEST_F(GenerateBatchCliTest, BatchApiAfterACrashCollectsTheBatchItAlreadyCreated
   EXPECT_EQ(batch.created.load(), 2) << "turn 1 came from the batch made before the crash; turn 2 is a new one";
 }
 
+TEST_F(GenerateBatchCliTest, APollGlitchNeverPaysForABatchTwice) {
+  // One 500 while polling (retried by the poll itself), then polls failing for longer than a poll's
+  // own retries (the requests' retries wait for the batch in flight): one batch per turn either way.
+  for (int failing : {1, 12}) {
+    FakeBatchServer batch;
+    batch.failing_polls = failing;
+    fs::remove_all(out_);
+    BatchGenRun run = Generate("--filter demo/relu --samples 3 --teacher anthropic --model claude-test --batch-api "
+                               "--batch-window 0.1 --batch-poll 0.01 --max-attempts 8 --backoff-initial 0.01 "
+                               "--backoff-max 0.02 --base-url " + batch.url,
+                               "ANTHROPIC_API_KEY=sk-test-0123456789");
+    ASSERT_EQ(run.exit_code, 0) << failing << ": " << run.err;
+    EXPECT_EQ(run.records.size(), 3u) << failing;
+    EXPECT_EQ(batch.created.load(), 2) << failing << " failing polls: one batch per turn";
+    std::fprintf(stderr, "poll glitch (%d failing polls): %d batches created for 2 windows, %d polls\n", failing,
+                 batch.created.load(), batch.polls.load());
+  }
+}
+
+TEST_F(GenerateBatchCliTest, AnExpiredRequestGoesInANewBatchAndTheLogSaysSo) {
+  FakeBatchServer batch;
+  batch.expire_one = true;
+  BatchGenRun run = Generate("--filter demo/relu --samples 3 --teacher anthropic --model claude-test --batch-api "
+                             "--batch-window 0.1 --batch-poll 0.01 --backoff-initial 0.01 --backoff-max 0.02 "
+                             "--base-url " + batch.url,
+                             "ANTHROPIC_API_KEY=sk-test-0123456789");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(run.records.size(), 3u);
+  EXPECT_NE(run.err.find("1 request expired (not run, not billed); a retry sends it in a new batch"), std::string::npos)
+      << run.err;
+  EXPECT_GE(batch.created.load(), 3) << "the expired request was sent again";
+  std::map<std::string, int> batches_of;  // custom id -> batches that held it
+  for (const json& line : Lines("batches.jsonl"))
+    for (const json& id : line["custom_ids"]) ++batches_of[id.get<std::string>()];
+  int twice = 0;
+  for (const auto& [id, n] : batches_of) twice += n == 2;
+  EXPECT_EQ(twice, 1) << "only the expired request is in two batches";
+}
+
+TEST_F(GenerateBatchCliTest, TheSpendingCapWaitsForReservationsInsteadOfStopping) {
+  fakes::FakeHttpServer server([](const fakes::HttpExchange&) {
+    fakes::FakeReply reply = Ok();
+    reply.delay_ms = 50;
+    return reply;
+  });
+  const std::string prices = out_.string() + ".d/prices.json";
+  // Claude Sonnet's prices: a reply (1000 in, 50 out) costs $0.00375; a request at the default 8192
+  // max tokens reserves about $0.13, so that $0.5 holds three of them at once.
+  std::ofstream(prices) << R"({"schema": "kforge.prices/1", "models": {"m": {"input": 3, "output": 15}}})";
+  BatchGenRun run = Generate("--filter demo/relu --samples 8 --concurrency 8 --max-cost 0.5 --prices " + prices +
+                             OpenAi(server));
+  double spent = 0;
+  for (const json& r : run.records) spent += r["usage"]["cost_usd"].get<double>();
+  std::fprintf(stderr, "--max-cost 0.5, 8 episodes: %zu done, $%.4f spent, exit %d\n", run.records.size(), spent,
+               run.exit_code);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(run.records.size(), 8u);
+  EXPECT_NEAR(spent, 8 * 0.00375, 1e-9);
+  // A cap below one request's worst case: nothing is in flight, and the message names the reservation.
+  fs::remove_all(out_);
+  BatchGenRun small = Generate("--filter demo/relu --samples 2 --max-cost 0.1 --prices " + prices + OpenAi(server));
+  EXPECT_EQ(small.exit_code, 1) << small.err;
+  EXPECT_TRUE(small.records.empty());
+  EXPECT_NE(small.err.find("--max-cost reached"), std::string::npos) << small.err;
+}
+
+TEST_F(GenerateBatchCliTest, TheProbeSendsTheRunsOwnParametersAndItsCostCounts) {
+  // A model that refuses any temperature (as newer Claude models do) and wants max_tokens above a
+  // thinking budget: the probe finds the first before any episode is written, and passes the second.
+  fakes::FakeHttpServer server([](const fakes::HttpExchange& ex) {
+    const json body = json::parse(ex.body);
+    if (body.contains("temperature"))
+      return fakes::FakeReply::Json(400, R"({"type":"error","error":{"type":"invalid_request_error",)"
+                                         R"("message":"temperature is deprecated for this model."}})");
+    if (body.contains("thinking") && body["max_tokens"] <= body["thinking"]["budget_tokens"])
+      return fakes::FakeReply::Json(400, R"({"type":"error","error":{"type":"invalid_request_error",)"
+                                         R"("message":"max_tokens must be greater than thinking.budget_tokens"}})");
+    json message = {{"id", "msg"},
+                    {"type", "message"},
+                    {"role", "assistant"},
+                    {"model", "claude-test"},
+                    {"content", {{{"type", "text"}, {"text", BatchTextReply()}}}},
+                    {"stop_reason", "end_turn"},
+                    {"usage", {{"input_tokens", 1000}, {"output_tokens", 10}}}};
+    return fakes::FakeReply::Json(200, message.dump());
+  });
+  const std::string prices = out_.string() + ".d/prices.json";
+  std::ofstream(prices) << R"({"schema": "kforge.prices/1", "models": {"claude-test": {"input": 1, "output": 10}}})";
+  const std::string args = "--filter demo/relu --samples 3 --teacher anthropic --model claude-test --prices " + prices +
+                           " --base-url " + server.url();
+  const std::string env = "ANTHROPIC_API_KEY=sk-test-0123456789";
+  BatchGenRun hot = Generate(args + " --temperature 0.5", env, /*probe=*/true);
+  EXPECT_EQ(hot.exit_code, 2) << hot.err;
+  EXPECT_NE(hot.err.find("model probe (--no-probe skips it): invalid_request: HTTP 400 invalid_request_error: "
+                         "temperature is deprecated"),
+            std::string::npos)
+      << hot.err;
+  EXPECT_TRUE(hot.records.empty());
+  EXPECT_EQ(server.request_count(), 1) << "stopped before any episode";
+  BatchGenRun thinking =
+      Generate(args + R"( --extra-body '{"thinking": {"type": "enabled", "budget_tokens": 2048}}')", env, true);
+  ASSERT_EQ(thinking.exit_code, 0) << thinking.err;
+  ASSERT_EQ(thinking.records.size(), 3u);
+  const json probe = json::parse(server.requests()[1].body);
+  EXPECT_EQ(probe["max_tokens"], 2048 + 16);
+  EXPECT_EQ(probe["thinking"]["budget_tokens"], 2048);
+  // The probe was billed (1000 in, 10 out at $1 and $10 per million): the run folder keeps it.
+  std::vector<json> kept = Lines("unfinished.jsonl");
+  ASSERT_EQ(kept.size(), 1u);
+  EXPECT_EQ(kept[0]["probe"], true);
+  EXPECT_NEAR(kept[0]["usage"]["cost_usd"].get<double>(), 0.0011, 1e-12);
+  EXPECT_NE(thinking.err.find("$0.0044"), std::string::npos) << "the summary counts the probe: " << thinking.err;
+}
+
 TEST_F(GenerateBatchCliTest, TheResponseCacheKeepsSamplesApart) {
   fakes::FakeHttpServer server([](const fakes::HttpExchange&) { return Ok(); });
   const std::string cache = out_.string() + ".d/cache";
-  BatchGenRun run = Generate("--filter demo/relu --samples 3 --temperature 0.8 --llm-cache " + cache + OpenAi(server));
+  const std::string prices = out_.string() + ".d/prices.json";
+  std::ofstream(prices) << R"({"schema": "kforge.prices/1", "models": {"m": {"input": 3, "output": 15}}})";
+  const std::string priced = " --prices " + prices + " --max-cost 1";
+  BatchGenRun run =
+      Generate("--filter demo/relu --samples 3 --temperature 0.8 --llm-cache " + cache + priced + OpenAi(server));
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_EQ(server.request_count(), 3) << "one request per sample, none served from another sample's reply";
   // Again in a fresh run folder: every sample comes from the cache.
   fs::remove_all(out_);
-  BatchGenRun cached = Generate("--filter demo/relu --samples 3 --temperature 0.8 --llm-cache " + cache + OpenAi(server));
+  BatchGenRun cached =
+      Generate("--filter demo/relu --samples 3 --temperature 0.8 --llm-cache " + cache + priced + OpenAi(server));
   ASSERT_EQ(cached.exit_code, 0) << cached.err;
   EXPECT_EQ(server.request_count(), 3);
   EXPECT_EQ(cached.records.size(), 3u);
+  double spent = 0;
+  for (const json& r : cached.records) spent += r["usage"]["cost_usd"].get<double>();
+  EXPECT_EQ(spent, 0) << "replies from the cache are not spend";
+  EXPECT_NE(cached.err.find("0 harness errors, $0.0000"), std::string::npos) << cached.err;
 }
 
 }  // namespace

@@ -244,6 +244,22 @@ TEST_F(RunEpisodeTest, LlmErrorEndsTheEpisodeWithoutJudging) {
   EXPECT_NE(t.error.find("bad request"), std::string::npos) << t.error;
 }
 
+TEST_F(RunEpisodeTest, ARefusalEndsTheEpisodeWithItsTextAndIsNotAskedAgain) {
+  fakes::FakeHttpServer server([](const fakes::HttpExchange&) {
+    return Completion({{"role", "assistant"}, {"content", nullptr}, {"refusal", "I can't help with that."}});
+  });
+  ScriptedJudge judge({Judged(common::VerdictStatus::kOk)});
+  EpisodeEnd end;
+  dataset::Trajectory t = Run(server, judge, end);
+  EXPECT_EQ(t.stop, dataset::StopReason::kRefused);
+  EXPECT_EQ(server.request_count(), 1) << "a refusal is not asked again";
+  EXPECT_TRUE(judge.labels().empty());
+  EXPECT_NE(t.error.find("I can't help with that."), std::string::npos) << t.error;
+  ASSERT_FALSE(t.messages.empty());
+  EXPECT_EQ(t.messages.back()["role"], "assistant") << "the refused turn stays in the history";
+  EXPECT_EQ(t.messages.back()["content"], "I can't help with that.");
+}
+
 TEST_F(RunEpisodeTest, SubmittedAndNoSolutionWithTools) {
   options_.protocol = dataset::Protocol::kTools;
   {

@@ -127,6 +127,25 @@ TEST_F(ClientBatchTest, ASustainedOutageStopsTheBatchWithTheError) {
   EXPECT_EQ(client->Complete(BatchRequest("later")).get().error.kind, ErrorKind::kAborted);
 }
 
+TEST_F(ClientBatchTest, TheOutageBreakerTripsOnTimeNotAtTheNextRetry) {
+  FakeHttpServer server([](const fakes::HttpExchange&) {
+    return FakeReply::Json(529, BatchAnthropicError("overloaded_error", "Overloaded"));
+  });
+  ClientOptions o;
+  o.outage_s = 0.5;
+  o.max_attempts = 100;
+  o.initial_backoff_s = 2;  // the first retry would come at 1.5 to 2 s
+  o.max_backoff_s = 4;
+  auto client = MakeClient(server, o);
+  const auto start = std::chrono::steady_clock::now();
+  ChatResponse r = client->Complete(BatchRequest("task")).get();
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_FALSE(r.ok());
+  EXPECT_FALSE(client->fatal_status().ok());
+  EXPECT_LT(seconds, 1.2) << "tripped at the retry, a backoff late";
+  EXPECT_EQ(server.request_count(), 1);
+}
+
 TEST_F(ClientBatchTest, FiveIdenticalBadRequestsStopTheBatchAndDifferentOnesDoNot) {
   {
     FakeHttpServer server([](const fakes::HttpExchange&) {
@@ -145,6 +164,23 @@ TEST_F(ClientBatchTest, FiveIdenticalBadRequestsStopTheBatchAndDifferentOnesDoNo
     ASSERT_FALSE(fatal.ok());
     EXPECT_NE(fatal.message().find("5 requests in a row"), std::string::npos) << fatal.message();
     EXPECT_NE(fatal.message().find("temperature: not supported"), std::string::npos) << fatal.message();
+  }
+  {
+    // The same error, each naming its own request id: the same error all the same.
+    std::atomic<int> n{0};
+    FakeHttpServer server([&](const fakes::HttpExchange&) {
+      return FakeReply::Json(400, BatchAnthropicError("invalid_request_error",
+                                                      "temperature: not supported (request_id: req_011CSHoEeqs" +
+                                                          std::to_string(1000 + n++) + "Fy)"));
+    });
+    ClientOptions o = BatchOptions();
+    o.max_in_flight = 1;
+    auto client = MakeClient(server, o);
+    std::vector<ChatRequest> batch;
+    for (int i = 0; i < 9; ++i) batch.push_back(BatchRequest("task " + std::to_string(i)));
+    client->CompleteAll(batch);
+    EXPECT_EQ(server.request_count(), 5);
+    EXPECT_FALSE(client->fatal_status().ok());
   }
   {
     // Each request wrong in its own way (a prompt too long for the model): the batch goes on.
@@ -209,6 +245,9 @@ TEST_F(ClientBatchTest, TheCacheKeepsSamplesApartAndTurnsOfOneSampleTogether) {
   EXPECT_EQ(again.message.content, a.message.content);
   EXPECT_TRUE(again.from_cache);
   EXPECT_EQ(server.request_count(), 2);
+  EXPECT_EQ(again.cost_usd, 0) << "a reply from the cache was paid by the run that stored it";
+  EXPECT_TRUE(again.cost_known);
+  EXPECT_NEAR(client->stats().cost_usd, a.cost_usd + b.cost_usd, 1e-12);
 }
 
 }  // namespace

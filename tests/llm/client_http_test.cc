@@ -153,9 +153,9 @@ TEST_F(ClientHttpTest, NegativeOrAbsurdTokenCountsAreClamped) {
   ASSERT_TRUE(r.ok()) << r.error.message;
   EXPECT_EQ(r.usage.input_tokens, 0);
   EXPECT_EQ(r.usage.cache_read_tokens, 0);
-  EXPECT_EQ(r.usage.output_tokens, 100000000);
+  EXPECT_EQ(r.usage.output_tokens, 256) << "at most the request's max_tokens";
   EXPECT_GE(r.cost_usd, 0);
-  EXPECT_DOUBLE_EQ(r.cost_usd, 100000000 * 15 / 1e6);
+  EXPECT_DOUBLE_EQ(r.cost_usd, 256 * 15 / 1e6);
 }
 
 TEST_F(ClientHttpTest, OpenAiWireFormatAndBearer) {
@@ -575,18 +575,20 @@ TEST_F(ClientHttpTest, OpenAiReasoningModelsGetTheirParameters) {
 TEST_F(ClientHttpTest, ReasoningTokensAndCachedInputPricedPerProvider) {
   server_.Enqueue(FakeReply::Json(
       200, R"({"id":"c","model":"gpt-x","choices":[{"index":0,"message":{"role":"assistant","content":"ok",
-      "reasoning_content":"thinking"},"finish_reason":"stop"}],"usage":{"prompt_tokens":1000000,"completion_tokens":1000000,
-      "prompt_tokens_details":{"cached_tokens":600000},"completion_tokens_details":{"reasoning_tokens":700000}}})"));
+      "reasoning_content":"thinking"},"finish_reason":"stop"}],"usage":{"prompt_tokens":10000,"completion_tokens":10000,
+      "prompt_tokens_details":{"cached_tokens":6000},"completion_tokens_details":{"reasoning_tokens":7000}}})"));
   ClientOptions o;
   o.prices.Set("gpt-x", ModelPrice{10, 20, std::nullopt, std::nullopt});
   auto client = MakeClient("openai", o);
-  ChatResponse r = client->Complete(Request("gpt-x")).get();
+  ChatRequest request = Request("gpt-x");
+  request.max_tokens = 16000;
+  ChatResponse r = client->Complete(request).get();
   ASSERT_TRUE(r.ok()) << r.error.message;
   EXPECT_EQ(r.message.reasoning, "thinking");
-  EXPECT_EQ(r.usage.reasoning_tokens, 700000);
-  EXPECT_EQ(client->stats().usage.reasoning_tokens, 700000);
-  // 0.4 M input at 10, 0.6 M cached at openai's half price, 1 M output (reasoning included) at 20.
-  EXPECT_DOUBLE_EQ(r.cost_usd, 4 + 3 + 20);
+  EXPECT_EQ(r.usage.reasoning_tokens, 7000);
+  EXPECT_EQ(client->stats().usage.reasoning_tokens, 7000);
+  // 4000 input at 10, 6000 cached at openai's half price, 10000 output (reasoning included) at 20.
+  EXPECT_NEAR(r.cost_usd, (4000 * 10 + 6000 * 5 + 10000 * 20) / 1e6, 1e-12);
 
   server_.Enqueue(FakeReply::Json(200, AnthropicText("ok")));  // 100 in, 50 out, 1000 cache reads
   ClientOptions a;

@@ -37,6 +37,14 @@ TEST(AnthropicWireTest, RequestBody) {
   EXPECT_EQ(b["max_tokens"], 100);
 }
 
+TEST(AnthropicWireTest, ToolCallArgumentsThatWereNotJsonGoBackAsWritten) {
+  ChatRequest r = ToolConversation();
+  r.messages[2].tool_calls[0].arguments = json("{\"source\": \"k\"");  // cut: kept as the text written
+  json b = AnthropicRequestBody(r, false);
+  EXPECT_EQ(b["messages"][1]["content"][1]["input"], json({{"unparsed_input", "{\"source\": \"k\""}}))
+      << "not an empty input the model never sent";
+}
+
 TEST(AnthropicWireTest, ParsesToolUseReply) {
   HttpResult http;
   http.status = 200;

@@ -39,8 +39,9 @@ enum class StopReason {
   kLlmError,       ///< the teacher's requests failed
   kHarnessError,   ///< kforge could not judge the attempts
   kBudget,         ///< the run's spending limit
+  kRefused,        ///< the teacher refused (a refusal stop; the text in `error`), not asked again
 };
-inline constexpr common::NameTable<StopReason, 9> kStopReasonNames = {{{StopReason::kNone, ""},
+inline constexpr common::NameTable<StopReason, 10> kStopReasonNames = {{{StopReason::kNone, ""},
                                                                       {StopReason::kTargetReached, "target_reached"},
                                                                       {StopReason::kCompiled, "compiled"},
                                                                       {StopReason::kSubmitted, "submitted"},
@@ -48,7 +49,8 @@ inline constexpr common::NameTable<StopReason, 9> kStopReasonNames = {{{StopReas
                                                                       {StopReason::kNoSolution, "no_solution"},
                                                                       {StopReason::kLlmError, "llm_error"},
                                                                       {StopReason::kHarnessError, "harness_error"},
-                                                                      {StopReason::kBudget, "budget"}}};
+                                                                      {StopReason::kBudget, "budget"},
+                                                                      {StopReason::kRefused, "refused"}}};
 static_assert(kStopReasonNames.InEnumOrder());
 inline std::string_view StopReasonName(StopReason stop) { return kStopReasonNames.Name(stop); }
 

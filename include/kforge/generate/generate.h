@@ -81,6 +81,9 @@ struct GenerateOptions {
   /// Anthropic adaptive thinking and effort (llm::ChatRequest). Default off, none.
   bool adaptive_thinking = false;
   std::string effort;
+  /// Anthropic thinking.display: "summarized" or "omitted"; empty = "summarized" for the models whose
+  /// default omits the thinking text (Claude Opus 4.7), the API's default for the others.
+  std::string thinking_display;
   /// An episode stops once a correct attempt is at least this much faster than the reference. Default 1.
   double target_speedup = 1.0;
   /// Shard i of n (0-based): only tasks whose position in the sorted list is i mod n.

@@ -88,8 +88,11 @@ struct ChatRequest {
   /// Anthropic adaptive thinking, `thinking: {type: adaptive}` (models from Claude 4.6 on; the
   /// model decides how much to think). Excludes thinking_budget_tokens.
   bool adaptive_thinking = false;
-  /// Anthropic `output_config: {effort}` ("low", "medium", "high", "max") when not empty.
+  /// Anthropic `output_config: {effort}` ("low", "medium", "high", "xhigh", "max") when not empty.
   std::string effort;
+  /// Anthropic `thinking.display` ("summarized", "omitted") when not empty and thinking is on. Claude
+  /// Opus 4.7 returns no thinking text unless it is "summarized".
+  std::string thinking_display;
   /// Free-form tag for logs and records (e.g. "task/sample/turn"); not sent, not part of the key.
   std::string tag;
   /// Not sent and not in ToJson (so cassette keys ignore it): added to the response cache key when

@@ -52,9 +52,11 @@ struct ClientOptions {
   double outage_s = 0;
   /// Multiplies every wait and window of the client (backoff, retry-after, outage_s); < 1 in tests.
   double time_scale = 1;
-  /// Spending cap, USD: a request whose worst case (its input at ~3 bytes a token, at the input or
-  /// cache-write price, whichever is higher, plus max_tokens of output) would take the spend plus
-  /// what requests in flight reserved past it is not sent (kAborted; budget_reached()). Unset = none.
+  /// Spending cap, USD: each request reserves its worst case (its input at ~3 bytes a token, at the
+  /// input or cache-write price, whichever is higher, plus max_tokens of output) before it is sent. A
+  /// request that would take the spend plus the reservations past the cap waits for requests in
+  /// flight to finish and give theirs back; it is refused (kAborted; budget_reached()) only when
+  /// nothing is in flight and it still does not fit. Unset = none.
   std::optional<double> max_cost_usd;
   /// Spent before this client (earlier invocations on the same run folder), USD; counts toward
   /// max_cost_usd.
@@ -71,6 +73,10 @@ struct ClientStats {
   int64_t retries = 0;
   Usage usage;          ///< paid this run (cache hits excluded; billed failures included)
   double cost_usd = 0;  ///< paid this run (cache hits excluded; billed failures included)
+  /// Attempts billed without a reported usage (Attempt::usage_missing), and the worst cases of their
+  /// requests, which count against max_cost_usd on top of cost_usd.
+  int64_t usage_missing = 0;
+  double usage_missing_worst_usd = 0;
 };
 
 using ResponseCallback = std::function<void(ChatResponse)>;

@@ -39,6 +39,9 @@ class PriceTable {
   static StatusOr<PriceTable> Load(const std::string& path);
 
   void Set(const std::string& model, ModelPrice price) { prices_[model] = price; }
+  /// `over`'s models, aliases and provider rules replace this table's of the same name; the rest stay
+  /// (a user's file over the installed table).
+  void MergeOver(const PriceTable& over);
   void SetCacheRule(const std::string& provider, CacheRule rule) { cache_rules_[provider] = rule; }
   /// The exact model id or one of an entry's "aliases"; else the id without its date or "-latest"
   /// suffix ("claude-sonnet-4-5-20250929", "claude-sonnet-4-5@20250929" and "gpt-4o-2024-08-06"

@@ -64,6 +64,10 @@ struct Attempt {
   /// The server's `x-should-retry: true|false`; when set it decides over the error kind.
   std::optional<bool> should_retry;
   RateLimitInfo limits;
+  /// The server billed this attempt, or may have, without saying how much (a reply without usage, a
+  /// stream cut before its usage, a timeout): its cost is not known, and the request's worst case
+  /// counts against the spending cap.
+  bool usage_missing = false;
 };
 
 /// When an HTTP provider streams a reply (server-sent events).
