@@ -9,6 +9,7 @@
 #include "export/dedup.h"
 #include "export/holdout.h"
 #include "export/kernelbench.h"
+#include "export/preference.h"
 #include "export/selection.h"
 #include "export/sinks.h"
 #include "kforge/common/files.h"
@@ -95,6 +96,25 @@ Status CheckNamesFree(const ExportOptions& options) {
                                      "it away or use another --out");
   }
   return Status::Ok();
+}
+
+/// Creates the output folder and makes room for this export's files (CheckNamesFree, then what a previous
+/// export wrote is removed with --force).
+Status PrepareOutput(const ExportOptions& options) {
+  std::error_code ec;
+  fs::create_directories(options.out, ec);
+  if (ec) return Status::IoError("--out " + options.out.string() + ": " + ec.message());
+  KFORGE_RETURN_IF_ERROR(CheckNamesFree(options));
+  if (options.force) RemovePreviousExport(options.out);
+  return Status::Ok();
+}
+
+StatusOr<DatasetStats> WriteStatsAndCard(const ExportOptions& options, DatasetStats stats) {
+  stats.files.push_back("stats.json");
+  stats.files.push_back("README.md");
+  KFORGE_RETURN_IF_ERROR(common::WriteFileAtomic(options.out / "stats.json", ToJson(stats).dump(2) + "\n"));
+  KFORGE_RETURN_IF_ERROR(common::WriteFileAtomic(options.out / "README.md", DatasetCard(stats)));
+  return stats;
 }
 
 class FirstPass {
@@ -222,6 +242,18 @@ StatusOr<DatasetStats> Export(const std::vector<fs::path>& files, const ExportOp
     KFORGE_ASSIGN_OR_RETURN(holdout, Holdout::Load(*options.holdout, options.holdout_threshold));
   }
 
+  if (options.format == Format::kPreference) {
+    internal::PreferencePass pass(options, holdout, stats, warn);
+    KFORGE_RETURN_IF_ERROR(ScanRecords(
+        files, [&](const RecordRef& ref, dataset::Trajectory& t) { pass.Visit(ref, t); }, stats.scan, warn));
+    pass.Pair();
+    KFORGE_RETURN_IF_ERROR(PrepareOutput(options));
+    std::unique_ptr<internal::Sink> sink = internal::MakeJsonlSink(options);
+    KFORGE_RETURN_IF_ERROR(pass.Write(files, *sink));
+    KFORGE_RETURN_IF_ERROR(sink->Close(stats));
+    return WriteStatsAndCard(options, std::move(stats));
+  }
+
   FirstPass first(options, holdout, stats);
   KFORGE_RETURN_IF_ERROR(ScanRecords(
       files, [&](const RecordRef& ref, dataset::Trajectory& t) { first.Visit(ref, t); }, stats.scan, warn));
@@ -243,11 +275,7 @@ StatusOr<DatasetStats> Export(const std::vector<fs::path>& files, const ExportOp
   for (uint32_t i : selection.kept) id_hashes.push_back(collected.candidates[i].id_hash);
   collected = {};
 
-  std::error_code ec;
-  fs::create_directories(options.out, ec);
-  if (ec) return Status::IoError("--out " + options.out.string() + ": " + ec.message());
-  KFORGE_RETURN_IF_ERROR(CheckNamesFree(options));
-  if (options.force) RemovePreviousExport(options.out);
+  KFORGE_RETURN_IF_ERROR(PrepareOutput(options));
   std::unique_ptr<internal::Sink> sink = options.format == Format::kKernelBench
                                              ? internal::MakeKernelBenchSink(options)
                                              : internal::MakeJsonlSink(options);
@@ -269,11 +297,7 @@ StatusOr<DatasetStats> Export(const std::vector<fs::path>& files, const ExportOp
     return written;
   }));
   KFORGE_RETURN_IF_ERROR(sink->Close(stats));
-  stats.files.push_back("stats.json");
-  stats.files.push_back("README.md");
-  KFORGE_RETURN_IF_ERROR(common::WriteFileAtomic(options.out / "stats.json", ToJson(stats).dump(2) + "\n"));
-  KFORGE_RETURN_IF_ERROR(common::WriteFileAtomic(options.out / "README.md", DatasetCard(stats)));
-  return stats;
+  return WriteStatsAndCard(options, std::move(stats));
 }
 
 }  // namespace kforge::exporter
