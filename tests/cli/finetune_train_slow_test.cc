@@ -182,6 +182,8 @@ TEST_F(FinetuneSlowTest, TinyModelLearnsIsSavedAndServed) {
   EXPECT_NE(card.find(kforge::common::Sha256Hex(Conversations())), std::string::npos) << card;
   EXPECT_NE(card.find("| steps | 30 |"), std::string::npos) << card;
   EXPECT_NE(card.find("| base model | `" + (dir_ / "tiny").string() + "` |"), std::string::npos) << card;
+  EXPECT_NE(card.find("\n# run: tiny fine-tuned on CUDA kernels\n"), std::string::npos) << card;
+  EXPECT_NE(card.find("\nlicense: other\n"), std::string::npos) << card;
 
   // The checkpoint loads, has the tiny model's shape, and differs from it.
   kforge::fakes::CommandResult loaded =
@@ -212,11 +214,13 @@ TEST_F(FinetuneSlowTest, TinyModelLearnsIsSavedAndServed) {
   EXPECT_GT(reply["usage"]["completion_tokens"].get<int>(), 0);
   // The student measured the same way as the teacher: generate (compile-only) on the demo tasks through the
   // served checkpoint, then report over that run. A tiny model's kernels do not compile; the loop must run.
+  // The paths are relative to the caller's folder, not the repository's.
   kforge::fakes::TaskRoot demo({"demo"});
   const fs::path eval = dir_ / "eval";
   kforge::fakes::CommandResult measured = RunCommand(
-      offline + "KFORGE_STUDENT_MAX_TOKENS=48 " + (kSource / "scripts/eval-student.sh").string() + " " +
-      (out / "model").string() + " " + ShellQuote(demo.path().string()) + " " + eval.string() + " 2>&1");
+      "cd " + ShellQuote(dir_.string()) + " && " + offline + "KFORGE_STUDENT_MAX_TOKENS=48 " +
+      (kSource / "scripts/eval-student.sh").string() + " " + fs::relative(out / "model", dir_).string() + " " +
+      ShellQuote(demo.path().string()) + " eval 2>&1");
   ASSERT_EQ(measured.exit_code, 0) << measured.out;
   std::ifstream run_in(eval / "run/trajectories.jsonl");
   int episodes = 0, requests = 0;
@@ -280,6 +284,9 @@ TEST_F(FinetuneSlowTest, ResumeContinuesFromTheLastCheckpoint) {
   EXPECT_EQ(manifest["result"]["steps"], 6);
   EXPECT_TRUE(manifest["result"]["eval_loss"].is_number()) << manifest["result"].dump();
   EXPECT_EQ(manifest["settings"]["resume"], true);
+  ASSERT_EQ(manifest["segments"].size(), 1u) << "the first segment's manifest is kept";
+  EXPECT_EQ(manifest["segments"][0]["result"]["steps"], 4);
+  EXPECT_EQ(manifest["segments"][0]["settings"]["resume"], false);
   std::cout << "finetune: resumed at step 5 from checkpoint-4, ended at step " << manifest["result"]["steps"]
             << "\n";
 }
@@ -351,6 +358,27 @@ TEST_F(FinetuneSlowTest, AxolotlBackendTrainsTheTinyModel) {
   EXPECT_LT(losses.back(), 0.8 * losses.front());
   EXPECT_TRUE(fs::exists(out / "model/model.safetensors"));
   std::cout << "finetune: axolotl loss " << losses.front() << " -> " << losses.back() << " in 10 steps\n";
+}
+
+// A dry run for axolotl where axolotl does not import (it lives in a venv of its own) still measures the
+// rows with the model's tokenizer through transformers: axolotl drops rows longer than sequence_len.
+TEST_F(FinetuneSlowTest, AnAxolotlDryRunMeasuresTokensWithTransformersAlone) {
+  if (!versions_.value("axolotl", json()).is_null()) GTEST_SKIP() << "axolotl imports in " << Python();
+  const fs::path out = dir_ / "axolotl-dry";
+  kforge::fakes::CommandResult dry =
+      Launch("--backend axolotl --dry-run --model " + (dir_ / "tiny").string() + " --out " + out.string());
+  ASSERT_EQ(dry.exit_code, 0) << dry.out;
+  EXPECT_NE(dry.out.find("the axolotl backend needs axolotl"), std::string::npos) << dry.out;
+  EXPECT_NE(dry.out.find("measured tokens, percentile 100"), std::string::npos) << dry.out;
+  EXPECT_EQ(dry.out.find("estimate"), std::string::npos) << dry.out;
+  static const std::regex kLongest(R"(tokens per row over 4 rows: p50 \d+, p95 \d+, p99 \d+, max (\d+))");
+  std::smatch longest;
+  ASSERT_TRUE(std::regex_search(dry.out, longest, kLongest)) << dry.out;
+  std::ifstream yaml_in(out / "axolotl.yaml");
+  const std::string yaml((std::istreambuf_iterator<char>(yaml_in)), {});
+  const int64_t tokens = std::stoll(longest[1].str());
+  EXPECT_NE(yaml.find("\nsequence_len: " + std::to_string((tokens + 63) / 64 * 64) + "\n"), std::string::npos)
+      << "longest row " << tokens << " tokens:\n" << yaml;
 }
 
 TEST_F(FinetuneSlowTest, ASlurmJobOnARealOneNodeClusterTrainsAndCompletesItsManifest) {
