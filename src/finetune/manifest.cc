@@ -73,6 +73,13 @@ json Invocation() {
   return argv;
 }
 
+/// The folder kforge ran in, which the invocation's relative paths are relative to.
+std::string CurrentFolder() {
+  std::error_code ec;
+  const std::filesystem::path here = std::filesystem::current_path(ec);
+  return ec ? "" : here.string();
+}
+
 }  // namespace
 
 std::string UtcNow() {
@@ -110,6 +117,7 @@ json NewManifest(const LaunchOptions& o, const DatasetStats& stats, const Launch
           {"environment", plan.environment},
           {"versions", all_versions},
           {"invocation", Invocation()},
+          {"invocation_dir", CurrentFolder()},
           {"started_at", UtcNow()},
           {"ended_at", nullptr},
           {"exit_status", nullptr},

@@ -67,7 +67,9 @@ std::string ResumeHint(const std::filesystem::path& run, const json& manifest) {
     return "; no checkpoint-N was saved to resume from: start again with --force";
   if (argv.empty()) return "; resume from its last checkpoint: the launch's flags with --resume";
   argv.push_back("--resume");
-  return "; resume from its last checkpoint: " + ShellJoin(argv);
+  const std::string folder = manifest.value("invocation_dir", std::string());
+  return "; resume from its last checkpoint: " + (folder.empty() ? "" : "cd " + ShellJoin({folder}) + " && ") +
+         ShellJoin(argv);
 }
 
 std::string Result(const json& manifest) {

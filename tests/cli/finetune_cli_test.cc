@@ -385,10 +385,11 @@ TEST_F(FakeTrainerTest, ASlurmJobStoppedBySigtermRecordsItAndStatusSaysHowToResu
          "  *) mkdir -p \"$(dirname \"$0\")/../slow-run/checkpoints/checkpoint-2\"\n"
          "     touch \"$(dirname \"$0\")/training\"; exec sleep 60 ;;\n"
          "esac\n");
-  // sbatch queues the script in the background and says where its shell is.
+  // sbatch queues the script in a session of its own (kforge ends the process group of what it ran) and
+  // says where its shell is.
   Script("sbatch",
          "export SLURM_JOB_ID=4343 SLURM_JOB_NODELIST=node1 SLURM_NNODES=1 SLURM_CPUS_PER_TASK=8\n"
-         "bash \"$1\" > \"$(dirname \"$1\")/slurm-4343.log\" 2>&1 &\n"
+         "setsid bash \"$1\" > \"$(dirname \"$1\")/slurm-4343.log\" 2>&1 &\n"
          "echo $! > \"$(dirname \"$0\")/job.pid\"\n"
          "echo 'Submitted batch job 4343'\n");
   const fs::path out = dir_ / "slow-run";
