@@ -387,10 +387,11 @@ TEST_F(FinetuneSlowTest, ASlurmJobOnARealOneNodeClusterTrainsAndCompletesItsMani
   std::ofstream(dir_ / "slurm-over.json") << R"({"logging_steps": 1, "save_strategy": "no", "activation_checkpointing": false})";
   const fs::path out = dir_ / "slurm-run";
   const auto start = std::chrono::steady_clock::now();
-  // A CPU-only job (--gpus-per-node 0): one process, no GPU asked of the node.
+  // A CPU-only job (--gpus-per-node 0): one process, no GPU asked of the node, and no more CPUs than
+  // sinfo says the node has (the default 8 would pend forever on a 2-CPU node).
   kforge::fakes::CommandResult submitted = RunCommand(
       slurm.Env() + kOffline + KFORGE_BINARY + " finetune-launch --data " + (dir_ / "data.jsonl").string() +
-      " --backend trl --launcher slurm --gpus-per-node 0 --cpus-per-task 2 --time 20 --model " +
+      " --backend trl --launcher slurm --gpus-per-node 0 --time 20 --model " +
       (dir_ / "tiny").string() + " --out " + out.string() + " --max-steps 8 --lr 3e-3 --batch-size 4 --grad-accum 1 "
       "--config " + (dir_ / "slurm-over.json").string() + " 2>&1");
   ASSERT_EQ(submitted.exit_code, 0) << submitted.out;
