@@ -419,4 +419,45 @@ TEST_F(FinetuneSlowTest, ASlurmJobOnARealOneNodeClusterTrainsAndCompletesItsMani
             << "on a one-node cluster in " << job_s << " s from sbatch to the manifest's end\n";
 }
 
+// A job at its time limit: Slurm warns the batch script with SIGTERM (--signal=B:TERM@120, so with a
+// 3-minute limit about a minute in), which stops the training and records the signal in the manifest;
+// --status then says how the job ended and how to resume it.
+TEST_F(FinetuneSlowTest, ASlurmJobAtItsTimeLimitRecordsTheSignalAndStatusSaysHowToResume) {
+  kforge::fakes::LocalSlurm slurm(dir_ / "slurm-limit");
+  ASSERT_EQ(slurm.started().exit_code, 0) << slurm.started().out;
+  std::ofstream(dir_ / "limit-over.json")
+      << R"({"logging_steps": 1, "save_strategy": "steps", "save_steps": 2, "activation_checkpointing": false})";
+  const fs::path out = dir_ / "limit-run";
+  kforge::fakes::CommandResult submitted = RunCommand(
+      slurm.Env() + kOffline + KFORGE_BINARY + " finetune-launch --data " + (dir_ / "data.jsonl").string() +
+      " --backend trl --launcher slurm --gpus-per-node 0 --time 3 --model " + (dir_ / "tiny").string() +
+      " --out " + out.string() + " --max-steps 100000 --lr 1e-3 --batch-size 4 --grad-accum 1 --config " +
+      (dir_ / "limit-over.json").string() + " 2>&1");
+  ASSERT_EQ(submitted.exit_code, 0) << submitted.out;
+  const auto start = std::chrono::steady_clock::now();
+  json manifest;
+  for (int i = 0; i < 1000; ++i) {
+    std::ifstream in(out / "manifest.json");
+    manifest = json::parse(in, nullptr, false);
+    if (manifest.is_object() && !manifest.value("ended_at", json()).is_null()) break;
+    usleep(250000);
+  }
+  const double job_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_FALSE(manifest.value("ended_at", json()).is_null())
+      << "the job did not record its end; " << RunCommand("tail -20 " + out.string() + "/slurm-*.log").out;
+  EXPECT_EQ(manifest["job_signal"], "TERM") << manifest.dump();
+  EXPECT_NE(manifest["exit_status"], 0);
+  kforge::fakes::CommandResult status =
+      RunCommand(slurm.Env() + KFORGE_BINARY + " finetune-launch --status " + out.string());
+  EXPECT_EQ(status.exit_code, 1) << status.out;
+  EXPECT_NE(status.out.find("(stopped by SIGTERM: the time limit's warning, or scancel)"), std::string::npos)
+      << status.out;
+  const bool resumable = status.out.find("; resume from its last checkpoint: cd ") != std::string::npos &&
+                         status.out.find(" --time 3 ") != std::string::npos &&
+                         status.out.find(" --resume\n") != std::string::npos;
+  EXPECT_TRUE(resumable || status.out.find("no checkpoint-N was saved") != std::string::npos) << status.out;
+  std::cout << "finetune: a Slurm job with a 3-minute limit got SIGTERM and recorded it " << job_s
+            << " s after sbatch; --status: " << status.out;
+}
+
 }  // namespace
