@@ -31,3 +31,10 @@ set_tests_properties(export_datasets PROPERTIES LABELS cpu TIMEOUT 600 COST 100
 # kforge verify --junit read by junitparser (PyPI); skips with a message when the package is absent.
 add_test(NAME junit_report COMMAND ${KFORGE_PYTHON} -m pytest -q -rs ${PROJECT_SOURCE_DIR}/tests/scripts/test_junit.py)
 set_tests_properties(junit_report PROPERTIES LABELS cpu ENVIRONMENT "KFORGE_BINARY=$<TARGET_FILE:kforge>")
+# kforge export --format preference and --format turns: the pairing rules, the rows loading with
+# datasets.load_dataset(FOLDER), and TRL's DPOTrainer taking a few steps on the pairs with a tiny model
+# made in the test (its loss per step in the output).
+add_test(NAME export_preference COMMAND ${KFORGE_PYTHON} -m pytest -q -s -p no:cacheprovider
+         ${PROJECT_SOURCE_DIR}/tests/scripts/check_preference_export.py)
+set_tests_properties(export_preference PROPERTIES LABELS cpu TIMEOUT 600 COST 100
+                     ENVIRONMENT "KFORGE_BIN=$<TARGET_FILE:kforge>;HF_DATASETS_CACHE=${CMAKE_BINARY_DIR}/hf-datasets-cache")

@@ -14,7 +14,8 @@
 # server; default 300), KFORGE_STUDENT_TURNS (default 2) and KFORGE_STUDENT_MAX_TOKENS (per reply,
 # default 4096).
 set -euo pipefail
-cd "$(dirname "$0")/.."
+here=$(pwd)
+repo=$(cd "$(dirname "$0")/.." && pwd)
 
 say() { echo "eval-student: $*" >&2; }
 usage() { sed -n '3,8p' "$0" >&2; exit 2; }
@@ -27,8 +28,14 @@ if [ $check = 0 ]; then
   [ $# -ge 3 ] && [ $# -le 4 ] || usage
   tasks=$2 out=$3 baseline=${4:-}
 fi
+# Paths are the caller's: relative ones are resolved against the folder it ran in.
+absolute() { case $1 in /*) echo "$1" ;; *) echo "$here/$1" ;; esac; }
 [ -f "$checkpoint/config.json" ] || { say "$checkpoint: not a model folder (no config.json)"; exit 2; }
 checkpoint=$(cd "$checkpoint" && pwd)
+if [ $check = 0 ]; then
+  tasks=$(absolute "$tasks") out=$(absolute "$out")
+  [ -n "$baseline" ] && baseline=$(absolute "$baseline")
+fi
 
 venv=${KFORGE_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/kforge/venv}
 python=${KFORGE_PYTHON:-}
@@ -36,7 +43,8 @@ if [ -z "$python" ]; then
   python=python3
   [ -x "$venv/bin/python3" ] && python=$venv/bin/python3
 fi
-kforge=${KFORGE:-build/kforge}
+kforge=${KFORGE:-$repo/build/kforge}
+case $kforge in */*) kforge=$(absolute "$kforge") ;; esac
 port=${KFORGE_STUDENT_PORT:-$("$python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')}
 base_url=http://127.0.0.1:$port/v1
 model=$checkpoint  # both servers name the model after the folder they serve

@@ -20,9 +20,14 @@ Modes, one per run:
                                    fields plus use_peft and lora_* (peft LoraConfig), written by kforge;
                                    --resume continues from the last checkpoint in output_dir; DIR gets
                                    a model card (README.md) from the run's manifest.json
-  --finish-manifest RUN --exit-status N
+  --to-jsonl SOURCE --split SPLIT --out FILE
+                                   write the rows of a Parquet file or a Hub dataset id (its SPLIT)
+                                   as JSON lines into FILE, with the datasets library; print
+                                   "N rows" (finetune-launch --data X.parquet or org/name[:split])
+  --finish-manifest RUN --exit-status N [--signal TERM]
                                    record in RUN/manifest.json how a batch job ended (ended_at,
-                                   exit_status, the last "done" line of its log as result)
+                                   exit_status, the last "done" line of its log as result, and
+                                   job_signal when a signal stopped it)
 
 Training prints one `kforge-train {json}` line per logging step on stdout (step, loss,
 learning_rate, epoch) and a last one with "done": true. Failures in the check modes are one line
@@ -66,7 +71,8 @@ def package_version(name):
 
 def versions():
     found = {"python": platform.python_version(), "executable": sys.executable}
-    for name in ("torch", "transformers", "trl", "peft", "accelerate", "datasets", "tokenizers", "axolotl"):
+    for name in ("torch", "transformers", "trl", "peft", "accelerate", "datasets", "tokenizers", "axolotl",
+                 "tensorboard", "tensorboardX", "wandb", "trackio"):
         found[name] = package_version(name)
     if found["torch"] is not None:
         import torch
@@ -432,6 +438,31 @@ def last_checkpoint(output_dir):
     return os.path.join(output_dir, f"checkpoint-{max(steps)}") if steps else None
 
 
+def front_matter(path):
+    """The YAML front matter of a model card as a dict; {} when there is none or it cannot be read."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        if not text.startswith("---\n"):
+            return {}
+        import yaml
+
+        value = yaml.safe_load(text[4:text.index("\n---", 4)])
+        return value if isinstance(value, dict) else {}
+    except Exception:  # a card that cannot be read has no front matter to take
+        return {}
+
+
+def hub_name_of(folder):
+    """The Hub id a local model folder was saved from (config.json's _name_or_path), when it looks like one."""
+    try:
+        with open(os.path.join(folder, "config.json"), encoding="utf-8") as f:
+            name = json.load(f).get("_name_or_path", "")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return name if isinstance(name, str) and name.count("/") == 1 and not os.path.isabs(name) else None
+
+
 def write_model_card(args, done, use_peft):
     """--save/README.md: what the model was trained from and on, from the run's manifest.json."""
     try:
@@ -442,12 +473,18 @@ def write_model_card(args, done, use_peft):
     dataset = manifest.get("dataset", {})
     kforge = manifest.get("versions", {}).get("kforge", "unknown")
     base = manifest.get("settings", {}).get("model", args.model)
-    hub_base = base if not os.path.isabs(base) else None
-    lines = ["---", "library_name: transformers", "pipeline_tag: text-generation",
+    base_card = front_matter(os.path.join(base, "README.md")) if os.path.isabs(base) else {}
+    hub_base = base if not os.path.isabs(base) else base_card.get("base_model") or hub_name_of(base)
+    license_id = base_card.get("license") or "other"
+    hub_data = dataset.get("hub_id")
+    lines = ["---", "library_name: transformers", "pipeline_tag: text-generation", f"license: {license_id}",
              "tags:", "- kforge", "- cuda", "- trl", "- sft"]
     if hub_base:
         lines += [f"base_model: {hub_base}"]
-    lines += ["---", "", f"# {os.path.basename(os.path.abspath(args.save))}", "",
+    if hub_data:
+        lines += ["datasets:", f"- {hub_data}"]
+    name = os.path.basename(os.path.dirname(os.path.abspath(args.save)))
+    lines += ["---", "", f"# {name}: {os.path.basename(base.rstrip('/'))} fine-tuned on CUDA kernels", "",
               f"Fine-tuned from `{base}` with TRL's SFTTrainer ({'LoRA, merged' if use_peft else 'all weights'}) "
               f"by `kforge finetune-launch` (kforge {kforge}) on CUDA kernels written by teacher LLMs.", "",
               "| | |", "| --- | --- |",
@@ -459,6 +496,8 @@ def write_model_card(args, done, use_peft):
               f"| final training loss | {done['train_loss']:.4f} |"]
     if done.get("eval_loss") is not None:
         lines += [f"| evaluation loss | {done['eval_loss']:.4f} |"]
+    if license_id == "other":
+        lines += ["| licence | the base model's terms |"]
     lines += [f"| kforge | {kforge} |",
               f"| trl | {package_version('trl')} |", f"| transformers | {package_version('transformers')} |", "",
               "The run's manifest.json beside this folder holds the full configuration and command.", ""]
@@ -466,8 +505,30 @@ def write_model_card(args, done, use_peft):
         f.write("\n".join(lines))
 
 
-def finish_manifest(run, exit_status):
-    """Completes RUN/manifest.json from inside a batch job: its end time, exit status and result."""
+def to_jsonl(source, split, out):
+    """The rows of a Parquet file or a Hub dataset as JSON lines (List(Json()) columns decode to objects)."""
+    try:
+        import datasets
+    except ImportError:
+        raise Refusal("reading Parquet or a Hub dataset needs the datasets package (scripts/setup.sh --finetune)")
+    try:
+        if source.endswith(".parquet"):
+            rows = datasets.load_dataset("parquet", data_files={split: source}, split=split)
+        else:
+            rows = datasets.load_dataset(source, split=split)
+    except Exception as e:  # a missing file, repository or split: the library's own words, on one line
+        raise Refusal(one_line(e))
+    count = 0
+    with open(out, "w", encoding="utf-8") as f:
+        for row in rows:
+            f.write(json.dumps(row, ensure_ascii=False) + "\n")
+            count += 1
+    print(f"{count} rows")
+
+
+def finish_manifest(run, exit_status, signal=None):
+    """Completes RUN/manifest.json from inside a batch job: its end time, exit status and result, and the
+    signal the job received (TERM: the time limit's warning or scancel) when one stopped it."""
     import glob
     import tempfile
 
@@ -477,6 +538,8 @@ def finish_manifest(run, exit_status):
     manifest["ended_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     manifest["exit_status"] = exit_status
     manifest["completed_by"] = "job"
+    if signal:
+        manifest["job_signal"] = signal
     job = os.environ.get("SLURM_JOB_ID")
     if job:
         manifest["slurm_job_id"] = manifest.get("slurm_job_id") or job
@@ -530,6 +593,10 @@ def main():
     parser.add_argument("--max-length", type=int)
     parser.add_argument("--finish-manifest", metavar="RUN")
     parser.add_argument("--exit-status", type=int)
+    parser.add_argument("--signal")
+    parser.add_argument("--to-jsonl", metavar="SOURCE")
+    parser.add_argument("--split", default="train")
+    parser.add_argument("--out")
     args = parser.parse_args()
     try:
         if args.versions:
@@ -541,10 +608,14 @@ def main():
                 fail("--check-template needs --model and --data")
             check_template(args.model, args.data, args.assistant_only_loss, args.chat_template, args.eval_data,
                            args.max_length)
+        elif args.to_jsonl:
+            if not args.out:
+                fail("--to-jsonl needs --out")
+            to_jsonl(args.to_jsonl, args.split, args.out)
         elif args.finish_manifest:
             if args.exit_status is None:
                 fail("--finish-manifest needs --exit-status")
-            finish_manifest(args.finish_manifest, args.exit_status)
+            finish_manifest(args.finish_manifest, args.exit_status, args.signal)
         else:
             if not (args.model and args.data and args.config and args.save):
                 fail("training needs --model, --data, --config and --save")

@@ -77,17 +77,21 @@ nlohmann::json Describe(const exporter::ExportOptions& o) {
 StatusOr<exporter::ExportOptions> ToOptions(const ExportArgs& a) {
   exporter::ExportOptions o;
   auto given = [&](const char* flag) { return a.given.at(flag)->count() > 0; };
-  // `--format parquet` is short for messages rows in Parquet files.
-  const bool parquet = a.format == "parquet" ||
-                       exporter::kFileFormatNames.Parse(a.file_format) == exporter::FileFormat::kParquet;
+  // `--format parquet` is short for messages rows in Parquet files. A dataset pushed to the Hub is
+  // Parquet unless --file-format says otherwise: its files carry their features, whatever reads them.
   o.format = a.format == "parquet" ? exporter::Format::kMessages : *exporter::ParseFormat(a.format);
+  const bool parquet =
+      a.format == "parquet" ||
+      exporter::kFileFormatNames.Parse(a.file_format) == exporter::FileFormat::kParquet ||
+      (!a.push_to_hub.empty() && !given("--file-format") && exporter::IsConversation(o.format));
   o.out = a.out;
   o.force = a.force;
   o.rows.with_reasoning = a.with_reasoning;
   o.rows.arguments_as_text = a.tool_arguments == "text";
   if (parquet) {
     if (!exporter::IsConversation(o.format))
-      return Status::InvalidArgument("--file-format parquet takes messages or pairs rows, not " + a.format);
+      return Status::InvalidArgument(
+          "--file-format parquet takes messages, pairs, turns or preference rows, not " + a.format);
     o.file_format = exporter::FileFormat::kParquet;
     o.parquet_writer = {a.python.empty() ? common::FindPython() : a.python,
                         Script("export_parquet.py").string()};
@@ -115,6 +119,12 @@ StatusOr<exporter::ExportOptions> ToOptions(const ExportArgs& a) {
     if (!given("--balance")) return Status::InvalidArgument("--balance-cap needs --balance level|tag");
     s.balance_cap = a.balance_cap;
   }
+  if (o.format == exporter::Format::kPreference)
+    for (const char* flag : {"--near-dup", "--balance"})
+      if (given(flag))
+        return Status::InvalidArgument(std::string(flag) +
+                                       " selects records; --format preference pairs attempts (--per-task caps "
+                                       "the pairs of a task)");
   if (given("--holdout")) {
     o.holdout = a.holdout;
     o.holdout_threshold = a.holdout_threshold;
@@ -154,8 +164,10 @@ Runner AttachExport(CLI::App& sub) {
   sub.add_option("--format", a->format, "Output format")
       ->check(CLI::IsMember(formats))
       ->default_val(a->format);
-  sub.add_option("--file-format", a->file_format,
-                 "Files of messages and pairs rows: jsonl, or parquet (written with pyarrow by --python)")
+  a->given["--file-format"] =
+      sub.add_option("--file-format", a->file_format,
+                     "Files of messages and pairs rows: jsonl, or parquet (written with pyarrow by --python; "
+                     "the default with --push-to-hub)")
       ->check(CLI::IsMember(exporter::kFileFormatNames.Names()))
       ->default_val("jsonl");
   sub.add_option("--tool-arguments", a->tool_arguments,

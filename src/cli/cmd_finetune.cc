@@ -51,7 +51,7 @@ Runner AttachFinetune(CLI::App& sub) {
   sub.add_option("--status", args->status,
                  "Print the state of the run in this folder (from its manifest) and exit");
   sub.add_option("--eval-data", args->eval_data,
-                 "Validation set (JSONL, the format of --data), evaluated each epoch");
+                 "Validation set (in the format of --data), evaluated each epoch");
   sub.add_option("--chat-template", args->chat_template,
                  "Chat template (.jinja) for the check and training, instead of the tokenizer's");
   sub.add_flag("--resume", o.resume, "Continue the run in --out from its last checkpoint");
@@ -113,7 +113,10 @@ Runner AttachFinetune(CLI::App& sub) {
       }
     }
     finetune::LaunchOptions& o = args->request.launch;
-    if (!args->eval_data.empty()) o.eval_data = fs::absolute(args->eval_data).lexically_normal();
+    if (!args->eval_data.empty()) {
+      o.eval_data = fs::absolute(args->eval_data).lexically_normal();
+      if (finetune::IsConvertedData(args->eval_data)) o.eval_data_source = finetune::DataSource(args->eval_data);
+    }
     if (!args->chat_template.empty()) {
       std::error_code ec;
       if (!fs::is_regular_file(args->chat_template, ec)) {
@@ -130,6 +133,7 @@ Runner AttachFinetune(CLI::App& sub) {
       return kExitUsage;
     }
     o.data = fs::absolute(args->data).lexically_normal();
+    if (finetune::IsConvertedData(args->data)) o.data_source = finetune::DataSource(args->data);
     o.out = fs::absolute(args->out).lexically_normal();
     o.python = args->python.empty() ? common::FindPython() : args->python;
     o.trl_script = TrlScript();

@@ -55,6 +55,8 @@ bool IsJsonLines(Format format) {
     case Format::kMessages:
     case Format::kPairs:
     case Format::kTrajectory:
+    case Format::kTurns:
+    case Format::kPreference:
       return true;
     case Format::kKernelBench:
       return false;
@@ -93,6 +95,24 @@ std::string DataFile(const DatasetStats& s, const std::string& split) {
   return split + "." + std::string(FileFormatName(s.file_format));
 }
 
+/// The features of the rows in the front matter (`dataset_info.features`, as `datasets` writes them
+/// with `Features._to_yaml_list`): `load_dataset(ORG/NAME)` and `load_dataset(FOLDER)` read them, so a
+/// mix of text and tools rows loads as one table without `features=` whatever the first rows hold.
+void DatasetInfo(std::ostringstream& out, const std::vector<Column>& columns) {
+  if (columns.empty()) return;
+  out << "dataset_info:\n  features:\n";
+  for (const Column& c : columns) {
+    out << "  - name: " << c.name << "\n";
+    if (c.type == "json_list") {
+      out << "    list: json\n";
+    } else if (c.type == "string_list") {
+      out << "    list: string\n";
+    } else {
+      out << "    dtype: " << c.type << "\n";
+    }
+  }
+}
+
 /// The Hub's YAML front matter.
 void FrontMatter(std::ostringstream& out, const DatasetStats& s) {
   std::set<std::string> licenses;
@@ -114,6 +134,7 @@ void FrontMatter(std::ostringstream& out, const DatasetStats& s) {
   out << "configs:\n- config_name: default\n  data_files:\n";
   for (const auto& [split, n] : s.splits)
     out << "  - split: " << split << "\n    path: " << DataFile(s, split) << "\n";
+  DatasetInfo(out, RowColumns(s.format));
   out << "---\n";
 }
 
@@ -124,11 +145,17 @@ const char* Describe(Format format) {
              "tool turns; tool calls with their arguments as JSON objects) and a `tools` column (the tool "
              "specs the teacher was offered, null without tools)";
     case Format::kPairs:
-      return "prompt/completion pairs in TRL's conversational form: `prompt` holds the messages before the "
-             "first "
-             "assistant turn (the task as the teacher saw it), `completion` the assistant turn that gave the "
-             "best "
-             "solution";
+      return "prompt/completion pairs in TRL's conversational form: `completion` is the assistant turn that "
+             "gave the best solution, `prompt` every message before it (the task as the teacher saw it, and "
+             "the feedback on earlier attempts)";
+    case Format::kTurns:
+      return "one row per attempt, for multi-turn training: `completion` is the assistant turn that made the "
+             "attempt, `prompt` every message before it, with the attempt's verdict (`status`, `correct`) and "
+             "`speedup`";
+    case Format::kPreference:
+      return "preference pairs in TRL's conversational preference format: `prompt`, `chosen` and `rejected` "
+             "(one assistant turn each), paired across the attempts and samples of a task that saw the same "
+             "prompt by written rules (docs/export.md in kforge, \"Preference pairs\")";
     case Format::kTrajectory:
       return "whole kforge.trajectory/1 records (docs/formats.md in kforge)";
     case Format::kKernelBench:
@@ -148,8 +175,23 @@ const char* Schema(Format format) {
              "- `tools`: OpenAI-style tool specs (`{type: function, function: {name, description, "
              "parameters}}`), null on rows whose teacher was offered no tools\n";
     case Format::kPairs:
-      return "- `prompt`: list of messages (system, user)\n- `completion`: list of one assistant message\n"
+      return "- `prompt`: list of messages (system, user, and the earlier turns with their feedback)\n"
+             "- `completion`: list of one assistant message\n"
              "- `tools`: as in the messages format (null without tools)\n";
+    case Format::kTurns:
+      return "- `prompt`: list of messages before the attempt's assistant turn\n"
+             "- `completion`: list of one assistant message, the attempt's\n"
+             "- `tools`: as in the messages format (null without tools)\n"
+             "- `turn`, `status` (the verdict: `ok`, `compile_error`, `mismatch`, ...), `correct` and "
+             "`speedup` are the attempt's; `turns` is the episode's\n";
+    case Format::kPreference:
+      return "- `prompt`: list of messages before the two attempts' assistant turns (the same for both)\n"
+             "- `chosen`, `rejected`: list of one assistant message each\n"
+             "- `tools`: as in the messages format (null without tools)\n"
+             "- `rule`: `correct_over_incorrect` (the chosen attempt is verified correct, the rejected one "
+             "is not) or `faster_over_slower` (both correct; the chosen one's speedup interval lies above the "
+             "rejected one's); `chosen_*` and `rejected_*`: each side's record id, turn, speedup and kernel "
+             "time, and the rejected side's verdict status; the chosen side never has suspect timing\n";
     case Format::kTrajectory:
       return "- every field of kforge.trajectory/1 (task, teacher, messages, tools, attempts with verdicts and "
              "timings, best, outcome, usage, timing); Anthropic thinking blocks are removed\n";
@@ -169,7 +211,9 @@ const char* TrainerColumns(Format format) {
     case Format::kMessages:
       return "messages` column as it is";
     case Format::kPairs:
+    case Format::kTurns:
       return "prompt`/`completion` columns as they are";
+    case Format::kPreference:  // DPOTrainer's, not SFTTrainer's: said apart in the card
     case Format::kTrajectory:
     case Format::kKernelBench:
       return "";
@@ -296,12 +340,13 @@ std::string DatasetCard(const DatasetStats& s) {
   out << "- records kforge could not judge (its own harness errors) are never exported as failures.\n";
 
   out << "\n## Schema\n\n" << Schema(s.format);
-  if (lines)
+  if (lines && s.format != Format::kTrajectory)
     out << "- provenance: `id`, `run_id`, `task`, `level`, `tags`, `task_source`, `task_license`, "
            "`teacher_provider`, `teacher_model`, `kforge_version`, `protocol`, `compile_only`, `correct`, "
-           "`speedup` (over "
-           "the "
-           "PyTorch reference, when timed), `turns`\n";
+           "`speedup` (over the PyTorch reference, when timed), `turns`\n"
+           "- measurements (of the attempt the row shows; null where not measured): `kernel_ms` and "
+           "`reference_ms` (median times), `bench_mode` (`cold`: L2 flushed before each run, or `hot`), `gpu` "
+           "(the device's name), `judge_version` (of the rules that judged it)\n";
 
   out << "\n## Loading\n\n";
   if (lines) {
@@ -316,6 +361,10 @@ std::string DatasetCard(const DatasetStats& s) {
     const char* builder = s.file_format == FileFormat::kParquet ? "parquet" : "json";
     out << "ds = load_dataset(\"" << builder << "\", data_files={" << files << "}"
         << (pinned ? ", features=features" : "") << ")\n```\n";
+    if (!columns.empty())
+      out << "\nThe YAML front matter carries the same features (`dataset_info.features`), so the folder, or "
+             "its copy on the Hub, also loads by its name alone: `load_dataset(\"PATH/TO/FOLDER\")`, "
+             "`load_dataset(\"ORG/NAME\")`.\n";
     if (pinned)
       out << "\nThe features keep every message (and every tool-call argument object) exactly as written: "
              "`List(Json())` columns are not widened into one struct whose missing keys read as null.\n";
@@ -324,6 +373,9 @@ std::string DatasetCard(const DatasetStats& s) {
              "conversation and `tools` columns), so no `features=` is needed.\n";
     if (*TrainerColumns(s.format) != '\0')
       out << "\nTRL's `SFTTrainer` takes the `" << TrainerColumns(s.format) << ", with the `tools` column.\n";
+    if (s.format == Format::kPreference)
+      out << "\nTRL's `DPOTrainer` takes the `prompt`/`chosen`/`rejected` columns as they are, with the `tools` "
+             "column.\n";
   } else {
     out << "The files follow KernelBench's run layout (`runs/<run "
            "name>/level_<L>_problem_<P>_sample_<S>_kernel.py`): "

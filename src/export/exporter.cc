@@ -9,6 +9,7 @@
 #include "export/dedup.h"
 #include "export/holdout.h"
 #include "export/kernelbench.h"
+#include "export/preference.h"
 #include "export/selection.h"
 #include "export/sinks.h"
 #include "kforge/common/files.h"
@@ -95,6 +96,38 @@ Status CheckNamesFree(const ExportOptions& options) {
                                      "it away or use another --out");
   }
   return Status::Ok();
+}
+
+/// Creates the output folder and makes room for this export's files (CheckNamesFree, then what a previous
+/// export wrote is removed with --force). True when it made the folder.
+StatusOr<bool> PrepareOutput(const ExportOptions& options) {
+  std::error_code ec;
+  const bool made = fs::create_directories(options.out, ec);
+  if (ec) return Status::IoError("--out " + options.out.string() + ": " + ec.message());
+  KFORGE_RETURN_IF_ERROR(CheckNamesFree(options));
+  if (options.force) RemovePreviousExport(options.out);
+  return made;
+}
+
+/// Closes `sink` after its rows were written (`rows`), then writes stats.json and the card. A failed
+/// export removes what it wrote; an empty one writes nothing, not even its card, so that a rerun (with
+/// --include-incorrect, say) needs no --force.
+StatusOr<DatasetStats> FinishOutput(const ExportOptions& options, internal::Sink& sink, Status rows,
+                                    bool made_out, DatasetStats stats) {
+  if (rows.ok()) rows = sink.Close(stats);
+  if (!rows.ok() || stats.exported == 0) {
+    sink.Abort();
+    std::error_code ec;
+    if (made_out) fs::remove(options.out, ec);  // only when empty
+    if (!rows.ok()) return rows;
+    stats.files.clear();
+    return stats;
+  }
+  stats.files.push_back("stats.json");
+  stats.files.push_back("README.md");
+  KFORGE_RETURN_IF_ERROR(common::WriteFileAtomic(options.out / "stats.json", ToJson(stats).dump(2) + "\n"));
+  KFORGE_RETURN_IF_ERROR(common::WriteFileAtomic(options.out / "README.md", DatasetCard(stats)));
+  return stats;
 }
 
 class FirstPass {
@@ -222,6 +255,17 @@ StatusOr<DatasetStats> Export(const std::vector<fs::path>& files, const ExportOp
     KFORGE_ASSIGN_OR_RETURN(holdout, Holdout::Load(*options.holdout, options.holdout_threshold));
   }
 
+  if (options.format == Format::kPreference) {
+    internal::PreferencePass pass(options, holdout, stats, warn);
+    KFORGE_RETURN_IF_ERROR(ScanRecords(
+        files, [&](const RecordRef& ref, dataset::Trajectory& t) { pass.Visit(ref, t); }, stats.scan, warn));
+    pass.Pair();
+    KFORGE_ASSIGN_OR_RETURN(const bool made_out, PrepareOutput(options));
+    std::unique_ptr<internal::Sink> sink = internal::MakeJsonlSink(options);
+    Status rows = pass.Write(files, *sink);
+    return FinishOutput(options, *sink, std::move(rows), made_out, std::move(stats));
+  }
+
   FirstPass first(options, holdout, stats);
   KFORGE_RETURN_IF_ERROR(ScanRecords(
       files, [&](const RecordRef& ref, dataset::Trajectory& t) { first.Visit(ref, t); }, stats.scan, warn));
@@ -243,21 +287,10 @@ StatusOr<DatasetStats> Export(const std::vector<fs::path>& files, const ExportOp
   for (uint32_t i : selection.kept) id_hashes.push_back(collected.candidates[i].id_hash);
   collected = {};
 
-  std::error_code ec;
-  const bool made_out = fs::create_directories(options.out, ec);
-  if (ec) return Status::IoError("--out " + options.out.string() + ": " + ec.message());
-  KFORGE_RETURN_IF_ERROR(CheckNamesFree(options));
-  if (options.force) RemovePreviousExport(options.out);
+  KFORGE_ASSIGN_OR_RETURN(const bool made_out, PrepareOutput(options));
   std::unique_ptr<internal::Sink> sink = options.format == Format::kKernelBench
                                              ? internal::MakeKernelBenchSink(options)
                                              : internal::MakeJsonlSink(options);
-  // A failed export removes what it wrote; an empty one writes nothing, not even its card, so that
-  // a rerun (with --include-incorrect, say) needs no --force.
-  auto undo = [&](Status status) -> Status {
-    sink->Abort();
-    if (made_out) fs::remove(options.out, ec);  // only when empty
-    return status;
-  };
   Status rows = ReadRecordsAt(files, refs, [&](size_t i, dataset::Trajectory& t) -> Status {
     if (IdHash(t.id) != id_hashes[i])
       return Status::IoError(files[refs[i].file].string() + ":" + std::to_string(refs[i].line) +
@@ -275,18 +308,7 @@ StatusOr<DatasetStats> Export(const std::vector<fs::path>& files, const ExportOp
     }
     return written;
   });
-  if (rows.ok()) rows = sink->Close(stats);
-  if (!rows.ok()) return undo(rows);
-  if (stats.exported == 0) {
-    undo(Status::Ok());
-    stats.files.clear();
-    return stats;
-  }
-  stats.files.push_back("stats.json");
-  stats.files.push_back("README.md");
-  KFORGE_RETURN_IF_ERROR(common::WriteFileAtomic(options.out / "stats.json", ToJson(stats).dump(2) + "\n"));
-  KFORGE_RETURN_IF_ERROR(common::WriteFileAtomic(options.out / "README.md", DatasetCard(stats)));
-  return stats;
+  return FinishOutput(options, *sink, std::move(rows), made_out, std::move(stats));
 }
 
 }  // namespace kforge::exporter

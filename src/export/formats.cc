@@ -116,6 +116,8 @@ void AddColumns(json& row, const dataset::Trajectory& t) {
   row["tools"] = t.tools.is_array() && !t.tools.empty() ? t.tools : json(nullptr);
   json provenance = Provenance(t);
   for (auto& [key, value] : provenance.items()) row[key] = value;
+  json measured = Measurements(t, t.best ? &t.attempts[*t.best] : nullptr);
+  for (auto& [key, value] : measured.items()) row[key] = value;
 }
 
 }  // namespace
@@ -158,16 +160,29 @@ StatusOr<json> MessagesRow(const dataset::Trajectory& t, const FormatOptions& op
   return row;
 }
 
+StatusOr<std::vector<json>> TrlMessages(const dataset::Trajectory& t, const FormatOptions& options) {
+  KFORGE_ASSIGN_OR_RETURN(std::vector<llm::Message> messages, Messages(t));
+  std::map<std::string, std::string> names = CallNames(messages);
+  std::vector<json> rows;
+  rows.reserve(messages.size());
+  for (const llm::Message& m : messages) rows.push_back(TrlMessage(m, options, names));
+  return rows;
+}
+
+std::optional<size_t> AssistantMessageOf(const std::vector<json>& messages, int turn) {
+  int seen = 0;
+  for (size_t i = 0; i < messages.size(); ++i)
+    if (messages[i].value("role", "") == "assistant" && ++seen == turn) return i;
+  return std::nullopt;
+}
+
 StatusOr<json> PairsRow(const dataset::Trajectory& t, const FormatOptions& options) {
   KFORGE_ASSIGN_OR_RETURN(std::vector<llm::Message> messages, Messages(t));
   int best = BestAssistant(t, messages);
   if (best < 0) return Status::InvalidArgument("record " + t.id + ": no assistant turn");
   std::map<std::string, std::string> names = CallNames(messages);
   json prompt = json::array();
-  for (const llm::Message& m : messages) {
-    if (m.role == llm::Role::kAssistant) break;
-    prompt.push_back(TrlMessage(m, options, names));
-  }
+  for (int i = 0; i < best; ++i) prompt.push_back(TrlMessage(messages[i], options, names));
   json row{{"prompt", std::move(prompt)},
            {"completion", json::array({TrlMessage(messages[best], options, names)})}};
   AddColumns(row, t);
@@ -178,6 +193,8 @@ bool IsConversation(Format format) {
   switch (format) {
     case Format::kMessages:
     case Format::kPairs:
+    case Format::kTurns:
+    case Format::kPreference:
       return true;
     case Format::kTrajectory:
     case Format::kKernelBench:
@@ -188,6 +205,9 @@ bool IsConversation(Format format) {
 
 std::vector<Column> RowColumns(Format format) {
   std::vector<Column> columns;
+  // What the record's conversation columns are followed by, per format.
+  std::vector<Column> outcome = {{"compile_only", "bool"}, {"correct", "bool"}, {"speedup", "float64"},
+                                 {"turns", "int64"}};
   switch (format) {
     case Format::kMessages:
       columns = {{"messages", "json_list"}};
@@ -195,27 +215,42 @@ std::vector<Column> RowColumns(Format format) {
     case Format::kPairs:
       columns = {{"prompt", "json_list"}, {"completion", "json_list"}};
       break;
+    case Format::kTurns:
+      columns = {{"prompt", "json_list"}, {"completion", "json_list"}};
+      outcome = {{"compile_only", "bool"}, {"turn", "int64"},     {"status", "string"},
+                 {"correct", "bool"},      {"speedup", "float64"}, {"turns", "int64"}};
+      break;
+    case Format::kPreference:
+      columns = {{"prompt", "json_list"}, {"chosen", "json_list"}, {"rejected", "json_list"}};
+      outcome = {{"rule", "string"},           {"chosen_id", "string"},        {"chosen_turn", "int64"},
+                 {"chosen_speedup", "float64"}, {"chosen_kernel_ms", "float64"}, {"rejected_id", "string"},
+                 {"rejected_turn", "int64"},    {"rejected_status", "string"},  {"rejected_speedup", "float64"},
+                 {"rejected_kernel_ms", "float64"}};
+      break;
     case Format::kTrajectory:
     case Format::kKernelBench:
       return columns;
   }
-  std::vector<Column> rest = {{"tools", "json_list"},
-                              {"id", "string"},
-                              {"run_id", "string"},
-                              {"task", "string"},
-                              {"level", "int64"},
-                              {"tags", "string_list"},
-                              {"task_source", "string"},
-                              {"task_license", "string"},
-                              {"teacher_provider", "string"},
-                              {"teacher_model", "string"},
-                              {"kforge_version", "string"},
-                              {"protocol", "string"},
-                              {"compile_only", "bool"},
-                              {"correct", "bool"},
-                              {"speedup", "float64"},
-                              {"turns", "int64"}};
-  columns.insert(columns.end(), rest.begin(), rest.end());
+  std::vector<Column> provenance = {{"tools", "json_list"},
+                                    {"id", "string"},
+                                    {"run_id", "string"},
+                                    {"task", "string"},
+                                    {"level", "int64"},
+                                    {"tags", "string_list"},
+                                    {"task_source", "string"},
+                                    {"task_license", "string"},
+                                    {"teacher_provider", "string"},
+                                    {"teacher_model", "string"},
+                                    {"kforge_version", "string"},
+                                    {"protocol", "string"}};
+  std::vector<Column> measurements = {{"kernel_ms", "float64"},
+                                      {"reference_ms", "float64"},
+                                      {"bench_mode", "string"},
+                                      {"gpu", "string"},
+                                      {"judge_version", "int64"}};
+  if (format == Format::kPreference) measurements.erase(measurements.begin());  // chosen_kernel_ms
+  for (const std::vector<Column>* part : {&provenance, &outcome, &measurements})
+    columns.insert(columns.end(), part->begin(), part->end());
   return columns;
 }
 

@@ -1,5 +1,5 @@
-// One record per id, cheaply: each line's id, created_at and timing.wall_s are read by a SAX handler
-// that builds nothing else; only where an id occurs more than once is a record read in full, to check
+// One record per episode, cheaply: each line's id, created_at, timing.wall_s and a hash of its messages
+// are read by a SAX handler that builds nothing else; only where an id occurs more than once is a record read in full, to check
 // that the copy kept is a valid record.
 #include "export/outlasted.h"
 
@@ -50,36 +50,45 @@ class HeaderReader : public nlohmann::json_sax<json> {
   std::optional<std::string> id;
   std::string created_at;
   double wall_s = 0;
+  /// FNV-1a over the parse events of the top-level "messages" (what the teacher wrote): two records
+  /// with one id are one episode read twice only when their conversations are the same too.
+  uint64_t messages_hash = 14695981039346656037ull;
 
-  bool null() override { return true; }
-  bool boolean(bool) override { return true; }
+  bool null() override { return Mix('n', {}); }
+  bool boolean(bool v) override { return Mix(v ? 't' : 'f', {}); }
   bool number_integer(number_integer_t v) override { return Number(static_cast<double>(v)); }
   bool number_unsigned(number_unsigned_t v) override { return Number(static_cast<double>(v)); }
   bool number_float(number_float_t v, const string_t&) override { return Number(v); }
   bool string(string_t& v) override {
+    Mix('s', v);
     if (depth_ == 1 && top_key_ == "id") id = std::move(v);
     if (depth_ == 1 && top_key_ == "created_at") created_at = std::move(v);
     return true;
   }
   bool binary(binary_t&) override { return true; }
   bool start_object(std::size_t) override {
+    Mix('{', {});
     if (++depth_ == 2) in_timing_ = top_key_ == "timing";
     return true;
   }
   bool end_object() override {
+    Mix('}', {});
     if (depth_-- == 2) in_timing_ = false;
     return true;
   }
   bool start_array(std::size_t) override {
+    Mix('[', {});
     ++depth_;
     return true;
   }
   bool end_array() override {
+    Mix(']', {});
     --depth_;
     return true;
   }
   bool key(string_t& k) override {
     if (depth_ == 1) top_key_ = k;
+    Mix('k', k);
     if (depth_ == 2 && in_timing_) timing_key_ = k;
     return true;
   }
@@ -88,6 +97,15 @@ class HeaderReader : public nlohmann::json_sax<json> {
  private:
   bool Number(double v) {
     if (depth_ == 2 && in_timing_ && timing_key_ == "wall_s") wall_s = v;
+    return Mix('#', std::string_view(reinterpret_cast<const char*>(&v), sizeof v));
+  }
+  /// Folds one event of the messages into messages_hash: its kind, then its bytes.
+  bool Mix(char kind, std::string_view bytes) {
+    if (depth_ < 1 || top_key_ != "messages") return true;
+    auto add = [&](unsigned char c) { messages_hash = (messages_hash ^ c) * 1099511628211ull; };
+    add(static_cast<unsigned char>(kind));
+    for (char c : bytes) add(static_cast<unsigned char>(c));
+    add(0);
     return true;
   }
 
@@ -111,7 +129,7 @@ struct IdEntry {
 };
 
 IdEntry EntryOf(const HeaderReader& header, uint32_t file, const dataset::JsonlReader::Line& line) {
-  const std::string digest = common::Sha256Hex(*header.id);
+  const std::string digest = common::Sha256Hex(*header.id + '\0' + std::to_string(header.messages_hash));
   IdEntry e;
   std::from_chars(digest.data(), digest.data() + 16, e.id_high, 16);
   std::from_chars(digest.data() + 16, digest.data() + 32, e.id_low, 16);

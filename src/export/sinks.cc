@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -16,6 +17,21 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+
+/// `row` as compact JSON text with its keys in the order of `columns` (nlohmann's objects sort them).
+std::string OrderedText(const json& row, const std::vector<Column>& columns) {
+  std::string text = "{";
+  auto add = [&](const std::string& key, const json& value) {
+    if (text.size() > 1) text += ',';
+    text += common::JsonText(json(key)) + ':' + common::JsonText(value);
+  };
+  for (const Column& c : columns)
+    if (auto it = row.find(c.name); it != row.end()) add(c.name, *it);
+  for (const auto& [key, value] : row.items())
+    if (std::none_of(columns.begin(), columns.end(), [&](const Column& c) { return c.name == key; }))
+      add(key, value);
+  return text + '}';
+}
 
 /// An output file opened for writing; every write is checked once, at Close.
 class OutFile {
@@ -37,8 +53,9 @@ class OutFile {
   ~OutFile() {
     if (file_) std::fclose(file_);
   }
-  void Line(const json& row) {
-    std::string text = common::JsonText(row);
+  /// One JSON line: the keys named in `columns` first, in that order, then any other key.
+  void Line(const json& row, const std::vector<Column>& columns = {}) {
+    std::string text = columns.empty() ? common::JsonText(row) : OrderedText(row, columns);
     text += '\n';
     ok_ = ok_ && std::fwrite(text.data(), 1, text.size(), file_) == text.size();
   }
@@ -58,34 +75,45 @@ class OutFile {
 
 class JsonlSink : public Sink {
  public:
-  explicit JsonlSink(const ExportOptions& options) : options_(options) {}
+  explicit JsonlSink(const ExportOptions& options) : options_(options), columns_(RowColumns(options.format)) {}
 
   Status Write(const dataset::Trajectory& record, DatasetStats& stats) override {
-    json row;
+    std::vector<json> rows(1);
     switch (options_.format) {
       case Format::kMessages: {
-        KFORGE_ASSIGN_OR_RETURN(row, MessagesRow(record, options_.rows));
+        KFORGE_ASSIGN_OR_RETURN(rows[0], MessagesRow(record, options_.rows));
         break;
       }
       case Format::kPairs: {
-        KFORGE_ASSIGN_OR_RETURN(row, PairsRow(record, options_.rows));
+        KFORGE_ASSIGN_OR_RETURN(rows[0], PairsRow(record, options_.rows));
+        break;
+      }
+      case Format::kTurns: {
+        KFORGE_ASSIGN_OR_RETURN(rows, TurnRows(record, options_.rows));
         break;
       }
       case Format::kTrajectory:
-        row = TrajectoryRow(record, options_.rows);
+        rows[0] = TrajectoryRow(record, options_.rows);
         break;
       case Format::kKernelBench:  // files, written by KernelBenchSink
-        return Status::Internal("the JSON lines writer was given the kernelbench format");
+      case Format::kPreference:   // rows of two records, written by the preference pass
+        return Status::Internal("the record writer was given the " + std::string(FormatName(options_.format)) +
+                                " format");
     }
     const std::string& split = options_.split.SplitOf(record.task.id);
+    for (const json& row : rows) KFORGE_RETURN_IF_ERROR(WriteRow(row, split, stats));
+    stats.Add(record, split);
+    return Status::Ok();
+  }
+
+  Status WriteRow(const json& row, const std::string& split, DatasetStats& stats) override {
     std::unique_ptr<OutFile>& file = files_[split];
     if (!file) {
       KFORGE_ASSIGN_OR_RETURN(file, OutFile::Open(options_.out / RowsFile(split)));
       created_.push_back(options_.out / RowsFile(split));
       if (!parquet()) stats.files.push_back(RowsFile(split));
     }
-    file->Line(row);
-    stats.Add(record, split);
+    file->Line(row, columns_);
     return Status::Ok();
   }
 
@@ -124,6 +152,7 @@ class JsonlSink : public Sink {
   void CloseAll() override { files_.clear(); }
 
   const ExportOptions& options_;
+  const std::vector<Column> columns_;  ///< the order of a row's keys; empty: sorted (trajectory)
   std::map<std::string, std::unique_ptr<OutFile>> files_;
 };
 

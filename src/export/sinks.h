@@ -20,6 +20,11 @@ class Sink {
   /// Writes one record. A record that cannot be rendered returns InvalidArgument (it is left out with
   /// a warning); an IO failure returns IoError (the export stops).
   virtual Status Write(const dataset::Trajectory& record, DatasetStats& stats) = 0;
+  /// Writes one row made elsewhere (preference pairs) into `split`'s file; Internal for a sink of files.
+  virtual Status WriteRow(const nlohmann::json& row, const std::string& split, DatasetStats& stats) {
+    (void)row, (void)split, (void)stats;
+    return Status::Internal("this export writes no rows");
+  }
   /// Flushes and closes; IoError when a write failed.
   virtual Status Close(DatasetStats& stats) = 0;
   /// After a failed export: removes every file this sink created, so that no torn data file is

@@ -14,6 +14,8 @@ inline constexpr const char* kAxolotlConfigFile = "axolotl.yaml";
 inline constexpr const char* kSbatchFile = "launch.sbatch";
 /// The rendezvous port on the first node of a Slurm job.
 inline constexpr int kSlurmRendezvousPort = 29500;
+/// Seconds before its time limit that Slurm sends the batch script SIGTERM (`--signal=B:TERM@120`).
+inline constexpr int kSlurmSignalLeadSeconds = 120;
 
 /// `program` from the folder of `python` when it is there (the same environment), else the bare
 /// name, found on PATH when it runs.

@@ -58,6 +58,28 @@ std::string JobId(const std::string& out) {
   return id.substr(0, id.find_first_of(" \r\n"));
 }
 
+/// kforge's own command line (/proc/self/cmdline), so that `--status` can say how to resume the run;
+/// empty where it cannot be read.
+json Invocation() {
+  StatusOr<std::string> text = common::ReadFile("/proc/self/cmdline");
+  json argv = json::array();
+  if (!text.ok()) return argv;
+  for (size_t start = 0; start < text->size();) {
+    size_t end = text->find('\0', start);
+    if (end == std::string::npos) end = text->size();
+    argv.push_back(text->substr(start, end - start));
+    start = end + 1;
+  }
+  return argv;
+}
+
+/// The folder kforge ran in, which the invocation's relative paths are relative to.
+std::string CurrentFolder() {
+  std::error_code ec;
+  const std::filesystem::path here = std::filesystem::current_path(ec);
+  return ec ? "" : here.string();
+}
+
 }  // namespace
 
 std::string UtcNow() {
@@ -73,6 +95,14 @@ json NewManifest(const LaunchOptions& o, const DatasetStats& stats, const Launch
                  const json& versions) {
   json dataset = stats.ToJson();
   dataset["path"] = o.data.string();
+  if (!o.data_source.empty()) {
+    dataset["source"] = o.data_source;  // a Parquet file or a Hub id, converted into `path`
+    if (std::filesystem::path(o.data_source).extension() != ".parquet") {
+      std::string id = o.data_source;
+      if (size_t colon = id.rfind(':'); colon != std::string::npos) id.resize(colon);  // org/name:split
+      dataset["hub_id"] = id;
+    }
+  }
   dataset["sha256"] = stats.sha256;
   dataset["cut_by_max_seq_len"] = RecordsCut(o.training, stats);
   json all_versions = versions.is_object() ? versions : json::object();
@@ -86,6 +116,8 @@ json NewManifest(const LaunchOptions& o, const DatasetStats& stats, const Launch
           {"command", plan.argv},
           {"environment", plan.environment},
           {"versions", all_versions},
+          {"invocation", Invocation()},
+          {"invocation_dir", CurrentFolder()},
           {"started_at", UtcNow()},
           {"ended_at", nullptr},
           {"exit_status", nullptr},

@@ -57,6 +57,10 @@ StatusOr<json> ProbeVersions(const LaunchOptions& o) {
                                " --versions failed: " + ScriptMessage(run->err));
   json versions = json::parse(run->out, nullptr, false);
   if (!versions.is_object()) return Status::Unavailable(o.python + ": --versions printed no JSON object");
+  return versions;
+}
+
+Status CheckPackages(const LaunchOptions& o, const json& versions) {
   const bool trl = o.backend == Backend::kTrl;
   std::vector<std::string> needed = {trl ? "trl" : "axolotl", "transformers"};
   if (trl && o.training.lora) needed.push_back("peft");
@@ -69,7 +73,16 @@ StatusOr<json> ProbeVersions(const LaunchOptions& o) {
       return Status::Unavailable("the " + std::string(BackendName(o.backend)) + " backend needs " + package +
                                  ", which " + o.python + " cannot import: " + install);
   }
-  return versions;
+  // --report-to names a package the trainer imports only once the model is loaded: checked here.
+  const std::string& report = o.training.report_to;
+  const bool reporter = report == "tensorboard"
+                            ? !versions.value("tensorboard", json()).is_null() ||
+                                  !versions.value("tensorboardX", json()).is_null()
+                            : report == "none" || !versions.value(report, json()).is_null();
+  if (!reporter)
+    return Status::Unavailable("--report-to " + report + " needs the " + report + " package, which " + o.python +
+                               " cannot import: pip install " + report + " (or --report-to none)");
+  return Status::Ok();
 }
 
 StatusOr<json> CheckChatTemplate(const LaunchOptions& o, bool assistant_only_loss) {

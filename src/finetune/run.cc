@@ -2,12 +2,14 @@
 #include "kforge/finetune/run.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <regex>
 #include <sstream>
 #include <utility>
 #include <vector>
 
+#include "finetune/data_source.h"
 #include "finetune/manifest.h"
 #include "finetune/process.h"
 #include "kforge/common/files.h"
@@ -90,6 +92,56 @@ std::string Histogram(const DatasetStats& s) {
 }
 
 /// The character estimate, when no tokenizer measured the rows.
+/// The manifests of the runs a --resume continues, oldest first: the previous manifest's own
+/// `segments`, then the previous manifest without them.
+json EarlierSegments(const fs::path& out) {
+  json segments = json::array();
+  StatusOr<std::string> text = common::ReadFile(out / kManifestFile);
+  json previous = text.ok() ? json::parse(*text, nullptr, false) : json();
+  if (!previous.is_object()) return segments;
+  if (previous.contains("segments") && previous["segments"].is_array()) segments = previous["segments"];
+  previous.erase("segments");
+  segments.push_back(std::move(previous));
+  return segments;
+}
+
+/// Without --cpus-per-task a Slurm job asks for kCpusPerGpu per process; a node with fewer CPUs (a small
+/// CPU partition) would leave it pending forever. sinfo says how many the partition's nodes have: the
+/// default is lowered to the smallest, with a note. Nothing changes where sinfo is not on PATH.
+void FitCpusToNodes(LaunchOptions& o, const RunOutput& output) {
+  if (!OnPath("sinfo")) return;
+  std::vector<std::string> argv = {"sinfo", "-h", "-o", "%c"};
+  if (!o.slurm.partition.empty()) argv.insert(argv.end(), {"-p", o.slurm.partition});
+  StatusOr<ProcessResult> nodes = Capture(argv);
+  if (!nodes.ok() || nodes->exit_code != 0) return;
+  int fewest = 0;
+  std::istringstream lines(nodes->out);
+  for (std::string line; std::getline(lines, line);) {
+    const int cpus = std::atoi(line.c_str());  // "2", or "2+" for nodes of several sizes
+    if (cpus > 0 && (fewest == 0 || cpus < fewest)) fewest = cpus;
+  }
+  const int wanted = kCpusPerGpu * std::max(o.gpus_per_node, 1);
+  if (fewest == 0 || wanted <= fewest) return;
+  o.slurm.cpus_per_task = fewest;
+  output.note("--cpus-per-task " + std::to_string(fewest) + ": the nodes" +
+              (o.slurm.partition.empty() ? "" : " of partition " + o.slurm.partition) + " have " +
+              std::to_string(fewest) + " CPUs (sinfo), fewer than the default " + std::to_string(wanted));
+}
+
+/// What a wandb run needs where it runs: a key to reach wandb.ai, or offline mode (a job without network).
+std::string WandbNote() {
+  const char* mode = std::getenv("WANDB_MODE");
+  const std::string m = mode ? mode : "";
+  if (m == "offline" || m == "disabled" || m == "dryrun")
+    return "wandb: WANDB_MODE=" + m + " (runs are kept under wandb/ in the working folder; `wandb sync` uploads them)";
+  if (std::getenv("WANDB_API_KEY"))
+    return "wandb: WANDB_API_KEY is set; the job must reach wandb.ai (WANDB_MODE=offline for a job without "
+           "network, then `wandb sync`)";
+  return "warning: --report-to wandb: neither WANDB_API_KEY nor WANDB_MODE is set; a job needs a login "
+         "(`wandb login` or WANDB_API_KEY) to reach wandb.ai, or WANDB_MODE=offline where it has no network "
+         "(then `wandb sync` the wandb/ folder)";
+}
+
 std::string EstimateNote(const DatasetStats& s, const TrainingSettings& t) {
   return std::string(t.max_seq_len > 0 ? "" : "warning: ") + "max_seq_len " +
          std::to_string(MaxSeqLen(t, s)) +
@@ -221,6 +273,7 @@ StatusOr<int> RunFinetune(RunRequest request, const RunOutput& output) {
   if (!o.chat_template.empty() && o.chat_template_text.empty() && o.backend == Backend::kAxolotl) {
     KFORGE_ASSIGN_OR_RETURN(o.chat_template_text, common::ReadFile(o.chat_template));
   }
+  KFORGE_RETURN_IF_ERROR(ConvertData(o, output));
   DatasetCheckOptions check;
   check.cut_at = o.training.max_seq_len;
   KFORGE_ASSIGN_OR_RETURN(DatasetStats stats, CheckDataset(o.data, check));
@@ -234,15 +287,24 @@ StatusOr<int> RunFinetune(RunRequest request, const RunOutput& output) {
                                      DatasetFormatName(stats.format));
     output.note("eval " + Describe(eval, o.eval_data));
   }
+  if (o.launcher == Launcher::kSlurm && o.slurm.cpus_per_task == 0) FitCpusToNodes(o, output);
   KFORGE_ASSIGN_OR_RETURN(LaunchPlan plan, PlanLaunch(o, stats));
 
   // The Python checks: required for a launch; a dry run makes them when it can, so that what it
   // renders (precision, sequence length) is what a launch would.
   json versions = json::object(), rendered;
   StatusOr<json> probed = ProbeVersions(o);
-  if (!probed.ok() && !request.dry_run) return probed.status();
-  if (probed.ok()) {
+  const Status packages = probed.ok() ? CheckPackages(o, *probed) : probed.status();
+  if (!packages.ok() && !request.dry_run) return packages;
+  // A dry run without the backend (axolotl lives elsewhere) still measures the rows with transformers.
+  const bool can_measure = probed.ok() && !probed->value("transformers", json()).is_null();
+  if (!packages.ok())
+    output.note("warning: " + packages.message() +
+                (can_measure ? "; the dry run measures the rows with transformers alone"
+                             : "; the dry run renders without the Python checks"));
+  if (can_measure) {
     versions = *probed;
+    if (o.training.report_to == "wandb") output.note(WandbNote());
     // What the GPUs here can do decides precision, except for Slurm, whose nodes are elsewhere.
     if (o.launcher != Launcher::kSlurm && versions.value("bf16", json()).is_boolean())
       o.bf16 = versions["bf16"].get<bool>();
@@ -270,8 +332,6 @@ StatusOr<int> RunFinetune(RunRequest request, const RunOutput& output) {
         output.note("warning: the chat template check failed (" + checked.status().message() + ")");
       }
     }
-  } else {
-    output.note("warning: " + probed.status().message() + "; the dry run renders without the Python checks");
   }
   if (o.training.max_seq_len_basis != "measured") output.note(EstimateNote(stats, o.training));
   KFORGE_ASSIGN_OR_RETURN(plan, PlanLaunch(o, stats));
@@ -291,6 +351,7 @@ StatusOr<int> RunFinetune(RunRequest request, const RunOutput& output) {
 
   json manifest = NewManifest(o, stats, plan, versions);
   manifest["chat_template_check"] = rendered;
+  if (o.resume) manifest["segments"] = EarlierSegments(o.out);
   KFORGE_RETURN_IF_ERROR(WriteManifest(o.out, manifest));
   output.note("running: " + ShellJoin(plan.argv));
   KFORGE_ASSIGN_OR_RETURN(ProcessResult result, RunLogged(plan.argv, o.out / "train.log", plan.environment));

@@ -20,6 +20,8 @@ std::string RenderSbatch(const LaunchOptions& o, const std::filesystem::path& co
   if (!o.slurm.time.empty()) script += "#SBATCH --time=" + o.slurm.time + "\n";
   if (!o.slurm.mem.empty()) script += "#SBATCH --mem=" + o.slurm.mem + "\n";
   script += "#SBATCH --output=" + (o.out / "slurm-%j.log").string() + "\n";
+  // SIGTERM to this script 120 s before the time limit's kill, to record how the job ended.
+  script += "#SBATCH --signal=B:TERM@" + std::to_string(kSlurmSignalLeadSeconds) + "\n";
   script += "# Written by kforge finetune-launch (" + std::string(BackendName(o.backend)) +
             "); the run's manifest is manifest.json beside this script.\n";
   script += "set -euo pipefail\n";
@@ -39,9 +41,16 @@ std::string RenderSbatch(const LaunchOptions& o, const std::filesystem::path& co
   for (size_t i = 1; i < torchrun.size(); ++i) line += " " + ShellQuote(torchrun[i]);
   // srun's tasks get the job's CPUs (Slurm 22.05+ no longer passes --cpus-per-task on to srun).
   script += "export SRUN_CPUS_PER_TASK=\"$SLURM_CPUS_PER_TASK\"\n";
-  script += "set +e\n" + line + "\nstatus=$?\n";
+  // The training runs in the background so that a TERM (the time limit's warning, scancel) reaches the
+  // trap: it is passed on to srun, and the manifest records it once training has stopped.
+  script += "set +e\nsignal=\n" + line + " &\ntrain=$!\n";
+  script += "trap 'signal=TERM; kill -TERM \"$train\" 2>/dev/null' TERM\n";
+  script += "trap 'signal=INT; kill -INT \"$train\" 2>/dev/null' INT\n";
+  script += "wait \"$train\"\nstatus=$?\n";
+  script += "while kill -0 \"$train\" 2>/dev/null; do wait \"$train\"; status=$?; done\n";
   script += ShellJoin({o.python, o.trl_script.string(), "--finish-manifest", o.out.string()}) +
-            " --exit-status \"$status\" || echo \"kforge: could not complete manifest.json\" >&2\n";
+            " --exit-status \"$status\" ${signal:+--signal \"$signal\"} || echo \"kforge: could not complete "
+            "manifest.json\" >&2\n";
   return script + "exit \"$status\"\n";
 }
 

@@ -104,6 +104,9 @@ json AxolotlConfig(const LaunchOptions& o, const DatasetStats& stats) {
       {"seed", kSeed},
   };
   if (t.max_steps > 0) config["max_steps"] = t.max_steps;
+  // Packed samples stay apart only with an attention backend that reads their boundaries: PyTorch's SDPA,
+  // which every install has (`flash_attention: true` in --config, with `sdp_attention: null`, for flash-attn).
+  if (t.packing) config["sdp_attention"] = true;
   if (t.report_to != "none") {
     if (t.report_to == "wandb") config["wandb_project"] = "kforge";
     if (t.report_to == "tensorboard") config["use_tensorboard"] = true;

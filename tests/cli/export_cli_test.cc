@@ -87,8 +87,9 @@ TEST_F(ExportCliTest, UsageErrorsAreOneLineAndWriteNothing) {
       {"run --out out --holdout nowhere.txt", "--holdout nowhere.txt: no such file or folder"},
       {"run --out out --format csv", "--format"},
       {"run --out out --format trajectory --file-format parquet",
-       "--file-format parquet takes messages or pairs rows, not trajectory"},
+       "--file-format parquet takes messages, pairs, turns or preference rows, not trajectory"},
       {"run --out out --tool-arguments json", "--tool-arguments"},
+      {"run --out out --format preference --near-dup 0.9", "--near-dup selects records; --format preference pairs"},
       {"run --out out --near-dup 2", "--near-dup"},
       {"run", "--out is required"},
   };

@@ -2,6 +2,7 @@
 // anything is written, and --dry-run renders the Slurm launch for 2 nodes of 8 GPUs.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <csignal>
 #include <unistd.h>
 
 #include <filesystem>
@@ -112,6 +113,9 @@ TEST_F(FinetuneCliTest, BadInputGetsOneLineAndExitTwoBeforeAnythingIsWritten) {
            "installs it into kforge's Python)"},
       {"axolotl not installed", Args(out, {"--backend", "axolotl", "--python", fake_python}),
        "the axolotl backend needs axolotl, which " + fake_python + " cannot import: pip install axolotl"},
+      // kforge's own Python (scripts/requirements-finetune.txt installs no tensorboard), asked for real.
+      {"tensorboard not installed", Args(out, {"--report-to", "tensorboard"}),
+       "--report-to tensorboard needs the tensorboard package, which "},
   };
   for (const auto& c : cases) {
     LaunchRun run = Launch(c.args);
@@ -338,12 +342,106 @@ TEST_F(FakeTrainerTest, ASlurmJobCompletesItsManifestAndStatusReadsIt) {
 
   manifest["exit_status"] = nullptr;
   std::ofstream(out / "manifest.json") << manifest.dump();
+  Script("squeue", "echo RUNNING\n");
   LaunchRun running = Launch({"--status", out.string()}, Env());
   EXPECT_EQ(running.exit_code, 3);
-  EXPECT_NE(running.out.find("not finished"), std::string::npos) << running.out;
+  EXPECT_NE(running.out.find("not finished (Slurm: RUNNING)"), std::string::npos) << running.out;
   LaunchRun none = Launch({"--status", (dir_ / "nothing").string()});
   EXPECT_EQ(none.exit_code, 2);
   EXPECT_NE(none.err.find("--status"), std::string::npos) << none.err;
+
+  // The queue no longer knows a job that never recorded its end (killed before it could): --status says
+  // so and how to resume, instead of "not finished" forever.
+  Script("squeue", "echo 'slurm_load_jobs error: Invalid job id specified' >&2; exit 1\n");
+  Script("sacct", "echo 'TIMEOUT|0:0'\n");
+  fs::create_directories(out / "checkpoints/checkpoint-2");
+  LaunchRun gone = Launch({"--status", out.string()}, Env());
+  EXPECT_EQ(gone.exit_code, 1) << gone.out;
+  EXPECT_NE(gone.out.find("ended without recording its end: the job left the queue (Slurm: sacct: TIMEOUT|0:0); "
+                          "resume from its last checkpoint: "),
+            std::string::npos)
+      << gone.out;
+  EXPECT_NE(gone.out.find(" --launcher slurm --partition debug --time 10 --python " + (bin_ / "python3").string() +
+                          " --resume"),
+            std::string::npos)
+      << gone.out;
+}
+
+// A CPU-only job on a small node: without --cpus-per-task it asks for no more CPUs than sinfo says the
+// partition's nodes have (8 would pend forever on a 2-CPU node).
+TEST_F(FakeTrainerTest, ASlurmJobAsksForNoMoreCpusThanTheNodesHave) {
+  Script("sinfo", "case \"$*\" in *-p\\ small*) echo 2 ;; *) echo 64 ;; esac\n");
+  const fs::path small = dir_ / "small";
+  LaunchRun run = Launch(Fake(small.string(), {"--launcher", "slurm", "--gpus-per-node", "0", "--partition", "small",
+                                               "--dry-run"}),
+                         Env());
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("#SBATCH --cpus-per-task=2\n"), std::string::npos) << run.out;
+  EXPECT_NE(run.err.find("--cpus-per-task 2: the nodes of partition small have 2 CPUs (sinfo), fewer than the "
+                         "default 8"),
+            std::string::npos)
+      << run.err;
+  const fs::path big = dir_ / "big";
+  LaunchRun roomy = Launch(Fake(big.string(), {"--launcher", "slurm", "--gpus-per-node", "0", "--dry-run"}), Env());
+  ASSERT_EQ(roomy.exit_code, 0) << roomy.err;
+  EXPECT_NE(roomy.out.find("#SBATCH --cpus-per-task=8\n"), std::string::npos) << roomy.out;
+  const fs::path chosen = dir_ / "chosen";
+  LaunchRun given = Launch(Fake(chosen.string(), {"--launcher", "slurm", "--gpus-per-node", "0", "--partition",
+                                                 "small", "--cpus-per-task", "1", "--dry-run"}),
+                           Env());
+  EXPECT_NE(given.out.find("#SBATCH --cpus-per-task=1\n"), std::string::npos) << given.out;
+}
+
+// A job told to stop (SIGTERM: Slurm's warning before the time limit, `--signal=B:TERM@120`, or scancel)
+// passes it on to the training and records it in the manifest; --status reports it with the resume command.
+TEST_F(FakeTrainerTest, ASlurmJobStoppedBySigtermRecordsItAndStatusSaysHowToResume) {
+  Script("python3",
+         "case \"$*\" in\n"
+         "  *--versions*) echo '{\"python\": \"3.12\", \"transformers\": \"5\", \"trl\": \"1\", \"torch\": \"2\"}' ;;\n"
+         "  *--check-template*) echo '{\"rendered\": 2, \"tool_calls\": 2, \"longest_tokens\": 90, "
+         "\"longest_line\": 1, \"tokens\": {\"rows\": 2, \"p50\": 80, \"p95\": 90, \"p99\": 90, \"max\": 90, "
+         "\"longest_line\": 1}}' ;;\n"
+         "  *--finish-manifest*) exec /usr/bin/python3 \"$@\" ;;\n"
+         "  *) mkdir -p \"$(dirname \"$0\")/../slow-run/checkpoints/checkpoint-2\"\n"
+         "     touch \"$(dirname \"$0\")/training\"; exec sleep 60 ;;\n"
+         "esac\n");
+  // sbatch queues the script in a session of its own (kforge ends the process group of what it ran) and
+  // says where its shell is.
+  Script("sbatch",
+         "export SLURM_JOB_ID=4343 SLURM_JOB_NODELIST=node1 SLURM_NNODES=1 SLURM_CPUS_PER_TASK=8\n"
+         "setsid bash \"$1\" > \"$(dirname \"$1\")/slurm-4343.log\" 2>&1 &\n"
+         "echo $! > \"$(dirname \"$0\")/job.pid\"\n"
+         "echo 'Submitted batch job 4343'\n");
+  const fs::path out = dir_ / "slow-run";
+  LaunchRun run = Launch(Fake(out.string(), {"--launcher", "slurm", "--time", "10"}), Env());
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  std::ifstream script_in(out / "launch.sbatch");
+  const std::string script((std::istreambuf_iterator<char>(script_in)), {});
+  EXPECT_NE(script.find("#SBATCH --signal=B:TERM@120\n"), std::string::npos) << script;
+  for (int i = 0; i < 200 && !fs::exists(bin_ / "training"); ++i) usleep(50000);
+  ASSERT_TRUE(fs::exists(bin_ / "training")) << "the training never started";
+  std::ifstream pid_in(bin_ / "job.pid");
+  pid_t job = 0;
+  pid_in >> job;
+  ASSERT_GT(job, 0);
+  ASSERT_EQ(kill(job, SIGTERM), 0);
+  nlohmann::json manifest;
+  for (int i = 0; i < 200; ++i) {
+    manifest = Manifest(out);
+    if (manifest.is_object() && manifest["exit_status"].is_number()) break;
+    usleep(50000);
+  }
+  ASSERT_TRUE(manifest["exit_status"].is_number()) << "the job did not record its end";
+  EXPECT_EQ(manifest["job_signal"], "TERM");
+  EXPECT_NE(manifest["exit_status"], 0);
+
+  LaunchRun status = Launch({"--status", out.string()}, Env());
+  EXPECT_EQ(status.exit_code, 1) << status.out;
+  EXPECT_NE(status.out.find("(stopped by SIGTERM: the time limit's warning, or scancel); resume from its last "
+                            "checkpoint: "),
+            std::string::npos)
+      << status.out;
+  EXPECT_NE(status.out.find(" --resume"), std::string::npos) << status.out;
 }
 
 }  // namespace

@@ -182,6 +182,8 @@ TEST_F(FinetuneSlowTest, TinyModelLearnsIsSavedAndServed) {
   EXPECT_NE(card.find(kforge::common::Sha256Hex(Conversations())), std::string::npos) << card;
   EXPECT_NE(card.find("| steps | 30 |"), std::string::npos) << card;
   EXPECT_NE(card.find("| base model | `" + (dir_ / "tiny").string() + "` |"), std::string::npos) << card;
+  EXPECT_NE(card.find("\n# run: tiny fine-tuned on CUDA kernels\n"), std::string::npos) << card;
+  EXPECT_NE(card.find("\nlicense: other\n"), std::string::npos) << card;
 
   // The checkpoint loads, has the tiny model's shape, and differs from it.
   kforge::fakes::CommandResult loaded =
@@ -212,11 +214,13 @@ TEST_F(FinetuneSlowTest, TinyModelLearnsIsSavedAndServed) {
   EXPECT_GT(reply["usage"]["completion_tokens"].get<int>(), 0);
   // The student measured the same way as the teacher: generate (compile-only) on the demo tasks through the
   // served checkpoint, then report over that run. A tiny model's kernels do not compile; the loop must run.
+  // The paths are relative to the caller's folder, not the repository's.
   kforge::fakes::TaskRoot demo({"demo"});
   const fs::path eval = dir_ / "eval";
   kforge::fakes::CommandResult measured = RunCommand(
-      offline + "KFORGE_STUDENT_MAX_TOKENS=48 " + (kSource / "scripts/eval-student.sh").string() + " " +
-      (out / "model").string() + " " + ShellQuote(demo.path().string()) + " " + eval.string() + " 2>&1");
+      "cd " + ShellQuote(dir_.string()) + " && " + offline + "KFORGE_STUDENT_MAX_TOKENS=48 " +
+      (kSource / "scripts/eval-student.sh").string() + " " + fs::relative(out / "model", dir_).string() + " " +
+      ShellQuote(demo.path().string()) + " eval 2>&1");
   ASSERT_EQ(measured.exit_code, 0) << measured.out;
   std::ifstream run_in(eval / "run/trajectories.jsonl");
   int episodes = 0, requests = 0;
@@ -280,6 +284,9 @@ TEST_F(FinetuneSlowTest, ResumeContinuesFromTheLastCheckpoint) {
   EXPECT_EQ(manifest["result"]["steps"], 6);
   EXPECT_TRUE(manifest["result"]["eval_loss"].is_number()) << manifest["result"].dump();
   EXPECT_EQ(manifest["settings"]["resume"], true);
+  ASSERT_EQ(manifest["segments"].size(), 1u) << "the first segment's manifest is kept";
+  EXPECT_EQ(manifest["segments"][0]["result"]["steps"], 4);
+  EXPECT_EQ(manifest["segments"][0]["settings"]["resume"], false);
   std::cout << "finetune: resumed at step 5 from checkpoint-4, ended at step " << manifest["result"]["steps"]
             << "\n";
 }
@@ -353,16 +360,38 @@ TEST_F(FinetuneSlowTest, AxolotlBackendTrainsTheTinyModel) {
   std::cout << "finetune: axolotl loss " << losses.front() << " -> " << losses.back() << " in 10 steps\n";
 }
 
+// A dry run for axolotl where axolotl does not import (it lives in a venv of its own) still measures the
+// rows with the model's tokenizer through transformers: axolotl drops rows longer than sequence_len.
+TEST_F(FinetuneSlowTest, AnAxolotlDryRunMeasuresTokensWithTransformersAlone) {
+  if (!versions_.value("axolotl", json()).is_null()) GTEST_SKIP() << "axolotl imports in " << Python();
+  const fs::path out = dir_ / "axolotl-dry";
+  kforge::fakes::CommandResult dry =
+      Launch("--backend axolotl --dry-run --model " + (dir_ / "tiny").string() + " --out " + out.string());
+  ASSERT_EQ(dry.exit_code, 0) << dry.out;
+  EXPECT_NE(dry.out.find("the axolotl backend needs axolotl"), std::string::npos) << dry.out;
+  EXPECT_NE(dry.out.find("measured tokens, percentile 100"), std::string::npos) << dry.out;
+  EXPECT_EQ(dry.out.find("estimate"), std::string::npos) << dry.out;
+  static const std::regex kLongest(R"(tokens per row over 4 rows: p50 \d+, p95 \d+, p99 \d+, max (\d+))");
+  std::smatch longest;
+  ASSERT_TRUE(std::regex_search(dry.out, longest, kLongest)) << dry.out;
+  std::ifstream yaml_in(out / "axolotl.yaml");
+  const std::string yaml((std::istreambuf_iterator<char>(yaml_in)), {});
+  const int64_t tokens = std::stoll(longest[1].str());
+  EXPECT_NE(yaml.find("\nsequence_len: " + std::to_string((tokens + 63) / 64 * 64) + "\n"), std::string::npos)
+      << "longest row " << tokens << " tokens:\n" << yaml;
+}
+
 TEST_F(FinetuneSlowTest, ASlurmJobOnARealOneNodeClusterTrainsAndCompletesItsManifest) {
   kforge::fakes::LocalSlurm slurm(dir_ / "slurm");
   ASSERT_EQ(slurm.started().exit_code, 0) << slurm.started().out;
   std::ofstream(dir_ / "slurm-over.json") << R"({"logging_steps": 1, "save_strategy": "no", "activation_checkpointing": false})";
   const fs::path out = dir_ / "slurm-run";
   const auto start = std::chrono::steady_clock::now();
-  // A CPU-only job (--gpus-per-node 0): one process, no GPU asked of the node.
+  // A CPU-only job (--gpus-per-node 0): one process, no GPU asked of the node, and no more CPUs than
+  // sinfo says the node has (the default 8 would pend forever on a 2-CPU node).
   kforge::fakes::CommandResult submitted = RunCommand(
       slurm.Env() + kOffline + KFORGE_BINARY + " finetune-launch --data " + (dir_ / "data.jsonl").string() +
-      " --backend trl --launcher slurm --gpus-per-node 0 --cpus-per-task 2 --time 20 --model " +
+      " --backend trl --launcher slurm --gpus-per-node 0 --time 20 --model " +
       (dir_ / "tiny").string() + " --out " + out.string() + " --max-steps 8 --lr 3e-3 --batch-size 4 --grad-accum 1 "
       "--config " + (dir_ / "slurm-over.json").string() + " 2>&1");
   ASSERT_EQ(submitted.exit_code, 0) << submitted.out;
@@ -388,6 +417,47 @@ TEST_F(FinetuneSlowTest, ASlurmJobOnARealOneNodeClusterTrainsAndCompletesItsMani
   EXPECT_TRUE(fs::exists(out / "model/model.safetensors"));
   std::cout << "finetune: a Slurm job (job " << manifest.value("slurm_job_id", std::string()) << ") trained 8 steps "
             << "on a one-node cluster in " << job_s << " s from sbatch to the manifest's end\n";
+}
+
+// A job at its time limit: Slurm warns the batch script with SIGTERM (--signal=B:TERM@120, so with a
+// 3-minute limit about a minute in), which stops the training and records the signal in the manifest;
+// --status then says how the job ended and how to resume it.
+TEST_F(FinetuneSlowTest, ASlurmJobAtItsTimeLimitRecordsTheSignalAndStatusSaysHowToResume) {
+  kforge::fakes::LocalSlurm slurm(dir_ / "slurm-limit");
+  ASSERT_EQ(slurm.started().exit_code, 0) << slurm.started().out;
+  std::ofstream(dir_ / "limit-over.json")
+      << R"({"logging_steps": 1, "save_strategy": "steps", "save_steps": 2, "activation_checkpointing": false})";
+  const fs::path out = dir_ / "limit-run";
+  kforge::fakes::CommandResult submitted = RunCommand(
+      slurm.Env() + kOffline + KFORGE_BINARY + " finetune-launch --data " + (dir_ / "data.jsonl").string() +
+      " --backend trl --launcher slurm --gpus-per-node 0 --time 3 --model " + (dir_ / "tiny").string() +
+      " --out " + out.string() + " --max-steps 100000 --lr 1e-3 --batch-size 4 --grad-accum 1 --config " +
+      (dir_ / "limit-over.json").string() + " 2>&1");
+  ASSERT_EQ(submitted.exit_code, 0) << submitted.out;
+  const auto start = std::chrono::steady_clock::now();
+  json manifest;
+  for (int i = 0; i < 1000; ++i) {
+    std::ifstream in(out / "manifest.json");
+    manifest = json::parse(in, nullptr, false);
+    if (manifest.is_object() && !manifest.value("ended_at", json()).is_null()) break;
+    usleep(250000);
+  }
+  const double job_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_FALSE(manifest.value("ended_at", json()).is_null())
+      << "the job did not record its end; " << RunCommand("tail -20 " + out.string() + "/slurm-*.log").out;
+  EXPECT_EQ(manifest["job_signal"], "TERM") << manifest.dump();
+  EXPECT_NE(manifest["exit_status"], 0);
+  kforge::fakes::CommandResult status =
+      RunCommand(slurm.Env() + KFORGE_BINARY + " finetune-launch --status " + out.string());
+  EXPECT_EQ(status.exit_code, 1) << status.out;
+  EXPECT_NE(status.out.find("(stopped by SIGTERM: the time limit's warning, or scancel)"), std::string::npos)
+      << status.out;
+  const bool resumable = status.out.find("; resume from its last checkpoint: cd ") != std::string::npos &&
+                         status.out.find(" --time 3 ") != std::string::npos &&
+                         status.out.find(" --resume\n") != std::string::npos;
+  EXPECT_TRUE(resumable || status.out.find("no checkpoint-N was saved") != std::string::npos) << status.out;
+  std::cout << "finetune: a Slurm job with a 3-minute limit got SIGTERM and recorded it " << job_s
+            << " s after sbatch; --status: " << status.out;
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 
 #include "export/record_builder.h"
 
@@ -115,12 +116,17 @@ TEST(FormatsTest, MessagesStopAtTheBestAttempt) {
 }
 
 TEST(FormatsTest, PairsFromTheTaskViewToTheFinalSolution) {
+  // The prompt holds every message before the completion: the earlier attempts and the feedback on them,
+  // which the completion answers.
+  const std::map<std::string, std::vector<std::string>> prompts = {
+      {"text", {"system", "user", "assistant", "user", "assistant", "user"}},
+      {"tools", {"system", "user", "assistant", "tool", "assistant", "tool"}}};
   for (const char* protocol : {"text", "tools"}) {
     testing::RecordSpec spec;
     spec.protocol = protocol;
     spec.turns = 3;
     json row = *PairsRow(testing::MakeRecord(spec), {});
-    EXPECT_EQ(Roles(row["prompt"]), (std::vector<std::string>{"system", "user"})) << protocol;
+    EXPECT_EQ(Roles(row["prompt"]), prompts.at(protocol)) << protocol;
     ASSERT_EQ(row["completion"].size(), 1u);
     EXPECT_EQ(row["completion"][0]["role"], "assistant");
     ASSERT_TRUE(row.contains("tools"));

@@ -92,9 +92,9 @@ TEST_F(ScanTest, OnlyTheTopLevelFieldsSayWhenACopyFinished) {
   json later = Copy("later", 0);
   later["timing"] = {{"a_detail", {{"wall_s", 0}}}, {"wall_s", 30}, {"llm_s", 1}};
   json earlier = Copy("earlier", 20);
-  earlier["messages"][0]["id"] = "another id";
-  earlier["messages"][0]["created_at"] = "2030-01-01T00:00:00Z";
-  earlier["messages"][0]["timing"] = {{"wall_s", 1e9}};
+  earlier["teacher"]["params"]["id"] = "another id";
+  earlier["teacher"]["params"]["created_at"] = "2030-01-01T00:00:00Z";
+  earlier["teacher"]["params"]["timing"] = {{"wall_s", 1e9}};
   earlier["task"]["timing"] = {{"wall_s", 1e9}};
   for (const std::vector<std::string>& lines :
        {std::vector<std::string>{later.dump(), earlier.dump()}, std::vector<std::string>{earlier.dump(), later.dump()}}) {
@@ -110,6 +110,22 @@ TEST_F(ScanTest, OnlyTheTopLevelFieldsSayWhenACopyFinished) {
   json other = Copy("other", 5);
   other["id"] = other["id"].get<std::string>() + "x";
   EXPECT_EQ(Scan({other.dump(), earlier.dump()}).visited, (std::vector<std::string>{"other", "earlier"}));
+}
+
+TEST_F(ScanTest, OneIdIsOneEpisodeOnlyWhenItsConversationIsTheSameToo) {
+  // Two runs of one configuration (a sampling teacher) give their episodes the same ids: each copy whose
+  // messages differ is another episode, and is kept.
+  json first = Copy("first", 10), second = Copy("second", 20);
+  second["messages"][1]["content"] = second["messages"][1]["content"].get<std::string>() + " ";
+  Scanned replicas = Scan({first.dump(), second.dump()});
+  EXPECT_EQ(replicas.visited, (std::vector<std::string>{"first", "second"}));
+  EXPECT_EQ(replicas.counts.duplicates, 0);
+  // The same conversation judged again (verify --rejudge rewrites a record's verdicts) is one episode.
+  json rejudged = Copy("rejudged", 30);
+  rejudged["attempts"][0]["status"] = "mismatch";
+  Scanned again = Scan({first.dump(), rejudged.dump()});
+  EXPECT_EQ(again.visited, std::vector<std::string>{"rejudged"});
+  EXPECT_EQ(again.counts.duplicates, 1);
 }
 
 }  // namespace

@@ -91,9 +91,11 @@ TEST(LaunchTest, SlurmResourcesAndTheJobCompletingItsManifest) {
   for (const char* line :
        {"\n#SBATCH --cpus-per-task=12\n", "\n#SBATCH --partition=gpu-h100\n", "\n#SBATCH --account=lab_42\n",
         "\n#SBATCH --time=1-12:00:00\n", "\n#SBATCH --mem=200G\n",
-        "\nexport SRUN_CPUS_PER_TASK=\"$SLURM_CPUS_PER_TASK\"\n", "\nset +e\nsrun ", "\nstatus=$?\n",
+        "\n#SBATCH --signal=B:TERM@120\n", "\nexport SRUN_CPUS_PER_TASK=\"$SLURM_CPUS_PER_TASK\"\n",
+        "\nset +e\nsignal=\nsrun ", " &\ntrain=$!\ntrap 'signal=TERM; kill -TERM \"$train\" 2>/dev/null' TERM\n",
+        "\nwait \"$train\"\nstatus=$?\n",
         "\n/opt/venv/bin/python3 /src/kforge/scripts/finetune/sft_trl.py --finish-manifest "
-        "/runs/qwen-sft --exit-status \"$status\"",
+        "/runs/qwen-sft --exit-status \"$status\" ${signal:+--signal \"$signal\"}",
         "\nexit \"$status\"\n"})
     EXPECT_NE(s.find(line), std::string::npos) << "missing " << line << " in\n" << s;
   EXPECT_LT(s.find("\nsrun "), s.find("--finish-manifest")) << "the manifest is completed after training";

@@ -121,6 +121,19 @@ TEST_F(TrainerConfigTest, AxolotlTrainsOnAssistantTurnsWithTheModelsTemplate) {
           "field_tools"));
 }
 
+TEST_F(TrainerConfigTest, AxolotlPacksWithAnAttentionBackendThatKeepsSamplesApart) {
+  LaunchOptions o = Options(Backend::kAxolotl);
+  EXPECT_FALSE(AxolotlConfig(o, Stats(DatasetFormat::kMessages)).contains("sdp_attention"));
+  o.training.packing = true;
+  json config = AxolotlConfig(o, Stats(DatasetFormat::kMessages));
+  EXPECT_EQ(config["sample_packing"], true);
+  EXPECT_EQ(config["sdp_attention"], true) << "packed samples would attend to each other";
+  o.overrides = {{"flash_attention", true}, {"sdp_attention", nullptr}};
+  config = AxolotlConfig(o, Stats(DatasetFormat::kMessages));
+  EXPECT_EQ(config["flash_attention"], true);
+  EXPECT_FALSE(config.contains("sdp_attention"));
+}
+
 TEST_F(TrainerConfigTest, YamlScalars) {
   const struct {
     json value;

@@ -136,7 +136,48 @@ def test_card_front_matter(exported):
     assert {"cuda", "code", "tool-calling", "gpu-verified"} <= set(front["tags"])
     assert front["configs"] == [{"config_name": "default", "data_files": [
         {"split": "train", "path": "train.jsonl"}, {"split": "validation", "path": "validation.jsonl"}]}]
+    features = datasets.Features._from_yaml_list(front["dataset_info"]["features"])
+    assert list(features) == list(lines(exported / "train.jsonl")[0]), "the rows' columns, in their order"
+    assert features == load_with_card(exported)["train"].features
     assert "GPU-verified" in card
+
+
+@pytest.fixture(scope="module")
+def mixed_big(tmp_path_factory):
+    """2,000 text records (over 10 MB of rows) before 3 tools records, exported into one split: datasets
+    infers a JSON file's features from its first 10 MB, which hold no tool call."""
+    folder = tmp_path_factory.mktemp("mixed")
+    pad = "# " + "x" * 78 + "\n"
+    with open(folder / "trajectories.jsonl", "w") as f:
+        for i in range(2003):
+            r = record(f"kforge/t{i:04d}", 1, 0, "text" if i < 2000 else "tools")
+            if i < 2000:
+                r["messages"][1]["content"] += "\n" + pad * 70
+            f.write(json.dumps(r) + "\n")
+    out = folder / "export"
+    done = subprocess.run([KFORGE, "export", str(folder), "--out", str(out)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert (out / "train.jsonl").stat().st_size > 11 << 20
+    return out
+
+
+def test_a_mixed_export_loads_from_its_folder_by_the_cards_features(mixed_big, tmp_path):
+    """load_dataset(FOLDER), as load_dataset("ORG/NAME") reads a pushed one: the card's YAML
+    (dataset_info.features) gives the features, so the tools rows after 10 MB of text rows load."""
+    front = yaml.safe_load((mixed_big / "README.md").read_text().split("---\n")[1])
+    features = datasets.Features._from_yaml_list(front["dataset_info"]["features"])
+    assert features["messages"] == datasets.List(datasets.Json()) and features["tags"] == datasets.List(
+        datasets.Value("string"))
+    ds = datasets.load_dataset(str(mixed_big), cache_dir=str(tmp_path / "cache"))
+    assert ds["train"].num_rows == 2003
+    assert ds["train"].features == features
+    written = lines(mixed_big / "train.jsonl")
+    by_id = {row["id"]: row for row in ds["train"]}
+    for line in written[-3:] + written[:2]:
+        assert by_id[line["id"]]["messages"] == line["messages"]
+        assert by_id[line["id"]]["tools"] == line["tools"]
+    call = next(m for m in by_id[written[-1]["id"]]["messages"] if m.get("tool_calls"))["tool_calls"][0]
+    assert call["function"]["arguments"] == {"source": RELU, "launches": LAUNCHES}, call
 
 
 def render(template, row):
@@ -195,7 +236,7 @@ def test_pairs_parquet_and_trajectory_refused(run, tmp_path):
         "completion"] == datasets.List(datasets.Json())
     done = subprocess.run([KFORGE, "export", str(run), "--out", str(tmp_path / "t"), "--format", "trajectory",
                            "--file-format", "parquet"], capture_output=True, text=True)
-    assert done.returncode == 2 and "--file-format parquet takes messages or pairs rows" in done.stderr
+    assert done.returncode == 2 and "--file-format parquet takes messages, pairs, turns or preference rows" in done.stderr
 
 
 def test_the_launch_check_refuses_arguments_a_template_encodes_twice(run, exported, tmp_path):
@@ -245,8 +286,10 @@ def test_export_pushes_the_dataset_to_the_hub(run, tmp_path, hub):
     assert done.returncode == 0, done.stderr
     assert f"pushed 4 files to {env['HF_ENDPOINT']}/datasets/kforge-test/kernels (commit " in done.stderr, done.stderr
     uploaded = store / "datasets/kforge-test/kernels"
-    assert sorted(p.name for p in uploaded.iterdir()) == ["README.md", "stats.json", "train.jsonl", "validation.jsonl"]
-    for name in ("README.md", "train.jsonl"):
+    # Parquet unless --file-format says otherwise: the files carry their features.
+    assert sorted(p.name for p in uploaded.iterdir()) == ["README.md", "stats.json", "train.parquet",
+                                                          "validation.parquet"]
+    for name in ("README.md", "train.parquet"):
         assert (uploaded / name).read_bytes() == (out / name).read_bytes()
     assert "hf_test_token_not_secret" not in done.stderr + done.stdout
 
@@ -254,6 +297,81 @@ def test_export_pushes_the_dataset_to_the_hub(run, tmp_path, hub):
                              capture_output=True, text=True, env=env)
     assert refused.returncode == 2 and "--push-to-hub no slash: expected a Hub repository id" in refused.stderr
     assert not (tmp_path / "x").exists()
+
+
+LOAD_BY_NAME = """
+import json, sys, datasets
+ds = datasets.load_dataset(sys.argv[1], cache_dir=sys.argv[2])
+print(json.dumps({split: [dict(row) for row in rows] for split, rows in ds.items()}))
+"""
+
+
+def load_from_hub(env, repo, tmp_path):
+    """load_dataset(REPO) in a Python whose huggingface_hub reads the stand-in Hub ($HF_ENDPOINT is read
+    at import)."""
+    done = subprocess.run([sys.executable, "-c", LOAD_BY_NAME, repo, str(tmp_path / "cache")], capture_output=True,
+                          text=True, env={**env, "HF_HOME": str(tmp_path / "hf-home")})
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout)
+
+
+@pytest.mark.parametrize("file_format", ["jsonl", "parquet"])
+def test_a_pushed_mixed_export_loads_by_its_name(mixed_big, tmp_path, hub, file_format):
+    """The 2,003-row mixed export pushed to the stand-in Hub loads with load_dataset("ORG/NAME"): JSON lines
+    by the card's dataset_info.features, Parquet by its schema."""
+    env, store = hub
+    out = tmp_path / "pushed"
+    done = subprocess.run([KFORGE, "export", str(mixed_big.parent), "--out", str(out), "--file-format", file_format,
+                           "--push-to-hub", f"kforge-test/mixed-{file_format}", "--python", sys.executable],
+                          capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    assert (store / f"datasets/kforge-test/mixed-{file_format}/train.{file_format}").exists()
+    rows = load_from_hub(env, f"kforge-test/mixed-{file_format}", tmp_path)["train"]
+    assert len(rows) == 2003
+    written = {row["id"]: row for row in lines(mixed_big / "train.jsonl")}
+    for row in rows[:2] + [r for r in rows if r["tools"]]:
+        assert row["messages"] == written[row["id"]]["messages"] and row["tools"] == written[row["id"]]["tools"]
+    assert sum(row["tools"] is not None for row in rows) == 3
+
+
+def test_finetune_launch_reads_parquet_and_hub_datasets(run, tmp_path, hub):
+    """--data X.parquet and --data ORG/NAME (and --eval-data ORG/NAME:validation): the rows are written as
+    JSON lines into the run folder with datasets, then checked as any --data is. A dry run, with a model
+    folder that has no tokenizer: the template check only warns."""
+    env, store = hub
+    model = tmp_path / "base"
+    model.mkdir()
+    (model / "config.json").write_text("{}")
+    parquet = tmp_path / "parquet"
+    export(run, parquet, "--format", "parquet")
+    jsonl = tmp_path / "jsonl"
+    export(run, jsonl)
+
+    def launch(out, *data):
+        return subprocess.run([KFORGE, "finetune-launch", *data, "--model", str(model), "--out", str(out),
+                               "--python", sys.executable, "--dry-run"], capture_output=True, text=True, env=env)
+
+    done = launch(tmp_path / "ft-parquet", "--data", str(parquet / "train.parquet"))
+    assert done.returncode == 0, done.stderr
+    converted = lines(tmp_path / "ft-parquet/data/train.jsonl")
+    assert [r["messages"] for r in converted] == [r["messages"] for r in lines(jsonl / "train.jsonl")]
+    assert f"--data {parquet / 'train.parquet'}: {len(converted)} rows written to" in done.stderr, done.stderr
+
+    pushed = subprocess.run([KFORGE, "export", str(run), "--out", str(tmp_path / "pushed"), "--split", "val=0.3",
+                             "--include-incorrect", "--push-to-hub", "kforge-test/train-me", "--python",
+                             sys.executable], capture_output=True, text=True, env=env)
+    assert pushed.returncode == 0, pushed.stderr
+    out = tmp_path / "ft-hub"
+    done = launch(out, "--data", "kforge-test/train-me", "--eval-data", "kforge-test/train-me:validation")
+    assert done.returncode == 0, done.stderr
+    for split, name in (("train", "train.jsonl"), ("validation", "validation.jsonl")):
+        rows = lines(out / "data" / name)
+        assert [r["id"] for r in rows] == [r["id"] for r in lines(jsonl / f"{split}.jsonl")], split
+    assert f"--data {out / 'data/train.jsonl'}" in done.stdout, done.stdout
+    assert f"--eval-data {out / 'data/validation.jsonl'}" in done.stdout, done.stdout
+
+    missing = launch(tmp_path / "ft-missing", "--data", "kforge-test/no-such-set")
+    assert missing.returncode == 2 and "--data kforge-test/no-such-set: " in missing.stderr, missing.stderr
 
 
 def test_finetune_pushes_the_model_after_a_run_that_ends_well(tmp_path, hub, exported):

@@ -19,16 +19,18 @@
 
 namespace kforge::exporter {
 
-/// The formats of `kforge export`: three of JSON lines rows, and KernelBench ModelNew files.
-enum class Format { kMessages, kPairs, kTrajectory, kKernelBench };
-inline constexpr common::NameTable<Format, 4> kFormatNames = {{{Format::kMessages, "messages"},
+/// The formats of `kforge export`: five of JSON lines rows, and KernelBench ModelNew files.
+enum class Format { kMessages, kPairs, kTrajectory, kKernelBench, kTurns, kPreference };
+inline constexpr common::NameTable<Format, 6> kFormatNames = {{{Format::kMessages, "messages"},
                                                                {Format::kPairs, "pairs"},
                                                                {Format::kTrajectory, "trajectory"},
-                                                               {Format::kKernelBench, "kernelbench"}}};
+                                                               {Format::kKernelBench, "kernelbench"},
+                                                               {Format::kTurns, "turns"},
+                                                               {Format::kPreference, "preference"}}};
 static_assert(kFormatNames.InEnumOrder());
 inline std::string_view FormatName(Format format) { return kFormatNames.Name(format); }
 inline std::optional<Format> ParseFormat(std::string_view name) { return kFormatNames.Parse(name); }
-/// True for the formats whose rows are conversations to train on (messages, pairs).
+/// True for the formats whose rows are conversations to train on (messages, pairs, turns, preference).
 bool IsConversation(Format format);
 
 /// How messages and pairs rows are stored: JSON lines, or Parquet with the pinned schema (RowColumns).
@@ -55,8 +57,8 @@ struct Column {
   std::string type;
 };
 
-/// The columns of every row of `format` (messages or pairs), in order: the conversation columns,
-/// `tools`, then the provenance columns. Empty for other formats.
+/// The columns of every row of `format` (a conversation format), in order: the conversation columns,
+/// `tools`, then the provenance and measurement columns. Empty for other formats.
 std::vector<Column> RowColumns(Format format);
 
 /// The columns as `datasets.Features.to_dict()` writes them ({"messages": {"_type": "List", ...}}).
@@ -81,9 +83,32 @@ bool HasAssistantTurn(const dataset::Trajectory& record);
 /// cannot be read or there is no assistant turn.
 StatusOr<nlohmann::json> MessagesRow(const dataset::Trajectory& record, const FormatOptions& options);
 
-/// `{"prompt": [the messages before the first assistant turn], "completion": [the assistant turn of the
-/// best attempt, else the last one], "tools", provenance...}`. InvalidArgument as MessagesRow.
+/// `{"prompt": [every message before the completion's assistant turn], "completion": [the assistant
+/// turn of the best attempt, else the last one], "tools", provenance...}`. InvalidArgument as MessagesRow.
 StatusOr<nlohmann::json> PairsRow(const dataset::Trajectory& record, const FormatOptions& options);
+
+/// The record's messages in Hugging Face/TRL form, as MessagesRow writes them, all of them.
+/// InvalidArgument naming the record when a message cannot be read.
+StatusOr<std::vector<nlohmann::json>> TrlMessages(const dataset::Trajectory& record, const FormatOptions& options);
+
+/// The index in `messages` (TrlMessages) of the assistant message of 1-based `turn`; nullopt when
+/// there are fewer assistant turns.
+std::optional<size_t> AssistantMessageOf(const std::vector<nlohmann::json>& messages, int turn);
+
+/// What an attempt measured, in absolute terms: `kernel_ms` and `reference_ms` (the bench medians),
+/// `bench_mode` (cold or hot), `gpu` (the name of the device that judged it) and `judge_version` (of
+/// its verdict); null where it was not measured. `attempt` may be null (a record without attempts).
+nlohmann::json Measurements(const dataset::Trajectory& record, const dataset::Attempt* attempt);
+
+/// True when the attempt's timing is suspect: its bench record carries `faster_than_light` or
+/// `implausible_speedup` (docs/bench.md, "Flags"). Such an attempt is never the chosen side of a
+/// preference pair.
+bool SuspectTiming(const dataset::Attempt& attempt);
+
+/// `turns`: one row per attempt, `{"prompt": [every message before its assistant turn], "completion":
+/// [that assistant turn], "tools", provenance..., "turn", "status", "correct", "speedup" (the
+/// attempt's), measurements...}`. InvalidArgument as MessagesRow.
+StatusOr<std::vector<nlohmann::json>> TurnRows(const dataset::Trajectory& record, const FormatOptions& options);
 
 /// The whole record (kforge.trajectory/1), with Anthropic thinking blocks dropped and, unless
 /// `with_reasoning`, without reasoning.

@@ -79,6 +79,10 @@ inline constexpr int kCpusPerGpu = 8;
 struct LaunchOptions {
   /// The JSONL dataset, absolute.
   std::filesystem::path data;
+  /// What --data and --eval-data named when it is not JSON lines: a Parquet file (absolute) or a Hub
+  /// dataset id `org/name[:split]`; the rows are written as JSON lines into DIR/data/ before the check
+  /// (RunFinetune), and `data`/`eval_data` name those files. Empty: `data` is the file given.
+  std::string data_source, eval_data_source;
   /// A local model folder (absolute) or a Hugging Face hub id.
   std::string model;
   /// The trainer. Default TRL.

@@ -44,10 +44,19 @@ StatusOr<nlohmann::json> ReadOverrides(const std::string& path, const LaunchOpti
 /// not exist and does not look like a hub id, or a folder without config.json.
 StatusOr<std::string> ResolveModel(const std::string& model);
 
-/// What `PYTHON sft_trl.py --versions` reports; Unavailable naming the Python when it cannot run,
-/// and saying how to install `backend`'s packages when one is missing (scripts/requirements-finetune.txt
-/// for trl, `pip install axolotl`).
+/// True when a --data or --eval-data argument names rows that are not JSON lines: a `.parquet` file,
+/// or a Hub dataset id (`org/name` or `org/name:split`) that is no existing path.
+bool IsConvertedData(const std::string& argument);
+/// Such an argument as the converter takes it: a Parquet file made absolute, a Hub id as given.
+std::string DataSource(const std::string& argument);
+
+/// What `PYTHON sft_trl.py --versions` reports; Unavailable naming the Python when it cannot run.
 StatusOr<nlohmann::json> ProbeVersions(const LaunchOptions& options);
+
+/// Unavailable, saying how to install it, when a package the launch needs is missing from `versions`
+/// (ProbeVersions): the backend's (scripts/requirements-finetune.txt for trl, `pip install axolotl`),
+/// peft with --lora, transformers, and the one --report-to names.
+Status CheckPackages(const LaunchOptions& options, const nlohmann::json& versions);
 
 /// Runs `sft_trl.py --check-template`: the model's chat template (or --chat-template's) must render
 /// the first records, their tool calls included (arguments written once), and every row is
