@@ -667,7 +667,7 @@ TEST_F(GenerateCliTest, AnExecTeacherThatTimesOutIsKilledWithEverythingItStarted
                         fakes::ShellQuote("exec:sh " + script.string()));
   pid_t child = ReadPid(pidfile, std::chrono::seconds(1));
   fs::remove_all(out_.string() + ".d");
-  ASSERT_EQ(run.exit_code, 0) << run.err;
+  ASSERT_EQ(run.exit_code, 1) << run.err;  // every episode written is a teacher error
   ASSERT_EQ(run.records.size(), 1u);
   EXPECT_EQ(run.records[0]["outcome"]["stop"], "llm_error");
   ASSERT_GT(child, 0);
@@ -739,7 +739,7 @@ TEST_F(GenerateCliTest, AnExecTeacherThatPrintsWithoutEndIsKilledAtTheOutputCap)
   GenRun run = Generate("--filter demo/relu --max-attempts 1 --teacher " +
                         fakes::ShellQuote("exec:cat >/dev/null; yes kernel"));
   const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  ASSERT_EQ(run.exit_code, 0) << run.err;
+  ASSERT_EQ(run.exit_code, 1) << run.err;  // every episode written is a teacher error
   ASSERT_EQ(run.records.size(), 1u);
   EXPECT_EQ(run.records[0]["outcome"]["stop"], "llm_error");
   const std::string error = run.records[0].dump();

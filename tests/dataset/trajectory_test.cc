@@ -118,7 +118,7 @@ TEST(TrajectoryTest, StopReasonsAndProtocolsAreReadByTheirNames) {
   ASSERT_FALSE(bad_stop.ok());
   EXPECT_EQ(bad_stop.status().message(),
             "line 3.outcome.stop: \"gave_up\", expected target_reached, compiled, submitted, max_turns, "
-            "no_solution, llm_error, harness_error or budget");
+            "no_solution, llm_error, harness_error, budget or refused");
   j = ToJson(Sample());
   j["protocol"] = "voice";
   auto bad_protocol = TrajectoryFromJson(j, "line 4");

@@ -144,8 +144,10 @@ def test_pairs_follow_the_written_rules(preference):
         (f"run1/{C}/1", f"run1/{C}/0", "correct_over_incorrect")}, pairs
     assert len(rows) == 6
     stats = json.loads((preference / "stats.json").read_text())
-    # A's s3 pairs with nothing; B's s1 is unjudged (a harness error, nothing correct); B's s0 is alone.
-    assert stats["exported"] == 6 and stats["left_out"] == {"harness_error": 1, "no_pair": 2}, stats
+    # A's s3 has suspect timing (never exported without --include-suspect-timing); B's s1 is unjudged (a
+    # harness error, nothing correct); B's s0 is alone.
+    assert stats["exported"] == 6 and stats["left_out"] == {"harness_error": 1, "no_pair": 1,
+                                                             "suspect_timing": 1}, stats
 
 
 def test_rows_hold_the_prompt_both_turns_and_what_they_measured(preference):
@@ -189,9 +191,11 @@ def test_per_task_caps_the_pairs_best_first(run, tmp_path):
 
 def test_turns_are_one_row_per_attempt_with_its_verdict_and_history(run, tmp_path):
     out = tmp_path / "turns"
-    export(run, out, "--format", "turns", "--include-incorrect")
+    export(run, out, "--format", "turns", "--include-incorrect", "--include-suspect-timing")
     rows = lines(out / "train.jsonl")
     assert len(rows) == 9, len(rows)  # every attempt, but none of B's s1 (unjudged: a harness error)
+    suspect = next(r for r in rows if r["id"] == f"run1/{A}/3")
+    assert suspect["speedup"] is None, "a timing refused as faster than light has no speedup"
     b = [r for r in rows if r["id"] == f"run1/{B}/0"]
     assert [(r["turn"], r["status"], r["correct"], r["speedup"]) for r in b] == [
         (1, "compile_error", False, None), (2, "ok", True, 1.5)]

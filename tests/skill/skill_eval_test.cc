@@ -150,7 +150,7 @@ void Screenshot(const fs::path& page, const std::string& name) {
 /// section (arms, lifts, verdicts, tasks left out) after the runs' metrics, with the numbers of
 /// eval.json, and the table ends with the eval's summary line.
 void ExpectTheReportShows(const fs::path& out, const json& eval) {
-  const fs::path page = out / "report.html";
+  const fs::path page = out.parent_path() / "report.html";  // never inside a folder the report reads
   const std::string runs = (out / "helped/none").string() + " " + (out / "helped/skill").string();
   fakes::CommandResult report =
       fakes::RunCommand(std::string(KFORGE_BINARY) + " report " + runs + " --skill-eval " + out.string() +
