@@ -12,8 +12,11 @@ namespace kforge::finetune {
 inline constexpr const char* kTrlConfigFile = "trl_config.json";
 inline constexpr const char* kAxolotlConfigFile = "axolotl.yaml";
 inline constexpr const char* kSbatchFile = "launch.sbatch";
-/// The rendezvous port on the first node of a Slurm job.
-inline constexpr int kSlurmRendezvousPort = 29500;
+/// The rendezvous port on the first node of a Slurm job is drawn by its batch script from
+/// [base, base + span), by the job id and a random number: two jobs sharing a node never rely on one
+/// fixed port (the second one's rendezvous would fail).
+inline constexpr int kSlurmRendezvousPortBase = 20000;
+inline constexpr int kSlurmRendezvousPortSpan = 20000;
 /// Seconds before its time limit that Slurm sends the batch script SIGTERM (`--signal=B:TERM@120`).
 inline constexpr int kSlurmSignalLeadSeconds = 120;
 

@@ -26,6 +26,8 @@ std::string RenderSbatch(const LaunchOptions& o, const std::filesystem::path& co
             "); the run's manifest is manifest.json beside this script.\n";
   script += "set -euo pipefail\n";
   script += "head_node=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)\n";
+  script += "rdzv_port=$((" + std::to_string(kSlurmRendezvousPortBase) + " + (SLURM_JOB_ID * 7919 + RANDOM) % " +
+            std::to_string(kSlurmRendezvousPortSpan) + "))\n";
   script += "export PYTHONUNBUFFERED=1\n";
   if (const std::string folder = PythonFolder(o.python); !folder.empty())
     script += "export PATH=" + ShellQuote(folder) + ":\"$PATH\"\n";
@@ -36,8 +38,7 @@ std::string RenderSbatch(const LaunchOptions& o, const std::filesystem::path& co
   // the launcher's path.
   std::string line = "srun " + ShellQuote(torchrun[0]) +
                      " --nnodes \"$SLURM_NNODES\" --rdzv_id \"$SLURM_JOB_ID\" --rdzv_backend c10d"
-                     " --rdzv_endpoint \"$head_node:" +
-                     std::to_string(kSlurmRendezvousPort) + "\"";
+                     " --rdzv_endpoint \"$head_node:$rdzv_port\"";
   for (size_t i = 1; i < torchrun.size(); ++i) line += " " + ShellQuote(torchrun[i]);
   // srun's tasks get the job's CPUs (Slurm 22.05+ no longer passes --cpus-per-task on to srun).
   script += "export SRUN_CPUS_PER_TASK=\"$SLURM_CPUS_PER_TASK\"\n";

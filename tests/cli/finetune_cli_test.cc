@@ -140,7 +140,7 @@ TEST_F(FinetuneCliTest, SlurmDryRunForTwoNodesOfEightGpus) {
         std::string("#SBATCH --ntasks-per-node=1\n"),
         std::string("head_node=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)"),
         std::string("\nsrun "), std::string("torchrun --nnodes \"$SLURM_NNODES\""),
-        std::string("--rdzv_endpoint \"$head_node:29500\""), std::string("--nproc_per_node 8 "),
+        std::string("--rdzv_endpoint \"$head_node:$rdzv_port\""), std::string("--nproc_per_node 8 "),
         "\nsbatch " + (out / "launch.sbatch").string() + "\n"})
     EXPECT_NE(run.out.find(want), std::string::npos) << "missing " << want << " in\n" << run.out;
   EXPECT_TRUE(fs::exists(out / "launch.sbatch"));

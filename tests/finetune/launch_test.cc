@@ -54,7 +54,8 @@ TEST(LaunchTest, SlurmTwoNodesOfEightGpus) {
   for (const char* line : {"#!/bin/bash\n", "\n#SBATCH --nodes=2\n", "\n#SBATCH --ntasks-per-node=1\n",
                            "\n#SBATCH --gpus-per-node=8\n", "\n#SBATCH --job-name=kforge-finetune\n",
                            "\n#SBATCH --output=/runs/qwen-sft/slurm-%j.log\n",
-                           "\nhead_node=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)\n"})
+                           "\nhead_node=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)\n",
+                           "\nrdzv_port=$((20000 + (SLURM_JOB_ID * 7919 + RANDOM) % 20000))\n"})
     EXPECT_NE(s.find(line), std::string::npos) << "missing " << line << " in\n" << s;
   const size_t srun = s.find("\nsrun torchrun ");
   ASSERT_NE(srun, std::string::npos) << s;
@@ -62,7 +63,7 @@ TEST(LaunchTest, SlurmTwoNodesOfEightGpus) {
   EXPECT_LT(s.find("head_node="), srun) << "the first node is named before srun uses it";
   for (const char* arg :
        {" --nnodes \"$SLURM_NNODES\"", " --nproc_per_node 8 ", " --rdzv_backend c10d",
-        " --rdzv_endpoint \"$head_node:29500\"", " --rdzv_id \"$SLURM_JOB_ID\"",
+        " --rdzv_endpoint \"$head_node:$rdzv_port\"", " --rdzv_id \"$SLURM_JOB_ID\"",
         " /src/kforge/scripts/finetune/sft_trl.py --model Qwen/Qwen3-8B --data /data/train.jsonl",
         " --config /runs/qwen-sft/trl_config.json --save /runs/qwen-sft/model",
         " --adapter-out /runs/qwen-sft/adapter"})
