@@ -37,6 +37,9 @@ def draw(init, shape, dtype, gen):
     else:
         x = torch.zeros(shape, dtype=work)
     x = x * init.get("scale", 1) + init.get("shift", 0)
+    if "factor" in init and work.is_floating_point:
+        low, high = init["factor"]["low"], init["factor"]["high"]
+        x = x * (low + (high - low) * torch.rand((), generator=gen, dtype=torch.float64).item())
     target = getattr(torch, dtype)
     if not target.is_floating_point:
         x = x != 0 if target == torch.bool else x.round()

@@ -57,7 +57,10 @@ def _factory_tag(func, args, kwargs):
 
 
 def _affine(tag, name, args):
-    """Returns the tag after `x op number`, or None when the op is not affine in x."""
+    """Returns the tag after `x op number`, or None when the op is not affine in x (a shift after a
+    random factor included: the factor multiplies the shift before it, never one after it)."""
+    if "factor" in tag and name in ("add", "__add__", "__radd__", "sub", "__sub__", "__rsub__"):
+        return None
     if name in ("neg", "__neg__"):
         other = None
     else:
@@ -87,6 +90,26 @@ def _affine(tag, name, args):
     return out
 
 
+def _random_factor(tracker, name, args):
+    """The tag of `x * s` where s is a 0-dim exact rand draw (KernelBench's `torch.rand(n) * torch.rand(())`):
+    x's exact tag with a factor drawn per input draw from s's interval. None for anything else."""
+    if name not in ("mul", "__mul__", "__rmul__") or len(args) != 2:
+        return None
+    if not all(isinstance(a, torch.Tensor) and id(a) in tracker._tags for a in args):
+        return None
+    for x, s in (args, args[::-1]):
+        x_tag, s_tag = tracker._tags[id(x)], tracker._tags[id(s)]
+        if s.dim() != 0 or x.dim() == 0 or s_tag.get("dist") != "rand" or not s_tag.get("exact"):
+            continue
+        if not x_tag.get("exact") or "factor" in x_tag or not x.is_floating_point():
+            return None
+        low, high = s_tag.get("shift", 0.0), s_tag.get("shift", 0.0) + s_tag.get("scale", 1.0)
+        if not low < high:
+            return None
+        return dict(x_tag, factor={"low": _number(low), "high": _number(high)})
+    return None
+
+
 class InitTracker(TorchFunctionMode):
     """Tags tensors created inside the mode; tag_of(t) gives the init description."""
 
@@ -113,7 +136,10 @@ class InitTracker(TorchFunctionMode):
         if not tagged or not isinstance(out, torch.Tensor):
             return out
         name = _name(func)
-        if name in _SAME_VALUES or name == "__get__":
+        factor = _random_factor(self, name, args)
+        if factor is not None:
+            self._set(out, factor)
+        elif name in _SAME_VALUES or name == "__get__":
             self._set(out, tagged[0])
         elif name in _AFFINE and len(tagged) == 1 and isinstance(args[0], torch.Tensor) and id(args[0]) in self._tags:
             self._set(out, _affine(tagged[0], name, args) or dict(tagged[0], exact=False))
@@ -147,17 +173,29 @@ def init_spec(tag, observed=None):
             init["scale"] = _number(tag["scale"])
         if tag.get("shift", 0.0) != 0.0:
             init["shift"] = _number(tag["shift"])
+        if "factor" in tag:
+            init["factor"] = dict(tag["factor"])
         return init, exact
+    init = _fitted(dist, observed)
+    # A draw that went through a random factor keeps one, even fitted: without it every draw of a large
+    # input has the same statistics (`(torch.rand(n) * torch.rand(())).softmax(-1)`).
+    if "factor" in tag and init["dist"] not in ("zeros", "randint"):
+        init["factor"] = dict(tag["factor"])
+    return init, False
+
+
+def _fitted(dist, observed):
+    """An init of the tag's family fitted to the (min, max, mean, std) of one observed draw."""
     lo, hi, mean, std = observed
     if lo == hi:
         if lo == 0:
-            return {"dist": "zeros"}, False
-        return {"dist": "ones", "scale": _number(lo)}, False
+            return {"dist": "zeros"}
+        return {"dist": "ones", "scale": _number(lo)}
     if dist == "randint":
-        return {"dist": "randint", "low": int(lo), "high": int(hi) + 1}, False
+        return {"dist": "randint", "low": int(lo), "high": int(hi) + 1}
     if dist == "randn":
-        return {"dist": "randn", "scale": _number(std), "shift": _number(mean)}, False
+        return {"dist": "randn", "scale": _number(std), "shift": _number(mean)}
     init = {"dist": "rand", "scale": _number(hi - lo)}
     if lo != 0:
         init["shift"] = _number(lo)
-    return init, False
+    return init

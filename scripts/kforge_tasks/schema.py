@@ -110,10 +110,19 @@ def _check_tensor_spec(spec, path, symbols):
         if not isinstance(init, dict) or init.get("dist") not in DISTS:
             _fail(f"{path}.init.dist", f"expected one of {', '.join(DISTS)}")
         extra = DISTS[init["dist"]]
-        _check_keys(init, {"dist", "scale", "shift"} | extra, f"{path}.init", tuple(extra))
+        _check_keys(init, {"dist", "scale", "shift", "factor"} | extra, f"{path}.init", tuple(extra))
         for key in init:
-            if key != "dist":
+            if key not in ("dist", "factor"):
                 _check_number(init[key], f"{path}.init.{key}")
+        if "factor" in init:
+            factor = init["factor"]
+            if not isinstance(factor, dict):
+                _fail(f"{path}.init.factor", "expected an object {low, high}")
+            _check_keys(factor, {"low", "high"}, f"{path}.init.factor", ("low", "high"))
+            for key in ("low", "high"):
+                _check_number(factor[key], f"{path}.init.factor.{key}")
+            if not factor["low"] < factor["high"]:
+                _fail(f"{path}.init.factor", "low must be below high")
 
 
 def validate(doc, task_id=None):

@@ -138,6 +138,7 @@ std::string InitText(const common::InitSpec& init) {
     s += "(" + json(init.low).dump() + ", " + json(init.high).dump() + ")";
   if (init.scale != 1) s += " *" + json(init.scale).dump();
   if (init.shift != 0) s += " +" + json(init.shift).dump();
+  if (init.factor) s += " *U(" + json(init.factor->low).dump() + ", " + json(init.factor->high).dump() + ")";
   return s;
 }
 

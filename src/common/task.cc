@@ -542,7 +542,7 @@ namespace task_json {
 
 Status ParseInit(const Checker& c, const json& v, const std::string& path, InitSpec& init) {
   KFORGE_RETURN_IF_ERROR(c.Object(v, path));
-  KFORGE_RETURN_IF_ERROR(c.OnlyKeys(v, path, {"dist", "low", "high", "scale", "shift"}));
+  KFORGE_RETURN_IF_ERROR(c.OnlyKeys(v, path, {"dist", "low", "high", "scale", "shift", "factor"}));
   KFORGE_RETURN_IF_ERROR(c.Require(v, path, "dist"));
   KFORGE_ASSIGN_OR_RETURN(std::string dist, c.String(v["dist"], path + ".dist"));
   static const std::pair<std::string_view, InitSpec::Dist> kDists[] = {
@@ -574,6 +574,19 @@ Status ParseInit(const Checker& c, const json& v, const std::string& path, InitS
     if (!std::isfinite(*field)) return c.Error(field_path, "not finite");
   }
   if (ranged && !(init.low < init.high)) return c.Error(path, "\"low\" must be below \"high\"");
+  if (v.contains("factor")) {
+    const std::string factor_path = path + ".factor";
+    KFORGE_RETURN_IF_ERROR(c.Object(v["factor"], factor_path));
+    KFORGE_RETURN_IF_ERROR(c.OnlyKeys(v["factor"], factor_path, {"low", "high"}));
+    KFORGE_RETURN_IF_ERROR(c.Require(v["factor"], factor_path, "low"));
+    KFORGE_RETURN_IF_ERROR(c.Require(v["factor"], factor_path, "high"));
+    InitSpec::Factor factor;
+    KFORGE_ASSIGN_OR_RETURN(factor.low, c.Number(v["factor"]["low"], factor_path + ".low"));
+    KFORGE_ASSIGN_OR_RETURN(factor.high, c.Number(v["factor"]["high"], factor_path + ".high"));
+    if (!std::isfinite(factor.low) || !std::isfinite(factor.high) || !(factor.low < factor.high))
+      return c.Error(factor_path, "\"low\" and \"high\" must be finite, \"low\" below \"high\"");
+    init.factor = factor;
+  }
   return Status::Ok();
 }
 

@@ -179,6 +179,19 @@ StatusOr<uint64_t> DrawWithKernel(at::Tensor& t, uint64_t seed, const kernels::D
   });
 }
 
+/// `spec` with its init's factor (KernelBench's `x * torch.rand(())`) drawn for `seed` and folded into
+/// its scale and shift: one number per input draw, the same on every device.
+common::TensorSpec WithDrawnFactor(const common::TensorSpec& spec, uint64_t seed) {
+  common::TensorSpec out = spec;
+  if (!spec.init.factor || !common::IsFloating(spec.dtype)) return out;
+  const double u = static_cast<double>(SplitMix64(seed ^ 0xF4C7F4C7F4C7F4C7ull) >> 11) * 0x1.0p-53;
+  const double factor = spec.init.factor->low + (spec.init.factor->high - spec.init.factor->low) * u;
+  out.init.scale *= factor;
+  out.init.shift *= factor;
+  out.init.factor.reset();
+  return out;
+}
+
 }  // namespace
 
 Status GenerateInputsInto(const common::Task& task, std::string_view variant, uint64_t seed,
@@ -191,7 +204,8 @@ Status GenerateInputsInto(const common::Task& task, std::string_view variant, ui
   if (!v) return Status::NotFound("task " + task.id + " has no variant \"" + std::string(variant) + "\"");
   at::InferenceMode guard;
   for (size_t i = 0; i < task.inputs.size(); ++i) {
-    const common::TensorSpec& spec = task.inputs[i];
+    const uint64_t tensor_seed = SplitMix64(seed ^ SplitMix64(i * 131 + static_cast<uint64_t>(distribution_index)));
+    const common::TensorSpec spec = WithDrawnFactor(task.inputs[i], tensor_seed);
     KFORGE_ASSIGN_OR_RETURN(std::vector<int64_t> shape, common::ResolveShape(spec, v->symbols));
     Tensor* dst = inputs.Find(spec.name);
     if (dst == nullptr || !dst->defined() || dst->dtype() != spec.dtype || dst->shape() != shape)
@@ -200,7 +214,6 @@ Status GenerateInputsInto(const common::Task& task, std::string_view variant, ui
     Device device = dst->device();
     if (device.is_cuda() && device.index >= CudaDeviceCount())
       return Status::Unavailable("no CUDA device " + device.ToString());
-    const uint64_t tensor_seed = SplitMix64(seed ^ SplitMix64(i * 131 + static_cast<uint64_t>(distribution_index)));
     try {
       at::Tensor flat = Unwrap(*dst).view({-1});
       std::optional<kernels::DrawSpec> draw = KernelDraw(spec, distribution_index);

@@ -227,6 +227,17 @@ TEST_F(TaskTreeTest, LoadsWhatTheImportMeasured) {
   EXPECT_FALSE(task->Unjudgeable());
 }
 
+TEST_F(TaskTreeTest, LoadsAnInputsFactor) {
+  json j = Good();
+  j["inputs"][0]["init"] = {{"dist", "rand"}, {"factor", {{"low", 0}, {"high", 0.5}}}};
+  StatusOr<Task> task = LoadTask(Write("core/scale", j.dump()));
+  ASSERT_TRUE(task.ok()) << task.status().ToString();
+  ASSERT_TRUE(task->inputs[0].init.factor.has_value());
+  EXPECT_EQ(task->inputs[0].init.factor->low, 0);
+  EXPECT_EQ(task->inputs[0].init.factor->high, 0.5);
+  EXPECT_FALSE(task->inputs[1].init.factor.has_value());
+}
+
 struct BadCase {
   const char* label;
   std::function<void(json&)> mutate;
@@ -278,6 +289,12 @@ TEST_F(TaskTreeTest, RejectsBadTasks) {
        "unknown distribution \"normal\""},
       {"low above high", [](json& j) { j["inputs"][0]["init"]["low"] = 3; },
        "\"low\" must be below \"high\""},
+      {"factor without high", [](json& j) { j["inputs"][0]["init"]["factor"] = {{"low", 0}}; },
+       "inputs[0].init.factor: missing field \"high\""},
+      {"empty factor", [](json& j) { j["inputs"][0]["init"]["factor"] = {{"low", 1}, {"high", 1}}; },
+       "inputs[0].init.factor: \"low\" and \"high\" must be finite, \"low\" below \"high\""},
+      {"factor field", [](json& j) { j["inputs"][0]["init"]["factor"] = {{"low", 0}, {"high", 1}, {"dist", "rand"}}; },
+       "inputs[0].init.factor.dist: unknown field"},
       {"tolerance negative",
        [](json& j) {
          j["tolerance"] = {{"atol", -1}};

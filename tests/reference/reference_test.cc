@@ -157,6 +157,29 @@ TEST(InputsTest, DistributionsKeepTheirDomain) {
   }
 }
 
+// KernelBench's `torch.rand(n) * torch.rand(())`: each draw has its own factor, so the mean of a large
+// input (and a loss over it) is not the same on every draw.
+TEST(InputsTest, AFactorScalesEachDrawByANumberOfItsOwn) {
+  common::Task task;
+  task.id = "t";
+  task.variants = {{"default", {}}};
+  common::TensorSpec scaled{"p", DType::kFloat32, {"65536"}, {}};
+  scaled.init.dist = common::InitSpec::Dist::kRand;
+  scaled.init.factor = common::InitSpec::Factor{0.5, 1.0};
+  task.inputs = {scaled};
+  std::set<float> maxima;
+  for (uint64_t seed = 1; seed <= 8; ++seed) {
+    std::vector<float> v = ToFloats(*GenerateInputs(task, "default", seed, 0, Device::Cpu()).value().Find("p"));
+    const float max = *std::max_element(v.begin(), v.end());
+    EXPECT_GE(*std::min_element(v.begin(), v.end()), 0.0f);
+    EXPECT_TRUE(max >= 0.49f && max < 1.0f) << max;
+    maxima.insert(std::round(max * 1000) / 1000);
+    EXPECT_TRUE(BitwiseEqual(*GenerateInputs(task, "default", seed, 0, Device::Cpu()).value().Find("p"),
+                             *GenerateInputs(task, "default", seed, 0, Device::Cpu()).value().Find("p")));
+  }
+  EXPECT_GE(maxima.size(), 6u) << "the draws share their factor";
+}
+
 TEST_F(ProgramTest, RunsThePackageAndChecksInputs) {
   auto program = ReferenceProgram::Load(task_, "default", Device::Cpu());
   ASSERT_TRUE(program.ok()) << program.status().ToString();

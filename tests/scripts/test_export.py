@@ -115,6 +115,33 @@ def test_constants_and_derived_init(tmp_path):
     assert doc["inputs"][1]["init"] == {"dist": "randint", "low": 0, "high": 2, "scale": 2, "shift": -1}
 
 
+
+def test_a_random_scalar_factor_is_kept_as_the_inputs_factor(tmp_path):
+    # KernelBench's loss problems scale one input by `torch.rand(())`, a new number on every draw: without
+    # it every draw of a large input gives the same mean, and a kernel returning that constant passes.
+    ref = tmp_path / "loss.py"
+    ref.write_text(
+        "import torch\nN = 64\n"
+        "class Model(torch.nn.Module):\n"
+        "    def forward(self, p, t, q):\n        return torch.mean((p - t) ** 2) + q.sum()\n"
+        "def get_inputs():\n"
+        "    scale = torch.rand(())\n"
+        "    return [torch.rand(N, N) * scale, torch.rand(N, N), (torch.rand(N) * scale).softmax(dim=-1)]\n"
+        "def get_init_inputs():\n    return []\n")
+    code, _, stderr = run("module", ref, "--out", tmp_path / "out", "--id", "user/loss", "--device", "cpu")
+    assert code == 0, stderr
+    doc = json.loads((tmp_path / "out/user/loss/task.json").read_text())
+    schema.validate(doc, "user/loss")
+    assert doc["inputs"][0]["init"] == {"dist": "rand", "factor": {"low": 0, "high": 1}}
+    assert doc["inputs"][1]["init"] == {"dist": "rand"}
+    # Through a softmax the draw is fitted from observed values, and keeps its factor.
+    assert doc["inputs"][2]["init"]["factor"] == {"low": 0, "high": 1}
+    assert doc["inputs"][2]["init"]["dist"] == "rand" and doc["inputs"][2]["init"]["scale"] > 0
+    bad = dict(doc, inputs=[dict(doc["inputs"][0], init={"dist": "rand", "factor": {"low": 1, "high": 1}})] + doc["inputs"][1:])
+    with pytest.raises(schema.TaskError, match="factor"):
+        schema.validate(bad, "user/loss")
+
+
 BAD_PROGRAMS = {
     "no_get_inputs": ("import torch\nclass Model(torch.nn.Module):\n    def forward(self, x):\n        return x\n",
                       "no get_inputs defined"),

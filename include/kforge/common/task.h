@@ -16,14 +16,20 @@
 
 namespace kforge::common {
 
-/// How an input is drawn: `x = draw(dist) * scale + shift`.
+/// How an input is drawn: `x = (draw(dist) * scale + shift) * factor`.
 struct InitSpec {
   enum class Dist { kRandn, kRand, kUniform, kRandint, kOnes, kZeros };
+  /// A number drawn once per input draw from [low, high): KernelBench's `x * torch.rand(())`.
+  struct Factor {
+    double low = 0;
+    double high = 1;
+  };
   Dist dist = Dist::kRandn;
   double low = 0;   // uniform/randint only; randint's range is [low, high)
   double high = 1;  // uniform/randint only
   double scale = 1;
   double shift = 0;
+  std::optional<Factor> factor;  // floating inputs only; absent: 1
 };
 
 /// "randn", "rand", ...
