@@ -5,10 +5,13 @@
 #      variants, noise outputs, degenerate/nondeterministic tasks and input domains are measured here;
 #   2. the candidates of tests/verify/kernelbench_cheats/ (which KernelBench's own eval accepts) through
 #      `kforge verify`, each against its expected status;
+#   2b. `kforge bench` on honest kernels of level1/1, 19, 23 and 47 and on correct kernels for 47 that cheat
+#      on speed (tests/bench/timing_cheats_kb; KFORGE_KB_TIMING=0 skips it): none timed faster than the
+#      honest kernel;
 #   3. `kforge tasks audit` (--trials $KFORGE_KB_AUDIT_TRIALS, default 5; stopped after
 #      $KFORGE_KB_AUDIT_TIMEOUT s; skipped with KFORGE_KB_AUDIT=0): no-work candidates against every
 #      task; none may pass a judgeable task;
-#   4. `kforge tasks check`: every task ok or counted apart (ill_conditioned, degenerate, nondeterministic),
+#   4. `kforge tasks check` (KFORGE_KB_CHECK=0 skips it): every task ok or counted apart (ill_conditioned, degenerate, nondeterministic),
 #      and the references' own % of speed of light (costs derived at import): how many sit under 10%,
 #      10-50% and over 50% of the floor, per level;
 #   5. scripts/bench_kb_scale.py (cold verify, batch throughput) unless KFORGE_KB_BENCH=0.
@@ -77,6 +80,36 @@ if len(verdicts) != len(rows):
 sys.exit(1 if bad else 0)
 PY
 
+if [ "${KFORGE_KB_TIMING:-1}" = 1 ]; then
+step "timing at real sizes: honest kernels, and correct kernels that cheat on speed (tests/bench/timing_cheats_kb)"
+timing=tests/bench/timing_cheats_kb
+files=$(python3 -c "import json; print(' '.join('$timing/'+r['file'] for r in json.load(open('$timing/manifest.json'))))")
+build/kforge bench --tasks "$root" --seed 7 $files tests/verify/kernelbench_cheats/l1_19_relu_correct.json \
+  tests/verify/kernelbench_cheats/l1_23_softmax_correct.json tests/bench/kernelbench/l1_1_matmul_tiled.json \
+  >"$out/timing.jsonl" 2>"$out/timing.err"
+echo "exit $?"; cat "$out/timing.err"
+python3 - "$timing/manifest.json" "$out/timing.jsonl" <<'PY' || fail=1
+import json, sys
+rows = json.load(open(sys.argv[1]))
+records = [json.loads(l) for l in open(sys.argv[2]) if l.strip()]
+for r in records:
+    c = r.get("candidate") or {}
+    print(r["task"].split("/")[-1], r["status"], "median_ms", c.get("median_ms"), "speedup", r.get("speedup"),
+          "draws", r.get("input_draws"), "recheck", r.get("recheck_speedup"), "flags", ",".join(r.get("flags", [])),
+          r.get("message", "")[:160])
+honest = next(r for row, r in zip(rows, records) if row["role"] == "honest")
+bad = 0
+for row, r in zip(rows, records):
+    if row["role"] != "cheat":
+        continue
+    ms = (r.get("candidate") or {}).get("median_ms")
+    faster = r["status"] == "ok" and ms is not None and ms < honest["candidate"]["median_ms"] / 1.25
+    bad += faster
+    print(("FASTER THAN HONEST" if faster else "not faster"), row["file"], r["status"], ms)
+sys.exit(1 if bad else 0)
+PY
+fi
+
 if [ "${KFORGE_KB_AUDIT:-1}" = 1 ]; then
 step "tasks audit"
 start=$(date +%s)
@@ -110,6 +143,7 @@ sys.exit(1 if holes or harness else 0)
 PY
 fi
 
+if [ "${KFORGE_KB_CHECK:-1}" = 1 ]; then
 step "tasks check"
 start=$(date +%s)
 build/kforge tasks check "$root" ${KFORGE_KB_FILTER:+--filter "$KFORGE_KB_FILTER"} >"$out/tasks-check.txt" 2>"$out/tasks-check.err"
@@ -136,6 +170,7 @@ for level in sorted(set(bands) | set(without)):
     under, middle, over = bands[level]
     print(f"{level}: {under} under 10%, {middle} 10-50%, {over} over 50% of the floor; {without[level]} without a %SOL")
 PY
+fi
 
 if [ "${KFORGE_KB_BENCH:-1}" = 1 ]; then
   step "verify at scale"
