@@ -18,7 +18,7 @@
 # default 8), KFORGE_PUBLISHED_MIN_AGREEMENT (percent, default 95).
 # Exit 0 when every step ran and the agreement is at least the minimum, 1 otherwise.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 kb=${1:?usage: scripts/gpu-published.sh KERNELBENCH_DIR}
 out=${OUT:-build/gpu-published}
 root=${KFORGE_KB_TASKS:-build-kb/tasks}
@@ -32,7 +32,7 @@ if [ ! -x build/kforge ]; then
 fi
 
 step "import the problems the manifest names (missing ones only) into $root"
-python3 - "$published/manifest.json" "$root" "$kb" >"$out/import-plan.txt" <<'PY'
+if ! python3 - "$published/manifest.json" "$root" "$kb" >"$out/import-plan.txt" <<'PY'
 import json, os, re, sys
 manifest, root, kb = sys.argv[1:4]
 missing = {}
@@ -51,7 +51,9 @@ for entry in json.load(open(manifest)):
 for level, stems in sorted(missing.items()):
     print(level, "^(" + "|".join(re.escape(s) for s in sorted(stems)) + r")\.py$", len(stems))
 PY
-[ $? = 0 ] || exit 1
+then
+  exit 1
+fi
 while read -r level regex count; do
   [ -n "$level" ] || continue
   echo "level $level: importing $count problems" >&2
@@ -60,15 +62,15 @@ while read -r level regex count; do
 done <"$out/import-plan.txt"
 [ -s "$out/import-plan.txt" ] || echo "every problem is imported already" >&2
 
-files=$(python3 -c "import json; print(' '.join('$published/' + e['file'] for e in json.load(open('$published/manifest.json'))))")
-step "kforge verify --seed 7 on $(echo $files | wc -w) published solutions"
+mapfile -t files < <(python3 -c "import json, sys; print('\\n'.join(sys.argv[1] + '/' + e['file'] for e in json.load(open(sys.argv[1] + '/manifest.json'))))" "$published")
+step "kforge verify --seed 7 on ${#files[@]} published solutions"
 start=$(date +%s)
-build/kforge verify --tasks "$root" --seed 7 $files >"$out/verdicts.jsonl" 2>"$out/verify.err"
+build/kforge verify --tasks "$root" --seed 7 "${files[@]}" >"$out/verdicts.jsonl" 2>"$out/verify.err"
 echo "verify exit $?, took $(( $(date +%s) - start )) s" >&2
 tail -2 "$out/verify.err" >&2
 
 step "KernelBench's judge on the same kernels (kforge export --format kernelbench, scripts/kb-judge.sh)"
-python3 scripts/published_records.py "$out/verdicts.jsonl" "$out/records.jsonl" $files >"$out/records-map.jsonl" || fail=1
+python3 scripts/published_records.py "$out/verdicts.jsonl" "$out/records.jsonl" "${files[@]}" >"$out/records-map.jsonl" || fail=1
 build/kforge export "$out/records.jsonl" --format kernelbench --include-incorrect --tasks "$root" \
   --out "$out/kb-export" --force 2>"$out/kb-export.err" || { cat "$out/kb-export.err" >&2; fail=1; }
 tail -3 "$out/kb-export.err" >&2
