@@ -115,7 +115,8 @@ for rec, verdict in zip(records, verdicts):
     as_expected = "" if kb_correct is None or (kb_correct == (expected == "accepts")) else " (expected " + expected + ")"
     row = {"file": name, "task": rec["task"], "kforge": status, "shape_general": general,
            "kforge_message": verdict.get("message", "")[:200], "kernelbench": kb_text + as_expected,
-           "agreement": verdict_text, "kernelbench_expected": expected}
+           "agreement": verdict_text, "kernelbench_expected": expected,
+           "kforge_expected": entry.get("kforge_expected", "?")}
     rows.append(row)
 with open(os.path.join(out, "agreement.jsonl"), "w") as f:
     for row in rows:
@@ -130,6 +131,10 @@ summary = (f"{len(rows)} published kernels: {both} judged by both, {agree} agree
 open(os.path.join(out, "agreement.md"), "w").write("\n".join(table) + "\n\n" + summary + "\n")
 print("\n".join(table))
 print(summary)
+for r in rows:
+    if r["kforge"] != r["kforge_expected"]:
+        print(f"kforge not as the manifest expects: {r['file']}: {r['kforge']} ({r['kforge_message'][:150]}), "
+              f"expected {r['kforge_expected']}")
 for r in rows:
     if r["agreement"] == "DISAGREE":
         print(f"disagreement: {r['file']} ({r['task']}): kforge {r['kforge']} ({r['kforge_message'][:150]}), "
