@@ -16,7 +16,8 @@
 # agreement.md (the table in Markdown). env: KB_JOBS (files KernelBench judges at once, default 2: the level-1
 # problems hold several GiB each), KB_TRIALS, KB_TIMEOUT (scripts/kb-judge.sh), KFORGE_KB_JOBS (import jobs,
 # default 8), KFORGE_PUBLISHED_MIN_AGREEMENT (percent, default 95).
-# Exit 0 when every step ran and the agreement is at least the minimum, 1 otherwise.
+# Exit 0 when every step ran and the agreement is at least the minimum, 1 otherwise. KernelBench's half is the
+# long one: every ModelNew file builds with nvcc (1 to 2 minutes each, scripts/kb-judge.sh), KB_JOBS at a time.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 kb=${1:?usage: scripts/gpu-published.sh KERNELBENCH_DIR}
