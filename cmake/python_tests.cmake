@@ -21,6 +21,13 @@ endif()
 add_test(NAME export_trl COMMAND ${KFORGE_PYTHON} ${PROJECT_SOURCE_DIR}/tests/scripts/check_trl_export.py $<TARGET_FILE:kforge>)
 set_tests_properties(export_trl PROPERTIES LABELS cpu TIMEOUT 600 COST 100)
 
+# The published KernelBench solutions of tests/verify/published/ (scripts/gpu-published.sh judges them on a
+# GPU, beside KernelBench's own judge): the manifest names each file's source, commit and licence; each
+# file parses, NVRTC-compiles to the status the manifest records, and exports to a ModelNew file.
+add_test(NAME published_solutions COMMAND ${KFORGE_PYTHON} ${PROJECT_SOURCE_DIR}/tests/scripts/check_published.py
+         $<TARGET_FILE:kforge>)
+set_tests_properties(published_solutions PROPERTIES LABELS cpu TIMEOUT 600)
+
 # The Hub's conventions for kforge export: a text + tools export loads with datasets (plainly and with
 # the card's snippet), renders through the chat templates TRL ships (Qwen2.5, Llama-3.1, Qwen3) with
 # tool-call arguments written once, and --format parquet keeps the same features.
