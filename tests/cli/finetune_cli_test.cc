@@ -411,6 +411,8 @@ TEST_F(FakeTrainerTest, ASlurmJobStoppedBySigtermRecordsItAndStatusSaysHowToResu
          "export SLURM_JOB_ID=4343 SLURM_JOB_NODELIST=node1 SLURM_NNODES=1 SLURM_CPUS_PER_TASK=8\n"
          "setsid bash \"$1\" > \"$(dirname \"$1\")/slurm-4343.log\" 2>&1 &\n"
          "echo $! > \"$(dirname \"$0\")/job.pid\"\n"
+         // Returns once the job leads its own session: kforge ends sbatch's process group when it exits.
+         "while [ \"$(ps -o sid= -p $! | tr -d ' ')\" != \"$!\" ]; do sleep 0.01; done\n"
          "echo 'Submitted batch job 4343'\n");
   const fs::path out = dir_ / "slow-run";
   LaunchRun run = Launch(Fake(out.string(), {"--launcher", "slurm", "--time", "10"}), Env());
