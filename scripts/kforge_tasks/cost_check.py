@@ -13,7 +13,8 @@ from pathlib import Path
 
 from torch._subclasses.fake_tensor import FakeTensorMode
 
-from . import bulk, cost, exporter, program, small_variant
+from . import cost, program, small_variant
+from .lifted import Lifted, model_state
 from .schema import TaskError
 
 
@@ -25,8 +26,8 @@ def traces(path, symtabs):
         probe = program.Probe(module, path)
         model = _model(module, path)
         program.lift_tensor_attributes(model, path)
-        params, buffers = exporter._state(model, path)
-        lifted = exporter.Lifted(model, probe, [n for n, _ in params], [n for n, _ in buffers])
+        params, buffers = model_state(model, path)
+        lifted = Lifted(model, probe, [n for n, _ in params], [n for n, _ in buffers])
         out.append(cost.trace(lifted, probe, params + buffers))
     return out
 

@@ -17,9 +17,9 @@ import torch
 from safetensors.torch import save_file
 from torch._subclasses.fake_tensor import FakeTensorMode
 from torch.export.pt2_archive._package import package_pt2
-from torch.func import functional_call
 
-from . import behaviour, conditioning, expr, program, provenance, rnn_shapes, shapes, small_variant
+from . import behaviour, conditioning, cost_check, expr, program, provenance, rnn_shapes, shapes, small_variant
+from .lifted import Lifted, model_state
 from .schema import SCHEMA, TaskError, validate
 
 GOLDEN_LIMIT = 64 << 20  # inputs + outputs of the golden file
@@ -28,46 +28,6 @@ FLOAT64_LIMIT = 4 << 30  # float64 copies of the state and inputs for the condit
 FIELD_ORDER = ("schema", "id", "level", "tags", "license", "description", "spec", "reference", "symbols",
                "constants", "inputs", "params", "outputs", "variants", "tolerance", "conditioning", "behaviour", "domains", "cost",
                "artifacts")
-
-
-class Lifted(torch.nn.Module):
-    """forward(inputs..., params..., buffers...) -> tuple of outputs, for the model in `model`."""
-
-    def __init__(self, model, probe, param_names, buffer_names):
-        super().__init__()
-        object.__setattr__(self, "_model", model)  # not a submodule: its state comes in as inputs
-        self._probe = probe
-        self._param_names = param_names
-        self._buffer_names = buffer_names
-
-    def forward(self, *args):
-        n = len(self._probe.tensors)
-        inputs, state_args = args[:n], args[n:]
-        np_ = len(self._param_names)
-        state = dict(zip(self._param_names, state_args[:np_]))
-        # Buffers are cloned so in-place updates (BatchNorm running stats) stay inside the graph.
-        state.update({k: v.clone() for k, v in zip(self._buffer_names, state_args[np_:])})
-        call = [None] * self._probe.count
-        for (pos, _, _, _, _), t in zip(self._probe.tensors, inputs):
-            call[pos] = t
-        for pos, name in enumerate(self._probe.names):
-            if name in self._probe.constants:
-                call[pos] = self._probe.constants[name]
-        with program.FreshState(self._model):
-            out = functional_call(self._model, state, tuple(call))
-        if isinstance(out, torch.Tensor):
-            return (out,)
-        if isinstance(out, (tuple, list)) and all(isinstance(o, torch.Tensor) for o in out):
-            return tuple(out)
-        raise TaskError(f"forward must return a tensor or a tuple of tensors, got {type(out).__name__}")
-
-
-def _state(model, path):
-    params = [(n, p.detach()) for n, p in model.named_parameters()]
-    buffers = [(n, b.detach()) for n, b in model.named_buffers()]
-    for name, t in params + buffers:
-        program.dtype_name(t.dtype, f"{path}: parameter '{name}'")
-    return params, buffers
 
 
 def _export(lifted, probe, state, device):
@@ -114,7 +74,7 @@ def build_variant(path, name, symbols, overrides, devices, seed, workdir, log):
     probe = program.Probe(module, path)
     model = program.make_model(module, path, seed)
     lifted_attrs = program.lift_tensor_attributes(model, path)
-    params, buffers = _state(model, path)
+    params, buffers = model_state(model, path)
     lifted = Lifted(model, probe, [n for n, _ in params], [n for n, _ in buffers])
     packages, out_specs = {}, None
     for device in devices:
@@ -389,7 +349,6 @@ def _build_into(path, task_id, work, base, devices, seed, golden_limit, symbols_
     if default.probe.constants:
         doc["constants"] = default.probe.constants
     if "cost" not in base:  # hand-written costs are kept as written
-        from . import cost_check  # it builds on this module
         derived, cost_notes = cost_check.derive_built(path, built, symtabs)
         notes.extend(cost_notes)
         if derived:
