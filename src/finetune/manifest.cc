@@ -16,7 +16,8 @@ constexpr const char* kProgressPrefix = "kforge-train ";
 
 json Settings(const LaunchOptions& o, const DatasetStats& stats) {
   const TrainingSettings& t = o.training;
-  return {{"model", o.model},
+  json settings = {{"model", o.model},
+          {"trainer", std::string(TrainerName(o.trainer))},
           {"lora", t.lora},
           {"epochs", t.epochs},
           {"learning_rate", LearningRate(t)},
@@ -35,6 +36,12 @@ json Settings(const LaunchOptions& o, const DatasetStats& stats) {
           {"gpus_per_node", o.gpus_per_node},
           {"python", o.python},
           {"overrides", o.overrides}};
+  if (o.trainer == Trainer::kGrpo)
+    settings["grpo"] = {{"servers", o.grpo.servers},
+                        {"protocol", o.grpo.protocol},
+                        {"num_generations", o.grpo.num_generations},
+                        {"max_completion_length", o.grpo.max_completion_length}};
+  return settings;
 }
 
 /// The last line of `out` that starts with kProgressPrefix and holds "done", parsed; null if none.

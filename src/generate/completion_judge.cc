@@ -1,0 +1,382 @@
+// The completion judge (kforge/generate/completion_judge.h): requests of kforge.rl/1 answered with
+// generate's reply parser, judge and feedback.
+#include "kforge/generate/completion_judge.h"
+
+#include <algorithm>
+#include <chrono>
+#include <deque>
+#include <thread>
+#include <utility>
+
+#include "generate/attempt.h"
+#include "generate/episode.h"
+#include "generate/prompts.h"
+#include "generate/reply.h"
+#include "generate/task_view.h"
+#include "kforge/common/json_fields.h"
+#include "kforge/llm/chat.h"
+
+namespace kforge::generate {
+namespace {
+
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+/// Longest task id echoed back in an error.
+constexpr size_t kShownId = 120;
+
+double MillisSince(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+/// One completion of a batch: what was asked, what was read from it, and its attempts.
+struct Item {
+  std::string id;
+  std::string task;
+  dataset::Protocol protocol = dataset::Protocol::kText;
+  std::string refusal;  ///< why it is not judged at all (unknown task, over the cap, malformed)
+  std::vector<Candidate> candidates;
+  std::vector<dataset::Attempt> attempts;  ///< one per candidate judged (at most kMaxCandidatesPerReply)
+};
+
+/// The assistant message of a completion: text, a message object, or a conversation (its last
+/// assistant message), as TRL hands completions to a reward function.
+StatusOr<llm::Message> CompletionMessage(const json& completion) {
+  if (completion.is_string()) return llm::Message::Assistant(completion.get<std::string>());
+  if (completion.is_object()) return llm::MessageFromJson(completion);
+  if (completion.is_array()) {
+    for (auto it = completion.rbegin(); it != completion.rend(); ++it)
+      if (it->is_object() && it->value("role", std::string()) == "assistant") return llm::MessageFromJson(*it);
+    return Status::InvalidArgument("completion: a conversation without an assistant message");
+  }
+  return Status::InvalidArgument("completion: expected a string, a message object or a list of messages, got " +
+                                 common::JsonTypeName(completion));
+}
+
+/// The item of `entry` (index `index` of the batch), read strictly; a bad entry is a refused item.
+Item ReadItem(const json& entry, size_t index, const std::map<std::string, common::Task>& tasks,
+              size_t max_bytes) {
+  Item item;
+  item.id = std::to_string(index);
+  const std::string where = "batch[" + std::to_string(index) + "]";
+  if (!entry.is_object()) {
+    item.refusal = where + ": expected an object, got " + common::JsonTypeName(entry);
+    return item;
+  }
+  common::JsonFields in(entry, where);
+  std::string protocol;
+  Status read = in.CheckObject({"id", "task", "completion", "protocol"});
+  if (read.ok()) read = in.Read("id", item.id);
+  if (read.ok()) read = in.Read("task", item.task, /*required=*/true);
+  if (read.ok()) read = in.Read("protocol", protocol);
+  if (read.ok() && !in.Has("completion")) read = in.Error("completion", "missing");
+  if (!read.ok()) {
+    item.refusal = read.message();
+    return item;
+  }
+  if (item.id.size() > 200) item.id = item.id.substr(0, 200);
+  if (!tasks.count(item.task)) {
+    item.refusal = where + ".task: no task \"" + item.task.substr(0, kShownId) + "\" on this server";
+    item.task = item.task.substr(0, kShownId);
+    return item;
+  }
+  const json& completion = entry["completion"];
+  const size_t bytes = completion.is_string() ? completion.get_ref<const std::string&>().size()
+                                              : common::JsonText(completion).size();
+  if (bytes > max_bytes) {
+    item.refusal = where + ".completion: " + std::to_string(bytes) + " bytes, over the server's limit of " +
+                   std::to_string(max_bytes) + " (kforge serve --max-completion-bytes)";
+    return item;
+  }
+  StatusOr<llm::Message> message = CompletionMessage(completion);
+  if (!message.ok()) {
+    item.refusal = where + "." + message.status().message();
+    return item;
+  }
+  if (!protocol.empty()) {
+    auto named = dataset::kProtocolNames.Parse(protocol);
+    if (!named) {
+      item.refusal = where + ".protocol: expected text or tools, got \"" + protocol.substr(0, 40) + "\"";
+      return item;
+    }
+    item.protocol = *named;
+  } else {
+    item.protocol = message->tool_calls.empty() ? dataset::Protocol::kText : dataset::Protocol::kTools;
+  }
+  item.candidates = CandidatesOf(*message, item.protocol, item.task);
+  return item;
+}
+
+/// The result of one judged item: the best attempt's verdict and reward, and the feedback of each
+/// candidate as generate would send it.
+json ItemResult(Item& item, const PromptSet& prompts, bool compile_only, double target_speedup) {
+  json out = {{"id", item.id}, {"task", item.task}};
+  if (!item.refusal.empty()) {
+    out["status"] = "refused";
+    out["error"] = item.refusal;
+    out["reward"] = nullptr;
+    return out;
+  }
+  json tool_results = json::array();
+  std::string feedback;
+  bool done = false;
+  std::vector<dataset::Attempt> counted;  // the attempts generate would have judged, in order
+  for (size_t i = 0; i < item.candidates.size(); ++i) {
+    const Candidate& candidate = item.candidates[i];
+    if (done || i >= item.attempts.size()) {  // not judged; every tool call still gets its result
+      tool_results.push_back({{"tool_call_id", candidate.tool_call_id},
+                              {"content", done ? std::string("Not run: an earlier call of this reply ended the episode.")
+                                               : "Not run: at most " + std::to_string(kMaxCandidatesPerReply) +
+                                                     " tool calls of one reply are run."},
+                              {"is_error", true}});
+      continue;
+    }
+    dataset::Attempt& attempt = item.attempts[i];
+    const bool reached = ReachedTarget(attempt, compile_only, target_speedup);
+    done = candidate.submit || reached;
+    const std::string text = AttemptFeedback(prompts, attempt, done, target_speedup, compile_only);
+    if (item.protocol == dataset::Protocol::kTools)
+      tool_results.push_back(
+          {{"tool_call_id", candidate.tool_call_id}, {"content", text}, {"is_error", !attempt.correct && !reached}});
+    else
+      feedback = text;
+    counted.push_back(attempt);
+  }
+  if (item.candidates.empty())  // tools protocol without a tool call
+    feedback = "Call `run` to test a solution or `submit` to hand it in.";
+  if (item.protocol == dataset::Protocol::kTools)
+    for (const json& r : tool_results) feedback += (feedback.empty() ? "" : "\n\n") + r["content"].get<std::string>();
+
+  const std::optional<int> best = BestAttempt(counted);
+  const dataset::Attempt none = [] {
+    dataset::Attempt a;
+    a.status = "no_solution";
+    return a;
+  }();
+  const dataset::Attempt& a = best ? counted[*best] : none;
+  const bool harness = a.Is(common::VerdictStatus::kHarnessError);
+  const bool suspect = !a.suspect_timing.empty();
+  out["status"] = a.status;
+  out["message"] = a.status == "no_solution" ? a.parse_error : a.verdict ? a.verdict->message.substr(0, 2000) : "";
+  out["compiled"] = a.compiled;
+  out["correct"] = compile_only ? json(nullptr) : json(a.correct);
+  out["speedup"] = a.speedup ? json(*a.speedup) : json(nullptr);
+  out["sol_pct"] = a.bench && a.bench->roofline && a.bench->roofline->sol_pct > 0 ? json(a.bench->roofline->sol_pct)
+                                                                                 : json(nullptr);
+  out["suspect_timing"] = a.suspect_timing;
+  out["components"] = {{"compiled", a.compiled ? 1 : 0},
+                       {"correct", a.correct ? 1 : 0},
+                       {"speedup", a.speedup ? json(*a.speedup) : json(nullptr)},
+                       {"suspect_timing", suspect ? 1 : 0}};
+  out["reward"] = harness ? json(nullptr) : json(ShapedReward(a.compiled, a.correct, a.speedup));
+  out["done"] = done;
+  out["candidates"] = item.candidates.size();
+  out["judged"] = item.attempts.size();
+  out["feedback"] = feedback;
+  if (item.protocol == dataset::Protocol::kTools) out["tool_results"] = std::move(tool_results);
+  return out;
+}
+
+}  // namespace
+
+double ShapedReward(bool compiled, bool correct, std::optional<double> speedup) {
+  if (!compiled) return 0;
+  double reward = 0.1;
+  if (!correct) return reward;
+  reward += 0.3;
+  if (speedup && *speedup > 0) reward += 0.6 * std::min(*speedup, 4.0) / 4.0;
+  return reward;
+}
+
+struct CompletionJudge::Loaded {
+  std::map<std::string, common::Task> tasks;
+  PromptSet prompts;
+};
+
+CompletionJudge::CompletionJudge(CompletionJudgeOptions options)
+    : options_(std::move(options)), loaded_(std::make_unique<Loaded>()) {}
+
+CompletionJudge::~CompletionJudge() = default;
+
+StatusOr<std::unique_ptr<CompletionJudge>> CompletionJudge::Create(CompletionJudgeOptions options) {
+  std::unique_ptr<CompletionJudge> judge(new CompletionJudge(std::move(options)));
+  KFORGE_ASSIGN_OR_RETURN(judge->loaded_->prompts, PromptSet::Load(judge->options_.prompts_dir));
+  KFORGE_ASSIGN_OR_RETURN(std::vector<common::Task> tasks, common::LoadTaskTree(judge->options_.tasks_root));
+  for (common::Task& task : tasks) {
+    std::string id = task.id;
+    judge->loaded_->tasks.emplace(std::move(id), std::move(task));
+  }
+  return judge;
+}
+
+bench::ServiceJudge& CompletionJudge::judge() {
+  std::call_once(judge_started_, [this] {
+    bench::BenchOptions judge_options = options_.judge;
+    judge_options.verify.tasks_root = options_.tasks_root;
+    judge_ = std::make_unique<bench::ServiceJudge>(
+        judge_options, judge_options.verify.compile_only ? bench::ServiceJudge::Mode::kCompileOnly
+                                                         : bench::ServiceJudge::Mode::kTimed);
+  });
+  return *judge_;
+}
+
+json CompletionJudge::About() const {
+  return {{"protocol", kRlProtocol},
+          {"compile_only", options_.judge.verify.compile_only},
+          {"arch", options_.judge.verify.arch},
+          {"tasks", loaded_->tasks.size()},
+          {"target_speedup", options_.target_speedup},
+          {"max_batch", options_.max_batch},
+          {"max_completion_bytes", options_.max_completion_bytes},
+          {"max_in_flight", options_.max_in_flight},
+          {"max_request_bytes", MaxRequestBytes()}};
+}
+
+size_t CompletionJudge::MaxRequestBytes() const {
+  // A full batch of completions at the cap, each escaped at most 6 bytes to 1 (\u0000), plus room.
+  return std::min<size_t>(options_.max_batch * options_.max_completion_bytes * 6 + (size_t{1} << 20),
+                          size_t{1} << 30);
+}
+
+json CompletionJudge::Answer(const json& request, const std::function<bool()>& gone) {
+  if (!request.is_object()) return {{"error", "request: expected an object, got " + common::JsonTypeName(request)}};
+  const std::string op = request.contains("op") && request["op"].is_string() ? request["op"].get<std::string>() : "";
+  if (op == "judge") return JudgeBatch(request, gone);
+  if (op == "prompt") return Prompt(request);
+  if (op == "tasks") return Tasks();
+  return {{"error", "request.op: expected judge, prompt or tasks" +
+                        (op.empty() ? std::string() : ", got \"" + op.substr(0, 40) + "\"")}};
+}
+
+json CompletionJudge::Tasks() const {
+  json list = json::array();
+  for (const auto& [id, task] : loaded_->tasks)
+    list.push_back({{"id", id}, {"level", task.level ? json(*task.level) : json(nullptr)}, {"tags", task.tags}});
+  return {{"tasks", std::move(list)}};
+}
+
+json CompletionJudge::Prompt(const json& request) {
+  common::JsonFields in(request, "request");
+  std::string task_id, protocol_name = "text";
+  Status read = in.CheckObject({"op", "task", "protocol"});
+  if (read.ok()) read = in.Read("task", task_id, /*required=*/true);
+  if (read.ok()) read = in.Read("protocol", protocol_name);
+  if (!read.ok()) return {{"error", read.message()}};
+  auto protocol = dataset::kProtocolNames.Parse(protocol_name);
+  if (!protocol)
+    return {{"error", "request.protocol: expected text or tools, got \"" + protocol_name.substr(0, 40) + "\""}};
+  auto found = loaded_->tasks.find(task_id);
+  if (found == loaded_->tasks.end())
+    return {{"error", "request.task: no task \"" + task_id.substr(0, kShownId) + "\" on this server"}};
+  const common::Task& task = found->second;
+  std::string reference;
+  {
+    std::lock_guard<std::mutex> lock(references_mu_);
+    auto cached = references_.find(task_id);
+    if (cached == references_.end()) {
+      bool cut = false;
+      StatusOr<std::string> text = ReadTaskReference(task, cut);
+      if (!text.ok()) return {{"error", task_id + ": " + text.status().message()}};
+      cached = references_.emplace(task_id, std::move(*text)).first;
+    }
+    reference = cached->second;
+  }
+  const bool compile_only = options_.judge.verify.compile_only;
+  std::optional<verify::HelloReply> hello;
+  if (!compile_only) hello = judge().Hello();
+  StatusOr<std::string> system = RenderSystemPrompt(loaded_->prompts, *protocol, hello, compile_only,
+                                                    options_.judge.verify.arch, options_.judge.verify.op_policy);
+  StatusOr<std::string> view = system.ok() ? RenderTaskView(task, View::kCode, reference) : system.status();
+  StatusOr<std::string> user =
+      view.ok() ? Render(loaded_->prompts.task,
+                         {{"task_id", task.id}, {"task_view", *view}, {"tensors", RenderTensorTable(task)}}, "task.md")
+                : view.status();
+  if (!user.ok()) return {{"error", task_id + ": " + user.status().message()}};
+  json tools = json::array();
+  if (*protocol == dataset::Protocol::kTools)
+    for (const llm::ToolSpec& tool : SolutionTools()) tools.push_back(llm::ToJson(tool));
+  return {{"task", task.id},
+          {"protocol", protocol_name},
+          {"messages", json::array({{{"role", "system"}, {"content", *system}}, {{"role", "user"}, {"content", *user}}})},
+          {"tools", std::move(tools)}};
+}
+
+json CompletionJudge::JudgeBatch(const json& request, const std::function<bool()>& gone) {
+  const auto start = Clock::now();
+  common::JsonFields in(request, "request");
+  if (Status shape = in.CheckObject({"op", "batch"}); !shape.ok()) return {{"error", shape.message()}};
+  if (!request.contains("batch") || !request["batch"].is_array())
+    return {{"error", "request.batch: expected a list of {task, completion}"}};
+  const json& batch = request["batch"];
+  if (batch.size() > options_.max_batch)
+    return {{"error", "request.batch: " + std::to_string(batch.size()) + " completions, over the server's limit of " +
+                          std::to_string(options_.max_batch) + " (kforge serve --max-batch); split the batch"}};
+  // Admission: the completions of every client being judged stay under the cap.
+  size_t before = in_flight_.load();
+  do {
+    if (before + batch.size() > options_.max_in_flight)
+      return {{"error", "busy: " + std::to_string(before) + " completions are being judged (the server's limit is " +
+                            std::to_string(options_.max_in_flight) + "); retry shortly"},
+              {"busy", true}};
+  } while (!in_flight_.compare_exchange_weak(before, before + batch.size()));
+  struct Release {
+    std::atomic<size_t>& count;
+    size_t n;
+    ~Release() { count -= n; }
+  } release{in_flight_, batch.size()};
+
+  std::vector<Item> items;
+  items.reserve(batch.size());
+  for (size_t i = 0; i < batch.size(); ++i)
+    items.push_back(ReadItem(batch[i], i, loaded_->tasks, options_.max_completion_bytes));
+
+  // Candidates go to the judge a window at a time, so that a client that left stops the rest.
+  struct Job {
+    size_t item, candidate;
+    std::future<bench::Judgment> judged;
+  };
+  const size_t window = std::max<size_t>(16, 4 * std::max(1u, std::thread::hardware_concurrency()));
+  std::deque<Job> jobs;
+  bool abandoned = false;
+  size_t started = 0;  // items with a candidate submitted, or nothing to submit
+  auto finish = [&](Job& job) {
+    FinishAttempt(items[job.item].attempts[job.candidate], job.judged.get(), options_.judge.verify.compile_only);
+  };
+  bench::Judge& judge = this->judge();
+  for (size_t i = 0; i < items.size() && !abandoned; ++i) {
+    Item& item = items[i];
+    if (gone()) {
+      abandoned = true;
+      break;
+    }
+    ++started;
+    if (!item.refusal.empty()) continue;
+    const size_t judged = std::min(item.candidates.size(), kMaxCandidatesPerReply);
+    for (size_t c = 0; c < judged; ++c) {
+      item.attempts.push_back(StartAttempt(item.candidates[c], 1));
+      if (!item.candidates[c].solution.ok()) continue;
+      if (gone()) {
+        abandoned = true;
+        break;
+      }
+      while (jobs.size() >= window) {
+        finish(jobs.front());
+        jobs.pop_front();
+      }
+      jobs.push_back({i, c, judge.Submit({"rl " + item.id + " " + item.task, *item.candidates[c].solution})});
+    }
+  }
+  for (Job& job : jobs) finish(job);  // every future is waited on before the judge may go
+  if (abandoned)
+    return {{"error", "the client left; the rest of the batch was not judged"},
+            {"abandoned", items.size() - started},
+            {"of", items.size()}};
+
+  const double judge_ms = MillisSince(start);
+  json results = json::array();
+  for (Item& item : items)
+    results.push_back(ItemResult(item, loaded_->prompts, options_.judge.verify.compile_only, options_.target_speedup));
+  return {{"results", std::move(results)}, {"timing", {{"judge_ms", judge_ms}, {"wall_ms", MillisSince(start)}}}};
+}
+
+}  // namespace kforge::generate

@@ -1,0 +1,236 @@
+"""python/kforge_client against a real `kforge serve --compile-only` (no GPU): judge(), the TRL reward
+function on string and conversational completions, the multi-turn environment, the bearer token on
+TCP, the caps, two servers sharing one batch, and a client killed mid-batch.
+
+Run by ctest as rl_client, with KFORGE_BIN set to the kforge binary.
+"""
+
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "python"))
+
+import kforge_client  # noqa: E402
+from kforge_client import Client, JudgeError, KernelEnv, KforgeReward  # noqa: E402
+
+KFORGE = os.environ.get("KFORGE_BIN") or os.path.join(ROOT, "build", "kforge")
+TOKEN = "py-test-token-0123456789abcdef"
+
+RELU = textwrap.dedent("""\
+    Here is the kernel.
+    ```cuda
+    extern "C" __global__ void relu(const float* __restrict__ x, float* __restrict__ y, long long n) {
+      long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+      if (i < n) y[i] = fmaxf(x[i], 0.0f);%s
+    }
+    ```
+    ```json
+    {"launches": [{"kernel": "relu", "grid": ["cdiv(numel(x), 256)"], "block": [256],
+                   "args": ["x", "out0", "i64:numel(x)"]}]}
+    ```
+    """)
+BROKEN = RELU.replace("fmaxf(x[i], 0.0f);", "fmaxf(x[i], 0.0f) this is not C++;")
+
+
+def relu(variant=""):
+    """A compiling relu; `variant` makes its source differ (no compile cache hit)."""
+    return RELU % (f"  // {variant}" if variant else "")
+
+
+class Server:
+    """A `kforge serve --compile-only` in a folder of its own, stopped at the end."""
+
+    def __init__(self, tmp, name, *flags, tcp=False):
+        self.dir = tmp / name
+        self.dir.mkdir()
+        self.socket = str(self.dir / "judge.sock")
+        self.token_file = self.dir / "token"
+        self.token_file.write_text(TOKEN + "\n")
+        os.chmod(self.token_file, 0o600)
+        self.err_path = self.dir / "serve.err"
+        args = [KFORGE, "serve", "--compile-only", "--idle-timeout", "300", "--tasks", os.path.join(ROOT, "tasks"),
+                "--socket", self.socket, *flags]
+        if tcp:
+            args += ["--listen", "127.0.0.1:0", "--token-file", str(self.token_file)]
+        self.err = open(self.err_path, "w")
+        self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=self.err)
+        self.port = None
+        for _ in range(1000):
+            said = self.said()
+            if "serve: listening on" in said:
+                m = re.search(r"tcp 127\.0\.0\.1:(\d+)", said)
+                self.port = int(m.group(1)) if m else None
+                return
+            if self.proc.poll() is not None:
+                break
+            time.sleep(0.01)
+        raise RuntimeError("kforge serve did not start: " + self.said())
+
+    def said(self):
+        return self.err_path.read_text() if self.err_path.exists() else ""
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            self.proc.wait(timeout=60)
+        self.err.close()
+
+
+@pytest.fixture
+def server(tmp_path):
+    s = Server(tmp_path, "one", tcp=True)
+    yield s
+    s.stop()
+
+
+def test_judge_text_tools_and_junk_with_rewards_and_feedback(server):
+    client = Client(server.socket)
+    assert client.about()["compile_only"] is True
+    call = {"id": "call_1", "type": "function",
+            "function": {"name": "run", "arguments": json.dumps({
+                "source": 'extern "C" __global__ void relu(const float* x, float* y, long long n) '
+                          "{ long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; "
+                          "if (i < n) y[i] = fmaxf(x[i], 0.0f); }",
+                "launches": [{"kernel": "relu", "grid": ["cdiv(numel(x), 256)"], "block": [256],
+                              "args": ["x", "out0", "i64:numel(x)"]}]})}}
+    results = client.judge([
+        {"task": "demo/relu", "completion": relu()},
+        {"task": "demo/relu", "completion": BROKEN},
+        {"task": "demo/relu", "completion": "\x00\x01 binary junk \udcff".encode("utf-8", "surrogatepass")
+         .decode("utf-8", "replace")},
+        {"task": "demo/relu", "completion": {"role": "assistant", "content": None, "tool_calls": [call]}},
+        {"task": "no/such/task", "completion": relu()},
+    ])
+    assert [r["status"] for r in results] == ["ok", "compile_error", "no_solution", "ok", "refused"]
+    assert [r["reward"] for r in results] == [0.1, 0.0, 0.0, 0.1, None]
+    assert results[0]["components"] == {"compiled": 1, "correct": 0, "speedup": None, "suspect_timing": 0}
+    assert "Compiled; the plan checks out." in results[0]["feedback"]
+    assert "Compile error" in results[1]["feedback"]
+    assert results[3]["tool_results"][0]["tool_call_id"] == "call_1"
+    assert "no task" in results[4]["error"]
+    client.close()
+
+
+def test_reward_function_takes_string_and_conversational_completions(server):
+    reward = KforgeReward(servers=[server.socket])
+    assert reward.__name__ == "kforge"
+    # As GRPOTrainer calls it: prompts, completions, and every dataset column as a keyword.
+    rewards = reward(prompts=["p1", "p2", "p3"], completions=[relu("a"), BROKEN, "no code"],
+                     task_id=["demo/relu"] * 3, completion_ids=[[1], [2], [3]], trainer_state=None)
+    assert rewards == [0.1, 0.0, 0.0]
+    conversational = [[{"role": "assistant", "content": relu("b")}], [{"role": "assistant", "content": BROKEN}]]
+    assert reward(prompts=[[{"role": "user", "content": "x"}]] * 2, completions=conversational,
+                  task_id=["demo/relu", "demo/relu"]) == [0.1, 0.0]
+    with pytest.raises(KeyError, match="task_id"):
+        reward(prompts=["p"], completions=["c"], task=["demo/relu"])
+
+
+def test_environment_follows_generates_loop(server):
+    env = KernelEnv(Client(server.socket), protocol="text", max_turns=3)
+    messages = env.reset("demo/relu")
+    assert [m["role"] for m in messages] == ["system", "user"]
+    assert "demo/relu" in messages[1]["content"]
+    feedback, reward, done, info = env.step(BROKEN)
+    assert (reward, done) == (0.0, False)
+    assert "Compile error" in feedback and "Fix the problem" in feedback
+    assert env.messages[-1] == {"role": "user", "content": feedback}
+    feedback, reward, done, info = env.step(relu("c"))
+    assert (reward, done, info["status"]) == (0.1, True, "ok")
+    assert feedback.rstrip().endswith("Done.")
+    assert [m["role"] for m in env.messages] == ["system", "user", "assistant", "user", "assistant", "user"]
+    with pytest.raises(RuntimeError):
+        env.step(relu())
+
+    tools = KernelEnv(Client(server.socket), protocol="tools")
+    tools.reset("demo/relu")
+    assert {t["name"] for t in tools.tools} == {"run", "submit"}
+
+
+def test_tcp_needs_the_token(server):
+    assert server.port
+    address = f"127.0.0.1:{server.port}"
+    with pytest.raises(JudgeError, match="needs the server's token"):
+        Client(address).tasks()
+    with pytest.raises(JudgeError, match="wrong token"):
+        Client(address, token="not-the-token-0123456789").tasks()
+    client = Client(address, token_file=str(server.token_file))
+    assert client.judge([{"task": "demo/relu", "completion": relu("tcp")}])[0]["status"] == "ok"
+    assert TOKEN not in server.said()
+
+
+def test_caps_refuse_a_huge_completion_and_the_client_splits_big_batches(tmp_path):
+    s = Server(tmp_path, "capped", "--max-batch", "3", "--max-completion-kib", "2")
+    try:
+        client = Client(s.socket)
+        results = client.judge([{"task": "demo/relu", "completion": relu(str(i))} for i in range(7)]
+                               + [{"task": "demo/relu", "completion": relu() + "x" * 4096}])
+        assert [r["status"] for r in results] == ["ok"] * 7 + ["refused"]
+        assert "over the server's limit of 2048" in results[7]["error"]
+        with pytest.raises(JudgeError, match="over the server's limit of 3"):
+            client._request(s.socket, {"op": "judge", "batch": [{"task": "demo/relu", "completion": "x"}] * 4})
+    finally:
+        s.stop()
+
+
+def test_two_servers_share_one_batch(tmp_path):
+    a, b = Server(tmp_path, "a"), Server(tmp_path, "b")
+    try:
+        client = Client([a.socket, b.socket])
+        batch = [{"task": "demo/relu", "completion": relu(f"two-{i}") if i % 2 else BROKEN} for i in range(10)]
+        results = client.judge(batch)
+        assert [r["status"] for r in results] == ["compile_error", "ok"] * 5
+        assert [r["id"] for r in results] == [str(i) for i in range(10)]
+        assert client.judged_by == {a.socket: 5, b.socket: 5}
+        print(f"two servers: {client.judged_by}")
+    finally:
+        a.stop()
+        b.stop()
+
+
+def test_a_client_killed_mid_batch_leaves_the_server_serving(server):
+    # A child sends a batch of 64 distinct kernels (no compile cache hits) and is killed at once.
+    batch = [{"task": "demo/relu", "completion": relu(f"killed-{i}")} for i in range(64)]
+    child = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""\
+        import json, socket, sys, time
+        s = socket.socket(socket.AF_UNIX); s.connect({server.socket!r})
+        s.sendall(json.dumps({{"protocol": "kforge.rl/1"}}).encode() + b"\\n"); s.recv(65536)
+        s.sendall(json.dumps({{"op": "judge", "batch": json.load(sys.stdin)}}).encode() + b"\\n")
+        print("sent", flush=True); time.sleep(60)
+        """)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    child.stdin.write(json.dumps(batch))
+    child.stdin.close()
+    assert child.stdout.readline().strip() == "sent"
+    time.sleep(0.5)
+    child.kill()
+    child.wait()
+    for _ in range(600):  # the server notices and drops what it had not started
+        if "left mid-request" in server.said():
+            break
+        time.sleep(0.1)
+    said = server.said()
+    assert "left mid-request" in said, said
+    m = re.search(r"(\d+) of 64 completions not judged", said)
+    assert m and int(m.group(1)) > 0, said
+    print("server: " + said.strip().splitlines()[-1])
+    # ... and goes on serving.
+    assert Client(server.socket).judge([{"task": "demo/relu", "completion": relu("after")}])[0]["status"] == "ok"
+
+
+def test_servers_from_the_environment(monkeypatch, server):
+    monkeypatch.setenv("KFORGE_SERVERS", f"{server.socket}, 127.0.0.1:{server.port}")
+    monkeypatch.setenv("KFORGE_TOKEN_FILE", str(server.token_file))
+    client = kforge_client.Client()
+    assert client.servers == [server.socket, f"127.0.0.1:{server.port}"]
+    assert [r["status"] for r in client.judge([{"task": "demo/relu", "completion": relu(f"env{i}")}
+                                                 for i in range(4)])] == ["ok"] * 4
+    assert set(client.judged_by.values()) == {2}
