@@ -170,13 +170,27 @@ class Client:
         return self._request(self.servers[0], {"op": "prompt", "task": task, "protocol": protocol})
 
     def _judge_on(self, address: str, entries: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
-        limit = int(self._connection(address).about.get("max_batch", 512))
+        about = self._connection(address).about
+        max_count = int(about.get("max_batch", 512))
+        max_bytes = int(about.get("max_request_bytes", 64 << 20)) * 9 // 10
         results: List[Dict[str, Any]] = []
-        for start in range(0, len(entries), limit):
-            chunk = entries[start:start + limit]
+        chunk: List[Dict[str, Any]] = []
+        size = 0
+
+        def send() -> None:
             results.extend(self._request(address, {"op": "judge", "batch": chunk})["results"])
             with self._lock:
                 self.judged_by[address] += len(chunk)
+
+        for entry in entries:  # requests of at most max_batch entries and max_request_bytes
+            entry_size = len(json.dumps(entry, ensure_ascii=False).encode("utf-8", "surrogatepass")) + 1
+            if chunk and (len(chunk) >= max_count or size + entry_size > max_bytes):
+                send()
+                chunk, size = [], 0
+            chunk.append(entry)
+            size += entry_size
+        if chunk:
+            send()
         return results
 
     def judge(self, batch: Iterable[Dict[str, Any]]) -> List[Dict[str, Any]]:

@@ -113,7 +113,6 @@ def train(args):
     trainer.remove_callback(PrinterCallback)
     start = time.time()
     result = trainer.train(resume_from_checkpoint=resume)
-    args.adapter_out = args.adapter_out or None
     sft_trl.save(trainer, tokenizer, args, use_peft)
     if trainer.is_world_process_zero():
         done = {"done": True, "train_loss": result.training_loss, "steps": result.global_step,
@@ -139,10 +138,14 @@ def main():
     parser.add_argument("--protocol", default="text", choices=["text", "tools"])
     parser.add_argument("--resume", action="store_true")
     args = parser.parse_args()
+    judge_error = kforge_client().JudgeError
     try:
         if sft_trl.package_version("trl") is None:
             sft_trl.fail(f"trl is not installed in {sys.executable}: pip install -r scripts/requirements-finetune.txt")
         train(args)
+    except judge_error as e:  # a server that refused or went away: one line, not a traceback
+        print(f"{PROGRAM}: kforge serve: {e}", file=sys.stderr)
+        sys.exit(1)
     except sft_trl.Refusal as e:
         print(f"{PROGRAM}: {e}", file=sys.stderr)
         sys.exit(1)

@@ -233,9 +233,9 @@ json CompletionJudge::About() const {
 }
 
 size_t CompletionJudge::MaxRequestBytes() const {
-  // A full batch of completions at the cap, each escaped at most 6 bytes to 1 (\u0000), plus room.
-  return std::min<size_t>(options_.max_batch * options_.max_completion_bytes * 6 + (size_t{1} << 20),
-                          size_t{1} << 30);
+  // Enough for two completions at the cap (escaped), at least 64 MiB: a connection holds at most one
+  // such line. A client splits a larger batch (kforge_client reads the limit from the hello).
+  return std::max<size_t>(size_t{64} << 20, 2 * 6 * options_.max_completion_bytes + (size_t{1} << 20));
 }
 
 json CompletionJudge::Answer(const json& request, const std::function<bool()>& gone) {

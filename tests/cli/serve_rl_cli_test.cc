@@ -115,12 +115,12 @@ class RlConnection {
 };
 
 /// A `kforge serve --compile-only` of its own folder, stopped (SIGTERM) when the test ends.
-class ServeRlCliTest : public testing::Test {
+class ServeRlCliTest : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = fs::temp_directory_path() /
            ("kforge-serve-rl-" + std::to_string(getpid()) + "-" +
-            testing::UnitTest::GetInstance()->current_test_info()->name());
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
     fs::create_directories(dir_);
     socket_ = (dir_ / "judge.sock").string();
@@ -195,7 +195,7 @@ TEST_F(ServeRlCliTest, JudgesRawCompletionsWithGeneratesParserAndFeedback) {
        {"completion", json::array({{{"role", "assistant"}, {"content", RlReluText(" (again)")}}})}},
       {{"id", "tools"},
        {"task", "demo/relu"},
-       {"completion", {{"role", "assistant"}, {"content", ""}, {"tool_calls", {RlReluCall("call_1")}}}}}},
+       {"completion", {{"role", "assistant"}, {"content", ""}, {"tool_calls", {RlReluCall("call_1")}}}}},
       {{"id", "many"}, {"task", "demo/relu"}, {"completion", {{"role", "assistant"}, {"tool_calls", many_calls}}}},
       {{"id", "unknown"}, {"task", "../../etc/passwd"}, {"completion", RlReluText()}},
       {{"id", "junk"}, {"task", "demo/relu"}, {"completion", std::string("\x01\x02\x7f\x00zz\x1b[2J", 9)}},
@@ -314,8 +314,8 @@ TEST_F(ServeRlCliTest, BatchesAndCompletionsOverTheCapsAreRefusedWithoutEndingTh
   EXPECT_EQ(reply["results"][1]["status"], "refused");
   EXPECT_NE(reply["results"][1]["error"].get<std::string>().find("over the server's limit of 1024"), std::string::npos)
       << reply["results"][1];
-  // A line beyond what the server reads at all (a batch of 2 at the cap, many times over) is refused.
-  c.SendRaw("{\"op\": \"judge\", \"batch\": [\"" + std::string(13 << 20, 'y') + "\"]}\n");
+  // A line beyond what the server reads at all (64 MiB here) is read past and refused.
+  c.SendRaw("{\"op\": \"judge\", \"batch\": [\"" + std::string(65 << 20, 'y') + "\"]}\n");
   json too_long = c.ReadLine();
   ASSERT_TRUE(too_long.contains("error")) << too_long.dump().substr(0, 300);
   EXPECT_NE(too_long["error"].get<std::string>().find("a line longer than"), std::string::npos) << too_long;
