@@ -32,20 +32,42 @@ def _read_token(token: Optional[str], token_file: Optional[str]) -> Optional[str
         return f.read().strip()
 
 
+def servers_in(folder: str) -> List[str]:
+    """The addresses in the *.addr files of `folder` (what `kforge slurm serve` writes: one file per
+    server, "HOST:PORT"), sorted by file name."""
+    found = []
+    for name in sorted(os.listdir(folder)):
+        if name.endswith(".addr"):
+            with open(os.path.join(folder, name), encoding="utf-8") as f:
+                line = f.readline().strip()
+            if line:
+                found.append(line)
+    return found
+
+
 def parse_servers(servers: Union[None, str, Sequence[str]]) -> List[str]:
     """Server addresses from a list, a comma-separated string, or $KFORGE_SERVERS.
 
-    An address is a Unix socket path ("/run/judge.sock", "unix:/run/judge.sock") or TCP "HOST:PORT"
-    ("tcp://node1:8765" too).
+    An address is a Unix socket path ("/run/judge.sock", "unix:/run/judge.sock"), TCP "HOST:PORT"
+    ("tcp://node1:8765" too), or a folder of address files (`kforge slurm serve`'s DIR/servers),
+    which stands for every server in it.
     """
     if servers is None:
         servers = os.environ.get("KFORGE_SERVERS", "")
     if isinstance(servers, str):
         servers = [s for s in (part.strip() for part in servers.split(",")) if s]
-    servers = list(servers)
-    if not servers:
+    expanded: List[str] = []
+    for server in servers:
+        if os.path.isdir(server):
+            in_folder = servers_in(server)
+            if not in_folder:
+                raise JudgeError(f"{server}: no address file (*.addr) yet; are its servers running?")
+            expanded.extend(in_folder)
+        else:
+            expanded.append(server)
+    if not expanded:
         raise JudgeError("no kforge server named (pass servers=... or set KFORGE_SERVERS)")
-    return servers
+    return expanded
 
 
 class Connection:

@@ -52,6 +52,8 @@ Runner AttachServe(CLI::App& sub) {
   sub.add_option("--socket", args->serve.socket, "Unix socket to listen on (created owner-only)");
   sub.add_option("--listen", args->serve.listen,
                  "Also listen on TCP HOST:PORT (127.0.0.1:8765; port 0 picks a free one); needs --token-file");
+  sub.add_option("--address-file", args->serve.address_file,
+                 "Write HOST:PORT of the TCP listener here once it listens (removed on exit; kforge slurm serve)");
   sub.add_option("--token-file", args->token_file,
                  "File holding the bearer token every TCP client must send (owner-only, 16+ characters)");
   sub.add_option("--idle-timeout", args->serve.idle_timeout_s, "Stop after this many seconds with no solution in flight or received, clients connected or not (0: never)")

@@ -274,8 +274,8 @@ json CompletionJudge::Prompt(const json& request) {
     std::lock_guard<std::mutex> lock(references_mu_);
     auto cached = references_.find(task_id);
     if (cached == references_.end()) {
-      bool cut = false;
-      StatusOr<std::string> text = ReadTaskReference(task, cut);
+      size_t total = 0;
+      StatusOr<std::string> text = ReadTaskReference(task, total);
       if (!text.ok()) return {{"error", task_id + ": " + text.status().message()}};
       cached = references_.emplace(task_id, std::move(*text)).first;
     }

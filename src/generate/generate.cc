@@ -236,7 +236,7 @@ class Progress {
 
 }  // namespace
 
-StatusOr<std::string> ReadTaskReference(const common::Task& task, bool& cut) {
+StatusOr<std::string> ReadTaskReference(const common::Task& task, size_t& total_bytes) {
   // What is sent to the teacher is the task's own file, never one a link points to: neither the
   // file nor a folder on its way from the task's folder may be a link.
   std::error_code ec;
@@ -247,8 +247,8 @@ StatusOr<std::string> ReadTaskReference(const common::Task& task, bool& cut) {
       return Status::InvalidArgument(step.string() + ": a symbolic link; a task's reference must be a file of its folder");
   }
   KFORGE_ASSIGN_OR_RETURN(std::string text, common::ReadFile(task.reference));
-  cut = text.size() > kMaxReferenceBytes;
-  if (cut) {
+  total_bytes = text.size();
+  if (total_bytes > kMaxReferenceBytes) {
     const size_t total = text.size();
     const size_t line_end = text.rfind('\n', kMaxReferenceBytes);
     text.resize(line_end == std::string::npos ? kMaxReferenceBytes : line_end + 1);
@@ -307,11 +307,11 @@ StatusOr<GenerateSummary> RunGenerate(const GenerateOptions& options) {
   }
   std::map<std::string, std::string> references;
   for (const common::Task* task : shard) {
-    bool cut = false;
-    auto text = ReadTaskReference(*task, cut);
+    size_t total = 0;
+    auto text = ReadTaskReference(*task, total);
     if (!text.ok()) return text.status();
-    if (cut)
-      spdlog::warn("generate: {}: its reference is longer than {} KiB; the teacher sees the start of it", task->id,
+    if (total > kMaxReferenceBytes)
+      spdlog::warn("generate: {}: its reference is {} bytes; the teacher sees the first {} KiB", task->id, total,
                    kMaxReferenceBytes >> 10);
     references[task->id] = std::move(*text);
   }

@@ -19,6 +19,7 @@
 #include <condition_variable>
 #include <cstring>
 #include <deque>
+#include <fstream>
 #include <list>
 #include <mutex>
 #include <thread>
@@ -101,6 +102,30 @@ StatusOr<std::pair<int, std::string>> ListenTcp(const std::string& where) {
                 NI_NUMERICHOST | NI_NUMERICSERV);
   const std::string shown = bound.ss_family == AF_INET6 ? "[" + std::string(name) + "]" : std::string(name);
   return std::make_pair(listener, shown + ":" + service);
+}
+
+/// The address clients reach `bound` ("0.0.0.0:8765") at: this machine's name for a wildcard address.
+std::string ReachableAddress(const std::string& bound) {
+  const size_t colon = bound.rfind(':');
+  const std::string host = bound.substr(0, colon);
+  if (host != "0.0.0.0" && host != "[::]") return bound;
+  char name[256] = "";
+  if (::gethostname(name, sizeof(name) - 1) != 0 || name[0] == '\0') return bound;
+  return std::string(name) + bound.substr(colon);
+}
+
+/// Writes `text` into `path` through a temporary file beside it, so that a reader sees all or nothing.
+Status WriteWhole(const std::filesystem::path& path, const std::string& text) {
+  const std::filesystem::path temporary = path.string() + ".tmp" + std::to_string(::getpid());
+  {
+    std::ofstream out(temporary, std::ios::trunc);
+    out << text;
+    if (!out.flush()) return Status::IoError("--address-file " + path.string() + ": cannot write");
+  }
+  std::error_code ec;
+  std::filesystem::rename(temporary, path, ec);
+  if (ec) return Status::IoError("--address-file " + path.string() + ": " + ec.message());
+  return Status::Ok();
 }
 
 /// What the connections share: the service, the limits, and when the server was last busy.
@@ -375,6 +400,20 @@ Status ServeJudge(VerifyService& service, const ServeOptions& options) {
     }
     std::tie(tcp_listener, tcp_address) = *tcp;
   }
+  std::string address_line;
+  if (!options.address_file.empty()) {
+    Status written = options.listen.empty()
+                         ? Status::InvalidArgument("--address-file needs --listen")
+                         : WriteWhole(options.address_file, address_line = ReachableAddress(tcp_address) + "\n");
+    if (!written.ok()) {
+      if (listener >= 0) {
+        ::close(listener);
+        ::unlink(path.c_str());
+      }
+      if (tcp_listener >= 0) ::close(tcp_listener);
+      return written;
+    }
+  }
 
   g_stop = false;
   struct sigaction action{}, old_int{}, old_term{};
@@ -459,6 +498,11 @@ Status ServeJudge(VerifyService& service, const ServeOptions& options) {
   struct stat now{};
   if (listener >= 0 && ::stat(path.c_str(), &now) == 0 && now.st_ino == ours.st_ino && now.st_dev == ours.st_dev)
     ::unlink(path.c_str());
+  if (!address_line.empty()) {  // only while it still names this server
+    std::ifstream in(options.address_file);
+    std::string line;
+    if (std::getline(in, line) && line + "\n" == address_line) ::unlink(options.address_file.c_str());
+  }
   {
     std::lock_guard<std::mutex> lock(mu);
     for (int fd : open_fds) ::shutdown(fd, SHUT_RDWR);

@@ -322,5 +322,50 @@ TEST_F(ServeRlCliTest, BatchesAndCompletionsOverTheCapsAreRefusedWithoutEndingTh
   EXPECT_EQ(c.Ask({{"op", "judge"}, {"batch", {entry}}})["results"][0]["status"], "ok");
 }
 
+TEST_F(ServeRlCliTest, AnAddressFileNamesTheListenerWhileTheServerRuns) {
+  const fs::path address = dir_ / "servers" / "node-0.addr";
+  fs::create_directories(address.parent_path());
+  Start("--listen 127.0.0.1:0 --token-file " + token_file_.string() + " --address-file " + address.string());
+  ASSERT_GT(port_, 0);
+  std::ifstream in(address);
+  std::string written((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_EQ(written, "127.0.0.1:" + std::to_string(port_) + "\n");
+  ::kill(pid_, SIGTERM);
+  for (int i = 0; i < 1000 && !fs::exists(dir_ / "serve.rc"); ++i) usleep(10000);
+  EXPECT_FALSE(fs::exists(address)) << "the address of a stopped server was left behind";
+}
+
+TEST_F(ServeRlCliTest, SlurmServeRendersAServerPerNodeThatWritesItsAddress) {
+  const std::string slurm = std::string(KFORGE_BINARY) + " slurm serve --out " + (dir_ / "job").string() +
+                            " --token-file " + token_file_.string();
+  fakes::CommandResult run =
+      fakes::RunCommand(slurm + " --nodes 3 --gpus-per-node 2 --time 04:00:00 --dry-run -- --tasks /data/tasks 2>&1");
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_NE(run.out.find("#SBATCH --nodes=3\n#SBATCH --ntasks-per-node=1\n"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("#SBATCH --gpus-per-node=2"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("#SBATCH --time=04:00:00"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("srun --ntasks-per-node=1 bash '" + (dir_ / "job/slurm/serve-node.sh").string() + "'"),
+            std::string::npos)
+      << run.out;
+  std::ifstream in(dir_ / "job/slurm/serve-node.sh");
+  const std::string node((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_NE(node.find(" serve --listen 0.0.0.0:8765 --token-file '" + token_file_.string() +
+                      "' --idle-timeout 0 --address-file '" + (dir_ / "job/servers").string() +
+                      "'/\"$(hostname)-${SLURM_PROCID:-0}.addr\" '--tasks' '/data/tasks'"),
+            std::string::npos)
+      << node;
+  EXPECT_EQ(node.find(kRlToken), std::string::npos);  // the file's name, never the token
+
+  fakes::CommandResult own = fakes::RunCommand(slurm + " --nodes 2 --dry-run -- --listen 1.2.3.4:1 2>&1");
+  EXPECT_EQ(own.exit_code, 2);
+  EXPECT_NE(own.out.find("--listen after --: kforge slurm serve sets it on every node"), std::string::npos) << own.out;
+  fakes::CommandResult no_token = fakes::RunCommand(std::string(KFORGE_BINARY) + " slurm serve --out " +
+                                                    (dir_ / "job").string() + " --token-file " +
+                                                    (dir_ / "none").string() + " --nodes 2 --dry-run 2>&1");
+  EXPECT_EQ(no_token.exit_code, 2);
+  EXPECT_NE(no_token.out.find("--token-file " + (dir_ / "none").string() + ": no such file"), std::string::npos)
+      << no_token.out;
+}
+
 }  // namespace
 }  // namespace kforge

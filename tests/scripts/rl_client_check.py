@@ -236,3 +236,96 @@ def test_servers_from_the_environment(monkeypatch, server):
     assert [r["status"] for r in client.judge([{"task": "demo/relu", "completion": relu(f"env{i}")}
                                                  for i in range(4)])] == ["ok"] * 4
     assert set(client.judged_by.values()) == {2}
+
+
+def test_slurm_serve_nodes_are_found_by_their_address_files(tmp_path):
+    token = tmp_path / "token"
+    token.write_text(TOKEN + "\n")
+    os.chmod(token, 0o600)
+    job = tmp_path / "job"
+    rendered = subprocess.run([KFORGE, "slurm", "serve", "--nodes", "2", "--port", "0", "--gpus-per-node", "0",
+                               "--out", str(job), "--token-file", str(token), "--dry-run", "--",
+                               "--compile-only", "--tasks", os.path.join(ROOT, "tasks")],
+                              capture_output=True, text=True)
+    assert rendered.returncode == 0, rendered.stderr
+    assert "#SBATCH --nodes=2" in rendered.stdout
+    # The job's two tasks, run here as srun would start them on two nodes.
+    nodes = [subprocess.Popen(["bash", str(job / "slurm" / "serve-node.sh")], stderr=subprocess.DEVNULL,
+                              env=dict(os.environ, SLURM_PROCID=str(rank))) for rank in range(2)]
+    try:
+        for _ in range(1000):
+            if len(kforge_client.servers_in(str(job / "servers"))) == 2:
+                break
+            time.sleep(0.01)
+        client = Client(str(job / "servers"), token_file=str(token))
+        assert len(client.servers) == 2 and all(":" in s for s in client.servers)
+        results = client.judge([{"task": "demo/relu", "completion": relu(f"slurm-{i}")} for i in range(6)])
+        assert [r["status"] for r in results] == ["ok"] * 6
+        assert sorted(client.judged_by.values()) == [3, 3]
+        print(f"slurm serve: {client.judged_by}")
+        client.close()
+    finally:
+        for node in nodes:
+            node.send_signal(signal.SIGTERM)
+            node.wait(timeout=60)
+    assert kforge_client.servers_in(str(job / "servers")) == []
+
+
+def tool_call_args(source_note=""):
+    return {"source": 'extern "C" __global__ void relu(const float* x, float* y, long long n) '
+                      "{ long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; "
+                      "if (i < n) y[i] = fmaxf(x[i], 0.0f); }" + source_note,
+            "launches": [{"kernel": "relu", "grid": ["cdiv(numel(x), 256)"], "block": [256],
+                          "args": ["x", "out0", "i64:numel(x)"]}]}
+
+
+def test_trl_environment_runs_kforge_tools_and_owns_the_reward(server):
+    factory = kforge_client.kforge_environment(server.socket)
+    env = factory()
+    assert env.reset(task_id="demo/relu", prompt=[{"role": "user", "content": "x"}]) is None
+    broken = tool_call_args(" this is not C++")
+    assert "Compile error" in env.run(**broken)
+    assert env.get_reward() == 0.0
+    assert "Compiled; the plan checks out." in env.run(**tool_call_args("// trl env"))
+    assert env.get_reward() == 0.1 and env.done  # compile-only: a clean compile ends the episode
+    assert env.run(**broken).startswith("Not run")
+    assert env.get_reward() == 0.1
+    env.reset(task_id="demo/relu")
+    assert env.get_reward() == 0.0 and not env.results
+
+
+def test_trl_grpo_trainer_takes_the_environment(server, tmp_path):
+    trl = pytest.importorskip("trl", reason="TRL is not installed (scripts/setup.sh --finetune)")
+    from datasets import Dataset
+    from transformers import AutoTokenizer
+    from transformers.utils import get_json_schema
+
+    schema = get_json_schema(kforge_client.KforgeToolEnv.run)
+    assert schema["function"]["name"] == "run"
+    assert schema["function"]["parameters"]["required"] == ["source", "launches"]
+    tiny = tmp_path / "tiny"
+    subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "finetune", "make_tiny_model.py"), str(tiny)],
+                   check=True, capture_output=True, env=dict(os.environ, HF_HUB_OFFLINE="1"))
+    client = Client(server.socket)
+    prompt = client.prompt("demo/relu", "tools")["messages"]
+    dataset = Dataset.from_list([{"prompt": prompt, "task_id": "demo/relu"}] * 4)
+    made = []
+    base = kforge_client.kforge_environment(client=client)
+
+    def factory():
+        made.append(base())
+        return made[-1]
+
+    tokenizer = AutoTokenizer.from_pretrained(str(tiny))
+    # Tool calls are parsed by the template's response schema: one TRL knows (Qwen3's, shipped with TRL).
+    with open(os.path.join(os.path.dirname(trl.__file__), "chat_templates", "qwen3.jinja"), encoding="utf-8") as f:
+        tokenizer.chat_template = f.read()
+    trainer = trl.GRPOTrainer(
+        model=str(tiny), processing_class=tokenizer, train_dataset=dataset,
+        environment_factory=factory,
+        args=trl.GRPOConfig(output_dir=str(tmp_path / "out"), per_device_train_batch_size=4, num_generations=4,
+                            max_completion_length=16, max_steps=1, report_to="none", use_cpu=True))
+    assert "KforgeToolEnv" in trainer.reward_func_names
+    assert {t.__name__ for t in trainer.tools} >= {"run", "submit"}
+    trainer.train()  # one step: every rollout's environment is reset on its row's task
+    assert made and {e._task for e in made} == {"demo/relu"}, [e._task for e in made]

@@ -54,6 +54,10 @@ struct ServeOptions {
   /// The bearer token a hello on the TCP listener must carry ("token"); never logged. Required
   /// with `listen`.
   std::string token;
+  /// Where to write "HOST:PORT\n" once the TCP listener listens (HOST: this machine's name when it
+  /// listens on every interface), for clients that find servers by their files (kforge slurm
+  /// serve); removed on the way out. None when empty. Needs `listen`.
+  std::filesystem::path address_file;
   /// The second protocol (not owned); none when null.
   ServeProtocol* extra = nullptr;
   /// Stop after this long with no request in flight and none received, whether or not clients are
