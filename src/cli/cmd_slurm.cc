@@ -389,7 +389,7 @@ CLI::App* AddServeCommand(CLI::App& sub, SlurmServeArgs& a) {
       ->default_val(16)
       ->check(CLI::Range(1, 4096));
   app->add_flag("--dry-run", a.dry_run, "Write and print the scripts; submit nothing");
-  app->add_option("serve_args", a.serve_args, "kforge serve's arguments, after -- (--tasks, --devices, ...)");
+  app->add_option("serve_args", a.serve_args, "kforge serve's arguments, after --: how solutions are judged (tasks, devices, caps)");
   return app;
 }
 

@@ -4,7 +4,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <deque>
+#include <condition_variable>
+#include <mutex>
 #include <thread>
 #include <utility>
 
@@ -14,6 +15,7 @@
 #include "generate/reply.h"
 #include "generate/task_view.h"
 #include "kforge/common/json_fields.h"
+#include "kforge/common/thread_pool.h"
 #include "kforge/llm/chat.h"
 
 namespace kforge::generate {
@@ -37,6 +39,7 @@ struct Item {
   std::string refusal;  ///< why it is not judged at all (unknown task, over the cap, malformed)
   std::vector<Candidate> candidates;
   std::vector<dataset::Attempt> attempts;  ///< one per candidate judged (at most kMaxCandidatesPerReply)
+  double judged_ms = 0;                    ///< since the batch began, when its last candidate was judged
 };
 
 /// The assistant message of a completion: text, a message object, or a conversation (its last
@@ -111,6 +114,16 @@ Item ReadItem(const json& entry, size_t index, const std::map<std::string, commo
 /// candidate as generate would send it.
 json ItemResult(Item& item, const PromptSet& prompts, bool compile_only, double target_speedup) {
   json out = {{"id", item.id}, {"task", item.task}};
+  // Where the time went, over its candidates: NVRTC, the GPU check against the reference, the timing.
+  double compile_ms = 0, check_ms = 0, bench_ms = 0;
+  for (const dataset::Attempt& a : item.attempts) {
+    if (!a.verdict) continue;
+    if (a.verdict->compile.is_object()) compile_ms += a.verdict->compile.value("ms", 0.0);
+    if (a.verdict->timing.is_object()) check_ms += a.verdict->timing.value("gpu_ms", 0.0);
+    if (a.bench) bench_ms += a.bench->wall_seconds * 1000;
+  }
+  out["timing"] = {{"judged_ms", item.judged_ms}, {"compile_ms", compile_ms}, {"gpu_check_ms", check_ms},
+                   {"bench_ms", bench_ms}};
   if (!item.refusal.empty()) {
     out["status"] = "refused";
     out["error"] = item.refusal;
@@ -330,43 +343,61 @@ json CompletionJudge::JudgeBatch(const json& request, const std::function<bool()
   for (size_t i = 0; i < batch.size(); ++i)
     items.push_back(ReadItem(batch[i], i, loaded_->tasks, options_.max_completion_bytes));
 
-  // Candidates go to the judge a window at a time, so that a client that left stops the rest.
-  struct Job {
-    size_t item, candidate;
-    std::future<bench::Judgment> judged;
-  };
-  const size_t window = std::max<size_t>(16, 4 * std::max(1u, std::thread::hardware_concurrency()));
-  std::deque<Job> jobs;
-  bool abandoned = false;
-  size_t started = 0;  // items with a candidate submitted, or nothing to submit
-  auto finish = [&](Job& job) {
-    FinishAttempt(items[job.item].attempts[job.candidate], job.judged.get(), options_.judge.verify.compile_only);
-  };
-  bench::Judge& judge = this->judge();
-  for (size_t i = 0; i < items.size() && !abandoned; ++i) {
-    Item& item = items[i];
-    if (gone()) {
-      abandoned = true;
-      break;
-    }
-    ++started;
+  // Every attempt exists before any is judged: the waiters below fill them in place.
+  for (Item& item : items) {
     if (!item.refusal.empty()) continue;
     const size_t judged = std::min(item.candidates.size(), kMaxCandidatesPerReply);
-    for (size_t c = 0; c < judged; ++c) {
-      item.attempts.push_back(StartAttempt(item.candidates[c], 1));
-      if (!item.candidates[c].solution.ok()) continue;
+    for (size_t c = 0; c < judged; ++c) item.attempts.push_back(StartAttempt(item.candidates[c], 1));
+  }
+  // Candidates go to the judge a window at a time, so that a client that left stops the rest. Each
+  // judgment is waited for on a thread of its own, so that each completion's time is when it was judged.
+  const size_t window = std::max<size_t>(16, 4 * std::max(1u, std::thread::hardware_concurrency()));
+  const bool compile_only = options_.judge.verify.compile_only;
+  bench::Judge& judge = this->judge();
+  std::mutex mu;
+  std::condition_variable cv;
+  size_t outstanding = 0;
+  bool abandoned = false;
+  size_t started = 0;  // items with a candidate submitted, or nothing to submit
+  {
+    common::ThreadPool waiters(window);  // its destructor waits for every judgment
+    for (size_t i = 0; i < items.size() && !abandoned; ++i) {
+      Item& item = items[i];
       if (gone()) {
         abandoned = true;
         break;
       }
-      while (jobs.size() >= window) {
-        finish(jobs.front());
-        jobs.pop_front();
+      ++started;
+      for (size_t c = 0; c < item.attempts.size(); ++c) {
+        if (!item.candidates[c].solution.ok()) continue;
+        if (gone()) {
+          abandoned = true;
+          break;
+        }
+        {
+          std::unique_lock<std::mutex> lock(mu);
+          cv.wait(lock, [&] { return outstanding < window; });
+          ++outstanding;
+        }
+        auto judged = std::make_shared<std::future<bench::Judgment>>(
+            judge.Submit({"rl " + item.id + " " + item.task, *item.candidates[c].solution}));
+        waiters.Post([&, i, c, judged] {
+          bench::Judgment judgment;
+          try {
+            judgment = judged->get();
+          } catch (const std::exception& e) {  // kforge's failure, not the completion's
+            judgment.verdict.status = common::VerdictStatus::kHarnessError;
+            judgment.verdict.message = std::string("completion judge: ") + e.what();
+          }
+          std::lock_guard<std::mutex> lock(mu);
+          FinishAttempt(items[i].attempts[c], std::move(judgment), compile_only);
+          items[i].judged_ms = std::max(items[i].judged_ms, MillisSince(start));
+          --outstanding;
+          cv.notify_all();
+        });
       }
-      jobs.push_back({i, c, judge.Submit({"rl " + item.id + " " + item.task, *item.candidates[c].solution})});
     }
   }
-  for (Job& job : jobs) finish(job);  // every future is waited on before the judge may go
   if (abandoned)
     return {{"error", "the client left; the rest of the batch was not judged"},
             {"abandoned", items.size() - started},

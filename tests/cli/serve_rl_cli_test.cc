@@ -344,14 +344,14 @@ TEST_F(ServeRlCliTest, SlurmServeRendersAServerPerNodeThatWritesItsAddress) {
   EXPECT_NE(run.out.find("#SBATCH --nodes=3\n#SBATCH --ntasks-per-node=1\n"), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("#SBATCH --gpus-per-node=2"), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("#SBATCH --time=04:00:00"), std::string::npos) << run.out;
-  EXPECT_NE(run.out.find("srun --ntasks-per-node=1 bash '" + (dir_ / "job/slurm/serve-node.sh").string() + "'"),
+  EXPECT_NE(run.out.find("srun --ntasks-per-node=1 bash " + (dir_ / "job/slurm/serve-node.sh").string()),
             std::string::npos)
       << run.out;
   std::ifstream in(dir_ / "job/slurm/serve-node.sh");
   const std::string node((std::istreambuf_iterator<char>(in)), {});
-  EXPECT_NE(node.find(" serve --listen 0.0.0.0:8765 --token-file '" + token_file_.string() +
-                      "' --idle-timeout 0 --address-file '" + (dir_ / "job/servers").string() +
-                      "'/\"$(hostname)-${SLURM_PROCID:-0}.addr\" '--tasks' '/data/tasks'"),
+  EXPECT_NE(node.find(" serve --listen 0.0.0.0:8765 --token-file " + token_file_.string() +
+                      " --idle-timeout 0 --address-file " + (dir_ / "job/servers").string() +
+                      "/\"$(hostname)-${SLURM_PROCID:-0}.addr\" --tasks /data/tasks\n"),
             std::string::npos)
       << node;
   EXPECT_EQ(node.find(kRlToken), std::string::npos);  // the file's name, never the token
