@@ -5,11 +5,11 @@ GRPOTrainer; KernelEnv is a multi-turn environment that follows kforge generate'
 kforge_environment is an environment_factory for GRPOTrainer (kforge's run and submit as tools).
 """
 
-from .client import PROTOCOL, Client, Connection, JudgeError, judge, parse_servers, servers_in
+from .client import PROTOCOL, Client, Connection, ConnectionLost, JudgeError, judge, parse_servers, servers_in
 from .env import KernelEnv
 from .reward import KforgeReward, kforge_reward
 from .trl_env import KforgeToolEnv, kforge_environment
 
-__all__ = ["PROTOCOL", "Client", "Connection", "JudgeError", "judge", "parse_servers", "servers_in", "KernelEnv",
+__all__ = ["PROTOCOL", "Client", "Connection", "ConnectionLost", "JudgeError", "judge", "parse_servers", "servers_in", "KernelEnv",
            "KforgeReward", "kforge_reward", "KforgeToolEnv", "kforge_environment"]
 __version__ = "0.1.0"

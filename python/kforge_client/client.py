@@ -22,6 +22,10 @@ class JudgeError(RuntimeError):
     """The server refused a connection or a request, or could not be reached."""
 
 
+class ConnectionLost(JudgeError):
+    """The connection broke or the server closed it; the next request connects again."""
+
+
 def _read_token(token: Optional[str], token_file: Optional[str]) -> Optional[str]:
     if token is not None:
         return token
@@ -112,9 +116,9 @@ class Connection:
             self._sock.sendall(data)
             line = self._file.readline()
         except OSError as e:
-            raise JudgeError(f"{self.address}: connection lost ({e})") from e
+            raise ConnectionLost(f"{self.address}: connection lost ({e})") from e
         if not line.endswith(b"\n"):
-            raise JudgeError(f"{self.address}: the server closed the connection")
+            raise ConnectionLost(f"{self.address}: the server closed the connection")
         return json.loads(line)
 
     def request(self, message: Dict[str, Any]) -> Dict[str, Any]:
@@ -168,14 +172,15 @@ class Client:
         for attempt in range(self._busy_retries + 1):
             try:
                 return self._connection(address).request(message)
+            except ConnectionLost:
+                connection = getattr(self._local, "connections", {}).pop(address, None)
+                if connection is not None:
+                    connection.close()
+                raise
             except JudgeError as e:
                 if getattr(e, "busy", False) and attempt < self._busy_retries:
-                    time.sleep(min(5.0, 0.1 * 2 ** attempt))
+                    time.sleep(min(5.0, 0.1 * 2 ** attempt))  # the server is full: back off and retry
                     continue
-                if not getattr(e, "busy", False):
-                    conn = getattr(self._local, "connections", {}).pop(address, None)
-                    if conn is not None and "connection" in str(e):
-                        conn.close()
                 raise
         raise JudgeError(f"{address}: busy")
 

@@ -329,3 +329,19 @@ def test_trl_grpo_trainer_takes_the_environment(server, tmp_path):
     assert {t.__name__ for t in trainer.tools} >= {"run", "submit"}
     trainer.train()  # one step: every rollout's environment is reset on its row's task
     assert made and {e._task for e in made} == {"demo/relu"}, [e._task for e in made]
+
+
+def test_a_restarted_server_is_reconnected_to(tmp_path):
+    first = Server(tmp_path, "first")
+    client = Client(first.socket)
+    assert client.tasks()
+    first.stop()
+    second = Server(tmp_path, "second")
+    try:
+        os.replace(second.socket, first.socket)  # the same address, a new server
+        with pytest.raises(kforge_client.ConnectionLost):
+            client.tasks()
+        assert client.judge([{"task": "demo/relu", "completion": relu("again")}])[0]["status"] == "ok"
+        assert client.tasks()
+    finally:
+        second.stop()
