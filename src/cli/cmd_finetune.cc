@@ -45,20 +45,24 @@ Runner AttachFinetune(CLI::App& sub) {
   sub.add_option("--backend", args->backend, "Trainer: trl or axolotl")
       ->check(CLI::IsMember(finetune::kBackendNames.Names()))
       ->default_val("trl");
-  sub.add_option("--trainer", args->trainer, "sft (a dataset) or grpo (reinforcement learning, kforge serve as the reward)")
+  sub.add_option("--trainer", args->trainer,
+                 "sft (a dataset) or grpo (reinforcement learning, kforge serve as the reward)")
       ->check(CLI::IsMember(finetune::kTrainerNames.Names()))
       ->default_val("sft");
-  sub.add_option("--reward-server", args->reward_servers,
-                 "--trainer grpo: a kforge serve socket or HOST:PORT (repeat, or comma-separate, for several)")
+  sub.add_option(
+         "--reward-server", args->reward_servers,
+         "--trainer grpo: a kforge serve socket or HOST:PORT (repeat, or comma-separate, for several)")
       ->delimiter(',');
   sub.add_option("--token-file", args->token_file, "--trainer grpo: the bearer token's file for TCP servers");
-  sub.add_option("--rl-protocol", o.grpo.protocol, "--trainer grpo: the protocol the model answers in: text or tools")
+  sub.add_option("--rl-protocol", o.grpo.protocol,
+                 "--trainer grpo: the protocol the model answers in: text or tools")
       ->check(CLI::IsMember({"text", "tools"}))
       ->default_val("text");
   sub.add_option("--num-generations", o.grpo.num_generations, "--trainer grpo: completions per prompt")
       ->default_val(4)
       ->check(CLI::Range(2, 1024));
-  sub.add_option("--max-completion-len", o.grpo.max_completion_length, "--trainer grpo: longest completion in tokens")
+  sub.add_option("--max-completion-len", o.grpo.max_completion_length,
+                 "--trainer grpo: longest completion in tokens")
       ->default_val(1024)
       ->check(CLI::Range(16, 1 << 20));
   sub.add_option("--launcher", args->launcher, "local, accelerate, torchrun or slurm")
@@ -140,8 +144,8 @@ Runner AttachFinetune(CLI::App& sub) {
     for (const std::string& server : args->reward_servers) {
       // A socket path is made absolute (the trainer may run elsewhere); HOST:PORT stays as given.
       const bool path = server.find('/') != std::string::npos || server.rfind("unix:", 0) == 0;
-      o.grpo.servers.push_back(path && server.rfind("unix:", 0) != 0 ? fs::absolute(server).lexically_normal().string()
-                                                                     : server);
+      o.grpo.servers.push_back(
+          path && server.rfind("unix:", 0) != 0 ? fs::absolute(server).lexically_normal().string() : server);
     }
     if (!args->token_file.empty()) {
       std::error_code ec;
@@ -171,7 +175,8 @@ Runner AttachFinetune(CLI::App& sub) {
       return kExitUsage;
     }
     if (!args->data.empty()) o.data = fs::absolute(args->data).lexically_normal();
-    if (!args->data.empty() && finetune::IsConvertedData(args->data)) o.data_source = finetune::DataSource(args->data);
+    if (!args->data.empty() && finetune::IsConvertedData(args->data))
+      o.data_source = finetune::DataSource(args->data);
     o.out = fs::absolute(args->out).lexically_normal();
     o.python = args->python.empty() ? common::FindPython() : args->python;
     o.trl_script = TrlScript();

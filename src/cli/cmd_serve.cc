@@ -21,17 +21,21 @@ constexpr size_t kMinTokenBytes = 16;
 
 /// The token of `path`: its text without the trailing newline. The file must be the owner's alone.
 StatusOr<std::string> ReadToken(const std::filesystem::path& path) {
-  struct stat st{};
-  if (::stat(path.c_str(), &st) != 0) return Status::InvalidArgument("--token-file " + path.string() + ": no such file");
-  if (!S_ISREG(st.st_mode)) return Status::InvalidArgument("--token-file " + path.string() + ": not a regular file");
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0)
+    return Status::InvalidArgument("--token-file " + path.string() + ": no such file");
+  if (!S_ISREG(st.st_mode))
+    return Status::InvalidArgument("--token-file " + path.string() + ": not a regular file");
   if ((st.st_mode & 077) != 0)
     return Status::InvalidArgument("--token-file " + path.string() +
                                    ": readable by others than its owner (chmod 600 " + path.string() + ")");
   KFORGE_ASSIGN_OR_RETURN(std::string token, common::ReadFile(path));
-  while (!token.empty() && (token.back() == '\n' || token.back() == '\r' || token.back() == ' ')) token.pop_back();
+  while (!token.empty() && (token.back() == '\n' || token.back() == '\r' || token.back() == ' '))
+    token.pop_back();
   if (token.size() < kMinTokenBytes || token.find_first_of(" \t\r\n") != std::string::npos)
-    return Status::InvalidArgument("--token-file " + path.string() + ": the token must be one line of at least " +
-                                   std::to_string(kMinTokenBytes) + " characters without spaces (openssl rand -hex 32)");
+    return Status::InvalidArgument(
+        "--token-file " + path.string() + ": the token must be one line of at least " +
+        std::to_string(kMinTokenBytes) + " characters without spaces (openssl rand -hex 32)");
   return token;
 }
 
@@ -50,10 +54,12 @@ Runner AttachServe(CLI::App& sub) {
   };
   auto args = std::make_shared<Args>();
   sub.add_option("--socket", args->serve.socket, "Unix socket to listen on (created owner-only)");
-  sub.add_option("--listen", args->serve.listen,
-                 "Also listen on TCP HOST:PORT (127.0.0.1:8765; port 0 picks a free one); needs --token-file");
-  sub.add_option("--address-file", args->serve.address_file,
-                 "Write HOST:PORT of the TCP listener here once it listens (removed on exit; kforge slurm serve)");
+  sub.add_option(
+      "--listen", args->serve.listen,
+      "Also listen on TCP HOST:PORT (127.0.0.1:8765; port 0 picks a free one); needs --token-file");
+  sub.add_option(
+      "--address-file", args->serve.address_file,
+      "Write HOST:PORT of the TCP listener here once it listens (removed on exit; kforge slurm serve)");
   sub.add_option("--token-file", args->token_file,
                  "File holding the bearer token every TCP client must send (owner-only, 16+ characters)");
   sub.add_option("--idle-timeout", args->serve.idle_timeout_s, "Stop after this many seconds with no solution in flight or received, clients connected or not (0: never)")
@@ -63,7 +69,8 @@ Runner AttachServe(CLI::App& sub) {
                  "Connections open at once; a client beyond them is refused with a line that says so")
       ->default_val(32)
       ->check(CLI::Range(1, 4096));
-  sub.add_option("--prompts", args->rl.prompts_dir, "Prompt templates folder (the prompts and feedback of kforge.rl/1)")
+  sub.add_option("--prompts", args->rl.prompts_dir,
+                 "Prompt templates folder (the prompts and feedback of kforge.rl/1)")
       ->default_val(DefaultPromptsDir());
   sub.add_option("--max-batch", args->max_batch, "Completions in one kforge.rl/1 request at most")
       ->default_val(512)
@@ -94,8 +101,10 @@ Runner AttachServe(CLI::App& sub) {
       usage = Status::InvalidArgument("--listen needs --token-file: every TCP client must bring the token");
     if (usage.ok() && !args->token_file.empty()) {
       StatusOr<std::string> token = ReadToken(args->token_file);
-      if (token.ok()) args->serve.token = std::move(*token);
-      else usage = token.status();
+      if (token.ok())
+        args->serve.token = std::move(*token);
+      else
+        usage = token.status();
     }
     std::unique_ptr<generate::CompletionJudge> completions;
     if (usage.ok()) {
@@ -106,8 +115,10 @@ Runner AttachServe(CLI::App& sub) {
       rl.max_completion_bytes = static_cast<size_t>(args->max_completion_kib) << 10;
       rl.max_in_flight = static_cast<size_t>(args->max_in_flight);
       auto made = generate::CompletionJudge::Create(rl);
-      if (made.ok()) completions = std::move(*made);
-      else usage = made.status();
+      if (made.ok())
+        completions = std::move(*made);
+      else
+        usage = made.status();
     }
     if (!usage.ok()) {
       std::fprintf(stderr, "kforge serve: %s\n", usage.message().c_str());

@@ -291,15 +291,19 @@ struct SlurmServeArgs {
 
 Status CheckServeArgs(const SlurmServeArgs& a) {
   for (const auto& [flag, value] : {std::pair<const char*, const std::string&>{"--partition", a.partition},
-                                    {"--account", a.account}, {"--time", a.time}, {"--mem", a.mem}})
+                                    {"--account", a.account},
+                                    {"--time", a.time},
+                                    {"--mem", a.mem}})
     KFORGE_RETURN_IF_ERROR(CheckSbatchValue(flag, value));
   for (const std::string& arg : a.serve_args)
     for (const char* own : {"--listen", "--socket", "--token-file", "--address-file", "--idle-timeout"})
       if (arg == own || arg.rfind(std::string(own) + "=", 0) == 0)
-        return Status::InvalidArgument(std::string(own) + " after --: kforge slurm serve sets it on every node");
+        return Status::InvalidArgument(std::string(own) +
+                                       " after --: kforge slurm serve sets it on every node");
   const std::string out = a.out.string();
   if (out.find_first_of("%\n\r\t \"'\\") != std::string::npos)
-    return Status::InvalidArgument("--out " + out + ": an #SBATCH line cannot hold '%', quotes, spaces or newlines");
+    return Status::InvalidArgument("--out " + out +
+                                   ": an #SBATCH line cannot hold '%', quotes, spaces or newlines");
   std::error_code ec;
   if (!fs::is_regular_file(a.token_file, ec))
     return Status::InvalidArgument("--token-file " + a.token_file.string() + ": no such file");
@@ -370,11 +374,14 @@ int SubmitServe(const SlurmServeArgs& a) {
 }
 
 CLI::App* AddServeCommand(CLI::App& sub, SlurmServeArgs& a) {
-  CLI::App* app = sub.add_subcommand("serve", "Judge servers (kforge serve --listen) on the nodes of one Slurm job");
+  CLI::App* app =
+      sub.add_subcommand("serve", "Judge servers (kforge serve --listen) on the nodes of one Slurm job");
   app->add_option("--nodes", a.nodes, "Nodes, one judge server each")->required()->check(CLI::Range(1, 4096));
-  app->add_option("--out", a.out, "Folder of the job: slurm/ (scripts, log) and servers/ (one address file per server)")
+  app->add_option("--out", a.out,
+                  "Folder of the job: slurm/ (scripts, log) and servers/ (one address file per server)")
       ->required();
-  app->add_option("--token-file", a.token_file, "The bearer token's file, on a filesystem every node reads")->required();
+  app->add_option("--token-file", a.token_file, "The bearer token's file, on a filesystem every node reads")
+      ->required();
   app->add_option("--port", a.port, "TCP port of every server (0: any free one, written in its address file)")
       ->default_val(8765)
       ->check(CLI::Range(0, 65535));
@@ -389,7 +396,8 @@ CLI::App* AddServeCommand(CLI::App& sub, SlurmServeArgs& a) {
       ->default_val(16)
       ->check(CLI::Range(1, 4096));
   app->add_flag("--dry-run", a.dry_run, "Write and print the scripts; submit nothing");
-  app->add_option("serve_args", a.serve_args, "kforge serve's arguments, after --: how solutions are judged (tasks, devices, caps)");
+  app->add_option("serve_args", a.serve_args,
+                  "kforge serve's arguments, after --: how solutions are judged (tasks, devices, caps)");
   return app;
 }
 

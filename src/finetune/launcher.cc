@@ -46,8 +46,10 @@ Status CheckCombination(const LaunchOptions& o, const DatasetStats& stats) {
   if (o.trainer == Trainer::kGrpo && o.backend != Backend::kTrl)
     return Status::InvalidArgument("--trainer grpo runs with --backend trl");
   if (o.trainer == Trainer::kGrpo && o.grpo.servers.empty())
-    return Status::InvalidArgument("--trainer grpo needs --reward-server (a kforge serve socket or HOST:PORT)");
-  if (o.trainer == Trainer::kSft && o.backend == Backend::kAxolotl && stats.format != DatasetFormat::kMessages)
+    return Status::InvalidArgument(
+        "--trainer grpo needs --reward-server (a kforge serve socket or HOST:PORT)");
+  if (o.trainer == Trainer::kSft && o.backend == Backend::kAxolotl &&
+      stats.format != DatasetFormat::kMessages)
     return Status::InvalidArgument("--backend axolotl takes messages records; " + o.data.string() +
                                    " holds prompt/completion records (use --backend trl)");
   if (o.launcher == Launcher::kSlurm && !SbatchSafePath(o.out.string()))
@@ -156,8 +158,16 @@ std::vector<std::string> TrainerArgs(const LaunchOptions& o, const fs::path& con
     std::string servers;
     for (const std::string& s : o.grpo.servers) servers += (servers.empty() ? "" : ",") + s;
     std::vector<std::string> args = {(o.trl_script.parent_path() / "grpo_trl.py").string(),
-                                     "--model", o.model, "--servers", servers, "--config", config.string(),
-                                     "--save", (o.out / "model").string(), "--protocol", o.grpo.protocol};
+                                     "--model",
+                                     o.model,
+                                     "--servers",
+                                     servers,
+                                     "--config",
+                                     config.string(),
+                                     "--save",
+                                     (o.out / "model").string(),
+                                     "--protocol",
+                                     o.grpo.protocol};
     if (!o.data.empty()) args = Concat(args, {"--data", o.data.string()});
     if (!o.grpo.token_file.empty()) args = Concat(args, {"--token-file", o.grpo.token_file.string()});
     if (o.training.lora) args = Concat(args, {"--adapter-out", (o.out / "adapter").string()});

@@ -241,14 +241,16 @@ Status WriteFiles(const LaunchPlan& plan, const fs::path& out) {
 /// checked, the launch rendered, run and recorded as for SFT.
 StatusOr<int> RunGrpo(const RunRequest& request, LaunchOptions& o, const RunOutput& output) {
   if (!request.push_to_hub.empty())
-    return Status::InvalidArgument("--push-to-hub with --trainer grpo: upload DIR/model after the run (scripts/hub_push.py)");
+    return Status::InvalidArgument(
+        "--push-to-hub with --trainer grpo: upload DIR/model after the run (scripts/hub_push.py)");
   if (o.trainer == Trainer::kGrpo && o.grpo.protocol != "text" && o.grpo.protocol != "tools")
     return Status::InvalidArgument("--rl-protocol " + o.grpo.protocol + ": expected text or tools");
   DatasetStats stats;
   if (!o.data.empty()) {
     std::error_code ec;
     if (!fs::is_regular_file(o.data, ec))
-      return Status::InvalidArgument("--data " + o.data.string() + ": no such file (JSON lines with a task_id column)");
+      return Status::InvalidArgument("--data " + o.data.string() +
+                                     ": no such file (JSON lines with a task_id column)");
   }
   if (o.launcher == Launcher::kSlurm && o.slurm.cpus_per_task == 0) FitCpusToNodes(o, output);
   KFORGE_ASSIGN_OR_RETURN(LaunchPlan plan, PlanLaunch(o, stats));
@@ -258,7 +260,8 @@ StatusOr<int> RunGrpo(const RunRequest& request, LaunchOptions& o, const RunOutp
   if (!packages.ok() && !request.dry_run) return packages;
   if (probed.ok()) {
     versions = *probed;
-    if (o.launcher != Launcher::kSlurm && versions.value("bf16", json()).is_boolean()) o.bf16 = versions["bf16"].get<bool>();
+    if (o.launcher != Launcher::kSlurm && versions.value("bf16", json()).is_boolean())
+      o.bf16 = versions["bf16"].get<bool>();
     if (o.training.report_to == "wandb") output.note(WandbNote());
   }
   std::string servers;

@@ -75,7 +75,9 @@ json GrpoConfig(const LaunchOptions& o) {
   json config = {
       {"output_dir", (o.out / "checkpoints").string()},
       {"num_train_epochs", t.epochs},
-      {"learning_rate", t.learning_rate > 0 ? t.learning_rate : t.lora ? 1e-5 : 1e-6},
+      {"learning_rate", t.learning_rate > 0 ? t.learning_rate
+                        : t.lora            ? 1e-5
+                                            : 1e-6},
       {"lr_scheduler_type", "constant"},
       {"per_device_train_batch_size", t.batch_size},
       {"gradient_accumulation_steps", t.grad_accum},

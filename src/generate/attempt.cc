@@ -62,7 +62,8 @@ void FinishAttempt(dataset::Attempt& attempt, bench::Judgment judged, bool compi
     if (timed.status == common::VerdictStatus::kOk) {
       attempt.suspect_timing = common::SuspectTiming(timed);
       // A refused timing is no speedup: the episode does not count it as faster.
-      if (std::isfinite(timed.speedup.ratio) && attempt.suspect_timing.empty()) attempt.speedup = timed.speedup.ratio;
+      if (std::isfinite(timed.speedup.ratio) && attempt.suspect_timing.empty())
+        attempt.speedup = timed.speedup.ratio;
     } else if (timed.status != common::VerdictStatus::kHarnessError) {
       attempt.correct = false;  // the timed runs are checked too: a fault there is the candidate's
       attempt.status = std::string(common::VerdictStatusName(timed.status));
@@ -77,12 +78,14 @@ bool ReachedTarget(const dataset::Attempt& attempt, bool compile_only, double ta
 
 std::string AttemptFeedback(const PromptSet& prompts, const dataset::Attempt& attempt, bool done,
                             double target_speedup, bool compile_only) {
-  const std::string source = attempt.solution.is_object() ? attempt.solution.value("source", std::string()) : "";
+  const std::string source =
+      attempt.solution.is_object() ? attempt.solution.value("source", std::string()) : "";
   const std::string result = DescribeAttempt(attempt, source);
-  auto text = Render(prompts.feedback,
-                     {{"result", result},
-                      {"next_step", done ? std::string("Done.") : NextStep(attempt, target_speedup, compile_only)}},
-                     "feedback.md");
+  auto text =
+      Render(prompts.feedback,
+             {{"result", result},
+              {"next_step", done ? std::string("Done.") : NextStep(attempt, target_speedup, compile_only)}},
+             "feedback.md");
   return text.ok() ? *text : result;
 }
 

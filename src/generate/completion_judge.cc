@@ -49,11 +49,13 @@ StatusOr<llm::Message> CompletionMessage(const json& completion) {
   if (completion.is_object()) return llm::MessageFromJson(completion);
   if (completion.is_array()) {
     for (auto it = completion.rbegin(); it != completion.rend(); ++it)
-      if (it->is_object() && it->value("role", std::string()) == "assistant") return llm::MessageFromJson(*it);
+      if (it->is_object() && it->value("role", std::string()) == "assistant")
+        return llm::MessageFromJson(*it);
     return Status::InvalidArgument("completion: a conversation without an assistant message");
   }
-  return Status::InvalidArgument("completion: expected a string, a message object or a list of messages, got " +
-                                 common::JsonTypeName(completion));
+  return Status::InvalidArgument(
+      "completion: expected a string, a message object or a list of messages, got " +
+      common::JsonTypeName(completion));
 }
 
 /// The item of `entry` (index `index` of the batch), read strictly; a bad entry is a refused item.
@@ -122,7 +124,9 @@ json ItemResult(Item& item, const PromptSet& prompts, bool compile_only, double 
     if (a.verdict->timing.is_object()) check_ms += a.verdict->timing.value("gpu_ms", 0.0);
     if (a.bench) bench_ms += a.bench->wall_seconds * 1000;
   }
-  out["timing"] = {{"judged_ms", item.judged_ms}, {"compile_ms", compile_ms}, {"gpu_check_ms", check_ms},
+  out["timing"] = {{"judged_ms", item.judged_ms},
+                   {"compile_ms", compile_ms},
+                   {"gpu_check_ms", check_ms},
                    {"bench_ms", bench_ms}};
   if (!item.refusal.empty()) {
     out["status"] = "refused";
@@ -137,11 +141,12 @@ json ItemResult(Item& item, const PromptSet& prompts, bool compile_only, double 
   for (size_t i = 0; i < item.candidates.size(); ++i) {
     const Candidate& candidate = item.candidates[i];
     if (done || i >= item.attempts.size()) {  // not judged; every tool call still gets its result
-      tool_results.push_back({{"tool_call_id", candidate.tool_call_id},
-                              {"content", done ? std::string("Not run: an earlier call of this reply ended the episode.")
-                                               : "Not run: at most " + std::to_string(kMaxCandidatesPerReply) +
-                                                     " tool calls of one reply are run."},
-                              {"is_error", true}});
+      tool_results.push_back(
+          {{"tool_call_id", candidate.tool_call_id},
+           {"content", done ? std::string("Not run: an earlier call of this reply ended the episode.")
+                            : "Not run: at most " + std::to_string(kMaxCandidatesPerReply) +
+                                  " tool calls of one reply are run."},
+           {"is_error", true}});
       continue;
     }
     dataset::Attempt& attempt = item.attempts[i];
@@ -149,8 +154,9 @@ json ItemResult(Item& item, const PromptSet& prompts, bool compile_only, double 
     done = candidate.submit || reached;
     const std::string text = AttemptFeedback(prompts, attempt, done, target_speedup, compile_only);
     if (item.protocol == dataset::Protocol::kTools)
-      tool_results.push_back(
-          {{"tool_call_id", candidate.tool_call_id}, {"content", text}, {"is_error", !attempt.correct && !reached}});
+      tool_results.push_back({{"tool_call_id", candidate.tool_call_id},
+                              {"content", text},
+                              {"is_error", !attempt.correct && !reached}});
     else
       feedback = text;
     counted.push_back(attempt);
@@ -158,7 +164,8 @@ json ItemResult(Item& item, const PromptSet& prompts, bool compile_only, double 
   if (item.candidates.empty())  // tools protocol without a tool call
     feedback = "Call `run` to test a solution or `submit` to hand it in.";
   if (item.protocol == dataset::Protocol::kTools)
-    for (const json& r : tool_results) feedback += (feedback.empty() ? "" : "\n\n") + r["content"].get<std::string>();
+    for (const json& r : tool_results)
+      feedback += (feedback.empty() ? "" : "\n\n") + r["content"].get<std::string>();
 
   const std::optional<int> best = BestAttempt(counted);
   const dataset::Attempt none = [] {
@@ -170,12 +177,15 @@ json ItemResult(Item& item, const PromptSet& prompts, bool compile_only, double 
   const bool harness = a.Is(common::VerdictStatus::kHarnessError);
   const bool suspect = !a.suspect_timing.empty();
   out["status"] = a.status;
-  out["message"] = a.status == "no_solution" ? a.parse_error : a.verdict ? a.verdict->message.substr(0, 2000) : "";
+  out["message"] = a.status == "no_solution" ? a.parse_error
+                   : a.verdict               ? a.verdict->message.substr(0, 2000)
+                                             : "";
   out["compiled"] = a.compiled;
   out["correct"] = compile_only ? json(nullptr) : json(a.correct);
   out["speedup"] = a.speedup ? json(*a.speedup) : json(nullptr);
-  out["sol_pct"] = a.bench && a.bench->roofline && a.bench->roofline->sol_pct > 0 ? json(a.bench->roofline->sol_pct)
-                                                                                 : json(nullptr);
+  out["sol_pct"] = a.bench && a.bench->roofline && a.bench->roofline->sol_pct > 0
+                       ? json(a.bench->roofline->sol_pct)
+                       : json(nullptr);
   out["suspect_timing"] = a.suspect_timing;
   out["components"] = {{"compiled", a.compiled ? 1 : 0},
                        {"correct", a.correct ? 1 : 0},
@@ -252,8 +262,10 @@ size_t CompletionJudge::MaxRequestBytes() const {
 }
 
 json CompletionJudge::Answer(const json& request, const std::function<bool()>& gone) {
-  if (!request.is_object()) return {{"error", "request: expected an object, got " + common::JsonTypeName(request)}};
-  const std::string op = request.contains("op") && request["op"].is_string() ? request["op"].get<std::string>() : "";
+  if (!request.is_object())
+    return {{"error", "request: expected an object, got " + common::JsonTypeName(request)}};
+  const std::string op =
+      request.contains("op") && request["op"].is_string() ? request["op"].get<std::string>() : "";
   if (op == "judge") return JudgeBatch(request, gone);
   if (op == "prompt") return Prompt(request);
   if (op == "tasks") return Tasks();
@@ -264,7 +276,8 @@ json CompletionJudge::Answer(const json& request, const std::function<bool()>& g
 json CompletionJudge::Tasks() const {
   json list = json::array();
   for (const auto& [id, task] : loaded_->tasks)
-    list.push_back({{"id", id}, {"level", task.level ? json(*task.level) : json(nullptr)}, {"tags", task.tags}});
+    list.push_back(
+        {{"id", id}, {"level", task.level ? json(*task.level) : json(nullptr)}, {"tags", task.tags}});
   return {{"tasks", std::move(list)}};
 }
 
@@ -277,7 +290,8 @@ json CompletionJudge::Prompt(const json& request) {
   if (!read.ok()) return {{"error", read.message()}};
   auto protocol = dataset::kProtocolNames.Parse(protocol_name);
   if (!protocol)
-    return {{"error", "request.protocol: expected text or tools, got \"" + protocol_name.substr(0, 40) + "\""}};
+    return {
+        {"error", "request.protocol: expected text or tools, got \"" + protocol_name.substr(0, 40) + "\""}};
   auto found = loaded_->tasks.find(task_id);
   if (found == loaded_->tasks.end())
     return {{"error", "request.task: no task \"" + task_id.substr(0, kShownId) + "\" on this server"}};
@@ -297,12 +311,14 @@ json CompletionJudge::Prompt(const json& request) {
   const bool compile_only = options_.judge.verify.compile_only;
   std::optional<verify::HelloReply> hello;
   if (!compile_only) hello = judge().Hello();
-  StatusOr<std::string> system = RenderSystemPrompt(loaded_->prompts, *protocol, hello, compile_only,
-                                                    options_.judge.verify.arch, options_.judge.verify.op_policy);
+  StatusOr<std::string> system =
+      RenderSystemPrompt(loaded_->prompts, *protocol, hello, compile_only, options_.judge.verify.arch,
+                         options_.judge.verify.op_policy);
   StatusOr<std::string> view = system.ok() ? RenderTaskView(task, View::kCode, reference) : system.status();
   StatusOr<std::string> user =
       view.ok() ? Render(loaded_->prompts.task,
-                         {{"task_id", task.id}, {"task_view", *view}, {"tensors", RenderTensorTable(task)}}, "task.md")
+                         {{"task_id", task.id}, {"task_view", *view}, {"tensors", RenderTensorTable(task)}},
+                         "task.md")
                 : view.status();
   if (!user.ok()) return {{"error", task_id + ": " + user.status().message()}};
   json tools = json::array();
@@ -310,7 +326,8 @@ json CompletionJudge::Prompt(const json& request) {
     for (const llm::ToolSpec& tool : SolutionTools()) tools.push_back(llm::ToJson(tool));
   return {{"task", task.id},
           {"protocol", protocol_name},
-          {"messages", json::array({{{"role", "system"}, {"content", *system}}, {{"role", "user"}, {"content", *user}}})},
+          {"messages",
+           json::array({{{"role", "system"}, {"content", *system}}, {{"role", "user"}, {"content", *user}}})},
           {"tools", std::move(tools)}};
 }
 
@@ -322,13 +339,15 @@ json CompletionJudge::JudgeBatch(const json& request, const std::function<bool()
     return {{"error", "request.batch: expected a list of {task, completion}"}};
   const json& batch = request["batch"];
   if (batch.size() > options_.max_batch)
-    return {{"error", "request.batch: " + std::to_string(batch.size()) + " completions, over the server's limit of " +
-                          std::to_string(options_.max_batch) + " (kforge serve --max-batch); split the batch"}};
+    return {{"error", "request.batch: " + std::to_string(batch.size()) +
+                          " completions, over the server's limit of " + std::to_string(options_.max_batch) +
+                          " (kforge serve --max-batch); split the batch"}};
   // Admission: the completions of every client being judged stay under the cap.
   size_t before = in_flight_.load();
   do {
     if (before + batch.size() > options_.max_in_flight)
-      return {{"error", "busy: " + std::to_string(before) + " completions are being judged (the server's limit is " +
+      return {{"error", "busy: " + std::to_string(before) +
+                            " completions are being judged (the server's limit is " +
                             std::to_string(options_.max_in_flight) + "); retry shortly"},
               {"busy", true}};
   } while (!in_flight_.compare_exchange_weak(before, before + batch.size()));
@@ -406,8 +425,10 @@ json CompletionJudge::JudgeBatch(const json& request, const std::function<bool()
   const double judge_ms = MillisSince(start);
   json results = json::array();
   for (Item& item : items)
-    results.push_back(ItemResult(item, loaded_->prompts, options_.judge.verify.compile_only, options_.target_speedup));
-  return {{"results", std::move(results)}, {"timing", {{"judge_ms", judge_ms}, {"wall_ms", MillisSince(start)}}}};
+    results.push_back(
+        ItemResult(item, loaded_->prompts, options_.judge.verify.compile_only, options_.target_speedup));
+  return {{"results", std::move(results)},
+          {"timing", {{"judge_ms", judge_ms}, {"wall_ms", MillisSince(start)}}}};
 }
 
 }  // namespace kforge::generate

@@ -244,7 +244,8 @@ StatusOr<std::string> ReadTaskReference(const common::Task& task, size_t& total_
   for (const std::filesystem::path& part : task.reference.lexically_relative(task.dir)) {
     step /= part;
     if (std::filesystem::is_symlink(step, ec))
-      return Status::InvalidArgument(step.string() + ": a symbolic link; a task's reference must be a file of its folder");
+      return Status::InvalidArgument(step.string() +
+                                     ": a symbolic link; a task's reference must be a file of its folder");
   }
   KFORGE_ASSIGN_OR_RETURN(std::string text, common::ReadFile(task.reference));
   total_bytes = text.size();
@@ -252,8 +253,8 @@ StatusOr<std::string> ReadTaskReference(const common::Task& task, size_t& total_
     const size_t total = text.size();
     const size_t line_end = text.rfind('\n', kMaxReferenceBytes);
     text.resize(line_end == std::string::npos ? kMaxReferenceBytes : line_end + 1);
-    text += "# ... the reference is cut here: " + std::to_string(text.size()) + " of its " + std::to_string(total) +
-            " bytes are shown\n";
+    text += "# ... the reference is cut here: " + std::to_string(text.size()) + " of its " +
+            std::to_string(total) + " bytes are shown\n";
   }
   return text;
 }
@@ -311,8 +312,8 @@ StatusOr<GenerateSummary> RunGenerate(const GenerateOptions& options) {
     auto text = ReadTaskReference(*task, total);
     if (!text.ok()) return text.status();
     if (total > kMaxReferenceBytes)
-      spdlog::warn("generate: {}: its reference is {} bytes; the teacher sees the first {} KiB", task->id, total,
-                   kMaxReferenceBytes >> 10);
+      spdlog::warn("generate: {}: its reference is {} bytes; the teacher sees the first {} KiB", task->id,
+                   total, kMaxReferenceBytes >> 10);
     references[task->id] = std::move(*text);
   }
 

@@ -72,11 +72,13 @@ std::string Differences(const json& server, const json& client) {
 StatusOr<std::pair<int, std::string>> ListenTcp(const std::string& where) {
   const size_t colon = where.rfind(':');
   if (colon == std::string::npos || colon == 0 || colon + 1 == where.size())
-    return Status::InvalidArgument("--listen " + where.substr(0, 100) + ": expected HOST:PORT (127.0.0.1:8765)");
+    return Status::InvalidArgument("--listen " + where.substr(0, 100) +
+                                   ": expected HOST:PORT (127.0.0.1:8765)");
   std::string host = where.substr(0, colon), port = where.substr(colon + 1);
   if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
   if (port.find_first_not_of("0123456789") != std::string::npos || port.size() > 5 || std::stoi(port) > 65535)
-    return Status::InvalidArgument("--listen " + where.substr(0, 100) + ": the port must be a number from 0 to 65535");
+    return Status::InvalidArgument("--listen " + where.substr(0, 100) +
+                                   ": the port must be a number from 0 to 65535");
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
@@ -214,20 +216,23 @@ void Serve(Shared& shared, int fd, bool needs_token) {
   if (!hello_line.ok() || !*hello_line) return;
   StatusOr<json> hello = common::ParseJson(**hello_line, "hello");
   if (needs_token) {
-    const bool has_token = hello.ok() && hello->is_object() && hello->contains("token") && (*hello)["token"].is_string();
+    const bool has_token =
+        hello.ok() && hello->is_object() && hello->contains("token") && (*hello)["token"].is_string();
     if (!has_token || !TokenMatches((*hello)["token"].get<std::string>(), shared.options.token)) {
-      (void)WriteLine(fd, json{{"ok", false},
-                               {"message", has_token ? "refused: wrong token"
-                                                     : "refused: a client of the TCP listener needs the server's "
-                                                       "token (\"token\" in its hello)"}}
-                              .dump());
+      (void)WriteLine(fd,
+                      json{{"ok", false},
+                           {"message", has_token ? "refused: wrong token"
+                                                 : "refused: a client of the TCP listener needs the server's "
+                                                   "token (\"token\" in its hello)"}}
+                          .dump());
       return;
     }
   }
   if (hello.ok() && hello->is_object()) hello->erase("token");
   if (shared.options.extra && hello.ok() && hello->is_object() && hello->contains("protocol") &&
       (*hello)["protocol"] == shared.options.extra->Name()) {
-    if (WriteLine(fd, json{{"ok", true}, {"message", ""}, {"server", shared.options.extra->About()}}.dump()).ok())
+    if (WriteLine(fd, json{{"ok", true}, {"message", ""}, {"server", shared.options.extra->About()}}.dump())
+            .ok())
       ServeExtra(shared, fd, reader);
     return;
   }
@@ -402,9 +407,9 @@ Status ServeJudge(VerifyService& service, const ServeOptions& options) {
   }
   std::string address_line;
   if (!options.address_file.empty()) {
-    Status written = options.listen.empty()
-                         ? Status::InvalidArgument("--address-file needs --listen")
-                         : WriteWhole(options.address_file, address_line = ReachableAddress(tcp_address) + "\n");
+    Status written = options.listen.empty() ? Status::InvalidArgument("--address-file needs --listen")
+                                            : WriteWhole(options.address_file,
+                                                         address_line = ReachableAddress(tcp_address) + "\n");
     if (!written.ok()) {
       if (listener >= 0) {
         ::close(listener);
@@ -431,7 +436,8 @@ Status ServeJudge(VerifyService& service, const ServeOptions& options) {
   std::list<Connection> connections;
   if (options.say) {
     std::string where = path;
-    if (!tcp_address.empty()) where += (where.empty() ? "" : " and ") + std::string("tcp ") + tcp_address + " (token required)";
+    if (!tcp_address.empty())
+      where += (where.empty() ? "" : " and ") + std::string("tcp ") + tcp_address + " (token required)";
     options.say("serve: listening on " + where + " (pid " + std::to_string(::getpid()) + ")");
   }
   while (!g_stop) {
@@ -452,7 +458,8 @@ Status ServeJudge(VerifyService& service, const ServeOptions& options) {
       if (fd < 0) continue;
       ucred peer{};
       socklen_t len = sizeof(peer);
-      if (on_socket && (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &len) != 0 || peer.uid != ::getuid())) {
+      if (on_socket &&
+          (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &len) != 0 || peer.uid != ::getuid())) {
         ::close(fd);  // another user's process: the socket's mode should have kept it out
         continue;
       }
@@ -496,7 +503,8 @@ Status ServeJudge(VerifyService& service, const ServeOptions& options) {
   if (tcp_listener >= 0) ::close(tcp_listener);
   if (g_stop && options.say) options.say("serve: stopped by a signal");
   struct stat now{};
-  if (listener >= 0 && ::stat(path.c_str(), &now) == 0 && now.st_ino == ours.st_ino && now.st_dev == ours.st_dev)
+  if (listener >= 0 && ::stat(path.c_str(), &now) == 0 && now.st_ino == ours.st_ino &&
+      now.st_dev == ours.st_dev)
     ::unlink(path.c_str());
   if (!address_line.empty()) {  // only while it still names this server
     std::ifstream in(options.address_file);

@@ -46,24 +46,25 @@ TEST(FinetuneGrpoSlowTest, TinyModelTrainsGrpoStepsWithRewardsFromARealServer) {
   fs::remove_all(dir);
   fs::create_directories(dir);
   const std::string python = common::FindPython();
-  fakes::CommandResult versions = fakes::RunCommand(fakes::ShellQuote(python) + " " +
-                                                    (kGrpoSource / "scripts/finetune/sft_trl.py").string() +
-                                                    " --versions");
+  fakes::CommandResult versions =
+      fakes::RunCommand(fakes::ShellQuote(python) + " " +
+                        (kGrpoSource / "scripts/finetune/sft_trl.py").string() + " --versions");
   ASSERT_EQ(versions.exit_code, 0) << python << " cannot run; run scripts/setup.sh";
   json found = json::parse(versions.out, nullptr, false);
   for (const char* package : {"torch", "transformers", "trl", "datasets", "tokenizers"})
     ASSERT_FALSE(found.value(package, json()).is_null())
         << python << " lacks " << package << ": run scripts/setup.sh --finetune";
-  fakes::CommandResult tiny = fakes::RunCommand(std::string(kGrpoOffline) + fakes::ShellQuote(python) + " " +
-                                                (kGrpoSource / "scripts/finetune/make_tiny_model.py").string() +
-                                                " " + (dir / "tiny").string() + " 2>&1");
+  fakes::CommandResult tiny =
+      fakes::RunCommand(std::string(kGrpoOffline) + fakes::ShellQuote(python) + " " +
+                        (kGrpoSource / "scripts/finetune/make_tiny_model.py").string() + " " +
+                        (dir / "tiny").string() + " 2>&1");
   ASSERT_EQ(tiny.exit_code, 0) << tiny.out;
 
   // The judge: compile-only, on a socket of this test's own.
   const std::string sock = (dir / "judge.sock").string();
   fakes::RunCommand("(" + std::string(KFORGE_BINARY) + " serve --compile-only --idle-timeout 600 --tasks " +
-                    (kGrpoSource / "tasks").string() + " --socket " + sock + " 2>" + (dir / "serve.err").string() +
-                    ") >/dev/null &");
+                    (kGrpoSource / "tasks").string() + " --socket " + sock + " 2>" +
+                    (dir / "serve.err").string() + ") >/dev/null &");
   for (int i = 0; i < 500 && !fs::exists(sock); ++i) usleep(10000);
   ASSERT_TRUE(fs::exists(sock));
 

@@ -2,8 +2,8 @@
 // machine without a GPU: raw completions (text, tool calls, junk) judged with generate's parser and
 // feedback; the TCP listener refusing clients without the token; the caps on batch and completion
 // size; a client that leaves mid-batch.
-#include <gtest/gtest.h>
 #include <arpa/inet.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -32,27 +32,35 @@ constexpr const char* kRlToken = "s3cret-token-0123456789abcdef";
 /// A relu that compiles, in the text protocol: a cuda block and a json plan block.
 std::string RlReluText(const std::string& note = "") {
   return "Here it is." + note +
-         "\n```cuda\nextern \"C\" __global__ void relu(const float* __restrict__ x, float* __restrict__ y, long long n) {\n"
-         "  long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) y[i] = fmaxf(x[i], 0.0f);\n}\n```\n"
-         "```json\n{\"launches\": [{\"kernel\": \"relu\", \"grid\": [\"cdiv(numel(x), 256)\"], \"block\": [256], "
+         "\n```cuda\nextern \"C\" __global__ void relu(const float* __restrict__ x, float* __restrict__ y, "
+         "long long n) {\n"
+         "  long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) y[i] = fmaxf(x[i], "
+         "0.0f);\n}\n```\n"
+         "```json\n{\"launches\": [{\"kernel\": \"relu\", \"grid\": [\"cdiv(numel(x), 256)\"], \"block\": "
+         "[256], "
          "\"args\": [\"x\", \"out0\", \"i64:numel(x)\"]}]}\n```\n";
 }
 
 /// A text completion whose kernel does not compile.
 std::string RlBrokenText() {
-  return "```cuda\nextern \"C\" __global__ void relu(const float* x, float* y, long long n) { this is not C++ }\n```\n"
+  return "```cuda\nextern \"C\" __global__ void relu(const float* x, float* y, long long n) { this is not "
+         "C++ }\n```\n"
          "```json\n{\"launches\": [{\"kernel\": \"relu\", \"grid\": [1], \"block\": [256], "
          "\"args\": [\"x\", \"out0\", \"i64:numel(x)\"]}]}\n```\n";
 }
 
 /// The relu solution as the arguments of a `run` tool call, with `source` replaced when given.
 json RlReluCall(const std::string& id, const std::string& source = "") {
-  json args = {{"source", source.empty() ? "extern \"C\" __global__ void relu(const float* x, float* y, long long n) "
-                                           "{ long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; "
-                                           "if (i < n) y[i] = fmaxf(x[i], 0.0f); }"
-                                         : source},
-               {"launches", {{{"kernel", "relu"}, {"grid", {"cdiv(numel(x), 256)"}}, {"block", {256}},
-                              {"args", {"x", "out0", "i64:numel(x)"}}}}}};
+  json args = {
+      {"source", source.empty() ? "extern \"C\" __global__ void relu(const float* x, float* y, long long n) "
+                                  "{ long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; "
+                                  "if (i < n) y[i] = fmaxf(x[i], 0.0f); }"
+                                : source},
+      {"launches",
+       {{{"kernel", "relu"},
+         {"grid", {"cdiv(numel(x), 256)"}},
+         {"block", {256}},
+         {"args", {"x", "out0", "i64:numel(x)"}}}}}};
   return {{"id", id}, {"type", "function"}, {"function", {{"name", "run"}, {"arguments", args.dump()}}}};
 }
 
@@ -118,9 +126,8 @@ class RlConnection {
 class ServeRlCliTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("kforge-serve-rl-" + std::to_string(getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = fs::temp_directory_path() / ("kforge-serve-rl-" + std::to_string(getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
     fs::create_directories(dir_);
     socket_ = (dir_ / "judge.sock").string();
@@ -138,8 +145,9 @@ class ServeRlCliTest : public ::testing::Test {
   void Start(const std::string& flags) {
     const std::string err = (dir_ / "serve.err").string();
     fakes::CommandResult started = fakes::RunCommand(
-        "(" + std::string(KFORGE_BINARY) + " serve --compile-only --idle-timeout 120 --tasks " + KFORGE_SOURCE_DIR +
-        "/tasks " + flags + " 2>" + err + "; echo $? >" + (dir_ / "serve.rc").string() + ") >/dev/null & echo $!");
+        "(" + std::string(KFORGE_BINARY) + " serve --compile-only --idle-timeout 120 --tasks " +
+        KFORGE_SOURCE_DIR + "/tasks " + flags + " 2>" + err + "; echo $? >" + (dir_ / "serve.rc").string() +
+        ") >/dev/null & echo $!");
     for (int i = 0; i < 1000; ++i) {
       std::string said = Said();
       if (said.find("serve: listening on") != std::string::npos) {
@@ -182,7 +190,8 @@ TEST_F(ServeRlCliTest, JudgesRawCompletionsWithGeneratesParserAndFeedback) {
   ASSERT_EQ(prompt["messages"].size(), 2u) << prompt;
   EXPECT_EQ(prompt["messages"][0]["role"], "system");
   EXPECT_NE(prompt["messages"][1]["content"].get<std::string>().find("demo/relu"), std::string::npos);
-  EXPECT_NE(prompt["messages"][0]["content"].get<std::string>().find("No GPU in this run"), std::string::npos);
+  EXPECT_NE(prompt["messages"][0]["content"].get<std::string>().find("No GPU in this run"),
+            std::string::npos);
 
   json many_calls = json::array();
   for (int i = 0; i < 9; ++i) many_calls.push_back(RlReluCall("c" + std::to_string(i), "not cuda at all"));
@@ -196,7 +205,9 @@ TEST_F(ServeRlCliTest, JudgesRawCompletionsWithGeneratesParserAndFeedback) {
       {{"id", "tools"},
        {"task", "demo/relu"},
        {"completion", {{"role", "assistant"}, {"content", ""}, {"tool_calls", {RlReluCall("call_1")}}}}},
-      {{"id", "many"}, {"task", "demo/relu"}, {"completion", {{"role", "assistant"}, {"tool_calls", many_calls}}}},
+      {{"id", "many"},
+       {"task", "demo/relu"},
+       {"completion", {{"role", "assistant"}, {"tool_calls", many_calls}}}},
       {{"id", "unknown"}, {"task", "../../etc/passwd"}, {"completion", RlReluText()}},
       {{"id", "junk"}, {"task", "demo/relu"}, {"completion", std::string("\x01\x02\x7f\x00zz\x1b[2J", 9)}},
   });
@@ -210,7 +221,8 @@ TEST_F(ServeRlCliTest, JudgesRawCompletionsWithGeneratesParserAndFeedback) {
   EXPECT_TRUE(r[0]["correct"].is_null());  // compile-only: correctness is not known
   EXPECT_DOUBLE_EQ(r[0]["reward"].get<double>(), 0.1);
   EXPECT_EQ(r[0]["done"], true);
-  EXPECT_NE(r[0]["feedback"].get<std::string>().find("Compiled; the plan checks out."), std::string::npos) << r[0];
+  EXPECT_NE(r[0]["feedback"].get<std::string>().find("Compiled; the plan checks out."), std::string::npos)
+      << r[0];
   EXPECT_NE(r[0]["feedback"].get<std::string>().find("Done."), std::string::npos);
 
   EXPECT_EQ(r[1]["status"], "compile_error") << r[1];
@@ -221,7 +233,8 @@ TEST_F(ServeRlCliTest, JudgesRawCompletionsWithGeneratesParserAndFeedback) {
 
   EXPECT_EQ(r[2]["status"], "no_solution") << r[2];
   EXPECT_DOUBLE_EQ(r[2]["reward"].get<double>(), 0.0);
-  EXPECT_NE(r[2]["feedback"].get<std::string>().find("No solution could be read from your reply"), std::string::npos);
+  EXPECT_NE(r[2]["feedback"].get<std::string>().find("No solution could be read from your reply"),
+            std::string::npos);
 
   EXPECT_EQ(r[3]["status"], "ok") << r[3];
   EXPECT_EQ(r[4]["status"], "ok") << r[4];
@@ -255,7 +268,8 @@ TEST_F(ServeRlCliTest, TheTcpListenerRefusesAClientWithoutTheRightToken) {
     ASSERT_TRUE(none.connected());
     json refused = none.Hello();
     EXPECT_EQ(refused["ok"], false);
-    EXPECT_NE(refused["message"].get<std::string>().find("needs the server's token"), std::string::npos) << refused;
+    EXPECT_NE(refused["message"].get<std::string>().find("needs the server's token"), std::string::npos)
+        << refused;
     EXPECT_TRUE(none.Ask({{"op", "tasks"}}).is_discarded());  // the server closed the connection
   }
   {
@@ -272,19 +286,22 @@ TEST_F(ServeRlCliTest, TheTcpListenerRefusesAClientWithoutTheRightToken) {
   RlConnection right(port_);
   json hello = right.Hello(kRlToken);
   ASSERT_EQ(hello["ok"], true) << hello;
-  json reply = right.Ask({{"op", "judge"}, {"batch", {{{"task", "demo/relu"}, {"completion", RlReluText()}}}}});
+  json reply =
+      right.Ask({{"op", "judge"}, {"batch", {{{"task", "demo/relu"}, {"completion", RlReluText()}}}}});
   ASSERT_TRUE(reply.contains("results")) << reply;
   EXPECT_EQ(reply["results"][0]["status"], "ok");
   EXPECT_EQ(Said().find(kRlToken), std::string::npos) << "the token reached the log";
 }
 
 TEST_F(ServeRlCliTest, BadTokenFilesAndAListenerWithoutATokenAreUsageErrors) {
-  const std::string serve = std::string(KFORGE_BINARY) + " serve --compile-only --tasks " + KFORGE_SOURCE_DIR + "/tasks ";
+  const std::string serve =
+      std::string(KFORGE_BINARY) + " serve --compile-only --tasks " + KFORGE_SOURCE_DIR + "/tasks ";
   fakes::CommandResult no_token = fakes::RunCommand(serve + "--listen 127.0.0.1:0 2>&1");
   EXPECT_EQ(no_token.exit_code, 2);
   EXPECT_NE(no_token.out.find("--listen needs --token-file"), std::string::npos) << no_token.out;
   fs::permissions(token_file_, fs::perms::group_read, fs::perm_options::add);
-  fakes::CommandResult shared = fakes::RunCommand(serve + "--listen 127.0.0.1:0 --token-file " + token_file_.string() + " 2>&1");
+  fakes::CommandResult shared =
+      fakes::RunCommand(serve + "--listen 127.0.0.1:0 --token-file " + token_file_.string() + " 2>&1");
   EXPECT_EQ(shared.exit_code, 2);
   EXPECT_NE(shared.out.find("readable by others than its owner"), std::string::npos) << shared.out;
   EXPECT_EQ(shared.out.find(kRlToken), std::string::npos);
@@ -296,7 +313,8 @@ TEST_F(ServeRlCliTest, BadTokenFilesAndAListenerWithoutATokenAreUsageErrors) {
   EXPECT_NE(short_token.out.find("at least 16 characters"), std::string::npos) << short_token.out;
   fakes::CommandResult nothing = fakes::RunCommand(serve + "2>&1");
   EXPECT_EQ(nothing.exit_code, 2);
-  EXPECT_NE(nothing.out.find("give --socket PATH, --listen HOST:PORT or both"), std::string::npos) << nothing.out;
+  EXPECT_NE(nothing.out.find("give --socket PATH, --listen HOST:PORT or both"), std::string::npos)
+      << nothing.out;
 }
 
 TEST_F(ServeRlCliTest, BatchesAndCompletionsOverTheCapsAreRefusedWithoutEndingTheConnection) {
@@ -306,13 +324,15 @@ TEST_F(ServeRlCliTest, BatchesAndCompletionsOverTheCapsAreRefusedWithoutEndingTh
   json entry = {{"task", "demo/relu"}, {"completion", RlReluText()}};
   json three = c.Ask({{"op", "judge"}, {"batch", {entry, entry, entry}}});
   ASSERT_TRUE(three.contains("error")) << three;
-  EXPECT_NE(three["error"].get<std::string>().find("3 completions, over the server's limit of 2"), std::string::npos);
+  EXPECT_NE(three["error"].get<std::string>().find("3 completions, over the server's limit of 2"),
+            std::string::npos);
   json huge = {{"task", "demo/relu"}, {"completion", RlReluText() + std::string(2000, 'x')}};
   json reply = c.Ask({{"op", "judge"}, {"batch", {entry, huge}}});
   ASSERT_TRUE(reply.contains("results")) << reply;
   EXPECT_EQ(reply["results"][0]["status"], "ok");
   EXPECT_EQ(reply["results"][1]["status"], "refused");
-  EXPECT_NE(reply["results"][1]["error"].get<std::string>().find("over the server's limit of 1024"), std::string::npos)
+  EXPECT_NE(reply["results"][1]["error"].get<std::string>().find("over the server's limit of 1024"),
+            std::string::npos)
       << reply["results"][1];
   // A line beyond what the server reads at all (64 MiB here) is read past and refused.
   c.SendRaw("{\"op\": \"judge\", \"batch\": [\"" + std::string(65 << 20, 'y') + "\"]}\n");
@@ -338,8 +358,8 @@ TEST_F(ServeRlCliTest, AnAddressFileNamesTheListenerWhileTheServerRuns) {
 TEST_F(ServeRlCliTest, SlurmServeRendersAServerPerNodeThatWritesItsAddress) {
   const std::string slurm = std::string(KFORGE_BINARY) + " slurm serve --out " + (dir_ / "job").string() +
                             " --token-file " + token_file_.string();
-  fakes::CommandResult run =
-      fakes::RunCommand(slurm + " --nodes 3 --gpus-per-node 2 --time 04:00:00 --dry-run -- --tasks /data/tasks 2>&1");
+  fakes::CommandResult run = fakes::RunCommand(
+      slurm + " --nodes 3 --gpus-per-node 2 --time 04:00:00 --dry-run -- --tasks /data/tasks 2>&1");
   ASSERT_EQ(run.exit_code, 0) << run.out;
   EXPECT_NE(run.out.find("#SBATCH --nodes=3\n#SBATCH --ntasks-per-node=1\n"), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("#SBATCH --gpus-per-node=2"), std::string::npos) << run.out;
@@ -358,12 +378,14 @@ TEST_F(ServeRlCliTest, SlurmServeRendersAServerPerNodeThatWritesItsAddress) {
 
   fakes::CommandResult own = fakes::RunCommand(slurm + " --nodes 2 --dry-run -- --listen 1.2.3.4:1 2>&1");
   EXPECT_EQ(own.exit_code, 2);
-  EXPECT_NE(own.out.find("--listen after --: kforge slurm serve sets it on every node"), std::string::npos) << own.out;
-  fakes::CommandResult no_token = fakes::RunCommand(std::string(KFORGE_BINARY) + " slurm serve --out " +
-                                                    (dir_ / "job").string() + " --token-file " +
-                                                    (dir_ / "none").string() + " --nodes 2 --dry-run 2>&1");
+  EXPECT_NE(own.out.find("--listen after --: kforge slurm serve sets it on every node"), std::string::npos)
+      << own.out;
+  fakes::CommandResult no_token =
+      fakes::RunCommand(std::string(KFORGE_BINARY) + " slurm serve --out " + (dir_ / "job").string() +
+                        " --token-file " + (dir_ / "none").string() + " --nodes 2 --dry-run 2>&1");
   EXPECT_EQ(no_token.exit_code, 2);
-  EXPECT_NE(no_token.out.find("--token-file " + (dir_ / "none").string() + ": no such file"), std::string::npos)
+  EXPECT_NE(no_token.out.find("--token-file " + (dir_ / "none").string() + ": no such file"),
+            std::string::npos)
       << no_token.out;
 }
 

@@ -18,10 +18,16 @@ TEST(ShapedRewardTest, FollowsTheFormulaInDocsRl) {
     double reward;
   };
   const Row rows[] = {
-      {false, false, std::nullopt, 0.0}, {false, true, 2.0, 0.0},  // nothing counts without a compile
-      {true, false, std::nullopt, 0.1},  {true, false, 3.0, 0.1},  // a speedup of a wrong kernel counts for nothing
-      {true, true, std::nullopt, 0.4},   {true, true, 1.0, 0.55},  {true, true, 2.0, 0.7},
-      {true, true, 4.0, 1.0},            {true, true, 40.0, 1.0},  {true, true, 0.5, 0.475},
+      {false, false, std::nullopt, 0.0},
+      {false, true, 2.0, 0.0},  // nothing counts without a compile
+      {true, false, std::nullopt, 0.1},
+      {true, false, 3.0, 0.1},  // a speedup of a wrong kernel counts for nothing
+      {true, true, std::nullopt, 0.4},
+      {true, true, 1.0, 0.55},
+      {true, true, 2.0, 0.7},
+      {true, true, 4.0, 1.0},
+      {true, true, 40.0, 1.0},
+      {true, true, 0.5, 0.475},
   };
   for (const Row& r : rows)
     EXPECT_NEAR(ShapedReward(r.compiled, r.correct, r.speedup), r.reward, 1e-12)
@@ -41,7 +47,9 @@ class CompletionJudgeTest : public ::testing::Test {
     ASSERT_TRUE(made.ok()) << made.status().message();
     judge_ = std::move(*made);
   }
-  json Ask(const json& request) { return judge_->Answer(request, [] { return false; }); }
+  json Ask(const json& request) {
+    return judge_->Answer(request, [] { return false; });
+  }
 
   std::unique_ptr<CompletionJudge> judge_;
 };
@@ -54,7 +62,8 @@ TEST_F(CompletionJudgeTest, ListsTasksAndGivesGeneratesPrompt) {
   EXPECT_EQ(judge_->About()["tasks"], tasks["tasks"].size());
   json prompt = Ask({{"op", "prompt"}, {"task", "demo/vector_add"}, {"protocol", "tools"}});
   ASSERT_EQ(prompt["messages"].size(), 2u) << prompt;
-  EXPECT_NE(prompt["messages"][1]["content"].get<std::string>().find("## Task `demo/vector_add`"), std::string::npos);
+  EXPECT_NE(prompt["messages"][1]["content"].get<std::string>().find("## Task `demo/vector_add`"),
+            std::string::npos);
   EXPECT_EQ(prompt["tools"].size(), 2u);
   EXPECT_EQ(Ask({{"op", "prompt"}, {"task", "demo/relu"}})["tools"].size(), 0u);
 }
@@ -68,9 +77,11 @@ TEST_F(CompletionJudgeTest, BadRequestsGetOneLineErrors) {
       {json::array(), "request: expected an object, got array"},
       {{{"op", "fly"}}, "request.op: expected judge, prompt or tasks, got \"fly\""},
       {{{"op", "prompt"}, {"task", "../../etc"}}, "request.task: no task \"../../etc\" on this server"},
-      {{{"op", "prompt"}, {"task", "demo/relu"}, {"protocol", "smoke"}}, "request.protocol: expected text or tools"},
+      {{{"op", "prompt"}, {"task", "demo/relu"}, {"protocol", "smoke"}},
+       "request.protocol: expected text or tools"},
       {{{"op", "judge"}}, "request.batch: expected a list of {task, completion}"},
-      {{{"op", "judge"}, {"batch", json::array({1, 2, 3, 4})}}, "4 completions, over the server's limit of 3"},
+      {{{"op", "judge"}, {"batch", json::array({1, 2, 3, 4})}},
+       "4 completions, over the server's limit of 3"},
       {{{"op", "judge"}, {"batch", json::array()}, {"path", "/etc"}}, "path"},
   };
   for (const Case& c : cases) {
@@ -83,9 +94,10 @@ TEST_F(CompletionJudgeTest, BadRequestsGetOneLineErrors) {
 
 TEST_F(CompletionJudgeTest, EntriesThatCannotBeJudgedAreRefusedOneByOne) {
   json reply = Ask({{"op", "judge"},
-                    {"batch", {{{"task", "no/such"}, {"completion", "x"}},
-                               {{"task", "demo/relu"}, {"completion", std::string(65, 'x')}},
-                               {{"task", "demo/relu"}, {"completion", 42}}}}});
+                    {"batch",
+                     {{{"task", "no/such"}, {"completion", "x"}},
+                      {{"task", "demo/relu"}, {"completion", std::string(65, 'x')}},
+                      {{"task", "demo/relu"}, {"completion", 42}}}}});
   ASSERT_EQ(reply["results"].size(), 3u) << reply;
   for (const json& r : reply["results"]) {
     EXPECT_EQ(r["status"], "refused") << r;

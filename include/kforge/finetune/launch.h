@@ -29,7 +29,8 @@ inline std::string_view BackendName(Backend backend) { return kBackendNames.Name
 /// What is trained: supervised fine-tuning on a dataset, or GRPO (reinforcement learning) with
 /// kforge's completion judge as the reward (TRL only; docs/rl.md).
 enum class Trainer { kSft, kGrpo };
-inline constexpr common::NameTable<Trainer, 2> kTrainerNames = {{{Trainer::kSft, "sft"}, {Trainer::kGrpo, "grpo"}}};
+inline constexpr common::NameTable<Trainer, 2> kTrainerNames = {
+    {{Trainer::kSft, "sft"}, {Trainer::kGrpo, "grpo"}}};
 static_assert(kTrainerNames.InEnumOrder());
 inline std::string_view TrainerName(Trainer trainer) { return kTrainerNames.Name(trainer); }
 
