@@ -188,6 +188,10 @@ class Client:
         """The hello reply's description of a server (compile_only, limits, task count)."""
         return self._connection(server or self.servers[0]).about
 
+    def stats(self) -> Dict[str, Dict[str, int]]:
+        """Each server's counts: {"in_flight", "judged", "abandoned"} by address."""
+        return {address: self._request(address, {"op": "stats"}) for address in self.servers}
+
     def tasks(self) -> List[Dict[str, Any]]:
         """The tasks of the first server: [{"id", "level", "tags"}]."""
         return self._request(self.servers[0], {"op": "tasks"})["tasks"]

@@ -269,7 +269,9 @@ json CompletionJudge::Answer(const json& request, const std::function<bool()>& g
   if (op == "judge") return JudgeBatch(request, gone);
   if (op == "prompt") return Prompt(request);
   if (op == "tasks") return Tasks();
-  return {{"error", "request.op: expected judge, prompt or tasks" +
+  if (op == "stats")
+    return {{"in_flight", in_flight_.load()}, {"judged", judged_.load()}, {"abandoned", abandoned_.load()}};
+  return {{"error", "request.op: expected judge, prompt, tasks or stats" +
                         (op.empty() ? std::string() : ", got \"" + op.substr(0, 40) + "\"")}};
 }
 
@@ -417,6 +419,8 @@ json CompletionJudge::JudgeBatch(const json& request, const std::function<bool()
       }
     }
   }
+  if (abandoned) abandoned_ += items.size() - started;
+  else judged_ += items.size();
   if (abandoned)
     return {{"error", "the client left; the rest of the batch was not judged"},
             {"abandoned", items.size() - started},

@@ -253,7 +253,7 @@ TEST_F(ServeRlCliTest, JudgesRawCompletionsWithGeneratesParserAndFeedback) {
   EXPECT_EQ(r[7]["status"], "no_solution") << r[7];
 
   // An unknown op and a line that is not JSON are answered, and the connection goes on.
-  EXPECT_NE(c.Ask({{"op", "train"}})["error"].get<std::string>().find("expected judge, prompt or tasks"),
+  EXPECT_NE(c.Ask({{"op", "train"}})["error"].get<std::string>().find("expected judge, prompt, tasks or stats"),
             std::string::npos);
   c.SendRaw(std::string("\xff\xfe{not json\n", 12));
   EXPECT_TRUE(c.ReadLine().contains("error"));

@@ -75,7 +75,7 @@ TEST_F(CompletionJudgeTest, BadRequestsGetOneLineErrors) {
   };
   const Case cases[] = {
       {json::array(), "request: expected an object, got array"},
-      {{{"op", "fly"}}, "request.op: expected judge, prompt or tasks, got \"fly\""},
+      {{{"op", "fly"}}, "request.op: expected judge, prompt, tasks or stats, got \"fly\""},
       {{{"op", "prompt"}, {"task", "../../etc"}}, "request.task: no task \"../../etc\" on this server"},
       {{{"op", "prompt"}, {"task", "demo/relu"}, {"protocol", "smoke"}},
        "request.protocol: expected text or tools"},

@@ -224,6 +224,15 @@ def test_a_client_killed_mid_batch_leaves_the_server_serving(server):
     m = re.search(r"(\d+) of 200 completions not judged", said)
     assert m and int(m.group(1)) > 0, said
     print("server: " + said.strip().splitlines()[-1])
+    # Nothing of that batch is left running: the completions in flight go back to none.
+    client = Client(server.socket)
+    for _ in range(600):
+        stats = client.stats()[server.socket]
+        if stats["in_flight"] == 0:
+            break
+        time.sleep(0.1)
+    assert stats["in_flight"] == 0 and stats["abandoned"] == int(m.group(1)), stats
+    print(f"server state afterwards: {stats}")
     # ... and goes on serving.
     assert Client(server.socket).judge([{"task": "demo/relu", "completion": relu("after")}])[0]["status"] == "ok"
 

@@ -65,7 +65,8 @@ class CompletionJudge final : public verify::ServeProtocol {
   std::string Name() const override { return kRlProtocol; }
   nlohmann::json About() const override;
   size_t MaxRequestBytes() const override;
-  /// {"op": "judge", "batch": [...]}, {"op": "prompt", "task": ID} or {"op": "tasks"} (docs/rl.md).
+  /// {"op": "judge", "batch": [...]}, {"op": "prompt", "task": ID}, {"op": "tasks"} or {"op": "stats"}
+  /// (docs/rl.md).
   nlohmann::json Answer(const nlohmann::json& request, const std::function<bool()>& gone) override;
 
  private:
@@ -81,6 +82,8 @@ class CompletionJudge final : public verify::ServeProtocol {
   std::once_flag judge_started_;
   std::unique_ptr<bench::ServiceJudge> judge_;
   std::atomic<size_t> in_flight_{0};
+  std::atomic<size_t> judged_{0};     ///< completions answered, since the server started
+  std::atomic<size_t> abandoned_{0};  ///< completions dropped because their client left
   std::mutex references_mu_;
   std::map<std::string, std::string> references_;  ///< task id -> reference as shown, read once
 };
