@@ -56,7 +56,7 @@ Runner AttachServe(CLI::App& sub) {
   sub.add_option("--socket", args->serve.socket, "Unix socket to listen on (created owner-only)");
   sub.add_option(
       "--listen", args->serve.listen,
-      "Also listen on TCP HOST:PORT (127.0.0.1:8765; port 0 picks a free one); needs --token-file");
+      "Also listen on TCP HOST:PORT, or PORT on loopback (port 0 picks a free one); needs --token-file");
   sub.add_option(
       "--address-file", args->serve.address_file,
       "Write HOST:PORT of the TCP listener here once it listens (removed on exit; kforge slurm serve)");

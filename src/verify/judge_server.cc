@@ -68,8 +68,12 @@ std::string Differences(const json& server, const json& client) {
   return out;
 }
 
-/// A listening TCP socket at "HOST:PORT" (port 0: any free one) and the address it got, as text.
-StatusOr<std::pair<int, std::string>> ListenTcp(const std::string& where) {
+/// A listening TCP socket at "HOST:PORT", or "PORT" on loopback (port 0: any free one), and the
+/// address it got, as text.
+StatusOr<std::pair<int, std::string>> ListenTcp(const std::string& given) {
+  // A bare port is on loopback: another interface must be named.
+  const bool bare_port = !given.empty() && given.find_first_not_of("0123456789") == std::string::npos;
+  const std::string where = bare_port ? "127.0.0.1:" + given : given;
   const size_t colon = where.rfind(':');
   if (colon == std::string::npos || colon == 0 || colon + 1 == where.size())
     return Status::InvalidArgument("--listen " + where.substr(0, 100) +

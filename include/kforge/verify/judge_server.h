@@ -48,8 +48,8 @@ bool TokenMatches(const std::string& given, const std::string& expected);
 struct ServeOptions {
   /// Unix socket to listen on (owner-only); none when empty. At least one of socket and listen.
   std::filesystem::path socket;
-  /// TCP address "HOST:PORT" to listen on as well (port 0: any free one, said in the listening
-  /// line); none when empty. Every client of it must bring `token`.
+  /// TCP address "HOST:PORT" to listen on as well, or "PORT" for 127.0.0.1:PORT (port 0: any free
+  /// one, said in the listening line); none when empty. Every client of it must bring `token`.
   std::string listen;
   /// The bearer token a hello on the TCP listener must carry ("token"); never logged. Required
   /// with `listen`.
