@@ -6,7 +6,9 @@
 
 Trains with TRL's GRPOTrainer. The prompts are kforge generate's, asked of the first server (the
 `task_id` column of --data, a JSON-lines file, else every task the server holds); the reward is
-kforge's shaped reward (kforge_client.KforgeReward), judged by every server named. CFG is a JSON
+kforge's shaped reward, judged by every server named: of each completion (kforge_client.KforgeReward)
+with --protocol text, of each rollout's run and submit tool calls (kforge_client.KforgeToolEnv, TRL's
+environment_factory) with --protocol tools. CFG is a JSON
 object of GRPOConfig fields plus use_peft and lora_*, written by kforge. Prints one
 `kforge-train {json}` line per logging step (step, loss, reward, ...) and a last one with "done": true.
 """
@@ -84,7 +86,20 @@ def train(args):
         if task not in prompts:
             prompts[task] = client.prompt(task, args.protocol)
     dataset = Dataset.from_list([{"prompt": prompts[t]["messages"], "task_id": t} for t in ids])
-    reward = kc.KforgeReward(client=client, task_column="task_id", protocol=args.protocol)
+    # Text: each completion is judged as a whole (a reward function). Tools: each rollout is an
+    # environment whose run and submit tools are judged as they are called (TRL's environment_factory).
+    reward = kc.KforgeReward(client=client, task_column="task_id", protocol="text")
+    environments = []
+
+    def environment():
+        environments.append(kc.KforgeToolEnv(client, "task_id"))
+        return environments[-1]
+
+    def step_results():
+        if args.protocol == "text":
+            return reward.last_results
+        # TRL reuses its instances, and reset() clears each one's results: they hold this step's calls.
+        return [r for env in environments for r in env.results]
 
     class Progress(TrainerCallback):
         def on_log(self, train_args, state, control, logs=None, **kwargs):
@@ -93,7 +108,7 @@ def train(args):
             line = {"step": state.global_step, "max_steps": state.max_steps}
             line.update({k: v for k, v in logs.items() if isinstance(v, (int, float))})
             statuses = {}
-            for r in reward.last_results:
+            for r in step_results():
                 statuses[r.get("status", "?")] = statuses.get(r.get("status", "?"), 0) + 1
             line["kforge_statuses"] = statuses
             print(sft_trl.PROGRESS_PREFIX + json.dumps(line), flush=True)
@@ -108,8 +123,12 @@ def train(args):
     tokenizer = sft_trl.load_tokenizer(args.model)
     print(f"{PROGRAM}: {len(dataset)} prompts over {len(prompts)} tasks, reward from {', '.join(client.servers)}, "
           f"{how}, {'LoRA' if use_peft else 'full weights'}, torch {torch.__version__}", file=sys.stderr, flush=True)
-    trainer = GRPOTrainer(model=args.model, reward_funcs=[reward], args=grpo_config, train_dataset=dataset,
-                          processing_class=tokenizer, peft_config=peft_config, callbacks=[Progress()])
+    if args.protocol == "text":
+        trainer = GRPOTrainer(model=args.model, reward_funcs=[reward], args=grpo_config, train_dataset=dataset,
+                              processing_class=tokenizer, peft_config=peft_config, callbacks=[Progress()])
+    else:
+        trainer = GRPOTrainer(model=args.model, args=grpo_config, train_dataset=dataset, processing_class=tokenizer,
+                              peft_config=peft_config, callbacks=[Progress()], environment_factory=environment)
     trainer.remove_callback(PrinterCallback)
     start = time.time()
     result = trainer.train(resume_from_checkpoint=resume)
