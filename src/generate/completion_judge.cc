@@ -221,8 +221,10 @@ CompletionJudge::CompletionJudge(CompletionJudgeOptions options)
 
 CompletionJudge::~CompletionJudge() = default;
 
-StatusOr<std::unique_ptr<CompletionJudge>> CompletionJudge::Create(CompletionJudgeOptions options) {
+StatusOr<std::unique_ptr<CompletionJudge>> CompletionJudge::Create(CompletionJudgeOptions options,
+                                                                    bench::Judge* given) {
   std::unique_ptr<CompletionJudge> judge(new CompletionJudge(std::move(options)));
+  judge->given_judge_ = given;
   KFORGE_ASSIGN_OR_RETURN(judge->loaded_->prompts, PromptSet::Load(judge->options_.prompts_dir));
   KFORGE_ASSIGN_OR_RETURN(std::vector<common::Task> tasks, common::LoadTaskTree(judge->options_.tasks_root));
   for (common::Task& task : tasks) {
@@ -232,15 +234,16 @@ StatusOr<std::unique_ptr<CompletionJudge>> CompletionJudge::Create(CompletionJud
   return judge;
 }
 
-bench::ServiceJudge& CompletionJudge::judge() {
+bench::Judge& CompletionJudge::judge() {
+  if (given_judge_) return *given_judge_;
   std::call_once(judge_started_, [this] {
     bench::BenchOptions judge_options = options_.judge;
     judge_options.verify.tasks_root = options_.tasks_root;
-    judge_ = std::make_unique<bench::ServiceJudge>(
+    service_judge_ = std::make_unique<bench::ServiceJudge>(
         judge_options, judge_options.verify.compile_only ? bench::ServiceJudge::Mode::kCompileOnly
                                                          : bench::ServiceJudge::Mode::kTimed);
   });
-  return *judge_;
+  return *service_judge_;
 }
 
 json CompletionJudge::About() const {
@@ -312,7 +315,10 @@ json CompletionJudge::Prompt(const json& request) {
   }
   const bool compile_only = options_.judge.verify.compile_only;
   std::optional<verify::HelloReply> hello;
-  if (!compile_only) hello = judge().Hello();
+  if (!compile_only && !given_judge_) {
+    judge();  // starts the service judge, whose first worker describes the device
+    hello = service_judge_->Hello();
+  }
   StatusOr<std::string> system =
       RenderSystemPrompt(loaded_->prompts, *protocol, hello, compile_only, options_.judge.verify.arch,
                          options_.judge.verify.op_policy);

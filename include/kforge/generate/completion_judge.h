@@ -57,9 +57,11 @@ double ShapedReward(bool compiled, bool correct, std::optional<double> speedup);
 
 class CompletionJudge final : public verify::ServeProtocol {
  public:
-  /// Loads the tasks and the prompts; the judge itself (its workers) starts with the first request
-  /// that needs it. Errors name the folder or file.
-  static StatusOr<std::unique_ptr<CompletionJudge>> Create(CompletionJudgeOptions options);
+  /// Loads the tasks and the prompts; the judge itself (a bench::ServiceJudge on `options.judge`, its
+  /// workers) starts with the first request that needs it. `judge`, when given, is used instead (not
+  /// owned; it must outlive this): a scripted one in tests. Errors name the folder or file.
+  static StatusOr<std::unique_ptr<CompletionJudge>> Create(CompletionJudgeOptions options,
+                                                           bench::Judge* judge = nullptr);
   ~CompletionJudge() override;
 
   std::string Name() const override { return kRlProtocol; }
@@ -71,7 +73,7 @@ class CompletionJudge final : public verify::ServeProtocol {
 
  private:
   explicit CompletionJudge(CompletionJudgeOptions options);
-  bench::ServiceJudge& judge();
+  bench::Judge& judge();
   nlohmann::json Tasks() const;
   nlohmann::json Prompt(const nlohmann::json& request);
   nlohmann::json JudgeBatch(const nlohmann::json& request, const std::function<bool()>& gone);
@@ -79,8 +81,9 @@ class CompletionJudge final : public verify::ServeProtocol {
   CompletionJudgeOptions options_;
   struct Loaded;
   std::unique_ptr<Loaded> loaded_;  ///< tasks and prompts
+  bench::Judge* given_judge_ = nullptr;  ///< Create's `judge`; none: service_judge_
   std::once_flag judge_started_;
-  std::unique_ptr<bench::ServiceJudge> judge_;
+  std::unique_ptr<bench::ServiceJudge> service_judge_;
   std::atomic<size_t> in_flight_{0};
   std::atomic<size_t> judged_{0};     ///< completions answered, since the server started
   std::atomic<size_t> abandoned_{0};  ///< completions dropped because their client left
