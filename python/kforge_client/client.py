@@ -23,7 +23,7 @@ class JudgeError(RuntimeError):
 
 
 class ConnectionLost(JudgeError):
-    """The connection broke or the server closed it; the next request connects again."""
+    """The connection broke or the server closed it, and connecting again did not help."""
 
 
 def _read_token(token: Optional[str], token_file: Optional[str]) -> Optional[str]:
@@ -169,6 +169,7 @@ class Client:
         return connections[address]
 
     def _request(self, address: str, message: Dict[str, Any]) -> Dict[str, Any]:
+        reconnected = False
         for attempt in range(self._busy_retries + 1):
             try:
                 return self._connection(address).request(message)
@@ -176,7 +177,18 @@ class Client:
                 connection = getattr(self._local, "connections", {}).pop(address, None)
                 if connection is not None:
                     connection.close()
-                raise
+                if reconnected:
+                    raise
+                # A server that closed an idle connection, or was restarted: connect again, once. A
+                # request is judged the same whenever it is sent, so sending it again is safe.
+                reconnected = True
+                try:
+                    return self._connection(address).request(message)
+                except ConnectionLost:
+                    connection = getattr(self._local, "connections", {}).pop(address, None)
+                    if connection is not None:
+                        connection.close()
+                    raise
             except JudgeError as e:
                 if getattr(e, "busy", False) and attempt < self._busy_retries:
                     time.sleep(min(5.0, 0.1 * 2 ** attempt))  # the server is full: back off and retry
