@@ -45,3 +45,9 @@ add_test(NAME export_preference COMMAND ${KFORGE_PYTHON} -m pytest -q -s -p no:c
          ${PROJECT_SOURCE_DIR}/tests/scripts/check_preference_export.py)
 set_tests_properties(export_preference PROPERTIES LABELS cpu TIMEOUT 600 COST 100
                      ENVIRONMENT "KFORGE_BIN=$<TARGET_FILE:kforge>;HF_DATASETS_CACHE=${CMAKE_BINARY_DIR}/hf-datasets-cache")
+# python/kforge_client (the client of kforge serve's completion judge, kforge.rl/1) against a real
+# `kforge serve --compile-only`: judge(), the reward function GRPOTrainer takes, the multi-turn
+# environment, the bearer token on TCP, the caps, two servers sharing a batch, a client killed mid-batch.
+add_test(NAME rl_client COMMAND ${KFORGE_PYTHON} -m pytest -q -s -p no:cacheprovider
+         ${PROJECT_SOURCE_DIR}/tests/scripts/rl_client_check.py)
+set_tests_properties(rl_client PROPERTIES LABELS cpu TIMEOUT 600 ENVIRONMENT "KFORGE_BIN=$<TARGET_FILE:kforge>")

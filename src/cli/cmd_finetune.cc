@@ -32,7 +32,8 @@ Runner AttachFinetune(CLI::App& sub) {
   struct Args {
     finetune::RunRequest request;
     std::string data, backend = "trl", launcher = "local", out, config, python, eval_data, chat_template,
-                      status;
+                      status, trainer = "sft", token_file;
+    std::vector<std::string> reward_servers;
   };
   auto args = std::make_shared<Args>();
   finetune::LaunchOptions& o = args->request.launch;
@@ -44,6 +45,26 @@ Runner AttachFinetune(CLI::App& sub) {
   sub.add_option("--backend", args->backend, "Trainer: trl or axolotl")
       ->check(CLI::IsMember(finetune::kBackendNames.Names()))
       ->default_val("trl");
+  sub.add_option("--trainer", args->trainer,
+                 "sft (a dataset) or grpo (reinforcement learning, kforge serve as the reward)")
+      ->check(CLI::IsMember(finetune::kTrainerNames.Names()))
+      ->default_val("sft");
+  sub.add_option(
+         "--reward-server", args->reward_servers,
+         "--trainer grpo: a kforge serve socket or HOST:PORT (repeat, or comma-separate, for several)")
+      ->delimiter(',');
+  sub.add_option("--token-file", args->token_file, "--trainer grpo: the bearer token's file for TCP servers");
+  sub.add_option("--rl-protocol", o.grpo.protocol,
+                 "--trainer grpo: the protocol the model answers in: text or tools")
+      ->check(CLI::IsMember({"text", "tools"}))
+      ->default_val("text");
+  sub.add_option("--num-generations", o.grpo.num_generations, "--trainer grpo: completions per prompt")
+      ->default_val(4)
+      ->check(CLI::Range(2, 1024));
+  sub.add_option("--max-completion-len", o.grpo.max_completion_length,
+                 "--trainer grpo: longest completion in tokens")
+      ->default_val(1024)
+      ->check(CLI::Range(16, 1 << 20));
   sub.add_option("--launcher", args->launcher, "local, accelerate, torchrun or slurm")
       ->check(CLI::IsMember(finetune::kLauncherNames.Names()))
       ->default_val("local");
@@ -104,15 +125,36 @@ Runner AttachFinetune(CLI::App& sub) {
       std::printf("%s\n", state->first.c_str());
       return state->second;
     }
+    finetune::LaunchOptions& o = args->request.launch;
+    o.trainer = *finetune::kTrainerNames.Parse(args->trainer);  // checked by the flag
+    const bool grpo = o.trainer == finetune::Trainer::kGrpo;
+    if (!grpo && (!args->reward_servers.empty() || !args->token_file.empty())) {
+      std::fprintf(stderr, "%s: --reward-server and --token-file need --trainer grpo\n", kName);
+      return kExitUsage;
+    }
     for (const auto& [flag, value] : {std::pair<const char*, const std::string&>{"--data", args->data},
                                       {"--model", args->request.launch.model},
                                       {"--out", args->out}}) {
+      if (grpo && std::string(flag) == "--data") continue;  // optional: the server's tasks by default
       if (value.empty()) {
         std::fprintf(stderr, "%s: %s is required (or --status RUN)\n", kName, flag);
         return kExitUsage;
       }
     }
-    finetune::LaunchOptions& o = args->request.launch;
+    for (const std::string& server : args->reward_servers) {
+      // A socket path is made absolute (the trainer may run elsewhere); HOST:PORT stays as given.
+      const bool path = server.find('/') != std::string::npos || server.rfind("unix:", 0) == 0;
+      o.grpo.servers.push_back(
+          path && server.rfind("unix:", 0) != 0 ? fs::absolute(server).lexically_normal().string() : server);
+    }
+    if (!args->token_file.empty()) {
+      std::error_code ec;
+      if (!fs::is_regular_file(args->token_file, ec)) {
+        std::fprintf(stderr, "%s: --token-file %s: no such file\n", kName, args->token_file.c_str());
+        return kExitUsage;
+      }
+      o.grpo.token_file = fs::absolute(args->token_file).lexically_normal();
+    }
     if (!args->eval_data.empty()) {
       o.eval_data = fs::absolute(args->eval_data).lexically_normal();
       if (finetune::IsConvertedData(args->eval_data)) o.eval_data_source = finetune::DataSource(args->eval_data);
@@ -132,8 +174,9 @@ Runner AttachFinetune(CLI::App& sub) {
       std::fprintf(stderr, "%s: --data %s\n", kName, read.message().c_str());
       return kExitUsage;
     }
-    o.data = fs::absolute(args->data).lexically_normal();
-    if (finetune::IsConvertedData(args->data)) o.data_source = finetune::DataSource(args->data);
+    if (!args->data.empty()) o.data = fs::absolute(args->data).lexically_normal();
+    if (!args->data.empty() && finetune::IsConvertedData(args->data))
+      o.data_source = finetune::DataSource(args->data);
     o.out = fs::absolute(args->out).lexically_normal();
     o.python = args->python.empty() ? common::FindPython() : args->python;
     o.trl_script = TrlScript();

@@ -5,6 +5,8 @@
 // DIR/checks.txt, with the shards' summaries added up. A shard that ran to the end leaves
 // DIR/shard-i/shard.done; a rerun submits only the shards without one. Without sbatch on PATH, or with
 // --dry-run, the scripts are written and printed.
+// `kforge slurm serve --nodes N --out DIR --token-file FILE -- ARGS...`: a job of one judge server per
+// node (kforge serve --listen), each writing its address into DIR/servers/, where clients find them.
 #include <CLI/CLI.hpp>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -275,6 +277,130 @@ CLI::App* AddArrayCommand(CLI::App& sub, const ArrayCommand& command, SlurmArgs&
   return app;
 }
 
+/// `kforge slurm serve`: judge servers on N nodes of one job.
+struct SlurmServeArgs {
+  int nodes = 1;
+  int port = 8765;
+  fs::path out, token_file;
+  std::string partition, account, time, mem;
+  int gpus_per_node = 1;
+  int cpus_per_task = 16;
+  bool dry_run = false;
+  std::vector<std::string> serve_args;  ///< after --
+};
+
+Status CheckServeArgs(const SlurmServeArgs& a) {
+  for (const auto& [flag, value] : {std::pair<const char*, const std::string&>{"--partition", a.partition},
+                                    {"--account", a.account},
+                                    {"--time", a.time},
+                                    {"--mem", a.mem}})
+    KFORGE_RETURN_IF_ERROR(CheckSbatchValue(flag, value));
+  for (const std::string& arg : a.serve_args)
+    for (const char* own : {"--listen", "--socket", "--token-file", "--address-file", "--idle-timeout"})
+      if (arg == own || arg.rfind(std::string(own) + "=", 0) == 0)
+        return Status::InvalidArgument(std::string(own) +
+                                       " after --: kforge slurm serve sets it on every node");
+  const std::string out = a.out.string();
+  if (out.find_first_of("%\n\r\t \"'\\") != std::string::npos)
+    return Status::InvalidArgument("--out " + out +
+                                   ": an #SBATCH line cannot hold '%', quotes, spaces or newlines");
+  std::error_code ec;
+  if (!fs::is_regular_file(a.token_file, ec))
+    return Status::InvalidArgument("--token-file " + a.token_file.string() + ": no such file");
+  return Status::Ok();
+}
+
+/// What each node runs: kforge serve on every interface, its address written under DIR/servers/ (one
+/// file per node and task: `hostname`-`SLURM_PROCID`.addr), no idle timeout (the job's time limit ends it).
+std::string ServeNodeScript(const SlurmServeArgs& a) {
+  using finetune::ShellQuote;
+  std::string s = "#!/bin/bash\n# Written by kforge slurm serve: one judge server on this node.\n";
+  s += "exec " + ShellQuote(SelfExecutable().string()) + " serve --listen 0.0.0.0:" + std::to_string(a.port) +
+       " --token-file " + ShellQuote(a.token_file.string()) + " --idle-timeout 0 --address-file " +
+       ShellQuote((a.out / "servers").string()) + "/\"$(hostname)-${SLURM_PROCID:-0}.addr\"";
+  for (const std::string& arg : a.serve_args) s += " " + ShellQuote(arg);
+  return s + "\n";
+}
+
+std::string ServeJobScript(const SlurmServeArgs& a) {
+  using finetune::ShellQuote;
+  std::string s = "#!/bin/bash\n#SBATCH --job-name=kforge-serve\n";
+  if (!a.partition.empty()) s += "#SBATCH --partition=" + a.partition + "\n";
+  if (!a.account.empty()) s += "#SBATCH --account=" + a.account + "\n";
+  if (!a.time.empty()) s += "#SBATCH --time=" + a.time + "\n";
+  if (!a.mem.empty()) s += "#SBATCH --mem=" + a.mem + "\n";
+  s += "#SBATCH --nodes=" + std::to_string(a.nodes) + "\n#SBATCH --ntasks-per-node=1\n";
+  s += "#SBATCH --cpus-per-task=" + std::to_string(a.cpus_per_task) + "\n";
+  if (a.gpus_per_node > 0) s += "#SBATCH --gpus-per-node=" + std::to_string(a.gpus_per_node) + "\n";
+  s += "#SBATCH --output=" + a.out.string() + "/slurm/serve.log\n";
+  s += "# Written by kforge slurm serve: a judge server per node; each writes HOST:PORT into\n"
+       "# servers/ once it listens, and clients read that folder (kforge_client.Client(\"" +
+       a.out.string() + "/servers\")).\n";
+  s += "set -uo pipefail\nmkdir -p " + ShellQuote((a.out / "servers").string()) + "\n";
+  s += "srun --ntasks-per-node=1 bash " + ShellQuote((a.out / "slurm" / "serve-node.sh").string()) + "\n";
+  return s;
+}
+
+int SubmitServe(const SlurmServeArgs& a) {
+  const fs::path dir = a.out / "slurm";
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  fs::create_directories(a.out / "servers", ec);
+  if (ec) {
+    std::fprintf(stderr, "kforge slurm serve: --out %s: %s\n", a.out.c_str(), ec.message().c_str());
+    return kExitUsage;
+  }
+  std::ofstream(dir / "serve.sbatch") << ServeJobScript(a);
+  std::ofstream(dir / "serve-node.sh") << ServeNodeScript(a);
+  const bool have_sbatch = common::OnPath("sbatch");
+  if (a.dry_run || !have_sbatch) {
+    std::printf("%s\n%s\nsbatch --parsable %s\n", ServeJobScript(a).c_str(), ServeNodeScript(a).c_str(),
+                (dir / "serve.sbatch").c_str());
+    if (!a.dry_run) {
+      std::fprintf(stderr, "kforge slurm serve: sbatch is not on PATH: submit the script above\n");
+      return kExitUsage;
+    }
+    return kExitOk;
+  }
+  auto job = Sbatch({(dir / "serve.sbatch").string()});
+  if (!job.ok()) {
+    std::fprintf(stderr, "kforge slurm serve: %s\n", job.status().message().c_str());
+    return kExitFailed;
+  }
+  std::printf("%s\n", job->c_str());
+  std::fprintf(stderr, "slurm: submitted job %s: %d judge servers; their addresses appear in %s/servers/\n",
+               job->c_str(), a.nodes, a.out.c_str());
+  return kExitOk;
+}
+
+CLI::App* AddServeCommand(CLI::App& sub, SlurmServeArgs& a) {
+  CLI::App* app =
+      sub.add_subcommand("serve", "Judge servers (kforge serve --listen) on the nodes of one Slurm job");
+  app->add_option("--nodes", a.nodes, "Nodes, one judge server each")->required()->check(CLI::Range(1, 4096));
+  app->add_option("--out", a.out,
+                  "Folder of the job: slurm/ (scripts, log) and servers/ (one address file per server)")
+      ->required();
+  app->add_option("--token-file", a.token_file, "The bearer token's file, on a filesystem every node reads")
+      ->required();
+  app->add_option("--port", a.port, "TCP port of every server (0: any free one, written in its address file)")
+      ->default_val(8765)
+      ->check(CLI::Range(0, 65535));
+  app->add_option("--partition", a.partition, "Slurm partition");
+  app->add_option("--account", a.account, "Slurm account");
+  app->add_option("--time", a.time, "Slurm time limit (the servers run until it)");
+  app->add_option("--mem", a.mem, "Slurm memory per node, e.g. 200G");
+  app->add_option("--gpus-per-node", a.gpus_per_node, "GPUs per node (0: compile-only servers)")
+      ->default_val(1)
+      ->check(CLI::Range(0, 64));
+  app->add_option("--cpus-per-task", a.cpus_per_task, "CPUs per node (the servers' compiles run on them)")
+      ->default_val(16)
+      ->check(CLI::Range(1, 4096));
+  app->add_flag("--dry-run", a.dry_run, "Write and print the scripts; submit nothing");
+  app->add_option("serve_args", a.serve_args,
+                  "kforge serve's arguments, after --: how solutions are judged (tasks, devices, caps)");
+  return app;
+}
+
 }  // namespace
 
 Runner AttachSlurm(CLI::App& sub) {
@@ -283,8 +409,19 @@ Runner AttachSlurm(CLI::App& sub) {
     auto a = std::make_shared<SlurmArgs>();
     commands.emplace_back(AddArrayCommand(sub, *command, *a), a);
   }
+  auto serve = std::make_shared<SlurmServeArgs>();
+  CLI::App* serve_app = AddServeCommand(sub, *serve);
   sub.require_subcommand(1);
-  return [commands]() {
+  return [commands, serve, serve_app]() {
+    if (serve_app->parsed()) {
+      serve->out = fs::absolute(serve->out).lexically_normal();
+      serve->token_file = fs::absolute(serve->token_file).lexically_normal();
+      if (Status usage = CheckServeArgs(*serve); !usage.ok()) {
+        std::fprintf(stderr, "kforge slurm serve: %s\n", usage.message().c_str());
+        return kExitUsage;
+      }
+      return SubmitServe(*serve);
+    }
     for (const auto& [app, a] : commands) {
       if (!app->parsed()) continue;
       a->out = fs::absolute(a->out).lexically_normal();

@@ -43,7 +43,13 @@ Status CheckCombination(const LaunchOptions& o, const DatasetStats& stats) {
           " with --launcher accelerate needs NODE_RANK (this node's index, 0 on the "
           "first) in the environment");
   }
-  if (o.backend == Backend::kAxolotl && stats.format != DatasetFormat::kMessages)
+  if (o.trainer == Trainer::kGrpo && o.backend != Backend::kTrl)
+    return Status::InvalidArgument("--trainer grpo runs with --backend trl");
+  if (o.trainer == Trainer::kGrpo && o.grpo.servers.empty())
+    return Status::InvalidArgument(
+        "--trainer grpo needs --reward-server (a kforge serve socket or HOST:PORT)");
+  if (o.trainer == Trainer::kSft && o.backend == Backend::kAxolotl &&
+      stats.format != DatasetFormat::kMessages)
     return Status::InvalidArgument("--backend axolotl takes messages records; " + o.data.string() +
                                    " holds prompt/completion records (use --backend trl)");
   if (o.launcher == Launcher::kSlurm && !SbatchSafePath(o.out.string()))
@@ -148,6 +154,26 @@ std::string Beside(const std::string& python, const char* program) {
 
 std::vector<std::string> TrainerArgs(const LaunchOptions& o, const fs::path& config) {
   if (o.backend == Backend::kAxolotl) return {"-m", "axolotl.cli.train", config.string()};
+  if (o.trainer == Trainer::kGrpo) {
+    std::string servers;
+    for (const std::string& s : o.grpo.servers) servers += (servers.empty() ? "" : ",") + s;
+    std::vector<std::string> args = {(o.trl_script.parent_path() / "grpo_trl.py").string(),
+                                     "--model",
+                                     o.model,
+                                     "--servers",
+                                     servers,
+                                     "--config",
+                                     config.string(),
+                                     "--save",
+                                     (o.out / "model").string(),
+                                     "--protocol",
+                                     o.grpo.protocol};
+    if (!o.data.empty()) args = Concat(args, {"--data", o.data.string()});
+    if (!o.grpo.token_file.empty()) args = Concat(args, {"--token-file", o.grpo.token_file.string()});
+    if (o.training.lora) args = Concat(args, {"--adapter-out", (o.out / "adapter").string()});
+    if (o.resume) args.push_back("--resume");
+    return args;
+  }
   std::vector<std::string> args = {o.trl_script.string(),     "--model",  o.model,         "--data",
                                    o.data.string(),           "--config", config.string(), "--save",
                                    (o.out / "model").string()};
@@ -164,7 +190,7 @@ StatusOr<LaunchPlan> PlanLaunch(const LaunchOptions& o, const DatasetStats& stat
   fs::path config;
   if (o.backend == Backend::kTrl) {
     config = o.out / kTrlConfigFile;
-    plan.trainer_config = TrlConfig(o, stats);
+    plan.trainer_config = o.trainer == Trainer::kGrpo ? GrpoConfig(o) : TrlConfig(o, stats);
     plan.files.emplace_back(config, plan.trainer_config.dump(2) + "\n");
   } else {
     config = o.out / kAxolotlConfigFile;

@@ -16,25 +16,32 @@ constexpr const char* kProgressPrefix = "kforge-train ";
 
 json Settings(const LaunchOptions& o, const DatasetStats& stats) {
   const TrainingSettings& t = o.training;
-  return {{"model", o.model},
-          {"lora", t.lora},
-          {"epochs", t.epochs},
-          {"learning_rate", LearningRate(t)},
-          {"max_seq_len", MaxSeqLen(t, stats)},
-          {"max_seq_len_from_data", t.max_seq_len_basis != "--max-seq-len"},
-          {"max_seq_len_basis", t.max_seq_len_basis},
-          {"packing", t.packing},
-          {"report_to", t.report_to},
-          {"eval_data", o.eval_data.empty() ? json(nullptr) : json(o.eval_data.string())},
-          {"chat_template", o.chat_template.empty() ? json(nullptr) : json(o.chat_template)},
-          {"resume", o.resume},
-          {"batch_size", t.batch_size},
-          {"grad_accum", t.grad_accum},
-          {"max_steps", t.max_steps > 0 ? json(t.max_steps) : json(nullptr)},
-          {"nodes", o.nodes},
-          {"gpus_per_node", o.gpus_per_node},
-          {"python", o.python},
-          {"overrides", o.overrides}};
+  json settings = {{"model", o.model},
+                   {"trainer", std::string(TrainerName(o.trainer))},
+                   {"lora", t.lora},
+                   {"epochs", t.epochs},
+                   {"learning_rate", LearningRate(t)},
+                   {"max_seq_len", MaxSeqLen(t, stats)},
+                   {"max_seq_len_from_data", t.max_seq_len_basis != "--max-seq-len"},
+                   {"max_seq_len_basis", t.max_seq_len_basis},
+                   {"packing", t.packing},
+                   {"report_to", t.report_to},
+                   {"eval_data", o.eval_data.empty() ? json(nullptr) : json(o.eval_data.string())},
+                   {"chat_template", o.chat_template.empty() ? json(nullptr) : json(o.chat_template)},
+                   {"resume", o.resume},
+                   {"batch_size", t.batch_size},
+                   {"grad_accum", t.grad_accum},
+                   {"max_steps", t.max_steps > 0 ? json(t.max_steps) : json(nullptr)},
+                   {"nodes", o.nodes},
+                   {"gpus_per_node", o.gpus_per_node},
+                   {"python", o.python},
+                   {"overrides", o.overrides}};
+  if (o.trainer == Trainer::kGrpo)
+    settings["grpo"] = {{"servers", o.grpo.servers},
+                        {"protocol", o.grpo.protocol},
+                        {"num_generations", o.grpo.num_generations},
+                        {"max_completion_length", o.grpo.max_completion_length}};
+  return settings;
 }
 
 /// The last line of `out` that starts with kProgressPrefix and holds "done", parsed; null if none.

@@ -237,6 +237,66 @@ Status WriteFiles(const LaunchPlan& plan, const fs::path& out) {
   return Status::Ok();
 }
 
+/// --trainer grpo: no dataset to check (the prompts come from the judge server), the packages
+/// checked, the launch rendered, run and recorded as for SFT.
+StatusOr<int> RunGrpo(const RunRequest& request, LaunchOptions& o, const RunOutput& output) {
+  if (!request.push_to_hub.empty())
+    return Status::InvalidArgument(
+        "--push-to-hub with --trainer grpo: upload DIR/model after the run (scripts/hub_push.py)");
+  if (o.trainer == Trainer::kGrpo && o.grpo.protocol != "text" && o.grpo.protocol != "tools")
+    return Status::InvalidArgument("--rl-protocol " + o.grpo.protocol + ": expected text or tools");
+  DatasetStats stats;
+  if (!o.data.empty()) {
+    std::error_code ec;
+    if (!fs::is_regular_file(o.data, ec))
+      return Status::InvalidArgument("--data " + o.data.string() +
+                                     ": no such file (JSON lines with a task_id column)");
+  }
+  if (o.launcher == Launcher::kSlurm && o.slurm.cpus_per_task == 0) FitCpusToNodes(o, output);
+  KFORGE_ASSIGN_OR_RETURN(LaunchPlan plan, PlanLaunch(o, stats));
+  json versions = json::object();
+  StatusOr<json> probed = ProbeVersions(o);
+  const Status packages = probed.ok() ? CheckPackages(o, *probed) : probed.status();
+  if (!packages.ok() && !request.dry_run) return packages;
+  if (probed.ok()) {
+    versions = *probed;
+    if (o.launcher != Launcher::kSlurm && versions.value("bf16", json()).is_boolean())
+      o.bf16 = versions["bf16"].get<bool>();
+    if (o.training.report_to == "wandb") output.note(WandbNote());
+  }
+  std::string servers;
+  for (const std::string& s : o.grpo.servers) servers += (servers.empty() ? "" : ", ") + s;
+  output.note("grpo: prompts and rewards from kforge serve at " + servers + "; " +
+              std::to_string(o.grpo.num_generations) + " completions per prompt, at most " +
+              std::to_string(o.grpo.max_completion_length) + " tokens each");
+  KFORGE_ASSIGN_OR_RETURN(plan, PlanLaunch(o, stats));
+  const bool no_sbatch = o.launcher == Launcher::kSlurm && !request.dry_run && !OnPath("sbatch");
+  if (request.force && !request.dry_run && !no_sbatch) KFORGE_RETURN_IF_ERROR(ClearPreviousRun(o.out));
+  KFORGE_RETURN_IF_ERROR(WriteFiles(plan, o.out));
+  for (const auto& [path, contents] : plan.files) output.note("wrote " + path.string());
+  if (no_sbatch)
+    return Status::Unavailable("sbatch is not on PATH: submit " + (o.out / "launch.sbatch").string() +
+                               " where Slurm runs, or use --dry-run to print it");
+  if (request.dry_run) {
+    if (!plan.sbatch.empty()) output.print(plan.sbatch);
+    output.print(ShellJoin(plan.argv) + "\n");
+    return 0;
+  }
+  json manifest = NewManifest(o, stats, plan, versions);
+  if (o.resume) manifest["segments"] = EarlierSegments(o.out);
+  KFORGE_RETURN_IF_ERROR(WriteManifest(o.out, manifest));
+  output.note("running: " + ShellJoin(plan.argv));
+  KFORGE_ASSIGN_OR_RETURN(ProcessResult result, RunLogged(plan.argv, o.out / "train.log", plan.environment));
+  if (o.launcher == Launcher::kSlurm) return RecordSubmission(o, result, output);
+  FinishManifest(manifest, result);
+  KFORGE_RETURN_IF_ERROR(WriteManifest(o.out, manifest));
+  output.note(std::string("grpo ") +
+              (result.signal ? "killed by signal " + std::to_string(result.signal)
+                             : "exited with status " + std::to_string(result.exit_code)) +
+              "; manifest " + (o.out / kManifestFile).string());
+  return result.exit_code;
+}
+
 }  // namespace
 
 StatusOr<std::string> ResolveModel(const std::string& model) {
@@ -266,6 +326,7 @@ StatusOr<int> RunFinetune(RunRequest request, const RunOutput& output) {
           "ended; upload DIR/model then (scripts/hub_push.py)");
   }
   KFORGE_ASSIGN_OR_RETURN(o.model, ResolveModel(o.model));
+  if (o.trainer == Trainer::kGrpo) return RunGrpo(request, o, output);
   if (o.training.max_seq_len > 0) o.training.max_seq_len_basis = "--max-seq-len";
   // A template named in --config (chat_template_path) is the one the check must render with.
   if (o.chat_template.empty() && o.overrides.value("chat_template_path", json()).is_string())

@@ -70,6 +70,35 @@ json TrlConfig(const LaunchOptions& o, const DatasetStats& stats) {
   return MergeOverrides(std::move(config), o.overrides);
 }
 
+json GrpoConfig(const LaunchOptions& o) {
+  const TrainingSettings& t = o.training;
+  json config = {
+      {"output_dir", (o.out / "checkpoints").string()},
+      {"num_train_epochs", t.epochs},
+      {"learning_rate", t.learning_rate > 0 ? t.learning_rate
+                        : t.lora            ? 1e-5
+                                            : 1e-6},
+      {"lr_scheduler_type", "constant"},
+      {"per_device_train_batch_size", t.batch_size},
+      {"gradient_accumulation_steps", t.grad_accum},
+      {"num_generations", o.grpo.num_generations},
+      {"max_completion_length", o.grpo.max_completion_length},
+      {"logging_steps", 1},
+      {"save_total_limit", kSaveTotalLimit},
+      {"report_to", t.report_to},
+      {"seed", kSeed},
+  };
+  if (t.max_steps > 0) config["max_steps"] = t.max_steps;
+  if (t.lora) {
+    config["use_peft"] = true;
+    config["lora_r"] = kLoraRank;
+    config["lora_alpha"] = kLoraAlpha;
+    config["lora_dropout"] = kLoraDropout;
+    config["lora_target_modules"] = "all-linear";
+  }
+  return MergeOverrides(std::move(config), o.overrides);
+}
+
 json AxolotlConfig(const LaunchOptions& o, const DatasetStats& stats) {
   const TrainingSettings& t = o.training;
   json dataset = {

@@ -25,6 +25,9 @@ nlohmann::json MergeOverrides(nlohmann::json base, const nlohmann::json& overrid
 /// SFTConfig fields (plus use_peft and lora_* for peft) for sft_trl.py, overrides merged.
 nlohmann::json TrlConfig(const LaunchOptions& options, const DatasetStats& stats);
 
+/// GRPOConfig fields (plus use_peft and lora_*) for grpo_trl.py, overrides merged.
+nlohmann::json GrpoConfig(const LaunchOptions& options);
+
 /// axolotl's configuration, overrides merged.
 nlohmann::json AxolotlConfig(const LaunchOptions& options, const DatasetStats& stats);
 

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <ctime>
 
-#include "generate/feedback.h"
+#include "generate/attempt.h"
 #include "generate/reply.h"
 #include "generate/skill_context.h"
 #include "generate/task_view.h"
@@ -18,9 +18,6 @@ namespace kforge::generate {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-/// Candidates of one reply judged at most (a reply may ask for a thousand `run` calls).
-constexpr size_t kMaxCandidatesPerReply = 8;
 
 double Seconds(Clock::time_point since) {
   return std::chrono::duration<double>(Clock::now() - since).count();
@@ -35,13 +32,6 @@ std::string UtcNow() {
   return buf;
 }
 
-/// The bench record as kept in a trajectory: without the raw samples, which only bench users need.
-common::BenchResult CompactBench(common::BenchResult bench) {
-  bench.candidate.samples_ms.clear();
-  if (bench.reference) bench.reference->samples_ms.clear();
-  return bench;
-}
-
 void AddUsage(dataset::UsageInfo& total, const llm::ChatResponse& response) {
   total.input_tokens += response.usage.input_tokens;
   total.output_tokens += response.usage.output_tokens;
@@ -53,64 +43,17 @@ void AddUsage(dataset::UsageInfo& total, const llm::ChatResponse& response) {
   if (!response.cost_known && !response.from_cache) total.cost_known = false;
 }
 
-/// Whether NVRTC compiled the candidate of `verdict`.
-bool Compiled(const common::Verdict& verdict) {
-  switch (verdict.status) {
-    case common::VerdictStatus::kCompileError:
-    case common::VerdictStatus::kInvalidSolution:
-    case common::VerdictStatus::kHarnessError:
-      return false;
-    case common::VerdictStatus::kOk:
-    case common::VerdictStatus::kLaunchError:
-    case common::VerdictStatus::kMismatch:
-    case common::VerdictStatus::kTimeout:
-    case common::VerdictStatus::kCrash:
-    case common::VerdictStatus::kNoGpu:
-      return !verdict.compile.is_null();
-  }
-  return false;  // not reached: the switch names every status
-}
-
 /// Compiles, checks and (when correct, on a GPU) times one candidate.
 dataset::Attempt Judge(const EpisodeContext& context, const EpisodeSpec& spec, const Candidate& candidate,
                        int turn, double& judge_s) {
-  dataset::Attempt attempt;
-  attempt.turn = turn;
-  attempt.tool_call_id = candidate.tool_call_id;
-  if (!candidate.solution.ok()) {
-    attempt.status = "no_solution";
-    attempt.parse_error = candidate.solution.status().message();
-    return attempt;
-  }
-  attempt.solution = common::SolutionToJson(*candidate.solution);
+  dataset::Attempt attempt = StartAttempt(candidate, turn);
+  if (!candidate.solution.ok()) return attempt;
   auto start = Clock::now();
-  bench::Judgment judged =
-      context.judge.Submit({spec.id + " turn " + std::to_string(turn), *candidate.solution}).get();
-  const common::Verdict& verdict = judged.verdict;
-  attempt.verdict = verdict;
-  attempt.status = std::string(common::VerdictStatusName(verdict.status));
-  attempt.compiled = Compiled(verdict);
-  attempt.correct = !context.compile_only && verdict.status == common::VerdictStatus::kOk;
-  if (attempt.correct && judged.bench) {
-    const bench::BenchResult& timed = *judged.bench;
-    attempt.bench = CompactBench(timed);
-    if (timed.status == common::VerdictStatus::kOk) {
-      attempt.suspect_timing = common::SuspectTiming(timed);
-      // A refused timing is no speedup: the episode does not count it as faster.
-      if (std::isfinite(timed.speedup.ratio) && attempt.suspect_timing.empty()) attempt.speedup = timed.speedup.ratio;
-    } else if (timed.status != common::VerdictStatus::kHarnessError) {
-      attempt.correct = false;  // the timed runs are checked too: a fault there is the candidate's
-      attempt.status = std::string(common::VerdictStatusName(timed.status));
-    }
-  }
+  FinishAttempt(attempt,
+                context.judge.Submit({spec.id + " turn " + std::to_string(turn), *candidate.solution}).get(),
+                context.compile_only);
   judge_s += Seconds(start);
   return attempt;
-}
-
-/// Whether the episode has what it came for.
-bool ReachedTarget(const EpisodeContext& context, const dataset::Attempt& attempt) {
-  if (context.compile_only) return attempt.Is(common::VerdictStatus::kOk);
-  return attempt.correct && attempt.speedup && *attempt.speedup >= context.options.target_speedup;
 }
 
 }  // namespace
@@ -297,10 +240,7 @@ dataset::Trajectory RunEpisode(const EpisodeContext& context, const EpisodeSpec&
         continue;
       }
       dataset::Attempt attempt = Judge(context, spec, candidate, turn, t.judge_s);
-      std::string source =
-          attempt.solution.is_object() ? attempt.solution.value("source", std::string()) : "";
-      std::string result = DescribeAttempt(attempt, source);
-      bool reached = ReachedTarget(context, attempt);
+      bool reached = ReachedTarget(attempt, context.compile_only, options.target_speedup);
       if (candidate.submit) {
         t.stop = dataset::StopReason::kSubmitted;
         done = true;
@@ -311,13 +251,8 @@ dataset::Trajectory RunEpisode(const EpisodeContext& context, const EpisodeSpec&
       if (attempt.Is(common::VerdictStatus::kHarnessError) && !done) {
         t.error = attempt.verdict ? attempt.verdict->message : "";
       }
-      auto text =
-          Render(context.prompts.feedback,
-                 {{"result", result},
-                  {"next_step", done ? std::string("Done.")
-                                     : NextStep(attempt, options.target_speedup, context.compile_only)}},
-                 "feedback.md");
-      std::string rendered = text.ok() ? *text : result;
+      std::string rendered =
+          AttemptFeedback(context.prompts, attempt, done, options.target_speedup, context.compile_only);
       if (options.protocol == dataset::Protocol::kTools) {
         messages.push_back(
             llm::Message::ToolResult(candidate.tool_call_id, rendered, !attempt.correct && !reached));

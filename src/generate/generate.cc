@@ -236,6 +236,40 @@ class Progress {
 
 }  // namespace
 
+StatusOr<std::string> ReadTaskReference(const common::Task& task, size_t& total_bytes) {
+  // What is sent to the teacher is the task's own file, never one a link points to: neither the
+  // file nor a folder on its way from the task's folder may be a link.
+  std::error_code ec;
+  std::filesystem::path step = task.dir;
+  for (const std::filesystem::path& part : task.reference.lexically_relative(task.dir)) {
+    step /= part;
+    if (std::filesystem::is_symlink(step, ec))
+      return Status::InvalidArgument(step.string() +
+                                     ": a symbolic link; a task's reference must be a file of its folder");
+  }
+  KFORGE_ASSIGN_OR_RETURN(std::string text, common::ReadFile(task.reference));
+  total_bytes = text.size();
+  if (total_bytes > kMaxReferenceBytes) {
+    const size_t total = text.size();
+    const size_t line_end = text.rfind('\n', kMaxReferenceBytes);
+    text.resize(line_end == std::string::npos ? kMaxReferenceBytes : line_end + 1);
+    text += "# ... the reference is cut here: " + std::to_string(text.size()) + " of its " +
+            std::to_string(total) + " bytes are shown\n";
+  }
+  return text;
+}
+
+StatusOr<std::string> RenderSystemPrompt(const PromptSet& prompts, dataset::Protocol protocol,
+                                         const std::optional<verify::HelloReply>& hello, bool compile_only,
+                                         const std::string& arch, common::OpPolicy op_policy) {
+  return Render(prompts.system,
+                {{"device", DescribeDevice(hello, compile_only)},
+                 {"arch", arch},
+                 {"library_ops", prompts.LibraryOps(op_policy)},
+                 {"protocol", ProtocolPrompt(prompts, protocol)}},
+                "system.md");
+}
+
 StatusOr<GenerateSummary> RunGenerate(const GenerateOptions& options) {
   KFORGE_RETURN_IF_ERROR(CheckOptions(options));
   KFORGE_ASSIGN_OR_RETURN(PromptSet prompts, PromptSet::Load(options.prompts_dir));
@@ -274,27 +308,12 @@ StatusOr<GenerateSummary> RunGenerate(const GenerateOptions& options) {
   }
   std::map<std::string, std::string> references;
   for (const common::Task* task : shard) {
-    // What is sent to the teacher is the task's own file, never one a link points to: neither the
-    // file nor a folder on its way from the task's folder may be a link.
-    std::error_code ec;
-    std::filesystem::path step = task->dir;
-    for (const std::filesystem::path& part : task->reference.lexically_relative(task->dir)) {
-      step /= part;
-      if (std::filesystem::is_symlink(step, ec))
-        return Status::InvalidArgument(step.string() +
-                                       ": a symbolic link; a task's reference must be a file of its folder");
-    }
-    auto text = common::ReadFile(task->reference);
+    size_t total = 0;
+    auto text = ReadTaskReference(*task, total);
     if (!text.ok()) return text.status();
-    if (text->size() > kMaxReferenceBytes) {
-      const size_t total = text->size();
-      const size_t line_end = text->rfind('\n', kMaxReferenceBytes);
-      text->resize(line_end == std::string::npos ? kMaxReferenceBytes : line_end + 1);
-      *text += "# ... the reference is cut here: " + std::to_string(text->size()) + " of its " +
-               std::to_string(total) + " bytes are shown\n";
+    if (total > kMaxReferenceBytes)
       spdlog::warn("generate: {}: its reference is {} bytes; the teacher sees the first {} KiB", task->id,
                    total, kMaxReferenceBytes >> 10);
-    }
     references[task->id] = std::move(*text);
   }
 
@@ -322,14 +341,9 @@ StatusOr<GenerateSummary> RunGenerate(const GenerateOptions& options) {
   }
   if (options.dry_run) {
     std::fputs(startup_line.c_str(), stderr);
-    const std::string protocol_text = ProtocolPrompt(prompts, options.protocol);
     KFORGE_ASSIGN_OR_RETURN(std::string system_prompt,
-                            Render(prompts.system,
-                                   {{"device", DescribeDevice(std::nullopt, true)},
-                                    {"arch", options.judge.verify.arch},
-                                    {"library_ops", prompts.LibraryOps(options.judge.verify.op_policy)},
-                                    {"protocol", protocol_text}},
-                                   "system.md"));
+                            RenderSystemPrompt(prompts, options.protocol, std::nullopt, true,
+                                               options.judge.verify.arch, options.judge.verify.op_policy));
     system_prompt += SkillSection(options.skills, tools_protocol);
     const common::Task& first = *shard.front();
     KFORGE_ASSIGN_OR_RETURN(llm::ChatRequest request,
@@ -426,14 +440,9 @@ StatusOr<GenerateSummary> RunGenerate(const GenerateOptions& options) {
   }
   summary.episodes = static_cast<int>(planned.size());
 
-  const std::string protocol_text = ProtocolPrompt(prompts, options.protocol);
   KFORGE_ASSIGN_OR_RETURN(std::string system_prompt,
-                          Render(prompts.system,
-                                 {{"device", DescribeDevice(hello, compile_only)},
-                                  {"arch", options.judge.verify.arch},
-                                  {"library_ops", prompts.LibraryOps(options.judge.verify.op_policy)},
-                                  {"protocol", protocol_text}},
-                                 "system.md"));
+                          RenderSystemPrompt(prompts, options.protocol, hello, compile_only,
+                                             options.judge.verify.arch, options.judge.verify.op_policy));
   system_prompt += SkillSection(options.skills, tools_protocol);
   std::atomic<bool> stopping{false};
   EpisodeContext context{options,

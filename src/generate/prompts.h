@@ -4,10 +4,13 @@
 
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 
 #include "kforge/common/library_ops.h"
 #include "kforge/common/status.h"
+#include "kforge/dataset/trajectory.h"
+#include "kforge/verify/worker_protocol.h"
 
 namespace kforge::generate {
 
@@ -29,6 +32,13 @@ struct PromptSet {
   /// The system prompt's {{library_ops}}: what a plan may call under `policy`.
   std::string LibraryOps(common::OpPolicy policy) const;
 };
+
+/// system.md for a run: the device (from the first worker's hello; a compile-only line without one),
+/// the NVRTC target, the library ops `op_policy` allows and the protocol's instructions. Skills are
+/// added by the caller.
+StatusOr<std::string> RenderSystemPrompt(const PromptSet& prompts, dataset::Protocol protocol,
+                                         const std::optional<verify::HelloReply>& hello, bool compile_only,
+                                         const std::string& arch, common::OpPolicy op_policy);
 
 /// Replaces every `{{name}}` in `text` with `values[name]`. InvalidArgument naming `where` for a
 /// name without a value or an unclosed `{{`.

@@ -16,6 +16,10 @@ namespace kforge::generate {
 StatusOr<std::string> RenderTaskView(const common::Task& task, View view,
                                      const std::string& reference_source);
 
+/// The task's reference program as the teacher is shown it: its own file (a symbolic link on the way
+/// is refused), cut at a line after 256 KiB with a note saying so. `total_bytes` gets the file's size.
+StatusOr<std::string> ReadTaskReference(const common::Task& task, size_t& total_bytes);
+
 /// Symbols with their values, then one line per input, parameter and output: name, dtype, shape
 /// as written and as resolved for the default variant, plus the other variants' symbols.
 std::string RenderTensorTable(const common::Task& task);

@@ -1,8 +1,11 @@
-// `kforge serve`: a VerifyService behind a Unix socket, for clients of the same user.
+// `kforge serve`: a VerifyService behind a Unix socket, for clients of the same user, and behind a TCP
+// listener, for clients with the bearer token; a second protocol (ServeProtocol) beside it.
 #include "kforge/verify/judge_server.h"
 #include "kforge/common/json_fields.h"
 #include "kforge/common/library_ops.h"
 
+#include <netdb.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -16,9 +19,11 @@
 #include <condition_variable>
 #include <cstring>
 #include <deque>
+#include <fstream>
 #include <list>
 #include <mutex>
 #include <thread>
+#include <tuple>
 
 #include "verify/judge_wire.h"
 
@@ -63,6 +68,72 @@ std::string Differences(const json& server, const json& client) {
   return out;
 }
 
+/// A listening TCP socket at "HOST:PORT", or "PORT" on loopback (port 0: any free one), and the
+/// address it got, as text.
+StatusOr<std::pair<int, std::string>> ListenTcp(const std::string& given) {
+  // A bare port is on loopback: another interface must be named.
+  const bool bare_port = !given.empty() && given.find_first_not_of("0123456789") == std::string::npos;
+  const std::string where = bare_port ? "127.0.0.1:" + given : given;
+  const size_t colon = where.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == where.size())
+    return Status::InvalidArgument("--listen " + where.substr(0, 100) +
+                                   ": expected HOST:PORT (127.0.0.1:8765)");
+  std::string host = where.substr(0, colon), port = where.substr(colon + 1);
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  if (port.find_first_not_of("0123456789") != std::string::npos || port.size() > 5 || std::stoi(port) > 65535)
+    return Status::InvalidArgument("--listen " + where.substr(0, 100) +
+                                   ": the port must be a number from 0 to 65535");
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+  addrinfo* found = nullptr;
+  if (int rc = ::getaddrinfo(host.c_str(), port.c_str(), &hints, &found); rc != 0)
+    return Status::InvalidArgument("--listen " + where.substr(0, 100) + ": " + ::gai_strerror(rc));
+  std::unique_ptr<addrinfo, decltype(&::freeaddrinfo)> owned(found, ::freeaddrinfo);
+  int listener = ::socket(found->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (listener < 0) return Status::IoError(std::string("socket: ") + std::strerror(errno));
+  int one = 1;
+  ::setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+  if (::bind(listener, found->ai_addr, found->ai_addrlen) != 0 || ::listen(listener, 64) != 0) {
+    Status failed = Status::IoError("--listen " + where.substr(0, 100) + ": " + std::strerror(errno));
+    ::close(listener);
+    return failed;
+  }
+  sockaddr_storage bound{};
+  socklen_t len = sizeof(bound);
+  ::getsockname(listener, reinterpret_cast<sockaddr*>(&bound), &len);
+  char name[NI_MAXHOST] = "", service[NI_MAXSERV] = "";
+  ::getnameinfo(reinterpret_cast<sockaddr*>(&bound), len, name, sizeof(name), service, sizeof(service),
+                NI_NUMERICHOST | NI_NUMERICSERV);
+  const std::string shown = bound.ss_family == AF_INET6 ? "[" + std::string(name) + "]" : std::string(name);
+  return std::make_pair(listener, shown + ":" + service);
+}
+
+/// The address clients reach `bound` ("0.0.0.0:8765") at: this machine's name for a wildcard address.
+std::string ReachableAddress(const std::string& bound) {
+  const size_t colon = bound.rfind(':');
+  const std::string host = bound.substr(0, colon);
+  if (host != "0.0.0.0" && host != "[::]") return bound;
+  char name[256] = "";
+  if (::gethostname(name, sizeof(name) - 1) != 0 || name[0] == '\0') return bound;
+  return std::string(name) + bound.substr(colon);
+}
+
+/// Writes `text` into `path` through a temporary file beside it, so that a reader sees all or nothing.
+Status WriteWhole(const std::filesystem::path& path, const std::string& text) {
+  const std::filesystem::path temporary = path.string() + ".tmp" + std::to_string(::getpid());
+  {
+    std::ofstream out(temporary, std::ios::trunc);
+    out << text;
+    if (!out.flush()) return Status::IoError("--address-file " + path.string() + ": cannot write");
+  }
+  std::error_code ec;
+  std::filesystem::rename(temporary, path, ec);
+  if (ec) return Status::IoError("--address-file " + path.string() + ": " + ec.message());
+  return Status::Ok();
+}
+
 /// What the connections share: the service, the limits, and when the server was last busy.
 struct Shared {
   VerifyService& service;
@@ -105,16 +176,76 @@ std::future<Judged> Submit(VerifyService& service, const StatusOr<std::optional<
 
 /// One client: its hello, then its requests judged and answered in order. Nothing a client sends
 /// ends more than its own connection.
-void Serve(Shared& shared, int fd) {
+/// The second protocol's connection: one reply line per request line, each answered before the next
+/// is read. A client that leaves mid-request has the work not yet started dropped.
+void ServeExtra(Shared& shared, int fd, LineReader& reader) {
+  ServeProtocol& protocol = *shared.options.extra;
+  reader.set_max_line(protocol.MaxRequestBytes());
+  auto gone = [fd] {
+    pollfd pfd{fd, POLLRDHUP, 0};
+    return ::poll(&pfd, 1, 0) > 0 && (pfd.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
+  };
+  for (int line_number = 2;; ++line_number) {
+    auto line = reader.Next();
+    if (line.ok() && !*line) return;
+    if (!line.ok() && line.status().code() != Status::Code::kResourceExhausted) return;
+    shared.Touch(+1);
+    json reply;
+    const std::string where = "request line " + std::to_string(line_number) + ": ";
+    if (!line.ok()) {
+      reply = {{"error", where + line.status().message() + " (the server's limit for a request)"}};
+    } else if (StatusOr<json> request = common::ParseJson(**line, "request"); !request.ok()) {
+      reply = {{"error", where + request.status().message()}};
+    } else {
+      try {
+        reply = protocol.Answer(*request, gone);
+      } catch (const std::exception& e) {
+        reply = {{"error", where + "the server failed: " + std::string(e.what()).substr(0, 300)}};
+      }
+    }
+    shared.Touch(-1);
+    if (reply.contains("abandoned") && shared.options.say)
+      shared.options.say("serve: a client left mid-request; " + reply["abandoned"].dump() + " of " +
+                         reply.value("of", json(0)).dump() + " completions not judged");
+    if (!WriteLine(fd, common::JsonText(reply)).ok()) return;
+  }
+}
+
+/// One client: its hello, then its requests judged and answered in order. Nothing a client sends
+/// ends more than its own connection. A client of the TCP listener must bring the token.
+void Serve(Shared& shared, int fd, bool needs_token) {
   LineReader reader(fd, kMaxRequestLine);
   const auto hello_by = Clock::now() + kHelloWait;
   auto hello_line = reader.Next([&] { return Clock::now() >= hello_by ? std::string("no hello") : std::string(); });
   if (!hello_line.ok() || !*hello_line) return;
   StatusOr<json> hello = common::ParseJson(**hello_line, "hello");
+  if (needs_token) {
+    const bool has_token =
+        hello.ok() && hello->is_object() && hello->contains("token") && (*hello)["token"].is_string();
+    if (!has_token || !TokenMatches((*hello)["token"].get<std::string>(), shared.options.token)) {
+      (void)WriteLine(fd,
+                      json{{"ok", false},
+                           {"message", has_token ? "refused: wrong token"
+                                                 : "refused: a client of the TCP listener needs the server's "
+                                                   "token (\"token\" in its hello)"}}
+                          .dump());
+      return;
+    }
+  }
+  if (hello.ok() && hello->is_object()) hello->erase("token");
+  if (shared.options.extra && hello.ok() && hello->is_object() && hello->contains("protocol") &&
+      (*hello)["protocol"] == shared.options.extra->Name()) {
+    if (WriteLine(fd, json{{"ok", true}, {"message", ""}, {"server", shared.options.extra->About()}}.dump())
+            .ok())
+      ServeExtra(shared, fd, reader);
+    return;
+  }
   StatusOr<json> fingerprint = hello.ok() ? HelloFromJson(*hello) : StatusOr<json>(hello.status());
   std::string refusal;
   if (!fingerprint.ok())
-    refusal = std::string("expected a hello for protocol ") + kJudgeProtocol + " (" + fingerprint.status().message() + ")";
+    refusal = std::string("expected a hello for protocol ") + kJudgeProtocol +
+              (shared.options.extra ? " or " + shared.options.extra->Name() : std::string()) + " (" +
+              fingerprint.status().message() + ")";
   else if (std::string diff = Differences(shared.fingerprint, *fingerprint); !diff.empty())
     refusal = "options differ from the server's (" + diff + "); start a server with the same options";
   if (!WriteLine(fd, json{{"ok", refusal.empty()}, {"message", refusal}}.dump()).ok() || !refusal.empty()) return;
@@ -225,6 +356,18 @@ StatusOr<int> Listen(const sockaddr_un& addr, const std::string& path) {
 
 }  // namespace
 
+bool TokenMatches(const std::string& given, const std::string& expected) {
+  // Every byte of the longer one is looked at, whatever the first difference.
+  const size_t n = std::max(given.size(), expected.size());
+  unsigned char diff = given.size() == expected.size() ? 0 : 1;
+  for (size_t i = 0; i < n; ++i) {
+    const unsigned char a = i < given.size() ? static_cast<unsigned char>(given[i]) : 0;
+    const unsigned char b = i < expected.size() ? static_cast<unsigned char>(expected[i]) : 0;
+    diff |= a ^ b;
+  }
+  return diff == 0 && !expected.empty();
+}
+
 nlohmann::json JudgeFingerprint(const VerifyOptions& o) {
   std::error_code ec;
   std::filesystem::path root = std::filesystem::weakly_canonical(std::filesystem::absolute(o.tasks_root), ec);
@@ -241,11 +384,45 @@ nlohmann::json JudgeFingerprint(const VerifyOptions& o) {
 }
 
 Status ServeJudge(VerifyService& service, const ServeOptions& options) {
-  KFORGE_ASSIGN_OR_RETURN(sockaddr_un addr, AddressOf(options.socket));
+  if (options.socket.empty() && options.listen.empty())
+    return Status::InvalidArgument("nothing to listen on: give --socket PATH, --listen HOST:PORT or both");
+  if (!options.listen.empty() && options.token.empty())
+    return Status::InvalidArgument("--listen needs --token-file: a TCP client must bring a token");
   const std::string path = options.socket.string();
-  KFORGE_ASSIGN_OR_RETURN(int listener, Listen(addr, path));
+  int listener = -1;
   struct stat ours{};
-  ::stat(path.c_str(), &ours);
+  if (!options.socket.empty()) {
+    KFORGE_ASSIGN_OR_RETURN(sockaddr_un addr, AddressOf(options.socket));
+    KFORGE_ASSIGN_OR_RETURN(listener, Listen(addr, path));
+    ::stat(path.c_str(), &ours);
+  }
+  int tcp_listener = -1;
+  std::string tcp_address;
+  if (!options.listen.empty()) {
+    StatusOr<std::pair<int, std::string>> tcp = ListenTcp(options.listen);
+    if (!tcp.ok()) {
+      if (listener >= 0) {
+        ::close(listener);
+        ::unlink(path.c_str());
+      }
+      return tcp.status();
+    }
+    std::tie(tcp_listener, tcp_address) = *tcp;
+  }
+  std::string address_line;
+  if (!options.address_file.empty()) {
+    Status written = options.listen.empty() ? Status::InvalidArgument("--address-file needs --listen")
+                                            : WriteWhole(options.address_file,
+                                                         address_line = ReachableAddress(tcp_address) + "\n");
+    if (!written.ok()) {
+      if (listener >= 0) {
+        ::close(listener);
+        ::unlink(path.c_str());
+      }
+      if (tcp_listener >= 0) ::close(tcp_listener);
+      return written;
+    }
+  }
 
   g_stop = false;
   struct sigaction action{}, old_int{}, old_term{};
@@ -261,7 +438,12 @@ Status ServeJudge(VerifyService& service, const ServeOptions& options) {
     std::shared_ptr<std::atomic<bool>> done = std::make_shared<std::atomic<bool>>(false);
   };
   std::list<Connection> connections;
-  if (options.say) options.say("serve: listening on " + path + " (pid " + std::to_string(::getpid()) + ")");
+  if (options.say) {
+    std::string where = path;
+    if (!tcp_address.empty())
+      where += (where.empty() ? "" : " and ") + std::string("tcp ") + tcp_address + " (token required)";
+    options.say("serve: listening on " + where + " (pid " + std::to_string(::getpid()) + ")");
+  }
   while (!g_stop) {
     for (auto it = connections.begin(); it != connections.end();) {  // join those that ended
       if (!*it->done) {
@@ -271,14 +453,17 @@ Status ServeJudge(VerifyService& service, const ServeOptions& options) {
       it->thread.join();
       it = connections.erase(it);
     }
-    pollfd pfd{listener, POLLIN, 0};
-    int ready = ::poll(&pfd, 1, 200);
-    if (ready > 0 && (pfd.revents & POLLIN)) {
-      int fd = ::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
+    pollfd pfds[2] = {{listener, POLLIN, 0}, {tcp_listener, POLLIN, 0}};  // a negative fd is skipped
+    int ready = ::poll(pfds, 2, 200);
+    const bool on_socket = ready > 0 && (pfds[0].revents & POLLIN);
+    const bool on_tcp = ready > 0 && !on_socket && (pfds[1].revents & POLLIN);
+    if (on_socket || on_tcp) {
+      int fd = ::accept4(on_socket ? listener : tcp_listener, nullptr, nullptr, SOCK_CLOEXEC);
       if (fd < 0) continue;
       ucred peer{};
       socklen_t len = sizeof(peer);
-      if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &len) != 0 || peer.uid != ::getuid()) {
+      if (on_socket &&
+          (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &len) != 0 || peer.uid != ::getuid())) {
         ::close(fd);  // another user's process: the socket's mode should have kept it out
         continue;
       }
@@ -292,9 +477,9 @@ Status ServeJudge(VerifyService& service, const ServeOptions& options) {
       open_fds.push_back(fd);
       auto it = std::prev(open_fds.end());
       Connection& c = connections.emplace_back();
-      c.thread = std::thread([&, fd, it, done = c.done] {
+      c.thread = std::thread([&, fd, it, done = c.done, needs_token = on_tcp] {
         try {
-          Serve(shared, fd);
+          Serve(shared, fd, needs_token);
         } catch (const std::exception& e) {  // resources running out: this connection alone ends
           if (options.say) options.say(std::string("serve: a connection ended: ") + e.what());
         }
@@ -318,10 +503,18 @@ Status ServeJudge(VerifyService& service, const ServeOptions& options) {
       break;
     }
   }
-  ::close(listener);
+  if (listener >= 0) ::close(listener);
+  if (tcp_listener >= 0) ::close(tcp_listener);
   if (g_stop && options.say) options.say("serve: stopped by a signal");
   struct stat now{};
-  if (::stat(path.c_str(), &now) == 0 && now.st_ino == ours.st_ino && now.st_dev == ours.st_dev) ::unlink(path.c_str());
+  if (listener >= 0 && ::stat(path.c_str(), &now) == 0 && now.st_ino == ours.st_ino &&
+      now.st_dev == ours.st_dev)
+    ::unlink(path.c_str());
+  if (!address_line.empty()) {  // only while it still names this server
+    std::ifstream in(options.address_file);
+    std::string line;
+    if (std::getline(in, line) && line + "\n" == address_line) ::unlink(options.address_file.c_str());
+  }
   {
     std::lock_guard<std::mutex> lock(mu);
     for (int fd : open_fds) ::shutdown(fd, SHUT_RDWR);

@@ -33,6 +33,8 @@ class LineReader {
   /// With `give_up`, waiting ends with Unavailable(its reason). Other errors name what went wrong.
   StatusOr<std::optional<std::string>> Next(const GiveUp& give_up = nullptr,
                                             std::chrono::milliseconds slice = std::chrono::milliseconds(200));
+  /// Changes the longest line kept, from the next line on (a protocol chosen by the hello).
+  void set_max_line(size_t max_line) { max_line_ = max_line; }
 
  private:
   int fd_;

@@ -431,3 +431,18 @@ TEST_F(JudgeServerTest, ASilentServerGivesAnErrorOrHarnessErrorsInTimeNotAHang) 
 
 }  // namespace
 }  // namespace kforge::verify
+
+namespace kforge::verify {
+namespace {
+
+TEST(TokenMatchesTest, OnlyTheSameNonEmptyTokenMatches) {
+  EXPECT_TRUE(TokenMatches("0123456789abcdef", "0123456789abcdef"));
+  EXPECT_FALSE(TokenMatches("0123456789abcdeX", "0123456789abcdef"));
+  EXPECT_FALSE(TokenMatches("0123456789abcde", "0123456789abcdef"));    // a prefix
+  EXPECT_FALSE(TokenMatches("0123456789abcdef0", "0123456789abcdef"));  // longer
+  EXPECT_FALSE(TokenMatches(std::string("0123456789abcdef\0", 17), "0123456789abcdef"));
+  EXPECT_FALSE(TokenMatches("", ""));  // no token configured lets nobody in
+}
+
+}  // namespace
+}  // namespace kforge::verify

@@ -26,6 +26,28 @@ inline constexpr common::NameTable<Backend, 2> kBackendNames = {
 static_assert(kBackendNames.InEnumOrder());
 inline std::string_view BackendName(Backend backend) { return kBackendNames.Name(backend); }
 
+/// What is trained: supervised fine-tuning on a dataset, or GRPO (reinforcement learning) with
+/// kforge's completion judge as the reward (TRL only; docs/rl.md).
+enum class Trainer { kSft, kGrpo };
+inline constexpr common::NameTable<Trainer, 2> kTrainerNames = {
+    {{Trainer::kSft, "sft"}, {Trainer::kGrpo, "grpo"}}};
+static_assert(kTrainerNames.InEnumOrder());
+inline std::string_view TrainerName(Trainer trainer) { return kTrainerNames.Name(trainer); }
+
+/// GRPO's own settings (--trainer grpo).
+struct GrpoSettings {
+  /// `kforge serve` addresses the reward is asked of (socket paths or HOST:PORT); at least one.
+  std::vector<std::string> servers;
+  /// The bearer token's file for TCP servers (absolute); empty: none.
+  std::filesystem::path token_file;
+  /// The protocol the model answers in: "text" (default) or "tools".
+  std::string protocol = "text";
+  /// Completions sampled per prompt (a group). Default 4.
+  int num_generations = 4;
+  /// Longest completion in tokens. Default 1024.
+  int max_completion_length = 1024;
+};
+
 enum class Launcher { kLocal, kAccelerate, kTorchrun, kSlurm };
 inline constexpr common::NameTable<Launcher, 4> kLauncherNames = {{{Launcher::kLocal, "local"},
                                                                    {Launcher::kAccelerate, "accelerate"},
@@ -87,6 +109,10 @@ struct LaunchOptions {
   std::string model;
   /// The trainer. Default TRL.
   Backend backend = Backend::kTrl;
+  /// SFT (default) or GRPO; GRPO's settings. With GRPO, `data` is optional: JSON lines with a
+  /// `task_id` column naming the tasks to train on (default: every task of the first server).
+  Trainer trainer = Trainer::kSft;
+  GrpoSettings grpo;
   /// How its processes start. Default local (one plain Python process).
   Launcher launcher = Launcher::kLocal;
   /// The run folder, absolute; nothing is written outside it.
@@ -112,7 +138,7 @@ struct LaunchOptions {
   /// The Python that runs the TRL script (and whose folder holds accelerate, torchrun, axolotl).
   /// Default python3.
   std::string python = "python3";
-  /// scripts/finetune/sft_trl.py, absolute.
+  /// scripts/finetune/sft_trl.py, absolute; grpo_trl.py beside it runs GRPO.
   std::filesystem::path trl_script;
   /// For accelerate and torchrun across several nodes outside Slurm: the first node's address
   /// ($MASTER_ADDR), its port (default 29500), and this node's rank ($NODE_RANK, accelerate only).

@@ -1,0 +1,92 @@
+// Attempts from candidates and judgments, and the feedback on them.
+#include "generate/attempt.h"
+
+#include <cmath>
+#include <utility>
+
+#include "generate/feedback.h"
+#include "kforge/common/verdict.h"
+
+namespace kforge::generate {
+namespace {
+
+/// The bench record as kept in a trajectory: without the raw samples, which only bench users need.
+common::BenchResult CompactBench(common::BenchResult bench) {
+  bench.candidate.samples_ms.clear();
+  if (bench.reference) bench.reference->samples_ms.clear();
+  return bench;
+}
+
+/// Whether NVRTC compiled the candidate of `verdict`.
+bool Compiled(const common::Verdict& verdict) {
+  switch (verdict.status) {
+    case common::VerdictStatus::kCompileError:
+    case common::VerdictStatus::kInvalidSolution:
+    case common::VerdictStatus::kHarnessError:
+      return false;
+    case common::VerdictStatus::kOk:
+    case common::VerdictStatus::kLaunchError:
+    case common::VerdictStatus::kMismatch:
+    case common::VerdictStatus::kTimeout:
+    case common::VerdictStatus::kCrash:
+    case common::VerdictStatus::kNoGpu:
+      return !verdict.compile.is_null();
+  }
+  return false;  // not reached: the switch names every status
+}
+
+}  // namespace
+
+dataset::Attempt StartAttempt(const Candidate& candidate, int turn) {
+  dataset::Attempt attempt;
+  attempt.turn = turn;
+  attempt.tool_call_id = candidate.tool_call_id;
+  if (!candidate.solution.ok()) {
+    attempt.status = "no_solution";
+    attempt.parse_error = candidate.solution.status().message();
+  } else {
+    attempt.solution = common::SolutionToJson(*candidate.solution);
+  }
+  return attempt;
+}
+
+void FinishAttempt(dataset::Attempt& attempt, bench::Judgment judged, bool compile_only) {
+  const common::Verdict& verdict = judged.verdict;
+  attempt.verdict = verdict;
+  attempt.status = std::string(common::VerdictStatusName(verdict.status));
+  attempt.compiled = Compiled(verdict);
+  attempt.correct = !compile_only && verdict.status == common::VerdictStatus::kOk;
+  if (attempt.correct && judged.bench) {
+    const bench::BenchResult& timed = *judged.bench;
+    attempt.bench = CompactBench(timed);
+    if (timed.status == common::VerdictStatus::kOk) {
+      attempt.suspect_timing = common::SuspectTiming(timed);
+      // A refused timing is no speedup: the episode does not count it as faster.
+      if (std::isfinite(timed.speedup.ratio) && attempt.suspect_timing.empty())
+        attempt.speedup = timed.speedup.ratio;
+    } else if (timed.status != common::VerdictStatus::kHarnessError) {
+      attempt.correct = false;  // the timed runs are checked too: a fault there is the candidate's
+      attempt.status = std::string(common::VerdictStatusName(timed.status));
+    }
+  }
+}
+
+bool ReachedTarget(const dataset::Attempt& attempt, bool compile_only, double target_speedup) {
+  if (compile_only) return attempt.Is(common::VerdictStatus::kOk);
+  return attempt.correct && attempt.speedup && *attempt.speedup >= target_speedup;
+}
+
+std::string AttemptFeedback(const PromptSet& prompts, const dataset::Attempt& attempt, bool done,
+                            double target_speedup, bool compile_only) {
+  const std::string source =
+      attempt.solution.is_object() ? attempt.solution.value("source", std::string()) : "";
+  const std::string result = DescribeAttempt(attempt, source);
+  auto text =
+      Render(prompts.feedback,
+             {{"result", result},
+              {"next_step", done ? std::string("Done.") : NextStep(attempt, target_speedup, compile_only)}},
+             "feedback.md");
+  return text.ok() ? *text : result;
+}
+
+}  // namespace kforge::generate
