@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <regex>
 #include <sstream>
 #include <utility>
@@ -237,6 +238,24 @@ Status WriteFiles(const LaunchPlan& plan, const fs::path& out) {
   return Status::Ok();
 }
 
+/// Writes the launch's files (a launch that will run replaces the previous run first; one that cannot,
+/// with no sbatch here, leaves it) and, for --dry-run, prints the batch script and the command. The
+/// exit code when that ends the launch (a dry run), nullopt when it is to run now.
+StatusOr<std::optional<int>> WriteLaunch(const RunRequest& request, const LaunchOptions& o, const LaunchPlan& plan,
+                                         const RunOutput& output) {
+  const bool no_sbatch = o.launcher == Launcher::kSlurm && !request.dry_run && !OnPath("sbatch");
+  if (request.force && !request.dry_run && !no_sbatch) KFORGE_RETURN_IF_ERROR(ClearPreviousRun(o.out));
+  KFORGE_RETURN_IF_ERROR(WriteFiles(plan, o.out));
+  for (const auto& [path, contents] : plan.files) output.note("wrote " + path.string());
+  if (no_sbatch)
+    return Status::Unavailable("sbatch is not on PATH: submit " + (o.out / "launch.sbatch").string() +
+                               " where Slurm runs, or use --dry-run to print it");
+  if (!request.dry_run) return std::optional<int>();
+  if (!plan.sbatch.empty()) output.print(plan.sbatch);
+  output.print(ShellJoin(plan.argv) + "\n");
+  return std::optional<int>(0);
+}
+
 /// --trainer grpo: no dataset to check (the prompts come from the judge server), the packages
 /// checked, the launch rendered, run and recorded as for SFT.
 StatusOr<int> RunGrpo(const RunRequest& request, LaunchOptions& o, const RunOutput& output) {
@@ -270,18 +289,8 @@ StatusOr<int> RunGrpo(const RunRequest& request, LaunchOptions& o, const RunOutp
               std::to_string(o.grpo.num_generations) + " completions per prompt, at most " +
               std::to_string(o.grpo.max_completion_length) + " tokens each");
   KFORGE_ASSIGN_OR_RETURN(plan, PlanLaunch(o, stats));
-  const bool no_sbatch = o.launcher == Launcher::kSlurm && !request.dry_run && !OnPath("sbatch");
-  if (request.force && !request.dry_run && !no_sbatch) KFORGE_RETURN_IF_ERROR(ClearPreviousRun(o.out));
-  KFORGE_RETURN_IF_ERROR(WriteFiles(plan, o.out));
-  for (const auto& [path, contents] : plan.files) output.note("wrote " + path.string());
-  if (no_sbatch)
-    return Status::Unavailable("sbatch is not on PATH: submit " + (o.out / "launch.sbatch").string() +
-                               " where Slurm runs, or use --dry-run to print it");
-  if (request.dry_run) {
-    if (!plan.sbatch.empty()) output.print(plan.sbatch);
-    output.print(ShellJoin(plan.argv) + "\n");
-    return 0;
-  }
+  KFORGE_ASSIGN_OR_RETURN(const std::optional<int> ended, WriteLaunch(request, o, plan, output));
+  if (ended) return *ended;
   json manifest = NewManifest(o, stats, plan, versions);
   if (o.resume) manifest["segments"] = EarlierSegments(o.out);
   KFORGE_RETURN_IF_ERROR(WriteManifest(o.out, manifest));
@@ -396,19 +405,8 @@ StatusOr<int> RunFinetune(RunRequest request, const RunOutput& output) {
   }
   if (o.training.max_seq_len_basis != "measured") output.note(EstimateNote(stats, o.training));
   KFORGE_ASSIGN_OR_RETURN(plan, PlanLaunch(o, stats));
-  const bool no_sbatch = o.launcher == Launcher::kSlurm && !request.dry_run && !OnPath("sbatch");
-  // A launch that will run replaces the previous run; one that cannot (no sbatch here) leaves it.
-  if (request.force && !request.dry_run && !no_sbatch) KFORGE_RETURN_IF_ERROR(ClearPreviousRun(o.out));
-  KFORGE_RETURN_IF_ERROR(WriteFiles(plan, o.out));
-  for (const auto& [path, contents] : plan.files) output.note("wrote " + path.string());
-  if (no_sbatch)
-    return Status::Unavailable("sbatch is not on PATH: submit " + (o.out / "launch.sbatch").string() +
-                               " where Slurm runs, or use --dry-run to print it");
-  if (request.dry_run) {
-    if (!plan.sbatch.empty()) output.print(plan.sbatch);
-    output.print(ShellJoin(plan.argv) + "\n");
-    return 0;
-  }
+  KFORGE_ASSIGN_OR_RETURN(const std::optional<int> ended, WriteLaunch(request, o, plan, output));
+  if (ended) return *ended;
 
   json manifest = NewManifest(o, stats, plan, versions);
   manifest["chat_template_check"] = rendered;

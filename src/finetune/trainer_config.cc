@@ -13,6 +13,15 @@ constexpr int kLoggingSteps = 10;
 constexpr int kSaveTotalLimit = 2;
 constexpr int kSeed = 42;
 
+/// TRL's LoRA settings (peft), for SFT and GRPO alike.
+void AddLora(json& config) {
+  config["use_peft"] = true;
+  config["lora_r"] = kLoraRank;
+  config["lora_alpha"] = kLoraAlpha;
+  config["lora_dropout"] = kLoraDropout;
+  config["lora_target_modules"] = "all-linear";
+}
+
 }  // namespace
 
 double LearningRate(const TrainingSettings& training) {
@@ -60,13 +69,7 @@ json TrlConfig(const LaunchOptions& o, const DatasetStats& stats) {
   } else {
     config["completion_only_loss"] = true;
   }
-  if (t.lora) {
-    config["use_peft"] = true;
-    config["lora_r"] = kLoraRank;
-    config["lora_alpha"] = kLoraAlpha;
-    config["lora_dropout"] = kLoraDropout;
-    config["lora_target_modules"] = "all-linear";
-  }
+  if (t.lora) AddLora(config);
   return MergeOverrides(std::move(config), o.overrides);
 }
 
@@ -89,13 +92,7 @@ json GrpoConfig(const LaunchOptions& o) {
       {"seed", kSeed},
   };
   if (t.max_steps > 0) config["max_steps"] = t.max_steps;
-  if (t.lora) {
-    config["use_peft"] = true;
-    config["lora_r"] = kLoraRank;
-    config["lora_alpha"] = kLoraAlpha;
-    config["lora_dropout"] = kLoraDropout;
-    config["lora_target_modules"] = "all-linear";
-  }
+  if (t.lora) AddLora(config);
   return MergeOverrides(std::move(config), o.overrides);
 }
 
