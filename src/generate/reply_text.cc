@@ -96,6 +96,7 @@ std::optional<json> RelaxedObject(std::string_view text) {
 
 /// The parameter list of `__global__ ... kernel(...)` in `source`, split at top-level commas.
 std::optional<std::vector<std::string>> KernelParams(std::string_view source, const std::string& kernel) {
+  if (kernel.empty()) return std::nullopt;  // found everywhere: the search below would never move on
   size_t at = 0;
   while ((at = source.find(kernel, at)) != std::string_view::npos) {
     size_t after = at + kernel.size();

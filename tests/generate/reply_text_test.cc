@@ -103,6 +103,17 @@ TEST(ReplyTextTest, ThinkingAndRelaxedJsonHelpers) {
             json({{"a", "//not a comment"}, {"b", {1, 2}}}));
 }
 
+// A plan naming the kernel "" with untyped scalar arguments: the search for the kernel's parameters
+// once found "" at the same place forever, and the reply never parsed (found by the fuzz target, seed 7).
+TEST(ReplyTextTest, AnEmptyKernelNameEndsTheParse) {
+  const std::string reply =
+      "```cuda\nextern \"C\" __global__ void relu(const float* x, float* y, long long n) {}\n```\n"
+      "```json\n{\"launches\": [{\"kernel\": \"\", \"grid\": [64], \"block\": [256], "
+      "\"args\": [\"x\", \"out0\", 16384, 2.5, 7]}]}\n```\n";
+  StatusOr<common::Solution> solution = ParseReplyText(reply);
+  if (!solution.ok()) EXPECT_EQ(solution.status().message().find('\n'), std::string::npos);
+}
+
 TEST(ReplyTextFuzzTest, EveryReplyGivesASolutionThatRoundTripsOrOneLine) {
   fakes::FuzzTarget target;
   target.name = "reply text";
