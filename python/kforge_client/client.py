@@ -168,33 +168,29 @@ class Client:
                 self._opened.append(connections[address])
         return connections[address]
 
+    def _drop(self, address: str) -> None:
+        """Closes and forgets this thread's connection to `address`, if it has one."""
+        connection = getattr(self._local, "connections", {}).pop(address, None)
+        if connection is not None:
+            connection.close()
+
     def _request(self, address: str, message: Dict[str, Any]) -> Dict[str, Any]:
-        reconnected = False
-        for attempt in range(self._busy_retries + 1):
+        reconnected, busy = False, 0
+        while True:
             try:
                 return self._connection(address).request(message)
             except ConnectionLost:
-                connection = getattr(self._local, "connections", {}).pop(address, None)
-                if connection is not None:
-                    connection.close()
+                self._drop(address)
                 if reconnected:
                     raise
                 # A server that closed an idle connection, or was restarted: connect again, once. A
                 # request is judged the same whenever it is sent, so sending it again is safe.
                 reconnected = True
-                try:
-                    return self._connection(address).request(message)
-                except ConnectionLost:
-                    connection = getattr(self._local, "connections", {}).pop(address, None)
-                    if connection is not None:
-                        connection.close()
-                    raise
             except JudgeError as e:
-                if getattr(e, "busy", False) and attempt < self._busy_retries:
-                    time.sleep(min(5.0, 0.1 * 2 ** attempt))  # the server is full: back off and retry
-                    continue
-                raise
-        raise JudgeError(f"{address}: busy")
+                if not getattr(e, "busy", False) or busy >= self._busy_retries:
+                    raise
+                time.sleep(min(5.0, 0.1 * 2 ** busy))  # the server is full: back off and retry
+                busy += 1
 
     def about(self, server: Optional[str] = None) -> Dict[str, Any]:
         """The hello reply's description of a server (compile_only, limits, task count)."""
