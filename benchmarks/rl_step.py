@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
 """One GRPO step's judging, measured: N completions (default 512) sent to `kforge serve` as one batch,
 as a reward function sends a step's completions. The completions are made from the solutions in
-examples/ (the tasks that have one): correct ones, wrong ones (each kernel returns at once: a
+examples/ (the tasks that have one), or any folder of solutions
+(--examples tests/verify/published: KernelBench kernels, for a server of imported KernelBench tasks): correct ones, wrong ones (each kernel returns at once: a
 mismatch) and ones that do not compile, in the proportions given, each with a comment of its own so
 that no compile is a cache hit (as with sampled completions). Prints one JSON object: the step's wall
 time, per-completion latency (p50, p99: when its judgment came, counted from the batch's start),
 completions per second, the verdicts, and where the time went (NVRTC, GPU check, timing).
 
   rl_step.py SERVER [--examples DIR] [--count 512] [--correct 0.5] [--wrong 0.25] [--token-file F]
+           [--task-prefix kernelbench/level1/]
 """
 
 import argparse
@@ -53,17 +55,20 @@ def main():
     parser.add_argument("--correct", type=float, default=0.5)
     parser.add_argument("--wrong", type=float, default=0.25)
     parser.add_argument("--token-file")
+    parser.add_argument("--task-prefix", default="", help="only solutions whose task id starts with this")
     args = parser.parse_args()
 
     client = Client(args.server, token_file=args.token_file)
     on_server = {t["id"] for t in client.tasks()}
     solutions = []
-    for path in sorted(glob.glob(os.path.join(args.examples, "*", "*.json"))):
+    paths = glob.glob(os.path.join(args.examples, "*.json")) + glob.glob(os.path.join(args.examples, "*", "*.json"))
+    for path in sorted(paths):
         if os.path.basename(os.path.dirname(path)) == "broken":  # kept to show a compile error
             continue
         with open(path, encoding="utf-8") as f:
             solution = json.load(f)
-        if solution.get("task") in on_server and solution.get("source"):
+        if isinstance(solution, dict) and solution.get("task") in on_server and solution.get("source") \
+                and solution["task"].startswith(args.task_prefix):
             solutions.append(solution)
     if not solutions:
         sys.exit(f"rl_step: no solution in {args.examples} is for a task of the server")

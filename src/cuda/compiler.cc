@@ -13,6 +13,7 @@
 
 #include "cuda/compile_log.h"
 #include "cuda/cubin_cache.h"
+#include "cuda/cubin_globals.h"
 #include "cuda/header_shims.h"
 #include "cuda/nvrtc_helper.h"
 #include "cuda/source_policy.h"
@@ -124,6 +125,19 @@ std::string KernelList(const CompileResult& result) {
   return out + "; a template kernel is named by an instance, as in \"softmax<float, 256>\"";
 }
 
+/// The device heap (`malloc` in a kernel) lives as long as the process: a block kept there could carry an
+/// output from one run to the next, past the restore of the module's globals.
+Status CheckNoDeviceHeap(std::string_view cubin) {
+  StatusOr<std::vector<std::string>> imports = CubinImports(cubin);
+  if (!imports.ok()) return imports.status();
+  for (const std::string& name : *imports) {
+    if (name == "malloc" || name == "free" || name == "__nv_aligned_device_malloc")
+      return Status::InvalidArgument("the kernel calls the device heap (" + name +
+                                     "), whose blocks outlive a run; use the plan's scratch buffers instead");
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 nlohmann::json KernelsToJson(const std::map<std::string, KernelInfo>& kernels) {
@@ -137,7 +151,6 @@ nlohmann::json KernelsToJson(const std::map<std::string, KernelInfo>& kernels) {
   }
   return json;
 }
-
 
 std::filesystem::path DefaultCacheDir() { return common::CacheRoot() / "cubin"; }
 
@@ -217,7 +230,11 @@ CompileResult Compiler::Compile(const CompileRequest& request) const {
   std::optional<internal::CubinCache> cache;
   if (options_.use_cache) {
     cache.emplace(options_.cache_dir);
-    if (std::optional<CompileResult> hit = cache->Load(key)) return finish(std::move(*hit));
+    if (std::optional<CompileResult> hit = cache->Load(key)) {
+      if (Status heap = CheckNoDeviceHeap(hit->cubin); hit->status == CompileStatus::kOk && !heap.ok())
+        return finish(Refuse(CompileStatus::kInvalidSolution, heap.message()));
+      return finish(std::move(*hit));
+    }
   }
 
   // No --no-source-include: CUDA's own headers include their neighbours by quoted relative names
@@ -283,6 +300,11 @@ CompileResult Compiler::Compile(const CompileRequest& request) const {
       if (!internal::IsAllowedOpenedFile(h, dirs, in_memory))
         return finish(Refuse(CompileStatus::kInvalidSolution, kAuditFailed));
     }
+  }
+
+  if (outcome.kind == Kind::kSuccess) {
+    if (Status heap = CheckNoDeviceHeap(outcome.cubin); !heap.ok())
+      return finish(Refuse(CompileStatus::kInvalidSolution, heap.message()));
   }
 
   CompileResult result;

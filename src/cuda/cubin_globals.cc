@@ -32,7 +32,18 @@ std::optional<std::string> StringAt(std::string_view bytes, const Elf64_Shdr& ta
 
 }  // namespace
 
-StatusOr<std::vector<CubinGlobal>> CubinGlobals(std::string_view cubin) {
+namespace {
+
+/// One symbol of the table, with what the readers below ask of it.
+struct Symbol {
+  std::string name;
+  unsigned char type = 0;
+  uint64_t size = 0;
+  bool undefined = false;
+  bool in_global_section = false;  ///< `.nv.global` (zero at load) or `.nv.global.init`
+};
+
+StatusOr<std::vector<Symbol>> Symbols(std::string_view cubin) {
   std::optional<std::vector<Elf64_Ehdr>> header = Records<Elf64_Ehdr>(cubin, 0, 1);
   if (!header || std::memcmp(header->front().e_ident, ELFMAG, SELFMAG) != 0) return Bad("not an ELF file");
   const Elf64_Ehdr& h = header->front();
@@ -43,7 +54,6 @@ StatusOr<std::vector<CubinGlobal>> CubinGlobals(std::string_view cubin) {
   if (!sections || h.e_shstrndx >= sections->size()) return Bad("section headers out of bounds");
   const Elf64_Shdr& names = (*sections)[h.e_shstrndx];
 
-  // Which sections hold writable globals.
   std::vector<bool> holds_globals(sections->size(), false);
   const Elf64_Shdr* symtab = nullptr;
   for (size_t i = 0; i < sections->size(); ++i) {
@@ -53,8 +63,8 @@ StatusOr<std::vector<CubinGlobal>> CubinGlobals(std::string_view cubin) {
     if (!name) return Bad("section name out of bounds");
     holds_globals[i] = *name == ".nv.global" || *name == ".nv.global.init";
   }
-  std::vector<CubinGlobal> globals;
-  if (symtab == nullptr) return globals;
+  std::vector<Symbol> out;
+  if (symtab == nullptr) return out;
   if (symtab->sh_entsize != sizeof(Elf64_Sym) || symtab->sh_link >= sections->size())
     return Bad("malformed symbol table");
   std::optional<std::vector<Elf64_Sym>> symbols =
@@ -62,13 +72,39 @@ StatusOr<std::vector<CubinGlobal>> CubinGlobals(std::string_view cubin) {
   if (!symbols) return Bad("symbol table out of bounds");
   const Elf64_Shdr& strings = (*sections)[symtab->sh_link];
   for (const Elf64_Sym& sym : *symbols) {
-    if (ELF64_ST_TYPE(sym.st_info) != STT_OBJECT || sym.st_size == 0) continue;
-    if (sym.st_shndx == SHN_UNDEF || sym.st_shndx >= sections->size() || !holds_globals[sym.st_shndx]) continue;
     std::optional<std::string> name = StringAt(cubin, strings, sym.st_name);
-    if (!name || name->empty()) return Bad("symbol name out of bounds");
-    globals.push_back({std::move(*name), sym.st_size});
+    if (!name) return Bad("symbol name out of bounds");
+    Symbol symbol;
+    symbol.name = std::move(*name);
+    symbol.type = ELF64_ST_TYPE(sym.st_info);
+    symbol.size = sym.st_size;
+    symbol.undefined = sym.st_shndx == SHN_UNDEF;
+    symbol.in_global_section = !symbol.undefined && sym.st_shndx < sections->size() && holds_globals[sym.st_shndx];
+    out.push_back(std::move(symbol));
+  }
+  return out;
+}
+
+}  // namespace
+
+StatusOr<std::vector<CubinGlobal>> CubinGlobals(std::string_view cubin) {
+  KFORGE_ASSIGN_OR_RETURN(std::vector<Symbol> symbols, Symbols(cubin));
+  std::vector<CubinGlobal> globals;
+  for (Symbol& sym : symbols) {
+    if (sym.type != STT_OBJECT || sym.size == 0 || !sym.in_global_section) continue;
+    if (sym.name.empty()) return Bad("symbol name out of bounds");
+    globals.push_back({std::move(sym.name), sym.size});
   }
   return globals;
+}
+
+StatusOr<std::vector<std::string>> CubinImports(std::string_view cubin) {
+  KFORGE_ASSIGN_OR_RETURN(std::vector<Symbol> symbols, Symbols(cubin));
+  std::vector<std::string> imports;
+  for (Symbol& sym : symbols) {
+    if (sym.undefined && sym.type == STT_FUNC && !sym.name.empty()) imports.push_back(std::move(sym.name));
+  }
+  return imports;
 }
 
 }  // namespace kforge::cuda

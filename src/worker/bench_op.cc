@@ -1,7 +1,7 @@
 // Bench inside the worker: the candidate prepared as for the GPU check, inputs drawn into its buffers
 // (the reference reads the same buffers), expected outputs once, then bench::Measure. Every timed
-// candidate run starts from poisoned outputs and is compared with the expected outputs, so a kernel
-// that changes behaviour after its first launches fails. A plan with library ops then runs once more,
+// candidate run starts from poisoned outputs and restored globals, is compared with the expected outputs and
+// must leave its inputs as they were, so a kernel that changes behaviour after its first launches fails. A plan with library ops then runs once more,
 // step by step, for the split of its GPU time (TimePlanSplit, as the GPU check does).
 #include "worker/bench_op.h"
 
@@ -72,12 +72,20 @@ class TimedCandidate {
     if (Status drawn = reference::GenerateInputsInto(task_, variant, seed, 0, buffers.inputs()); !drawn.ok())
       return Status::Unavailable("input generation: " + drawn.message());
     KFORGE_ASSIGN_OR_RETURN(reference::TensorSet expected, program.Run(buffers.inputs()));
+    KFORGE_ASSIGN_OR_RETURN(auto digests, buffers.DigestReadOnly());
     expected_.push_back(std::move(expected));
+    read_only_.push_back(std::move(digests));
     sets.push_back(std::move(buffers));
     return Status::Ok();
   }
 
   void Use(std::vector<CandidateBuffers>* sets) { sets_ = sets; }
+
+  /// After the reference ran on set `k`: a reference may write its own inputs, and is trusted to.
+  Status RedigestAfterReference(size_t k) {
+    KFORGE_ASSIGN_OR_RETURN(read_only_[k], (*sets_)[k].DigestReadOnly());
+    return Status::Ok();
+  }
 
   /// Outside the timed region: nothing the last run left in the module's globals reaches this one.
   Status Prepare(cudaStream_t stream) { return candidate_.ResetState(stream); }
@@ -90,6 +98,12 @@ class TimedCandidate {
     CandidateBuffers& buffers = (*sets_)[next_];
     const reference::TensorSet& expected = expected_[next_];
     if (Status guards = buffers.CheckGuards(); !guards.ok()) return Mismatch(guards.message());
+    // An input the run wrote could hold a replayed output that outlives the run.
+    KFORGE_ASSIGN_OR_RETURN(auto read_only, buffers.DigestReadOnly());
+    for (const auto& [name, digest] : read_only) {
+      if (read_only_[next_].at(name) != digest)
+        return Mismatch("the candidate modified input \"" + name + "\" on timed run " + std::to_string(checked_ + 1));
+    }
     reference::TensorSet outputs;
     for (const auto& [name, like] : expected.items()) {
       KFORGE_ASSIGN_OR_RETURN(reference::Tensor out, buffers.View(name));
@@ -120,6 +134,7 @@ class TimedCandidate {
   PreparedCandidate& candidate_;
   std::vector<reference::TensorSet> expected_;  ///< per set: the reference's outputs on its draw
   std::vector<CandidateBuffers>* sets_ = nullptr;
+  std::vector<std::map<std::string, uint64_t>> read_only_;  ///< per set: its read-only buffers' digests
   size_t next_ = 0;
   int checked_ = 0;
   bool mismatched_ = false;
@@ -224,6 +239,7 @@ bench::BenchReply RunBenchOrFail(GpuChecker& state, const bench::BenchRequest& r
                         return reference_program->Execute(input_sets[reference_next]);
                       },
                       [&](cudaStream_t) {
+                        if (candidate) KFORGE_RETURN_IF_ERROR(candidate->RedigestAfterReference(reference_next));
                         reference_next = (reference_next + 1) % input_sets.size();
                         return Status::Ok();
                       }});

@@ -71,6 +71,19 @@ TEST(BenchCliGpuTest, AKernelRightOnSomeDrawsIsCaughtOnATimedRun) {
   EXPECT_NE(run.records[0].value("message", "").find("timed run"), std::string::npos) << run.records[0].dump();
 }
 
+// A kernel that keeps its output inside its own input and replays it on the next run over the same
+// buffers: the globals hold nothing, so only the check that every timed run leaves its inputs as they
+// were catches it (without the verification, which would refuse it first).
+TEST(BenchCliGpuTest, AKernelThatStoresItsOutputInItsInputIsCaughtOnATimedRun) {
+  if (!HasCudaDevice()) GTEST_SKIP() << "no CUDA device";
+  BenchRun run = Bench("--no-verify " + (kSourceDir / "tests/bench/adversarial/row_sum_input_stash.json").string());
+  ASSERT_EQ(run.records.size(), 1u);
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_EQ(run.records[0].value("status", ""), "mismatch") << run.records[0].dump();
+  EXPECT_NE(run.records[0].value("message", "").find("modified input \"x\" on timed run"), std::string::npos)
+      << run.records[0].dump();
+}
+
 // Correct kernels that cheat only on speed (tests/bench/timing_cheats/): a memo keyed by an input
 // fingerprint, a launch counter, a relaunch flag. None is timed faster than the honest kernel it wraps
 // (allowing run-to-run noise), and a kernel whose own counter resets itself runs as it should.

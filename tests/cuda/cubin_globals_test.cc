@@ -1,5 +1,5 @@
-// The writable globals of a CUBIN that real NVRTC compiled (no GPU needed), and refusals of bytes that
-// are not a well-formed ELF file.
+// The writable globals and imports of a CUBIN that real NVRTC compiled (no GPU needed), the compiler's
+// refusal of the device heap, and refusals of bytes that are not a well-formed ELF file.
 #include "cuda/cubin_globals.h"
 
 #include <gtest/gtest.h>
@@ -55,6 +55,38 @@ TEST(CubinGlobalsTest, AKernelWithoutGlobalsHasNone) {
       CubinGlobals(CompileToCubin("extern \"C\" __global__ void k(float* y) { y[threadIdx.x] = 1.f; }\n"));
   ASSERT_TRUE(globals.ok()) << globals.status().message();
   EXPECT_TRUE(globals->empty());
+}
+
+// A kernel that keeps a block of the device heap: the heap outlives a run, so the compiler refuses it
+// (the heap's functions are found as imports; printf's vprintf is one too, and allowed).
+const char* kHeapSource = R"(
+extern "C" __global__ void k(float* y) {
+  float* kept = (float*)malloc(64);
+  kept[0] = y[0];
+  printf("%f\n", kept[0]);
+  free(kept);
+}
+)";
+
+TEST(CubinGlobalsTest, ImportsNameTheDeviceHeapAndPrintf) {
+  StatusOr<std::vector<std::string>> imports = CubinImports(CompileToCubin(
+      "extern \"C\" __global__ void k(float* y) { printf(\"%f\\n\", y[0]); }\n"));
+  ASSERT_TRUE(imports.ok()) << imports.status().message();
+  EXPECT_EQ(*imports, std::vector<std::string>{"vprintf"});
+  StatusOr<std::vector<std::string>> none = CubinImports(CompileToCubin(kStatefulSource));
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->empty());
+}
+
+TEST(CubinGlobalsTest, TheCompilerRefusesAKernelThatCallsTheDeviceHeap) {
+  CompilerOptions options;
+  options.use_cache = false;
+  CompileRequest request;
+  request.source = kHeapSource;
+  CompileResult result = Compiler(options).Compile(request);
+  EXPECT_EQ(result.status, CompileStatus::kInvalidSolution);
+  EXPECT_NE(result.message.find("device heap (malloc)"), std::string::npos) << result.message;
+  EXPECT_TRUE(result.cubin.empty());
 }
 
 TEST(CubinGlobalsTest, RefusesBytesThatAreNotAWellFormedElfFile) {
