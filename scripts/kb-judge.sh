@@ -11,6 +11,8 @@
 #   env: PYTHON (default python3), KB_TRIALS (correctness trials, default 5), KB_TIMEOUT (seconds per
 #   file, default 900), KB_LIMIT (judge only the first N files; default all), KB_JOBS (files judged at
 #   once, default 4: the nvcc builds dominate)
+# Each line is written as its file is judged; a rerun into the same OUT_JSONL judges only the files that
+# have no KernelBench verdict there yet, so a long run can be split over several sessions or stopped.
 # KernelBench's eval.py imports `requests` for its remote mode only; where it is not installed (a GPU
 # machine without network), an empty stand-in module is put on the judge's path.
 # Exit 0 when every file kforge called correct is correct for KernelBench too, 1 when one is not (or
@@ -30,7 +32,7 @@ if [ ! -f "$kb/harness/judge.py" ]; then
 fi
 exec "${PYTHON:-python3}" - "$export_dir" "$kb" "$out" <<'PY'
 import json, os, subprocess, sys, tempfile
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 
 export_dir, kb, out = sys.argv[1:4]
 trials = os.environ.get("KB_TRIALS", "5")
@@ -73,26 +75,57 @@ def kernelbench_verdict(reference, model_new):
     return {"error": f"judge exited {done.returncode}: {one_line(done.stderr or done.stdout)}"}
 
 
-counts = {"agree": 0, "disagree": 0, "no_verdict": 0}
-false_positives = []
-with ThreadPoolExecutor(max_workers=max(1, int(os.environ.get("KB_JOBS", "4")))) as pool:
-    verdicts = pool.map(lambda row: kernelbench_verdict(os.path.join(kb, row["problem"]),
-                                                        os.path.join(export_dir, row["file"])), rows)
-with open(out, "w") as sink:
-    for i, (row, verdict) in enumerate(zip(rows, verdicts), 1):
-        kb_correct = verdict.get("correctness") if "error" not in verdict else None
-        agree = None if kb_correct is None else bool(kb_correct) == bool(row.get("correct"))
-        counts["no_verdict" if agree is None else "agree" if agree else "disagree"] += 1
-        if row.get("correct") and not kb_correct:
-            false_positives.append(row["file"])
-        line = {"file": row["file"], "task": row["task"], "problem": row["problem"], "record": row.get("record"),
-                "kforge": {k: row.get(k) for k in ("correct", "speedup", "status")},
-                "kernelbench": verdict, "agree": agree}
+# A line is written as soon as its file is judged, so a run stopped midway keeps what it judged; a rerun
+# into the same OUT_JSONL keeps the lines that have KernelBench's verdict and judges only the others.
+done = {}
+if os.path.exists(out):
+    with open(out) as f:
+        for text in f:
+            try:
+                line = json.loads(text)
+            except json.JSONDecodeError:
+                continue
+            if "error" not in line.get("kernelbench", {"error": ""}):
+                done[line["file"]] = line
+if done:
+    print(f"kb-judge: {len(done)} files already judged in {out}; judging the other {len(rows) - len(done)}",
+          file=sys.stderr)
+
+
+def record(row, verdict):
+    kb_correct = verdict.get("correctness") if "error" not in verdict else None
+    agree = None if kb_correct is None else bool(kb_correct) == bool(row.get("correct"))
+    return {"file": row["file"], "task": row["task"], "problem": row["problem"], "record": row.get("record"),
+            "kforge": {k: row.get(k) for k in ("correct", "speedup", "status")}, "kernelbench": verdict,
+            "agree": agree}
+
+
+todo = [row for row in rows if row["file"] not in done]
+with open(out + ".tmp", "w") as sink:  # the kept lines, then each new one appended as it comes
+    for line in done.values():
         sink.write(json.dumps(line, default=str) + "\n")
+os.replace(out + ".tmp", out)
+with open(out, "a") as sink, ThreadPoolExecutor(max_workers=max(1, int(os.environ.get("KB_JOBS", "4")))) as pool:
+    futures = {pool.submit(kernelbench_verdict, os.path.join(kb, row["problem"]),
+                           os.path.join(export_dir, row["file"])): row for row in todo}
+    for i, future in enumerate(as_completed(futures), len(done) + 1):
+        row, verdict = futures[future], future.result()
+        done[row["file"]] = record(row, verdict)
+        sink.write(json.dumps(done[row["file"]], default=str) + "\n")
         sink.flush()
-        kb_text = verdict.get("error") or f"compiled={verdict.get('compiled')} correct={kb_correct}"
+        kb_text = verdict.get("error") or f"compiled={verdict.get('compiled')} correct={verdict.get('correctness')}"
         print(f"kb-judge [{i}/{len(rows)}] {row['file']}: kforge correct={row.get('correct')}, "
               f"KernelBench {kb_text}", file=sys.stderr)
+
+counts = {"agree": 0, "disagree": 0, "no_verdict": 0}
+false_positives = []
+for row in rows:
+    line = done[row["file"]]
+    agree = line["agree"]
+    counts["no_verdict" if agree is None else "agree" if agree else "disagree"] += 1
+    kb_correct = line["kernelbench"].get("correctness") if "error" not in line["kernelbench"] else None
+    if row.get("correct") and not kb_correct:
+        false_positives.append(row["file"])
 
 print(f"kb-judge: {len(rows)} files: {counts['agree']} agree, {counts['disagree']} disagree, "
       f"{counts['no_verdict']} without a KernelBench verdict; verdicts in {out}", file=sys.stderr)
