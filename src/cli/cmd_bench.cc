@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <map>
+#include <optional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -15,6 +17,7 @@
 #include "cli/command.h"
 #include "cli/options.h"
 #include "kforge/bench/bencher.h"
+#include "kforge/bench/torch_compile.h"
 #include "kforge/common/task.h"
 
 namespace kforge::cli {
@@ -75,6 +78,37 @@ Status CheckReferenceIds(const std::vector<std::string>& ids) {
   return Status::Ok();
 }
 
+/// The torch.compile baseline of each timed record's task, measured once per task; a task whose baseline
+/// cannot be measured gets a line on stderr and no baseline.
+void AddTorchCompileBaselines(const std::filesystem::path& tasks_root, const std::string& mode,
+                              std::vector<bench::BenchResult>& results) {
+  bench::TorchCompileOptions options;
+  options.script = ScriptPath("torch_compile_baseline.py");
+  options.mode = mode;
+  bench::TorchCompileBaselines baselines(options);
+  std::map<std::string, StatusOr<common::TorchCompileBaseline>> by_task;
+  double took = 0;
+  for (bench::BenchResult& result : results) {
+    if (result.status != common::VerdictStatus::kOk) continue;
+    auto found = by_task.find(result.task);
+    if (found == by_task.end()) {
+      StatusOr<common::TorchCompileBaseline> baseline = Status::NotFound("no task");
+      if (StatusOr<common::Task> task = common::FindTask(tasks_root, result.task); task.ok()) {
+        baseline = baselines.For(task->dir);
+      } else {
+        baseline = task.status();
+      }
+      if (baseline.ok()) took += baseline->took_seconds;
+      if (!baseline.ok())
+        std::fprintf(stderr, "bench: %s: no torch.compile baseline: %s\n", result.task.c_str(),
+                     baseline.status().message().c_str());
+      found = by_task.emplace(result.task, std::move(baseline)).first;
+    }
+    if (found->second.ok()) result.torch_compile = *found->second;
+  }
+  std::fprintf(stderr, "bench: torch.compile baselines of %zu tasks took %.1f s\n", by_task.size(), took);
+}
+
 }  // namespace
 
 Runner AttachBench(CLI::App& sub) {
@@ -84,7 +118,8 @@ Runner AttachBench(CLI::App& sub) {
     std::vector<std::string> references;
     GpuRunFlags gpu;
     std::string max_noise = "0.5%";
-    bool hot = false, cold = false, no_verify = false;
+    bool hot = false, cold = false, no_verify = false, torch_compile = false;
+    std::string torch_compile_mode = "default";
     CiFlags ci;
   };
   auto args = std::make_shared<Args>();
@@ -111,6 +146,12 @@ Runner AttachBench(CLI::App& sub) {
       ->check(CLI::Range(1, 1000));
   sub.add_flag("--no-verify", args->no_verify,
                "Time without the verification trials (timed runs are still checked)");
+  sub.add_flag("--torch-compile", args->torch_compile,
+               "Also time each task's reference under torch.compile (in Python, after the bench; records "
+               "torch_compile and speedup_vs_torch_compile, with the time it took)");
+  sub.add_option("--torch-compile-mode", args->torch_compile_mode,
+                 "torch.compile's mode for --torch-compile (default, reduce-overhead, max-autotune)")
+      ->default_val("default");
   AddGpuRunFlags(sub, args->gpu, args->options.verify.arch);
   AddCiFlags(sub, args->ci);
   return [args]() {
@@ -144,10 +185,15 @@ Runner AttachBench(CLI::App& sub) {
 
     bench::Bencher bencher(options);
     std::vector<bench::BenchResult> results;
-    auto emit = [&results, &ci](const bench::BenchResult& result, const common::Verdict* verdict) {
+    std::vector<std::optional<common::Verdict>> verdicts;  // held back for --torch-compile
+    auto print = [&ci](const bench::BenchResult& result, const common::Verdict* verdict) {
       PrintJsonLine(bench::BenchResultToJson(result));
-      results.push_back(result);
       ci.Add(CaseFromBench(result, verdict));
+    };
+    auto emit = [&](const bench::BenchResult& result, const common::Verdict* verdict) {
+      results.push_back(result);
+      if (!args->torch_compile) return print(result, verdict);
+      verdicts.push_back(verdict ? std::optional<common::Verdict>(*verdict) : std::nullopt);
     };
     bench::BenchSummary summary;
     if (!args->references.empty()) {
@@ -158,6 +204,11 @@ Runner AttachBench(CLI::App& sub) {
       summary =
           bencher.RunJudged(reader, [&emit](const bench::BenchResult& result,
                                             const common::Verdict& verdict) { emit(result, &verdict); });
+    }
+    if (args->torch_compile) {
+      // After every bench, so that nothing else runs on the GPU while Python times.
+      AddTorchCompileBaselines(options.verify.tasks_root, args->torch_compile_mode, results);
+      for (size_t i = 0; i < results.size(); ++i) print(results[i], verdicts[i] ? &*verdicts[i] : nullptr);
     }
     ci.AddSuiteProperty("seed", std::to_string(bencher.seed()));
     if (Status written = ci.Finish(); !written.ok()) {

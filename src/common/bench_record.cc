@@ -117,6 +117,16 @@ json BenchResultToJson(const BenchResult& r, Samples samples) {
   j["device"] = r.device;
   if (ok && r.input_draws > 0) j["input_draws"] = r.input_draws;
   if (ok && r.recheck_speedup) j["recheck_speedup"] = Num(*r.recheck_speedup);
+  if (r.torch_compile) {
+    const TorchCompileBaseline& t = *r.torch_compile;
+    j["torch_compile"] = {{"median_ms", Num(t.median_ms)},         {"eager_median_ms", Num(t.eager_median_ms)},
+                          {"compile_s", Num(t.compile_seconds)},   {"took_s", Num(t.took_seconds)},
+                          {"samples", t.samples},                  {"mode", t.mode},
+                          {"torch", t.torch},                      {"gpu", t.gpu.empty() ? json(nullptr) : json(t.gpu)}};
+    const double candidate_ms = r.candidate.stats.median;
+    if (ok && r.candidate.stats.count > 0 && candidate_ms > 0 && SuspectTiming(r).empty())
+      j["speedup_vs_torch_compile"] = Num(t.median_ms / candidate_ms);
+  }
   if (ok && r.plan_split) {
     j[kPlanSplitKey] = PlanSplitToJson(*r.plan_split);
     j["library_ops"] = LibraryOpsShare(r.plan_split->ops_fraction);
@@ -165,6 +175,18 @@ StatusOr<BenchResult> BenchResultFromJson(const json& json, const std::string& p
     f.Number("recheck_speedup", recheck, kNaN);
     r.recheck_speedup = recheck;
   }
+  if (std::optional<RecordReader> compiled = f.Object("torch_compile")) {
+    TorchCompileBaseline& t = r.torch_compile.emplace();
+    compiled->Number("median_ms", t.median_ms, kNaN);
+    compiled->Number("eager_median_ms", t.eager_median_ms, kNaN);
+    compiled->Number("compile_s", t.compile_seconds, kNaN);
+    compiled->Number("took_s", t.took_seconds, kNaN);
+    compiled->Get("samples", t.samples);
+    compiled->Get("mode", t.mode);
+    compiled->Get("torch", t.torch);
+    compiled->Get("gpu", t.gpu);
+  }
+  f.Find("speedup_vs_torch_compile");  // derived from torch_compile and the candidate
   if (const nlohmann::json* split = f.Find(kPlanSplitKey)) {
     StatusOr<std::optional<PlanSplit>> read = PlanSplitFromJson(*split, f.Path(kPlanSplitKey));
     if (read.ok()) {

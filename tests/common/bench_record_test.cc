@@ -72,6 +72,29 @@ TEST(BenchRecordTest, ARecordMadeNowRoundTripsByteForByte) {
   EXPECT_FALSE(BenchResultToJson(Full(), Samples::kLeftOut)["candidate"].contains("samples_ms"));
 }
 
+// The torch.compile baseline travels with the record, and the speedup over it is derived, never read:
+// none where the candidate's timing is suspect.
+TEST(BenchRecordTest, TheTorchCompileBaselineRoundTripsAndGivesASpeedup) {
+  BenchResult r = Full();
+  r.torch_compile = TorchCompileBaseline{0.4, 0.5, 21.5, 30.25, 10, "default", "2.11.0", "NVIDIA H100"};
+  const json written = BenchResultToJson(r);
+  EXPECT_EQ(written["torch_compile"]["median_ms"], 0.4);
+  EXPECT_EQ(written["torch_compile"]["compile_s"], 21.5);
+  EXPECT_EQ(written["torch_compile"]["gpu"], "NVIDIA H100");
+  EXPECT_DOUBLE_EQ(written["speedup_vs_torch_compile"].get<double>(), 0.4 / 0.25);
+  auto back = BenchResultFromJson(written, "bench");
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  ASSERT_TRUE(back->torch_compile.has_value());
+  EXPECT_EQ(back->torch_compile->took_seconds, 30.25);
+  EXPECT_EQ(BenchResultToJson(*back).dump(), written.dump());
+
+  r.flags.push_back("faster_than_light");
+  EXPECT_FALSE(BenchResultToJson(r).contains("speedup_vs_torch_compile"));
+  r.torch_compile->gpu = "";
+  EXPECT_TRUE(BenchResultToJson(r)["torch_compile"]["gpu"].is_null()) << "measured on the CPU";
+  EXPECT_FALSE(BenchResultToJson(Full()).contains("torch_compile"));
+}
+
 TEST(BenchRecordTest, AShortenedRecordIsWrittenBackWithItsKeysOnly) {
   for (
       const char* line :

@@ -85,6 +85,20 @@ struct SubjectResult {
   int batch = 1;                   ///< Runs per sample (hot mode batches).
 };
 
+/// The task's reference program compiled with torch.compile and timed in Python (bench::
+/// TorchCompileBaselines), beside the same program run eagerly there: what a kernel is compared with
+/// when it is compared with the compiler people already have.
+struct TorchCompileBaseline {
+  double median_ms = 0;        ///< The compiled program, cold, median.
+  double eager_median_ms = 0;  ///< The same program without torch.compile, in the same harness.
+  double compile_seconds = 0;  ///< The compiled program's first call (tracing, code generation, a run).
+  double took_seconds = 0;     ///< The whole measurement, Python's start included.
+  int samples = 0;
+  std::string mode;   ///< torch.compile's mode ("default", "max-autotune", ...).
+  std::string torch;  ///< torch.__version__.
+  std::string gpu;    ///< The device's name; empty on the CPU.
+};
+
 struct BenchResult {
   std::string task;
   std::string solution_hash;
@@ -114,6 +128,8 @@ struct BenchResult {
   /// The speedup of a second measurement of an implausible speedup (fresh input draws, the other timing
   /// mode: bench's re-timing); none when it was not timed again.
   std::optional<double> recheck_speedup;
+  /// The torch.compile baseline of the task, when it was measured (bench --torch-compile).
+  std::optional<TorchCompileBaseline> torch_compile;
   /// The keys, as JSON pointers ("/roofline/flops"), of the record BenchResultFromJson read that it did
   /// not hold (a record written before a key existed, or a shortened one): BenchResultToJson leaves them
   /// out again, so a record read back and written keeps its bytes. Empty for a record made now.
@@ -134,7 +150,8 @@ enum class Samples { kKept, kLeftOut };
 
 /// The record: schema, task, solution_hash, status, message, mode, seed, converged, rounds,
 /// wall_seconds, sm_clock_mhz, max_sm_clock_mhz, candidate, reference, speedup, roofline, flags,
-/// device, input_draws when known, recheck_speedup when timed again, and plan_split with library_ops when the candidate's plan has
+/// device, input_draws when known, recheck_speedup when timed again, torch_compile (with
+/// speedup_vs_torch_compile when the candidate was timed) when measured, and plan_split with library_ops when the candidate's plan has
 /// library ops (absent otherwise). Times are in ms; what is unknown or absent is null.
 nlohmann::json BenchResultToJson(const BenchResult& result, Samples samples = Samples::kKept);
 
