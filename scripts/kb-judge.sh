@@ -51,6 +51,9 @@ def one_line(text, limit=300):
 
 
 env = dict(os.environ)
+# Each file's extension build runs ninja with as many jobs as there are cores; KB_JOBS builds at once
+# share them instead.
+env.setdefault("MAX_JOBS", str(max(1, (os.cpu_count() or 1) // max(1, int(os.environ.get("KB_JOBS", "4"))))))
 if subprocess.run([sys.executable, "-c", "import requests"], capture_output=True).returncode != 0:
     stand_in = tempfile.mkdtemp(prefix="kb-judge-shims-")
     with open(os.path.join(stand_in, "requests.py"), "w") as f:
