@@ -7,7 +7,8 @@
 #      `kforge verify`, each against its expected status;
 #   2b. `kforge bench` on honest kernels of level1/1, 19, 23 and 47 and on correct kernels for 47 that cheat
 #      on speed (tests/bench/timing_cheats_kb; KFORGE_KB_TIMING=0 skips it): none timed faster than the
-#      honest kernel;
+#      honest kernel; and, without the verification, the kernel that stores its output in its own input
+#      (sum_input_stash.json) is mismatch on a timed run;
 #   3. `kforge tasks audit` (--trials $KFORGE_KB_AUDIT_TRIALS, default 5; stopped after
 #      $KFORGE_KB_AUDIT_TIMEOUT s; skipped with KFORGE_KB_AUDIT=0): no-work candidates against every
 #      task; none may pass a judgeable task;
@@ -107,6 +108,16 @@ for row, r in zip(rows, records):
     bad += faster
     print(("FASTER THAN HONEST" if faster else "not faster"), row["file"], r["status"], ms)
 sys.exit(1 if bad else 0)
+PY
+# A kernel that stores its output in its own input and replays it: the verification would refuse it, so
+# it is timed without, and the timed runs' check that the inputs are as they were must.
+build/kforge bench --tasks "$root" --seed 7 --no-verify "$timing/sum_input_stash.json" >"$out/timing-stash.jsonl" \
+  2>>"$out/timing.err"
+python3 - "$out/timing-stash.jsonl" <<'PY' || fail=1
+import json, sys
+r = json.loads(open(sys.argv[1]).readline())
+print("input stash (--no-verify):", r["status"], r["message"][:160])
+sys.exit(0 if r["status"] == "mismatch" and "modified input" in r["message"] else 1)
 PY
 fi
 
