@@ -118,6 +118,8 @@ Runner AttachGenerate(CLI::App& sub) {
     std::vector<std::string> views;
     std::vector<std::string> headers, skills;
     double temperature = 0, max_cost = 0, bench_time = 2;
+    bool torch_compile = false;
+    std::string torch_compile_mode = "default";
     CLI::Option* temperature_option = nullptr;
     CLI::Option* max_cost_option = nullptr;
   };
@@ -194,6 +196,11 @@ Runner AttachGenerate(CLI::App& sub) {
   sub.add_option("--bench-time", args->bench_time, "Most seconds of timing per correct candidate")
       ->default_val(2)
       ->check(FiniteRange(0.01, 3600.0), "[0.01, 3600]");
+  sub.add_flag("--torch-compile", args->torch_compile,
+               "Time each task's reference under torch.compile once before the episodes (GPU runs) and keep it "
+               "on every timed attempt's record");
+  sub.add_option("--torch-compile-mode", args->torch_compile_mode, "torch.compile's mode for --torch-compile")
+      ->default_val("default");
   sub.add_option("--timeout", o.provider.timeout_s, "Seconds a reply that is not streamed may take")
       ->default_val(600)
       ->check(FiniteRange(1, 86400), "[1, 86400]");
@@ -340,6 +347,11 @@ Runner AttachGenerate(CLI::App& sub) {
     if (args->max_cost_option->count() > 0) options.max_cost_usd = args->max_cost;
     options.seed = options.judge.verify.seed.value_or(0);
     options.judge.measure.max_seconds = args->bench_time;
+    if (args->torch_compile) {
+      options.torch_compile.emplace();
+      options.torch_compile->script = ScriptPath("torch_compile_baseline.py");
+      options.torch_compile->mode = args->torch_compile_mode;
+    }
     options.judge.measure.min_samples = 5;
 
     NoteOnInterrupt(options.out);

@@ -346,7 +346,9 @@ std::string DatasetCard(const DatasetStats& s) {
            "`speedup` (over the PyTorch reference, when timed), `turns`\n"
            "- measurements (of the attempt the row shows; null where not measured): `kernel_ms` and "
            "`reference_ms` (median times), `bench_mode` (`cold`: L2 flushed before each run, or `hot`), `gpu` "
-           "(the device's name), `judge_version` (of the rules that judged it)\n";
+           "(the device's name), `judge_version` (of the rules that judged it), `torch_compile_ms` (the "
+           "reference under torch.compile, timed the same way, when the run measured it: generate "
+           "--torch-compile)\n";
 
   out << "\n## Loading\n\n";
   if (lines) {

@@ -247,7 +247,8 @@ std::vector<Column> RowColumns(Format format) {
                                       {"reference_ms", "float64"},
                                       {"bench_mode", "string"},
                                       {"gpu", "string"},
-                                      {"judge_version", "int64"}};
+                                      {"judge_version", "int64"},
+                                      {"torch_compile_ms", "float64"}};
   if (format == Format::kPreference) measurements.erase(measurements.begin());  // chosen_kernel_ms
   for (const std::vector<Column>* part : {&provenance, &outcome, &measurements})
     columns.insert(columns.end(), part->begin(), part->end());

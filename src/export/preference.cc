@@ -236,7 +236,7 @@ Status PreferencePass::Write(const std::vector<fs::path>& files, Sink& sink) {
       for (const char* key : {"id", "turn", "speedup", "kernel_ms"}) row[name + key] = side->facts.at(key);
     }
     row["rejected_status"] = rejected.facts.at("status");
-    for (const char* key : {"reference_ms", "bench_mode", "gpu", "judge_version"}) row[key] = chosen.facts.at(key);
+    for (const char* key : {"reference_ms", "bench_mode", "gpu", "judge_version", "torch_compile_ms"}) row[key] = chosen.facts.at(key);
     const dataset::Trajectory& stub = counted.at(c.record);
     const std::string& split = options_.split.SplitOf(stub.task.id);
     KFORGE_RETURN_IF_ERROR(sink.WriteRow(row, split, stats_));

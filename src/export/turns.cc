@@ -30,7 +30,9 @@ json Measurements(const dataset::Trajectory& t, const dataset::Attempt* a) {
                                                             : json(nullptr)},
               {"bench_mode", timed ? json(common::kTimingModeNames.Name(a->bench->mode)) : json(nullptr)},
               {"gpu", t.compile_only ? json(nullptr) : GpuName(t, a)},
-              {"judge_version", a && a->verdict ? json(a->verdict->judge) : json(nullptr)}};
+              {"judge_version", a && a->verdict ? json(a->verdict->judge) : json(nullptr)},
+              {"torch_compile_ms", timed && a->bench->torch_compile ? Finite(a->bench->torch_compile->median_ms)
+                                                                     : json(nullptr)}};
   return row;
 }
 

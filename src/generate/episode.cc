@@ -52,6 +52,10 @@ dataset::Attempt Judge(const EpisodeContext& context, const EpisodeSpec& spec, c
   FinishAttempt(attempt,
                 context.judge.Submit({spec.id + " turn " + std::to_string(turn), *candidate.solution}).get(),
                 context.compile_only);
+  if (attempt.bench && context.torch_compile) {
+    if (auto it = context.torch_compile->find(spec.task->id); it != context.torch_compile->end())
+      attempt.bench->torch_compile = it->second;
+  }
   judge_s += Seconds(start);
   return attempt;
 }

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,8 @@ struct EpisodeContext {
   /// The sampling parameters as they go on the wire (what the provider drops is null), recorded
   /// in teacher.params.
   nlohmann::json sent_params;
+  /// Task id -> its torch.compile baseline, kept on each timed attempt's bench record (--torch-compile).
+  const std::map<std::string, common::TorchCompileBaseline>* torch_compile = nullptr;
 };
 
 struct EpisodeSpec {

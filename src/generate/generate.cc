@@ -234,6 +234,31 @@ class Progress {
   int64_t tokens_ = 0;
 };
 
+/// The torch.compile baseline of each task, measured one after another before any episode uses the GPU;
+/// a task whose baseline cannot be measured is logged and left without one.
+std::map<std::string, common::TorchCompileBaseline> MeasureTorchCompileBaselines(
+    const bench::TorchCompileOptions& options, const std::vector<const common::Task*>& tasks, RunDir& run) {
+  bench::TorchCompileBaselines measure(options);
+  std::map<std::string, common::TorchCompileBaseline> out;
+  double took = 0;
+  for (const common::Task* task : tasks) {
+    StatusOr<common::TorchCompileBaseline> baseline = measure.For(task->dir);
+    if (!baseline.ok()) {
+      run.Log("torch.compile baseline of " + task->id + ": none: " + baseline.status().message());
+      std::fprintf(stderr, "generate: %s: no torch.compile baseline: %s\n", task->id.c_str(),
+                   baseline.status().message().c_str());
+      continue;
+    }
+    took += baseline->took_seconds;
+    out.emplace(task->id, *baseline);
+  }
+  run.Log("torch.compile baselines: " + std::to_string(out.size()) + " of " + std::to_string(tasks.size()) +
+          " tasks in " + Number(took, "%.1f") + " s");
+  std::fprintf(stderr, "generate: torch.compile baselines of %zu of %zu tasks took %.1f s\n", out.size(),
+               tasks.size(), took);
+  return out;
+}
+
 }  // namespace
 
 StatusOr<std::string> ReadTaskReference(const common::Task& task, size_t& total_bytes) {
@@ -456,6 +481,12 @@ StatusOr<GenerateSummary> RunGenerate(const GenerateOptions& options) {
                          run->run_id(),
                          &stopping,
                          sent_params};
+
+  std::map<std::string, common::TorchCompileBaseline> baselines;
+  if (options.torch_compile && !compile_only) {
+    baselines = MeasureTorchCompileBaselines(*options.torch_compile, shard, *run);
+    context.torch_compile = &baselines;
+  }
 
   std::fprintf(stderr, "generate: run %s, %d episode%s to run (%d already done), %zu task%s, %s%s\n",
                run->run_id().c_str(), summary.episodes, summary.episodes == 1 ? "" : "s", summary.skipped,

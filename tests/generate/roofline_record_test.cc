@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -71,7 +72,7 @@ class RooflineRecordTest : public ::testing::Test {
   }
 
   /// Two turns on the task (the target is out of reach, so turn 1's feedback goes to the teacher).
-  json RunEpisode() {
+  json RunEpisode(const std::function<void(GenerateOptions&)>& also = nullptr) {
     const fs::path cassette = dir_ / "teacher.jsonl";
     std::ofstream(cassette) << CassetteLine(1).dump() << "\n" << CassetteLine(2).dump() << "\n";
     GenerateOptions options;
@@ -87,6 +88,7 @@ class RooflineRecordTest : public ::testing::Test {
     options.judge.verify.use_cache = false;
     options.judge.verify.trials = 1;
     setenv("KFORGE_FAKE_PEAK", "1", 1);
+    if (also) also(options);
     auto summary = RunGenerate(options);
     EXPECT_TRUE(summary.ok()) << summary.status().message();
     std::ifstream in(options.out / "trajectories.jsonl");
@@ -142,6 +144,40 @@ TEST_F(RooflineRecordTest, TheTeacherHearsTheRooflineAndExportAndReportUseIt) {
                            "references: 0.4%); level 1 0.8% (reference 0.4%)"),
             std::string::npos)
       << table.out;
+}
+
+// generate --torch-compile: the task's baseline is measured once, before the episodes, by the real script
+// with real torch.compile (on the CPU package, the aot_eager backend), kept on every timed attempt's bench
+// record with the speedup over it, and exported as torch_compile_ms.
+TEST_F(RooflineRecordTest, TheTorchCompileBaselineIsKeptOnTimedAttemptsAndExported) {
+  json record = RunEpisode([](GenerateOptions& options) {
+    options.torch_compile.emplace();
+    options.torch_compile->script = fs::path(KFORGE_SOURCE_DIR) / "scripts/torch_compile_baseline.py";
+    options.torch_compile->device = "cpu";
+    options.torch_compile->backend = "aot_eager";
+    options.torch_compile->max_seconds = 1;
+  });
+  ASSERT_EQ(record["attempts"].size(), 2u) << record.dump();
+  for (const json& attempt : record["attempts"]) {
+    const json& bench = attempt["bench"];
+    ASSERT_TRUE(bench.contains("torch_compile")) << bench.dump();
+    EXPECT_GT(bench["torch_compile"]["median_ms"].get<double>(), 0);
+    EXPECT_GT(bench["torch_compile"]["compile_s"].get<double>(), 0);
+    EXPECT_EQ(bench["torch_compile"]["mode"], "default");
+    EXPECT_NEAR(bench["speedup_vs_torch_compile"].get<double>(),
+                bench["torch_compile"]["median_ms"].get<double>() / bench["candidate"]["median_ms"].get<double>(),
+                1e-9);
+  }
+  EXPECT_EQ(record["attempts"][0]["bench"]["torch_compile"], record["attempts"][1]["bench"]["torch_compile"])
+      << "measured once for the task";
+
+  fakes::CommandResult exported = Kforge("export run --out rows --format messages --include-incorrect");
+  ASSERT_EQ(exported.exit_code, 0) << exported.out;
+  std::ifstream rows(dir_ / "rows" / "train.jsonl");
+  std::string line;
+  ASSERT_TRUE(std::getline(rows, line));
+  EXPECT_DOUBLE_EQ(json::parse(line)["torch_compile_ms"].get<double>(),
+                   record["attempts"][1]["bench"]["torch_compile"]["median_ms"].get<double>());
 }
 
 }  // namespace

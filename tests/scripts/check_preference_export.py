@@ -30,9 +30,13 @@ KFORGE = os.environ.get("KFORGE_BIN", str(REPO / "build" / "kforge"))
 GPU = {"index": 0, "name": "NVIDIA H200", "cc": "9.0"}
 
 
-def bench(speedup, lo, hi, flags=(), kernel_ms=None):
-    """A kforge.bench/1 record of a correct attempt, as a trajectory keeps it (no samples)."""
+def bench(speedup, lo, hi, flags=(), kernel_ms=None, torch_compile_ms=None):
+    """A kforge.bench/1 record of a correct attempt, as a trajectory keeps it (no samples); with
+    torch_compile_ms, the torch.compile baseline that generate --torch-compile keeps on it."""
     kernel_ms = kernel_ms or 1.0 / speedup
+    compiled = {} if torch_compile_ms is None else {"torch_compile": {
+        "median_ms": torch_compile_ms, "eager_median_ms": 1.0, "compile_s": 20.0, "took_s": 25.0, "samples": 10,
+        "mode": "default", "torch": "2.11.0", "gpu": GPU["name"]}}
 
     def subject(ms):
         return {"count": 20, "median_ms": ms, "p10_ms": ms, "p90_ms": ms, "mean_ms": ms, "min_ms": ms, "max_ms": ms,
@@ -41,7 +45,7 @@ def bench(speedup, lo, hi, flags=(), kernel_ms=None):
             "mode": "cold", "seed": 1, "converged": True, "rounds": 3, "wall_seconds": 1.0, "sm_clock_mhz": 1980,
             "max_sm_clock_mhz": 1980, "candidate": subject(kernel_ms), "reference": subject(1.0),
             "speedup": {"ratio": speedup, "ci": [lo, hi], "confidence": 0.95, "iterations": 1000},
-            "roofline": None, "flags": list(flags), "device": GPU}
+            "roofline": None, "flags": list(flags), "device": GPU, **compiled}
 
 
 def attempt(turn, tag, status, timing=None, protocol="text"):
@@ -95,7 +99,7 @@ def records():
     histories (no pair), and one turn that is a harness error. Task C: the tools protocol, s0 wrong, s1 right."""
     yield episode(A, 0, [attempt(1, "a0", "mismatch")])
     yield episode(A, 1, [attempt(1, "a1", "ok", bench(1.2, 1.1, 1.3))])
-    yield episode(A, 2, [attempt(1, "a2", "ok", bench(2.0, 1.9, 2.1))])
+    yield episode(A, 2, [attempt(1, "a2", "ok", bench(2.0, 1.9, 2.1, torch_compile_ms=0.8))])
     yield episode(A, 3, [attempt(1, "a3", "ok", bench(5.0, 4.8, 5.2, ["faster_than_light"]))])
     yield episode(A, 4, [attempt(1, "a4", "ok", bench(1.25, 1.15, 1.35))])
     yield episode(B, 0, [attempt(1, "b0", "compile_error"), attempt(2, "b1", "ok", bench(1.5, 1.4, 1.6))])
@@ -211,8 +215,10 @@ def test_messages_rows_carry_absolute_times_and_the_gpu(run, tmp_path):
     out = tmp_path / "messages"
     export(run, out)
     row = next(r for r in lines(out / "train.jsonl") if r["id"] == f"run1/{A}/2")
-    assert (row["kernel_ms"], row["reference_ms"], row["bench_mode"], row["gpu"], row["judge_version"]) == (
-        0.5, 1.0, "cold", "NVIDIA H200", 2)
+    assert (row["kernel_ms"], row["reference_ms"], row["bench_mode"], row["gpu"], row["judge_version"],
+            row["torch_compile_ms"]) == (0.5, 1.0, "cold", "NVIDIA H200", 2, 0.8)
+    other = next(r for r in lines(out / "train.jsonl") if r["id"] == f"run1/{A}/1")
+    assert other["torch_compile_ms"] is None, "no baseline measured for that record"
 
 
 def test_dpo_trains_on_the_pairs(preference, tmp_path):

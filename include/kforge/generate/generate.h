@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "kforge/bench/bencher.h"
+#include "kforge/bench/torch_compile.h"
 #include "kforge/common/names.h"
 #include "kforge/common/status.h"
 #include "kforge/dataset/trajectory.h"
@@ -111,6 +112,10 @@ struct GenerateOptions {
   /// Verify and time: devices, arch, trials, timeouts, sampling bounds. `measure.max_seconds` is the
   /// timing budget per correct attempt.
   bench::BenchOptions judge;
+  /// --torch-compile: each task's reference program under torch.compile, timed once per task before the
+  /// episodes start (GPU runs only; bench::TorchCompileBaselines), and kept on every timed attempt's bench
+  /// record of that task. Unset: not measured.
+  std::optional<bench::TorchCompileOptions> torch_compile;
   /// Seed of the run (inputs, the teacher's sample order). Default 0.
   uint64_t seed = 0;
   /// Skills in the teacher's context, in order. Default none.
