@@ -152,6 +152,11 @@ struct GenerateSummary {
   Status fatal;  ///< a fatal teacher error (auth, quota, not found) or a write failure
 };
 
+/// Refuses, in one line naming the flag, options that contradict each other or the teacher (a
+/// duplicated view, a shard out of range, --record into the run folder, a flag the provider does not
+/// send, ...). RunGenerate checks them first; InvalidArgument.
+Status CheckGenerateOptions(const GenerateOptions& options);
+
 /// Runs the batch. Bad options or an unusable RUN_DIR are a Status before anything starts.
 StatusOr<GenerateSummary> RunGenerate(const GenerateOptions& options);
 
