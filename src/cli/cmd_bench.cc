@@ -116,13 +116,11 @@ Runner AttachBench(CLI::App& sub) {
   return [args]() {
     bench::BenchOptions& options = args->options;
     if (args->sources.empty() == args->references.empty()) {
-      std::fprintf(stderr, "kforge bench: give solutions, or --reference TASK... (not both)\n");
-      return kExitUsage;
+      return Fail("bench", "give solutions, or --reference TASK... (not both)");
     }
     auto max_noise = ParseFraction(args->max_noise);
     if (!max_noise.ok()) {
-      std::fprintf(stderr, "kforge bench: --max-noise: %s\n", max_noise.status().message().c_str());
-      return kExitUsage;
+      return Fail("bench", "--max-noise: " + max_noise.status().message());
     }
     Status usage = ApplyGpuRunFlags(args->gpu, options.verify);
     if (usage.ok()) usage = verify::SolutionReader::CheckSources(args->sources);
@@ -131,14 +129,12 @@ Runner AttachBench(CLI::App& sub) {
     CiReport ci("kforge bench", args->ci, args->sources);
     if (usage.ok()) usage = ci.CheckUsage();
     if (!usage.ok()) {
-      std::fprintf(stderr, "kforge bench: %s\n", usage.message().c_str());
-      return kExitUsage;
+      return Fail("bench", usage);
     }
     options.measure.max_noise = *max_noise;
     options.measure.mode = args->hot ? bench::Mode::kHot : bench::Mode::kCold;
     if (Status valid = bench::ValidateMeasureOptions(options.measure); !valid.ok()) {
-      std::fprintf(stderr, "kforge bench: %s\n", valid.message().c_str());
-      return kExitUsage;
+      return Fail("bench", valid);
     }
     options.verify.gpu_check = !args->no_verify;
 
@@ -161,17 +157,16 @@ Runner AttachBench(CLI::App& sub) {
     }
     ci.AddSuiteProperty("seed", std::to_string(bencher.seed()));
     if (Status written = ci.Finish(); !written.ok()) {
-      std::fprintf(stderr, "kforge bench: %s\n", written.message().c_str());
-      return kExitUsage;
+      return Fail("bench", written);
     }
     bench::PrintTable(std::cerr, results);
     std::fprintf(stderr, "bench: %d timed of %d (%s, seed %llu)\n", summary.ok, summary.total,
                  std::string(common::kTimingModeNames.Name(options.measure.mode)).c_str(),
                  static_cast<unsigned long long>(bencher.seed()));
     if (summary.no_gpu)
-      std::fprintf(stderr, "bench: no GPU here; timing needs one (kforge verify --compile-only compiles and "
-                           "checks plans without one)\n");
-    if (summary.no_gpu || summary.harness_errors > 0) return kExitUsage;
+      return Fail("bench", "no GPU here; timing needs one (kforge verify --compile-only compiles and checks plans "
+                           "without one)");
+    if (summary.harness_errors > 0) return kExitUsage;
     return summary.ok == summary.total ? kExitOk : kExitFailed;
   };
 }

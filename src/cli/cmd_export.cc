@@ -234,28 +234,24 @@ Runner AttachExport(CLI::App& sub) {
   return [a]() {
     if (!a->push_to_hub.empty()) {
       if (Status repo = finetune::CheckHubRepo(a->push_to_hub); !repo.ok()) {
-        std::fprintf(stderr, "kforge export: %s\n", repo.message().c_str());
-        return kExitUsage;
+        return Fail("export", repo);
       }
     }
     StdinSpool stdin_records;
     if (Status read = stdin_records.Replace(a->runs); !read.ok()) {
-      std::fprintf(stderr, "kforge export: %s\n", read.message().c_str());
-      return kExitUsage;
+      return Fail("export", read);
     }
     StatusOr<std::vector<std::filesystem::path>> files = ResolveRuns(a->runs);
     StatusOr<exporter::ExportOptions> options =
         files.ok() ? ToOptions(*a) : StatusOr<exporter::ExportOptions>(files.status());
     if (!options.ok()) {
-      std::fprintf(stderr, "kforge export: %s\n", options.status().message().c_str());
-      return kExitUsage;
+      return Fail("export", options.status());
     }
     WarningPrinter warn("export");
     StatusOr<exporter::DatasetStats> stats = exporter::Export(*files, *options, warn.Sink());
     warn.Finish();
     if (!stats.ok()) {
-      std::fprintf(stderr, "kforge export: %s\n", stats.status().message().c_str());
-      return kExitUsage;
+      return Fail("export", stats.status());
     }
     std::fprintf(stderr,
                  "export: %lld records read from %zu file%s (%lld malformed, %lld torn lines skipped)\n",
@@ -279,9 +275,7 @@ Runner AttachExport(CLI::App& sub) {
                              a->push_to_hub, "dataset", a->out};
       StatusOr<nlohmann::json> pushed = finetune::PushToHub(push);
       if (!pushed.ok()) {
-        std::fprintf(stderr, "kforge export: %s (the export in %s is complete)\n",
-                     pushed.status().message().c_str(), a->out.c_str());
-        return kExitUsage;
+        return Fail("export", pushed.status().message() + " (the export in " + a->out + " is complete)");
       }
       std::fprintf(stderr, "export: pushed %d files to %s (commit %s)\n", pushed->value("files", 0),
                    pushed->value("url", std::string("?")).c_str(),

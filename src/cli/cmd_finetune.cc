@@ -22,7 +22,7 @@ namespace fs = std::filesystem;
 using finetune::Backend;
 using finetune::Launcher;
 
-constexpr const char* kName = "kforge finetune-launch";
+constexpr const char* kCommand = "finetune-launch";
 
 fs::path TrlScript() { return ScriptPath("finetune/sft_trl.py"); }
 
@@ -119,8 +119,7 @@ Runner AttachFinetune(CLI::App& sub) {
     if (!args->status.empty()) {
       auto state = finetune::RunStatus(fs::absolute(args->status).lexically_normal());
       if (!state.ok()) {
-        std::fprintf(stderr, "%s: --status: %s\n", kName, state.status().message().c_str());
-        return kExitUsage;
+        return Fail(kCommand, "--status: " + state.status().message());
       }
       std::printf("%s\n", state->first.c_str());
       return state->second;
@@ -129,16 +128,14 @@ Runner AttachFinetune(CLI::App& sub) {
     o.trainer = *finetune::kTrainerNames.Parse(args->trainer);  // checked by the flag
     const bool grpo = o.trainer == finetune::Trainer::kGrpo;
     if (!grpo && (!args->reward_servers.empty() || !args->token_file.empty())) {
-      std::fprintf(stderr, "%s: --reward-server and --token-file need --trainer grpo\n", kName);
-      return kExitUsage;
+      return Fail(kCommand, "--reward-server and --token-file need --trainer grpo");
     }
     for (const auto& [flag, value] : {std::pair<const char*, const std::string&>{"--data", args->data},
                                       {"--model", args->request.launch.model},
                                       {"--out", args->out}}) {
       if (grpo && std::string(flag) == "--data") continue;  // optional: the server's tasks by default
       if (value.empty()) {
-        std::fprintf(stderr, "%s: %s is required (or --status RUN)\n", kName, flag);
-        return kExitUsage;
+        return Fail(kCommand, std::string(flag) + " is required (or --status RUN)");
       }
     }
     for (const std::string& server : args->reward_servers) {
@@ -150,8 +147,7 @@ Runner AttachFinetune(CLI::App& sub) {
     if (!args->token_file.empty()) {
       std::error_code ec;
       if (!fs::is_regular_file(args->token_file, ec)) {
-        std::fprintf(stderr, "%s: --token-file %s: no such file\n", kName, args->token_file.c_str());
-        return kExitUsage;
+        return Fail(kCommand, std::string("--token-file ") + args->token_file + ": no such file");
       }
       o.grpo.token_file = fs::absolute(args->token_file).lexically_normal();
     }
@@ -162,8 +158,7 @@ Runner AttachFinetune(CLI::App& sub) {
     if (!args->chat_template.empty()) {
       std::error_code ec;
       if (!fs::is_regular_file(args->chat_template, ec)) {
-        std::fprintf(stderr, "%s: --chat-template %s: no such file\n", kName, args->chat_template.c_str());
-        return kExitUsage;
+        return Fail(kCommand, std::string("--chat-template ") + args->chat_template + ": no such file");
       }
       o.chat_template = fs::absolute(args->chat_template).lexically_normal().string();
     }
@@ -171,8 +166,7 @@ Runner AttachFinetune(CLI::App& sub) {
     o.launcher = *finetune::kLauncherNames.Parse(args->launcher);
     StdinSpool stdin_data(StdinSpool::Keep::kInCache);  // a launched trainer reads it after kforge exits
     if (Status read = stdin_data.Replace(args->data); !read.ok()) {
-      std::fprintf(stderr, "%s: --data %s\n", kName, read.message().c_str());
-      return kExitUsage;
+      return Fail(kCommand, "--data " + read.message());
     }
     if (!args->data.empty()) o.data = fs::absolute(args->data).lexically_normal();
     if (!args->data.empty() && finetune::IsConvertedData(args->data))
@@ -187,8 +181,7 @@ Runner AttachFinetune(CLI::App& sub) {
     if (!args->config.empty()) {
       auto overrides = finetune::ReadOverrides(args->config, o);
       if (!overrides.ok()) {
-        std::fprintf(stderr, "%s: %s\n", kName, overrides.status().message().c_str());
-        return kExitUsage;
+        return Fail(kCommand, overrides.status());
       }
       o.overrides = std::move(*overrides);
     }
@@ -202,8 +195,7 @@ Runner AttachFinetune(CLI::App& sub) {
     };
     auto status = finetune::RunFinetune(args->request, output);
     if (!status.ok()) {
-      std::fprintf(stderr, "%s: %s\n", kName, status.status().message().c_str());
-      return kExitUsage;
+      return Fail(kCommand, status.status());
     }
     return *status;
   };

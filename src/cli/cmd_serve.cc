@@ -121,15 +121,13 @@ Runner AttachServe(CLI::App& sub) {
         usage = made.status();
     }
     if (!usage.ok()) {
-      std::fprintf(stderr, "kforge serve: %s\n", usage.message().c_str());
-      return kExitUsage;
+      return Fail("serve", usage);
     }
     args->serve.extra = completions.get();
     args->serve.say = [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };
     verify::VerifyService service(options);
     if (Status served = verify::ServeJudge(service, args->serve); !served.ok()) {
-      std::fprintf(stderr, "kforge serve: %s\n", served.message().c_str());
-      return kExitUsage;
+      return Fail("serve", served);
     }
     return kExitOk;
   };

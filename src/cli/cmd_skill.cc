@@ -125,8 +125,7 @@ int Eval(EvalArgs& args) {
       usage = prices.status().WithContext("--prices");
   }
   if (!usage.ok()) {
-    std::fprintf(stderr, "kforge skill eval: %s\n", usage.message().c_str());
-    return kExitUsage;
+    return Fail("skill eval", usage);
   }
   if (args.temperature_option->count() > 0) run.temperature = args.temperature;
   run.seed = run.judge.verify.seed.value_or(0);
@@ -134,13 +133,11 @@ int Eval(EvalArgs& args) {
   run.judge.measure.max_seconds = args.bench_time;
   auto eval = skill::RunSkillEval(o);
   if (!eval.ok()) {
-    std::fprintf(stderr, "kforge skill eval: %s\n", eval.status().message().c_str());
-    return kExitUsage;
+    return Fail("skill eval", eval.status());
   }
   if (!args.html.empty()) {
     if (Status written = common::WriteFileAtomic(args.html, skill::EvalHtml(*eval)); !written.ok()) {
-      std::fprintf(stderr, "kforge skill eval: --html: %s\n", written.message().c_str());
-      return kExitUsage;
+      return Fail("skill eval", "--html: " + written.message());
     }
   }
   if (args.json)
@@ -180,20 +177,17 @@ int Distill(DistillArgs& args) {
   for (const std::string& run : args.runs) o.run_dirs.push_back(run);
   std::optional<llm::ProviderSpec> teacher;
   if (Status usage = ParseTeacher(args.teacher, teacher); !usage.ok()) {
-    std::fprintf(stderr, "kforge skill distill: %s\n", usage.message().c_str());
-    return kExitUsage;
+    return Fail("skill distill", usage);
   }
   o.teacher = *teacher;
   auto prices = llm::PriceTable::Load(args.prices);
   if (!prices.ok()) {
-    std::fprintf(stderr, "kforge skill distill: --prices: %s\n", prices.status().message().c_str());
-    return kExitUsage;
+    return Fail("skill distill", "--prices: " + prices.status().message());
   }
   o.client.prices = std::move(*prices);
   auto summary = skill::RunDistill(o);
   if (!summary.ok()) {
-    std::fprintf(stderr, "kforge skill distill: %s\n", summary.status().message().c_str());
-    return kExitUsage;
+    return Fail("skill distill", summary.status());
   }
   std::string families;
   for (const std::string& f : summary->families) families += (families.empty() ? "" : ", ") + f;

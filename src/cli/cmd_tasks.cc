@@ -99,8 +99,7 @@ json TensorJson(const std::vector<common::TensorSpec>& specs,
 int List(const TasksOptions& o) {
   auto tasks = common::LoadTaskTree(o.root);
   if (!tasks.ok()) {
-    std::fprintf(stderr, "kforge tasks list: %s\n", tasks.status().message().c_str());
-    return kExitUsage;
+    return Fail("tasks list", tasks.status());
   }
   for (const common::Task& task : *tasks) {
     auto shapes = common::ResolveShapes(task, "default").value();  // validated at load
@@ -158,8 +157,7 @@ std::string ConditioningText(const common::Conditioning& c) {
 int Show(const TasksOptions& o) {
   auto task = common::FindTask(o.root, o.id);
   if (!task.ok()) {
-    std::fprintf(stderr, "kforge tasks show: %s\n", task.status().message().c_str());
-    return kExitUsage;
+    return Fail("tasks show", task.status());
   }
   const common::Task& t = *task;
   std::cout << "id:          " << t.id << "\n";
@@ -300,9 +298,7 @@ int RunExporter(const std::vector<std::string>& args, const fs::path& out,
   fs::path script = ExporterScript();
   std::error_code ec;
   if (!fs::is_regular_file(script, ec)) {
-    std::fprintf(stderr, "kforge tasks: exporter %s not found (set KFORGE_SCRIPTS to the scripts folder)\n",
-                 script.c_str());
-    return kExitUsage;
+    return Fail("tasks", "exporter " + script.string() + " not found (set KFORGE_SCRIPTS to the scripts folder)");
   }
   std::vector<std::string> argv = {common::FindPython(), script.string()};
   if (limits.mem_limit_gb > 0) {  // posix_spawn sets no limits: a shell sets it, then becomes Python
@@ -324,8 +320,7 @@ int RunExporter(const std::vector<std::string>& args, const fs::path& out,
     ~KillOrphans() { common::KillAdoptedOrphans(); }
   } kill_orphans;
   if (!exporter.ok()) {
-    std::fprintf(stderr, "kforge tasks: %s\n", exporter.status().message().c_str());
-    return kExitUsage;
+    return Fail("tasks", exporter.status());
   }
   const pid_t pid = exporter->pid();
   struct RemoveLeftovers {
@@ -338,31 +333,30 @@ int RunExporter(const std::vector<std::string>& args, const fs::path& out,
     std::optional<int> ended = exporter->WaitFor(limits.timeout_s);
     if (!ended) {
       exporter->Kill();
-      std::fprintf(stderr, "kforge tasks: exporter stopped after %.0f s (--timeout)\n", limits.timeout_s);
-      return kExitFailed;
+      char seconds[32];
+      std::snprintf(seconds, sizeof seconds, "%.0f", limits.timeout_s);
+      return Fail("tasks", std::string("exporter stopped after ") + seconds + " s (--timeout)", kExitFailed);
     }
     status = *ended;
   } else {
     status = exporter->Wait();
   }
   if (status == -1) {
-    std::fprintf(stderr, "kforge tasks: lost the exporter process\n");
-    return kExitUsage;
+    return Fail("tasks", "lost the exporter process");
   }
   if (WIFEXITED(status)) {
     int code = WEXITSTATUS(status);
     if (code == 0 && RemoveExporterLeftovers(out, pid) > 0) {
-      std::fprintf(stderr,
-                   "kforge tasks: the exporter ended before it finished (did the reference program end "
-                   "the process?); its work folder is removed\n");
-      return kExitFailed;
+      return Fail("tasks",
+                  "the exporter ended before it finished (did the reference program end the process?); its "
+                  "work folder is removed",
+                  kExitFailed);
     }
     if (code == 0) return kExitOk;
-    std::fprintf(stderr, "kforge tasks: exporter exited with status %d\n", code);
-    return code == kExitUsage ? kExitUsage : kExitFailed;
+    return Fail("tasks", "exporter exited with status " + std::to_string(code),
+                code == kExitUsage ? kExitUsage : kExitFailed);
   }
-  std::fprintf(stderr, "kforge tasks: exporter killed by signal %d\n", WTERMSIG(status));
-  return kExitFailed;
+  return Fail("tasks", "exporter killed by signal " + std::to_string(WTERMSIG(status)), kExitFailed);
 }
 
 }  // namespace
@@ -452,8 +446,7 @@ Runner AttachTasks(CLI::App& sub) {
     std::vector<std::string> args;
     if (kb->parsed() || mod->parsed()) {
       if (Status checked = CheckImport(*o, kb->parsed()); !checked.ok()) {
-        std::fprintf(stderr, "kforge tasks import: %s\n", checked.message().c_str());
-        return kExitUsage;
+        return Fail("tasks import", checked);
       }
     }
     if (kb->parsed()) {
@@ -476,13 +469,11 @@ Runner AttachTasks(CLI::App& sub) {
     } else if (build->parsed()) {
       std::error_code ec;
       if (!o->build_out.empty() && fs::exists(o->build_out, ec) && !fs::is_directory(o->build_out, ec)) {
-        std::fprintf(stderr, "kforge tasks build: --out %s: not a folder\n", o->build_out.c_str());
-        return kExitUsage;
+        return Fail("tasks build", std::string("--out ") + o->build_out + ": not a folder");
       }
       auto dirs = TaskDirs(o->root);
       if (!dirs.ok()) {
-        std::fprintf(stderr, "kforge tasks build: %s\n", dirs.status().message().c_str());
-        return kExitUsage;
+        return Fail("tasks build", dirs.status());
       }
       args = {"task"};
       args.insert(args.end(), dirs->begin(), dirs->end());
@@ -505,10 +496,7 @@ Runner AttachTasks(CLI::App& sub) {
       std::error_code ec;
       if (code == kExitOk &&
           !(fs::last_write_time(task_json, ec) >= started - std::chrono::seconds(2) && !ec)) {
-        std::fprintf(stderr,
-                     "kforge tasks import: the exporter wrote no %s (did the module end the process?)\n",
-                     task_json.c_str());
-        return kExitFailed;
+        return Fail("tasks import", "the exporter wrote no " + task_json.string() + " (did the module end the process?)", kExitFailed);
       }
       return code;
     }

@@ -259,24 +259,20 @@ StatusOr<std::unique_ptr<verify::WorkerClient>> StartTaskWorker(const std::strin
 int CheckTasks(const TasksCheckOptions& options) {
   int shard_index = 0, shard_count = 1;
   if (Status usage = ParseShard(options.shard, shard_index, shard_count); !usage.ok()) {
-    std::fprintf(stderr, "kforge tasks check: %s\n", usage.message().c_str());
-    return kExitUsage;
+    return Fail("tasks check", usage);
   }
   auto tasks = common::LoadTaskTree(options.root);
   if (!tasks.ok()) {
-    std::fprintf(stderr, "kforge tasks check: %s\n", tasks.status().message().c_str());
-    return kExitUsage;
+    return Fail("tasks check", tasks.status());
   }
   CiReport ci("kforge tasks check", options.ci, {});
   if (Status usage = ci.CheckUsage(); !usage.ok()) {
-    std::fprintf(stderr, "kforge tasks check: %s\n", usage.message().c_str());
-    return kExitUsage;
+    return Fail("tasks check", usage);
   }
   nlohmann::json peak_json;
   auto started = StartTaskWorker(options.device, options.worker_program, &peak_json);
   if (!started.ok()) {
-    std::fprintf(stderr, "kforge tasks check: %s\n", started.status().message().c_str());
-    return kExitUsage;
+    return Fail("tasks check", started.status());
   }
   std::optional<bench::DevicePeak> device_peak;
   if (auto parsed = bench::DevicePeakFromJson(peak_json); parsed.ok()) device_peak = *parsed;
@@ -341,8 +337,7 @@ int CheckTasks(const TasksCheckOptions& options) {
                device_peak ? "" : " (the device's peaks are unknown)");
   ci.AddSuiteProperty("seed", std::to_string(options.seed));
   if (Status written = ci.Finish(); !written.ok()) {
-    std::fprintf(stderr, "kforge tasks check: %s\n", written.message().c_str());
-    return kExitUsage;
+    return Fail("tasks check", written);
   }
   if (tally.harness > 0) return kExitUsage;
   return tally.failed > 0 ? kExitFailed : kExitOk;

@@ -72,8 +72,7 @@ Runner AttachVerify(CLI::App& sub) {
       else usage = opened.status();
     }
     if (!usage.ok()) {
-      std::fprintf(stderr, "kforge verify: %s\n", usage.message().c_str());
-      return kExitUsage;
+      return Fail("verify", usage);
     }
     if (args->rejudge) return RejudgeRuns(args->sources, options);
     std::unique_ptr<verify::Verifier> owned;
@@ -104,8 +103,7 @@ Runner AttachVerify(CLI::App& sub) {
     ci.AddSuiteProperty("seed", std::to_string(verifier.seed()));
     ci.AddSuiteProperty("judge", std::to_string(common::kJudgeVersion));
     if (Status written = ci.Finish(); !written.ok()) {
-      std::fprintf(stderr, "kforge verify: %s\n", written.message().c_str());
-      return kExitUsage;
+      return Fail("verify", written);
     }
     std::string counts;
     for (const auto& [status, n] : summary.by_status) counts += ", " + std::to_string(n) + " " + status;
@@ -113,13 +111,11 @@ Runner AttachVerify(CLI::App& sub) {
                  summary.total == 1 ? "" : "s", counts.c_str(),
                  static_cast<unsigned long long>(verifier.seed()));
     if (summary.total == 0 && shard_count == 1) {  // a shard of a larger set may hold none
-      std::fprintf(stderr, "kforge verify: no solution was read: the input is empty\n");
-      return kExitUsage;
+      return Fail("verify", "no solution was read: the input is empty");
     }
     if (summary.no_gpu)
-      std::fprintf(stderr, "verify: no GPU here; --compile-only compiles the solutions and checks their plans "
-                           "without one\n");
-    if (summary.no_gpu || summary.by_status.count(std::string(common::VerdictStatusName(common::VerdictStatus::kHarnessError)))) return kExitUsage;
+      return Fail("verify", "no GPU here; --compile-only compiles the solutions and checks their plans without one");
+    if (summary.by_status.count(std::string(common::VerdictStatusName(common::VerdictStatus::kHarnessError)))) return kExitUsage;
     return summary.ok == summary.total ? kExitOk : kExitFailed;
   };
 }
