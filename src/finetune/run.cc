@@ -326,14 +326,8 @@ StatusOr<std::string> ResolveModel(const std::string& model) {
 
 StatusOr<int> RunFinetune(RunRequest request, const RunOutput& output) {
   LaunchOptions& o = request.launch;
+  KFORGE_RETURN_IF_ERROR(CheckRunRequest(request));
   KFORGE_RETURN_IF_ERROR(CheckOut(o, request.force));
-  if (!request.push_to_hub.empty()) {
-    KFORGE_RETURN_IF_ERROR(CheckHubRepo(request.push_to_hub));
-    if (o.launcher == Launcher::kSlurm)
-      return Status::InvalidArgument(
-          "--push-to-hub with --launcher slurm: the model exists once the job has "
-          "ended; upload DIR/model then (scripts/hub_push.py)");
-  }
   KFORGE_ASSIGN_OR_RETURN(o.model, ResolveModel(o.model));
   if (o.trainer == Trainer::kGrpo) return RunGrpo(request, o, output);
   if (o.training.max_seq_len > 0) o.training.max_seq_len_basis = "--max-seq-len";

@@ -69,6 +69,10 @@ struct ServeOptions {
   std::function<void(const std::string&)> say;
 };
 
+/// Refuses options that contradict each other, in one line naming the flag: nothing to listen on,
+/// `listen` without a token, `address_file` without `listen`. ServeJudge checks them first.
+Status CheckServeOptions(const ServeOptions& options);
+
 /// Listens on `options.socket` (created owner-only; a stale socket is replaced, anything else at the
 /// path refused) and on `options.listen`, and judges what clients send (on the socket: processes of
 /// the same user; on TCP: clients with the token), until idle for the timeout or until
