@@ -107,7 +107,6 @@ def is_function_head(head):
         return True
     if re.search(r"\)\s*(const\s*)?(noexcept\s*)?->\s*[\w:<>,\s*&]+$", h):
         return True
-    # Initializer list ending in a braced member init: `: a_(x), b_{y}` is rare at the end; keep it simple.
     return False
 
 
@@ -145,7 +144,8 @@ def scan(path, code_only=False):
             kind, _ = stack.pop()
             if kind == "function":
                 results.append((counted_lines(original_lines, func_start_line, line, code_only), func_name, func_start_line + 1))
-            if all(k == "container" for k, _ in stack):
+            # A brace-initializer in a signature (a default argument `= {}`) stays part of the head.
+            if kind != "block" and all(k == "container" for k, _ in stack):
                 head_start = i + 1
     return results
 

@@ -270,13 +270,13 @@ void AddRequestFlags(CLI::App& sub, GenerateFlags& f) {
 /// How candidates are judged: --trials, --bench-time and the GPU flags.
 void AddJudgingFlags(CLI::App& sub, GenerateFlags& f) {
   generate::GenerateOptions& o = f.options;
-  sub.add_option("--trials", o.judge.verify.trials, "Verification trials per candidate")
+  sub.add_option("--trials", o.bench.verify.trials, "Verification trials per candidate")
       ->default_val(3)
       ->check(CLI::Range(1, 1000));
   sub.add_option("--bench-time", f.bench_time, "Most seconds of timing per correct candidate")
       ->default_val(2)
       ->check(FiniteRange(0.01, 3600.0), "[0.01, 3600]");
-  AddGpuRunFlags(sub, f.gpu, o.judge.verify.arch);
+  AddGpuRunFlags(sub, f.gpu, o.bench.verify.arch);
   f.gpu.seed_option->description("Run seed (default 0, not random: it is part of the run id, so reruns "
                                  "resume; recorded)");
 }
@@ -301,7 +301,7 @@ StatusOr<llm::PriceTable> LoadPrices(const std::string& path) {
 /// skills and prices read. The checks that span options are the library's (CheckGenerateOptions).
 Status ToOptions(GenerateFlags& f) {
   generate::GenerateOptions& options = f.options;
-  KFORGE_RETURN_IF_ERROR(ApplyGpuRunFlags(f.gpu, options.judge.verify));
+  KFORGE_RETURN_IF_ERROR(ApplyGpuRunFlags(f.gpu, options.bench.verify));
   KFORGE_RETURN_IF_ERROR(ParseTeacher(f.teacher, options.teacher));
   KFORGE_RETURN_IF_ERROR(ParseShard(f.shard, options.shard_index, options.shard_count));
   KFORGE_RETURN_IF_ERROR(ParseProtocol(f.protocol, options.protocol));
@@ -322,9 +322,9 @@ Status ToOptions(GenerateFlags& f) {
   options.provider.max_in_flight = options.client.max_in_flight;
   if (f.temperature_option->count() > 0) options.temperature = f.temperature;
   if (f.max_cost_option->count() > 0) options.max_cost_usd = f.max_cost;
-  options.seed = options.judge.verify.seed.value_or(0);
-  options.judge.measure.max_seconds = f.bench_time;
-  options.judge.measure.min_samples = 5;
+  options.seed = options.bench.verify.seed.value_or(0);
+  options.bench.measure.max_seconds = f.bench_time;
+  options.bench.measure.min_samples = 5;
   return Status::Ok();
 }
 

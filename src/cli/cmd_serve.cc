@@ -107,7 +107,7 @@ Status ApplyFlags(ServeFlags& f) {
   KFORGE_RETURN_IF_ERROR(verify::CheckServeOptions(f.serve));
   generate::CompletionJudgeOptions& rl = f.rl;
   rl.tasks_root = f.options.tasks_root;
-  rl.judge.verify = f.options;
+  rl.bench.verify = f.options;
   rl.max_batch = static_cast<size_t>(f.max_batch);
   rl.max_completion_bytes = static_cast<size_t>(f.max_completion_kib) << 10;
   rl.max_in_flight = static_cast<size_t>(f.max_in_flight);
@@ -121,7 +121,7 @@ int RunServeCommand(ServeFlags& f) {
   f.serve.extra = completions->get();
   f.serve.say = [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };
   verify::VerifyService service(f.options);
-  if (Status served = verify::ServeJudge(service, f.serve); !served.ok()) return Fail("serve", served);
+  if (Status served = verify::RunJudgeServer(service, f.serve); !served.ok()) return Fail("serve", served);
   return kExitOk;
 }
 

@@ -85,7 +85,7 @@ void AddEvalOptions(CLI::App& eval, EvalArgs& args) {
   eval.add_option("--concurrency", run.concurrency, "Episodes in flight")
       ->default_val(16)
       ->check(CLI::Range(1, 4096));
-  eval.add_option("--trials", run.judge.verify.trials, "Verification trials per candidate")
+  eval.add_option("--trials", run.bench.verify.trials, "Verification trials per candidate")
       ->default_val(3)
       ->check(CLI::Range(1, 1000));
   eval.add_option("--bench-time", args.bench_time, "Most seconds of timing per correct candidate")
@@ -102,13 +102,13 @@ void AddEvalOptions(CLI::App& eval, EvalArgs& args) {
   eval.add_option("--bootstrap-seed", o.bootstrap_seed, "Seed of the bootstrap")->default_val(0);
   eval.add_flag("--json", args.json, "Print eval.json instead of the table");
   eval.add_option("--html", args.html, "Also write the results as one HTML page to FILE");
-  AddGpuRunFlags(eval, args.gpu, run.judge.verify.arch);
+  AddGpuRunFlags(eval, args.gpu, run.bench.verify.arch);
 }
 
 int Eval(EvalArgs& args) {
   skill::EvalOptions& o = args.options;
   generate::GenerateOptions& run = o.run;
-  Status usage = ApplyGpuRunFlags(args.gpu, run.judge.verify);
+  Status usage = ApplyGpuRunFlags(args.gpu, run.bench.verify);
   if (usage.ok()) usage = ParseTeacher(args.teacher, run.teacher);
   if (usage.ok()) usage = CheckTasksRoot(run.tasks_root);
   if (usage.ok()) {
@@ -128,9 +128,9 @@ int Eval(EvalArgs& args) {
     return Fail("skill eval", usage);
   }
   if (args.temperature_option->count() > 0) run.temperature = args.temperature;
-  run.seed = run.judge.verify.seed.value_or(0);
-  run.judge.measure.min_samples = 5;
-  run.judge.measure.max_seconds = args.bench_time;
+  run.seed = run.bench.verify.seed.value_or(0);
+  run.bench.measure.min_samples = 5;
+  run.bench.measure.max_seconds = args.bench_time;
   auto eval = skill::RunSkillEval(o);
   if (!eval.ok()) {
     return Fail("skill eval", eval.status());

@@ -73,7 +73,7 @@ Status ApplyFlags(VerifyFlags& f, const CiReport& ci, int& shard_index, int& sha
 
 /// A verifier of its own, or one that judges through the warm judge's `connection`.
 std::unique_ptr<verify::Verifier> MakeVerifier(const verify::VerifyOptions& options,
-                                               const std::unique_ptr<verify::JudgeConnection>& connection) {
+                                               const std::unique_ptr<verify::JudgeServerClient>& connection) {
   if (!connection) return std::make_unique<verify::Verifier>(options);
   const uint64_t seed = options.seed ? *options.seed : verify::RandomSeed();
   return std::make_unique<verify::Verifier>(
@@ -86,9 +86,9 @@ int RunVerifyCommand(VerifyFlags& f) {
   int shard_index = 0, shard_count = 1;
   CiReport ci("kforge verify", f.ci, f.sources);
   if (Status usage = ApplyFlags(f, ci, shard_index, shard_count); !usage.ok()) return Fail("verify", usage);
-  std::unique_ptr<verify::JudgeConnection> connection;
+  std::unique_ptr<verify::JudgeServerClient> connection;
   if (!f.server.empty()) {
-    auto opened = verify::JudgeConnection::Open(f.server, options);
+    auto opened = verify::JudgeServerClient::Open(f.server, options);
     if (!opened.ok()) return Fail("verify", opened.status());
     connection = std::move(*opened);
   }

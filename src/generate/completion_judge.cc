@@ -319,10 +319,10 @@ StatusOr<std::unique_ptr<CompletionJudge>> CompletionJudge::Create(CompletionJud
 bench::Judge& CompletionJudge::judge() {
   if (given_judge_) return *given_judge_;
   std::call_once(judge_started_, [this] {
-    bench::BenchOptions judge_options = options_.judge;
-    judge_options.verify.tasks_root = options_.tasks_root;
+    bench::BenchOptions bench_options = options_.bench;
+    bench_options.verify.tasks_root = options_.tasks_root;
     service_judge_ = std::make_unique<bench::ServiceJudge>(
-        judge_options, judge_options.verify.compile_only ? bench::ServiceJudge::Mode::kCompileOnly
+        bench_options, bench_options.verify.compile_only ? bench::ServiceJudge::Mode::kCompileOnly
                                                          : bench::ServiceJudge::Mode::kTimed);
   });
   return *service_judge_;
@@ -330,8 +330,8 @@ bench::Judge& CompletionJudge::judge() {
 
 json CompletionJudge::About() const {
   return {{"protocol", kRlProtocol},
-          {"compile_only", options_.judge.verify.compile_only},
-          {"arch", options_.judge.verify.arch},
+          {"compile_only", options_.bench.verify.compile_only},
+          {"arch", options_.bench.verify.arch},
           {"tasks", loaded_->tasks.size()},
           {"target_speedup", options_.target_speedup},
           {"max_batch", options_.max_batch},
@@ -395,15 +395,15 @@ json CompletionJudge::Prompt(const json& request) {
     }
     reference = cached->second;
   }
-  const bool compile_only = options_.judge.verify.compile_only;
+  const bool compile_only = options_.bench.verify.compile_only;
   std::optional<verify::HelloReply> hello;
   if (!compile_only && !given_judge_) {
     judge();  // starts the service judge, whose first worker describes the device
     hello = service_judge_->Hello();
   }
   StatusOr<std::string> system =
-      RenderSystemPrompt(loaded_->prompts, *protocol, hello, compile_only, options_.judge.verify.arch,
-                         options_.judge.verify.op_policy);
+      RenderSystemPrompt(loaded_->prompts, *protocol, hello, compile_only, options_.bench.verify.arch,
+                         options_.bench.verify.op_policy);
   StatusOr<std::string> view = system.ok() ? RenderTaskView(task, View::kCode, reference) : system.status();
   StatusOr<std::string> user =
       view.ok() ? Render(loaded_->prompts.task,
@@ -445,7 +445,7 @@ json CompletionJudge::JudgeBatch(const json& request, const std::function<bool()
     items.push_back(ReadItem(batch[i], i, loaded_->tasks, options_.max_completion_bytes));
 
   bool abandoned = false;
-  const size_t started = JudgeItems(this->judge(), items, gone, options_.judge.verify.compile_only, start, abandoned);
+  const size_t started = JudgeItems(this->judge(), items, gone, options_.bench.verify.compile_only, start, abandoned);
   if (abandoned) abandoned_ += items.size() - started;
   else judged_ += items.size();
   if (abandoned)
@@ -457,7 +457,7 @@ json CompletionJudge::JudgeBatch(const json& request, const std::function<bool()
   json results = json::array();
   for (Item& item : items)
     results.push_back(
-        ItemResult(item, loaded_->prompts, options_.judge.verify.compile_only, options_.target_speedup));
+        ItemResult(item, loaded_->prompts, options_.bench.verify.compile_only, options_.target_speedup));
   return {{"results", std::move(results)},
           {"timing", {{"judge_ms", judge_ms}, {"wall_ms", MillisSince(start)}}}};
 }

@@ -59,8 +59,8 @@ nlohmann::json RunConfig(const GenerateOptions& o, const PromptSet& prompts, boo
                            {"reasoning_effort", o.reasoning_effort},
                            {"target_speedup", o.target_speedup},
                            {"compile_only", compile_only},
-                           {"arch", o.judge.verify.arch},
-                           {"trials", o.judge.verify.trials},
+                           {"arch", o.bench.verify.arch},
+                           {"trials", o.bench.verify.trials},
                            {"seed", o.seed},
                            {"prompts", prompts.hash}};
   // Settings added later are part of the id only when set, so runs made before them resume.
@@ -68,14 +68,14 @@ nlohmann::json RunConfig(const GenerateOptions& o, const PromptSet& prompts, boo
   if (!o.effort.empty()) config["effort"] = o.effort;
   // A candidate's verdict depends on the judge's timeouts: set ones are part of the id, so that a rerun
   // with others is refused rather than mixing verdicts judged two ways.
-  if (o.judge.verify.kernel_timeout != verify::kDefaultKernelTimeout)
-    config["kernel_timeout_ms"] = o.judge.verify.kernel_timeout.count();
-  if (o.judge.verify.compile_timeout != verify::VerifyOptions().compile_timeout)
-    config["compile_timeout_ms"] = o.judge.verify.compile_timeout.count();
+  if (o.bench.verify.kernel_timeout != verify::kDefaultKernelTimeout)
+    config["kernel_timeout_ms"] = o.bench.verify.kernel_timeout.count();
+  if (o.bench.verify.compile_timeout != verify::VerifyOptions().compile_timeout)
+    config["compile_timeout_ms"] = o.bench.verify.compile_timeout.count();
   if (!o.thinking_display.empty()) config["thinking_display"] = o.thinking_display;
   // Only a policy other than the default is part of the id, so runs made before it existed resume.
-  if (o.judge.verify.op_policy != common::OpPolicy::kLibrary)
-    config["allow_ops"] = common::kOpPolicyNames.Name(o.judge.verify.op_policy);
+  if (o.bench.verify.op_policy != common::OpPolicy::kLibrary)
+    config["allow_ops"] = common::kOpPolicyNames.Name(o.bench.verify.op_policy);
   // The skills' contents decide what the teacher reads: a changed byte is another run.
   for (const ContextSkill& skill : o.skills) config["skills"].push_back(nlohmann::json{{"name", skill.name}, {"hash", skill.hash}});
   return config;
@@ -131,12 +131,12 @@ struct StartedJudge {
 StartedJudge StartJudge(const GenerateOptions& options) {
   StartedJudge started;
   started.compile_only = options.compile_only;
-  bench::BenchOptions judge_options = options.judge;
-  judge_options.verify.seed = options.seed;
-  judge_options.verify.tasks_root = options.tasks_root;
-  judge_options.verify.peak_at_start = true;  // the device's peaks go in the system prompt
+  bench::BenchOptions bench_options = options.bench;
+  bench_options.verify.seed = options.seed;
+  bench_options.verify.tasks_root = options.tasks_root;
+  bench_options.verify.peak_at_start = true;  // the device's peaks go in the system prompt
   if (!started.compile_only) {
-    started.judge = std::make_unique<bench::ServiceJudge>(judge_options, bench::ServiceJudge::Mode::kTimed);
+    started.judge = std::make_unique<bench::ServiceJudge>(bench_options, bench::ServiceJudge::Mode::kTimed);
     started.hello = started.judge->Hello();
     const std::optional<verify::HelloReply>& hello = started.hello;
     if (!hello || hello->status != common::VerdictStatus::kOk) {
@@ -147,7 +147,7 @@ StartedJudge StartJudge(const GenerateOptions& options) {
     }
   }
   if (started.compile_only)
-    started.judge = std::make_unique<bench::ServiceJudge>(judge_options, bench::ServiceJudge::Mode::kCompileOnly);
+    started.judge = std::make_unique<bench::ServiceJudge>(bench_options, bench::ServiceJudge::Mode::kCompileOnly);
   return started;
 }
 
@@ -157,7 +157,7 @@ StatusOr<GenerateSummary> PrintFirstRequest(const GenerateOptions& options, cons
   std::fputs(teacher.startup_line.c_str(), stderr);
   KFORGE_ASSIGN_OR_RETURN(std::string system_prompt,
                           RenderSystemPrompt(prompts, options.protocol, std::nullopt, true,
-                                             options.judge.verify.arch, options.judge.verify.op_policy));
+                                             options.bench.verify.arch, options.bench.verify.op_policy));
   system_prompt += SkillSection(options.skills, options.protocol == dataset::Protocol::kTools);
   const common::Task& first = *tasks.shard.front();
   KFORGE_ASSIGN_OR_RETURN(llm::ChatRequest request,
@@ -280,7 +280,7 @@ StatusOr<GenerateSummary> RunGenerate(const GenerateOptions& options) {
   summary.episodes = static_cast<int>(planned.size());
   KFORGE_ASSIGN_OR_RETURN(std::string system_prompt,
                           RenderSystemPrompt(prompts, options.protocol, judge.hello, judge.compile_only,
-                                             options.judge.verify.arch, options.judge.verify.op_policy));
+                                             options.bench.verify.arch, options.bench.verify.op_policy));
   system_prompt += SkillSection(options.skills, options.protocol == dataset::Protocol::kTools);
   const EpisodeContext context{options,
                                prompts,

@@ -393,7 +393,7 @@ Status CheckServeOptions(const ServeOptions& options) {
   return Status::Ok();
 }
 
-Status ServeJudge(VerifyService& service, const ServeOptions& options) {
+Status RunJudgeServer(VerifyService& service, const ServeOptions& options) {
   KFORGE_RETURN_IF_ERROR(CheckServeOptions(options));
   const std::string path = options.socket.string();
   int listener = -1;

@@ -108,9 +108,9 @@ struct GenerateOptions {
   std::filesystem::path prompts_dir = "prompts";
   /// Replace run.json when the configuration changed (existing records stay, under the old run id).
   bool force = false;
-  /// Verify and time: devices, arch, trials, timeouts, sampling bounds. `measure.max_seconds` is the
-  /// timing budget per correct attempt.
-  bench::BenchOptions judge;
+  /// How each candidate is verified and timed (the run's bench::Judge): devices, arch, trials,
+  /// timeouts, sampling bounds. `measure.max_seconds` is the timing budget per correct attempt.
+  bench::BenchOptions bench;
   /// Seed of the run (inputs, the teacher's sample order). Default 0.
   uint64_t seed = 0;
   /// Skills in the teacher's context, in order. Default none.
