@@ -7,8 +7,9 @@ namespace kforge::exporter {
 
 Status CheckExportOptions(const ExportOptions& o) {
   if (o.file_format == FileFormat::kParquet && !IsConversation(o.format))
-    return Status::InvalidArgument("--file-format parquet takes messages, pairs, turns or preference rows, not " +
-                                   std::string(FormatName(o.format)));
+    return Status::InvalidArgument(
+        "--file-format parquet takes messages, pairs, turns or preference rows, not " +
+        std::string(FormatName(o.format)));
   const SelectionOptions& s = o.selection;
   if (s.balance_cap && s.balance == Balance::kNone)
     return Status::InvalidArgument("--balance-cap needs --balance level|tag");

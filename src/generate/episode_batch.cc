@@ -75,8 +75,10 @@ class Progress {
 /// What each planned episode's first request shares with others, for the EpisodeQueue: its task and
 /// view, or a prompt of its own when that prefix is below the model's cache minimum (never cached, so
 /// its samples are not held back for a warm-up). Says once how many prompts are below it.
-std::vector<std::string> SharedPrompts(const EpisodeContext& context, const std::vector<PlannedEpisode>& planned,
-                                       const std::map<std::string, std::string>& references, bool warm_cache) {
+std::vector<std::string> SharedPrompts(const EpisodeContext& context,
+                                       const std::vector<PlannedEpisode>& planned,
+                                       const std::map<std::string, std::string>& references,
+                                       bool warm_cache) {
   const GenerateOptions& options = context.options;
   std::map<std::string, bool> cacheable;  // task + view -> prefix above the minimum
   const int64_t minimum = CacheMinimumTokens(options.teacher->kind, options.model);
@@ -84,20 +86,23 @@ std::vector<std::string> SharedPrompts(const EpisodeContext& context, const std:
   for (const PlannedEpisode& p : planned) {
     const std::string key = p.task->id + "\n" + std::string(ViewName(p.view));
     if (!warm_cache || cacheable.count(key)) continue;
-    StatusOr<llm::ChatRequest> opening = OpeningRequest(options, context.prompts, context.system_prompt,
-                                                        context.tools, {p.task, p.view, 0, references.at(p.task->id), "", {}});
+    StatusOr<llm::ChatRequest> opening =
+        OpeningRequest(options, context.prompts, context.system_prompt, context.tools,
+                       {p.task, p.view, 0, references.at(p.task->id), "", {}});
     const int64_t tokens = opening.ok() ? PrefixTokens(*opening) : minimum;
     longest = std::max(longest, tokens);
     cacheable[key] = tokens >= minimum;
   }
-  const auto below = std::count_if(cacheable.begin(), cacheable.end(), [](const auto& c) { return !c.second; });
+  const auto below =
+      std::count_if(cacheable.begin(), cacheable.end(), [](const auto& c) { return !c.second; });
   if (below > 0)
-    std::fprintf(stderr,
-                 "generate: --cache-warmup skipped for %ld of %zu prompts: their shared prefix (~%lld tokens at "
-                 "most) is below %s's cache minimum of %lld tokens, so no sample could read it; their samples "
-                 "start together\n",
-                 static_cast<long>(below), cacheable.size(), static_cast<long long>(longest), options.model.c_str(),
-                 static_cast<long long>(minimum));
+    std::fprintf(
+        stderr,
+        "generate: --cache-warmup skipped for %ld of %zu prompts: their shared prefix (~%lld tokens at "
+        "most) is below %s's cache minimum of %lld tokens, so no sample could read it; their samples "
+        "start together\n",
+        static_cast<long>(below), cacheable.size(), static_cast<long long>(longest), options.model.c_str(),
+        static_cast<long long>(minimum));
   std::vector<std::string> prompts_of;
   for (size_t i = 0; i < planned.size(); ++i) {
     const PlannedEpisode& p = planned[i];
@@ -159,7 +164,7 @@ class EpisodeBatch {
                      {item.task, item.view, item.sample, references_.at(item.task->id), item.id,
                       [this, index] { queue_.FirstReply(index); }},
                      end);
-      queue_.FirstReply(index);  // an episode that ended before its first reply
+      queue_.FirstReply(index);          // an episode that ended before its first reply
     } catch (const std::exception& e) {  // a bug: this episode, never the batch
       queue_.FirstReply(index);
       t.id = item.id;
@@ -195,9 +200,10 @@ class EpisodeBatch {
     nlohmann::json record = dataset::ToJson(t);
     RedactStrings(record, context_.client);
     if (dataset::FitRecord(record, dataset::kMaxLineBytes))
-      spdlog::warn("generate: {}: record larger than {} MiB, written with its longest strings cut "
-                   "(\"truncated\": true)",
-                   t.id, dataset::kMaxLineBytes >> 20);
+      spdlog::warn(
+          "generate: {}: record larger than {} MiB, written with its longest strings cut "
+          "(\"truncated\": true)",
+          t.id, dataset::kMaxLineBytes >> 20);
     Status written = run_.trajectories().Append(record);
     std::lock_guard<std::mutex> lock(mu_);
     if (!written.ok()) {
@@ -207,8 +213,9 @@ class EpisodeBatch {
       return false;
     }
     Count(t);
-    run_.Log(t.id + " " + std::string(dataset::StopReasonName(t.stop)) + " turns=" + std::to_string(t.turns()) +
-             " correct=" + (t.correct() ? "1" : "0") + (t.speedup() ? " speedup=" + Fixed(*t.speedup(), "%.3f") : ""));
+    run_.Log(t.id + " " + std::string(dataset::StopReasonName(t.stop)) +
+             " turns=" + std::to_string(t.turns()) + " correct=" + (t.correct() ? "1" : "0") +
+             (t.speedup() ? " speedup=" + Fixed(*t.speedup(), "%.3f") : ""));
     progress_.Finished(t, summary_);
     return true;
   }
@@ -246,8 +253,9 @@ class EpisodeBatch {
 
 }  // namespace
 
-std::vector<PlannedEpisode> PlanEpisodes(const GenerateOptions& options, const std::vector<const common::Task*>& shard,
-                                         RunDir& run, int& skipped) {
+std::vector<PlannedEpisode> PlanEpisodes(const GenerateOptions& options,
+                                         const std::vector<const common::Task*>& shard, RunDir& run,
+                                         int& skipped) {
   std::vector<PlannedEpisode> planned;
   for (const common::Task* task : shard) {
     for (View view : options.views) {

@@ -22,8 +22,9 @@ struct PlannedEpisode {
 };
 
 /// Every (task, view, sample) of `shard` whose record `run` lacks, in order; `skipped` counts the others.
-std::vector<PlannedEpisode> PlanEpisodes(const GenerateOptions& options, const std::vector<const common::Task*>& shard,
-                                         RunDir& run, int& skipped);
+std::vector<PlannedEpisode> PlanEpisodes(const GenerateOptions& options,
+                                         const std::vector<const common::Task*>& shard, RunDir& run,
+                                         int& skipped);
 
 /// Runs `planned` on `context.options.concurrency` threads, in the order of an EpisodeQueue (with
 /// `warm_cache`, a task's other samples wait for its first sample's first reply). Each finished

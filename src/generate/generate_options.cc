@@ -35,12 +35,12 @@ Status CheckGenerateOptions(const GenerateOptions& o) {
     if (common::IsInside(o.client.record_path, o.out))
       return Status::InvalidArgument("--record " + o.client.record_path + " is inside the run folder " +
                                      o.out.string() + ", which this run keeps; record to a file outside it");
-    if (o.teacher->kind == llm::ProviderKind::kReplay && common::SameFile(o.client.record_path, o.teacher->argument))
+    if (o.teacher->kind == llm::ProviderKind::kReplay &&
+        common::SameFile(o.client.record_path, o.teacher->argument))
       return Status::InvalidArgument("--record " + o.client.record_path + " is " + o.teacher->argument +
                                      ", which this run reads; record to another file");
   }
   return CheckTeacherOptions(o);
 }
-
 
 }  // namespace kforge::generate

@@ -19,8 +19,9 @@ void WarnUnjudgeable(const std::map<std::string, int>& unjudgeable) {
     counts += (counts.empty() ? "" : ", ") + std::to_string(n) + " " + reason;
     total += n;
   }
-  spdlog::warn("generate: left out {} task{} that no kernel can be judged on ({}); --include-degenerate runs them",
-               total, total == 1 ? "" : "s", counts);
+  spdlog::warn(
+      "generate: left out {} task{} that no kernel can be judged on ({}); --include-degenerate runs them",
+      total, total == 1 ? "" : "s", counts);
 }
 
 }  // namespace
@@ -37,7 +38,8 @@ bool MatchesFilter(const std::string& filter, const std::string& id) {
   return false;
 }
 
-StatusOr<TaskSelection> SelectTasks(const GenerateOptions& options, const std::vector<common::Task>& all_tasks) {
+StatusOr<TaskSelection> SelectTasks(const GenerateOptions& options,
+                                    const std::vector<common::Task>& all_tasks) {
   std::vector<const common::Task*> tasks;
   std::map<std::string, int> unjudgeable;  // by reason, tasks left out
   for (const common::Task& task : all_tasks) {
@@ -55,7 +57,8 @@ StatusOr<TaskSelection> SelectTasks(const GenerateOptions& options, const std::v
   if (tasks.empty())
     return Status::InvalidArgument("no task under " + options.tasks_root.string() +
                                    (options.filter.empty() ? "" : " matches --filter " + options.filter));
-  if (selection.shard.empty()) {  // more shards than tasks (a job array sized for a larger set): nothing to do
+  if (selection.shard
+          .empty()) {  // more shards than tasks (a job array sized for a larger set): nothing to do
     spdlog::warn("generate: shard {}/{} holds none of the {} tasks; nothing to do", options.shard_index,
                  options.shard_count, tasks.size());
     return selection;

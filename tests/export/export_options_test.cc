@@ -40,7 +40,8 @@ TEST(ExportOptionsTest, EachContradictionNamesItsFlag) {
          o.selection.near_dup = 0.9;
          o.selection.balance = Balance::kLevel;
        },
-       "--near-dup selects records; --format preference pairs attempts (--per-task caps the pairs of a task)"},
+       "--near-dup selects records; --format preference pairs attempts (--per-task caps the pairs of a "
+       "task)"},
       {"preference balance",
        [](ExportOptions& o) {
          o.format = Format::kPreference;

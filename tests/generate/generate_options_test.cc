@@ -21,7 +21,8 @@ GenerateOptions Valid(llm::ProviderKind kind = llm::ProviderKind::kOpenAi) {
 }
 
 TEST(GenerateOptionsTest, ValidOptionsPass) {
-  for (llm::ProviderKind kind : {llm::ProviderKind::kOpenAi, llm::ProviderKind::kAnthropic, llm::ProviderKind::kReplay}) {
+  for (llm::ProviderKind kind :
+       {llm::ProviderKind::kOpenAi, llm::ProviderKind::kAnthropic, llm::ProviderKind::kReplay}) {
     Status s = CheckGenerateOptions(Valid(kind));
     EXPECT_TRUE(s.ok()) << llm::ProviderKindName(kind) << ": " << s.message();
   }
@@ -39,12 +40,16 @@ TEST(GenerateOptionsTest, EachCrossOptionCheckNamesItsFlag) {
   const std::vector<Case> cases = {
       {"no teacher", openai, [](GenerateOptions& o) { o.teacher.reset(); },
        "--teacher is required (anthropic, openai, replay:FILE, exec:CMD)"},
-      {"a view twice", openai, [](GenerateOptions& o) { o.views = {View::kCode, View::kNl, View::kCode}; },
+      {"a view twice", openai,
+       [](GenerateOptions& o) {
+         o.views = {View::kCode, View::kNl, View::kCode};
+       },
        "--views: code is named twice"},
       {"shard out of range", openai, [](GenerateOptions& o) { o.shard_index = 2, o.shard_count = 2; },
        "--shard i/n needs 0 <= i < n"},
       {"record in the run folder", openai, [](GenerateOptions& o) { o.client.record_path = "run/c.jsonl"; },
-       "--record run/c.jsonl is inside the run folder run, which this run keeps; record to a file outside it"},
+       "--record run/c.jsonl is inside the run folder run, which this run keeps; record to a file outside "
+       "it"},
       {"max tokens field", openai, [](GenerateOptions& o) { o.provider.openai_max_tokens_field = "cap"; },
        "--max-tokens-field cap: expected max_tokens or max_completion_tokens"},
       {"reasoning field", openai, [](GenerateOptions& o) { o.provider.openai_reasoning_field = "thoughts"; },
@@ -52,13 +57,20 @@ TEST(GenerateOptionsTest, EachCrossOptionCheckNamesItsFlag) {
       {"max tokens field, not openai", anthropic,
        [](GenerateOptions& o) { o.provider.openai_max_tokens_field = "max_tokens"; },
        "--max-tokens-field: only --teacher openai sends it"},
-      {"reasoning model, not openai", anthropic, [](GenerateOptions& o) { o.provider.openai_reasoning_model = true; },
+      {"reasoning model, not openai", anthropic,
+       [](GenerateOptions& o) { o.provider.openai_reasoning_model = true; },
        "--reasoning-model: only --teacher openai sends it"},
       {"batch api, replay", replay, [](GenerateOptions& o) { o.provider.batch_api = true; },
        "--batch-api: only --teacher anthropic (Message Batches) or openai (Batch API)"},
-      {"header, replay", replay, [](GenerateOptions& o) { o.provider.extra_headers = {{"X-A", "1"}}; },
+      {"header, replay", replay,
+       [](GenerateOptions& o) {
+         o.provider.extra_headers = {{"X-A", "1"}};
+       },
        "--header: only --teacher anthropic or openai sends it"},
-      {"extra body, replay", replay, [](GenerateOptions& o) { o.provider.extra_body = {{"top_k", 20}}; },
+      {"extra body, replay", replay,
+       [](GenerateOptions& o) {
+         o.provider.extra_body = {{"top_k", 20}};
+       },
        "--extra-body: only --teacher anthropic or openai sends it"},
       {"thinking budget, openai", openai, [](GenerateOptions& o) { o.thinking_budget_tokens = 2048; },
        "--thinking-budget: --teacher openai does not send it; use --reasoning-effort (or --extra-body)"},

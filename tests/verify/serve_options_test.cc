@@ -30,7 +30,8 @@ TEST(ServeOptionsTest, EachContradictionNamesItsFlag) {
   address_without_listen.address_file = "/tmp/address";
   const Case cases[] = {
       {"nothing to listen on", nothing, "give --socket PATH, --listen HOST:PORT or both"},
-      {"listen without a token", no_token, "--listen needs --token-file: every TCP client must bring the token"},
+      {"listen without a token", no_token,
+       "--listen needs --token-file: every TCP client must bring the token"},
       {"address file without listen", address_without_listen, "--address-file needs --listen"},
   };
   for (const Case& c : cases) {
