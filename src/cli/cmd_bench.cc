@@ -8,8 +8,8 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
-#include <optional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -78,6 +78,70 @@ Status CheckReferenceIds(const std::vector<std::string>& ids) {
   return Status::Ok();
 }
 
+/// bench's flags.
+struct BenchFlags {
+  bench::BenchOptions options;
+  std::vector<std::string> sources;
+  std::vector<std::string> references;
+  GpuRunFlags gpu;
+  std::string max_noise = "0.5%";
+  bool hot = false, cold = false, no_verify = false, torch_compile = false;
+  std::string torch_compile_mode = "default";
+  CiFlags ci;
+};
+
+void AddBenchFlags(CLI::App& sub, BenchFlags& f) {
+  sub.add_option("solutions", f.sources, "Solution files (.json, model reply, .jsonl), or - for JSON lines on stdin");
+  sub.add_option("--reference", f.references, "Time these tasks' references alone (task ids)");
+  AddSolutionTaskOptions(sub, f.options.verify.tasks_root, f.options.verify.task);
+  auto* cold = sub.add_flag("--cold", f.cold, "Flush L2 before every sample (default)");
+  sub.add_flag("--hot", f.hot, "Time back-to-back runs (warm caches)")->excludes(cold);
+  sub.add_option("--max-noise", f.max_noise,
+                 "Stop when the median is known this precisely (95% CI half-width), e.g. 0.5%")
+      ->default_val("0.5%");
+  sub.add_option("--min-samples", f.options.measure.min_samples, "Samples before stopping may happen")
+      ->default_val(10)
+      ->check(CLI::Range(1, 1000000));
+  sub.add_option("--max-samples", f.options.measure.max_samples, "Most samples per subject")
+      ->default_val(2000)
+      ->check(CLI::Range(1, 1000000));
+  sub.add_option("--max-time", f.options.measure.max_seconds, "Most seconds of sampling per solution")
+      ->default_val(10)
+      ->check(FiniteRange(0.01, 3600.0), "[0.01, 3600]");
+  sub.add_option("--trials", f.options.verify.trials, "Verification trials before timing")
+      ->default_val(2)
+      ->check(CLI::Range(1, 1000));
+  sub.add_flag("--no-verify", f.no_verify, "Time without the verification trials (timed runs are still checked)");
+  sub.add_flag("--torch-compile", f.torch_compile,
+               "Also time each task's reference under torch.compile (in Python, after the bench; records "
+               "torch_compile and speedup_vs_torch_compile, with the time it took)");
+  sub.add_option("--torch-compile-mode", f.torch_compile_mode,
+                 "torch.compile's mode for --torch-compile (default, reduce-overhead, max-autotune)")
+      ->default_val("default");
+  AddGpuRunFlags(sub, f.gpu, f.options.verify.arch);
+  AddCiFlags(sub, f.ci);
+}
+
+/// Applies the flags to the options; InvalidArgument naming the flag. The measurement's own checks
+/// are bench's (ValidateMeasureOptions).
+Status ApplyFlags(BenchFlags& f, const CiReport& ci) {
+  bench::BenchOptions& options = f.options;
+  if (f.sources.empty() == f.references.empty())
+    return Status::InvalidArgument("give solutions, or --reference TASK... (not both)");
+  StatusOr<double> max_noise = ParseFraction(f.max_noise);
+  if (!max_noise.ok()) return max_noise.status().WithContext("--max-noise");
+  KFORGE_RETURN_IF_ERROR(ApplyGpuRunFlags(f.gpu, options.verify));
+  KFORGE_RETURN_IF_ERROR(verify::SolutionReader::CheckSources(f.sources));
+  KFORGE_RETURN_IF_ERROR(CheckReferenceIds(f.references));
+  KFORGE_RETURN_IF_ERROR(CheckTasksRoot(options.verify.tasks_root));
+  KFORGE_RETURN_IF_ERROR(ci.CheckUsage());
+  options.measure.max_noise = *max_noise;
+  options.measure.mode = f.hot ? bench::Mode::kHot : bench::Mode::kCold;
+  KFORGE_RETURN_IF_ERROR(bench::ValidateMeasureOptions(options.measure));
+  options.verify.gpu_check = !f.no_verify;
+  return Status::Ok();
+}
+
 /// The torch.compile baseline of each timed record's task, measured once per task; a task whose baseline
 /// cannot be measured gets a line on stderr and no baseline.
 void AddTorchCompileBaselines(const std::filesystem::path& tasks_root, const std::string& mode,
@@ -92,12 +156,9 @@ void AddTorchCompileBaselines(const std::filesystem::path& tasks_root, const std
     if (result.status != common::VerdictStatus::kOk) continue;
     auto found = by_task.find(result.task);
     if (found == by_task.end()) {
-      StatusOr<common::TorchCompileBaseline> baseline = Status::NotFound("no task");
-      if (StatusOr<common::Task> task = common::FindTask(tasks_root, result.task); task.ok()) {
-        baseline = baselines.For(task->dir);
-      } else {
-        baseline = task.status();
-      }
+      StatusOr<common::Task> task = common::FindTask(tasks_root, result.task);
+      StatusOr<common::TorchCompileBaseline> baseline =
+          task.ok() ? baselines.For(task->dir) : StatusOr<common::TorchCompileBaseline>(task.status());
       if (baseline.ok()) took += baseline->took_seconds;
       if (!baseline.ok())
         std::fprintf(stderr, "bench: %s: no torch.compile baseline: %s\n", result.task.c_str(),
@@ -109,122 +170,56 @@ void AddTorchCompileBaselines(const std::filesystem::path& tasks_root, const std
   std::fprintf(stderr, "bench: torch.compile baselines of %zu tasks took %.1f s\n", by_task.size(), took);
 }
 
+int RunBenchCommand(BenchFlags& f) {
+  bench::BenchOptions& options = f.options;
+  CiReport ci("kforge bench", f.ci, f.sources);
+  if (Status usage = ApplyFlags(f, ci); !usage.ok()) return Fail("bench", usage);
+  bench::Bencher bencher(options);
+  std::vector<bench::BenchResult> results;
+  std::vector<std::optional<common::Verdict>> verdicts;  // held back for --torch-compile
+  auto print = [&ci](const bench::BenchResult& result, const common::Verdict* verdict) {
+    PrintJsonLine(bench::BenchResultToJson(result));
+    ci.Add(CaseFromBench(result, verdict));
+  };
+  auto emit = [&](const bench::BenchResult& result, const common::Verdict* verdict) {
+    results.push_back(result);
+    if (!f.torch_compile) return print(result, verdict);
+    verdicts.push_back(verdict ? std::optional<common::Verdict>(*verdict) : std::nullopt);
+  };
+  bench::BenchSummary summary;
+  if (!f.references.empty()) {
+    summary =
+        bencher.RunReferences(f.references, [&emit](const bench::BenchResult& result) { emit(result, nullptr); });
+  } else {
+    verify::SolutionReader reader(f.sources);
+    summary = bencher.RunJudged(reader, [&emit](const bench::BenchResult& result, const common::Verdict& verdict) {
+      emit(result, &verdict);
+    });
+  }
+  if (f.torch_compile) {
+    // After every bench, so that nothing else runs on the GPU while Python times.
+    AddTorchCompileBaselines(options.verify.tasks_root, f.torch_compile_mode, results);
+    for (size_t i = 0; i < results.size(); ++i) print(results[i], verdicts[i] ? &*verdicts[i] : nullptr);
+  }
+  ci.AddSuiteProperty("seed", std::to_string(bencher.seed()));
+  if (Status written = ci.Finish(); !written.ok()) return Fail("bench", written);
+  bench::PrintTable(std::cerr, results);
+  std::fprintf(stderr, "bench: %d timed of %d (%s, seed %llu)\n", summary.ok, summary.total,
+               std::string(common::kTimingModeNames.Name(options.measure.mode)).c_str(),
+               static_cast<unsigned long long>(bencher.seed()));
+  if (summary.no_gpu)
+    return Fail("bench", "no GPU here; timing needs one (kforge verify --compile-only compiles and checks plans "
+                         "without one)");
+  if (summary.harness_errors > 0) return kExitUsage;
+  return summary.ok == summary.total ? kExitOk : kExitFailed;
+}
+
 }  // namespace
 
 Runner AttachBench(CLI::App& sub) {
-  struct Args {
-    bench::BenchOptions options;
-    std::vector<std::string> sources;
-    std::vector<std::string> references;
-    GpuRunFlags gpu;
-    std::string max_noise = "0.5%";
-    bool hot = false, cold = false, no_verify = false, torch_compile = false;
-    std::string torch_compile_mode = "default";
-    CiFlags ci;
-  };
-  auto args = std::make_shared<Args>();
-  sub.add_option("solutions", args->sources,
-                 "Solution files (.json, model reply, .jsonl), or - for JSON lines on stdin");
-  sub.add_option("--reference", args->references, "Time these tasks' references alone (task ids)");
-  AddSolutionTaskOptions(sub, args->options.verify.tasks_root, args->options.verify.task);
-  auto* cold = sub.add_flag("--cold", args->cold, "Flush L2 before every sample (default)");
-  sub.add_flag("--hot", args->hot, "Time back-to-back runs (warm caches)")->excludes(cold);
-  sub.add_option("--max-noise", args->max_noise,
-                 "Stop when the median is known this precisely (95% CI half-width), e.g. 0.5%")
-      ->default_val("0.5%");
-  sub.add_option("--min-samples", args->options.measure.min_samples, "Samples before stopping may happen")
-      ->default_val(10)
-      ->check(CLI::Range(1, 1000000));
-  sub.add_option("--max-samples", args->options.measure.max_samples, "Most samples per subject")
-      ->default_val(2000)
-      ->check(CLI::Range(1, 1000000));
-  sub.add_option("--max-time", args->options.measure.max_seconds, "Most seconds of sampling per solution")
-      ->default_val(10)
-      ->check(FiniteRange(0.01, 3600.0), "[0.01, 3600]");
-  sub.add_option("--trials", args->options.verify.trials, "Verification trials before timing")
-      ->default_val(2)
-      ->check(CLI::Range(1, 1000));
-  sub.add_flag("--no-verify", args->no_verify,
-               "Time without the verification trials (timed runs are still checked)");
-  sub.add_flag("--torch-compile", args->torch_compile,
-               "Also time each task's reference under torch.compile (in Python, after the bench; records "
-               "torch_compile and speedup_vs_torch_compile, with the time it took)");
-  sub.add_option("--torch-compile-mode", args->torch_compile_mode,
-                 "torch.compile's mode for --torch-compile (default, reduce-overhead, max-autotune)")
-      ->default_val("default");
-  AddGpuRunFlags(sub, args->gpu, args->options.verify.arch);
-  AddCiFlags(sub, args->ci);
-  return [args]() {
-    bench::BenchOptions& options = args->options;
-    if (args->sources.empty() == args->references.empty()) {
-      std::fprintf(stderr, "kforge bench: give solutions, or --reference TASK... (not both)\n");
-      return kExitUsage;
-    }
-    auto max_noise = ParseFraction(args->max_noise);
-    if (!max_noise.ok()) {
-      std::fprintf(stderr, "kforge bench: --max-noise: %s\n", max_noise.status().message().c_str());
-      return kExitUsage;
-    }
-    Status usage = ApplyGpuRunFlags(args->gpu, options.verify);
-    if (usage.ok()) usage = verify::SolutionReader::CheckSources(args->sources);
-    if (usage.ok()) usage = CheckReferenceIds(args->references);
-    if (usage.ok()) usage = CheckTasksRoot(options.verify.tasks_root);
-    CiReport ci("kforge bench", args->ci, args->sources);
-    if (usage.ok()) usage = ci.CheckUsage();
-    if (!usage.ok()) {
-      std::fprintf(stderr, "kforge bench: %s\n", usage.message().c_str());
-      return kExitUsage;
-    }
-    options.measure.max_noise = *max_noise;
-    options.measure.mode = args->hot ? bench::Mode::kHot : bench::Mode::kCold;
-    if (Status valid = bench::ValidateMeasureOptions(options.measure); !valid.ok()) {
-      std::fprintf(stderr, "kforge bench: %s\n", valid.message().c_str());
-      return kExitUsage;
-    }
-    options.verify.gpu_check = !args->no_verify;
-
-    bench::Bencher bencher(options);
-    std::vector<bench::BenchResult> results;
-    std::vector<std::optional<common::Verdict>> verdicts;  // held back for --torch-compile
-    auto print = [&ci](const bench::BenchResult& result, const common::Verdict* verdict) {
-      PrintJsonLine(bench::BenchResultToJson(result));
-      ci.Add(CaseFromBench(result, verdict));
-    };
-    auto emit = [&](const bench::BenchResult& result, const common::Verdict* verdict) {
-      results.push_back(result);
-      if (!args->torch_compile) return print(result, verdict);
-      verdicts.push_back(verdict ? std::optional<common::Verdict>(*verdict) : std::nullopt);
-    };
-    bench::BenchSummary summary;
-    if (!args->references.empty()) {
-      summary = bencher.RunReferences(args->references,
-                                      [&emit](const bench::BenchResult& result) { emit(result, nullptr); });
-    } else {
-      verify::SolutionReader reader(args->sources);
-      summary =
-          bencher.RunJudged(reader, [&emit](const bench::BenchResult& result,
-                                            const common::Verdict& verdict) { emit(result, &verdict); });
-    }
-    if (args->torch_compile) {
-      // After every bench, so that nothing else runs on the GPU while Python times.
-      AddTorchCompileBaselines(options.verify.tasks_root, args->torch_compile_mode, results);
-      for (size_t i = 0; i < results.size(); ++i) print(results[i], verdicts[i] ? &*verdicts[i] : nullptr);
-    }
-    ci.AddSuiteProperty("seed", std::to_string(bencher.seed()));
-    if (Status written = ci.Finish(); !written.ok()) {
-      std::fprintf(stderr, "kforge bench: %s\n", written.message().c_str());
-      return kExitUsage;
-    }
-    bench::PrintTable(std::cerr, results);
-    std::fprintf(stderr, "bench: %d timed of %d (%s, seed %llu)\n", summary.ok, summary.total,
-                 std::string(common::kTimingModeNames.Name(options.measure.mode)).c_str(),
-                 static_cast<unsigned long long>(bencher.seed()));
-    if (summary.no_gpu)
-      std::fprintf(stderr, "bench: no GPU here; timing needs one (kforge verify --compile-only compiles and "
-                           "checks plans without one)\n");
-    if (summary.no_gpu || summary.harness_errors > 0) return kExitUsage;
-    return summary.ok == summary.total ? kExitOk : kExitFailed;
-  };
+  auto flags = std::make_shared<BenchFlags>();
+  AddBenchFlags(sub, *flags);
+  return [flags] { return RunBenchCommand(*flags); };
 }
 
 }  // namespace kforge::cli

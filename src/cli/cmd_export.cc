@@ -89,9 +89,6 @@ StatusOr<exporter::ExportOptions> ToOptions(const ExportArgs& a) {
   o.rows.with_reasoning = a.with_reasoning;
   o.rows.arguments_as_text = a.tool_arguments == "text";
   if (parquet) {
-    if (!exporter::IsConversation(o.format))
-      return Status::InvalidArgument(
-          "--file-format parquet takes messages, pairs, turns or preference rows, not " + a.format);
     o.file_format = exporter::FileFormat::kParquet;
     o.parquet_writer = {a.python.empty() ? common::FindPython() : a.python,
                         Script("export_parquet.py").string()};
@@ -115,27 +112,17 @@ StatusOr<exporter::ExportOptions> ToOptions(const ExportArgs& a) {
   if (given("--per-task")) s.per_task = a.per_task;
   if (given("--near-dup")) s.near_dup = a.near_dup;
   if (given("--balance")) s.balance = *exporter::kBalanceNames.Parse(a.balance);  // checked by the flag
-  if (given("--balance-cap")) {
-    if (!given("--balance")) return Status::InvalidArgument("--balance-cap needs --balance level|tag");
-    s.balance_cap = a.balance_cap;
-  }
-  if (o.format == exporter::Format::kPreference)
-    for (const char* flag : {"--near-dup", "--balance"})
-      if (given(flag))
-        return Status::InvalidArgument(std::string(flag) +
-                                       " selects records; --format preference pairs attempts (--per-task caps "
-                                       "the pairs of a task)");
+  if (given("--balance-cap")) s.balance_cap = a.balance_cap;
   if (given("--holdout")) {
     o.holdout = a.holdout;
     o.holdout_threshold = a.holdout_threshold;
   }
   if (given("--split")) {
-    if (o.format == exporter::Format::kKernelBench)
-      return Status::InvalidArgument("--split applies to the JSON lines formats, not kernelbench");
     StatusOr<exporter::SplitSpec> split = exporter::SplitSpec::Parse(a.split);
     if (!split.ok()) return Status::InvalidArgument("--split: " + split.status().message());
     o.split = *split;
   }
+  KFORGE_RETURN_IF_ERROR(exporter::CheckExportOptions(o));
   if (o.format == exporter::Format::kKernelBench) {
     KFORGE_RETURN_IF_ERROR(CheckTasksRoot(a.tasks_root));
     o.tasks_root = a.tasks_root;
@@ -152,10 +139,8 @@ std::string Counts(const std::map<std::string, int64_t>& counts) {
   return text;
 }
 
-}  // namespace
-
-Runner AttachExport(CLI::App& sub) {
-  auto a = std::make_shared<ExportArgs>();
+/// The inputs, the output and its format: runs ... --require-general.
+void AddOutputFlags(CLI::App& sub, ExportArgs* a) {
   sub.add_option("runs", a->runs,
                  "Run folders (their trajectories.jsonl), .jsonl files, or - for JSON lines on stdin")
       ->required();
@@ -190,6 +175,10 @@ Runner AttachExport(CLI::App& sub) {
   sub.add_flag("--require-general", a->require_general,
                "Only correct records that are also correct at their task's derived sizes (default: correct at "
                "the task's own sizes, KernelBench's meaning)");
+}
+
+/// Which records go in: --min-speedup ... --with-reasoning, --tasks.
+void AddFilterFlags(CLI::App& sub, ExportArgs* a) {
   auto& given = a->given;
   given["--min-speedup"] = sub.add_option("--min-speedup", a->min_speedup, "Only records at least this fast")
                                ->check(FiniteRange(0, 1e9));
@@ -231,64 +220,68 @@ Runner AttachExport(CLI::App& sub) {
       sub.add_option("--split", a->split, "Splits by task id hash, e.g. validation=0.05 (val: validation)");
   sub.add_flag("--with-reasoning", a->with_reasoning, "Keep the teacher's reasoning in assistant turns");
   AddTasksRootOption(sub, a->tasks_root);
-  return [a]() {
-    if (!a->push_to_hub.empty()) {
-      if (Status repo = finetune::CheckHubRepo(a->push_to_hub); !repo.ok()) {
-        std::fprintf(stderr, "kforge export: %s\n", repo.message().c_str());
-        return kExitUsage;
-      }
+}
+
+int RunExportCommand(ExportArgs& a) {
+  if (!a.push_to_hub.empty()) {
+    if (Status repo = finetune::CheckHubRepo(a.push_to_hub); !repo.ok()) {
+      return Fail("export", repo);
     }
-    StdinSpool stdin_records;
-    if (Status read = stdin_records.Replace(a->runs); !read.ok()) {
-      std::fprintf(stderr, "kforge export: %s\n", read.message().c_str());
-      return kExitUsage;
-    }
-    StatusOr<std::vector<std::filesystem::path>> files = ResolveRuns(a->runs);
-    StatusOr<exporter::ExportOptions> options =
-        files.ok() ? ToOptions(*a) : StatusOr<exporter::ExportOptions>(files.status());
-    if (!options.ok()) {
-      std::fprintf(stderr, "kforge export: %s\n", options.status().message().c_str());
-      return kExitUsage;
-    }
-    WarningPrinter warn("export");
-    StatusOr<exporter::DatasetStats> stats = exporter::Export(*files, *options, warn.Sink());
-    warn.Finish();
-    if (!stats.ok()) {
-      std::fprintf(stderr, "kforge export: %s\n", stats.status().message().c_str());
-      return kExitUsage;
-    }
+  }
+  StdinSpool stdin_records;
+  if (Status read = stdin_records.Replace(a.runs); !read.ok()) {
+    return Fail("export", read);
+  }
+  StatusOr<std::vector<std::filesystem::path>> files = ResolveRuns(a.runs);
+  StatusOr<exporter::ExportOptions> options =
+      files.ok() ? ToOptions(a) : StatusOr<exporter::ExportOptions>(files.status());
+  if (!options.ok()) {
+    return Fail("export", options.status());
+  }
+  WarningPrinter warn("export");
+  StatusOr<exporter::DatasetStats> stats = exporter::Export(*files, *options, warn.Sink());
+  warn.Finish();
+  if (!stats.ok()) {
+    return Fail("export", stats.status());
+  }
+  std::fprintf(stderr,
+               "export: %lld records read from %zu file%s (%lld malformed, %lld torn lines skipped)\n",
+               static_cast<long long>(stats->scan.records), files->size(), files->size() == 1 ? "" : "s",
+               static_cast<long long>(stats->scan.malformed), static_cast<long long>(stats->scan.torn));
+  if (stats->scan.duplicates)
+    std::fprintf(stderr, "export: %lld duplicate records dropped (an id read more than once; the last finished kept)\n",
+                 static_cast<long long>(stats->scan.duplicates));
+  std::fprintf(stderr, "export: %lld %s records written to %s (%s)\n",
+               static_cast<long long>(stats->exported), a.format.c_str(), a.out.c_str(),
+               Counts(stats->splits).c_str());
+  if (!stats->left_out.empty())
+    std::fprintf(stderr, "export: left out: %s\n", Counts(stats->left_out).c_str());
+  if (stats->exported == 0 && stats->left_out.count("incorrect") && !a.include_incorrect)
     std::fprintf(stderr,
-                 "export: %lld records read from %zu file%s (%lld malformed, %lld torn lines skipped)\n",
-                 static_cast<long long>(stats->scan.records), files->size(), files->size() == 1 ? "" : "s",
-                 static_cast<long long>(stats->scan.malformed), static_cast<long long>(stats->scan.torn));
-    if (stats->scan.duplicates)
-      std::fprintf(stderr, "export: %lld duplicate records dropped (an id read more than once; the last finished kept)\n",
-                   static_cast<long long>(stats->scan.duplicates));
-    std::fprintf(stderr, "export: %lld %s records written to %s (%s)\n",
-                 static_cast<long long>(stats->exported), a->format.c_str(), a->out.c_str(),
-                 Counts(stats->splits).c_str());
-    if (!stats->left_out.empty())
-      std::fprintf(stderr, "export: left out: %s\n", Counts(stats->left_out).c_str());
-    if (stats->exported == 0 && stats->left_out.count("incorrect") && !a->include_incorrect)
-      std::fprintf(stderr,
-                   "export: nothing correct to export (compile-only runs judge nothing correct); "
-                   "--include-incorrect exports those records too\n");
-    if (stats->exported == 0) return kExitFailed;
-    if (!a->push_to_hub.empty()) {
-      finetune::HubPush push{a->python.empty() ? common::FindPython() : a->python, Script("hub_push.py"),
-                             a->push_to_hub, "dataset", a->out};
-      StatusOr<nlohmann::json> pushed = finetune::PushToHub(push);
-      if (!pushed.ok()) {
-        std::fprintf(stderr, "kforge export: %s (the export in %s is complete)\n",
-                     pushed.status().message().c_str(), a->out.c_str());
-        return kExitUsage;
-      }
-      std::fprintf(stderr, "export: pushed %d files to %s (commit %s)\n", pushed->value("files", 0),
-                   pushed->value("url", std::string("?")).c_str(),
-                   pushed->value("commit", std::string("?")).c_str());
+                 "export: nothing correct to export (compile-only runs judge nothing correct); "
+                 "--include-incorrect exports those records too\n");
+  if (stats->exported == 0) return kExitFailed;
+  if (!a.push_to_hub.empty()) {
+    finetune::HubPush push{a.python.empty() ? common::FindPython() : a.python, Script("hub_push.py"),
+                           a.push_to_hub, "dataset", a.out};
+    StatusOr<nlohmann::json> pushed = finetune::PushToHub(push);
+    if (!pushed.ok()) {
+      return Fail("export", pushed.status().message() + " (the export in " + a.out + " is complete)");
     }
-    return kExitOk;
-  };
+    std::fprintf(stderr, "export: pushed %d files to %s (commit %s)\n", pushed->value("files", 0),
+                 pushed->value("url", std::string("?")).c_str(),
+                 pushed->value("commit", std::string("?")).c_str());
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+Runner AttachExport(CLI::App& sub) {
+  auto a = std::make_shared<ExportArgs>();
+  AddOutputFlags(sub, a.get());
+  AddFilterFlags(sub, a.get());
+  return [a] { return RunExportCommand(*a); };
 }
 
 }  // namespace kforge::cli

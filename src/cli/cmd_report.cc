@@ -148,15 +148,13 @@ Runner AttachReport(CLI::App& sub) {
       usage = Status::InvalidArgument("--html " + a->html + ": a folder, not a file");
     if (usage.ok() && !a->html.empty()) usage = CheckHtmlApart(*a);
     if (!usage.ok()) {
-      std::fprintf(stderr, "kforge report: %s\n", usage.message().c_str());
-      return kExitUsage;
+      return Fail("report", usage);
     }
     WarningPrinter warn("report");
     StatusOr<exporter::Report> report = BuildReport(*a, warn);
     warn.Finish();
     if (!report.ok()) {
-      std::fprintf(stderr, "kforge report: %s\n", report.status().message().c_str());
-      return kExitUsage;
+      return Fail("report", report.status());
     }
     std::vector<const exporter::RunReport*> read;
     for (const exporter::RunReport& run : report->runs) read.push_back(&run);
@@ -171,8 +169,7 @@ Runner AttachReport(CLI::App& sub) {
         sections.push_back({skill::EvalHtmlSection(eval, 2), skill::kEvalHtmlStyle});
       if (Status written = common::WriteFileAtomic(a->html, exporter::RenderHtml(*report, sections));
           !written.ok()) {
-        std::fprintf(stderr, "kforge report: --html %s\n", written.message().c_str());
-        return kExitUsage;
+        return Fail("report", "--html " + written.message());
       }
     }
     if (a->json) {

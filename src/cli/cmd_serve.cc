@@ -39,100 +39,99 @@ StatusOr<std::string> ReadToken(const std::filesystem::path& path) {
   return token;
 }
 
-}  // namespace
+/// serve's flags.
+struct ServeFlags {
+  verify::VerifyOptions options;
+  verify::ServeOptions serve;
+  GpuRunFlags gpu;
+  std::filesystem::path token_file;
+  generate::CompletionJudgeOptions rl;
+  int max_batch = 512;
+  int max_completion_kib = 256;
+  int max_in_flight = 4096;
+};
 
-Runner AttachServe(CLI::App& sub) {
-  struct Args {
-    verify::VerifyOptions options;
-    verify::ServeOptions serve;
-    GpuRunFlags gpu;
-    std::filesystem::path token_file;
-    generate::CompletionJudgeOptions rl;
-    int max_batch = 512;
-    int max_completion_kib = 256;
-    int max_in_flight = 4096;
-  };
-  auto args = std::make_shared<Args>();
-  sub.add_option("--socket", args->serve.socket, "Unix socket to listen on (created owner-only)");
+/// Where it listens and for how long: --socket ... --max-clients.
+void AddListenFlags(CLI::App& sub, ServeFlags& f) {
+  sub.add_option("--socket", f.serve.socket, "Unix socket to listen on (created owner-only)");
   sub.add_option(
-      "--listen", args->serve.listen,
+      "--listen", f.serve.listen,
       "Also listen on TCP HOST:PORT, or PORT on loopback (port 0 picks a free one); needs --token-file");
   sub.add_option(
-      "--address-file", args->serve.address_file,
+      "--address-file", f.serve.address_file,
       "Write HOST:PORT of the TCP listener here once it listens (removed on exit; kforge slurm serve)");
-  sub.add_option("--token-file", args->token_file,
+  sub.add_option("--token-file", f.token_file,
                  "File holding the bearer token every TCP client must send (owner-only, 16+ characters)");
-  sub.add_option("--idle-timeout", args->serve.idle_timeout_s, "Stop after this many seconds with no solution in flight or received, clients connected or not (0: never)")
+  sub.add_option("--idle-timeout", f.serve.idle_timeout_s, "Stop after this many seconds with no solution in flight or received, clients connected or not (0: never)")
       ->default_val(900)
       ->check(FiniteRange(0, 30 * 86400), "[0, 2592000]");
-  sub.add_option("--max-clients", args->serve.max_clients,
+  sub.add_option("--max-clients", f.serve.max_clients,
                  "Connections open at once; a client beyond them is refused with a line that says so")
       ->default_val(32)
       ->check(CLI::Range(1, 4096));
-  sub.add_option("--prompts", args->rl.prompts_dir,
-                 "Prompt templates folder (the prompts and feedback of kforge.rl/1)")
+}
+
+/// The completion judge of kforge.rl/1 and how candidates are judged: --prompts ... the GPU flags.
+void AddJudgingFlags(CLI::App& sub, ServeFlags& f) {
+  sub.add_option("--prompts", f.rl.prompts_dir, "Prompt templates folder (the prompts and feedback of kforge.rl/1)")
       ->default_val(DefaultPromptsDir());
-  sub.add_option("--max-batch", args->max_batch, "Completions in one kforge.rl/1 request at most")
+  sub.add_option("--max-batch", f.max_batch, "Completions in one kforge.rl/1 request at most")
       ->default_val(512)
       ->check(CLI::Range(1, 65536));
-  sub.add_option("--max-completion-kib", args->max_completion_kib, "KiB of one completion at most")
+  sub.add_option("--max-completion-kib", f.max_completion_kib, "KiB of one completion at most")
       ->default_val(256)
       ->check(CLI::Range(1, 16384));
-  sub.add_option("--max-in-flight", args->max_in_flight,
+  sub.add_option("--max-in-flight", f.max_in_flight,
                  "Completions judged at once over every client; a batch beyond it is answered busy")
       ->default_val(4096)
       ->check(CLI::Range(1, 1 << 20));
-  sub.add_option("--target-speedup", args->rl.target_speedup,
+  sub.add_option("--target-speedup", f.rl.target_speedup,
                  "A correct completion this much faster than the reference ends an episode (done)")
       ->default_val(1.0)
       ->check(FiniteRange(0, 1000), "[0, 1000]");
-  AddJudgeOptions(sub, args->options);
-  AddGpuRunFlags(sub, args->gpu, args->options.arch);
-  args->gpu.seed_option->group("");  // refused below, so not in --help
-  return [args]() {
-    verify::VerifyOptions& options = args->options;
-    Status usage = ApplyGpuRunFlags(args->gpu, options);
-    if (usage.ok()) usage = CheckTasksRoot(options.tasks_root);
-    if (usage.ok() && args->gpu.seed_option->count() > 0)
-      usage = Status::InvalidArgument("--seed: each client brings its own (kforge verify --server --seed N)");
-    if (usage.ok() && args->serve.socket.empty() && args->serve.listen.empty())
-      usage = Status::InvalidArgument("give --socket PATH, --listen HOST:PORT or both");
-    if (usage.ok() && !args->serve.listen.empty() && args->token_file.empty())
-      usage = Status::InvalidArgument("--listen needs --token-file: every TCP client must bring the token");
-    if (usage.ok() && !args->token_file.empty()) {
-      StatusOr<std::string> token = ReadToken(args->token_file);
-      if (token.ok())
-        args->serve.token = std::move(*token);
-      else
-        usage = token.status();
-    }
-    std::unique_ptr<generate::CompletionJudge> completions;
-    if (usage.ok()) {
-      generate::CompletionJudgeOptions& rl = args->rl;
-      rl.tasks_root = options.tasks_root;
-      rl.judge.verify = options;
-      rl.max_batch = static_cast<size_t>(args->max_batch);
-      rl.max_completion_bytes = static_cast<size_t>(args->max_completion_kib) << 10;
-      rl.max_in_flight = static_cast<size_t>(args->max_in_flight);
-      auto made = generate::CompletionJudge::Create(rl);
-      if (made.ok())
-        completions = std::move(*made);
-      else
-        usage = made.status();
-    }
-    if (!usage.ok()) {
-      std::fprintf(stderr, "kforge serve: %s\n", usage.message().c_str());
-      return kExitUsage;
-    }
-    args->serve.extra = completions.get();
-    args->serve.say = [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };
-    verify::VerifyService service(options);
-    if (Status served = verify::ServeJudge(service, args->serve); !served.ok()) {
-      std::fprintf(stderr, "kforge serve: %s\n", served.message().c_str());
-      return kExitUsage;
-    }
-    return kExitOk;
-  };
+  AddJudgeOptions(sub, f.options);
+  AddGpuRunFlags(sub, f.gpu, f.options.arch);
+  f.gpu.seed_option->group("");  // refused below, so not in --help
+}
+
+/// Applies the flags to the options and reads the token; InvalidArgument naming the flag. The checks
+/// across the server's options are verify's (CheckServeOptions).
+Status ApplyFlags(ServeFlags& f) {
+  KFORGE_RETURN_IF_ERROR(ApplyGpuRunFlags(f.gpu, f.options));
+  KFORGE_RETURN_IF_ERROR(CheckTasksRoot(f.options.tasks_root));
+  if (f.gpu.seed_option->count() > 0)
+    return Status::InvalidArgument("--seed: each client brings its own (kforge verify --server --seed N)");
+  if (!f.token_file.empty()) {
+    KFORGE_ASSIGN_OR_RETURN(f.serve.token, ReadToken(f.token_file));
+  }
+  KFORGE_RETURN_IF_ERROR(verify::CheckServeOptions(f.serve));
+  generate::CompletionJudgeOptions& rl = f.rl;
+  rl.tasks_root = f.options.tasks_root;
+  rl.bench.verify = f.options;
+  rl.max_batch = static_cast<size_t>(f.max_batch);
+  rl.max_completion_bytes = static_cast<size_t>(f.max_completion_kib) << 10;
+  rl.max_in_flight = static_cast<size_t>(f.max_in_flight);
+  return Status::Ok();
+}
+
+int RunServeCommand(ServeFlags& f) {
+  if (Status usage = ApplyFlags(f); !usage.ok()) return Fail("serve", usage);
+  auto completions = generate::CompletionJudge::Create(f.rl);
+  if (!completions.ok()) return Fail("serve", completions.status());
+  f.serve.extra = completions->get();
+  f.serve.say = [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };
+  verify::VerifyService service(f.options);
+  if (Status served = verify::RunJudgeServer(service, f.serve); !served.ok()) return Fail("serve", served);
+  return kExitOk;
+}
+
+}  // namespace
+
+Runner AttachServe(CLI::App& sub) {
+  auto flags = std::make_shared<ServeFlags>();
+  AddListenFlags(sub, *flags);
+  AddJudgingFlags(sub, *flags);
+  return [flags] { return RunServeCommand(*flags); };
 }
 
 }  // namespace kforge::cli

@@ -85,7 +85,7 @@ void AddEvalOptions(CLI::App& eval, EvalArgs& args) {
   eval.add_option("--concurrency", run.concurrency, "Episodes in flight")
       ->default_val(16)
       ->check(CLI::Range(1, 4096));
-  eval.add_option("--trials", run.judge.verify.trials, "Verification trials per candidate")
+  eval.add_option("--trials", run.bench.verify.trials, "Verification trials per candidate")
       ->default_val(3)
       ->check(CLI::Range(1, 1000));
   eval.add_option("--bench-time", args.bench_time, "Most seconds of timing per correct candidate")
@@ -102,13 +102,13 @@ void AddEvalOptions(CLI::App& eval, EvalArgs& args) {
   eval.add_option("--bootstrap-seed", o.bootstrap_seed, "Seed of the bootstrap")->default_val(0);
   eval.add_flag("--json", args.json, "Print eval.json instead of the table");
   eval.add_option("--html", args.html, "Also write the results as one HTML page to FILE");
-  AddGpuRunFlags(eval, args.gpu, run.judge.verify.arch);
+  AddGpuRunFlags(eval, args.gpu, run.bench.verify.arch);
 }
 
 int Eval(EvalArgs& args) {
   skill::EvalOptions& o = args.options;
   generate::GenerateOptions& run = o.run;
-  Status usage = ApplyGpuRunFlags(args.gpu, run.judge.verify);
+  Status usage = ApplyGpuRunFlags(args.gpu, run.bench.verify);
   if (usage.ok()) usage = ParseTeacher(args.teacher, run.teacher);
   if (usage.ok()) usage = CheckTasksRoot(run.tasks_root);
   if (usage.ok()) {
@@ -125,22 +125,19 @@ int Eval(EvalArgs& args) {
       usage = prices.status().WithContext("--prices");
   }
   if (!usage.ok()) {
-    std::fprintf(stderr, "kforge skill eval: %s\n", usage.message().c_str());
-    return kExitUsage;
+    return Fail("skill eval", usage);
   }
   if (args.temperature_option->count() > 0) run.temperature = args.temperature;
-  run.seed = run.judge.verify.seed.value_or(0);
-  run.judge.measure.min_samples = 5;
-  run.judge.measure.max_seconds = args.bench_time;
+  run.seed = run.bench.verify.seed.value_or(0);
+  run.bench.measure.min_samples = 5;
+  run.bench.measure.max_seconds = args.bench_time;
   auto eval = skill::RunSkillEval(o);
   if (!eval.ok()) {
-    std::fprintf(stderr, "kforge skill eval: %s\n", eval.status().message().c_str());
-    return kExitUsage;
+    return Fail("skill eval", eval.status());
   }
   if (!args.html.empty()) {
     if (Status written = common::WriteFileAtomic(args.html, skill::EvalHtml(*eval)); !written.ok()) {
-      std::fprintf(stderr, "kforge skill eval: --html: %s\n", written.message().c_str());
-      return kExitUsage;
+      return Fail("skill eval", "--html: " + written.message());
     }
   }
   if (args.json)
@@ -180,20 +177,17 @@ int Distill(DistillArgs& args) {
   for (const std::string& run : args.runs) o.run_dirs.push_back(run);
   std::optional<llm::ProviderSpec> teacher;
   if (Status usage = ParseTeacher(args.teacher, teacher); !usage.ok()) {
-    std::fprintf(stderr, "kforge skill distill: %s\n", usage.message().c_str());
-    return kExitUsage;
+    return Fail("skill distill", usage);
   }
   o.teacher = *teacher;
   auto prices = llm::PriceTable::Load(args.prices);
   if (!prices.ok()) {
-    std::fprintf(stderr, "kforge skill distill: --prices: %s\n", prices.status().message().c_str());
-    return kExitUsage;
+    return Fail("skill distill", "--prices: " + prices.status().message());
   }
   o.client.prices = std::move(*prices);
   auto summary = skill::RunDistill(o);
   if (!summary.ok()) {
-    std::fprintf(stderr, "kforge skill distill: %s\n", summary.status().message().c_str());
-    return kExitUsage;
+    return Fail("skill distill", summary.status());
   }
   std::string families;
   for (const std::string& f : summary->families) families += (families.empty() ? "" : ", ") + f;

@@ -219,8 +219,7 @@ int Submit(const SlurmArgs& a) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) {
-    std::fprintf(stderr, "kforge slurm: --out %s: %s\n", a.out.c_str(), ec.message().c_str());
-    return kExitUsage;
+    return Fail("slurm", "--out " + a.out.string() + ": " + ec.message());
   }
   const std::string pending = Incomplete(a);
   if (pending.empty()) {
@@ -235,8 +234,7 @@ int Submit(const SlurmArgs& a) {
     std::printf("sbatch --parsable %s\nsbatch --parsable --dependency=afterok:<shards job> %s\n",
                 (dir / "shards.sbatch").c_str(), (dir / "merge.sbatch").c_str());
     if (!a.dry_run) {
-      std::fprintf(stderr, "kforge slurm: sbatch is not on PATH: submit the scripts above\n");
-      return kExitUsage;
+      return Fail("slurm", "sbatch is not on PATH: submit the scripts above");
     }
     return kExitOk;
   }
@@ -244,8 +242,7 @@ int Submit(const SlurmArgs& a) {
   auto merge = shards.ok() ? Sbatch({"--dependency=afterok:" + *shards, (dir / "merge.sbatch").string()})
                            : StatusOr<std::string>(shards.status());
   if (!merge.ok()) {
-    std::fprintf(stderr, "kforge slurm: %s\n", merge.status().message().c_str());
-    return kExitFailed;
+    return Fail("slurm", merge.status(), kExitFailed);
   }
   std::printf("%s %s\n", shards->c_str(), merge->c_str());
   std::fprintf(stderr, "slurm: submitted job %s (shards %s of %d) and merge job %s after it\n", shards->c_str(),
@@ -347,8 +344,7 @@ int SubmitServe(const SlurmServeArgs& a) {
   fs::create_directories(dir, ec);
   fs::create_directories(a.out / "servers", ec);
   if (ec) {
-    std::fprintf(stderr, "kforge slurm serve: --out %s: %s\n", a.out.c_str(), ec.message().c_str());
-    return kExitUsage;
+    return Fail("slurm serve", "--out " + a.out.string() + ": " + ec.message());
   }
   std::ofstream(dir / "serve.sbatch") << ServeJobScript(a);
   std::ofstream(dir / "serve-node.sh") << ServeNodeScript(a);
@@ -357,15 +353,13 @@ int SubmitServe(const SlurmServeArgs& a) {
     std::printf("%s\n%s\nsbatch --parsable %s\n", ServeJobScript(a).c_str(), ServeNodeScript(a).c_str(),
                 (dir / "serve.sbatch").c_str());
     if (!a.dry_run) {
-      std::fprintf(stderr, "kforge slurm serve: sbatch is not on PATH: submit the script above\n");
-      return kExitUsage;
+      return Fail("slurm serve", "sbatch is not on PATH: submit the script above");
     }
     return kExitOk;
   }
   auto job = Sbatch({(dir / "serve.sbatch").string()});
   if (!job.ok()) {
-    std::fprintf(stderr, "kforge slurm serve: %s\n", job.status().message().c_str());
-    return kExitFailed;
+    return Fail("slurm serve", job.status(), kExitFailed);
   }
   std::printf("%s\n", job->c_str());
   std::fprintf(stderr, "slurm: submitted job %s: %d judge servers; their addresses appear in %s/servers/\n",
@@ -417,8 +411,7 @@ Runner AttachSlurm(CLI::App& sub) {
       serve->out = fs::absolute(serve->out).lexically_normal();
       serve->token_file = fs::absolute(serve->token_file).lexically_normal();
       if (Status usage = CheckServeArgs(*serve); !usage.ok()) {
-        std::fprintf(stderr, "kforge slurm serve: %s\n", usage.message().c_str());
-        return kExitUsage;
+        return Fail("slurm serve", usage);
       }
       return SubmitServe(*serve);
     }
@@ -426,8 +419,7 @@ Runner AttachSlurm(CLI::App& sub) {
       if (!app->parsed()) continue;
       a->out = fs::absolute(a->out).lexically_normal();
       if (Status usage = CheckArgs(*a); !usage.ok()) {
-        std::fprintf(stderr, "kforge slurm %s: %s\n", a->command->name, usage.message().c_str());
-        return kExitUsage;
+        return Fail(std::string("slurm ") + a->command->name, usage);
       }
       return Submit(*a);
     }

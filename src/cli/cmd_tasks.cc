@@ -99,8 +99,7 @@ json TensorJson(const std::vector<common::TensorSpec>& specs,
 int List(const TasksOptions& o) {
   auto tasks = common::LoadTaskTree(o.root);
   if (!tasks.ok()) {
-    std::fprintf(stderr, "kforge tasks list: %s\n", tasks.status().message().c_str());
-    return kExitUsage;
+    return Fail("tasks list", tasks.status());
   }
   for (const common::Task& task : *tasks) {
     auto shapes = common::ResolveShapes(task, "default").value();  // validated at load
@@ -158,8 +157,7 @@ std::string ConditioningText(const common::Conditioning& c) {
 int Show(const TasksOptions& o) {
   auto task = common::FindTask(o.root, o.id);
   if (!task.ok()) {
-    std::fprintf(stderr, "kforge tasks show: %s\n", task.status().message().c_str());
-    return kExitUsage;
+    return Fail("tasks show", task.status());
   }
   const common::Task& t = *task;
   std::cout << "id:          " << t.id << "\n";
@@ -300,9 +298,7 @@ int RunExporter(const std::vector<std::string>& args, const fs::path& out,
   fs::path script = ExporterScript();
   std::error_code ec;
   if (!fs::is_regular_file(script, ec)) {
-    std::fprintf(stderr, "kforge tasks: exporter %s not found (set KFORGE_SCRIPTS to the scripts folder)\n",
-                 script.c_str());
-    return kExitUsage;
+    return Fail("tasks", "exporter " + script.string() + " not found (set KFORGE_SCRIPTS to the scripts folder)");
   }
   std::vector<std::string> argv = {common::FindPython(), script.string()};
   if (limits.mem_limit_gb > 0) {  // posix_spawn sets no limits: a shell sets it, then becomes Python
@@ -324,8 +320,7 @@ int RunExporter(const std::vector<std::string>& args, const fs::path& out,
     ~KillOrphans() { common::KillAdoptedOrphans(); }
   } kill_orphans;
   if (!exporter.ok()) {
-    std::fprintf(stderr, "kforge tasks: %s\n", exporter.status().message().c_str());
-    return kExitUsage;
+    return Fail("tasks", exporter.status());
   }
   const pid_t pid = exporter->pid();
   struct RemoveLeftovers {
@@ -338,31 +333,171 @@ int RunExporter(const std::vector<std::string>& args, const fs::path& out,
     std::optional<int> ended = exporter->WaitFor(limits.timeout_s);
     if (!ended) {
       exporter->Kill();
-      std::fprintf(stderr, "kforge tasks: exporter stopped after %.0f s (--timeout)\n", limits.timeout_s);
-      return kExitFailed;
+      char seconds[32];
+      std::snprintf(seconds, sizeof seconds, "%.0f", limits.timeout_s);
+      return Fail("tasks", std::string("exporter stopped after ") + seconds + " s (--timeout)", kExitFailed);
     }
     status = *ended;
   } else {
     status = exporter->Wait();
   }
   if (status == -1) {
-    std::fprintf(stderr, "kforge tasks: lost the exporter process\n");
-    return kExitUsage;
+    return Fail("tasks", "lost the exporter process");
   }
   if (WIFEXITED(status)) {
     int code = WEXITSTATUS(status);
     if (code == 0 && RemoveExporterLeftovers(out, pid) > 0) {
-      std::fprintf(stderr,
-                   "kforge tasks: the exporter ended before it finished (did the reference program end "
-                   "the process?); its work folder is removed\n");
-      return kExitFailed;
+      return Fail("tasks",
+                  "the exporter ended before it finished (did the reference program end the process?); its "
+                  "work folder is removed",
+                  kExitFailed);
     }
     if (code == 0) return kExitOk;
-    std::fprintf(stderr, "kforge tasks: exporter exited with status %d\n", code);
-    return code == kExitUsage ? kExitUsage : kExitFailed;
+    return Fail("tasks", "exporter exited with status " + std::to_string(code),
+                code == kExitUsage ? kExitUsage : kExitFailed);
   }
-  std::fprintf(stderr, "kforge tasks: exporter killed by signal %d\n", WTERMSIG(status));
-  return kExitFailed;
+  return Fail("tasks", "exporter killed by signal " + std::to_string(WTERMSIG(status)), kExitFailed);
+}
+
+/// --device cuda where no GPU is visible: one line, not one FAIL per task.
+Status CheckExportDevice(const std::string& device) {
+  if (device == "cuda" && cuda::DeviceCount() == 0)
+    return Status::InvalidArgument(
+        "--device cuda needs a GPU and none is visible here; use --device cpu, or run it on a GPU machine");
+  return Status::Ok();
+}
+
+/// The subcommands of `kforge tasks`, for the runner to see which one was given.
+struct TasksCommands {
+  CLI::App *list, *show, *kernelbench, *module, *build, *check, *audit;
+  std::shared_ptr<TasksCheckOptions> check_options = std::make_shared<TasksCheckOptions>();
+  std::shared_ptr<TasksAuditOptions> audit_options = std::make_shared<TasksAuditOptions>();
+};
+
+void AddListAndShow(CLI::App& sub, TasksOptions& o, TasksCommands& c) {
+  c.list = sub.add_subcommand("list", "One line per task: id, level, tags, shapes, cost");
+  c.list->add_option("root", o.root, "Task root (default: $KFORGE_TASKS or tasks)");
+  c.list->add_flag("--json", o.json, "Print one JSON object per line");
+  c.show = sub.add_subcommand("show", "A task's fields and its shapes per variant");
+  c.show->add_option("root", o.root, "Task root")->required();
+  c.show->add_option("id", o.id, "Task id, e.g. kernelbench/level1/19_ReLU")->required();
+}
+
+void AddImport(CLI::App& sub, TasksOptions& o, TasksCommands& c) {
+  CLI::App* import = sub.add_subcommand("import", "Create task folders with the Python exporter");
+  import->require_subcommand(1);
+  CLI::App* kb = c.kernelbench = import->add_subcommand("kernelbench", "Import a KernelBench checkout");
+  kb->add_option("dir", o.source, "KernelBench folder (holding level1/, level2/, ...)")->required();
+  kb->add_option("--out", o.out, "Task root to write (default: $KFORGE_TASKS or tasks)");
+  kb->add_option("--levels", o.levels, "Comma-separated levels, e.g. 1,2");
+  kb->add_option("--device", o.device, "Export packages for cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}));
+  kb->add_option("--jobs", o.jobs, "Parallel exports")->check(CLI::Range(1, 256));
+  kb->add_option("--mem-limit-gb", o.mem_limit_gb,
+                 "Memory limit per export process (default 12; a problem refused for memory is retried "
+                 "alone with 4x)")
+      ->check(CLI::Range(0.5, 4096.0));
+  CLI::App* mod = c.module = import->add_subcommand("module", "Import one PyTorch module file (KernelBench style)");
+  mod->add_option("file", o.source, "Python file with Model, get_inputs, get_init_inputs")->required();
+  mod->add_option("--out", o.out, "Task root to write");
+  mod->add_option("--id", o.id, "Task id SUITE/NAME")->required();
+  mod->add_option("--device", o.device, "Export packages for cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}));
+  mod->add_option("--timeout", o.module_timeout_s, "Seconds the import may take (the module runs)")
+      ->default_val(600)
+      ->check(CLI::Range(1.0, 86400.0));
+  mod->add_option("--mem-limit-gb", o.module_mem_limit_gb, "Memory limit of the import (RLIMIT_DATA)")
+      ->default_val(12)
+      ->check(CLI::Range(0.5, 4096.0));
+  mod->add_flag("--force", o.force, "Replace the task of that id when --out holds one");
+}
+
+void AddBuild(CLI::App& sub, TasksOptions& o, TasksCommands& c) {
+  c.build = sub.add_subcommand("build", "Export packages, params and golden files for every task under ROOT");
+  c.build->add_option("root", o.root, "Task root holding hand-written tasks (default: $KFORGE_TASKS or tasks)");
+  c.build->add_option("--out", o.build_out, "Write the built tasks to OUT/<id>/ instead of updating them in place");
+  c.build->add_option("--device", o.device, "Export packages for cpu, or for cuda (and cpu)")
+      ->check(CLI::IsMember({"cpu", "cuda"}));
+}
+
+void AddCheckAndAudit(CLI::App& sub, TasksCommands& c) {
+  TasksCheckOptions& check_options = *c.check_options;
+  c.check = sub.add_subcommand(
+      "check", "Run every task's reference through the GPU harness: memory, self-agreement, golden file");
+  CLI::App* check = c.check;
+  check->add_option("root", check_options.root, "Task root")->required();
+  check->add_option("--filter", check_options.filter, "Only task ids matching this glob")->check(NonEmptyFilter, "GLOB");
+  check->add_option("--shard", check_options.shard,
+                    "Check shard i of n (i/n, 0-based): the tasks whose position in the sorted list is i modulo n");
+  check->add_option("--device", check_options.device, "cuda or cuda:N")->default_val("cuda");
+  check->add_option("--seed", check_options.seed, "Input seed")->default_val(1);
+  check->add_option("--timeout", check_options.timeout_s, "Seconds per task")->check(CLI::Range(1, 86400));
+  check->add_flag("--json", check_options.json, "One JSON record per task");
+  AddCiFlags(*check, check_options.ci);
+
+  TasksAuditOptions& audit_options = *c.audit_options;
+  c.audit = sub.add_subcommand(
+      "audit", "Judge no-work candidates (zeros, copies of inputs, half outputs, ...) against every task on a GPU");
+  CLI::App* audit = c.audit;
+  audit->add_option("root", audit_options.root, "Task root")->required();
+  audit->add_option("--filter", audit_options.filter, "Only task ids matching this glob")->check(NonEmptyFilter, "GLOB");
+  audit->add_option("--device", audit_options.device, "cuda or cuda:N")->default_val("cuda");
+  audit->add_option("--seed", audit_options.seed, "Input seed")->default_val(1);
+  audit->add_option("--trials", audit_options.trials, "Trials on the default variant, as verify's")
+      ->check(CLI::Range(1, 1000));
+  audit->add_option("--timeout", audit_options.timeout_s, "Seconds per task")->check(CLI::Range(1, 86400));
+  audit->add_flag("--json", audit_options.json, "One JSON record per task");
+}
+
+/// `tasks import kernelbench` / `tasks import module`: the exporter's arguments, then its run.
+int ImportTasks(const TasksOptions& o, bool kernelbench) {
+  if (Status checked = CheckImport(o, kernelbench); !checked.ok()) return Fail("tasks import", checked);
+  std::vector<std::string> args;
+  if (kernelbench) {
+    args = {"bulk-kernelbench", o.source, "--out", o.out, "--device", ExporterDevices(o.device),
+            "--jobs", std::to_string(o.jobs)};
+    if (!o.levels.empty()) args.insert(args.end(), {"--levels", o.levels});
+    if (o.mem_limit_gb > 0) {
+      char limit[32];
+      std::snprintf(limit, sizeof limit, "%g", o.mem_limit_gb);
+      args.insert(args.end(), {"--mem-limit-gb", limit});
+    }
+  } else {
+    args = {"module", o.source, "--out", o.out, "--id", o.id, "--device", ExporterDevices(o.device)};
+  }
+  if (Status gpu = CheckExportDevice(o.device); !gpu.ok()) return Fail("tasks import", gpu);
+  if (kernelbench) return RunExporter(args, o.out);
+  const fs::path task_json = fs::path(o.out) / o.id / "task.json";
+  const auto started = fs::file_time_type::clock::now();
+  const int code = RunExporter(args, o.out, {o.module_timeout_s, o.module_mem_limit_gb});
+  std::error_code ec;
+  if (code == kExitOk && !(fs::last_write_time(task_json, ec) >= started - std::chrono::seconds(2) && !ec))
+    return Fail("tasks import", "the exporter wrote no " + task_json.string() + " (did the module end the process?)",
+                kExitFailed);
+  return code;
+}
+
+/// `tasks build`: every task folder under the root through the exporter.
+int BuildTasks(const TasksOptions& o) {
+  std::error_code ec;
+  if (!o.build_out.empty() && fs::exists(o.build_out, ec) && !fs::is_directory(o.build_out, ec))
+    return Fail("tasks build", "--out " + o.build_out + ": not a folder");
+  auto dirs = TaskDirs(o.root);
+  if (!dirs.ok()) return Fail("tasks build", dirs.status());
+  std::vector<std::string> args = {"task"};
+  args.insert(args.end(), dirs->begin(), dirs->end());
+  args.insert(args.end(), {"--device", ExporterDevices(o.device)});
+  if (!o.build_out.empty()) args.insert(args.end(), {"--out", o.build_out});
+  if (Status gpu = CheckExportDevice(o.device); !gpu.ok()) return Fail("tasks build", gpu);
+  return RunExporter(args, o.build_out.empty() ? fs::path(o.root) : fs::path(o.build_out));
+}
+
+int RunTasksCommand(const TasksOptions& o, const TasksCommands& c) {
+  if (c.list->parsed()) return List(o);
+  if (c.check->parsed()) return CheckTasks(*c.check_options);
+  if (c.audit->parsed()) return AuditTasks(*c.audit_options);
+  if (c.show->parsed()) return Show(o);
+  if (c.kernelbench->parsed() || c.module->parsed()) return ImportTasks(o, c.kernelbench->parsed());
+  if (c.build->parsed()) return BuildTasks(o);
+  return kExitUsage;
 }
 
 }  // namespace
@@ -372,149 +507,12 @@ Runner AttachTasks(CLI::App& sub) {
   o->root = DefaultRoot();
   o->out = DefaultRoot();
   sub.require_subcommand(1);
-
-  CLI::App* list = sub.add_subcommand("list", "One line per task: id, level, tags, shapes, cost");
-  list->add_option("root", o->root, "Task root (default: $KFORGE_TASKS or tasks)");
-  list->add_flag("--json", o->json, "Print one JSON object per line");
-
-  CLI::App* show = sub.add_subcommand("show", "A task's fields and its shapes per variant");
-  show->add_option("root", o->root, "Task root")->required();
-  show->add_option("id", o->id, "Task id, e.g. kernelbench/level1/19_ReLU")->required();
-
-  CLI::App* import = sub.add_subcommand("import", "Create task folders with the Python exporter");
-  import->require_subcommand(1);
-  CLI::App* kb = import->add_subcommand("kernelbench", "Import a KernelBench checkout");
-  kb->add_option("dir", o->source, "KernelBench folder (holding level1/, level2/, ...)")->required();
-  kb->add_option("--out", o->out, "Task root to write (default: $KFORGE_TASKS or tasks)");
-  kb->add_option("--levels", o->levels, "Comma-separated levels, e.g. 1,2");
-  kb->add_option("--device", o->device, "Export packages for cpu or cuda")
-      ->check(CLI::IsMember({"cpu", "cuda"}));
-  kb->add_option("--jobs", o->jobs, "Parallel exports")->check(CLI::Range(1, 256));
-  kb->add_option("--mem-limit-gb", o->mem_limit_gb,
-                 "Memory limit per export process (default 12; a problem refused for memory is retried "
-                 "alone with 4x)")
-      ->check(CLI::Range(0.5, 4096.0));
-  CLI::App* mod = import->add_subcommand("module", "Import one PyTorch module file (KernelBench style)");
-  mod->add_option("file", o->source, "Python file with Model, get_inputs, get_init_inputs")->required();
-  mod->add_option("--out", o->out, "Task root to write");
-  mod->add_option("--id", o->id, "Task id SUITE/NAME")->required();
-  mod->add_option("--device", o->device, "Export packages for cpu or cuda")
-      ->check(CLI::IsMember({"cpu", "cuda"}));
-  mod->add_option("--timeout", o->module_timeout_s, "Seconds the import may take (the module runs)")
-      ->default_val(600)
-      ->check(CLI::Range(1.0, 86400.0));
-  mod->add_option("--mem-limit-gb", o->module_mem_limit_gb, "Memory limit of the import (RLIMIT_DATA)")
-      ->default_val(12)
-      ->check(CLI::Range(0.5, 4096.0));
-  mod->add_flag("--force", o->force, "Replace the task of that id when --out holds one");
-
-  CLI::App* build =
-      sub.add_subcommand("build", "Export packages, params and golden files for every task under ROOT");
-  build->add_option("root", o->root,
-                    "Task root holding hand-written tasks (default: $KFORGE_TASKS or tasks)");
-  build->add_option("--out", o->build_out,
-                    "Write the built tasks to OUT/<id>/ instead of updating them in place");
-  build->add_option("--device", o->device, "Export packages for cpu, or for cuda (and cpu)")
-      ->check(CLI::IsMember({"cpu", "cuda"}));
-
-  auto check_options = std::make_shared<TasksCheckOptions>();
-  CLI::App* check = sub.add_subcommand(
-      "check", "Run every task's reference through the GPU harness: memory, self-agreement, golden file");
-  check->add_option("root", check_options->root, "Task root")->required();
-  check->add_option("--filter", check_options->filter, "Only task ids matching this glob")
-      ->check(NonEmptyFilter, "GLOB");
-  check->add_option("--shard", check_options->shard,
-                    "Check shard i of n (i/n, 0-based): the tasks whose position in the sorted list is i modulo n");
-  check->add_option("--device", check_options->device, "cuda or cuda:N")->default_val("cuda");
-  check->add_option("--seed", check_options->seed, "Input seed")->default_val(1);
-  check->add_option("--timeout", check_options->timeout_s, "Seconds per task")->check(CLI::Range(1, 86400));
-  check->add_flag("--json", check_options->json, "One JSON record per task");
-  AddCiFlags(*check, check_options->ci);
-
-  auto audit_options = std::make_shared<TasksAuditOptions>();
-  CLI::App* audit = sub.add_subcommand(
-      "audit", "Judge no-work candidates (zeros, copies of inputs, half outputs, ...) against every task on a GPU");
-  audit->add_option("root", audit_options->root, "Task root")->required();
-  audit->add_option("--filter", audit_options->filter, "Only task ids matching this glob")
-      ->check(NonEmptyFilter, "GLOB");
-  audit->add_option("--device", audit_options->device, "cuda or cuda:N")->default_val("cuda");
-  audit->add_option("--seed", audit_options->seed, "Input seed")->default_val(1);
-  audit->add_option("--trials", audit_options->trials, "Trials on the default variant, as verify's")
-      ->check(CLI::Range(1, 1000));
-  audit->add_option("--timeout", audit_options->timeout_s, "Seconds per task")->check(CLI::Range(1, 86400));
-  audit->add_flag("--json", audit_options->json, "One JSON record per task");
-
-  return [o, list, show, kb, mod, build, check, check_options, audit, audit_options]() -> int {
-    if (list->parsed()) return List(*o);
-    if (check->parsed()) return CheckTasks(*check_options);
-    if (audit->parsed()) return AuditTasks(*audit_options);
-    if (show->parsed()) return Show(*o);
-    std::vector<std::string> args;
-    if (kb->parsed() || mod->parsed()) {
-      if (Status checked = CheckImport(*o, kb->parsed()); !checked.ok()) {
-        std::fprintf(stderr, "kforge tasks import: %s\n", checked.message().c_str());
-        return kExitUsage;
-      }
-    }
-    if (kb->parsed()) {
-      args = {"bulk-kernelbench",
-              o->source,
-              "--out",
-              o->out,
-              "--device",
-              ExporterDevices(o->device),
-              "--jobs",
-              std::to_string(o->jobs)};
-      if (!o->levels.empty()) args.insert(args.end(), {"--levels", o->levels});
-      if (o->mem_limit_gb > 0) {
-        char limit[32];
-        std::snprintf(limit, sizeof limit, "%g", o->mem_limit_gb);
-        args.insert(args.end(), {"--mem-limit-gb", limit});
-      }
-    } else if (mod->parsed()) {
-      args = {"module", o->source, "--out", o->out, "--id", o->id, "--device", ExporterDevices(o->device)};
-    } else if (build->parsed()) {
-      std::error_code ec;
-      if (!o->build_out.empty() && fs::exists(o->build_out, ec) && !fs::is_directory(o->build_out, ec)) {
-        std::fprintf(stderr, "kforge tasks build: --out %s: not a folder\n", o->build_out.c_str());
-        return kExitUsage;
-      }
-      auto dirs = TaskDirs(o->root);
-      if (!dirs.ok()) {
-        std::fprintf(stderr, "kforge tasks build: %s\n", dirs.status().message().c_str());
-        return kExitUsage;
-      }
-      args = {"task"};
-      args.insert(args.end(), dirs->begin(), dirs->end());
-      args.insert(args.end(), {"--device", ExporterDevices(o->device)});
-      if (!o->build_out.empty()) args.insert(args.end(), {"--out", o->build_out});
-    } else {
-      return kExitUsage;
-    }
-    if (o->device == "cuda" && cuda::DeviceCount() == 0) {  // one line, not one FAIL per task
-      std::fprintf(stderr,
-                   "kforge tasks %s: --device cuda needs a GPU and none is visible here; use --device cpu, "
-                   "or run it on a GPU machine\n",
-                   build->parsed() ? "build" : "import");
-      return kExitUsage;
-    }
-    if (mod->parsed()) {
-      const fs::path task_json = fs::path(o->out) / o->id / "task.json";
-      const auto started = fs::file_time_type::clock::now();
-      const int code = RunExporter(args, o->out, {o->module_timeout_s, o->module_mem_limit_gb});
-      std::error_code ec;
-      if (code == kExitOk &&
-          !(fs::last_write_time(task_json, ec) >= started - std::chrono::seconds(2) && !ec)) {
-        std::fprintf(stderr,
-                     "kforge tasks import: the exporter wrote no %s (did the module end the process?)\n",
-                     task_json.c_str());
-        return kExitFailed;
-      }
-      return code;
-    }
-    if (kb->parsed()) return RunExporter(args, o->out);
-    return RunExporter(args, o->build_out.empty() ? fs::path(o->root) : fs::path(o->build_out));
-  };
+  auto c = std::make_shared<TasksCommands>();
+  AddListAndShow(sub, *o, *c);
+  AddImport(sub, *o, *c);
+  AddBuild(sub, *o, *c);
+  AddCheckAndAudit(sub, *c);
+  return [o, c] { return RunTasksCommand(*o, *c); };
 }
 
 }  // namespace kforge::cli

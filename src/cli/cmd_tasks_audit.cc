@@ -47,13 +47,11 @@ struct ClassTally {
 int AuditTasks(const TasksAuditOptions& options) {
   auto tasks = common::LoadTaskTree(options.root);
   if (!tasks.ok()) {
-    std::fprintf(stderr, "kforge tasks audit: %s\n", tasks.status().message().c_str());
-    return kExitUsage;
+    return Fail("tasks audit", tasks.status());
   }
   auto started = StartTaskWorker(options.device, options.worker_program);
   if (!started.ok()) {
-    std::fprintf(stderr, "kforge tasks audit: %s\n", started.status().message().c_str());
-    return kExitUsage;
+    return Fail("tasks audit", started.status());
   }
   verify::WorkerClient& worker = **started;
   std::map<std::string, ClassTally> classes;

@@ -232,6 +232,34 @@ StatusOr<int> ParseCudaDevice(const std::string& text) {
   return Status::InvalidArgument("expected cuda or cuda:N, got \"" + text.substr(0, 40) + "\"");
 }
 
+/// A task's check as one JSON record: the worker's reply, with the task, its shown status, its
+/// conditioning and its reference's roofline.
+void PrintTaskRecord(const common::Task& task, Shown shown, const verify::TaskCheckReply& reply,
+                     const std::optional<bench::Roofline>& roofline) {
+  nlohmann::json record = reply.ToJson();
+  record["task"] = task.id;
+  record["ill_conditioned"] = shown == Shown::kIllConditioned;
+  record["shown"] = std::string(kShownNames.Name(shown));
+  if (task.conditioning) record["conditioning"] = ConditioningJson(*task.conditioning);
+  record["reference_roofline"] = roofline ? ReferenceRooflineJson(task, *roofline) : nlohmann::json(nullptr);
+  PrintJsonLine(record);
+}
+
+/// A task's check as one line: status, id, memory, the reference's time and %SOL, and why it failed.
+void PrintTaskLine(const common::Task& task, Shown shown, const verify::TaskCheckReply& reply,
+                   const std::optional<bench::Roofline>& roofline, int64_t peak, int64_t footprint, double ratio) {
+  const std::string status(kShownNames.Name(shown));
+  double ms = 0;
+  for (const verify::TaskCheckVariant& v : reply.variants) ms = std::max(ms, v.reference_ms);
+  std::string message = LineMessage(task, shown, reply);
+  char sol[64] = "";
+  if (roofline) std::snprintf(sol, sizeof sol, "  %%SOL %.1f (floor %.3f ms)", roofline->sol_pct, roofline->sol_ms);
+  std::printf("%-15s %-60s peak %s / footprint %s (%.2fx)  ref %.3f ms%s%s%s\n", status.c_str(), task.id.c_str(),
+              GiB(peak).c_str(), GiB(footprint).c_str(), ratio, ms, sol, shown == Shown::kOk ? "" : "  ",
+              message.substr(0, 400).c_str());
+  std::fflush(stdout);
+}
+
 }  // namespace
 
 StatusOr<std::unique_ptr<verify::WorkerClient>> StartTaskWorker(const std::string& device_text,
@@ -259,24 +287,20 @@ StatusOr<std::unique_ptr<verify::WorkerClient>> StartTaskWorker(const std::strin
 int CheckTasks(const TasksCheckOptions& options) {
   int shard_index = 0, shard_count = 1;
   if (Status usage = ParseShard(options.shard, shard_index, shard_count); !usage.ok()) {
-    std::fprintf(stderr, "kforge tasks check: %s\n", usage.message().c_str());
-    return kExitUsage;
+    return Fail("tasks check", usage);
   }
   auto tasks = common::LoadTaskTree(options.root);
   if (!tasks.ok()) {
-    std::fprintf(stderr, "kforge tasks check: %s\n", tasks.status().message().c_str());
-    return kExitUsage;
+    return Fail("tasks check", tasks.status());
   }
   CiReport ci("kforge tasks check", options.ci, {});
   if (Status usage = ci.CheckUsage(); !usage.ok()) {
-    std::fprintf(stderr, "kforge tasks check: %s\n", usage.message().c_str());
-    return kExitUsage;
+    return Fail("tasks check", usage);
   }
   nlohmann::json peak_json;
   auto started = StartTaskWorker(options.device, options.worker_program, &peak_json);
   if (!started.ok()) {
-    std::fprintf(stderr, "kforge tasks check: %s\n", started.status().message().c_str());
-    return kExitUsage;
+    return Fail("tasks check", started.status());
   }
   std::optional<bench::DevicePeak> device_peak;
   if (auto parsed = bench::DevicePeakFromJson(peak_json); parsed.ok()) device_peak = *parsed;
@@ -295,7 +319,6 @@ int CheckTasks(const TasksCheckOptions& options) {
     auto started_at = std::chrono::steady_clock::now();
     verify::TaskCheckReply reply = TaskCheck(worker, request, std::chrono::seconds(options.timeout_s));
     const Shown shown = ShownStatus(task, reply.status);
-    const std::string status(kShownNames.Name(shown));
     tally.Add(shown);
     int64_t peak = 0, footprint = 0;
     double ratio = WorstRatio(reply, peak, footprint);
@@ -310,26 +333,10 @@ int CheckTasks(const TasksCheckOptions& options) {
                                                   : std::nullopt;
     if (roofline) bands.Add(roofline->sol_pct);
     if (options.json) {
-      nlohmann::json record = reply.ToJson();
-      record["task"] = task.id;
-      record["ill_conditioned"] = shown == Shown::kIllConditioned;
-      record["shown"] = status;
-      if (task.conditioning) record["conditioning"] = ConditioningJson(*task.conditioning);
-      record["reference_roofline"] =
-          roofline ? ReferenceRooflineJson(task, *roofline) : nlohmann::json(nullptr);
-      PrintJsonLine(record);
-      continue;
+      PrintTaskRecord(task, shown, reply, roofline);
+    } else {
+      PrintTaskLine(task, shown, reply, roofline, peak, footprint, ratio);
     }
-    double ms = 0;
-    for (const verify::TaskCheckVariant& v : reply.variants) ms = std::max(ms, v.reference_ms);
-    std::string message = LineMessage(task, shown, reply);
-    char sol[64] = "";
-    if (roofline)
-      std::snprintf(sol, sizeof sol, "  %%SOL %.1f (floor %.3f ms)", roofline->sol_pct, roofline->sol_ms);
-    std::printf("%-15s %-60s peak %s / footprint %s (%.2fx)  ref %.3f ms%s%s%s\n", status.c_str(),
-                task.id.c_str(), GiB(peak).c_str(), GiB(footprint).c_str(), ratio, ms, sol,
-                shown == Shown::kOk ? "" : "  ", message.substr(0, 400).c_str());
-    std::fflush(stdout);
   }
   std::fprintf(
       stderr,
@@ -341,8 +348,7 @@ int CheckTasks(const TasksCheckOptions& options) {
                device_peak ? "" : " (the device's peaks are unknown)");
   ci.AddSuiteProperty("seed", std::to_string(options.seed));
   if (Status written = ci.Finish(); !written.ok()) {
-    std::fprintf(stderr, "kforge tasks check: %s\n", written.message().c_str());
-    return kExitUsage;
+    return Fail("tasks check", written);
   }
   if (tally.harness > 0) return kExitUsage;
   return tally.failed > 0 ? kExitFailed : kExitOk;

@@ -200,6 +200,16 @@ std::string ParseErrorText(CLI::App& app, int argc, char** argv, const CLI::Pars
 
 std::span<const Command> Commands() { return kCommands; }
 
+int Fail(std::string_view command, std::string_view message, int exit_code) {
+  std::fprintf(stderr, "kforge%s%.*s: %.*s\n", command.empty() ? "" : " ", static_cast<int>(command.size()),
+               command.data(), static_cast<int>(message.size()), message.data());
+  return exit_code;
+}
+
+int Fail(std::string_view command, const Status& status, int exit_code) {
+  return Fail(command, status.message(), exit_code);
+}
+
 int Main(int argc, char** argv) {
   CLI::App app{"kforge: verified CUDA kernels from LLMs, and datasets from them", "kforge"};
   app.set_version_flag(
@@ -227,12 +237,10 @@ int Main(int argc, char** argv) {
     // One line: CLI11's own report adds a second one pointing to --help.
     std::string what = ParseErrorText(app, argc, argv, e);
     std::replace(what.begin(), what.end(), '\n', ' ');
-    std::fprintf(stderr, "kforge: %s (see --help)\n", what.c_str());
-    return kExitUsage;
+    return Fail("", what + " (see --help)");
   }
   if (Status logging = SetUpLogging(verbose, log_file); !logging.ok()) {
-    std::fprintf(stderr, "kforge: %s\n", logging.message().c_str());
-    return kExitUsage;
+    return Fail("", logging);
   }
 
   for (size_t i = 0; i < subs.size(); ++i) {
@@ -240,8 +248,7 @@ int Main(int argc, char** argv) {
     try {
       return runners[i]();
     } catch (const std::exception& e) {
-      std::fprintf(stderr, "kforge %s: %s\n", subs[i]->get_name().c_str(), e.what());
-      return kExitUsage;
+      return Fail(subs[i]->get_name(), e.what());
     }
   }
   return kExitUsage;

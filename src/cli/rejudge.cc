@@ -154,16 +154,14 @@ int RejudgeRuns(const std::vector<std::string>& runs, const verify::VerifyOption
       if (common::SameFile(targets[i], *target))
         usage = Status::InvalidArgument(runs[i] + " and " + run + " would both write " + targets[i].string());
     if (!usage.ok()) {
-      std::fprintf(stderr, "kforge verify --rejudge: %s\n", usage.message().c_str());
-      return kExitUsage;
+      return Fail("verify --rejudge", usage);
     }
     targets.push_back(*target);
   }
   int refused = 0, harness = 0;
   for (const std::string& run : runs) {
     if (Status done = RejudgeRun(run, options, refused, harness); !done.ok()) {
-      std::fprintf(stderr, "kforge verify --rejudge: %s\n", done.message().c_str());
-      return kExitUsage;
+      return Fail("verify --rejudge", done);
     }
   }
   if (harness > 0) return kExitUsage;

@@ -285,6 +285,48 @@ json ToJson(const DatasetStats& s) {
           {"files", s.files}};
 }
 
+namespace {
+
+/// The card's "Loading" section: how `datasets` loads the files, and which trainer takes the columns.
+void LoadingSection(std::ostringstream& out, const DatasetStats& s) {
+  out << "\n## Loading\n\n";
+  if (IsJsonLines(s.format)) {
+    const std::vector<Column> columns = RowColumns(s.format);
+    const bool pinned = !columns.empty() && s.file_format == FileFormat::kJsonl;
+    std::string files;
+    for (const auto& [split, n] : s.splits)
+      files += (files.empty() ? "" : ", ") + ("\"" + split + "\": \"" + DataFile(s, split) + "\"");
+    out << "```python\nfrom datasets import " << (pinned ? "Features, Json, List, Value, " : "")
+        << "load_dataset\n\n";
+    if (pinned) out << "features = " << FeaturesPython(columns) << "\n";
+    const char* builder = s.file_format == FileFormat::kParquet ? "parquet" : "json";
+    out << "ds = load_dataset(\"" << builder << "\", data_files={" << files << "}"
+        << (pinned ? ", features=features" : "") << ")\n```\n";
+    if (!columns.empty())
+      out << "\nThe YAML front matter carries the same features (`dataset_info.features`), so the folder, or "
+             "its copy on the Hub, also loads by its name alone: `load_dataset(\"PATH/TO/FOLDER\")`, "
+             "`load_dataset(\"ORG/NAME\")`.\n";
+    if (pinned)
+      out << "\nThe features keep every message (and every tool-call argument object) exactly as written: "
+             "`List(Json())` columns are not widened into one struct whose missing keys read as null.\n";
+    if (s.file_format == FileFormat::kParquet)
+      out << "\nThe Parquet files carry these features in their schema (`List(Json())` for the "
+             "conversation and `tools` columns), so no `features=` is needed.\n";
+    if (*TrainerColumns(s.format) != '\0')
+      out << "\nTRL's `SFTTrainer` takes the `" << TrainerColumns(s.format) << ", with the `tools` column.\n";
+    if (s.format == Format::kPreference)
+      out << "\nTRL's `DPOTrainer` takes the `prompt`/`chosen`/`rejected` columns as they are, with the `tools` "
+             "column.\n";
+  } else {
+    out << "The files follow KernelBench's run layout (`runs/<run "
+           "name>/level_<L>_problem_<P>_sample_<S>_kernel.py`): "
+           "KernelBench's evaluation scripts read this folder as a run. `scripts/kb-judge.sh` in kforge runs "
+           "KernelBench's judge on each file against its problem and writes both verdicts side by side.\n";
+  }
+}
+
+}  // namespace
+
 std::string DatasetCard(const DatasetStats& s) {
   std::ostringstream out;
   bool lines = IsJsonLines(s.format);
@@ -350,40 +392,7 @@ std::string DatasetCard(const DatasetStats& s) {
            "reference under torch.compile, timed the same way, when the run measured it: generate "
            "--torch-compile)\n";
 
-  out << "\n## Loading\n\n";
-  if (lines) {
-    const std::vector<Column> columns = RowColumns(s.format);
-    const bool pinned = !columns.empty() && s.file_format == FileFormat::kJsonl;
-    std::string files;
-    for (const auto& [split, n] : s.splits)
-      files += (files.empty() ? "" : ", ") + ("\"" + split + "\": \"" + DataFile(s, split) + "\"");
-    out << "```python\nfrom datasets import " << (pinned ? "Features, Json, List, Value, " : "")
-        << "load_dataset\n\n";
-    if (pinned) out << "features = " << FeaturesPython(columns) << "\n";
-    const char* builder = s.file_format == FileFormat::kParquet ? "parquet" : "json";
-    out << "ds = load_dataset(\"" << builder << "\", data_files={" << files << "}"
-        << (pinned ? ", features=features" : "") << ")\n```\n";
-    if (!columns.empty())
-      out << "\nThe YAML front matter carries the same features (`dataset_info.features`), so the folder, or "
-             "its copy on the Hub, also loads by its name alone: `load_dataset(\"PATH/TO/FOLDER\")`, "
-             "`load_dataset(\"ORG/NAME\")`.\n";
-    if (pinned)
-      out << "\nThe features keep every message (and every tool-call argument object) exactly as written: "
-             "`List(Json())` columns are not widened into one struct whose missing keys read as null.\n";
-    if (s.file_format == FileFormat::kParquet)
-      out << "\nThe Parquet files carry these features in their schema (`List(Json())` for the "
-             "conversation and `tools` columns), so no `features=` is needed.\n";
-    if (*TrainerColumns(s.format) != '\0')
-      out << "\nTRL's `SFTTrainer` takes the `" << TrainerColumns(s.format) << ", with the `tools` column.\n";
-    if (s.format == Format::kPreference)
-      out << "\nTRL's `DPOTrainer` takes the `prompt`/`chosen`/`rejected` columns as they are, with the `tools` "
-             "column.\n";
-  } else {
-    out << "The files follow KernelBench's run layout (`runs/<run "
-           "name>/level_<L>_problem_<P>_sample_<S>_kernel.py`): "
-           "KernelBench's evaluation scripts read this folder as a run. `scripts/kb-judge.sh` in kforge runs "
-           "KernelBench's judge on each file against its problem and writes both verdicts side by side.\n";
-  }
+  LoadingSection(out, s);
   return out.str();
 }
 

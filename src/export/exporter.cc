@@ -244,6 +244,7 @@ Status CheckInputsApart(const std::vector<fs::path>& inputs, const fs::path& out
 
 StatusOr<DatasetStats> Export(const std::vector<fs::path>& files, const ExportOptions& options,
                               const WarningSink& warn) {
+  KFORGE_RETURN_IF_ERROR(CheckExportOptions(options));
   KFORGE_RETURN_IF_ERROR(CheckInputsApart(files, options.out));
   DatasetStats stats;
   stats.format = options.format;

@@ -43,7 +43,40 @@ std::map<int, int> AttemptsPerTurn(const dataset::Trajectory& t) {
 
 json Speedup(const dataset::Attempt& a) { return a.correct && a.speedup ? json(*a.speedup) : json(nullptr); }
 
+/// What DatasetStats counts of a chosen side's record: its task, teacher and tools, one correct attempt.
+dataset::Trajectory CountedStub(const dataset::Trajectory& t) {
+  dataset::Trajectory stub;
+  stub.run_id = t.run_id;
+  stub.task = t.task;
+  stub.task.reference_source.clear();
+  stub.teacher = t.teacher;
+  stub.tools = t.tools;
+  stub.attempts.resize(1);
+  stub.attempts[0].correct = true;  // a chosen side is correct
+  stub.best = 0;
+  return stub;
+}
+
 }  // namespace
+
+/// One preference row: the prompt, the two sides, the chosen record's provenance and each side's facts.
+json PreferencePass::PairRow(const PreferencePair& p, const Side& chosen, const Side& rejected, const json& prompt,
+                             const json& provenance) {
+  json row = {{"prompt", prompt},
+              {"chosen", json::array({chosen.message})},
+              {"rejected", json::array({rejected.message})}};
+  for (const auto& [key, value] : provenance.items()) row[key] = value;
+  row["id"] = chosen.facts.at("id").get<std::string>() + "@" + std::to_string(chosen.facts.at("turn").get<int>()) +
+              ">" + rejected.facts.at("id").get<std::string>() + "@" +
+              std::to_string(rejected.facts.at("turn").get<int>());
+  row["rule"] = kPairRuleNames.Name(p.rule);
+  for (const auto& [name, side] : {std::pair<std::string, const Side*>{"chosen_", &chosen}, {"rejected_", &rejected}}) {
+    for (const char* key : {"id", "turn", "speedup", "kernel_ms"}) row[name + key] = side->facts.at(key);
+  }
+  row["rejected_status"] = rejected.facts.at("status");
+  for (const char* key : {"reference_ms", "bench_mode", "gpu", "judge_version", "torch_compile_ms"}) row[key] = chosen.facts.at(key);
+  return row;
+}
 
 std::vector<PreferencePair> PairAttempts(const std::vector<PairableAttempt>& attempts,
                                          std::optional<int64_t> per_task) {
@@ -207,16 +240,7 @@ Status PreferencePass::Write(const std::vector<fs::path>& files, Sink& sink) {
     for (const char* key : {"compile_only", "correct", "speedup", "turns"}) facts.erase(key);
     facts["tools"] = t.tools.is_array() && !t.tools.empty() ? t.tools : json(nullptr);
     provenance[record] = std::move(facts);
-    dataset::Trajectory stub;
-    stub.run_id = t.run_id;
-    stub.task = t.task;
-    stub.task.reference_source.clear();
-    stub.teacher = t.teacher;
-    stub.tools = t.tools;
-    stub.attempts.resize(1);
-    stub.attempts[0].correct = true;  // a chosen side is correct
-    stub.best = 0;
-    counted[record] = std::move(stub);
+    counted[record] = CountedStub(t);
     return Status::Ok();
   }));
 
@@ -224,19 +248,7 @@ Status PreferencePass::Write(const std::vector<fs::path>& files, Sink& sink) {
     const PairableAttempt& c = attempts_[p.chosen];
     const Side& chosen = sides.at(p.chosen);
     const Side& rejected = sides.at(p.rejected);
-    json row = {{"prompt", prompts.at({c.task, c.prompt})},
-                {"chosen", json::array({chosen.message})},
-                {"rejected", json::array({rejected.message})}};
-    for (const auto& [key, value] : provenance.at(c.record).items()) row[key] = value;
-    row["id"] = chosen.facts.at("id").get<std::string>() + "@" + std::to_string(chosen.facts.at("turn").get<int>()) +
-                ">" + rejected.facts.at("id").get<std::string>() + "@" +
-                std::to_string(rejected.facts.at("turn").get<int>());
-    row["rule"] = kPairRuleNames.Name(p.rule);
-    for (const auto& [name, side] : {std::pair<std::string, const Side*>{"chosen_", &chosen}, {"rejected_", &rejected}}) {
-      for (const char* key : {"id", "turn", "speedup", "kernel_ms"}) row[name + key] = side->facts.at(key);
-    }
-    row["rejected_status"] = rejected.facts.at("status");
-    for (const char* key : {"reference_ms", "bench_mode", "gpu", "judge_version", "torch_compile_ms"}) row[key] = chosen.facts.at(key);
+    const json row = PairRow(p, chosen, rejected, prompts.at({c.task, c.prompt}), provenance.at(c.record));
     const dataset::Trajectory& stub = counted.at(c.record);
     const std::string& split = options_.split.SplitOf(stub.task.id);
     KFORGE_RETURN_IF_ERROR(sink.WriteRow(row, split, stats_));

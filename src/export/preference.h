@@ -75,6 +75,8 @@ class PreferencePass {
     nlohmann::json message;  ///< its assistant turn
     nlohmann::json facts;    ///< id, turn, status, speedup, kernel_ms and the row's measurements
   };
+  static nlohmann::json PairRow(const PreferencePair& p, const Side& chosen, const Side& rejected,
+                                const nlohmann::json& prompt, const nlohmann::json& provenance);
 
   const ExportOptions& options_;
   Filters filters_;  ///< options_.filters keeping incorrect records: they hold the rejected sides

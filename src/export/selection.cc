@@ -27,6 +27,55 @@ bool Better(const Candidate& a, uint32_t ai, const Candidate& b, uint32_t bi) {
   return ai < bi;
 }
 
+namespace {
+
+/// Caps every --balance group at the smallest group's size (or --balance-cap), taking each task's best
+/// kept records in turns; what no longer fits is counted as dropped for "balance".
+void BalanceGroups(const std::vector<TaskEntry>& tasks, const SelectionOptions& options,
+                   std::vector<std::vector<uint32_t>>& by_task, Selection& result) {
+  // Group -> its tasks' kept lists, best first; tasks in a stable pseudo-random order.
+  std::map<std::string, std::vector<uint32_t>> groups;
+  for (uint32_t t = 0; t < tasks.size(); ++t)
+    if (!by_task[t].empty()) groups[GroupOf(tasks[t], options.balance)].push_back(t);
+  int64_t cap = std::numeric_limits<int64_t>::max();
+  if (options.balance_cap) {
+    cap = *options.balance_cap;
+  } else {
+    for (const auto& [name, members] : groups) {
+      int64_t size = 0;
+      for (uint32_t t : members) size += static_cast<int64_t>(by_task[t].size());
+      cap = std::min(cap, size);
+    }
+  }
+  for (auto& [name, members] : groups) {
+    std::vector<std::pair<double, uint32_t>> order;
+    for (uint32_t t : members) order.emplace_back(TaskFraction(tasks[t].id), t);
+    std::sort(order.begin(), order.end());
+    for (size_t m = 0; m < members.size(); ++m) members[m] = order[m].second;
+    // Round robin: every task's best, then every task's second best, ...
+    std::vector<std::vector<uint32_t>> taken(members.size());
+    int64_t count = 0;
+    for (size_t rank = 0;; ++rank) {
+      bool any = false;
+      for (size_t m = 0; m < members.size(); ++m) {
+        const std::vector<uint32_t>& list = by_task[members[m]];
+        if (rank >= list.size()) continue;
+        any = true;
+        if (count < cap) {
+          taken[m].push_back(list[rank]);
+          ++count;
+        } else {
+          ++result.dropped["balance"];
+        }
+      }
+      if (!any) break;
+    }
+    for (size_t m = 0; m < members.size(); ++m) by_task[members[m]] = std::move(taken[m]);
+  }
+}
+
+}  // namespace
+
 Selection Select(const std::vector<TaskEntry>& tasks, const std::vector<Candidate>& candidates,
                  const std::vector<CompactMinHash>& signatures, const SelectionOptions& options) {
   Selection result;
@@ -65,47 +114,7 @@ Selection Select(const std::vector<TaskEntry>& tasks, const std::vector<Candidat
     list = std::move(kept);
   }
 
-  if (options.balance != Balance::kNone) {
-    // Group -> its tasks' kept lists, best first; tasks in a stable pseudo-random order.
-    std::map<std::string, std::vector<uint32_t>> groups;
-    for (uint32_t t = 0; t < tasks.size(); ++t)
-      if (!by_task[t].empty()) groups[GroupOf(tasks[t], options.balance)].push_back(t);
-    int64_t cap = std::numeric_limits<int64_t>::max();
-    if (options.balance_cap) {
-      cap = *options.balance_cap;
-    } else {
-      for (const auto& [name, members] : groups) {
-        int64_t size = 0;
-        for (uint32_t t : members) size += static_cast<int64_t>(by_task[t].size());
-        cap = std::min(cap, size);
-      }
-    }
-    for (auto& [name, members] : groups) {
-      std::vector<std::pair<double, uint32_t>> order;
-      for (uint32_t t : members) order.emplace_back(TaskFraction(tasks[t].id), t);
-      std::sort(order.begin(), order.end());
-      for (size_t m = 0; m < members.size(); ++m) members[m] = order[m].second;
-      // Round robin: every task's best, then every task's second best, ...
-      std::vector<std::vector<uint32_t>> taken(members.size());
-      int64_t count = 0;
-      for (size_t rank = 0;; ++rank) {
-        bool any = false;
-        for (size_t m = 0; m < members.size(); ++m) {
-          const std::vector<uint32_t>& list = by_task[members[m]];
-          if (rank >= list.size()) continue;
-          any = true;
-          if (count < cap) {
-            taken[m].push_back(list[rank]);
-            ++count;
-          } else {
-            ++result.dropped["balance"];
-          }
-        }
-        if (!any) break;
-      }
-      for (size_t m = 0; m < members.size(); ++m) by_task[members[m]] = std::move(taken[m]);
-    }
-  }
+  if (options.balance != Balance::kNone) BalanceGroups(tasks, options, by_task, result);
   for (const std::vector<uint32_t>& list : by_task)
     result.kept.insert(result.kept.end(), list.begin(), list.end());
   std::sort(result.kept.begin(), result.kept.end());

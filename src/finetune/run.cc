@@ -324,45 +324,13 @@ StatusOr<std::string> ResolveModel(const std::string& model) {
   return Status::InvalidArgument("--model " + model + ": no such folder (and not a hub id like org/name)");
 }
 
-StatusOr<int> RunFinetune(RunRequest request, const RunOutput& output) {
-  LaunchOptions& o = request.launch;
-  KFORGE_RETURN_IF_ERROR(CheckOut(o, request.force));
-  if (!request.push_to_hub.empty()) {
-    KFORGE_RETURN_IF_ERROR(CheckHubRepo(request.push_to_hub));
-    if (o.launcher == Launcher::kSlurm)
-      return Status::InvalidArgument(
-          "--push-to-hub with --launcher slurm: the model exists once the job has "
-          "ended; upload DIR/model then (scripts/hub_push.py)");
-  }
-  KFORGE_ASSIGN_OR_RETURN(o.model, ResolveModel(o.model));
-  if (o.trainer == Trainer::kGrpo) return RunGrpo(request, o, output);
-  if (o.training.max_seq_len > 0) o.training.max_seq_len_basis = "--max-seq-len";
-  // A template named in --config (chat_template_path) is the one the check must render with.
-  if (o.chat_template.empty() && o.overrides.value("chat_template_path", json()).is_string())
-    o.chat_template = o.overrides["chat_template_path"].get<std::string>();
-  if (!o.chat_template.empty() && o.chat_template_text.empty() && o.backend == Backend::kAxolotl) {
-    KFORGE_ASSIGN_OR_RETURN(o.chat_template_text, common::ReadFile(o.chat_template));
-  }
-  KFORGE_RETURN_IF_ERROR(ConvertData(o, output));
-  DatasetCheckOptions check;
-  check.cut_at = o.training.max_seq_len;
-  KFORGE_ASSIGN_OR_RETURN(DatasetStats stats, CheckDataset(o.data, check));
-  output.note(Describe(stats, o.data));
-  output.note(Histogram(stats));
-  if (!o.eval_data.empty()) {
-    KFORGE_ASSIGN_OR_RETURN(DatasetStats eval, CheckDataset(o.eval_data, check));
-    if (eval.format != stats.format || eval.plain_text != stats.plain_text)
-      return Status::InvalidArgument("--eval-data " + o.eval_data.string() + ": its records are " +
-                                     DatasetFormatName(eval.format) + ", the training data's " +
-                                     DatasetFormatName(stats.format));
-    output.note("eval " + Describe(eval, o.eval_data));
-  }
-  if (o.launcher == Launcher::kSlurm && o.slurm.cpus_per_task == 0) FitCpusToNodes(o, output);
-  KFORGE_ASSIGN_OR_RETURN(LaunchPlan plan, PlanLaunch(o, stats));
+namespace {
 
-  // The Python checks: required for a launch; a dry run makes them when it can, so that what it
-  // renders (precision, sequence length) is what a launch would.
-  json versions = json::object(), rendered;
+/// The Python checks: the packages, then the chat template (which also measures the rows). Required
+/// for a launch; a dry run makes them when it can, so that what it renders (precision, sequence length)
+/// is what a launch would. `versions` and `rendered` get what the scripts report.
+Status RunPythonChecks(const RunRequest& request, LaunchOptions& o, const DatasetStats& stats, const LaunchPlan& plan,
+                       const RunOutput& output, json& versions, json& rendered) {
   StatusOr<json> probed = ProbeVersions(o);
   const Status packages = probed.ok() ? CheckPackages(o, *probed) : probed.status();
   if (!packages.ok() && !request.dry_run) return packages;
@@ -403,6 +371,43 @@ StatusOr<int> RunFinetune(RunRequest request, const RunOutput& output) {
       }
     }
   }
+  return Status::Ok();
+}
+
+}  // namespace
+
+StatusOr<int> RunFinetune(RunRequest request, const RunOutput& output) {
+  LaunchOptions& o = request.launch;
+  KFORGE_RETURN_IF_ERROR(CheckRunRequest(request));
+  KFORGE_RETURN_IF_ERROR(CheckOut(o, request.force));
+  KFORGE_ASSIGN_OR_RETURN(o.model, ResolveModel(o.model));
+  if (o.trainer == Trainer::kGrpo) return RunGrpo(request, o, output);
+  if (o.training.max_seq_len > 0) o.training.max_seq_len_basis = "--max-seq-len";
+  // A template named in --config (chat_template_path) is the one the check must render with.
+  if (o.chat_template.empty() && o.overrides.value("chat_template_path", json()).is_string())
+    o.chat_template = o.overrides["chat_template_path"].get<std::string>();
+  if (!o.chat_template.empty() && o.chat_template_text.empty() && o.backend == Backend::kAxolotl) {
+    KFORGE_ASSIGN_OR_RETURN(o.chat_template_text, common::ReadFile(o.chat_template));
+  }
+  KFORGE_RETURN_IF_ERROR(ConvertData(o, output));
+  DatasetCheckOptions check;
+  check.cut_at = o.training.max_seq_len;
+  KFORGE_ASSIGN_OR_RETURN(DatasetStats stats, CheckDataset(o.data, check));
+  output.note(Describe(stats, o.data));
+  output.note(Histogram(stats));
+  if (!o.eval_data.empty()) {
+    KFORGE_ASSIGN_OR_RETURN(DatasetStats eval, CheckDataset(o.eval_data, check));
+    if (eval.format != stats.format || eval.plain_text != stats.plain_text)
+      return Status::InvalidArgument("--eval-data " + o.eval_data.string() + ": its records are " +
+                                     DatasetFormatName(eval.format) + ", the training data's " +
+                                     DatasetFormatName(stats.format));
+    output.note("eval " + Describe(eval, o.eval_data));
+  }
+  if (o.launcher == Launcher::kSlurm && o.slurm.cpus_per_task == 0) FitCpusToNodes(o, output);
+  KFORGE_ASSIGN_OR_RETURN(LaunchPlan plan, PlanLaunch(o, stats));
+
+  json versions = json::object(), rendered;
+  KFORGE_RETURN_IF_ERROR(RunPythonChecks(request, o, stats, plan, output, versions, rendered));
   if (o.training.max_seq_len_basis != "measured") output.note(EstimateNote(stats, o.training));
   KFORGE_ASSIGN_OR_RETURN(plan, PlanLaunch(o, stats));
   KFORGE_ASSIGN_OR_RETURN(const std::optional<int> ended, WriteLaunch(request, o, plan, output));

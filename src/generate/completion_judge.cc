@@ -112,32 +112,12 @@ Item ReadItem(const json& entry, size_t index, const std::map<std::string, commo
   return item;
 }
 
-/// The result of one judged item: the best attempt's verdict and reward, and the feedback of each
-/// candidate as generate would send it.
-json ItemResult(Item& item, const PromptSet& prompts, bool compile_only, double target_speedup) {
-  json out = {{"id", item.id}, {"task", item.task}};
-  // Where the time went, over its candidates: NVRTC, the GPU check against the reference, the timing.
-  double compile_ms = 0, check_ms = 0, bench_ms = 0;
-  for (const dataset::Attempt& a : item.attempts) {
-    if (!a.verdict) continue;
-    if (a.verdict->compile.is_object()) compile_ms += a.verdict->compile.value("ms", 0.0);
-    if (a.verdict->timing.is_object()) check_ms += a.verdict->timing.value("gpu_ms", 0.0);
-    if (a.bench) bench_ms += a.bench->wall_seconds * 1000;
-  }
-  out["timing"] = {{"judged_ms", item.judged_ms},
-                   {"compile_ms", compile_ms},
-                   {"gpu_check_ms", check_ms},
-                   {"bench_ms", bench_ms}};
-  if (!item.refusal.empty()) {
-    out["status"] = "refused";
-    out["error"] = item.refusal;
-    out["reward"] = nullptr;
-    return out;
-  }
-  json tool_results = json::array();
-  std::string feedback;
-  bool done = false;
-  std::vector<dataset::Attempt> counted;  // the attempts generate would have judged, in order
+/// The attempts generate would have judged of `item`, in order, and what the teacher would be told of
+/// them: a tool result per call (tools protocol) or the feedback text; `done` when one ended the episode.
+std::vector<dataset::Attempt> CountedAttempts(Item& item, const PromptSet& prompts, bool compile_only,
+                                              double target_speedup, json& tool_results, std::string& feedback,
+                                              bool& done) {
+  std::vector<dataset::Attempt> counted;
   for (size_t i = 0; i < item.candidates.size(); ++i) {
     const Candidate& candidate = item.candidates[i];
     if (done || i >= item.attempts.size()) {  // not judged; every tool call still gets its result
@@ -166,6 +146,36 @@ json ItemResult(Item& item, const PromptSet& prompts, bool compile_only, double 
   if (item.protocol == dataset::Protocol::kTools)
     for (const json& r : tool_results)
       feedback += (feedback.empty() ? "" : "\n\n") + r["content"].get<std::string>();
+  return counted;
+}
+
+/// The result of one judged item: the best attempt's verdict and reward, and the feedback of each
+/// candidate as generate would send it.
+json ItemResult(Item& item, const PromptSet& prompts, bool compile_only, double target_speedup) {
+  json out = {{"id", item.id}, {"task", item.task}};
+  // Where the time went, over its candidates: NVRTC, the GPU check against the reference, the timing.
+  double compile_ms = 0, check_ms = 0, bench_ms = 0;
+  for (const dataset::Attempt& a : item.attempts) {
+    if (!a.verdict) continue;
+    if (a.verdict->compile.is_object()) compile_ms += a.verdict->compile.value("ms", 0.0);
+    if (a.verdict->timing.is_object()) check_ms += a.verdict->timing.value("gpu_ms", 0.0);
+    if (a.bench) bench_ms += a.bench->wall_seconds * 1000;
+  }
+  out["timing"] = {{"judged_ms", item.judged_ms},
+                   {"compile_ms", compile_ms},
+                   {"gpu_check_ms", check_ms},
+                   {"bench_ms", bench_ms}};
+  if (!item.refusal.empty()) {
+    out["status"] = "refused";
+    out["error"] = item.refusal;
+    out["reward"] = nullptr;
+    return out;
+  }
+  json tool_results = json::array();
+  std::string feedback;
+  bool done = false;
+  const std::vector<dataset::Attempt> counted =
+      CountedAttempts(item, prompts, compile_only, target_speedup, tool_results, feedback, done);
 
   const std::optional<int> best = BestAttempt(counted);
   const dataset::Attempt none = [] {
@@ -198,6 +208,78 @@ json ItemResult(Item& item, const PromptSet& prompts, bool compile_only, double 
   out["feedback"] = feedback;
   if (item.protocol == dataset::Protocol::kTools) out["tool_results"] = std::move(tool_results);
   return out;
+}
+
+/// Admission: the completions of every client being judged stay under `max`. Counts `n` more in
+/// `in_flight`, or returns the busy answer.
+std::optional<json> Admit(std::atomic<size_t>& in_flight, size_t n, size_t max) {
+  size_t before = in_flight.load();
+  do {
+    if (before + n > max)
+      return json{{"error", "busy: " + std::to_string(before) + " completions are being judged (the server's limit is " +
+                                std::to_string(max) + "); retry shortly"},
+                  {"busy", true}};
+  } while (!in_flight.compare_exchange_weak(before, before + n));
+  return std::nullopt;
+}
+
+/// Judges the candidates of `items` with `judge`, filling their attempts in place, until `gone` says
+/// the client left (then `abandoned`). Returns how many items were started.
+size_t JudgeItems(bench::Judge& judge, std::vector<Item>& items, const std::function<bool()>& gone,
+                  bool compile_only, Clock::time_point start, bool& abandoned) {
+  // Every attempt exists before any is judged: the waiters below fill them in place.
+  for (Item& item : items) {
+    if (!item.refusal.empty()) continue;
+    const size_t judged = std::min(item.candidates.size(), kMaxCandidatesPerReply);
+    for (size_t c = 0; c < judged; ++c) item.attempts.push_back(StartAttempt(item.candidates[c], 1));
+  }
+  // Candidates go to the judge a window at a time, so that a client that left stops the rest. Each
+  // judgment is waited for on a thread of its own, so that each completion's time is when it was judged.
+  const size_t window = std::max<size_t>(16, 4 * std::max(1u, std::thread::hardware_concurrency()));
+  std::mutex mu;
+  std::condition_variable cv;
+  size_t outstanding = 0;
+  size_t started = 0;  // items with a candidate submitted, or nothing to submit
+  {
+    common::ThreadPool waiters(window);  // its destructor waits for every judgment
+    for (size_t i = 0; i < items.size() && !abandoned; ++i) {
+      Item& item = items[i];
+      if (gone()) {
+        abandoned = true;
+        break;
+      }
+      ++started;
+      for (size_t c = 0; c < item.attempts.size(); ++c) {
+        if (!item.candidates[c].solution.ok()) continue;
+        if (gone()) {
+          abandoned = true;
+          break;
+        }
+        {
+          std::unique_lock<std::mutex> lock(mu);
+          cv.wait(lock, [&] { return outstanding < window; });
+          ++outstanding;
+        }
+        auto judged = std::make_shared<std::future<bench::Judgment>>(
+            judge.Submit({"rl " + item.id + " " + item.task, *item.candidates[c].solution}));
+        waiters.Post([&, i, c, judged] {
+          bench::Judgment judgment;
+          try {
+            judgment = judged->get();
+          } catch (const std::exception& e) {  // kforge's failure, not the completion's
+            judgment.verdict.status = common::VerdictStatus::kHarnessError;
+            judgment.verdict.message = std::string("completion judge: ") + e.what();
+          }
+          std::lock_guard<std::mutex> lock(mu);
+          FinishAttempt(items[i].attempts[c], std::move(judgment), compile_only);
+          items[i].judged_ms = std::max(items[i].judged_ms, MillisSince(start));
+          --outstanding;
+          cv.notify_all();
+        });
+      }
+    }
+  }
+  return started;
 }
 
 }  // namespace
@@ -237,10 +319,10 @@ StatusOr<std::unique_ptr<CompletionJudge>> CompletionJudge::Create(CompletionJud
 bench::Judge& CompletionJudge::judge() {
   if (given_judge_) return *given_judge_;
   std::call_once(judge_started_, [this] {
-    bench::BenchOptions judge_options = options_.judge;
-    judge_options.verify.tasks_root = options_.tasks_root;
+    bench::BenchOptions bench_options = options_.bench;
+    bench_options.verify.tasks_root = options_.tasks_root;
     service_judge_ = std::make_unique<bench::ServiceJudge>(
-        judge_options, judge_options.verify.compile_only ? bench::ServiceJudge::Mode::kCompileOnly
+        bench_options, bench_options.verify.compile_only ? bench::ServiceJudge::Mode::kCompileOnly
                                                          : bench::ServiceJudge::Mode::kTimed);
   });
   return *service_judge_;
@@ -248,8 +330,8 @@ bench::Judge& CompletionJudge::judge() {
 
 json CompletionJudge::About() const {
   return {{"protocol", kRlProtocol},
-          {"compile_only", options_.judge.verify.compile_only},
-          {"arch", options_.judge.verify.arch},
+          {"compile_only", options_.bench.verify.compile_only},
+          {"arch", options_.bench.verify.arch},
           {"tasks", loaded_->tasks.size()},
           {"target_speedup", options_.target_speedup},
           {"max_batch", options_.max_batch},
@@ -313,15 +395,15 @@ json CompletionJudge::Prompt(const json& request) {
     }
     reference = cached->second;
   }
-  const bool compile_only = options_.judge.verify.compile_only;
+  const bool compile_only = options_.bench.verify.compile_only;
   std::optional<verify::HelloReply> hello;
   if (!compile_only && !given_judge_) {
     judge();  // starts the service judge, whose first worker describes the device
     hello = service_judge_->Hello();
   }
   StatusOr<std::string> system =
-      RenderSystemPrompt(loaded_->prompts, *protocol, hello, compile_only, options_.judge.verify.arch,
-                         options_.judge.verify.op_policy);
+      RenderSystemPrompt(loaded_->prompts, *protocol, hello, compile_only, options_.bench.verify.arch,
+                         options_.bench.verify.op_policy);
   StatusOr<std::string> view = system.ok() ? RenderTaskView(task, View::kCode, reference) : system.status();
   StatusOr<std::string> user =
       view.ok() ? Render(loaded_->prompts.task,
@@ -350,15 +432,7 @@ json CompletionJudge::JudgeBatch(const json& request, const std::function<bool()
     return {{"error", "request.batch: " + std::to_string(batch.size()) +
                           " completions, over the server's limit of " + std::to_string(options_.max_batch) +
                           " (kforge serve --max-batch); split the batch"}};
-  // Admission: the completions of every client being judged stay under the cap.
-  size_t before = in_flight_.load();
-  do {
-    if (before + batch.size() > options_.max_in_flight)
-      return {{"error", "busy: " + std::to_string(before) +
-                            " completions are being judged (the server's limit is " +
-                            std::to_string(options_.max_in_flight) + "); retry shortly"},
-              {"busy", true}};
-  } while (!in_flight_.compare_exchange_weak(before, before + batch.size()));
+  if (std::optional<json> busy = Admit(in_flight_, batch.size(), options_.max_in_flight)) return *busy;
   struct Release {
     std::atomic<size_t>& count;
     size_t n;
@@ -370,61 +444,8 @@ json CompletionJudge::JudgeBatch(const json& request, const std::function<bool()
   for (size_t i = 0; i < batch.size(); ++i)
     items.push_back(ReadItem(batch[i], i, loaded_->tasks, options_.max_completion_bytes));
 
-  // Every attempt exists before any is judged: the waiters below fill them in place.
-  for (Item& item : items) {
-    if (!item.refusal.empty()) continue;
-    const size_t judged = std::min(item.candidates.size(), kMaxCandidatesPerReply);
-    for (size_t c = 0; c < judged; ++c) item.attempts.push_back(StartAttempt(item.candidates[c], 1));
-  }
-  // Candidates go to the judge a window at a time, so that a client that left stops the rest. Each
-  // judgment is waited for on a thread of its own, so that each completion's time is when it was judged.
-  const size_t window = std::max<size_t>(16, 4 * std::max(1u, std::thread::hardware_concurrency()));
-  const bool compile_only = options_.judge.verify.compile_only;
-  bench::Judge& judge = this->judge();
-  std::mutex mu;
-  std::condition_variable cv;
-  size_t outstanding = 0;
   bool abandoned = false;
-  size_t started = 0;  // items with a candidate submitted, or nothing to submit
-  {
-    common::ThreadPool waiters(window);  // its destructor waits for every judgment
-    for (size_t i = 0; i < items.size() && !abandoned; ++i) {
-      Item& item = items[i];
-      if (gone()) {
-        abandoned = true;
-        break;
-      }
-      ++started;
-      for (size_t c = 0; c < item.attempts.size(); ++c) {
-        if (!item.candidates[c].solution.ok()) continue;
-        if (gone()) {
-          abandoned = true;
-          break;
-        }
-        {
-          std::unique_lock<std::mutex> lock(mu);
-          cv.wait(lock, [&] { return outstanding < window; });
-          ++outstanding;
-        }
-        auto judged = std::make_shared<std::future<bench::Judgment>>(
-            judge.Submit({"rl " + item.id + " " + item.task, *item.candidates[c].solution}));
-        waiters.Post([&, i, c, judged] {
-          bench::Judgment judgment;
-          try {
-            judgment = judged->get();
-          } catch (const std::exception& e) {  // kforge's failure, not the completion's
-            judgment.verdict.status = common::VerdictStatus::kHarnessError;
-            judgment.verdict.message = std::string("completion judge: ") + e.what();
-          }
-          std::lock_guard<std::mutex> lock(mu);
-          FinishAttempt(items[i].attempts[c], std::move(judgment), compile_only);
-          items[i].judged_ms = std::max(items[i].judged_ms, MillisSince(start));
-          --outstanding;
-          cv.notify_all();
-        });
-      }
-    }
-  }
+  const size_t started = JudgeItems(this->judge(), items, gone, options_.bench.verify.compile_only, start, abandoned);
   if (abandoned) abandoned_ += items.size() - started;
   else judged_ += items.size();
   if (abandoned)
@@ -436,7 +457,7 @@ json CompletionJudge::JudgeBatch(const json& request, const std::function<bool()
   json results = json::array();
   for (Item& item : items)
     results.push_back(
-        ItemResult(item, loaded_->prompts, options_.judge.verify.compile_only, options_.target_speedup));
+        ItemResult(item, loaded_->prompts, options_.bench.verify.compile_only, options_.target_speedup));
   return {{"results", std::move(results)},
           {"timing", {{"judge_ms", judge_ms}, {"wall_ms", MillisSince(start)}}}};
 }

@@ -43,8 +43,9 @@ void AddUsage(dataset::UsageInfo& total, const llm::ChatResponse& response) {
   if (!response.cost_known && !response.from_cache) total.cost_known = false;
 }
 
-/// Compiles, checks and (when correct, on a GPU) times one candidate.
-dataset::Attempt Judge(const EpisodeContext& context, const EpisodeSpec& spec, const Candidate& candidate,
+/// A candidate as an attempt of the record: compiled, checked and (when correct, on a GPU) timed by the
+/// run's bench::Judge.
+dataset::Attempt JudgeCandidate(const EpisodeContext& context, const EpisodeSpec& spec, const Candidate& candidate,
                        int turn, double& judge_s) {
   dataset::Attempt attempt = StartAttempt(candidate, turn);
   if (!candidate.solution.ok()) return attempt;
@@ -58,6 +59,141 @@ dataset::Attempt Judge(const EpisodeContext& context, const EpisodeSpec& spec, c
   }
   judge_s += Seconds(start);
   return attempt;
+}
+
+/// The record of an episode before its first turn: the task, the teacher, the run's settings.
+dataset::Trajectory NewTrajectory(const EpisodeContext& context, const EpisodeSpec& spec) {
+  const GenerateOptions& options = context.options;
+  const common::Task& task = *spec.task;
+  dataset::Trajectory t;
+  t.id = spec.id;
+  t.run_id = context.run_id;
+  t.sample = spec.sample;
+  t.task.id = task.id;
+  t.task.level = task.level;
+  t.task.tags = task.tags;
+  t.task.view = ViewName(spec.view);
+  t.task.source = task.id.substr(0, task.id.find('/'));
+  // Imports made before task.json had a licence field: KernelBench's is MIT.
+  t.task.license = !task.license.empty() ? task.license : t.task.source == "kernelbench" ? "MIT" : "";
+  t.task.reference_hash = dataset::TextHash(spec.reference_source);
+  t.task.reference_source = spec.reference_source;
+  t.task.unjudgeable = std::string(task.UnjudgeableReason());
+  t.teacher.provider = llm::ProviderKindName(options.teacher->kind);
+  t.teacher.model = options.model;
+  t.teacher.params = context.sent_params;
+  t.teacher.params["max_turns"] = options.max_turns;
+  t.teacher.params["target_speedup"] = options.target_speedup;
+  t.protocol = options.protocol;
+  t.compile_only = context.compile_only;
+  t.device = context.device;
+  t.kforge_version = KFORGE_VERSION;
+  t.created_at = UtcNow();
+  for (const llm::ToolSpec& tool : context.tools) t.tools.push_back(llm::ToJson(tool));
+  for (const ContextSkill& skill : options.skills) t.skills.push_back({skill.name, skill.hash});
+  return t;
+}
+
+/// A teacher request that failed after its retries: the episode's stop and error, and how it ends.
+EpisodeEnd FailedRequest(const EpisodeContext& context, const llm::ChatResponse& response, dataset::Trajectory& t) {
+  t.stop = dataset::StopReason::kLlmError;
+  t.error = std::string(llm::ErrorKindName(response.error.kind)) + ": " + response.error.message;
+  // A request that stopped the batch (a fatal error, a circuit breaker) does not end its episode.
+  if (response.error.kind == llm::ErrorKind::kAborted || llm::IsFatal(response.error.kind) ||
+      !context.client.fatal_status().ok())
+    return EpisodeEnd::kAborted;
+  return llm::IsRetryable(response.error.kind) ? EpisodeEnd::kTransient : EpisodeEnd::kFinished;
+}
+
+/// Answers the reply's reads of a skill's files (appended to `messages`, counted in `skill_reads`);
+/// returns the reply with the other calls, which carry candidates.
+llm::Message AnswerSkillReads(const EpisodeContext& context, const llm::Message& reply,
+                              std::vector<llm::Message>& messages, int& skill_reads) {
+  const bool offers_skill_reads = std::any_of(context.tools.begin(), context.tools.end(),
+                                              [](const llm::ToolSpec& tool) { return tool.name == kReadSkillFile; });
+  llm::Message solution_calls = reply;
+  if (!offers_skill_reads) return solution_calls;
+  solution_calls.tool_calls.clear();
+  for (const llm::ToolCall& call : reply.tool_calls) {
+    if (call.name != kReadSkillFile) {
+      solution_calls.tool_calls.push_back(call);
+      continue;
+    }
+    SkillFileAnswer answer = ReadSkillFile(context.options.skills, call.arguments);
+    messages.push_back(llm::Message::ToolResult(call.id, std::move(answer.text), answer.error));
+    ++skill_reads;
+  }
+  return solution_calls;
+}
+
+/// A reply cut at the output limit: each candidate that did not parse says so.
+void NoteCutReply(const llm::ChatResponse& response, int max_tokens, std::vector<Candidate>& candidates) {
+  const int64_t cut_at = response.usage.output_tokens > 0 ? response.usage.output_tokens : max_tokens;
+  for (Candidate& c : candidates)
+    if (!c.solution.ok())
+      c.solution = Status::InvalidArgument(
+          "your reply was cut at " + std::to_string(cut_at) +
+          " tokens (the output limit) before its solution was complete (" + c.solution.status().message() +
+          "); write less prose and reasoning and send the whole solution");
+}
+
+/// Judges a reply's candidates in order, until one ends the episode (a submit, the target reached):
+/// each becomes an attempt of `t`, and its feedback a tool result (tools protocol) or `feedback`
+/// (text protocol). Every tool call gets its result. Returns whether the episode ended.
+bool TryCandidates(const EpisodeContext& context, const EpisodeSpec& spec, int turn,
+                   const std::vector<Candidate>& candidates, dataset::Trajectory& t,
+                   std::vector<llm::Message>& messages, std::string& feedback) {
+  const GenerateOptions& options = context.options;
+  bool done = false;
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    const Candidate& candidate = candidates[i];
+    if (done || i >= kMaxCandidatesPerReply) {  // not judged; every tool call still gets its result
+      if (options.protocol == dataset::Protocol::kTools)
+        messages.push_back(llm::Message::ToolResult(
+            candidate.tool_call_id,
+            done ? "Not run: an earlier call of this reply ended the episode."
+                 : "Not run: at most " + std::to_string(kMaxCandidatesPerReply) +
+                       " tool calls of one reply are run.",
+            true));
+      continue;
+    }
+    dataset::Attempt attempt = JudgeCandidate(context, spec, candidate, turn, t.judge_s);
+    bool reached = ReachedTarget(attempt, context.compile_only, options.target_speedup);
+    if (candidate.submit) {
+      t.stop = dataset::StopReason::kSubmitted;
+      done = true;
+    } else if (reached) {
+      t.stop = context.compile_only ? dataset::StopReason::kCompiled : dataset::StopReason::kTargetReached;
+      done = true;
+    }
+    if (attempt.Is(common::VerdictStatus::kHarnessError) && !done) {
+      t.error = attempt.verdict ? attempt.verdict->message : "";
+    }
+    std::string rendered =
+        AttemptFeedback(context.prompts, attempt, done, options.target_speedup, context.compile_only);
+    if (options.protocol == dataset::Protocol::kTools) {
+      messages.push_back(
+          llm::Message::ToolResult(candidate.tool_call_id, rendered, !attempt.correct && !reached));
+    } else {
+      feedback = rendered;
+    }
+    t.attempts.push_back(std::move(attempt));
+  }
+  return done;
+}
+
+/// The episode's last stop, best attempt and messages.
+void FinishTrajectory(const std::vector<llm::Message>& messages, dataset::Trajectory& t) {
+  if (t.stop == dataset::StopReason::kNone) t.stop = dataset::StopReason::kMaxTurns;
+  // An episode whose every attempt hit kforge's own failure says so: it is not the teacher's.
+  if (!t.attempts.empty() && t.attempts.back().Is(common::VerdictStatus::kHarnessError) &&
+      t.stop != dataset::StopReason::kLlmError) {
+    bool any_judged = false;
+    for (const auto& a : t.attempts) any_judged |= !a.Is(common::VerdictStatus::kHarnessError) && a.status != "no_solution";
+    if (!any_judged) t.stop = dataset::StopReason::kHarnessError;
+  }
+  t.best = BestAttempt(t.attempts);
+  for (const llm::Message& m : messages) t.messages.push_back(llm::ToJson(m));
 }
 
 }  // namespace
@@ -114,36 +250,7 @@ dataset::Trajectory RunEpisode(const EpisodeContext& context, const EpisodeSpec&
   const common::Task& task = *spec.task;
   auto episode_start = Clock::now();
   end = EpisodeEnd::kFinished;
-
-  dataset::Trajectory t;
-  t.id = spec.id;
-  t.run_id = context.run_id;
-  t.sample = spec.sample;
-  t.task.id = task.id;
-  t.task.level = task.level;
-  t.task.tags = task.tags;
-  t.task.view = ViewName(spec.view);
-  t.task.source = task.id.substr(0, task.id.find('/'));
-  // Imports made before task.json had a licence field: KernelBench's is MIT.
-  t.task.license = !task.license.empty() ? task.license : t.task.source == "kernelbench" ? "MIT" : "";
-  t.task.reference_hash = dataset::TextHash(spec.reference_source);
-  t.task.reference_source = spec.reference_source;
-  t.task.unjudgeable = std::string(task.UnjudgeableReason());
-  t.teacher.provider = llm::ProviderKindName(options.teacher->kind);
-  t.teacher.model = options.model;
-  t.teacher.params = context.sent_params;
-  t.teacher.params["max_turns"] = options.max_turns;
-  t.teacher.params["target_speedup"] = options.target_speedup;
-  t.protocol = options.protocol;
-  t.compile_only = context.compile_only;
-  t.device = context.device;
-  t.kforge_version = KFORGE_VERSION;
-  t.created_at = UtcNow();
-  for (const llm::ToolSpec& tool : context.tools) t.tools.push_back(llm::ToJson(tool));
-  for (const ContextSkill& skill : options.skills) t.skills.push_back({skill.name, skill.hash});
-  const bool offers_skill_reads = std::any_of(context.tools.begin(), context.tools.end(),
-                                              [](const llm::ToolSpec& tool) { return tool.name == kReadSkillFile; });
-
+  dataset::Trajectory t = NewTrajectory(context, spec);
   StatusOr<llm::ChatRequest> opening =
       OpeningRequest(options, context.prompts, context.system_prompt, context.tools, spec);
   if (!opening.ok()) {
@@ -171,15 +278,7 @@ dataset::Trajectory RunEpisode(const EpisodeContext& context, const EpisodeSpec&
     t.llm_s += Seconds(llm_start);
     AddUsage(t.usage, response);
     if (!response.ok()) {
-      t.stop = dataset::StopReason::kLlmError;
-      t.error = std::string(llm::ErrorKindName(response.error.kind)) + ": " + response.error.message;
-      // A request that stopped the batch (a fatal error, a circuit breaker) does not end its episode.
-      if (response.error.kind == llm::ErrorKind::kAborted || llm::IsFatal(response.error.kind) ||
-          !context.client.fatal_status().ok()) {
-        end = EpisodeEnd::kAborted;
-        break;
-      }
-      if (llm::IsRetryable(response.error.kind)) end = EpisodeEnd::kTransient;
+      end = FailedRequest(context, response, t);
       break;
     }
     messages.push_back(response.message);  // a refusal too, empty or not: the history keeps the turn
@@ -189,32 +288,10 @@ dataset::Trajectory RunEpisode(const EpisodeContext& context, const EpisodeSpec&
                 (response.message.content.empty() ? "" : ": " + response.message.content.substr(0, 2000));
       break;
     }
-
-    // Reads of a skill's files are answered here; the other calls carry candidates.
-    llm::Message solution_calls = response.message;
     int skill_reads = 0;
-    if (offers_skill_reads) {
-      solution_calls.tool_calls.clear();
-      for (const llm::ToolCall& call : response.message.tool_calls) {
-        if (call.name != kReadSkillFile) {
-          solution_calls.tool_calls.push_back(call);
-          continue;
-        }
-        SkillFileAnswer answer = ReadSkillFile(options.skills, call.arguments);
-        messages.push_back(llm::Message::ToolResult(call.id, std::move(answer.text), answer.error));
-        ++skill_reads;
-      }
-    }
+    const llm::Message solution_calls = AnswerSkillReads(context, response.message, messages, skill_reads);
     std::vector<Candidate> candidates = CandidatesOf(solution_calls, options.protocol, task.id);
-    if (response.stop_reason == llm::StopReason::kMaxTokens) {
-      const int64_t cut_at = response.usage.output_tokens > 0 ? response.usage.output_tokens : options.max_tokens;
-      for (Candidate& c : candidates)
-        if (!c.solution.ok())
-          c.solution = Status::InvalidArgument(
-              "your reply was cut at " + std::to_string(cut_at) +
-              " tokens (the output limit) before its solution was complete (" + c.solution.status().message() +
-              "); write less prose and reasoning and send the whole solution");
-    }
+    if (response.stop_reason == llm::StopReason::kMaxTokens) NoteCutReply(response, options.max_tokens, candidates);
     const bool last_turn = turn == options.max_turns;
     if (candidates.empty()) {  // tools protocol, no tool call
       if (last_turn) {
@@ -229,59 +306,15 @@ dataset::Trajectory RunEpisode(const EpisodeContext& context, const EpisodeSpec&
           llm::Message::User(why + "Call `run` to test a solution or `submit` to hand it in."));
       continue;
     }
-    bool done = false;
     std::string feedback;
-    for (size_t i = 0; i < candidates.size(); ++i) {
-      const Candidate& candidate = candidates[i];
-      if (done || i >= kMaxCandidatesPerReply) {  // not judged; every tool call still gets its result
-        if (options.protocol == dataset::Protocol::kTools)
-          messages.push_back(llm::Message::ToolResult(
-              candidate.tool_call_id,
-              done ? "Not run: an earlier call of this reply ended the episode."
-                   : "Not run: at most " + std::to_string(kMaxCandidatesPerReply) +
-                         " tool calls of one reply are run.",
-              true));
-        continue;
-      }
-      dataset::Attempt attempt = Judge(context, spec, candidate, turn, t.judge_s);
-      bool reached = ReachedTarget(attempt, context.compile_only, options.target_speedup);
-      if (candidate.submit) {
-        t.stop = dataset::StopReason::kSubmitted;
-        done = true;
-      } else if (reached) {
-        t.stop = context.compile_only ? dataset::StopReason::kCompiled : dataset::StopReason::kTargetReached;
-        done = true;
-      }
-      if (attempt.Is(common::VerdictStatus::kHarnessError) && !done) {
-        t.error = attempt.verdict ? attempt.verdict->message : "";
-      }
-      std::string rendered =
-          AttemptFeedback(context.prompts, attempt, done, options.target_speedup, context.compile_only);
-      if (options.protocol == dataset::Protocol::kTools) {
-        messages.push_back(
-            llm::Message::ToolResult(candidate.tool_call_id, rendered, !attempt.correct && !reached));
-      } else {
-        feedback = rendered;
-      }
-      t.attempts.push_back(std::move(attempt));
-    }
-    if (done) break;
+    if (TryCandidates(context, spec, turn, candidates, t, messages, feedback)) break;
     if (last_turn) {
       t.stop = dataset::StopReason::kMaxTurns;
       break;
     }
     if (options.protocol == dataset::Protocol::kText) messages.push_back(llm::Message::User(feedback));
   }
-  if (t.stop == dataset::StopReason::kNone) t.stop = dataset::StopReason::kMaxTurns;
-  // An episode whose every attempt hit kforge's own failure says so: it is not the teacher's.
-  if (!t.attempts.empty() && t.attempts.back().Is(common::VerdictStatus::kHarnessError) &&
-      t.stop != dataset::StopReason::kLlmError) {
-    bool any_judged = false;
-    for (const auto& a : t.attempts) any_judged |= !a.Is(common::VerdictStatus::kHarnessError) && a.status != "no_solution";
-    if (!any_judged) t.stop = dataset::StopReason::kHarnessError;
-  }
-  t.best = BestAttempt(t.attempts);
-  for (const llm::Message& m : messages) t.messages.push_back(llm::ToJson(m));
+  FinishTrajectory(messages, t);
   t.wall_s = Seconds(episode_start);
   return t;
 }

@@ -1,9 +1,11 @@
-// Task views and the tensor table.
+// Task views, the tensor table and the reference program as the teacher is shown it.
 #include "generate/task_view.h"
 
+#include <filesystem>
 #include <sstream>
 
 #include "kforge/common/dtype.h"
+#include "kforge/common/files.h"
 
 namespace kforge::generate {
 namespace {
@@ -82,6 +84,29 @@ std::string RenderTensorTable(const common::Task& task) {
   for (const auto& [name, value] : task.constants) out << "Constant " << name << " = " << value << "\n";
   out << "Tolerance: atol " << task.tolerance.atol << ", rtol " << task.tolerance.rtol << "\n";
   return out.str();
+}
+
+StatusOr<std::string> ReadTaskReference(const common::Task& task, size_t& total_bytes) {
+  // What is sent to the teacher is the task's own file, never one a link points to: neither the
+  // file nor a folder on its way from the task's folder may be a link.
+  std::error_code ec;
+  std::filesystem::path step = task.dir;
+  for (const std::filesystem::path& part : task.reference.lexically_relative(task.dir)) {
+    step /= part;
+    if (std::filesystem::is_symlink(step, ec))
+      return Status::InvalidArgument(step.string() +
+                                     ": a symbolic link; a task's reference must be a file of its folder");
+  }
+  KFORGE_ASSIGN_OR_RETURN(std::string text, common::ReadFile(task.reference));
+  total_bytes = text.size();
+  if (total_bytes > kMaxReferenceBytes) {
+    const size_t total = text.size();
+    const size_t line_end = text.rfind('\n', kMaxReferenceBytes);
+    text.resize(line_end == std::string::npos ? kMaxReferenceBytes : line_end + 1);
+    text += "# ... the reference is cut here: " + std::to_string(text.size()) + " of its " +
+            std::to_string(total) + " bytes are shown\n";
+  }
+  return text;
 }
 
 }  // namespace kforge::generate

@@ -2,6 +2,7 @@
 // KernelBench's own framing of the program) and the table of tensors the solution must use.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -16,8 +17,11 @@ namespace kforge::generate {
 StatusOr<std::string> RenderTaskView(const common::Task& task, View view,
                                      const std::string& reference_source);
 
+/// The most of a task's reference program the teacher is sent; a longer one is cut with a note.
+inline constexpr size_t kMaxReferenceBytes = size_t{256} << 10;
+
 /// The task's reference program as the teacher is shown it: its own file (a symbolic link on the way
-/// is refused), cut at a line after 256 KiB with a note saying so. `total_bytes` gets the file's size.
+/// is refused), cut at a line after kMaxReferenceBytes with a note saying so. `total_bytes` gets the file's size.
 StatusOr<std::string> ReadTaskReference(const common::Task& task, size_t& total_bytes);
 
 /// Symbols with their values, then one line per input, parameter and output: name, dtype, shape

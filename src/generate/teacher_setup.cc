@@ -2,6 +2,8 @@
 #include "generate/teacher_setup.h"
 
 #include "generate/episode.h"
+#include "generate/reply.h"
+#include "generate/skill_context.h"
 
 #include <algorithm>
 #include <future>
@@ -34,6 +36,29 @@ Status CheckReasoningFlagsSent(const GenerateOptions& o) {
       return Status::Ok();  // the canonical request goes as it is
   }
   return Status::Ok();  // not reached: the switch names every provider
+}
+
+/// The provider's own flags: their values, and whether the teacher sends them at all.
+Status CheckProviderFlags(const GenerateOptions& o) {
+  const llm::ProviderOptions& p = o.provider;
+  const std::string& field = p.openai_max_tokens_field;
+  if (!field.empty() && field != "max_tokens" && field != "max_completion_tokens")
+    return Status::InvalidArgument("--max-tokens-field " + field.substr(0, 30) +
+                                   ": expected max_tokens or max_completion_tokens");
+  const std::string& reasoning_field = p.openai_reasoning_field;
+  if (reasoning_field != "reasoning_content" && reasoning_field != "reasoning")
+    return Status::InvalidArgument("--reasoning-field " + reasoning_field.substr(0, 30) +
+                                   ": expected reasoning_content or reasoning");
+  if (o.teacher->kind != llm::ProviderKind::kOpenAi && (!field.empty() || p.openai_reasoning_model))
+    return Status::InvalidArgument(std::string(field.empty() ? "--reasoning-model" : "--max-tokens-field") +
+                                   ": only --teacher openai sends it");
+  const bool http = llm::SendsJsonBody(o.teacher->kind);
+  if (p.batch_api && !http)
+    return Status::InvalidArgument("--batch-api: only --teacher anthropic (Message Batches) or openai (Batch API)");
+  if (!http && (!p.extra_headers.empty() || !p.extra_body.empty()))
+    return Status::InvalidArgument(std::string(p.extra_headers.empty() ? "--extra-body" : "--header") +
+                                   ": only --teacher anthropic or openai sends it");
+  return Status::Ok();
 }
 
 /// --effort against the documented levels; --thinking-display against its values and thinking.
@@ -82,6 +107,7 @@ bool OmitsThinkingByDefault(const std::string& model) {
 
 Status CheckTeacherOptions(const GenerateOptions& o) {
   // What a provider would refuse on every request, or ignore, is refused here, before any request.
+  KFORGE_RETURN_IF_ERROR(CheckProviderFlags(o));
   KFORGE_RETURN_IF_ERROR(CheckReasoningFlagsSent(o));
   KFORGE_RETURN_IF_ERROR(CheckEffortAndDisplay(o));
   if (o.thinking_budget_tokens > 0) {
@@ -188,6 +214,29 @@ std::string DescribeSent(const nlohmann::json& params, const std::vector<std::st
     for (const std::string& d : dropped) text += " " + d;
   }
   return text;
+}
+
+StatusOr<Teacher> MakeTeacher(const GenerateOptions& options) {
+  Teacher teacher;
+  auto provider = llm::MakeProvider(*options.teacher, options.provider);
+  if (!provider.ok()) return provider.status().WithContext("--teacher");
+  teacher.provider = std::move(*provider);
+  if (options.model.empty() && llm::SendsJsonBody(options.teacher->kind))
+    return Status::InvalidArgument("--model is required with --teacher " + teacher.provider->Name());
+  if (options.max_cost_usd && !options.allow_unpriced &&
+      !options.client.prices.Find(teacher.provider->Name(), options.model))
+    return Status::InvalidArgument("--max-cost: no price for model \"" + options.model +
+                                   "\" in the price table (--prices); add it, or pass --allow-unpriced to count it as 0");
+  if (options.protocol == dataset::Protocol::kTools) {
+    teacher.tools = SolutionTools();
+    if (!options.skills.empty()) teacher.tools.push_back(ReadSkillFileTool(options.skills));
+  }
+  std::vector<std::string> dropped;
+  std::optional<nlohmann::json> body = teacher.provider->WireBody(ParametersRequest(options));
+  teacher.sent_params = SentParams(options, body, dropped);
+  teacher.http = body.has_value();
+  if (body) teacher.startup_line = "generate: sending " + options.model + " " + DescribeSent(teacher.sent_params, dropped) + "\n";
+  return teacher;
 }
 
 }  // namespace kforge::generate

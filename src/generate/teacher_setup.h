@@ -3,6 +3,7 @@
 // of the model before the batch starts.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -14,6 +15,20 @@
 #include "kforge/llm/provider.h"
 
 namespace kforge::generate {
+
+/// The teacher of a run before its client exists: the provider, the tools it is offered and the
+/// sampling parameters as they go on the wire.
+struct Teacher {
+  std::unique_ptr<llm::Provider> provider;
+  std::vector<llm::ToolSpec> tools;  ///< tools protocol: run and submit (and read_skill_file with skills)
+  nlohmann::json sent_params;        ///< SentParams, recorded in every trajectory
+  bool http = false;                 ///< a provider that sends JSON bodies
+  std::string startup_line;          ///< "generate: sending MODEL ...", said once the run may start
+};
+
+/// Makes the provider of `options` and checks what needs it: --model for an HTTP teacher, a price
+/// for the model under --max-cost. InvalidArgument naming the flag.
+StatusOr<Teacher> MakeTeacher(const GenerateOptions& options);
 
 /// Refuses, in one line naming the flag, what the chosen provider would reject on every request or
 /// would not send (a thinking budget not below --max-tokens, --thinking-budget with openai, ...).

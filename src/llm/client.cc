@@ -394,6 +394,36 @@ class Client::Impl {
     return true;
   }
 
+  /// A failed request that is not retried (under mu_): its error says why, and a fatal error or the
+  /// same error too many times in a row stops the batch (the jobs it aborts go to `aborted`).
+  void GiveUp(const Job& job, const Attempt& a, const std::string& why_not, ChatResponse& r,
+              std::vector<std::shared_ptr<Job>>& aborted) {
+    const ErrorKind kind = r.error.kind;
+    if (!why_not.empty()) {
+      r.error.message += why_not;
+    } else if (job.attempts > 1 && (a.should_retry.value_or(IsRetryable(kind)))) {
+      r.error.message = "gave up after " + std::to_string(job.attempts) + " attempts: " + r.error.message;
+    }
+    if (IsFatal(kind) && fatal_.ok()) {
+      const std::string hint = FatalHint(kind);
+      Trip(Status::Unavailable(provider_->Redact("batch stopped: " + provider_->Name() + " " + ErrorKindName(kind) +
+                                                 " error (" + r.error.message + ")" +
+                                                 (hint.empty() ? "" : "; " + hint))),
+           aborted);
+    } else if (!IsRetryable(kind) && kind != ErrorKind::kAborted && options_.max_identical_errors > 0) {
+      // Kind, status and the message (which names the error's type) with ids left out.
+      const std::string said = std::string(ErrorKindName(kind)) + " " + std::to_string(r.error.http_status) + ": ";
+      std::string signature = said + WithoutIds(r.error.message);
+      identical_errors_ = signature == last_error_ ? identical_errors_ + 1 : 1;
+      last_error_ = std::move(signature);
+      if (identical_errors_ >= options_.max_identical_errors)
+        Trip(Status::Unavailable(provider_->Redact("batch stopped: " + std::to_string(identical_errors_) +
+                                                   " requests in a row failed with the same error (" + said +
+                                                   r.error.message + ")")),
+             aborted);
+    }
+  }
+
   void OnAttempt(const std::shared_ptr<Job>& job, Attempt a) {
     ChatResponse r = std::move(a.response);
     const Usage reported = r.usage;
@@ -446,30 +476,7 @@ class Client::Impl {
         cv_.notify_all();
         return;
       } else {
-        if (!why_not.empty()) {
-          r.error.message += why_not;
-        } else if (job->attempts > 1 && (a.should_retry.value_or(IsRetryable(kind)))) {
-          r.error.message =
-              "gave up after " + std::to_string(job->attempts) + " attempts: " + r.error.message;
-        }
-        if (IsFatal(kind) && fatal_.ok()) {
-          const std::string hint = FatalHint(kind);
-          Trip(Status::Unavailable(provider_->Redact("batch stopped: " + provider_->Name() + " " +
-                                                     ErrorKindName(kind) + " error (" + r.error.message +
-                                                     ")" + (hint.empty() ? "" : "; " + hint))),
-               aborted);
-        } else if (!IsRetryable(kind) && kind != ErrorKind::kAborted && options_.max_identical_errors > 0) {
-          // Kind, status and the message (which names the error's type) with ids left out.
-          const std::string said = std::string(ErrorKindName(kind)) + " " + std::to_string(r.error.http_status) + ": ";
-          std::string signature = said + WithoutIds(r.error.message);
-          identical_errors_ = signature == last_error_ ? identical_errors_ + 1 : 1;
-          last_error_ = std::move(signature);
-          if (identical_errors_ >= options_.max_identical_errors)
-            Trip(Status::Unavailable(provider_->Redact(
-                     "batch stopped: " + std::to_string(identical_errors_) +
-                     " requests in a row failed with the same error (" + said + r.error.message + ")")),
-                 aborted);
-        }
+        GiveUp(*job, a, why_not, r, aborted);
       }
       fatal = fatal_;
       cv_.notify_all();

@@ -116,38 +116,13 @@ Status ReadRun(const fs::path& dir, std::vector<Verified>& verified, std::vector
 
 }  // namespace
 
-StatusOr<DistillSummary> RunDistill(const DistillOptions& options) {
-  if (options.run_dirs.empty()) return Status::InvalidArgument("name at least one run folder");
-  if (options.out.empty()) return Status::InvalidArgument("--out DIR/NAME is required");
-  const fs::path out = options.out.lexically_normal().filename().empty()
-                           ? options.out.lexically_normal().parent_path()
-                           : options.out.lexically_normal();
-  const std::string name = out.filename().string();
-  {
-    // The name is checked before anything is sent: the folder's name is the skill's.
-    std::error_code ec;
-    if (fs::exists(fs::symlink_status(out, ec)))
-      return Status::InvalidArgument("--out " + out.string() + ": already exists; name a new folder");
-  }
-  std::vector<Verified> verified;
-  std::vector<std::string> pitfalls;
-  std::set<std::string> arches;
-  for (const fs::path& dir : options.run_dirs)
-    KFORGE_RETURN_IF_ERROR(ReadRun(dir, verified, pitfalls, arches));
-  if (verified.empty())
-    return Status::InvalidArgument(
-        "no verified episode (correct, speedup's lower bound above 1x) in the run folders");
-  // The fastest verified kernel of each task, by family.
-  std::sort(verified.begin(), verified.end(), [](const Verified& a, const Verified& b) {
-    return a.task != b.task ? a.task < b.task : a.speedup_low > b.speedup_low;
-  });
-  std::vector<Verified> best;
-  for (const Verified& v : verified)
-    if (best.empty() || best.back().task != v.task) best.push_back(v);
-  std::map<std::string, std::vector<const Verified*>> by_family;
-  for (const Verified& v : best) by_family[v.family].push_back(&v);
-  if (pitfalls.size() > kMaxPitfalls) pitfalls.resize(kMaxPitfalls);
+namespace {
 
+/// The distillation prompt (prompts/skill_distill.md): the skill's name, its families with their
+/// fastest verified kernels, and the pitfalls the runs recorded.
+StatusOr<std::string> DistillPrompt(const DistillOptions& options, const std::string& name,
+                                    const std::map<std::string, std::vector<const Verified*>>& by_family,
+                                    const std::vector<std::string>& pitfalls) {
   std::string families, reference_files, examples;
   for (const auto& [family, list] : by_family) {
     families += (families.empty() ? "" : ", ") + family;
@@ -161,21 +136,26 @@ StatusOr<DistillSummary> RunDistill(const DistillOptions& options) {
   }
   KFORGE_ASSIGN_OR_RETURN(std::string prompt_template,
                           common::ReadFile(options.prompts_dir / "skill_distill.md"));
-  KFORGE_ASSIGN_OR_RETURN(
-      std::string prompt,
-      Fill(prompt_template,
-           {{"name", name},
-            {"families", families},
-            {"reference_files", reference_files},
-            {"examples", examples},
-            {"pitfalls", pitfalls.empty() ? std::string("(none recorded)") : [&] {
-               std::string all;
-               for (const std::string& p : pitfalls) all += p + "\n";
-               return all;
-             }()},
-            {"max_body_tokens", std::to_string(kMaxBodyTokens - 500)}},
-           (options.prompts_dir / "skill_distill.md").string()));
+  std::string pitfall_lines;
+  for (const std::string& p : pitfalls) pitfall_lines += p + "\n";
+  return Fill(prompt_template,
+              {{"name", name},
+               {"families", families},
+               {"reference_files", reference_files},
+               {"examples", examples},
+               {"pitfalls", pitfalls.empty() ? std::string("(none recorded)") : pitfall_lines},
+               {"max_body_tokens", std::to_string(kMaxBodyTokens - 500)}},
+              (options.prompts_dir / "skill_distill.md").string());
+}
 
+/// What the teacher wrote of the skill: its one-line description and SKILL.md's body.
+struct SkillText {
+  std::string description;
+  std::string body;
+};
+
+/// Sends the distillation prompt to the teacher and reads the DESCRIPTION: and BODY: of its reply.
+StatusOr<SkillText> AskTeacher(const DistillOptions& options, const std::string& name, const std::string& prompt) {
   auto provider = llm::MakeProvider(options.teacher, options.provider);
   if (!provider.ok()) return provider.status().WithContext("--teacher");
   KFORGE_ASSIGN_OR_RETURN(auto client, llm::Client::Create(std::move(*provider), options.client));
@@ -195,15 +175,23 @@ StatusOr<DistillSummary> RunDistill(const DistillOptions& options) {
     return Status::InvalidArgument(
         "the teacher's reply has no \"DESCRIPTION:\" line followed by \"BODY:\" (" + OneLine(reply, 120) +
         ")");
-  std::string description = reply.substr(d + 12, reply.find('\n', d) - d - 12);
+  SkillText text;
+  std::string& description = text.description;
+  description = reply.substr(d + 12, reply.find('\n', d) - d - 12);
   description =
       OneLine(description.substr(std::min(description.find_first_not_of(' '), description.size())), 1024);
-  std::string body = reply.substr(b + 5);
+  std::string& body = text.body;
+  body = reply.substr(b + 5);
   body = body.substr(std::min(body.find_first_not_of("\n "), body.size()));
   if (body.empty() || body.back() != '\n') body += '\n';
+  return text;
+}
 
-  // The folder: references by family, the sources, the verify wrapper, the evals, then SKILL.md.
-  std::string sources;
+/// The skill's folder but SKILL.md: references by family, the sources, the verify wrapper and the
+/// evals. `sources` gets the records' hashes, one a line.
+Status WriteSkillFiles(const fs::path& out, const std::string& name, const std::vector<Verified>& verified,
+                       const std::vector<Verified>& best,
+                       const std::map<std::string, std::vector<const Verified*>>& by_family, std::string& sources) {
   json source_list = json::array();
   for (const Verified& v : verified) {
     sources += v.record_hash + "\n";
@@ -245,15 +233,56 @@ StatusOr<DistillSummary> RunDistill(const DistillOptions& options) {
                   fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec,
                   fs::perm_options::add, ec);
   KFORGE_RETURN_IF_ERROR(common::WriteFileAtomic(out / "evals" / "evals.json", evals.dump(2) + "\n"));
+  return Status::Ok();
+}
+
+}  // namespace
+
+StatusOr<DistillSummary> RunDistill(const DistillOptions& options) {
+  if (options.run_dirs.empty()) return Status::InvalidArgument("name at least one run folder");
+  if (options.out.empty()) return Status::InvalidArgument("--out DIR/NAME is required");
+  const fs::path out = options.out.lexically_normal().filename().empty()
+                           ? options.out.lexically_normal().parent_path()
+                           : options.out.lexically_normal();
+  const std::string name = out.filename().string();
+  {
+    // The name is checked before anything is sent: the folder's name is the skill's.
+    std::error_code ec;
+    if (fs::exists(fs::symlink_status(out, ec)))
+      return Status::InvalidArgument("--out " + out.string() + ": already exists; name a new folder");
+  }
+  std::vector<Verified> verified;
+  std::vector<std::string> pitfalls;
+  std::set<std::string> arches;
+  for (const fs::path& dir : options.run_dirs)
+    KFORGE_RETURN_IF_ERROR(ReadRun(dir, verified, pitfalls, arches));
+  if (verified.empty())
+    return Status::InvalidArgument(
+        "no verified episode (correct, speedup's lower bound above 1x) in the run folders");
+  // The fastest verified kernel of each task, by family.
+  std::sort(verified.begin(), verified.end(), [](const Verified& a, const Verified& b) {
+    return a.task != b.task ? a.task < b.task : a.speedup_low > b.speedup_low;
+  });
+  std::vector<Verified> best;
+  for (const Verified& v : verified)
+    if (best.empty() || best.back().task != v.task) best.push_back(v);
+  std::map<std::string, std::vector<const Verified*>> by_family;
+  for (const Verified& v : best) by_family[v.family].push_back(&v);
+  if (pitfalls.size() > kMaxPitfalls) pitfalls.resize(kMaxPitfalls);
+
+  KFORGE_ASSIGN_OR_RETURN(const std::string prompt, DistillPrompt(options, name, by_family, pitfalls));
+  KFORGE_ASSIGN_OR_RETURN(const SkillText text, AskTeacher(options, name, prompt));
+  std::string sources;
+  KFORGE_RETURN_IF_ERROR(WriteSkillFiles(out, name, verified, best, by_family, sources));
   std::string arch;
   for (const std::string& a : arches) arch += (arch.empty() ? "" : "; ") + a;
-  std::string skill_md = "---\nname: " + name + "\ndescription: " + Quoted(description) + "\n";
+  std::string skill_md = "---\nname: " + name + "\ndescription: " + Quoted(text.description) + "\n";
   if (!options.license.empty()) skill_md += "license: " + Quoted(options.license) + "\n";
   skill_md +=
       "metadata:\n  teacher: " + Quoted(llm::ProviderKindName(options.teacher.kind) + " " + options.model) +
       "\n  arch: " + Quoted(arch.empty() ? "unknown" : arch) + "\n  trajectories: \"" +
       std::to_string(verified.size()) + "\"\n  trajectories-hash: \"sha256:" + common::Sha256Hex(sources) +
-      "\"\n---\n" + body;
+      "\"\n---\n" + text.body;
   KFORGE_RETURN_IF_ERROR(common::WriteFileAtomic(out / "SKILL.md", skill_md));
 
   CheckResult checked = CheckSkill(out);

@@ -120,6 +120,25 @@ StatusOr<std::string> ParseScalar(std::string_view raw, const std::string& at) {
   return std::string(value);
 }
 
+/// An indented `key: value` line of the map `open_map` (one level of nesting; the first entry sets
+/// `map_indent`).
+Status AddMapEntry(FrontMatterField& open_map, size_t indent, size_t& map_indent, std::string key,
+                   std::string_view raw, const std::string& at) {
+  if (map_indent == 0) map_indent = indent;
+  if (indent != map_indent)
+    return Status::InvalidArgument(at + ": indented by " + std::to_string(indent) + " spaces, the map above by " +
+                                   std::to_string(map_indent) + " (one level of nesting is read)");
+  if (raw.empty())
+    return Status::InvalidArgument(at + ": " + open_map.key + "." + key +
+                                   " has no value (a map's values are strings; one level of nesting)");
+  for (const auto& [name, value] : open_map.map)
+    if (name == key) return Status::InvalidArgument(at + ": " + open_map.key + "." + key + " is given twice");
+  KFORGE_ASSIGN_OR_RETURN(std::string value, ParseScalar(raw, at + ": " + open_map.key + "." + key));
+  open_map.is_map = true;
+  open_map.map.emplace_back(std::move(key), std::move(value));
+  return Status::Ok();
+}
+
 }  // namespace
 
 StatusOr<FrontMatter> ParseFrontMatter(std::string_view text, const std::string& where) {
@@ -159,20 +178,7 @@ StatusOr<FrontMatter> ParseFrontMatter(std::string_view text, const std::string&
     std::string_view raw = Trim(content.substr(colon + 1));
     if (!raw.empty() && raw.front() == '#') raw = {};
     if (indent > 0) {
-      if (map_indent == 0) map_indent = indent;
-      if (indent != map_indent)
-        return Status::InvalidArgument(at + ": indented by " + std::to_string(indent) +
-                                       " spaces, the map above by " + std::to_string(map_indent) +
-                                       " (one level of nesting is read)");
-      if (raw.empty())
-        return Status::InvalidArgument(at + ": " + open_map->key + "." + key +
-                                       " has no value (a map's values are strings; one level of nesting)");
-      for (const auto& [name, value] : open_map->map)
-        if (name == key)
-          return Status::InvalidArgument(at + ": " + open_map->key + "." + key + " is given twice");
-      KFORGE_ASSIGN_OR_RETURN(std::string value, ParseScalar(raw, at + ": " + open_map->key + "." + key));
-      open_map->is_map = true;
-      open_map->map.emplace_back(std::move(key), std::move(value));
+      KFORGE_RETURN_IF_ERROR(AddMapEntry(*open_map, indent, map_indent, std::move(key), raw, at));
       continue;
     }
     if (open_map != nullptr && !open_map->is_map)

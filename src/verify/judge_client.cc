@@ -36,7 +36,7 @@ std::chrono::milliseconds ReplyTimeout(const VerifyOptions& o) {
   return o.compile_timeout + o.check_allowance + o.kernel_timeout * (o.trials + 8) + std::chrono::seconds(30);
 }
 
-struct JudgeConnection::Impl {
+struct JudgeServerClient::Impl {
   struct Waiting {
     std::string label;
     uint64_t seed;
@@ -105,13 +105,13 @@ struct JudgeConnection::Impl {
   }
 };
 
-JudgeConnection::JudgeConnection(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
-JudgeConnection::~JudgeConnection() = default;
+JudgeServerClient::JudgeServerClient(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+JudgeServerClient::~JudgeServerClient() = default;
 
-StatusOr<std::unique_ptr<JudgeConnection>> JudgeConnection::Open(const std::filesystem::path& socket,
+StatusOr<std::unique_ptr<JudgeServerClient>> JudgeServerClient::Open(const std::filesystem::path& socket,
                                                                  const VerifyOptions& options,
-                                                                 std::optional<JudgeTimeouts> timeouts) {
-  const JudgeTimeouts limits = timeouts.value_or(JudgeTimeouts{std::chrono::seconds(30), ReplyTimeout(options)});
+                                                                 std::optional<JudgeServerTimeouts> timeouts) {
+  const JudgeServerTimeouts limits = timeouts.value_or(JudgeServerTimeouts{std::chrono::seconds(30), ReplyTimeout(options)});
   const std::string path = socket.string();
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
@@ -149,10 +149,10 @@ StatusOr<std::unique_ptr<JudgeConnection>> JudgeConnection::Open(const std::file
   Impl* raw = impl.get();
   impl->last_reply = std::chrono::steady_clock::now();
   impl->reader = std::thread([raw, lines = std::move(lines)]() mutable { raw->ReadReplies(std::move(lines)); });
-  return std::unique_ptr<JudgeConnection>(new JudgeConnection(std::move(impl)));
+  return std::unique_ptr<JudgeServerClient>(new JudgeServerClient(std::move(impl)));
 }
 
-std::future<Judged> JudgeConnection::Submit(SolutionInput input, uint64_t seed) {
+std::future<Judged> JudgeServerClient::Submit(SolutionInput input, uint64_t seed) {
   const std::string line = common::JsonText(RequestToJson(input, seed));
   std::lock_guard<std::mutex> writing(impl_->write_mu);
   std::future<Judged> result;

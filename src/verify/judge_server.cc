@@ -383,11 +383,18 @@ nlohmann::json JudgeFingerprint(const VerifyOptions& o) {
           {"compile_timeout_ms", o.compile_timeout.count()}};
 }
 
-Status ServeJudge(VerifyService& service, const ServeOptions& options) {
+Status CheckServeOptions(const ServeOptions& options) {
   if (options.socket.empty() && options.listen.empty())
-    return Status::InvalidArgument("nothing to listen on: give --socket PATH, --listen HOST:PORT or both");
+    return Status::InvalidArgument("give --socket PATH, --listen HOST:PORT or both");
   if (!options.listen.empty() && options.token.empty())
-    return Status::InvalidArgument("--listen needs --token-file: a TCP client must bring a token");
+    return Status::InvalidArgument("--listen needs --token-file: every TCP client must bring the token");
+  if (!options.address_file.empty() && options.listen.empty())
+    return Status::InvalidArgument("--address-file needs --listen");
+  return Status::Ok();
+}
+
+Status RunJudgeServer(VerifyService& service, const ServeOptions& options) {
+  KFORGE_RETURN_IF_ERROR(CheckServeOptions(options));
   const std::string path = options.socket.string();
   int listener = -1;
   struct stat ours{};
@@ -411,9 +418,7 @@ Status ServeJudge(VerifyService& service, const ServeOptions& options) {
   }
   std::string address_line;
   if (!options.address_file.empty()) {
-    Status written = options.listen.empty() ? Status::InvalidArgument("--address-file needs --listen")
-                                            : WriteWhole(options.address_file,
-                                                         address_line = ReachableAddress(tcp_address) + "\n");
+    Status written = WriteWhole(options.address_file, address_line = ReachableAddress(tcp_address) + "\n");
     if (!written.ok()) {
       if (listener >= 0) {
         ::close(listener);

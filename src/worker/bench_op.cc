@@ -111,7 +111,7 @@ class TimedCandidate {
     }
     KFORGE_ASSIGN_OR_RETURN(auto compared, reference::CompareAll(expected, outputs, task_.tolerance));
     nlohmann::json checks;
-    if (auto problem = JudgeOutputs(compared, JudgeRules::For(task_), checks)) {
+    if (auto problem = CheckOutputs(compared, OutputRules::For(task_), checks)) {
       return Mismatch(*problem + " on timed run " + std::to_string(checked_ + 1));
     }
     ++checked_;

@@ -158,7 +158,7 @@ class VariantTrials {
         record["outputs"] = nlohmann::json::array();
         for (const auto& c : *compared) record["outputs"].push_back(OutputJson(c));
       }
-      if (auto problem = JudgeOutputs(*compared, JudgeRules::For(task_), result_.checks)) {
+      if (auto problem = CheckOutputs(*compared, OutputRules::For(task_), result_.checks)) {
         if (repeats > 1) *problem += " on run " + std::to_string(r + 1) + " of " + std::to_string(repeats);
         result_.trials.push_back(record);
         if (r > 0) result_.checks["repeat_runs"] = "fail";

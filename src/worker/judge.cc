@@ -39,16 +39,16 @@ nlohmann::json OutputJson(const reference::CompareResult& r) {
       {"first_mismatch", r.first_mismatch < 0 ? nlohmann::json(nullptr) : nlohmann::json(r.first_mismatch)}};
 }
 
-JudgeRules JudgeRules::For(const common::Task& task) {
-  JudgeRules rules;
+OutputRules OutputRules::For(const common::Task& task) {
+  OutputRules rules;
   rules.tol = task.tolerance;
   for (const common::TensorSpec& out : task.outputs)
     if (task.NoiseOutput(out.name)) rules.noise_outputs.insert(out.name);
   return rules;
 }
 
-std::optional<std::string> JudgeOutputs(const std::vector<reference::CompareResult>& results,
-                                        const JudgeRules& rules, nlohmann::json& checks) {
+std::optional<std::string> CheckOutputs(const std::vector<reference::CompareResult>& results,
+                                        const OutputRules& rules, nlohmann::json& checks) {
   const common::Tolerance& tol = rules.tol;
   for (const reference::CompareResult& r : results) {
     if (NearConstant(r, tol))

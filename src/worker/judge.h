@@ -14,22 +14,22 @@
 
 namespace kforge::worker {
 
-/// What the judge holds a task's outputs to.
-struct JudgeRules {
+/// The tolerance rules a task's outputs are held to.
+struct OutputRules {
   common::Tolerance tol;
   /// Outputs the import measured to be rounding noise (task.json's conditioning): no scale, so
   /// their elements alone decide. Every other output is also held to the relative-L2 bound.
   std::set<std::string> noise_outputs;
 
-  static JudgeRules For(const common::Task& task);
+  static OutputRules For(const common::Task& task);
 };
 
 /// The first problem with a candidate's outputs against the reference's, if any: an element out of
 /// tolerance, or a relative L2 error over the bound (max(10 rtol, 1e-3)) on an output with a scale,
 /// which is every output but those measured to be noise and those whose reference is exactly zero.
 /// Notes near-constant references, elements-only outputs and poison in `checks`.
-std::optional<std::string> JudgeOutputs(const std::vector<reference::CompareResult>& results,
-                                        const JudgeRules& rules, nlohmann::json& checks);
+std::optional<std::string> CheckOutputs(const std::vector<reference::CompareResult>& results,
+                                        const OutputRules& rules, nlohmann::json& checks);
 
 /// {name, max_abs_err, ...} of one compared output, as verdicts record it.
 nlohmann::json OutputJson(const reference::CompareResult& r);

@@ -102,7 +102,7 @@ verify::TaskAuditReply RunTaskAudit(GpuChecker& checker, const verify::TaskAudit
   for (Candidate& c : candidates) c.record.accepted = true;  // until a trial refuses it
   std::vector<common::Task> domain_tasks;
   for (const common::InputDomain& domain : task.domains) domain_tasks.push_back(WithDomain(task, domain));
-  const JudgeRules rules = JudgeRules::For(task);
+  const OutputRules rules = OutputRules::For(task);
   const reference::Device cuda = reference::Device::Cuda(checker.device().index);
 
   for (size_t v = 0; v < task.variants.size(); ++v) {
@@ -139,7 +139,7 @@ verify::TaskAuditReply RunTaskAudit(GpuChecker& checker, const verify::TaskAudit
         auto compared = reference::CompareAll(*expected, *outputs, task.tolerance);
         if (!compared.ok()) return Harness(compared.status().message(), candidates);
         nlohmann::json checks;
-        if (auto problem = JudgeOutputs(*compared, rules, checks)) {
+        if (auto problem = CheckOutputs(*compared, rules, checks)) {
           c.record.accepted = false;
           c.record.message = *problem + " in trial " + std::to_string(t) +
                              (task.variants.size() > 1 ? " (variant " + variant.name + ")" : "");

@@ -39,7 +39,7 @@ std::string Disagreement(const TensorSet& want, const TensorSet& got, const comm
                          nlohmann::json& checks) {
   auto compared = reference::CompareAll(want, got, task.tolerance);
   if (!compared.ok()) return compared.status().message();
-  auto problem = JudgeOutputs(*compared, JudgeRules::For(task), checks);
+  auto problem = CheckOutputs(*compared, OutputRules::For(task), checks);
   return problem ? *problem : "";
 }
 

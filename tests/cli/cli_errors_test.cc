@@ -44,6 +44,35 @@ TEST(CliErrorsTest, BadFlagValuesAndUnknownFlagsAreOneLineInKforgesWords) {
   }
 }
 
+TEST(CliErrorsTest, EveryCommandsFailureIsOneLineWithItsName) {
+  const std::string tasks = std::string(" --tasks ") + KFORGE_SOURCE_DIR + "/tasks";
+  struct Case {
+    std::string args;
+    std::string line;  // the whole of stderr
+  };
+  const Case cases[] = {
+      {"verify --rejudge --shard 0/2 run" + tasks,
+       "kforge verify: --shard: not with --rejudge (it rewrites whole run folders)"},
+      {"bench" + tasks, "kforge bench: give solutions, or --reference TASK... (not both)"},
+      {"bench x.json --max-noise abc" + tasks,
+       "kforge bench: --max-noise: expected a fraction such as 0.005 or 0.5%, got \"abc\""},
+      {"serve" + tasks, "kforge serve: give --socket PATH, --listen HOST:PORT or both"},
+      {"serve --socket /tmp/unused.sock --address-file /tmp/unused.address" + tasks,
+       "kforge serve: --address-file needs --listen"},
+      {"finetune-launch --data d.jsonl --out o", "kforge finetune-launch: --model is required (or --status RUN)"},
+      {"finetune-launch --data d.jsonl --model m --out o --token-file t",
+       "kforge finetune-launch: --reward-server and --token-file need --trainer grpo"},
+      {"export - --out o --balance-cap 3 </dev/null", "kforge export: --balance-cap needs --balance level|tag"},
+      {"generate --teacher replay:x --out o --batch-api" + tasks,
+       "kforge generate: --batch-api: only --teacher anthropic (Message Batches) or openai (Batch API)"},
+  };
+  for (const Case& c : cases) {
+    fakes::CommandResult run = Kforge(c.args);
+    EXPECT_EQ(run.exit_code, 2) << c.args << "\n" << run.out;
+    EXPECT_EQ(run.out, c.line + "\n") << c.args;
+  }
+}
+
 TEST(CliErrorsTest, AMissingTaskFolderSaysHowToBuildOne) {
   fakes::CommandResult run =
       Kforge("generate --tasks /nonexistent/tasks --teacher replay:x --out /tmp/unused");

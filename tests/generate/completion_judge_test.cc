@@ -44,7 +44,7 @@ class CompletionJudgeTest : public ::testing::Test {
     CompletionJudgeOptions options;
     options.tasks_root = std::string(KFORGE_SOURCE_DIR) + "/tasks";
     options.prompts_dir = std::string(KFORGE_SOURCE_DIR) + "/prompts";
-    options.judge.verify.compile_only = true;
+    options.bench.verify.compile_only = true;
     options.max_batch = 3;
     options.max_completion_bytes = 64;
     auto made = CompletionJudge::Create(options);

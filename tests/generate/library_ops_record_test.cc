@@ -67,9 +67,9 @@ class LibraryOpsRecordTest : public ::testing::Test {
     options.max_turns = 1;
     options.concurrency = 1;
     options.prompts_dir = fs::path(KFORGE_SOURCE_DIR) / "prompts";
-    options.judge.verify.worker_program = KFORGE_FAKE_WORKER;
-    options.judge.verify.use_cache = false;
-    options.judge.verify.trials = 1;
+    options.bench.verify.worker_program = KFORGE_FAKE_WORKER;
+    options.bench.verify.use_cache = false;
+    options.bench.verify.trials = 1;
     auto summary = RunGenerate(options);
     EXPECT_TRUE(summary.ok()) << summary.status().message();
     EXPECT_FALSE(summary->compile_only) << "judged by the fake worker";

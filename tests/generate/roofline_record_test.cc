@@ -84,9 +84,9 @@ class RooflineRecordTest : public ::testing::Test {
     options.target_speedup = 100;
     options.concurrency = 1;
     options.prompts_dir = fs::path(KFORGE_SOURCE_DIR) / "prompts";
-    options.judge.verify.worker_program = KFORGE_FAKE_WORKER;
-    options.judge.verify.use_cache = false;
-    options.judge.verify.trials = 1;
+    options.bench.verify.worker_program = KFORGE_FAKE_WORKER;
+    options.bench.verify.use_cache = false;
+    options.bench.verify.trials = 1;
     setenv("KFORGE_FAKE_PEAK", "1", 1);
     if (also) also(options);
     auto summary = RunGenerate(options);

@@ -230,9 +230,9 @@ TEST(SkillEvalTest, AHelpedStudentShowsItsKnownLiftAndAnUnhelpedOneAnIntervalAro
   run.concurrency = 8;
   run.probe = false;
   run.prompts_dir = fs::path(KFORGE_SOURCE_DIR) / "prompts";
-  run.judge.verify.worker_program = KFORGE_FAKE_WORKER;
-  run.judge.verify.trials = 1;
-  run.judge.measure.max_seconds = 0.05;
+  run.bench.verify.worker_program = KFORGE_FAKE_WORKER;
+  run.bench.verify.trials = 1;
+  run.bench.measure.max_seconds = 0.05;
 
   auto result = RunSkillEval(options);
   ASSERT_TRUE(result.ok()) << result.status().message();

@@ -64,7 +64,7 @@ class JudgeServerTest : public testing::Test {
     o.max_clients = max_clients;
     server_done_ = false;
     server_ = std::thread([&service, o, this] {
-      served_ = ServeJudge(service, o);
+      served_ = RunJudgeServer(service, o);
       server_done_ = true;
     });
     // Listening once a connection is accepted (a stale socket file may be there before).
@@ -148,7 +148,7 @@ TEST_F(JudgeServerTest, VerdictsAreThoseOfAColdServiceWithTheSameSeed) {
   VerifyService warm_service(Options());
   StartServer(warm_service);
   {
-    auto connection = JudgeConnection::Open(socket_, Options());
+    auto connection = JudgeServerClient::Open(socket_, Options());
     ASSERT_TRUE(connection.ok()) << connection.status().message();
     std::vector<std::future<Judged>> futures;
     for (const auto& [label, marker] : cases) futures.push_back((*connection)->Submit(Input(label, marker), 41));
@@ -159,7 +159,7 @@ TEST_F(JudgeServerTest, VerdictsAreThoseOfAColdServiceWithTheSameSeed) {
     EXPECT_EQ(cold[2]["status"], "crash");
     EXPECT_EQ(cold[3]["status"], "ok") << "the crashed candidate's worker was replaced";
     // A second client with another seed: its seed reaches the worker.
-    auto second = JudgeConnection::Open(socket_, Options());
+    auto second = JudgeServerClient::Open(socket_, Options());
     ASSERT_TRUE(second.ok());
     Judged other = (*second)->Submit(Input("f", "ok"), 99).get();
     EXPECT_EQ(other.verdict.seed, 99u);
@@ -180,7 +180,7 @@ TEST_F(JudgeServerTest, TheSocketIsOwnerOnlyAndASecondServerIsRefused) {
   VerifyService other(Options());
   ServeOptions o;
   o.socket = socket_;
-  Status second = ServeJudge(other, o);
+  Status second = RunJudgeServer(other, o);
   EXPECT_FALSE(second.ok());
   EXPECT_NE(second.message().find("already listens"), std::string::npos) << second.message();
 }
@@ -192,7 +192,7 @@ TEST_F(JudgeServerTest, AFileThatIsNotASocketIsNeverReplacedAndAStaleSocketIs) {
   VerifyService service(options);
   ServeOptions o;
   o.socket = socket_;
-  Status refused = ServeJudge(service, o);
+  Status refused = RunJudgeServer(service, o);
   EXPECT_FALSE(refused.ok());
   EXPECT_NE(refused.message().find("not a socket"), std::string::npos) << refused.message();
   EXPECT_EQ(*common::ReadFile(socket_), "precious");
@@ -206,7 +206,7 @@ TEST_F(JudgeServerTest, AFileThatIsNotASocketIsNeverReplacedAndAStaleSocketIs) {
   ::close(stale);
   ASSERT_TRUE(std::filesystem::is_socket(socket_));
   StartServer(service, 0.2);
-  auto connection = JudgeConnection::Open(socket_, options);
+  auto connection = JudgeServerClient::Open(socket_, options);
   ASSERT_TRUE(connection.ok()) << connection.status().message();
   EXPECT_EQ((*connection)->Submit(Input("a", "ok"), 3).get().verdict.status, VerdictStatus::kOk);
   connection->reset();
@@ -219,11 +219,11 @@ TEST_F(JudgeServerTest, OptionsThatChangeVerdictsMustMatchTheServers) {
   StartServer(service, 0.5);
   VerifyOptions client = Options();
   client.trials = 5;
-  auto refused = JudgeConnection::Open(socket_, client);
+  auto refused = JudgeServerClient::Open(socket_, client);
   ASSERT_FALSE(refused.ok());
   EXPECT_NE(refused.status().message().find("trials: server 2, client 5"), std::string::npos)
       << refused.status().message();
-  auto nobody = JudgeConnection::Open(dir_ / "nobody.sock", Options());
+  auto nobody = JudgeServerClient::Open(dir_ / "nobody.sock", Options());
   ASSERT_FALSE(nobody.ok());
   EXPECT_NE(nobody.status().message().find("kforge serve --socket"), std::string::npos);
 }
@@ -231,7 +231,7 @@ TEST_F(JudgeServerTest, OptionsThatChangeVerdictsMustMatchTheServers) {
 TEST_F(JudgeServerTest, AServerThatGoesAwayGivesHarnessErrorsNotAHang) {
   VerifyService service(Options());
   StartServer(service, 0.3);
-  auto connection = JudgeConnection::Open(socket_, Options());
+  auto connection = JudgeServerClient::Open(socket_, Options());
   ASSERT_TRUE(connection.ok());
   // The worker takes 3 s; the test's server is told to stop (as by SIGTERM) meanwhile.
   std::future<Judged> slow = (*connection)->Submit(Input("slow", "sleep=3000"), 5);
@@ -246,7 +246,7 @@ TEST_F(JudgeServerTest, AServerThatGoesAwayGivesHarnessErrorsNotAHang) {
 TEST_F(JudgeServerTest, AMalformedLineEndsNoMoreThanItsOwnRequestOrConnection) {
   VerifyService service(Options());
   StartServer(service, 1.5);
-  auto bystander = JudgeConnection::Open(socket_, Options());  // another client, a solution in flight
+  auto bystander = JudgeServerClient::Open(socket_, Options());  // another client, a solution in flight
   ASSERT_TRUE(bystander.ok()) << bystander.status().message();
   std::future<Judged> in_flight = (*bystander)->Submit(Input("bystander", "sleep=500"), 7);
 
@@ -292,7 +292,7 @@ TEST_F(JudgeServerTest, AMalformedLineEndsNoMoreThanItsOwnRequestOrConnection) {
   delete lines;
 
   EXPECT_EQ(in_flight.get().verdict.status, VerdictStatus::kOk) << "another client's verify is untouched";
-  auto later = JudgeConnection::Open(socket_, Options());
+  auto later = JudgeServerClient::Open(socket_, Options());
   ASSERT_TRUE(later.ok()) << later.status().message();
   EXPECT_EQ((*later)->Submit(Input("later", "ok"), 9).get().verdict.status, VerdictStatus::kOk);
   bystander->reset();
@@ -312,7 +312,7 @@ TEST_F(JudgeServerTest, ClientsBeyondTheCapAreTurnedAwayAndAnOversizedLineIsRefu
     fds.push_back(Greeted(lines));
     readers.emplace_back(lines);
   }
-  auto refused = JudgeConnection::Open(socket_, Options());
+  auto refused = JudgeServerClient::Open(socket_, Options());
   ASSERT_FALSE(refused.ok());
   EXPECT_NE(refused.status().message().find("the judge server has 3 clients already (kforge serve --max-clients)"),
             std::string::npos)
@@ -336,7 +336,7 @@ TEST_F(JudgeServerTest, ClientsBeyondTheCapAreTurnedAwayAndAnOversizedLineIsRefu
   ::close(fds[1]);  // one leaves: a new client gets in
   bool admitted = false;
   for (int i = 0; i < 50 && !admitted; ++i) {
-    auto next = JudgeConnection::Open(socket_, Options());
+    auto next = JudgeServerClient::Open(socket_, Options());
     admitted = next.ok();
     if (!admitted) usleep(50000);
   }
@@ -349,7 +349,7 @@ TEST_F(JudgeServerTest, ClientsBeyondTheCapAreTurnedAwayAndAnOversizedLineIsRefu
 TEST_F(JudgeServerTest, AConnectedIdleClientDoesNotKeepTheServerUp) {
   VerifyService service(Options());
   StartServer(service, 0.5);
-  auto idle = JudgeConnection::Open(socket_, Options());
+  auto idle = JudgeServerClient::Open(socket_, Options());
   ASSERT_TRUE(idle.ok());
   EXPECT_EQ((*idle)->Submit(Input("a", "ok"), 1).get().verdict.status, VerdictStatus::kOk);
   for (int i = 0; i < 100 && !server_done_; ++i) usleep(50000);
@@ -404,7 +404,7 @@ TEST_F(JudgeServerTest, ASilentServerGivesAnErrorOrHarnessErrorsInTimeNotAHang) 
   for (const std::string& answer : {std::string(), std::string(R"({"ok": tr)")}) {  // nothing; half a line
     SilentServer silent(socket_, answer, milliseconds(8000));
     const auto start = steady_clock::now();
-    auto opened = JudgeConnection::Open(socket_, Options(), JudgeTimeouts{milliseconds(600), milliseconds(600)});
+    auto opened = JudgeServerClient::Open(socket_, Options(), JudgeServerTimeouts{milliseconds(600), milliseconds(600)});
     const double seconds = std::chrono::duration<double>(steady_clock::now() - start).count();
     ASSERT_FALSE(opened.ok());
     EXPECT_NE(opened.status().message().find("no answer to the hello"), std::string::npos) << opened.status().message();
@@ -413,7 +413,7 @@ TEST_F(JudgeServerTest, ASilentServerGivesAnErrorOrHarnessErrorsInTimeNotAHang) 
   }
   // A hello, then nothing: every solution sent gets a harness_error once the reply timeout passes.
   SilentServer stuck(socket_, "{\"ok\": true, \"message\": \"\"}\n", milliseconds(8000));
-  auto connection = JudgeConnection::Open(socket_, Options(), JudgeTimeouts{milliseconds(2000), milliseconds(700)});
+  auto connection = JudgeServerClient::Open(socket_, Options(), JudgeServerTimeouts{milliseconds(2000), milliseconds(700)});
   ASSERT_TRUE(connection.ok()) << connection.status().message();
   const auto start = steady_clock::now();
   std::future<Judged> a = (*connection)->Submit(Input("a", "ok"), 1);

@@ -18,16 +18,16 @@ reference::CompareResult Result(double rel_l2, double ref_max_abs, double ref_st
   return r;
 }
 
-JudgeRules Rules(std::set<std::string> noise = {}) {
-  JudgeRules rules;  // tolerance 1e-4, 1e-4: the bound is 1e-3
+OutputRules Rules(std::set<std::string> noise = {}) {
+  OutputRules rules;  // tolerance 1e-4, 1e-4: the bound is 1e-3
   rules.noise_outputs = std::move(noise);
   return rules;
 }
 
 TEST(JudgeOutputsTest, RelativeL2BoundsOutputsWithAScale) {
   nlohmann::json checks;
-  EXPECT_FALSE(JudgeOutputs({Result(5e-4, 3.0, 1.0)}, Rules(), checks).has_value());
-  auto problem = JudgeOutputs({Result(2e-3, 3.0, 1.0)}, Rules(), checks);
+  EXPECT_FALSE(CheckOutputs({Result(5e-4, 3.0, 1.0)}, Rules(), checks).has_value());
+  auto problem = CheckOutputs({Result(2e-3, 3.0, 1.0)}, Rules(), checks);
   ASSERT_TRUE(problem.has_value());
   EXPECT_EQ(*problem, "out0: relative L2 error 0.002000 exceeds 0.001000");
 }
@@ -36,7 +36,7 @@ TEST(JudgeOutputsTest, RelativeL2BoundsOutputsWithAScale) {
 // a scale; all zeros differ from them by 100% in relative L2 and must fail.
 TEST(JudgeOutputsTest, SmallValuesWithAScaleAreHeldToTheBound) {
   nlohmann::json checks;
-  auto problem = JudgeOutputs({Result(1.0, 4e-6, 1e-6)}, Rules(), checks);
+  auto problem = CheckOutputs({Result(1.0, 4e-6, 1e-6)}, Rules(), checks);
   ASSERT_TRUE(problem.has_value());
   EXPECT_NE(problem->find("relative L2 error 1.000000"), std::string::npos);
   EXPECT_FALSE(checks.contains("elements_only"));
@@ -47,20 +47,20 @@ TEST(JudgeOutputsTest, SmallValuesWithAScaleAreHeldToTheBound) {
 // import measured that output to be noise; only then do its elements alone decide.
 TEST(JudgeOutputsTest, AnOutputMeasuredToBeNoiseIsJudgedByElementsAlone) {
   nlohmann::json checks;
-  EXPECT_FALSE(JudgeOutputs({Result(1.157, 3e-9, 1e-9)}, Rules({"out0"}), checks).has_value());
+  EXPECT_FALSE(CheckOutputs({Result(1.157, 3e-9, 1e-9)}, Rules({"out0"}), checks).has_value());
   EXPECT_TRUE(checks.contains("degenerate_reference"));
   EXPECT_EQ(checks["elements_only"], "out0 is rounding noise; judged by elements alone");
   // An element out of tolerance still fails it.
-  EXPECT_TRUE(JudgeOutputs({Result(1.157, 3e-9, 1e-9, 1)}, Rules({"out0"}), checks).has_value());
+  EXPECT_TRUE(CheckOutputs({Result(1.157, 3e-9, 1e-9, 1)}, Rules({"out0"}), checks).has_value());
   // Not measured as noise: the same figures fail.
-  EXPECT_TRUE(JudgeOutputs({Result(1.157, 3e-9, 1e-9)}, Rules(), checks).has_value());
+  EXPECT_TRUE(CheckOutputs({Result(1.157, 3e-9, 1e-9)}, Rules(), checks).has_value());
   // Near-constant but not zero (a constant 2.5): the relative L2 bound still applies.
-  EXPECT_TRUE(JudgeOutputs({Result(2e-3, 2.5, 1e-6)}, Rules({"out1"}), checks).has_value());
+  EXPECT_TRUE(CheckOutputs({Result(2e-3, 2.5, 1e-6)}, Rules({"out1"}), checks).has_value());
 }
 
 TEST(JudgeOutputsTest, AnExactlyZeroReferenceIsJudgedByElementsAlone) {
   nlohmann::json checks;
-  EXPECT_FALSE(JudgeOutputs({Result(1e30, 0.0, 0.0)}, Rules(), checks).has_value());
+  EXPECT_FALSE(CheckOutputs({Result(1e30, 0.0, 0.0)}, Rules(), checks).has_value());
   EXPECT_EQ(checks["elements_only"], "out0 is zero; judged by elements alone");
 }
 
@@ -71,7 +71,7 @@ TEST(JudgeRulesTest, NoiseOutputsComeFromTheTasksConditioning) {
   task.conditioning.emplace();
   task.conditioning->outputs["out1"].noise = true;
   task.conditioning->outputs["out0"].noise = false;
-  JudgeRules rules = JudgeRules::For(task);
+  OutputRules rules = OutputRules::For(task);
   EXPECT_EQ(rules.noise_outputs, std::set<std::string>{"out1"});
   EXPECT_EQ(rules.tol.rtol, 3e-4);
 }

@@ -58,6 +58,11 @@ struct ExportOptions {
   nlohmann::json described = nlohmann::json::object();  ///< the options as given, for the card
 };
 
+/// Refuses, in one line naming the flag, options that contradict each other: Parquet files of rows that
+/// are not conversations, --balance-cap without --balance, a selection with --format preference,
+/// --split with kernelbench. Export checks them first; InvalidArgument.
+Status CheckExportOptions(const ExportOptions& options);
+
 /// Checks the output folder before anything is read: it must be absent, empty, or `force`d; not a
 /// file. With `force`, Export removes only the files a previous export's stats.json lists and
 /// refuses to write a name that something else holds.

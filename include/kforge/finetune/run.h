@@ -71,6 +71,11 @@ StatusOr<nlohmann::json> CheckChatTemplate(const LaunchOptions& options, bool as
 /// NotFound / InvalidArgument when RUN holds no readable manifest.
 StatusOr<std::pair<std::string, int>> RunStatus(const std::filesystem::path& run);
 
+/// Refuses, in one line naming the flag, a request whose options contradict each other: GRPO's flags
+/// without --trainer grpo, a missing --data (SFT), --model or --out, a malformed --push-to-hub or one
+/// with Slurm. RunFinetune checks it first; InvalidArgument.
+Status CheckRunRequest(const RunRequest& request);
+
 /// Everything `finetune-launch` does. Returns the trainer's exit status (0 after a dry run);
 /// a Status when the run was refused before anything started (bad input, missing backend, a
 /// previous run in OUT without `force`).

@@ -35,9 +35,10 @@ struct CompletionJudgeOptions {
   std::filesystem::path tasks_root = "tasks";
   /// Prompt templates (system.md, task.md, feedback.md). Default "prompts".
   std::filesystem::path prompts_dir = "prompts";
-  /// How candidates are judged: the verify options (devices, arch, trials, compile-only) and the
-  /// timing of correct ones. `judge.verify.compile_only` makes the judge compile and check plans only.
-  bench::BenchOptions judge;
+  /// How candidates are judged (the bench::Judge's options): the verify options (devices, arch,
+  /// trials, compile-only) and the timing of correct ones. `bench.verify.compile_only` makes the
+  /// judge compile and check plans only.
+  bench::BenchOptions bench;
   /// A correct completion at least this much faster than the reference ends an episode (`done`).
   /// Default 1.0, as generate's --target-speedup.
   double target_speedup = 1.0;
@@ -57,7 +58,7 @@ double ShapedReward(bool compiled, bool correct, std::optional<double> speedup);
 
 class CompletionJudge final : public verify::ServeProtocol {
  public:
-  /// Loads the tasks and the prompts; the judge itself (a bench::ServiceJudge on `options.judge`, its
+  /// Loads the tasks and the prompts; the judge itself (a bench::ServiceJudge on `options.bench`, its
   /// workers) starts with the first request that needs it. `judge`, when given, is used instead (not
   /// owned; it must outlive this): a scripted one in tests. Errors name the folder or file.
   static StatusOr<std::unique_ptr<CompletionJudge>> Create(CompletionJudgeOptions options,

@@ -109,9 +109,9 @@ struct GenerateOptions {
   std::filesystem::path prompts_dir = "prompts";
   /// Replace run.json when the configuration changed (existing records stay, under the old run id).
   bool force = false;
-  /// Verify and time: devices, arch, trials, timeouts, sampling bounds. `measure.max_seconds` is the
-  /// timing budget per correct attempt.
-  bench::BenchOptions judge;
+  /// How each candidate is verified and timed (the run's bench::Judge): devices, arch, trials,
+  /// timeouts, sampling bounds. `measure.max_seconds` is the timing budget per correct attempt.
+  bench::BenchOptions bench;
   /// --torch-compile: each task's reference program under torch.compile, timed once per task before the
   /// episodes start (GPU runs only; bench::TorchCompileBaselines), and kept on every timed attempt's bench
   /// record of that task. Unset: not measured.
@@ -156,6 +156,11 @@ struct GenerateSummary {
   bool dry_run = false;  ///< nothing was sent: the first request was printed
   Status fatal;  ///< a fatal teacher error (auth, quota, not found) or a write failure
 };
+
+/// Refuses, in one line naming the flag, options that contradict each other or the teacher (a
+/// duplicated view, a shard out of range, --record into the run folder, a flag the provider does not
+/// send, ...). RunGenerate checks them first; InvalidArgument.
+Status CheckGenerateOptions(const GenerateOptions& options);
 
 /// Runs the batch. Bad options or an unusable RUN_DIR are a Status before anything starts.
 StatusOr<GenerateSummary> RunGenerate(const GenerateOptions& options);

@@ -69,14 +69,18 @@ struct ServeOptions {
   std::function<void(const std::string&)> say;
 };
 
+/// Refuses options that contradict each other, in one line naming the flag: nothing to listen on,
+/// `listen` without a token, `address_file` without `listen`. RunJudgeServer checks them first.
+Status CheckServeOptions(const ServeOptions& options);
+
 /// Listens on `options.socket` (created owner-only; a stale socket is replaced, anything else at the
 /// path refused) and on `options.listen`, and judges what clients send (on the socket: processes of
 /// the same user; on TCP: clients with the token), until idle for the timeout or until
 /// SIGINT/SIGTERM. Removes the socket on the way out. Errors are one line naming the path or address.
-Status ServeJudge(VerifyService& service, const ServeOptions& options);
+Status RunJudgeServer(VerifyService& service, const ServeOptions& options);
 
 /// How long a client waits on a judge server.
-struct JudgeTimeouts {
+struct JudgeServerTimeouts {
   /// For the server's answer to the hello (connecting included). Default 30 s.
   std::chrono::milliseconds hello{30000};
   /// For the next verdict, counted from when the oldest unanswered solution was sent or the last
@@ -89,16 +93,16 @@ struct JudgeTimeouts {
 std::chrono::milliseconds ReplyTimeout(const VerifyOptions& options);
 
 /// One client's connection to a judge server.
-class JudgeConnection {
+class JudgeServerClient {
  public:
   /// Connects and compares fingerprints; the error says what differs, why it could not connect, or
-  /// that no answer came in time. `timeouts`: JudgeTimeouts with ReplyTimeout(options) when not given.
-  static StatusOr<std::unique_ptr<JudgeConnection>> Open(const std::filesystem::path& socket,
+  /// that no answer came in time. `timeouts`: JudgeServerTimeouts with ReplyTimeout(options) when not given.
+  static StatusOr<std::unique_ptr<JudgeServerClient>> Open(const std::filesystem::path& socket,
                                                          const VerifyOptions& options,
-                                                         std::optional<JudgeTimeouts> timeouts = std::nullopt);
-  ~JudgeConnection();
-  JudgeConnection(const JudgeConnection&) = delete;
-  JudgeConnection& operator=(const JudgeConnection&) = delete;
+                                                         std::optional<JudgeServerTimeouts> timeouts = std::nullopt);
+  ~JudgeServerClient();
+  JudgeServerClient(const JudgeServerClient&) = delete;
+  JudgeServerClient& operator=(const JudgeServerClient&) = delete;
 
   /// Sends one solution to be judged with `seed`. Thread-safe; results come in submission order. A
   /// lost connection, or a server silent past the reply timeout, gives every unanswered solution a
@@ -107,7 +111,7 @@ class JudgeConnection {
 
  private:
   struct Impl;
-  explicit JudgeConnection(std::unique_ptr<Impl> impl);
+  explicit JudgeServerClient(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
 
