@@ -107,7 +107,7 @@ json ToJson(const Trajectory& t) {
         {"error", t.error}}},
       {"usage", ToJson(t.usage)},
       {"timing", {{"wall_s", t.wall_s}, {"llm_s", t.llm_s}, {"judge_s", t.judge_s}}},
-      {"device", t.device},
+      {"device", common::DeviceRecordToJson(t.device)},
       {"kforge_version", t.kforge_version},
       {"created_at", t.created_at}};
   if (t.truncated) record["truncated"] = true;
@@ -135,11 +135,18 @@ StatusOr<Trajectory> TrajectoryFromJson(const json& j, const std::string& where)
   r.Get("compile_only", t.compile_only);
   r.Raw("messages", t.messages);
   r.Raw("tools", t.tools);
-  r.Raw("device", t.device);
   r.Get("kforge_version", t.kforge_version);
   r.Get("created_at", t.created_at);
   r.Get("truncated", t.truncated);
   r.Get("best", t.best);
+  if (const json* device = r.Find("device"); device && status.ok()) {
+    StatusOr<common::DeviceRecord> read = common::DeviceRecordFromJson(*device, r.Path("device"));
+    if (read.ok()) {
+      t.device = std::move(*read);
+    } else {
+      status = read.status();
+    }
+  }
   if (const json* task = r.Find("task")) {
     Reader tr(*task, where + ".task", status);
     tr.Get("id", t.task.id, true);

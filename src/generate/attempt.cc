@@ -30,7 +30,7 @@ bool Compiled(const common::Verdict& verdict) {
     case common::VerdictStatus::kTimeout:
     case common::VerdictStatus::kCrash:
     case common::VerdictStatus::kNoGpu:
-      return !verdict.compile.is_null();
+      return verdict.compile.has_value();
   }
   return false;  // not reached: the switch names every status
 }

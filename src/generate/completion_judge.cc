@@ -120,8 +120,8 @@ json ItemResult(Item& item, const PromptSet& prompts, bool compile_only, double 
   double compile_ms = 0, check_ms = 0, bench_ms = 0;
   for (const dataset::Attempt& a : item.attempts) {
     if (!a.verdict) continue;
-    if (a.verdict->compile.is_object()) compile_ms += a.verdict->compile.value("ms", 0.0);
-    if (a.verdict->timing.is_object()) check_ms += a.verdict->timing.value("gpu_ms", 0.0);
+    if (a.verdict->compile) compile_ms += a.verdict->compile->ms;
+    check_ms += a.verdict->timing.gpu_ms.value_or(0);
     if (a.bench) bench_ms += a.bench->wall_seconds * 1000;
   }
   out["timing"] = {{"judged_ms", item.judged_ms},

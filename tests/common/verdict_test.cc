@@ -57,7 +57,7 @@ TEST(VerdictTest, KeysARecordLackedStayAbsentWhenWrittenBack) {
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   EXPECT_EQ(back->status, VerdictStatus::kOk);
   EXPECT_EQ(back->message, "");
-  EXPECT_TRUE(back->compile.is_null());
+  EXPECT_FALSE(back->compile.has_value());
   EXPECT_EQ(back->judge, 1);
   EXPECT_EQ(back->absent_keys.size(), 11u);
   EXPECT_EQ(back->ToJson().dump(), fewer.dump());
@@ -78,8 +78,10 @@ TEST(VerdictTest, JsonRoundTrip) {
   v.status = VerdictStatus::kMismatch;
   v.message = "out0: 12 of 4096 elements differ";
   v.seed = 18446744073709551615ull;
-  v.compile = {{"ms", 12.5}, {"cached", false}};
-  v.memory = {{"footprint_bytes", int64_t{13743928320}}, {"peak_device_bytes", int64_t{20615919616}}};
+  v.compile = CompileFacts{12.5, false, "", "sm_90a", {{"relu", KernelStats{10, 0, 0, 0, 0}}}, {}, {}};
+  v.memory = MemoryRecord{};
+  v.memory->footprint_bytes = int64_t{13743928320};
+  v.memory->peak_device_bytes = int64_t{20615919616};
   nlohmann::json json = v.ToJson();
   EXPECT_EQ(json["memory"]["footprint_bytes"], int64_t{13743928320});
   EXPECT_EQ(json["schema"], "kforge.verdict/1");

@@ -44,7 +44,9 @@ dataset::Trajectory Episode(const std::string& task, std::vector<dataset::Attemp
   t.attempts = std::move(attempts);
   t.best = static_cast<int>(t.attempts.size()) - 1;
   t.stop = dataset::StopReason::kTargetReached;
-  t.device = {{"name", "NVIDIA H200"}, {"cc", "9.0"}};
+  t.device = common::DeviceRecord{};
+  t.device->name = "NVIDIA H200";
+  t.device->cc = "9.0";
   for (const dataset::Attempt& a : t.attempts) {
     (void)a;
     t.messages.push_back({{"role", "assistant"}, {"content", "..."}});

@@ -16,6 +16,7 @@
 #include "kforge/common/names.h"
 #include "kforge/common/status.h"
 #include "kforge/common/verdict.h"
+#include "kforge/common/verdict_parts.h"
 
 namespace kforge::dataset {
 
@@ -144,7 +145,7 @@ struct Trajectory {
   double wall_s = 0;      ///< episode start to end
   double llm_s = 0;       ///< waiting for the teacher
   double judge_s = 0;     ///< compiling, verifying and timing
-  nlohmann::json device;  ///< the GPU that judged, or null
+  std::optional<common::DeviceRecord> device;  ///< the GPU that judged, or null
   std::string kforge_version;
   std::string created_at;  ///< UTC, ISO 8601
   /// Strings were cut so that the record fits in one line (FitRecord): kept for the numbers, left
