@@ -35,7 +35,7 @@ json ToJson(const Attempt& a) {
   json out = {
       {"turn", a.turn},
       {"tool_call_id", a.tool_call_id},
-      {"status", a.status},
+      {"status", a.StatusName()},
       {"parse_error", a.parse_error},
       {"compiled", a.compiled},
       {"correct", a.correct},
@@ -208,7 +208,16 @@ StatusOr<Trajectory> TrajectoryFromJson(const json& j, const std::string& where)
       Reader ar((*attempts)[i], where + ".attempts[" + std::to_string(i) + "]", status);
       ar.Get("turn", a.turn);
       ar.Get("tool_call_id", a.tool_call_id);
-      ar.Get("status", a.status, true);
+      std::string status_name;
+      ar.Get("status", status_name, true);
+      if (status.ok() && status_name != kNoSolution) {
+        if (std::optional<common::VerdictStatus> parsed = common::kVerdictStatusNames.Parse(status_name)) {
+          a.status = *parsed;
+        } else {
+          ar.Fail("status", common::Quote(status_name, 40) + ", expected a verdict status or \"" +
+                                std::string(kNoSolution) + "\"");
+        }
+      }
       ar.Get("parse_error", a.parse_error);
       ar.Get("compiled", a.compiled);
       ar.Get("correct", a.correct);

@@ -54,7 +54,7 @@ StatusOr<std::vector<json>> TurnRows(const dataset::Trajectory& t, const FormatO
              {"tools", tools}};
     for (const auto& [key, value] : provenance.items()) row[key] = value;
     row["turn"] = a.turn;
-    row["status"] = a.status;
+    row["status"] = a.StatusName();
     row["correct"] = a.correct;
     row["speedup"] = a.correct && a.speedup ? json(*a.speedup) : json(nullptr);
     const json measured = Measurements(t, &a);

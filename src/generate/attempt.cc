@@ -42,7 +42,7 @@ dataset::Attempt StartAttempt(const Candidate& candidate, int turn) {
   attempt.turn = turn;
   attempt.tool_call_id = candidate.tool_call_id;
   if (!candidate.solution.ok()) {
-    attempt.status = "no_solution";
+    attempt.status = std::nullopt;  // no solution
     attempt.parse_error = candidate.solution.status().message();
   } else {
     attempt.solution = common::SolutionToJson(*candidate.solution);
@@ -53,7 +53,7 @@ dataset::Attempt StartAttempt(const Candidate& candidate, int turn) {
 void FinishAttempt(dataset::Attempt& attempt, bench::Judgment judged, bool compile_only) {
   const common::Verdict& verdict = judged.verdict;
   attempt.verdict = verdict;
-  attempt.status = std::string(common::VerdictStatusName(verdict.status));
+  attempt.status = verdict.status;
   attempt.compiled = Compiled(verdict);
   attempt.correct = !compile_only && verdict.status == common::VerdictStatus::kOk;
   if (attempt.correct && judged.bench) {
@@ -66,7 +66,7 @@ void FinishAttempt(dataset::Attempt& attempt, bench::Judgment judged, bool compi
         attempt.speedup = timed.speedup.ratio;
     } else if (timed.status != common::VerdictStatus::kHarnessError) {
       attempt.correct = false;  // the timed runs are checked too: a fault there is the candidate's
-      attempt.status = std::string(common::VerdictStatusName(timed.status));
+      attempt.status = timed.status;
     }
   }
 }

@@ -168,16 +168,12 @@ json ItemResult(Item& item, const PromptSet& prompts, bool compile_only, double 
       feedback += (feedback.empty() ? "" : "\n\n") + r["content"].get<std::string>();
 
   const std::optional<int> best = BestAttempt(counted);
-  const dataset::Attempt none = [] {
-    dataset::Attempt a;
-    a.status = "no_solution";
-    return a;
-  }();
+  const dataset::Attempt none;  // no solution
   const dataset::Attempt& a = best ? counted[*best] : none;
   const bool harness = a.Is(common::VerdictStatus::kHarnessError);
   const bool suspect = !a.suspect_timing.empty();
-  out["status"] = a.status;
-  out["message"] = a.status == "no_solution" ? a.parse_error
+  out["status"] = a.StatusName();
+  out["message"] = !a.status ? a.parse_error
                    : a.verdict               ? a.verdict->message.substr(0, 2000)
                                              : "";
   out["compiled"] = a.compiled;

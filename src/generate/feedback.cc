@@ -142,7 +142,7 @@ std::string SuspectTimingReason(std::string_view flag) {
 }  // namespace
 
 std::string DescribeAttempt(const dataset::Attempt& attempt, const std::string& source) {
-  if (attempt.status == "no_solution")
+  if (!attempt.status)
     return "No solution could be read from your reply: " + attempt.parse_error;
   const common::Verdict none;
   const common::Verdict& v = attempt.verdict ? *attempt.verdict : none;
@@ -168,13 +168,13 @@ std::string DescribeAttempt(const dataset::Attempt& attempt, const std::string& 
              " This speedup counts for nothing; make the kernel compute every output on every run.\n";
     return out;
   }
-  out = attempt.status + ": " + message + "\n";
+  out = std::string(attempt.StatusName()) + ": " + message + "\n";
   if (attempt.Is(common::VerdictStatus::kMismatch)) out += Mismatch(v);
   return out + kernels;
 }
 
 std::string NextStep(const dataset::Attempt& attempt, double target_speedup, bool compile_only) {
-  if (attempt.status == "no_solution") return "Answer with a complete solution in the required form.";
+  if (!attempt.status) return "Answer with a complete solution in the required form.";
   if (attempt.Is(common::VerdictStatus::kHarnessError))
     return "That failure was kforge's, not yours; send the solution again.";
   if (compile_only && attempt.Is(common::VerdictStatus::kOk))

@@ -106,7 +106,7 @@ Status ReadRun(const fs::path& dir, std::vector<Verified>& verified, std::vector
       std::string why = !a.parse_error.empty() ? a.parse_error
                         : a.verdict            ? a.verdict->message
                                                : std::string();
-      pitfalls.push_back("- " + a.status + " (" + t.task.id + ", turn " + std::to_string(a.turn) +
+      pitfalls.push_back("- " + std::string(a.StatusName()) + " (" + t.task.id + ", turn " + std::to_string(a.turn) +
                          ", fixed in turn " + std::to_string(best.turn) + "): " + OneLine(why, 400));
     }
   }

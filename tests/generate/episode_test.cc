@@ -200,7 +200,7 @@ TEST_F(RunEpisodeTest, MaxTurnsWhenEveryKernelIsWrongAndTheTeacherHearsWhy) {
   ASSERT_EQ(t.attempts.size(), 3u);
   EXPECT_EQ(server.request_count(), 3);
   for (const dataset::Attempt& a : t.attempts) {
-    EXPECT_EQ(a.status, "mismatch");
+    EXPECT_EQ(a.status, common::VerdictStatus::kMismatch);
     EXPECT_TRUE(a.compiled);
     EXPECT_FALSE(a.correct);
   }

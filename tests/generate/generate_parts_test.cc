@@ -114,7 +114,7 @@ TEST(ReplyTest, CandidatesFromTextAndFromToolCalls) {
 dataset::Attempt MakeAttempt(const std::string& status, bool correct, std::optional<double> speedup,
                              bool compiled = true) {
   dataset::Attempt a;
-  a.status = status;
+  if (status != dataset::kNoSolution) a.status = *common::kVerdictStatusNames.Parse(status);
   a.correct = correct;
   a.speedup = speedup;
   a.compiled = compiled;

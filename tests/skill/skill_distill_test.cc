@@ -25,7 +25,7 @@ using nlohmann::json;
 dataset::Attempt Correct(int turn, const std::string& source, double speedup, double low) {
   dataset::Attempt a;
   a.turn = turn;
-  a.status = "ok";
+  a.status = common::VerdictStatus::kOk;
   a.compiled = a.correct = true;
   a.speedup = speedup;
   a.solution = {{"schema", "kforge.solution/1"},
@@ -60,14 +60,14 @@ TEST(SkillDistillTest, AFolderFromVerifiedEpisodesWithPitfallsThatPassesTheCheck
   fs::create_directories(dir / "run");
   dataset::Attempt broken;
   broken.turn = 1;
-  broken.status = "compile_error";
+  broken.status = common::VerdictStatus::kCompileError;
   broken.verdict.emplace();
   broken.verdict->task = "kernelbench/level1/23_Softmax";
   broken.verdict->status = common::VerdictStatus::kCompileError;
   broken.verdict->message = "line 3: expected a \";\"";
   dataset::Attempt mismatch;
   mismatch.turn = 1;
-  mismatch.status = "mismatch";
+  mismatch.status = common::VerdictStatus::kMismatch;
   mismatch.verdict.emplace();
   mismatch.verdict->task = "core/log_softmax";
   mismatch.verdict->status = common::VerdictStatus::kMismatch;
