@@ -141,21 +141,8 @@ void Properties(std::string& out, const std::vector<std::pair<std::string, std::
 }  // namespace
 
 CiCase::Outcome OutcomeOf(common::VerdictStatus status) {
-  switch (status) {
-    case common::VerdictStatus::kOk:
-      return CiCase::Outcome::kPassed;
-    case common::VerdictStatus::kHarnessError:
-    case common::VerdictStatus::kNoGpu:
-      return CiCase::Outcome::kError;
-    case common::VerdictStatus::kCompileError:
-    case common::VerdictStatus::kInvalidSolution:
-    case common::VerdictStatus::kLaunchError:
-    case common::VerdictStatus::kMismatch:
-    case common::VerdictStatus::kTimeout:
-    case common::VerdictStatus::kCrash:
-      return CiCase::Outcome::kFailed;
-  }
-  return CiCase::Outcome::kFailed;  // not reached: the switch names every status
+  if (common::CountsAsHarnessError(status)) return CiCase::Outcome::kError;
+  return common::AtFault(status) ? CiCase::Outcome::kFailed : CiCase::Outcome::kPassed;
 }
 
 CiCase CaseFromVerdict(const common::Verdict& verdict) {

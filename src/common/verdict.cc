@@ -20,6 +20,57 @@ StatusOr<VerdictStatus> ParseVerdictStatus(std::string_view name) {
   return Status::InvalidArgument("unknown verdict status \"" + std::string(name.substr(0, 40)) + "\"");
 }
 
+bool AtFault(VerdictStatus status) {
+  switch (status) {
+    case VerdictStatus::kCompileError:
+    case VerdictStatus::kInvalidSolution:
+    case VerdictStatus::kLaunchError:
+    case VerdictStatus::kMismatch:
+    case VerdictStatus::kTimeout:
+    case VerdictStatus::kCrash:
+      return true;
+    case VerdictStatus::kOk:
+    case VerdictStatus::kNoGpu:
+    case VerdictStatus::kHarnessError:
+      return false;
+  }
+  return false;  // not reached: the switch names every status
+}
+
+bool Compiled(VerdictStatus status) {
+  switch (status) {
+    case VerdictStatus::kOk:
+    case VerdictStatus::kLaunchError:
+    case VerdictStatus::kMismatch:
+    case VerdictStatus::kTimeout:
+    case VerdictStatus::kCrash:
+    case VerdictStatus::kNoGpu:
+      return true;
+    case VerdictStatus::kCompileError:
+    case VerdictStatus::kInvalidSolution:
+    case VerdictStatus::kHarnessError:
+      return false;
+  }
+  return false;  // not reached: the switch names every status
+}
+
+bool CountsAsHarnessError(VerdictStatus status) {
+  switch (status) {
+    case VerdictStatus::kHarnessError:
+    case VerdictStatus::kNoGpu:
+      return true;
+    case VerdictStatus::kOk:
+    case VerdictStatus::kCompileError:
+    case VerdictStatus::kInvalidSolution:
+    case VerdictStatus::kLaunchError:
+    case VerdictStatus::kMismatch:
+    case VerdictStatus::kTimeout:
+    case VerdictStatus::kCrash:
+      return false;
+  }
+  return false;  // not reached: the switch names every status
+}
+
 nlohmann::json Verdict::ToJson() const {
   nlohmann::json json = nlohmann::json::object();
   json["schema"] = kVerdictSchema;

@@ -17,24 +17,6 @@ common::BenchResult CompactBench(common::BenchResult bench) {
   return bench;
 }
 
-/// Whether NVRTC compiled the candidate of `verdict`.
-bool Compiled(const common::Verdict& verdict) {
-  switch (verdict.status) {
-    case common::VerdictStatus::kCompileError:
-    case common::VerdictStatus::kInvalidSolution:
-    case common::VerdictStatus::kHarnessError:
-      return false;
-    case common::VerdictStatus::kOk:
-    case common::VerdictStatus::kLaunchError:
-    case common::VerdictStatus::kMismatch:
-    case common::VerdictStatus::kTimeout:
-    case common::VerdictStatus::kCrash:
-    case common::VerdictStatus::kNoGpu:
-      return verdict.compile.has_value();
-  }
-  return false;  // not reached: the switch names every status
-}
-
 }  // namespace
 
 dataset::Attempt StartAttempt(const Candidate& candidate, int turn) {
@@ -54,7 +36,7 @@ void FinishAttempt(dataset::Attempt& attempt, bench::Judgment judged, bool compi
   const common::Verdict& verdict = judged.verdict;
   attempt.verdict = verdict;
   attempt.status = verdict.status;
-  attempt.compiled = Compiled(verdict);
+  attempt.compiled = common::Compiled(verdict.status) && verdict.compile.has_value();
   attempt.correct = !compile_only && verdict.status == common::VerdictStatus::kOk;
   if (attempt.correct && judged.bench) {
     const bench::BenchResult& timed = *judged.bench;

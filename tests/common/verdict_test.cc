@@ -123,3 +123,36 @@ TEST(VerdictTest, DocumentedExampleHasTheKeysKforgeWrites) {
 
 }  // namespace
 }  // namespace kforge::common
+
+namespace kforge::common {
+namespace {
+
+// Every status is exactly one of: ok, the candidate's fault, kforge's side.
+TEST(VerdictStatusTest, PredicatesPartitionTheStatuses) {
+  struct Case {
+    VerdictStatus status;
+    bool at_fault, compiled, harness;
+  };
+  const Case cases[] = {
+      {VerdictStatus::kOk, false, true, false},
+      {VerdictStatus::kCompileError, true, false, false},
+      {VerdictStatus::kInvalidSolution, true, false, false},
+      {VerdictStatus::kLaunchError, true, true, false},
+      {VerdictStatus::kMismatch, true, true, false},
+      {VerdictStatus::kTimeout, true, true, false},
+      {VerdictStatus::kCrash, true, true, false},
+      {VerdictStatus::kNoGpu, false, true, true},
+      {VerdictStatus::kHarnessError, false, false, true},
+  };
+  ASSERT_EQ(std::size(cases), std::size(kVerdictStatusNames.rows)) << "a case per status";
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::string(VerdictStatusName(c.status)));
+    EXPECT_EQ(AtFault(c.status), c.at_fault);
+    EXPECT_EQ(Compiled(c.status), c.compiled);
+    EXPECT_EQ(CountsAsHarnessError(c.status), c.harness);
+    EXPECT_EQ((c.status == VerdictStatus::kOk) + c.at_fault + c.harness, 1);
+  }
+}
+
+}  // namespace
+}  // namespace kforge::common

@@ -56,6 +56,17 @@ static_assert(kVerdictStatusNames.InEnumOrder());
 inline std::string_view VerdictStatusName(VerdictStatus status) { return kVerdictStatusNames.Name(status); }
 StatusOr<VerdictStatus> ParseVerdictStatus(std::string_view name);
 
+/// What a status says of the candidate. Each is a switch without `default`, so a new status is
+/// placed in all three where the build names them.
+/// The candidate's own failure, a negative label: compile_error, invalid_solution, launch_error,
+/// mismatch, timeout, crash.
+bool AtFault(VerdictStatus status);
+/// The status comes after a compile that succeeded: ok and what the GPU check finds (launch_error,
+/// mismatch, timeout, crash, no_gpu); a verdict with it compiled when it holds a `compile`.
+bool Compiled(VerdictStatus status);
+/// kforge's side failed and the candidate was not judged (harness_error, no_gpu): never a label.
+bool CountsAsHarnessError(VerdictStatus status);
+
 struct Verdict {
   std::string task;
   std::string solution;       ///< Where the solution came from: a path, or "-:N" for line N of stdin.
