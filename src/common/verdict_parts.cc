@@ -90,9 +90,10 @@ void ReadPeak(RecordReader& f, DevicePeak& peak) {
     peak.cc_major = std::atoi(cc.substr(0, dot).c_str());
     peak.cc_minor = std::atoi(cc.substr(dot + 1).c_str());
   }
-  for (auto [key, out] : {std::pair{"sm_clock_mhz", &peak.sm_clock_mhz}, std::pair{"dram_gbps", &peak.dram_gbps},
-                          std::pair{"fp32_tflops", &peak.fp32_tflops}, std::pair{"fp16_tflops", &peak.fp16_tflops},
-                          std::pair{"bf16_tflops", &peak.bf16_tflops}, std::pair{"tf32_tflops", &peak.tf32_tflops}})
+  for (auto [key, out] :
+       {std::pair{"sm_clock_mhz", &peak.sm_clock_mhz}, std::pair{"dram_gbps", &peak.dram_gbps},
+        std::pair{"fp32_tflops", &peak.fp32_tflops}, std::pair{"fp16_tflops", &peak.fp16_tflops},
+        std::pair{"bf16_tflops", &peak.bf16_tflops}, std::pair{"tf32_tflops", &peak.tf32_tflops}})
     f.Number(key, *out, 0);
 }
 
@@ -110,7 +111,8 @@ void ReadDevice(RecordReader& f, DeviceRecord& d) {
 
 bool HasKey(const std::vector<std::string>& pointers, std::string_view key) {
   for (const std::string& pointer : pointers)
-    if (pointer.size() == key.size() + 1 && pointer[0] == '/' && pointer.compare(1, std::string::npos, key) == 0)
+    if (pointer.size() == key.size() + 1 && pointer[0] == '/' &&
+        pointer.compare(1, std::string::npos, key) == 0)
       return false;
   return true;
 }
@@ -136,8 +138,12 @@ json KernelStatsToJson(const std::map<std::string, KernelStats>& kernels) {
 }
 
 json CompileFactsToJson(const CompileFacts& c) {
-  json out = {{"ms", c.ms},   {"cached", c.cached},                     {"log", c.log},
-              {"arch", c.arch}, {"kernels", KernelStatsToJson(c.kernels)}, {"warnings", c.warnings}};
+  json out = {{"ms", c.ms},
+              {"cached", c.cached},
+              {"log", c.log},
+              {"arch", c.arch},
+              {"kernels", KernelStatsToJson(c.kernels)},
+              {"warnings", c.warnings}};
   EraseAbsentKeys(out, c.absent_keys);
   return out;
 }
@@ -202,7 +208,8 @@ StatusOr<std::vector<TrialRecord>> TrialRecordsFromJson(const json& json, const 
   if (json.is_null()) return trials;
   if (!json.is_array()) return Status::InvalidArgument(path + ": expected an array");
   for (size_t i = 0; i < json.size(); ++i) {
-    KFORGE_ASSIGN_OR_RETURN(TrialRecord t, TrialRecordFromJson(json[i], path + "[" + std::to_string(i) + "]"));
+    KFORGE_ASSIGN_OR_RETURN(TrialRecord t,
+                            TrialRecordFromJson(json[i], path + "[" + std::to_string(i) + "]"));
     trials.push_back(std::move(t));
   }
   return trials;
@@ -235,8 +242,12 @@ StatusOr<DevicePeak> DevicePeakFromJson(const json& json) {
 }
 
 json DeviceRecordToJson(const DeviceRecord& d) {
-  json out = {{"index", d.index},         {"name", d.name},         {"cc", d.cc},
-              {"sm_count", d.sm_count},   {"memory_bytes", d.memory_bytes}, {"l2_bytes", d.l2_bytes}};
+  json out = {{"index", d.index},
+              {"name", d.name},
+              {"cc", d.cc},
+              {"sm_count", d.sm_count},
+              {"memory_bytes", d.memory_bytes},
+              {"l2_bytes", d.l2_bytes}};
   if (d.peak) out["peak"] = d.peak->ToJson();
   EraseAbsentKeys(out, d.absent_keys);
   return out;
@@ -259,7 +270,8 @@ StatusOr<DeviceRecord> DeviceRecordFromJson(const json& json, const std::string&
 
 bool DeviceRecord::Has(std::string_view key) const { return HasKey(absent_keys, key); }
 
-StatusOr<std::optional<DeviceRecord>> OptionalDeviceRecordFromJson(const json& json, const std::string& path) {
+StatusOr<std::optional<DeviceRecord>> OptionalDeviceRecordFromJson(const json& json,
+                                                                   const std::string& path) {
   if (json.is_null()) return std::optional<DeviceRecord>();
   KFORGE_ASSIGN_OR_RETURN(DeviceRecord d, DeviceRecordFromJson(json, path));
   return std::optional<DeviceRecord>(std::move(d));
@@ -268,9 +280,9 @@ StatusOr<std::optional<DeviceRecord>> OptionalDeviceRecordFromJson(const json& j
 bool MemoryRecord::Has(std::string_view key) const { return HasKey(absent_keys, key); }
 
 json MemoryRecordToJson(const MemoryRecord& m) {
-  json out = {{"inputs_bytes", m.inputs_bytes},     {"params_bytes", m.params_bytes},
-              {"outputs_bytes", m.outputs_bytes},   {"scratch_bytes", m.scratch_bytes},
-              {"footprint_bytes", m.footprint_bytes}, {"budget_bytes", m.budget_bytes},
+  json out = {{"inputs_bytes", m.inputs_bytes},          {"params_bytes", m.params_bytes},
+              {"outputs_bytes", m.outputs_bytes},        {"scratch_bytes", m.scratch_bytes},
+              {"footprint_bytes", m.footprint_bytes},    {"budget_bytes", m.budget_bytes},
               {"peak_device_bytes", m.peak_device_bytes}};
   EraseAbsentKeys(out, m.absent_keys);
   return out;
@@ -280,11 +292,11 @@ StatusOr<MemoryRecord> MemoryRecordFromJson(const json& json, const std::string&
   MemoryRecord m;
   Status status;
   RecordReader f(json, path, status, &m.absent_keys);
-  for (auto [key, out] : {std::pair{"inputs_bytes", &m.inputs_bytes}, std::pair{"params_bytes", &m.params_bytes},
-                          std::pair{"outputs_bytes", &m.outputs_bytes}, std::pair{"scratch_bytes", &m.scratch_bytes},
-                          std::pair{"footprint_bytes", &m.footprint_bytes},
-                          std::pair{"budget_bytes", &m.budget_bytes},
-                          std::pair{"peak_device_bytes", &m.peak_device_bytes}})
+  for (auto [key, out] :
+       {std::pair{"inputs_bytes", &m.inputs_bytes}, std::pair{"params_bytes", &m.params_bytes},
+        std::pair{"outputs_bytes", &m.outputs_bytes}, std::pair{"scratch_bytes", &m.scratch_bytes},
+        std::pair{"footprint_bytes", &m.footprint_bytes}, std::pair{"budget_bytes", &m.budget_bytes},
+        std::pair{"peak_device_bytes", &m.peak_device_bytes}})
     f.Get(key, *out);
   if (!status.ok()) return status;
   return m;

@@ -29,9 +29,11 @@ TEST(DocsRecipesTest, EveryFileARecipeNamesExists) {
   const std::string recipes = Section(text.str(), "## How to add ...");
   ASSERT_FALSE(recipes.empty()) << "no \"How to add\" section";
   // A path of the tree: it starts with a top-level folder and ends with a letter, digit or '/'.
-  const std::regex path(R"(\b(?:src|include|tests|docs|scripts|cmake|prompts|python|benchmarks)/[A-Za-z0-9_./-]*[A-Za-z0-9_/])");
+  const std::regex path(
+      R"(\b(?:src|include|tests|docs|scripts|cmake|prompts|python|benchmarks)/[A-Za-z0-9_./-]*[A-Za-z0-9_/])");
   int named = 0;
-  for (auto it = std::sregex_iterator(recipes.begin(), recipes.end(), path); it != std::sregex_iterator(); ++it) {
+  for (auto it = std::sregex_iterator(recipes.begin(), recipes.end(), path); it != std::sregex_iterator();
+       ++it) {
     ++named;
     EXPECT_TRUE(fs::exists(kRoot / it->str())) << it->str() << " is named by a recipe but does not exist";
   }

@@ -30,11 +30,10 @@ const char kFull[] =
     R"("seed":12297829382473034410,"trial":0,"variant":"default"}]})";
 
 // Shorter records: a fake worker's, and parts written with fewer keys.
-const char kShort[] =
-    R"({"checks":{},"compile":{"cached":false,"kernels":{"k":{"registers":10}},"ms":1.0},)"
-    R"("device":{"cc":"9.0","index":0,"name":"Fake GPU"},"memory":{"budget_bytes":1024},)"
-    R"("schema":"kforge.verdict/1","status":"ok","task":"demo/relu","timing":{},)"
-    R"("trials":[{"seed":7,"trial":0,"variant":"default"}]})";
+const char kShort[] = R"({"checks":{},"compile":{"cached":false,"kernels":{"k":{"registers":10}},"ms":1.0},)"
+                      R"("device":{"cc":"9.0","index":0,"name":"Fake GPU"},"memory":{"budget_bytes":1024},)"
+                      R"("schema":"kforge.verdict/1","status":"ok","task":"demo/relu","timing":{},)"
+                      R"("trials":[{"seed":7,"trial":0,"variant":"default"}]})";
 
 TEST(VerdictPartsTest, RecordsReadBackKeepTheirBytes) {
   for (const char* line : {kFull, kShort}) {
@@ -86,7 +85,8 @@ TEST(VerdictPartsTest, WrongTypesNameTheirPath) {
 }
 
 TEST(VerdictPartsTest, AnUnreadablePlanSplitIsNone) {
-  auto timing = VerdictTimingFromJson(json({{"gpu_ms", 4.0}, {"plan_split", {{"ops_fraction", 0.75}}}}), "timing");
+  auto timing =
+      VerdictTimingFromJson(json({{"gpu_ms", 4.0}, {"plan_split", {{"ops_fraction", 0.75}}}}), "timing");
   ASSERT_TRUE(timing.ok());
   EXPECT_FALSE(timing->plan_split.has_value());
   EXPECT_EQ(timing->gpu_ms, 4.0);

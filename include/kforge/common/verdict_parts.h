@@ -60,7 +60,7 @@ struct OutputComparison {
 struct TrialRecord {
   std::string variant;
   int trial = 0;
-  int distribution = 0;  ///< 0: the task's input init; 1, 2: alternatives over the same domain
+  int distribution = 0;               ///< 0: the task's input init; 1, 2: alternatives over the same domain
   std::optional<std::string> domain;  ///< the measured input domain it drew from, if any
   uint64_t seed = 0;                  ///< of this trial's inputs
   int runs = 0;                       ///< candidate runs compared
@@ -118,16 +118,16 @@ StatusOr<DeviceRecord> DeviceRecordFromJson(const nlohmann::json& json, const st
 nlohmann::json DeviceRecordToJson(const std::optional<DeviceRecord>& device);
 /// none for null.
 StatusOr<std::optional<DeviceRecord>> OptionalDeviceRecordFromJson(const nlohmann::json& json,
-                                                                  const std::string& path);
+                                                                   const std::string& path);
 
 /// The memory plan of a GPU check or task check, in bytes (docs/worker.md, "Memory").
 struct MemoryRecord {
   int64_t inputs_bytes = 0;
   int64_t params_bytes = 0;
   int64_t outputs_bytes = 0;
-  int64_t scratch_bytes = 0;    ///< the candidate's
-  int64_t footprint_bytes = 0;  ///< the sum of the four above
-  int64_t budget_bytes = 0;     ///< what the check may use
+  int64_t scratch_bytes = 0;      ///< the candidate's
+  int64_t footprint_bytes = 0;    ///< the sum of the four above
+  int64_t budget_bytes = 0;       ///< what the check may use
   int64_t peak_device_bytes = 0;  ///< measured: the most device memory held at once
   std::vector<std::string> absent_keys;
 
@@ -139,11 +139,11 @@ StatusOr<MemoryRecord> MemoryRecordFromJson(const nlohmann::json& json, const st
 
 /// The verdict's `timing`, in ms; each key is there when it was measured (`{}` without a GPU).
 struct VerdictTiming {
-  std::optional<double> gpu_ms;             ///< the worker's whole check
-  std::optional<double> reference_load_ms;  ///< loading reference packages
-  std::optional<double> worker_start_ms;    ///< the first verdict a worker serves
+  std::optional<double> gpu_ms;                            ///< the worker's whole check
+  std::optional<double> reference_load_ms;                 ///< loading reference packages
+  std::optional<double> worker_start_ms;                   ///< the first verdict a worker serves
   std::optional<std::map<std::string, double>> phases_ms;  ///< the trials' wall time by phase
-  std::optional<PlanSplit> plan_split;      ///< of a plan with library ops
+  std::optional<PlanSplit> plan_split;                     ///< of a plan with library ops
 };
 nlohmann::json VerdictTimingToJson(const VerdictTiming& timing);
 StatusOr<VerdictTiming> VerdictTimingFromJson(const nlohmann::json& json, const std::string& path);
