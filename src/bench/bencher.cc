@@ -92,7 +92,7 @@ BenchResult Bencher::FromReply(const common::Task& task, const BenchReply& reply
     return Failed(task.id, "", common::VerdictStatus::kHarnessError, result.status().message());
   result->task = task.id;
   result->device = reply.device;
-  if (reply.peak) result->device["peak"] = reply.peak->ToJson();
+  if (reply.peak && result->device) result->device->peak = *reply.peak;
   result->plan_split = reply.plan_split;
   if (reply.checked_runs > 0) result->input_draws = reply.placements;  // a candidate's: one draw per placement
   result->flags = BenchFlags(*result);  // again, with the split

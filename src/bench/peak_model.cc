@@ -1,4 +1,4 @@
-// FLOP peaks per architecture, the peak cache file, and the record form of a DevicePeak.
+// FLOP peaks per architecture and the peak cache file.
 #include "bench/peak_model.h"
 
 #include <unistd.h>
@@ -20,26 +20,7 @@ namespace {
 
 constexpr const char* kCacheSchema = "kforge.peak_cache/1";
 
-nlohmann::json KnownOrNull(double value) {
-  return value > 0 ? nlohmann::json(value) : nlohmann::json(nullptr);
-}
-
 }  // namespace
-
-nlohmann::json DevicePeak::ToJson() const {
-  return {{"device", device},
-          {"uuid", uuid},
-          {"driver_version", driver_version},
-          {"cc", std::to_string(cc_major) + "." + std::to_string(cc_minor)},
-          {"sm_count", sm_count},
-          {"sm_clock_mhz", sm_clock_mhz},
-          {"dram_gbps", KnownOrNull(dram_gbps)},
-          {"copy_bytes", copy_bytes},
-          {"fp32_tflops", KnownOrNull(fp32_tflops)},
-          {"fp16_tflops", KnownOrNull(fp16_tflops)},
-          {"bf16_tflops", KnownOrNull(bf16_tflops)},
-          {"tf32_tflops", KnownOrNull(tf32_tflops)}};
-}
 
 std::filesystem::path DefaultCacheDir() { return common::CacheRoot(); }
 

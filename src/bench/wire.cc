@@ -94,32 +94,6 @@ StatusOr<Measurement> MeasurementFromJson(const nlohmann::json& json) {
   return m;
 }
 
-StatusOr<DevicePeak> DevicePeakFromJson(const nlohmann::json& json) {
-  if (!json.is_object()) return Bad("peak", "expected an object");
-  auto number = [&json](const char* key) {
-    return json.contains(key) && json[key].is_number() ? json[key].get<double>() : 0.0;
-  };
-  DevicePeak peak;
-  peak.device = json.value("device", "");
-  peak.uuid = json.value("uuid", "");
-  peak.driver_version = static_cast<int>(number("driver_version"));
-  std::string cc = json.value("cc", "");
-  if (size_t dot = cc.find('.'); dot != std::string::npos) {
-    peak.cc_major = std::atoi(cc.substr(0, dot).c_str());
-    peak.cc_minor = std::atoi(cc.substr(dot + 1).c_str());
-  }
-  peak.sm_count = static_cast<int>(number("sm_count"));
-  peak.sm_clock_mhz = number("sm_clock_mhz");
-  peak.dram_gbps = number("dram_gbps");
-  peak.copy_bytes = static_cast<uint64_t>(number("copy_bytes"));
-  peak.fp32_tflops = number("fp32_tflops");
-  peak.fp16_tflops = number("fp16_tflops");
-  peak.bf16_tflops = number("bf16_tflops");
-  peak.tf32_tflops = number("tf32_tflops");
-  if (!(peak.dram_gbps > 0)) return Bad("peak.dram_gbps", "expected a positive number");
-  return peak;
-}
-
 nlohmann::json MeasureOptionsToJson(const MeasureOptions& o) {
   return {{"mode", common::kTimingModeNames.Name(o.mode)},
           {"max_noise", o.max_noise},
@@ -212,8 +186,8 @@ nlohmann::json BenchReply::ToJson() const {
       {"measurement", measurement ? MeasurementToJson(*measurement) : nlohmann::json(nullptr)},
       {"checked_runs", checked_runs},
       {"placements", placements},
-      {"memory", memory},
-      {"device", device},
+      {"memory", memory ? common::MemoryRecordToJson(*memory) : nlohmann::json(nullptr)},
+      {"device", common::DeviceRecordToJson(device)},
       {"peak", peak ? peak->ToJson() : nlohmann::json(nullptr)},
       {"exiting", exiting}};
   if (plan_split) out[common::kPlanSplitKey] = common::PlanSplitToJson(*plan_split);
@@ -237,8 +211,11 @@ StatusOr<BenchReply> BenchReply::FromJson(const nlohmann::json& json) {
     if (!f.Has(key)) continue;
     KFORGE_ASSIGN_OR_RETURN(*out, Reply(Int(f, key)));
   }
-  reply.memory = json.value("memory", nlohmann::json());
-  reply.device = json.value("device", nlohmann::json());
+  if (const nlohmann::json memory = json.value("memory", nlohmann::json()); !memory.is_null()) {
+    KFORGE_ASSIGN_OR_RETURN(reply.memory, Reply(common::MemoryRecordFromJson(memory, "memory")));
+  }
+  KFORGE_ASSIGN_OR_RETURN(reply.device,
+                          Reply(common::OptionalDeviceRecordFromJson(json.value("device", nlohmann::json()), "device")));
   if (f.Has("exiting")) {
     KFORGE_RETURN_IF_ERROR(Reply(f.Expect("exiting", common::JsonKind::kBool)));
     reply.exiting = json["exiting"].get<bool>();
@@ -249,7 +226,7 @@ StatusOr<BenchReply> BenchReply::FromJson(const nlohmann::json& json) {
     reply.plan_split = *split;
   }
   // A peak that cannot be read is an unknown peak, as the worker sends when it could not measure.
-  if (auto peak = DevicePeakFromJson(json.value("peak", nlohmann::json())); peak.ok()) reply.peak = *peak;
+  if (auto peak = common::DevicePeakFromJson(json.value("peak", nlohmann::json())); peak.ok()) reply.peak = *peak;
   if (reply.status == common::VerdictStatus::kOk && !reply.measurement) return Bad("measurement", "missing");
   return reply;
 }

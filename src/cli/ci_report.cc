@@ -20,11 +20,6 @@ std::string Seconds(double value) {
   return text;
 }
 
-double Ms(const nlohmann::json& object, const char* key) {
-  if (!object.is_object() || !object.contains(key) || !object[key].is_number()) return 0;
-  return object[key].get<double>();
-}
-
 /// The lines "kernel.cu(12): error: ..." of a compile log: the source line and the error's text.
 std::vector<std::pair<int, std::string>> CompileErrors(const std::string& log) {
   std::vector<std::pair<int, std::string>> errors;
@@ -146,21 +141,8 @@ void Properties(std::string& out, const std::vector<std::pair<std::string, std::
 }  // namespace
 
 CiCase::Outcome OutcomeOf(common::VerdictStatus status) {
-  switch (status) {
-    case common::VerdictStatus::kOk:
-      return CiCase::Outcome::kPassed;
-    case common::VerdictStatus::kHarnessError:
-    case common::VerdictStatus::kNoGpu:
-      return CiCase::Outcome::kError;
-    case common::VerdictStatus::kCompileError:
-    case common::VerdictStatus::kInvalidSolution:
-    case common::VerdictStatus::kLaunchError:
-    case common::VerdictStatus::kMismatch:
-    case common::VerdictStatus::kTimeout:
-    case common::VerdictStatus::kCrash:
-      return CiCase::Outcome::kFailed;
-  }
-  return CiCase::Outcome::kFailed;  // not reached: the switch names every status
+  if (common::CountsAsHarnessError(status)) return CiCase::Outcome::kError;
+  return common::AtFault(status) ? CiCase::Outcome::kFailed : CiCase::Outcome::kPassed;
 }
 
 CiCase CaseFromVerdict(const common::Verdict& verdict) {
@@ -169,20 +151,18 @@ CiCase CaseFromVerdict(const common::Verdict& verdict) {
   c.name = verdict.solution;
   c.status = std::string(common::VerdictStatusName(verdict.status));
   c.message = verdict.message;
-  c.seconds = (Ms(verdict.compile, "ms") + Ms(verdict.timing, "gpu_ms")) / 1000;
+  c.seconds = ((verdict.compile ? verdict.compile->ms : 0) + verdict.timing.gpu_ms.value_or(0)) / 1000;
   c.outcome = OutcomeOf(verdict.status);
   c.properties.emplace_back("status", c.status);
   c.properties.emplace_back("judge", std::to_string(verdict.judge));
   if (!verdict.solution_hash.empty()) c.properties.emplace_back("solution_hash", verdict.solution_hash);
-  if (verdict.memory.is_object()) {
-    for (const char* key : {"peak_device_bytes", "budget_bytes", "footprint_bytes"})
-      if (verdict.memory.contains(key) && verdict.memory[key].is_number_integer())
-        c.properties.emplace_back(key, std::to_string(verdict.memory[key].get<int64_t>()));
+  if (const std::optional<common::MemoryRecord>& memory = verdict.memory) {
+    for (auto [key, bytes] : {std::pair{"peak_device_bytes", memory->peak_device_bytes},
+                              std::pair{"budget_bytes", memory->budget_bytes},
+                              std::pair{"footprint_bytes", memory->footprint_bytes}})
+      if (memory->Has(key)) c.properties.emplace_back(key, std::to_string(bytes));
   }
-  std::string log =
-      verdict.compile.is_object() && verdict.compile.contains("log") && verdict.compile["log"].is_string()
-          ? verdict.compile["log"].get<std::string>()
-          : "";
+  std::string log = verdict.compile ? verdict.compile->log : "";
   if (verdict.status == common::VerdictStatus::kCompileError) {
     c.detail = log;
     for (const auto& [line, text] : CompileErrors(log)) {

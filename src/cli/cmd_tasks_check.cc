@@ -34,8 +34,7 @@ std::string GiB(int64_t bytes) {
 double WorstRatio(const verify::TaskCheckReply& reply, int64_t& peak, int64_t& footprint) {
   double worst = 0;
   for (const verify::TaskCheckVariant& v : reply.variants) {
-    int64_t p = v.memory.value("peak_device_bytes", int64_t{0}),
-            f = v.memory.value("footprint_bytes", int64_t{0});
+    int64_t p = v.memory.peak_device_bytes, f = v.memory.footprint_bytes;
     double ratio = f > 0 ? static_cast<double>(p) / static_cast<double>(f) : 0;
     if (ratio >= worst) {
       worst = ratio;
@@ -264,7 +263,7 @@ void PrintTaskLine(const common::Task& task, Shown shown, const verify::TaskChec
 
 StatusOr<std::unique_ptr<verify::WorkerClient>> StartTaskWorker(const std::string& device_text,
                                                                 const std::string& worker_program,
-                                                                nlohmann::json* peak) {
+                                                                std::optional<common::DevicePeak>* peak) {
   auto device = ParseCudaDevice(device_text);
   if (!device.ok()) return Status::InvalidArgument("--device: " + device.status().message());
   std::string program = worker_program.empty() ? SelfExecutable().string() : worker_program;
@@ -280,7 +279,7 @@ StatusOr<std::unique_ptr<verify::WorkerClient>> StartTaskWorker(const std::strin
     std::string why = said.ok() ? said->message : said.status().message();
     return Status::Unavailable("needs a GPU: " + why);
   }
-  if (peak) *peak = said->peak.value_or(nullptr);
+  if (peak) *peak = said->peak;
   return worker;
 }
 
@@ -297,13 +296,11 @@ int CheckTasks(const TasksCheckOptions& options) {
   if (Status usage = ci.CheckUsage(); !usage.ok()) {
     return Fail("tasks check", usage);
   }
-  nlohmann::json peak_json;
-  auto started = StartTaskWorker(options.device, options.worker_program, &peak_json);
+  std::optional<common::DevicePeak> device_peak;
+  auto started = StartTaskWorker(options.device, options.worker_program, &device_peak);
   if (!started.ok()) {
     return Fail("tasks check", started.status());
   }
-  std::optional<bench::DevicePeak> device_peak;
-  if (auto parsed = bench::DevicePeakFromJson(peak_json); parsed.ok()) device_peak = *parsed;
   verify::WorkerClient& worker = **started;
   Tally tally;
   SolBands bands;

@@ -3,12 +3,14 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
 #include "cli/ci_report.h"
 #include "kforge/common/status.h"
+#include "kforge/common/verdict_parts.h"
 #include "kforge/verify/worker_client.h"
 
 namespace kforge::cli {
@@ -31,9 +33,9 @@ int CheckTasks(const TasksCheckOptions& options);
 
 /// A worker on `device` ("cuda" or "cuda:N"; `worker_program` or this executable's `worker`) that
 /// answered hello with a GPU; one-line error otherwise. With `peak`, hello asks for the device's
-/// peaks (bench::DevicePeak::ToJson(), null when unknown) and stores them there.
-StatusOr<std::unique_ptr<verify::WorkerClient>> StartTaskWorker(const std::string& device,
-                                                                const std::string& worker_program,
-                                                                nlohmann::json* peak = nullptr);
+/// peaks and stores them there (none when unknown).
+StatusOr<std::unique_ptr<verify::WorkerClient>> StartTaskWorker(
+    const std::string& device, const std::string& worker_program,
+    std::optional<common::DevicePeak>* peak = nullptr);
 
 }  // namespace kforge::cli

@@ -49,7 +49,7 @@ StatusOr<std::vector<Before>> CollectBest(const fs::path& records, const fs::pat
     nlohmann::json solution = a.solution;
     solution["task"] = t->task.id;
     out << solution.dump() << "\n";
-    Before b{t->id, t->task.id, a.status, a.correct, 1};
+    Before b{t->id, t->task.id, std::string(a.StatusName()), a.correct, 1};
     if (a.verdict) b.judge = a.verdict->judge;
     best.push_back(std::move(b));
   }

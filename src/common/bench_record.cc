@@ -114,7 +114,7 @@ json BenchResultToJson(const BenchResult& r, Samples samples) {
                                                       : json(nullptr);
   j["roofline"] = ok && r.roofline ? RooflineJson(*r.roofline) : json(nullptr);
   j["flags"] = r.flags;
-  j["device"] = r.device;
+  j["device"] = DeviceRecordToJson(r.device);
   if (ok && r.input_draws > 0) j["input_draws"] = r.input_draws;
   if (ok && r.recheck_speedup) j["recheck_speedup"] = Num(*r.recheck_speedup);
   if (r.torch_compile) {
@@ -131,11 +131,7 @@ json BenchResultToJson(const BenchResult& r, Samples samples) {
     j[kPlanSplitKey] = PlanSplitToJson(*r.plan_split);
     j["library_ops"] = LibraryOpsShare(r.plan_split->ops_fraction);
   }
-  for (const std::string& pointer : r.absent_keys) {
-    const json::json_pointer key(pointer);
-    const json::json_pointer parent = key.parent_pointer();
-    if (j.contains(key) && j.at(parent).is_object()) j.at(parent).erase(key.back());
-  }
+  EraseAbsentKeys(j, r.absent_keys);
   return j;
 }
 
@@ -168,7 +164,14 @@ StatusOr<BenchResult> BenchResultFromJson(const json& json, const std::string& p
   }
   if (std::optional<RecordReader> roofline = f.Object("roofline")) r.roofline = ReadRoofline(*roofline);
   f.Get("flags", r.flags);
-  f.Raw("device", r.device);
+  if (const nlohmann::json* device = f.Find("device")) {
+    StatusOr<DeviceRecord> read = DeviceRecordFromJson(*device, f.Path("device"));
+    if (read.ok()) {
+      r.device = std::move(*read);
+    } else if (status.ok()) {
+      status = read.status();
+    }
+  }
   f.Get("input_draws", r.input_draws);
   if (f.Find("recheck_speedup")) {
     double recheck = kNaN;

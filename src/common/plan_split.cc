@@ -26,12 +26,4 @@ StatusOr<std::optional<PlanSplit>> PlanSplitFromJson(const nlohmann::json& json,
   return std::optional<PlanSplit>(split);
 }
 
-std::optional<PlanSplit> PlanSplitIn(const nlohmann::json& record) {
-  if (!record.is_object()) return std::nullopt;
-  auto it = record.find(kPlanSplitKey);
-  if (it == record.end()) return std::nullopt;
-  StatusOr<std::optional<PlanSplit>> split = PlanSplitFromJson(*it, std::string(kPlanSplitKey));
-  return split.ok() ? *split : std::nullopt;
-}
-
 }  // namespace kforge::common

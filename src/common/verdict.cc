@@ -20,6 +20,57 @@ StatusOr<VerdictStatus> ParseVerdictStatus(std::string_view name) {
   return Status::InvalidArgument("unknown verdict status \"" + std::string(name.substr(0, 40)) + "\"");
 }
 
+bool AtFault(VerdictStatus status) {
+  switch (status) {
+    case VerdictStatus::kCompileError:
+    case VerdictStatus::kInvalidSolution:
+    case VerdictStatus::kLaunchError:
+    case VerdictStatus::kMismatch:
+    case VerdictStatus::kTimeout:
+    case VerdictStatus::kCrash:
+      return true;
+    case VerdictStatus::kOk:
+    case VerdictStatus::kNoGpu:
+    case VerdictStatus::kHarnessError:
+      return false;
+  }
+  return false;  // not reached: the switch names every status
+}
+
+bool Compiled(VerdictStatus status) {
+  switch (status) {
+    case VerdictStatus::kOk:
+    case VerdictStatus::kLaunchError:
+    case VerdictStatus::kMismatch:
+    case VerdictStatus::kTimeout:
+    case VerdictStatus::kCrash:
+    case VerdictStatus::kNoGpu:
+      return true;
+    case VerdictStatus::kCompileError:
+    case VerdictStatus::kInvalidSolution:
+    case VerdictStatus::kHarnessError:
+      return false;
+  }
+  return false;  // not reached: the switch names every status
+}
+
+bool CountsAsHarnessError(VerdictStatus status) {
+  switch (status) {
+    case VerdictStatus::kHarnessError:
+    case VerdictStatus::kNoGpu:
+      return true;
+    case VerdictStatus::kOk:
+    case VerdictStatus::kCompileError:
+    case VerdictStatus::kInvalidSolution:
+    case VerdictStatus::kLaunchError:
+    case VerdictStatus::kMismatch:
+    case VerdictStatus::kTimeout:
+    case VerdictStatus::kCrash:
+      return false;
+  }
+  return false;  // not reached: the switch names every status
+}
+
 nlohmann::json Verdict::ToJson() const {
   nlohmann::json json = nlohmann::json::object();
   json["schema"] = kVerdictSchema;
@@ -28,14 +79,14 @@ nlohmann::json Verdict::ToJson() const {
   json["solution_hash"] = solution_hash;
   json["status"] = VerdictStatusName(status);
   json["message"] = message;
-  json["compile"] = compile;
+  json["compile"] = compile ? CompileFactsToJson(*compile) : nlohmann::json(nullptr);
   json["seed"] = seed;
-  json["trials"] = trials;
+  json["trials"] = TrialRecordsToJson(trials);
   json["checks"] = checks;
-  json["device"] = device;
+  json["device"] = DeviceRecordToJson(device);
   json["toolchain"] = toolchain;
-  json["timing"] = timing;
-  json["memory"] = memory;
+  json["timing"] = VerdictTimingToJson(timing);
+  json["memory"] = memory ? MemoryRecordToJson(*memory) : nlohmann::json(nullptr);
   json["judge"] = judge;
   for (const std::string& key : absent_keys) json.erase(key);
   return json;
@@ -61,13 +112,29 @@ StatusOr<Verdict> Verdict::FromJson(const nlohmann::json& json, const std::strin
       return f.Error("seed", "expected an integer");
     v.seed = seed.get<uint64_t>();
   }
-  v.compile = json.value("compile", nlohmann::json());
-  v.trials = json.value("trials", nlohmann::json::array());
+  auto sub = [&](std::string_view key) { return path.empty() ? std::string(key) : path + "." + std::string(key); };
+  const nlohmann::json null;
+  auto part = [&](std::string_view key) -> const nlohmann::json& {
+    auto it = json.find(key);
+    return it == json.end() ? null : *it;
+  };
+  if (!part("compile").is_null()) {
+    KFORGE_ASSIGN_OR_RETURN(v.compile, CompileFactsFromJson(part("compile"), sub("compile")));
+  }
+  KFORGE_ASSIGN_OR_RETURN(v.trials, TrialRecordsFromJson(part("trials"), sub("trials")));
   v.checks = json.value("checks", nlohmann::json::object());
-  v.device = json.value("device", nlohmann::json());
-  v.toolchain = json.value("toolchain", nlohmann::json::object());
-  v.timing = json.value("timing", nlohmann::json::object());
-  v.memory = json.value("memory", nlohmann::json());
+  KFORGE_ASSIGN_OR_RETURN(v.device, OptionalDeviceRecordFromJson(part("device"), sub("device")));
+  if (const nlohmann::json& toolchain = part("toolchain"); !toolchain.is_null()) {
+    if (!toolchain.is_object()) return f.Error("toolchain", "expected an object");
+    for (const auto& [name, value] : toolchain.items()) {
+      if (!value.is_string()) return f.Error("toolchain", "expected strings");
+      v.toolchain[name] = value.get<std::string>();
+    }
+  }
+  KFORGE_ASSIGN_OR_RETURN(v.timing, VerdictTimingFromJson(part("timing"), sub("timing")));
+  if (!part("memory").is_null()) {
+    KFORGE_ASSIGN_OR_RETURN(v.memory, MemoryRecordFromJson(part("memory"), sub("memory")));
+  }
   v.judge = 1;  // records from before the field judged with version 1
   if (f.Has("judge")) {
     const nlohmann::json& judge = json["judge"];

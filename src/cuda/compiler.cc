@@ -140,18 +140,6 @@ Status CheckNoDeviceHeap(std::string_view cubin) {
 
 }  // namespace
 
-nlohmann::json KernelsToJson(const std::map<std::string, KernelInfo>& kernels) {
-  nlohmann::json json = nlohmann::json::object();
-  for (const auto& [name, k] : kernels) {
-    json[name] = {{"registers", k.registers},
-                  {"spill_store_bytes", k.spill_store_bytes},
-                  {"spill_load_bytes", k.spill_load_bytes},
-                  {"stack_bytes", k.stack_bytes},
-                  {"shared_bytes", k.shared_bytes}};
-  }
-  return json;
-}
-
 std::filesystem::path DefaultCacheDir() { return common::CacheRoot() / "cubin"; }
 
 Compiler::Compiler(CompilerOptions options) : options_(std::move(options)), nvrtc_version_(NvrtcVersion()) {

@@ -67,7 +67,7 @@ void CubinCache::Store(const std::string& key, const CompileResult& result) cons
   std::error_code ec;
   std::filesystem::create_directories(JsonPath(key).parent_path(), ec);
   if (ec) return;
-  nlohmann::json kernels = KernelsToJson(result.kernels);
+  nlohmann::json kernels = common::KernelStatsToJson(result.kernels);
   nlohmann::json j = {{"schema", kSchema},
                       {"key", key},
                       {"status", std::string(CompileStatusName(result.status))},

@@ -38,13 +38,15 @@ StatusOr<DeviceInfo> OpenDevice(int index) {
   return info;
 }
 
-nlohmann::json DeviceInfo::ToJson() const {
-  return {{"index", index},
-          {"name", name},
-          {"cc", std::to_string(cc_major) + "." + std::to_string(cc_minor)},
-          {"sm_count", sm_count},
-          {"memory_bytes", total_memory},
-          {"l2_bytes", l2_bytes}};
+common::DeviceRecord DeviceInfo::Record() const {
+  common::DeviceRecord record;
+  record.index = index;
+  record.name = name;
+  record.cc = std::to_string(cc_major) + "." + std::to_string(cc_minor);
+  record.sm_count = sm_count;
+  record.memory_bytes = total_memory;
+  record.l2_bytes = l2_bytes;
+  return record;
 }
 
 }  // namespace kforge::cuda

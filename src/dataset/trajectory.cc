@@ -35,7 +35,7 @@ json ToJson(const Attempt& a) {
   json out = {
       {"turn", a.turn},
       {"tool_call_id", a.tool_call_id},
-      {"status", a.status},
+      {"status", a.StatusName()},
       {"parse_error", a.parse_error},
       {"compiled", a.compiled},
       {"correct", a.correct},
@@ -107,7 +107,7 @@ json ToJson(const Trajectory& t) {
         {"error", t.error}}},
       {"usage", ToJson(t.usage)},
       {"timing", {{"wall_s", t.wall_s}, {"llm_s", t.llm_s}, {"judge_s", t.judge_s}}},
-      {"device", t.device},
+      {"device", common::DeviceRecordToJson(t.device)},
       {"kforge_version", t.kforge_version},
       {"created_at", t.created_at}};
   if (t.truncated) record["truncated"] = true;
@@ -135,11 +135,18 @@ StatusOr<Trajectory> TrajectoryFromJson(const json& j, const std::string& where)
   r.Get("compile_only", t.compile_only);
   r.Raw("messages", t.messages);
   r.Raw("tools", t.tools);
-  r.Raw("device", t.device);
   r.Get("kforge_version", t.kforge_version);
   r.Get("created_at", t.created_at);
   r.Get("truncated", t.truncated);
   r.Get("best", t.best);
+  if (const json* device = r.Find("device"); device && status.ok()) {
+    StatusOr<common::DeviceRecord> read = common::DeviceRecordFromJson(*device, r.Path("device"));
+    if (read.ok()) {
+      t.device = std::move(*read);
+    } else {
+      status = read.status();
+    }
+  }
   if (const json* task = r.Find("task")) {
     Reader tr(*task, where + ".task", status);
     tr.Get("id", t.task.id, true);
@@ -201,7 +208,16 @@ StatusOr<Trajectory> TrajectoryFromJson(const json& j, const std::string& where)
       Reader ar((*attempts)[i], where + ".attempts[" + std::to_string(i) + "]", status);
       ar.Get("turn", a.turn);
       ar.Get("tool_call_id", a.tool_call_id);
-      ar.Get("status", a.status, true);
+      std::string status_name;
+      ar.Get("status", status_name, true);
+      if (status.ok() && status_name != kNoSolution) {
+        if (std::optional<common::VerdictStatus> parsed = common::kVerdictStatusNames.Parse(status_name)) {
+          a.status = *parsed;
+        } else {
+          ar.Fail("status", common::Quote(status_name, 40) + ", expected a verdict status or \"" +
+                                std::string(kNoSolution) + "\"");
+        }
+      }
       ar.Get("parse_error", a.parse_error);
       ar.Get("compiled", a.compiled);
       ar.Get("correct", a.correct);

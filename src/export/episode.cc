@@ -20,7 +20,7 @@ std::optional<double> LibraryOpsFraction(const dataset::Trajectory& t) {
   if (!t.best) return std::nullopt;
   const dataset::Attempt& best = t.attempts[*t.best];
   std::optional<common::PlanSplit> split = best.bench ? best.bench->plan_split : std::nullopt;
-  if (!split && best.verdict) split = common::PlanSplitIn(best.verdict->timing);
+  if (!split && best.verdict) split = best.verdict->timing.plan_split;
   if (!split) return std::nullopt;
   return split->ops_fraction;
 }

@@ -230,7 +230,7 @@ Status PreferencePass::Write(const std::vector<fs::path>& files, Sink& sink) {
       json facts = Measurements(t, &a);
       facts["id"] = t.id;
       facts["turn"] = a.turn;
-      facts["status"] = a.status;
+      facts["status"] = a.StatusName();
       facts["speedup"] = Speedup(a);
       sides[side] = {messages[*at], std::move(facts)};
       json& prompt = prompts[{p.task, p.prompt}];

@@ -203,7 +203,7 @@ class KernelBenchSink : public Sink {
                   {"record", record.id},
                   {"correct", best.correct},
                   {"speedup", best.speedup ? json(*best.speedup) : json(nullptr)},
-                  {"status", best.status}});
+                  {"status", best.StatusName()}});
     stats.Add(record, "all");
     return Status::Ok();
   }

@@ -15,9 +15,8 @@ json Finite(double value) { return std::isfinite(value) && value > 0 ? json(valu
 
 /// The name of the device that judged: the bench record's, else the record's.
 json GpuName(const dataset::Trajectory& t, const dataset::Attempt* a) {
-  for (const json* device : {a && a->bench ? &a->bench->device : nullptr, &t.device})
-    if (device && device->is_object() && device->contains("name") && (*device)["name"].is_string())
-      return (*device)["name"];
+  for (const std::optional<common::DeviceRecord>* device : {a && a->bench ? &a->bench->device : nullptr, &t.device})
+    if (device && *device && (*device)->Has("name")) return (*device)->name;
   return nullptr;
 }
 
@@ -57,7 +56,7 @@ StatusOr<std::vector<json>> TurnRows(const dataset::Trajectory& t, const FormatO
              {"tools", tools}};
     for (const auto& [key, value] : provenance.items()) row[key] = value;
     row["turn"] = a.turn;
-    row["status"] = a.status;
+    row["status"] = a.StatusName();
     row["correct"] = a.correct;
     row["speedup"] = a.correct && a.speedup ? json(*a.speedup) : json(nullptr);
     const json measured = Measurements(t, &a);

@@ -17,24 +17,6 @@ common::BenchResult CompactBench(common::BenchResult bench) {
   return bench;
 }
 
-/// Whether NVRTC compiled the candidate of `verdict`.
-bool Compiled(const common::Verdict& verdict) {
-  switch (verdict.status) {
-    case common::VerdictStatus::kCompileError:
-    case common::VerdictStatus::kInvalidSolution:
-    case common::VerdictStatus::kHarnessError:
-      return false;
-    case common::VerdictStatus::kOk:
-    case common::VerdictStatus::kLaunchError:
-    case common::VerdictStatus::kMismatch:
-    case common::VerdictStatus::kTimeout:
-    case common::VerdictStatus::kCrash:
-    case common::VerdictStatus::kNoGpu:
-      return !verdict.compile.is_null();
-  }
-  return false;  // not reached: the switch names every status
-}
-
 }  // namespace
 
 dataset::Attempt StartAttempt(const Candidate& candidate, int turn) {
@@ -42,7 +24,7 @@ dataset::Attempt StartAttempt(const Candidate& candidate, int turn) {
   attempt.turn = turn;
   attempt.tool_call_id = candidate.tool_call_id;
   if (!candidate.solution.ok()) {
-    attempt.status = "no_solution";
+    attempt.status = std::nullopt;  // no solution
     attempt.parse_error = candidate.solution.status().message();
   } else {
     attempt.solution = common::SolutionToJson(*candidate.solution);
@@ -53,8 +35,8 @@ dataset::Attempt StartAttempt(const Candidate& candidate, int turn) {
 void FinishAttempt(dataset::Attempt& attempt, bench::Judgment judged, bool compile_only) {
   const common::Verdict& verdict = judged.verdict;
   attempt.verdict = verdict;
-  attempt.status = std::string(common::VerdictStatusName(verdict.status));
-  attempt.compiled = Compiled(verdict);
+  attempt.status = verdict.status;
+  attempt.compiled = common::Compiled(verdict.status) && verdict.compile.has_value();
   attempt.correct = !compile_only && verdict.status == common::VerdictStatus::kOk;
   if (attempt.correct && judged.bench) {
     const bench::BenchResult& timed = *judged.bench;
@@ -66,7 +48,7 @@ void FinishAttempt(dataset::Attempt& attempt, bench::Judgment judged, bool compi
         attempt.speedup = timed.speedup.ratio;
     } else if (timed.status != common::VerdictStatus::kHarnessError) {
       attempt.correct = false;  // the timed runs are checked too: a fault there is the candidate's
-      attempt.status = std::string(common::VerdictStatusName(timed.status));
+      attempt.status = timed.status;
     }
   }
 }

@@ -157,8 +157,8 @@ json ItemResult(Item& item, const PromptSet& prompts, bool compile_only, double 
   double compile_ms = 0, check_ms = 0, bench_ms = 0;
   for (const dataset::Attempt& a : item.attempts) {
     if (!a.verdict) continue;
-    if (a.verdict->compile.is_object()) compile_ms += a.verdict->compile.value("ms", 0.0);
-    if (a.verdict->timing.is_object()) check_ms += a.verdict->timing.value("gpu_ms", 0.0);
+    if (a.verdict->compile) compile_ms += a.verdict->compile->ms;
+    check_ms += a.verdict->timing.gpu_ms.value_or(0);
     if (a.bench) bench_ms += a.bench->wall_seconds * 1000;
   }
   out["timing"] = {{"judged_ms", item.judged_ms},
@@ -178,16 +178,12 @@ json ItemResult(Item& item, const PromptSet& prompts, bool compile_only, double 
       CountedAttempts(item, prompts, compile_only, target_speedup, tool_results, feedback, done);
 
   const std::optional<int> best = BestAttempt(counted);
-  const dataset::Attempt none = [] {
-    dataset::Attempt a;
-    a.status = "no_solution";
-    return a;
-  }();
+  const dataset::Attempt none;  // no solution
   const dataset::Attempt& a = best ? counted[*best] : none;
   const bool harness = a.Is(common::VerdictStatus::kHarnessError);
   const bool suspect = !a.suspect_timing.empty();
-  out["status"] = a.status;
-  out["message"] = a.status == "no_solution" ? a.parse_error
+  out["status"] = a.StatusName();
+  out["message"] = !a.status ? a.parse_error
                    : a.verdict               ? a.verdict->message.substr(0, 2000)
                                              : "";
   out["compiled"] = a.compiled;

@@ -189,7 +189,7 @@ void FinishTrajectory(const std::vector<llm::Message>& messages, dataset::Trajec
   if (!t.attempts.empty() && t.attempts.back().Is(common::VerdictStatus::kHarnessError) &&
       t.stop != dataset::StopReason::kLlmError) {
     bool any_judged = false;
-    for (const auto& a : t.attempts) any_judged |= !a.Is(common::VerdictStatus::kHarnessError) && a.status != "no_solution";
+    for (const auto& a : t.attempts) any_judged |= !a.Is(common::VerdictStatus::kHarnessError) && a.status.has_value();
     if (!any_judged) t.stop = dataset::StopReason::kHarnessError;
   }
   t.best = BestAttempt(t.attempts);

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,7 +31,7 @@ struct EpisodeContext {
   std::string system_prompt;  ///< rendered, device included
   std::vector<llm::ToolSpec> tools;   ///< tools protocol
   bool compile_only = false;
-  nlohmann::json device;
+  std::optional<common::DeviceRecord> device;
   std::string run_id;
   const std::atomic<bool>* stopping = nullptr;  ///< the batch is stopping: do not start more turns
   /// The sampling parameters as they go on the wire (what the provider drops is null), recorded

@@ -9,7 +9,6 @@
 namespace kforge::generate {
 namespace {
 
-using nlohmann::json;
 
 std::string Fixed(double v, int digits) {
   char buf[64];
@@ -17,11 +16,9 @@ std::string Fixed(double v, int digits) {
   return buf;
 }
 
-std::string Sci(const json& v) {
-  if (v.is_string()) return v.get<std::string>();
-  if (!v.is_number()) return "?";
+std::string Sci(double v) {
   char buf[64];
-  std::snprintf(buf, sizeof(buf), "%.3g", v.get<double>());
+  std::snprintf(buf, sizeof(buf), "%.3g", v);
   return buf;
 }
 
@@ -84,18 +81,15 @@ std::string QuoteLines(const std::string& log, const std::string& source) {
   return out;
 }
 
-std::string Kernels(const json& compile) {
-  if (!compile.is_object() || !compile.contains("kernels") || !compile["kernels"].is_object()) return "";
+std::string Kernels(const std::optional<common::CompileFacts>& compile) {
+  if (!compile) return "";
   std::string out;
-  for (const auto& [name, k] : compile["kernels"].items()) {
-    if (!k.is_object()) continue;
-    out += "- kernel " + name + ": " + std::to_string(k.value("registers", 0)) + " registers";
-    int64_t spilled = k.value("spill_store_bytes", int64_t{0}) + k.value("spill_load_bytes", int64_t{0});
-    if (spilled > 0)
-      out += ", spills: " + std::to_string(k.value("spill_store_bytes", int64_t{0})) + " bytes stored, " +
-             std::to_string(k.value("spill_load_bytes", int64_t{0})) + " loaded";
-    if (k.value("shared_bytes", int64_t{0}) > 0)
-      out += ", " + std::to_string(k.value("shared_bytes", int64_t{0})) + " bytes static shared memory";
+  for (const auto& [name, k] : compile->kernels) {
+    out += "- kernel " + name + ": " + std::to_string(k.registers) + " registers";
+    if (k.spill_store_bytes + k.spill_load_bytes > 0)
+      out += ", spills: " + std::to_string(k.spill_store_bytes) + " bytes stored, " +
+             std::to_string(k.spill_load_bytes) + " loaded";
+    if (k.shared_bytes > 0) out += ", " + std::to_string(k.shared_bytes) + " bytes static shared memory";
     out += "\n";
   }
   return out;
@@ -103,18 +97,15 @@ std::string Kernels(const json& compile) {
 
 std::string Mismatch(const common::Verdict& verdict) {
   std::string out;
-  if (!verdict.trials.is_array() || verdict.trials.empty()) return out;
-  const json& trial = verdict.trials.back();
-  out += "Failing trial: variant " + trial.value("variant", std::string("default")) + ", trial " +
-         std::to_string(trial.value("trial", 0)) + "\n";
-  for (const json& o : trial.value("outputs", json::array())) {
-    if (!o.is_object()) continue;
-    out += "- output " + o.value("name", std::string("?")) + ": " + Sci(o.value("mismatches", json(0))) +
-           " of " + Sci(o.value("numel", json(0))) + " elements differ; max abs err " +
-           Sci(o.value("max_abs_err", json())) + ", max rel err " + Sci(o.value("max_rel_err", json())) +
-           ", relative L2 err " + Sci(o.value("rel_l2_err", json()));
-    if (o.contains("first_mismatch") && o["first_mismatch"].is_number())
-      out += "; first at flat index " + Sci(o["first_mismatch"]);
+  if (verdict.trials.empty()) return out;
+  const common::TrialRecord& trial = verdict.trials.back();
+  out += "Failing trial: variant " + (common::HasKey(trial.absent_keys, "variant") ? trial.variant : "default") +
+         ", trial " + std::to_string(trial.trial) + "\n";
+  for (const common::OutputComparison& o : trial.outputs) {
+    out += "- output " + o.name + ": " + Sci(static_cast<double>(o.mismatches)) + " of " +
+           Sci(static_cast<double>(o.numel)) + " elements differ; max abs err " + Sci(o.max_abs_err) +
+           ", max rel err " + Sci(o.max_rel_err) + ", relative L2 err " + Sci(o.rel_l2_err);
+    if (o.first_mismatch) out += "; first at flat index " + Sci(static_cast<double>(*o.first_mismatch));
     out += "\n";
   }
   return out;
@@ -151,7 +142,7 @@ std::string SuspectTimingReason(std::string_view flag) {
 }  // namespace
 
 std::string DescribeAttempt(const dataset::Attempt& attempt, const std::string& source) {
-  if (attempt.status == "no_solution")
+  if (!attempt.status)
     return "No solution could be read from your reply: " + attempt.parse_error;
   const common::Verdict none;
   const common::Verdict& v = attempt.verdict ? *attempt.verdict : none;
@@ -161,7 +152,7 @@ std::string DescribeAttempt(const dataset::Attempt& attempt, const std::string& 
       attempt.Is(common::VerdictStatus::kInvalidSolution)) {
     out = (attempt.Is(common::VerdictStatus::kCompileError) ? "Compile error: " : "Invalid solution: ") +
           message + "\n";
-    std::string log = v.compile.is_object() ? v.compile.value("log", std::string()) : "";
+    std::string log = v.compile ? v.compile->log : "";
     if (!log.empty()) out += "Compiler output:\n" + Trim(log) + "\n" + QuoteLines(log, source);
     return out;
   }
@@ -177,13 +168,13 @@ std::string DescribeAttempt(const dataset::Attempt& attempt, const std::string& 
              " This speedup counts for nothing; make the kernel compute every output on every run.\n";
     return out;
   }
-  out = attempt.status + ": " + message + "\n";
+  out = std::string(attempt.StatusName()) + ": " + message + "\n";
   if (attempt.Is(common::VerdictStatus::kMismatch)) out += Mismatch(v);
   return out + kernels;
 }
 
 std::string NextStep(const dataset::Attempt& attempt, double target_speedup, bool compile_only) {
-  if (attempt.status == "no_solution") return "Answer with a complete solution in the required form.";
+  if (!attempt.status) return "Answer with a complete solution in the required form.";
   if (attempt.Is(common::VerdictStatus::kHarnessError))
     return "That failure was kforge's, not yours; send the solution again.";
   if (compile_only && attempt.Is(common::VerdictStatus::kOk))

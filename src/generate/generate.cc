@@ -81,41 +81,34 @@ nlohmann::json RunConfig(const GenerateOptions& o, const PromptSet& prompts, boo
   return config;
 }
 
-std::string Gib(const nlohmann::json& bytes) {
-  if (!bytes.is_number()) return "?";
+std::string Number(double v, const char* format) {
   char buf[32];
-  std::snprintf(buf, sizeof(buf), "%.0f", bytes.get<double>() / (1 << 30));
-  return buf;
-}
-
-std::string Number(const nlohmann::json& v, const char* format) {
-  if (!v.is_number()) return "?";
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), format, v.get<double>());
+  std::snprintf(buf, sizeof(buf), format, v);
   return buf;
 }
 
 /// The GPU, for the system prompt: what a kernel engineer looks up first.
 std::string DescribeDevice(const std::optional<verify::HelloReply>& hello, bool compile_only) {
-  if (compile_only || !hello || !hello->device.is_object())
+  if (compile_only || !hello || !hello->device)
     return "No GPU in this run: solutions are compiled and their plans checked, not run. Write for an "
            "NVIDIA H100/H200 class GPU (sm_90).";
-  const nlohmann::json& d = hello->device;
-  std::string text = d.value("name", std::string("GPU")) + " (compute capability " +
-                     d.value("cc", std::string("?")) +
-                     "): " + Number(d.value("sm_count", nlohmann::json()), "%.0f") + " SMs, " +
-                     Gib(d.value("memory_bytes", nlohmann::json())) + " GiB memory, " +
-                     Number(d.value("l2_bytes", nlohmann::json()).is_number()
-                                ? nlohmann::json(d["l2_bytes"].get<double>() / (1 << 20))
-                                : nlohmann::json(),
-                            "%.0f") +
+  const common::DeviceRecord& d = *hello->device;
+  // A figure the worker did not send is "?".
+  auto figure = [&d](const char* key, double value, const char* format) {
+    return d.Has(key) ? Number(value, format) : std::string("?");
+  };
+  std::string text = (d.Has("name") ? d.name : "GPU") + " (compute capability " + (d.Has("cc") ? d.cc : "?") +
+                     "): " + figure("sm_count", d.sm_count, "%.0f") + " SMs, " +
+                     figure("memory_bytes", static_cast<double>(d.memory_bytes) / (1 << 30), "%.0f") +
+                     " GiB memory, " + figure("l2_bytes", static_cast<double>(d.l2_bytes) / (1 << 20), "%.0f") +
                      " MiB of L2.";
-  const nlohmann::json peak = hello->peak.value_or(nlohmann::json());
-  if (peak.is_object()) {
-    text += " Measured DRAM bandwidth " + Number(peak.value("dram_gbps", nlohmann::json()), "%.0f") +
-            " GB/s; peak FP32 " + Number(peak.value("fp32_tflops", nlohmann::json()), "%.1f") +
-            " TFLOP/s, FP16/BF16 tensor cores " +
-            Number(peak.value("fp16_tflops", nlohmann::json()), "%.0f") + " TFLOP/s (dense).";
+  if (const std::optional<common::DevicePeak>& peak = hello->peak) {
+    auto peak_figure = [](double value, const char* format) {
+      return value > 0 ? Number(value, format) : std::string("?");
+    };
+    text += " Measured DRAM bandwidth " + peak_figure(peak->dram_gbps, "%.0f") + " GB/s; peak FP32 " +
+            peak_figure(peak->fp32_tflops, "%.1f") + " TFLOP/s, FP16/BF16 tensor cores " +
+            peak_figure(peak->fp16_tflops, "%.0f") + " TFLOP/s (dense).";
   }
   return text;
 }

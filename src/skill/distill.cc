@@ -99,15 +99,14 @@ Status ReadRun(const fs::path& dir, std::vector<Verified>& verified, std::vector
     v.speedup_low = low;
     v.record_hash = dataset::TextHash(line->text);
     verified.push_back(std::move(v));
-    if (t.device.is_object() && t.device.contains("name"))
-      arches.insert(t.device.value("name", std::string()) + " (cc " + t.device.value("cc", std::string("?")) +
-                    ")");
+    if (t.device && t.device->Has("name"))
+      arches.insert(t.device->name + " (cc " + (t.device->Has("cc") ? t.device->cc : "?") + ")");
     for (const dataset::Attempt& a : t.attempts) {
       if (a.correct || a.turn >= best.turn) continue;
       std::string why = !a.parse_error.empty() ? a.parse_error
                         : a.verdict            ? a.verdict->message
                                                : std::string();
-      pitfalls.push_back("- " + a.status + " (" + t.task.id + ", turn " + std::to_string(a.turn) +
+      pitfalls.push_back("- " + std::string(a.StatusName()) + " (" + t.task.id + ", turn " + std::to_string(a.turn) +
                          ", fixed in turn " + std::to_string(best.turn) + "): " + OneLine(why, 400));
     }
   }

@@ -106,7 +106,7 @@ StatusOr<ArmEpisodes> ReadEpisodes(const fs::path& dir, int samples) {
     e.correct = t.correct();
     e.status = t.correct()                       ? "ok"
                : t.compile_only                  ? "compile_only"  // not judged on a GPU: never correct
-               : t.best && t.stop != dataset::StopReason::kLlmError ? t.attempts[*t.best].status
+               : t.best && t.stop != dataset::StopReason::kLlmError ? std::string(t.attempts[*t.best].StatusName())
                                                                     : std::string(dataset::StopReasonName(t.stop));
     if (e.status.empty()) e.status = "no_solution";
     e.speedup = t.correct() ? t.speedup() : std::nullopt;

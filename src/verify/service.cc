@@ -50,13 +50,13 @@ struct Job {
   void Finish() { done.set_value(Judged{std::move(verdict), std::move(after)}); }
 };
 
-nlohmann::json Toolchain(const std::string& arch) {
-  nlohmann::json json = {{"kforge", KFORGE_VERSION},
-                         {"nvrtc", cuda::NvrtcVersion()},
-                         {"cuda_runtime", cuda::RuntimeVersion()},
-                         {"arch", arch}};
-  if (*KFORGE_LIBTORCH_VERSION) json["libtorch"] = KFORGE_LIBTORCH_VERSION;
-  return json;
+std::map<std::string, std::string> Toolchain(const std::string& arch) {
+  std::map<std::string, std::string> toolchain = {{"kforge", KFORGE_VERSION},
+                                                   {"nvrtc", cuda::NvrtcVersion()},
+                                                   {"cuda_runtime", cuda::RuntimeVersion()},
+                                                   {"arch", arch}};
+  if (*KFORGE_LIBTORCH_VERSION) toolchain["libtorch"] = KFORGE_LIBTORCH_VERSION;
+  return toolchain;
 }
 
 void Fail(Verdict& verdict, VerdictStatus status, std::string message) {
@@ -121,7 +121,7 @@ struct VerifyService::Impl {
   const VerifyOptions& options_;
   cuda::Compiler compiler;
   cuda::CompilePool pool;
-  nlohmann::json toolchain;
+  std::map<std::string, std::string> toolchain;
   std::mutex tasks_mu;  // guards `tasks` (Prepare runs on the submitting threads)
   std::map<std::string, StatusOr<common::Task>> tasks;
 
@@ -147,10 +147,14 @@ bool FinishCompile(Job& job) {
     Fail(job.verdict, VerdictStatus::kCompileError, std::string("compiler failure: ") + e.what());
     return false;
   }
-  nlohmann::json kernels = cuda::KernelsToJson(result.kernels);
-  job.verdict.compile = {{"ms", result.wall_ms}, {"cached", result.cached},
-                         {"log", result.log},    {"arch", job.verdict.toolchain.value("arch", "")},
-                         {"kernels", kernels},   {"warnings", result.warnings}};
+  auto arch = job.verdict.toolchain.find("arch");
+  job.verdict.compile = common::CompileFacts{result.wall_ms,
+                                             result.cached,
+                                             result.log,
+                                             arch == job.verdict.toolchain.end() ? "" : arch->second,
+                                             result.kernels,
+                                             result.warnings,
+                                             {}};
   if (result.status != cuda::CompileStatus::kOk) {
     // A compile that outlives its deadline is a compile error: `timeout` is for kernels that hang.
     VerdictStatus status = result.status == cuda::CompileStatus::kInvalidSolution
@@ -278,10 +282,9 @@ void VerifyService::Impl::DeviceLoop(int device) {
               verdict.trials = std::move(checked->trials);
               verdict.checks = std::move(checked->checks);
               verdict.device = std::move(checked->device);
-              verdict.timing = checked->timing ? checked->timing->ToJson() : nlohmann::json::object();
+              verdict.timing = checked->timing ? checked->timing->Record() : common::VerdictTiming{};
               verdict.memory = std::move(checked->memory);
-              if (worker_start_ms)
-                verdict.timing["worker_start_ms"] = *std::exchange(worker_start_ms, std::nullopt);
+              if (worker_start_ms) verdict.timing.worker_start_ms = *std::exchange(worker_start_ms, std::nullopt);
               if (verdict.status == VerdictStatus::kNoGpu) {
                 no_gpu = true;
                 no_gpu_message = verdict.message;

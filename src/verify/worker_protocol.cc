@@ -17,6 +17,36 @@ std::string RequestOp(const json& request) {
   return it != request.end() && it->is_string() ? it->get<std::string>() : "";
 }
 
+namespace {
+
+/// `read` with the message's name before its error.
+template <typename T>
+StatusOr<T> WithReplyName(const std::string& message, StatusOr<T> read) {
+  if (!read.ok()) return Status::InvalidArgument(message + read.status().message());
+  return read;
+}
+
+/// The object under "device" (null: none).
+Status ReadReplyDevice(const common::JsonFields& in, const std::string& message,
+                  std::optional<common::DeviceRecord>& out) {
+  nlohmann::json device;
+  KFORGE_RETURN_IF_ERROR(in.ReadObject("device", device, /*nullable=*/true));
+  KFORGE_ASSIGN_OR_RETURN(out, WithReplyName(message, common::OptionalDeviceRecordFromJson(device, "device")));
+  return Status::Ok();
+}
+
+/// The object under "memory" (null or absent: none).
+Status ReadReplyMemory(const common::JsonFields& in, const std::string& message,
+                  std::optional<common::MemoryRecord>& out) {
+  nlohmann::json memory;
+  KFORGE_RETURN_IF_ERROR(in.ReadObject("memory", memory, /*nullable=*/true));
+  if (memory.is_null()) return Status::Ok();
+  KFORGE_ASSIGN_OR_RETURN(out, WithReplyName(message, common::MemoryRecordFromJson(memory, "memory")));
+  return Status::Ok();
+}
+
+}  // namespace
+
 json FailureReplyJson(common::VerdictStatus status, const std::string& message) {
   return {{"status", common::VerdictStatusName(status)}, {"message", message}};
 }
@@ -33,8 +63,8 @@ StatusOr<HelloRequest> HelloRequest::FromJson(const json& json) {
 
 json HelloReply::ToJson() const {
   if (status != common::VerdictStatus::kOk) return FailureReplyJson(status, message);
-  json out = {{"status", common::VerdictStatusName(status)}, {"device", device}};
-  if (peak) out["peak"] = *peak;
+  json out = {{"status", common::VerdictStatusName(status)}, {"device", common::DeviceRecordToJson(device)}};
+  if (peak_asked) out["peak"] = peak ? peak->ToJson() : json(nullptr);
   return out;
 }
 
@@ -44,10 +74,13 @@ StatusOr<HelloReply> HelloReply::FromJson(const json& json) {
   HelloReply reply;
   KFORGE_RETURN_IF_ERROR(in.ReadNamed("status", common::kVerdictStatusNames, reply.status));
   KFORGE_RETURN_IF_ERROR(in.Read("message", reply.message));
-  KFORGE_RETURN_IF_ERROR(in.ReadObject("device", reply.device, /*nullable=*/true));
+  KFORGE_RETURN_IF_ERROR(ReadReplyDevice(in, "hello reply: ", reply.device));
   if (json.contains("peak")) {
-    reply.peak.emplace();
-    KFORGE_RETURN_IF_ERROR(in.ReadObject("peak", *reply.peak, /*nullable=*/true));
+    reply.peak_asked = true;
+    nlohmann::json peak;
+    KFORGE_RETURN_IF_ERROR(in.ReadObject("peak", peak, /*nullable=*/true));
+    // A peak that cannot be read is an unknown peak, as the worker sends when it could not measure.
+    if (auto read = common::DevicePeakFromJson(peak); read.ok()) reply.peak = *read;
   }
   return reply;
 }
@@ -86,6 +119,15 @@ StatusOr<CheckRequest> CheckRequest::FromJson(const json& json) {
   return request;
 }
 
+common::VerdictTiming CheckTiming::Record() const {
+  common::VerdictTiming timing;
+  timing.gpu_ms = gpu_ms;
+  timing.reference_load_ms = reference_load_ms;
+  timing.phases_ms = phases_ms;
+  timing.plan_split = plan_split;
+  return timing;
+}
+
 json CheckTiming::ToJson() const {
   json timing = {{"gpu_ms", gpu_ms}, {"reference_load_ms", reference_load_ms}, {"phases_ms", phases_ms}};
   if (plan_split) timing[common::kPlanSplitKey] = common::PlanSplitToJson(*plan_split);
@@ -98,7 +140,12 @@ StatusOr<CheckTiming> CheckTiming::FromJson(const json& json) {
   CheckTiming timing;
   KFORGE_RETURN_IF_ERROR(in.Read("gpu_ms", timing.gpu_ms));
   KFORGE_RETURN_IF_ERROR(in.Read("reference_load_ms", timing.reference_load_ms));
-  KFORGE_RETURN_IF_ERROR(in.ReadObject("phases_ms", timing.phases_ms));
+  nlohmann::json phases = nlohmann::json::object();
+  KFORGE_RETURN_IF_ERROR(in.ReadObject("phases_ms", phases));
+  for (const auto& [phase, ms] : phases.items()) {
+    if (!ms.is_number()) return in.Error("phases_ms", "expected numbers");
+    timing.phases_ms[phase] = ms.get<double>();
+  }
   if (auto it = json.find(common::kPlanSplitKey); it != json.end()) {
     auto split = common::PlanSplitFromJson(*it, "timing." + std::string(common::kPlanSplitKey));
     if (!split.ok()) return Status::InvalidArgument("check reply: " + split.status().message());
@@ -110,11 +157,11 @@ StatusOr<CheckTiming> CheckTiming::FromJson(const json& json) {
 json CheckReply::ToJson() const {
   return {{"status", common::VerdictStatusName(status)},
           {"message", message},
-          {"trials", trials},
+          {"trials", common::TrialRecordsToJson(trials)},
           {"checks", checks},
-          {"device", device},
+          {"device", common::DeviceRecordToJson(device)},
           {"timing", timing ? timing->ToJson() : json::object()},
-          {"memory", memory},
+          {"memory", memory ? common::MemoryRecordToJson(*memory) : json(nullptr)},
           {"exiting", exiting}};
 }
 
@@ -124,13 +171,15 @@ StatusOr<CheckReply> CheckReply::FromJson(const json& json) {
   CheckReply reply;
   KFORGE_RETURN_IF_ERROR(in.ReadNamed("status", common::kVerdictStatusNames, reply.status));
   KFORGE_RETURN_IF_ERROR(in.Read("message", reply.message));
-  KFORGE_RETURN_IF_ERROR(in.ReadArray("trials", reply.trials));
+  nlohmann::json trials = nlohmann::json::array();
+  KFORGE_RETURN_IF_ERROR(in.ReadArray("trials", trials));
+  KFORGE_ASSIGN_OR_RETURN(reply.trials, WithReplyName("check reply: ", common::TrialRecordsFromJson(trials, "trials")));
   KFORGE_RETURN_IF_ERROR(in.ReadObject("checks", reply.checks));
-  KFORGE_RETURN_IF_ERROR(in.ReadObject("device", reply.device, /*nullable=*/true));
+  KFORGE_RETURN_IF_ERROR(ReadReplyDevice(in, "check reply: ", reply.device));
   if (json.contains("timing") && !(json["timing"].is_object() && json["timing"].empty())) {
     KFORGE_ASSIGN_OR_RETURN(reply.timing, CheckTiming::FromJson(json["timing"]));
   }
-  KFORGE_RETURN_IF_ERROR(in.ReadObject("memory", reply.memory, /*nullable=*/true));
+  KFORGE_RETURN_IF_ERROR(ReadReplyMemory(in, "check reply: ", reply.memory));
   KFORGE_RETURN_IF_ERROR(in.Read("exiting", reply.exiting));
   return reply;
 }
@@ -150,7 +199,7 @@ StatusOr<TaskCheckRequest> TaskCheckRequest::FromJson(const json& json) {
 
 json TaskCheckVariant::ToJson() const {
   return {{"variant", variant},           {"load_ms", load_ms}, {"first_run_ms", first_run_ms},
-          {"reference_ms", reference_ms}, {"checks", checks},   {"memory", memory}};
+          {"reference_ms", reference_ms}, {"checks", checks},   {"memory", common::MemoryRecordToJson(memory)}};
 }
 
 StatusOr<TaskCheckVariant> TaskCheckVariant::FromJson(const json& json, const std::string& path) {
@@ -162,7 +211,9 @@ StatusOr<TaskCheckVariant> TaskCheckVariant::FromJson(const json& json, const st
   KFORGE_RETURN_IF_ERROR(in.Read("first_run_ms", v.first_run_ms));
   KFORGE_RETURN_IF_ERROR(in.Read("reference_ms", v.reference_ms));
   KFORGE_RETURN_IF_ERROR(in.ReadObject("checks", v.checks));
-  KFORGE_RETURN_IF_ERROR(in.ReadObject("memory", v.memory));
+  std::optional<common::MemoryRecord> memory;
+  KFORGE_RETURN_IF_ERROR(ReadReplyMemory(in, "task_check reply: ", memory));
+  if (memory) v.memory = std::move(*memory);
   return v;
 }
 

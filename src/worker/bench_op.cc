@@ -266,8 +266,8 @@ bench::BenchReply RunBenchOrFail(GpuChecker& state, const bench::BenchRequest& r
   reply.plan_split = std::move(plan_split);
   reply.checked_runs = candidate ? candidate->checked() : 0;
   reply.placements = placements;
-  reply.memory = memory.ToJson();
-  reply.device = device.ToJson();
+  reply.memory = memory.Record(std::nullopt);
+  reply.device = device.Record();
   if (auto peak = bench::LoadOrMeasurePeak(device.index, bench::DefaultCacheDir()); peak.ok())
     reply.peak = *peak;
   return reply;

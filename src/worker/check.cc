@@ -73,17 +73,17 @@ std::optional<Failure> WaitForStream(cudaStream_t stream, std::chrono::milliseco
 /// Wall time per phase of the check, in ms (each phase ends with the device idle).
 class PhaseClock {
  public:
-  explicit PhaseClock(nlohmann::json& phases) : phases_(phases) {}
+  explicit PhaseClock(std::map<std::string, double>& phases) : phases_(phases) {}
   /// Ends the phase running since the last call and charges it to `name`.
   void Charge(const char* name) {
     auto now = std::chrono::steady_clock::now();
-    phases_[name] = phases_.value(name, 0.0) + std::chrono::duration<double, std::milli>(now - last_).count();
+    phases_[name] += std::chrono::duration<double, std::milli>(now - last_).count();
     last_ = now;
   }
   void Restart() { last_ = std::chrono::steady_clock::now(); }
 
  private:
-  nlohmann::json& phases_;
+  std::map<std::string, double>& phases_;
   std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
 };
 
@@ -122,9 +122,13 @@ class VariantTrials {
     auto before = buffers_.DigestReadOnly(drawn_digests);
     if (!before.ok()) return Harness(before.status());
     clock_.Charge("digest");
-    nlohmann::json record = {
-        {"variant", variant_.name}, {"trial", t}, {"distribution", dist}, {"seed", seed}, {"runs", repeats}};
-    if (!domain.empty()) record["domain"] = domain;
+    common::TrialRecord record;
+    record.variant = variant_.name;
+    record.trial = t;
+    record.distribution = dist;
+    record.seed = seed;
+    record.runs = repeats;
+    if (!domain.empty()) record.domain = domain;
     std::optional<TensorSet> expected;
     std::map<std::string, uint64_t> first_outputs;
     for (int r = 0; r < repeats; ++r) {
@@ -155,8 +159,7 @@ class VariantTrials {
       if (!compared.ok()) return Harness(compared.status());
       clock_.Charge("compare");
       if (r == 0) {
-        record["outputs"] = nlohmann::json::array();
-        for (const auto& c : *compared) record["outputs"].push_back(OutputJson(c));
+        for (const auto& c : *compared) record.outputs.push_back(OutputRecord(c));
       }
       if (auto problem = CheckOutputs(*compared, OutputRules::For(task_), result_.checks)) {
         if (repeats > 1) *problem += " on run " + std::to_string(r + 1) + " of " + std::to_string(repeats);
@@ -428,11 +431,10 @@ GpuCheckResult GpuChecker::CheckOrFail(const GpuCheckRequest& request) {
       }
     }
     int64_t variant_peak = reference::DeviceMemoryOf(device_.index).peak_bytes - baseline;
-    if (v == 0 || prepared->memory.budget() > result.memory.value("budget_bytes", int64_t{0})) {
-      result.memory = prepared->memory.ToJson();
-    }
+    if (v == 0 || !result.memory || prepared->memory.budget() > result.memory->budget_bytes)
+      result.memory = prepared->memory.Record(0);
     peak = std::max(peak, variant_peak);
-    result.memory["peak_device_bytes"] = peak;
+    result.memory->peak_device_bytes = peak;
     return std::nullopt;
   };
 

@@ -18,6 +18,7 @@
 #include "kforge/common/solution.h"
 #include "kforge/common/task.h"
 #include "kforge/common/verdict.h"
+#include "kforge/common/verdict_parts.h"
 #include "kforge/cuda/device.h"
 #include "kforge/verify/worker_protocol.h"
 #include "worker/judge.h"
@@ -36,14 +37,14 @@ using GpuCheckRequest = verify::CheckRequest;
 struct GpuCheckResult {
   common::VerdictStatus status = common::VerdictStatus::kOk;
   std::string message;
-  nlohmann::json trials = nlohmann::json::array();
+  std::vector<common::TrialRecord> trials;
   nlohmann::json checks = nlohmann::json::object();
-  /// The memory plan of the largest variant and the measured peak (peak_device_bytes); null before any.
-  nlohmann::json memory;
+  /// The memory plan of the largest variant and the measured peak (peak_device_bytes); none before any.
+  std::optional<common::MemoryRecord> memory;
   /// Milliseconds spent loading reference programs (0 when all were cached).
   double reference_load_ms = 0;
   /// Wall milliseconds per phase of the trials: inputs, digest, poison, candidate, reference, compare.
-  nlohmann::json phases_ms = nlohmann::json::object();
+  std::map<std::string, double> phases_ms;
   /// The plan's GPU time in kernels and in library ops; none without library steps.
   std::optional<common::PlanSplit> plan_split;
   /// The CUDA context is unusable (sticky error) or a kernel is still running: the worker must exit.

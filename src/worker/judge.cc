@@ -27,16 +27,16 @@ bool NearConstant(const reference::CompareResult& r, const common::Tolerance& to
 
 }  // namespace
 
-nlohmann::json OutputJson(const reference::CompareResult& r) {
-  auto number = [](double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json("inf"); };
-  return {
-      {"name", r.name},
-      {"max_abs_err", number(r.max_abs_err)},
-      {"max_rel_err", number(r.max_rel_err)},
-      {"rel_l2_err", number(r.rel_l2_err)},
-      {"mismatches", r.mismatches},
-      {"numel", r.numel},
-      {"first_mismatch", r.first_mismatch < 0 ? nlohmann::json(nullptr) : nlohmann::json(r.first_mismatch)}};
+common::OutputComparison OutputRecord(const reference::CompareResult& r) {
+  common::OutputComparison out;
+  out.name = r.name;
+  out.max_abs_err = r.max_abs_err;
+  out.max_rel_err = r.max_rel_err;
+  out.rel_l2_err = r.rel_l2_err;
+  out.mismatches = r.mismatches;
+  out.numel = r.numel;
+  if (r.first_mismatch >= 0) out.first_mismatch = r.first_mismatch;
+  return out;
 }
 
 OutputRules OutputRules::For(const common::Task& task) {

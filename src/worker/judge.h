@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kforge/common/task.h"
+#include "kforge/common/verdict_parts.h"
 #include "kforge/reference/compare.h"
 
 namespace kforge::worker {
@@ -31,7 +32,7 @@ struct OutputRules {
 std::optional<std::string> CheckOutputs(const std::vector<reference::CompareResult>& results,
                                         const OutputRules& rules, nlohmann::json& checks);
 
-/// {name, max_abs_err, ...} of one compared output, as verdicts record it.
-nlohmann::json OutputJson(const reference::CompareResult& r);
+/// One compared output, as verdicts record it.
+common::OutputComparison OutputRecord(const reference::CompareResult& r);
 
 }  // namespace kforge::worker

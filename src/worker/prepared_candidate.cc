@@ -18,9 +18,20 @@ bool Lists(const std::vector<common::TensorSpec>& specs, const std::string& name
 
 }  // namespace
 
-nlohmann::json MemoryPlan::ToJson() const {
-  return {{"inputs_bytes", inputs},   {"params_bytes", params},         {"outputs_bytes", outputs},
-          {"scratch_bytes", scratch}, {"footprint_bytes", footprint()}, {"budget_bytes", budget()}};
+common::MemoryRecord MemoryPlan::Record(std::optional<int64_t> peak_device_bytes) const {
+  common::MemoryRecord record;
+  record.inputs_bytes = inputs;
+  record.params_bytes = params;
+  record.outputs_bytes = outputs;
+  record.scratch_bytes = scratch;
+  record.footprint_bytes = footprint();
+  record.budget_bytes = budget();
+  if (peak_device_bytes) {
+    record.peak_device_bytes = *peak_device_bytes;
+  } else {
+    record.absent_keys.push_back("/peak_device_bytes");
+  }
+  return record;
 }
 
 MemoryPlan PlanMemory(const common::Task& task, const cuda::PlanEnv& env) {

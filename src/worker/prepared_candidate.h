@@ -12,6 +12,7 @@
 #include "kforge/common/solution.h"
 #include "kforge/common/status.h"
 #include "kforge/common/task.h"
+#include "kforge/common/verdict_parts.h"
 #include "kforge/cuda/kernel_library.h"
 #include "kforge/cuda/launch_plan.h"
 
@@ -35,7 +36,8 @@ struct MemoryPlan {
 
   int64_t footprint() const { return inputs + params + outputs + scratch; }
   int64_t budget() const { return footprint() + params + outputs + kept_outputs + guards + kWorkspace; }
-  nlohmann::json ToJson() const;
+  /// The record form, with the measured `peak_device_bytes` when there is one.
+  common::MemoryRecord Record(std::optional<int64_t> peak_device_bytes) const;
 };
 
 /// Sizes of the tensors of `env` (scratch included) by role.

@@ -49,10 +49,11 @@ nlohmann::json Handle(GpuChecker& checker, const cuda::DeviceInfo& device, const
     auto hello = verify::HelloRequest::FromJson(request);
     if (!hello.ok()) return HarnessError("worker: " + hello.status().message());
     verify::HelloReply reply;
-    reply.device = device.ToJson();
+    reply.device = device.Record();
+    reply.peak_asked = hello->peak;
     if (hello->peak) {  // measured once per device, then read from the cache
       auto peak = bench::LoadOrMeasurePeak(device.index, bench::DefaultCacheDir());
-      reply.peak = peak.ok() ? peak->ToJson() : nlohmann::json(nullptr);
+      if (peak.ok()) reply.peak = *peak;
     }
     return reply.ToJson();
   }
@@ -67,7 +68,7 @@ nlohmann::json Handle(GpuChecker& checker, const cuda::DeviceInfo& device, const
     reply.message = std::move(result.message);
     reply.trials = std::move(result.trials);
     reply.checks = std::move(result.checks);
-    reply.device = device.ToJson();
+    reply.device = device.Record();
     reply.timing = verify::CheckTiming{gpu_ms, result.reference_load_ms, std::move(result.phases_ms),
                                        std::move(result.plan_split)};
     reply.memory = std::move(result.memory);

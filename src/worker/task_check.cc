@@ -107,8 +107,7 @@ verify::TaskCheckReply RunTaskCheck(GpuChecker& checker, const verify::TaskCheck
       }
       record.checks["golden"] = problem.empty() ? "pass" : "fail";
     }
-    record.memory = memory.ToJson();
-    record.memory["peak_device_bytes"] = reference::DeviceMemoryOf(device).peak_bytes - baseline;
+    record.memory = memory.Record(reference::DeviceMemoryOf(device).peak_bytes - baseline);
     variants.push_back(record);
     if (!problem.empty()) return Reply(TaskCheckStatus::kFail, problem + (task.variants.size() > 1 ? " (variant " + variant.name + ")" : ""), variants);
   }

@@ -64,7 +64,8 @@ TEST_F(BencherTest, TimesSolutionsThatPassAndKeepsTheStatusOfOthers) {
   ASSERT_TRUE(timed.reference.has_value());
   EXPECT_DOUBLE_EQ(timed.reference->stats.median, 2.0);
   EXPECT_DOUBLE_EQ(timed.speedup.ratio, 2.0);
-  EXPECT_EQ(timed.device["name"], "Fake GPU");
+  ASSERT_TRUE(timed.device.has_value());
+  EXPECT_EQ(timed.device->name, "Fake GPU");
   EXPECT_EQ(timed.seed, 11u);
   EXPECT_EQ(results[1].status, common::VerdictStatus::kMismatch) << "the verdict's status";
   EXPECT_EQ(results[2].status, common::VerdictStatus::kCrash) << "the timed runs' status";

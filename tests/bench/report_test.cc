@@ -133,7 +133,8 @@ TEST(BenchJsonTest, Keys) {
   ASSERT_TRUE(r.ok());
   r->task = "kernelbench/level1/19_ReLU";
   r->solution_hash = "abc";
-  r->device = {{"name", "NVIDIA H200"}};
+  r->device = common::DeviceRecord{};
+  r->device->name = "NVIDIA H200";
   const json j = BenchResultToJson(*r);
   EXPECT_EQ(Keys(j), (std::vector<std::string>{"candidate", "converged", "device", "flags",
                                                "max_sm_clock_mhz", "message", "mode", "reference", "roofline",

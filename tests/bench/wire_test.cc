@@ -68,14 +68,14 @@ TEST(BenchWireTest, PeakRoundTrip) {
   p.dram_gbps = 4300;
   p.copy_bytes = 1 << 30;
   p.fp32_tflops = 66.9;
-  auto back = DevicePeakFromJson(p.ToJson());
+  auto back = common::DevicePeakFromJson(p.ToJson());
   ASSERT_TRUE(back.ok()) << back.status().message();
   EXPECT_EQ(back->cc_major, 9);
   EXPECT_EQ(back->cc_minor, 0);
   EXPECT_DOUBLE_EQ(back->dram_gbps, 4300);
   EXPECT_DOUBLE_EQ(back->fp32_tflops, 66.9);
   EXPECT_DOUBLE_EQ(back->bf16_tflops, 0) << "null reads as unknown";
-  EXPECT_FALSE(DevicePeakFromJson(nlohmann::json(nullptr)).ok());
+  EXPECT_FALSE(common::DevicePeakFromJson(nlohmann::json(nullptr)).ok());
 }
 
 BenchReply TimedReply() {
@@ -86,8 +86,8 @@ BenchReply TimedReply() {
   reply.measurement = m;
   reply.checked_runs = 1;
   reply.placements = 4;
-  reply.memory = {{"budget_bytes", 10}};
-  reply.device = {{"name", "H200"}};
+  reply.memory = *common::MemoryRecordFromJson({{"budget_bytes", 10}}, "memory");
+  reply.device = *common::DeviceRecordFromJson({{"name", "H200"}}, "device");
   return reply;
 }
 

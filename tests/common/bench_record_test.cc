@@ -46,7 +46,8 @@ BenchResult Full() {
   r.sm_clock_mhz = 1980;
   r.max_sm_clock_mhz = 0;  // unknown: null
   r.seed = 18446744073709551615u;
-  r.device = {{"name", "NVIDIA H200"}};
+  r.device = DeviceRecord{};
+  r.device->name = "NVIDIA H200";
   r.plan_split = PlanSplit{0.75, 0.25, 0.25};
   return r;
 }
@@ -64,7 +65,7 @@ TEST(BenchRecordTest, ARecordMadeNowRoundTripsByteForByte) {
     EXPECT_TRUE(std::isnan(back->reference->stats.median_lo));
     EXPECT_EQ(back->roofline->achieved_tflops, 0) << "a roofline figure written as null reads as 0, unknown";
     EXPECT_EQ(back->plan_split, (PlanSplit{0.75, 0.25, 0.25}));
-    EXPECT_EQ(back->device["name"], "NVIDIA H200");
+    EXPECT_EQ(back->device->name, "NVIDIA H200");
   }
   const json kept = BenchResultToJson(Full(), Samples::kKept);
   EXPECT_EQ(kept["candidate"]["samples_ms"], json({0.25, 0.25, 0.26})) << "kept samples in 1 ns steps";

@@ -45,14 +45,5 @@ TEST(PlanSplitTest, ErrorsNameTheField) {
   }
 }
 
-TEST(PlanSplitTest, InARecordReadsTheSplitUnderItsKey) {
-  json timing = {{"gpu_ms", 4.0},
-                 {"plan_split", {{"kernels_ms", 1.0}, {"ops_ms", 3.0}, {"ops_fraction", 0.75}}}};
-  EXPECT_EQ(PlanSplitIn(timing), (PlanSplit{1.0, 3.0, 0.75}));
-  EXPECT_EQ(PlanSplitIn(json({{"gpu_ms", 4.0}})), std::nullopt) << "no library ops";
-  EXPECT_EQ(PlanSplitIn(json({{"plan_split", {{"ops_fraction", 0.75}}}})), std::nullopt) << "unreadable";
-  EXPECT_EQ(PlanSplitIn(json(nullptr)), std::nullopt);
-}
-
 }  // namespace
 }  // namespace kforge::common

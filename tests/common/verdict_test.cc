@@ -57,7 +57,7 @@ TEST(VerdictTest, KeysARecordLackedStayAbsentWhenWrittenBack) {
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   EXPECT_EQ(back->status, VerdictStatus::kOk);
   EXPECT_EQ(back->message, "");
-  EXPECT_TRUE(back->compile.is_null());
+  EXPECT_FALSE(back->compile.has_value());
   EXPECT_EQ(back->judge, 1);
   EXPECT_EQ(back->absent_keys.size(), 11u);
   EXPECT_EQ(back->ToJson().dump(), fewer.dump());
@@ -78,8 +78,10 @@ TEST(VerdictTest, JsonRoundTrip) {
   v.status = VerdictStatus::kMismatch;
   v.message = "out0: 12 of 4096 elements differ";
   v.seed = 18446744073709551615ull;
-  v.compile = {{"ms", 12.5}, {"cached", false}};
-  v.memory = {{"footprint_bytes", int64_t{13743928320}}, {"peak_device_bytes", int64_t{20615919616}}};
+  v.compile = CompileFacts{12.5, false, "", "sm_90a", {{"relu", KernelStats{10, 0, 0, 0, 0}}}, {}, {}};
+  v.memory = MemoryRecord{};
+  v.memory->footprint_bytes = int64_t{13743928320};
+  v.memory->peak_device_bytes = int64_t{20615919616};
   nlohmann::json json = v.ToJson();
   EXPECT_EQ(json["memory"]["footprint_bytes"], int64_t{13743928320});
   EXPECT_EQ(json["schema"], "kforge.verdict/1");
@@ -117,6 +119,39 @@ TEST(VerdictTest, DocumentedExampleHasTheKeysKforgeWrites) {
   for (const auto& [key, value] : written.items()) want.insert(key);
   for (const auto& [key, value] : documented.items()) got.insert(key);
   EXPECT_EQ(got, want);
+}
+
+}  // namespace
+}  // namespace kforge::common
+
+namespace kforge::common {
+namespace {
+
+// Every status is exactly one of: ok, the candidate's fault, kforge's side.
+TEST(VerdictStatusTest, PredicatesPartitionTheStatuses) {
+  struct Case {
+    VerdictStatus status;
+    bool at_fault, compiled, harness;
+  };
+  const Case cases[] = {
+      {VerdictStatus::kOk, false, true, false},
+      {VerdictStatus::kCompileError, true, false, false},
+      {VerdictStatus::kInvalidSolution, true, false, false},
+      {VerdictStatus::kLaunchError, true, true, false},
+      {VerdictStatus::kMismatch, true, true, false},
+      {VerdictStatus::kTimeout, true, true, false},
+      {VerdictStatus::kCrash, true, true, false},
+      {VerdictStatus::kNoGpu, false, true, true},
+      {VerdictStatus::kHarnessError, false, false, true},
+  };
+  ASSERT_EQ(std::size(cases), std::size(kVerdictStatusNames.rows)) << "a case per status";
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::string(VerdictStatusName(c.status)));
+    EXPECT_EQ(AtFault(c.status), c.at_fault);
+    EXPECT_EQ(Compiled(c.status), c.compiled);
+    EXPECT_EQ(CountsAsHarnessError(c.status), c.harness);
+    EXPECT_EQ((c.status == VerdictStatus::kOk) + c.at_fault + c.harness, 1);
+  }
 }
 
 }  // namespace

@@ -32,7 +32,7 @@ Trajectory Base() {
                             {{"role", "assistant"}, {"content", "```cuda\n__global__ void k(){}\n```"}}});
   Attempt a;
   a.turn = 1;
-  a.status = "ok";
+  a.status = common::VerdictStatus::kOk;
   a.compiled = a.correct = true;
   a.speedup = 1.25;
   a.solution = {{"source", "__global__ void k(){}"}, {"launches", json::array()}};

@@ -20,10 +20,10 @@ Trajectory Sample() {
                                       {{"role", "assistant"}, {"content", "b"}}});
   Attempt broken;
   broken.turn = 1;
-  broken.status = "compile_error";
+  broken.status = common::VerdictStatus::kCompileError;
   Attempt fixed;
   fixed.turn = 2;
-  fixed.status = "ok";
+  fixed.status = common::VerdictStatus::kOk;
   fixed.compiled = fixed.correct = true;
   fixed.speedup = 1.5;
   t.attempts = {broken, fixed};

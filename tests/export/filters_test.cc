@@ -96,7 +96,7 @@ TEST(FiltersTest, LibraryOpsFractionIsTheBestAttemptsBenchElseItsVerdict) {
   spec.ops_fraction = 0.95;
   dataset::Trajectory t = testing::MakeRecord(spec);
   EXPECT_EQ(LibraryOpsFraction(t), 0.95);
-  t.attempts.back().verdict->timing["plan_split"]["ops_fraction"] = 0.5;
+  t.attempts.back().verdict->timing.plan_split->ops_fraction = 0.5;
   EXPECT_EQ(LibraryOpsFraction(t), 0.95) << "the bench record's split, measured after the timed runs";
   t.attempts.back().bench = std::nullopt;
   EXPECT_EQ(LibraryOpsFraction(t), 0.5) << "untimed: the verdict's";

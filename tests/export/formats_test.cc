@@ -106,7 +106,7 @@ TEST(FormatsTest, MessagesStopAtTheBestAttempt) {
   spec.turns = 3;
   dataset::Trajectory t = testing::MakeRecord(spec);
   // Make turn 2 the best: correct and faster than turn 3.
-  t.attempts[1].status = "ok";
+  t.attempts[1].status = common::VerdictStatus::kOk;
   t.attempts[1].correct = t.attempts[1].compiled = true;
   t.attempts[1].speedup = 9.0;
   t.best = 1;

@@ -155,21 +155,21 @@ inline dataset::Trajectory MakeRecord(const RecordSpec& s) {
     a.tool_call_id = tools ? call_id : "";
     a.solution = solution;
     if (!last) {
-      a.status = "compile_error";
+      a.status = common::VerdictStatus::kCompileError;
     } else if (s.harness_error) {
-      a.status = "harness_error";
+      a.status = common::VerdictStatus::kHarnessError;
       a.compiled = true;
     } else {
-      a.status = s.correct ? "ok" : "mismatch";
+      a.status = s.correct ? common::VerdictStatus::kOk : common::VerdictStatus::kMismatch;
       a.compiled = true;
       a.correct = s.correct;
       if (s.correct) a.speedup = s.speedup;
       // Read as records written with these keys only: they are written back with the same ones.
-      if (s.ops_fraction) a.verdict = *common::Verdict::FromJson(VerdictWithOpsJson(s, a.status));
+      if (s.ops_fraction) a.verdict = *common::Verdict::FromJson(VerdictWithOpsJson(s, std::string(a.StatusName())));
       if (!s.shape_general.empty()) {
         json verdict = {{"schema", "kforge.verdict/1"},
                         {"task", s.task},
-                        {"status", a.status},
+                        {"status", a.StatusName()},
                         {"checks", {{"shape_general", s.shape_general}}}};
         if (s.shape_general == "fail") verdict["checks"]["shape_general_detail"] = "crash: misaligned address (variant small)";
         a.verdict = *common::Verdict::FromJson(verdict);
@@ -193,7 +193,7 @@ inline dataset::Trajectory MakeRecord(const RecordSpec& s) {
         a.bench = *common::BenchResultFromJson(bench, "bench");
       }
     }
-    std::string feedback = a.status == "ok" ? "ok" : a.status + ": try again";
+    std::string feedback = a.Is(common::VerdictStatus::kOk) ? "ok" : std::string(a.StatusName()) + ": try again";
     if (tools) {
       t.messages.push_back({{"role", "tool"}, {"tool_call_id", call_id}, {"content", feedback}});
     } else if (!last) {

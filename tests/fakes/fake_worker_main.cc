@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <utility>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -39,6 +40,7 @@
 #include "kforge/common/library_ops.h"
 #include "kforge/common/plan_split.h"
 #include "kforge/common/verdict.h"
+#include "kforge/common/verdict_parts.h"
 #include "kforge/verify/worker_protocol.h"
 
 namespace {
@@ -81,7 +83,17 @@ std::optional<kforge::common::PlanSplit> PlanSplit(const std::string& source) {
   return kforge::common::PlanSplit{1 - ops, ops, ops};
 }
 
-nlohmann::json Device() { return {{"name", "Fake GPU"}, {"index", std::stoi(device_index)}, {"cc", "9.0"}}; }
+/// The fake's records are short: read from JSON, they keep only the keys given.
+template <typename T>
+T Short(kforge::StatusOr<T> read) {
+  if (!read.ok()) std::abort();
+  return std::move(*read);
+}
+
+kforge::common::DeviceRecord Device() {
+  return Short(kforge::common::DeviceRecordFromJson(
+      {{"name", "Fake GPU"}, {"index", std::stoi(device_index)}, {"cc", "9.0"}}, "device"));
+}
 
 /// The markers that act before any answer: sleep, die, hang.
 void Act(const std::string& source) {
@@ -110,8 +122,9 @@ nlohmann::json Check(const nlohmann::json& line) {
   if (reply.timing->plan_split)
     reply.checks["library_ops"] = kforge::common::LibraryOpsShare(reply.timing->plan_split->ops_fraction);
   for (int t = 0; t < request->trials; ++t)
-    reply.trials.push_back({{"variant", "default"}, {"trial", t}, {"seed", request->seed}});
-  reply.memory = {{"budget_bytes", 1024}, {"peak_device_bytes", 512}};
+    reply.trials.push_back(Short(kforge::common::TrialRecordFromJson(
+        {{"variant", "default"}, {"trial", t}, {"seed", request->seed}}, "trial")));
+  reply.memory = Short(kforge::common::MemoryRecordFromJson({{"budget_bytes", 1024}, {"peak_device_bytes", 512}}, "memory"));
   if (Has(source, "mismatch")) {
     reply.status = VerdictStatus::kMismatch;
     reply.message = "out0: 7 of 100 elements differ";
@@ -178,7 +191,7 @@ nlohmann::json Bench(const nlohmann::json& line) {
   reply.measurement = m;
   reply.checked_runs = request->solution ? 10 : 0;
   reply.placements = 1;
-  reply.memory = {{"budget_bytes", 1024}};
+  reply.memory = Short(kforge::common::MemoryRecordFromJson({{"budget_bytes", 1024}}, "memory"));
   reply.device = Device();
   reply.plan_split = PlanSplit(source);
   if (std::getenv("KFORGE_FAKE_PEAK")) reply.peak = FakePeak();
@@ -194,7 +207,8 @@ nlohmann::json TaskCheck(const nlohmann::json& line) {
   variant.variant = "default";
   variant.reference_ms = 1.5;
   variant.checks = {{"rerun", "pass"}};
-  variant.memory = {{"footprint_bytes", 1000}, {"peak_device_bytes", 1200}};
+  variant.memory =
+      Short(kforge::common::MemoryRecordFromJson({{"footprint_bytes", 1000}, {"peak_device_bytes", 1200}}, "memory"));
   reply.variants.push_back(variant);
   if (request->task_dir.filename().string().find("fake_fail") != std::string::npos) {
     reply.status = kforge::verify::TaskCheckStatus::kFail;
@@ -237,7 +251,8 @@ int main(int argc, char** argv) {
       auto request = verify::HelloRequest::FromJson(line);
       verify::HelloReply reply;
       reply.device = Device();
-      if (request.ok() && request->peak) reply.peak = FakePeak().ToJson();
+      reply.peak_asked = request.ok() && request->peak;
+      if (reply.peak_asked) reply.peak = FakePeak();
       Answer(reply.ToJson());
     } else if (op == "check") {
       nlohmann::json reply = Check(line);

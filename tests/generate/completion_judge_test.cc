@@ -138,8 +138,9 @@ bench::Judgment RlJudgment(common::VerdictStatus status, std::optional<double> s
   j.verdict.task = "demo/relu";
   j.verdict.status = status;
   j.verdict.message = status == common::VerdictStatus::kOk ? "" : "output y differs";
-  j.verdict.compile = {{"ms", 12.5}, {"cached", false}};
-  j.verdict.timing = {{"gpu_ms", 40.0}};
+  j.verdict.compile = common::CompileFacts{};
+  j.verdict.compile->ms = 12.5;
+  j.verdict.timing.gpu_ms = 40.0;
   if (speedup) {
     bench::BenchResult timed;
     timed.task = "demo/relu";

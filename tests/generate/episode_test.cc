@@ -61,7 +61,7 @@ bench::Judgment Judged(common::VerdictStatus status, std::string message = "",
   j.verdict.status = status;
   j.verdict.message = std::move(message);
   if (status != common::VerdictStatus::kCompileError && status != common::VerdictStatus::kHarnessError)
-    j.verdict.compile = {{"ms", 1}, {"cached", false}};
+    j.verdict.compile = common::CompileFacts{};
   if (speedup) {
     bench::BenchResult timed;
     timed.task = "demo/relu";
@@ -128,7 +128,7 @@ class RunEpisodeTest : public ::testing::Test {
     EXPECT_TRUE(client.ok());
     std::vector<llm::ToolSpec> tools =
         options_.protocol == dataset::Protocol::kTools ? SolutionTools() : std::vector<llm::ToolSpec>{};
-    EpisodeContext context{options_, prompts_, **client, judge, "system", tools, compile_only, json(), "run"};
+    EpisodeContext context{options_, prompts_, **client, judge, "system", tools, compile_only, std::nullopt, "run"};
     return RunEpisode(context, {&task_, View::kCode, 0, "class Model: pass\n", "run/demo/relu/0"}, end);
   }
 
@@ -200,7 +200,7 @@ TEST_F(RunEpisodeTest, MaxTurnsWhenEveryKernelIsWrongAndTheTeacherHearsWhy) {
   ASSERT_EQ(t.attempts.size(), 3u);
   EXPECT_EQ(server.request_count(), 3);
   for (const dataset::Attempt& a : t.attempts) {
-    EXPECT_EQ(a.status, "mismatch");
+    EXPECT_EQ(a.status, common::VerdictStatus::kMismatch);
     EXPECT_TRUE(a.compiled);
     EXPECT_FALSE(a.correct);
   }

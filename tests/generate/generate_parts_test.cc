@@ -114,7 +114,7 @@ TEST(ReplyTest, CandidatesFromTextAndFromToolCalls) {
 dataset::Attempt MakeAttempt(const std::string& status, bool correct, std::optional<double> speedup,
                              bool compiled = true) {
   dataset::Attempt a;
-  a.status = status;
+  if (status != dataset::kNoSolution) a.status = *common::kVerdictStatusNames.Parse(status);
   a.correct = correct;
   a.speedup = speedup;
   a.compiled = compiled;
@@ -141,7 +141,8 @@ TEST(FeedbackTest, SaysWhatWentWrongWhereAndHowFast) {
   compile.verdict.emplace();
   compile.verdict->status = common::VerdictStatus::kCompileError;
   compile.verdict->message = "kernel.cu(2): error: expected a \";\"";
-  compile.verdict->compile = {{"log", "kernel.cu(2): error: expected a \";\"\n"}};
+  compile.verdict->compile = common::CompileFacts{};
+  compile.verdict->compile->log = "kernel.cu(2): error: expected a \";\"\n";
   std::string text = DescribeAttempt(compile, "line one\nint x = 1\nline three\n");
   EXPECT_NE(text.find("Compile error"), std::string::npos);
   EXPECT_NE(text.find("line 2: int x = 1"), std::string::npos) << text;
@@ -150,7 +151,7 @@ TEST(FeedbackTest, SaysWhatWentWrongWhereAndHowFast) {
   mismatch.verdict.emplace();
   mismatch.verdict->status = common::VerdictStatus::kMismatch;
   mismatch.verdict->message = "out0 differs";
-  mismatch.verdict->trials = json::array({{{"variant", "default"},
+  mismatch.verdict->trials = *common::TrialRecordsFromJson(json::array({{{"variant", "default"},
                                             {"trial", 0},
                                             {"outputs",
                                              {{{"name", "out0"},
@@ -159,9 +160,9 @@ TEST(FeedbackTest, SaysWhatWentWrongWhereAndHowFast) {
                                                {"max_abs_err", 0.5},
                                                {"max_rel_err", "inf"},
                                                {"rel_l2_err", 0.1},
-                                               {"first_mismatch", 7}}}}}});
-  mismatch.verdict->compile = {
-      {"kernels", {{"k", {{"registers", 40}, {"spill_store_bytes", 8}, {"spill_load_bytes", 8}}}}}};
+                                               {"first_mismatch", 7}}}}}}), "trials");
+  mismatch.verdict->compile = *common::CompileFactsFromJson(
+      {{"kernels", {{"k", {{"registers", 40}, {"spill_store_bytes", 8}, {"spill_load_bytes", 8}}}}}}, "compile");
   text = DescribeAttempt(mismatch, "");
   EXPECT_NE(text.find("12 of 100 elements differ"), std::string::npos) << text;
   EXPECT_NE(text.find("max rel err inf"), std::string::npos) << text;

@@ -25,7 +25,7 @@ using nlohmann::json;
 dataset::Attempt Correct(int turn, const std::string& source, double speedup, double low) {
   dataset::Attempt a;
   a.turn = turn;
-  a.status = "ok";
+  a.status = common::VerdictStatus::kOk;
   a.compiled = a.correct = true;
   a.speedup = speedup;
   a.solution = {{"schema", "kforge.solution/1"},
@@ -44,7 +44,9 @@ dataset::Trajectory Episode(const std::string& task, std::vector<dataset::Attemp
   t.attempts = std::move(attempts);
   t.best = static_cast<int>(t.attempts.size()) - 1;
   t.stop = dataset::StopReason::kTargetReached;
-  t.device = {{"name", "NVIDIA H200"}, {"cc", "9.0"}};
+  t.device = common::DeviceRecord{};
+  t.device->name = "NVIDIA H200";
+  t.device->cc = "9.0";
   for (const dataset::Attempt& a : t.attempts) {
     (void)a;
     t.messages.push_back({{"role", "assistant"}, {"content", "..."}});
@@ -58,14 +60,14 @@ TEST(SkillDistillTest, AFolderFromVerifiedEpisodesWithPitfallsThatPassesTheCheck
   fs::create_directories(dir / "run");
   dataset::Attempt broken;
   broken.turn = 1;
-  broken.status = "compile_error";
+  broken.status = common::VerdictStatus::kCompileError;
   broken.verdict.emplace();
   broken.verdict->task = "kernelbench/level1/23_Softmax";
   broken.verdict->status = common::VerdictStatus::kCompileError;
   broken.verdict->message = "line 3: expected a \";\"";
   dataset::Attempt mismatch;
   mismatch.turn = 1;
-  mismatch.status = "mismatch";
+  mismatch.status = common::VerdictStatus::kMismatch;
   mismatch.verdict.emplace();
   mismatch.verdict->task = "core/log_softmax";
   mismatch.verdict->status = common::VerdictStatus::kMismatch;

@@ -163,7 +163,7 @@ TEST_F(JudgeServerTest, VerdictsAreThoseOfAColdServiceWithTheSameSeed) {
     ASSERT_TRUE(second.ok());
     Judged other = (*second)->Submit(Input("f", "ok"), 99).get();
     EXPECT_EQ(other.verdict.seed, 99u);
-    EXPECT_EQ(other.verdict.trials[0]["seed"], 99);
+    EXPECT_EQ(other.verdict.trials[0].seed, 99u);
   }
   server_.join();
   EXPECT_TRUE(served_.ok()) << served_.message();

@@ -88,17 +88,18 @@ TEST_F(ServiceTest, PassingSolutionGetsTheWorkersGpuPart) {
   EXPECT_EQ(v.task, "demo/relu");
   EXPECT_EQ(v.seed, 7u);
   EXPECT_EQ(v.trials.size(), 2u);
-  EXPECT_EQ(v.trials[1]["seed"], 7);
+  EXPECT_EQ(v.trials[1].seed, 7u);
   EXPECT_EQ(v.checks["guard_regions"], "pass");
-  EXPECT_EQ(v.device["name"], "Fake GPU");
-  EXPECT_EQ(v.memory["peak_device_bytes"], 512);
-  EXPECT_DOUBLE_EQ(v.timing["gpu_ms"].get<double>(), 1.0);
-  EXPECT_TRUE(v.timing.contains("worker_start_ms")) << "the first verdict a worker serves";
-  EXPECT_FALSE(v.compile.is_null());
+  ASSERT_TRUE(v.device && v.memory);
+  EXPECT_EQ(v.device->name, "Fake GPU");
+  EXPECT_EQ(v.memory->peak_device_bytes, 512);
+  EXPECT_DOUBLE_EQ(v.timing.gpu_ms.value_or(0), 1.0);
+  EXPECT_TRUE(v.timing.worker_start_ms.has_value()) << "the first verdict a worker serves";
+  EXPECT_TRUE(v.compile.has_value());
   EXPECT_FALSE(judged.after.has_value());
   ASSERT_TRUE(service.Hello().has_value());
   EXPECT_EQ(service.Hello()->status, VerdictStatus::kOk);
-  EXPECT_EQ(service.Hello()->device["name"], "Fake GPU");
+  EXPECT_EQ(service.Hello()->device->name, "Fake GPU");
 }
 
 TEST_F(ServiceTest, LaterSolutionsMayFinishFirst) {
@@ -199,7 +200,7 @@ TEST_F(ServiceTest, NoGpuFromHelloMakesEveryVerdictNoGpu) {
     Judged judged = service.Submit(Input(label, "ok")).get();
     EXPECT_EQ(judged.verdict.status, VerdictStatus::kNoGpu);
     EXPECT_EQ(judged.verdict.message, "fake: no CUDA device");
-    EXPECT_FALSE(judged.verdict.compile.is_null()) << "compiled all the same";
+    EXPECT_TRUE(judged.verdict.compile.has_value()) << "compiled all the same";
   }
   EXPECT_TRUE(service.no_gpu());
   EXPECT_EQ(Logged("check"), 0) << "no check is sent once hello said no_gpu";
@@ -263,8 +264,8 @@ TEST_F(ServiceTest, CompileOnlyNeverStartsAWorker) {
     EXPECT_FALSE(service.Hello().has_value());
     Judged judged = service.Submit(Input("a", "ok")).get();
     EXPECT_EQ(judged.verdict.status, VerdictStatus::kOk) << judged.verdict.message;
-    EXPECT_FALSE(judged.verdict.compile.is_null());
-    EXPECT_TRUE(judged.verdict.device.is_null());
+    EXPECT_TRUE(judged.verdict.compile.has_value());
+    EXPECT_FALSE(judged.verdict.device.has_value());
   }
   EXPECT_FALSE(std::filesystem::exists(log_));
 }

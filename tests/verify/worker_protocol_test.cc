@@ -104,11 +104,11 @@ TEST(WorkerProtocolTest, CheckReplyRoundTrips) {
   CheckReply reply;
   reply.status = VerdictStatus::kMismatch;
   reply.message = "out0: 3 of 10 elements differ";
-  reply.trials = json::array({{{"trial", 0}}});
+  reply.trials = {*common::TrialRecordFromJson({{"trial", 0}}, "trial")};
   reply.checks = {{"guard_regions", "pass"}};
-  reply.device = {{"name", "H200"}};
+  reply.device = *common::DeviceRecordFromJson({{"name", "H200"}}, "device");
   reply.timing = CheckTiming{12.5, 3.0, {{"candidate", 1.0}}};
-  reply.memory = {{"budget_bytes", 10}};
+  reply.memory = *common::MemoryRecordFromJson({{"budget_bytes", 10}}, "memory");
   reply.exiting = true;
   json wire = reply.ToJson();
   for (const char* key : {"status", "message", "trials", "checks", "device", "timing", "memory", "exiting"})
@@ -174,15 +174,17 @@ TEST(WorkerProtocolTest, HelloCarriesPeakOnlyWhenAsked) {
   EXPECT_FALSE(HelloRequest::FromJson({{"op", "hello"}}).value().peak) << "peak defaults to false";
 
   HelloReply reply;
-  reply.device = {{"name", "H200"}};
+  reply.device = *common::DeviceRecordFromJson({{"name", "H200"}}, "device");
   EXPECT_EQ(reply.ToJson(), json({{"status", "ok"}, {"device", {{"name", "H200"}}}}));
-  reply.peak = json(nullptr);  // asked for, not measured
+  reply.peak_asked = true;  // asked for, not measured
   json wire = reply.ToJson();
   EXPECT_TRUE(wire.contains("peak"));
+  EXPECT_TRUE(wire["peak"].is_null());
   auto back = HelloReply::FromJson(wire);
   ASSERT_TRUE(back.ok());
-  ASSERT_TRUE(back->peak.has_value());
-  EXPECT_TRUE(back->peak->is_null());
+  EXPECT_TRUE(back->peak_asked);
+  EXPECT_FALSE(back->peak.has_value());
+  EXPECT_EQ(back->ToJson(), wire);
 }
 
 TEST(WorkerProtocolTest, TaskCheckRoundTrips) {
@@ -204,7 +206,7 @@ TEST(WorkerProtocolTest, TaskCheckRoundTrips) {
   variant.first_run_ms = 2;
   variant.reference_ms = 1;
   variant.checks = {{"rerun", "fail"}};
-  variant.memory = {{"footprint_bytes", 100}, {"peak_device_bytes", 90}};
+  variant.memory = *common::MemoryRecordFromJson({{"footprint_bytes", 100}, {"peak_device_bytes", 90}}, "memory");
   reply.variants = {variant};
   json out = reply.ToJson();
   EXPECT_EQ(out["variants"][0]["memory"]["peak_device_bytes"], 90);

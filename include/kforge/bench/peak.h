@@ -11,32 +11,13 @@
 #include "kforge/common/bench_record.h"
 #include "kforge/common/dtype.h"
 #include "kforge/common/status.h"
+#include "kforge/common/verdict_parts.h"
 
 namespace kforge::bench {
 
 /// Peaks of one device. FLOP peaks are dense, at the maximum SM clock; 0 means unknown (an
-/// architecture kforge has no table for).
-struct DevicePeak {
-  std::string device;      ///< cudaDeviceProp::name, e.g. "NVIDIA H200".
-  std::string uuid;        ///< "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", as nvidia-smi prints it.
-  int driver_version = 0;  ///< cudaDriverGetVersion, e.g. 13000.
-  int cc_major = 0, cc_minor = 0;
-  int sm_count = 0;
-  double sm_clock_mhz = 0;  ///< Maximum SM clock (cudaDevAttrClockRate).
-  /// Achievable DRAM bandwidth, measured: the best of several device-to-device copies of
-  /// `copy_bytes`, counting the bytes read and written.
-  double dram_gbps = 0;
-  uint64_t copy_bytes = 0;
-  double fp32_tflops = 0;  ///< FP32 FMA on the CUDA cores.
-  double fp16_tflops = 0;  ///< Tensor cores, dense, FP32 accumulate.
-  double bf16_tflops = 0;
-  double tf32_tflops = 0;
-  bool cached = false;  ///< True when dram_gbps came from the cache.
-
-  /// {device, uuid, driver_version, cc, sm_count, sm_clock_mhz, dram_gbps, copy_bytes, fp32_tflops,
-  /// fp16_tflops, bf16_tflops, tf32_tflops}; unknown peaks are null.
-  nlohmann::json ToJson() const;
-};
+/// architecture kforge has no table for). Its record form is common's.
+using common::DevicePeak;
 
 /// $KFORGE_CACHE_DIR, else $XDG_CACHE_HOME/kforge, else ~/.cache/kforge.
 std::filesystem::path DefaultCacheDir();

@@ -15,15 +15,13 @@
 #include "kforge/common/solution.h"
 #include "kforge/common/status.h"
 #include "kforge/common/verdict.h"
+#include "kforge/common/verdict_parts.h"
 
 namespace kforge::bench {
 
 nlohmann::json MeasurementToJson(const Measurement& measurement);
 /// Errors name the JSON path of the first bad field.
 StatusOr<Measurement> MeasurementFromJson(const nlohmann::json& json);
-
-/// The inverse of DevicePeak::ToJson (null peaks read as 0, unknown).
-StatusOr<DevicePeak> DevicePeakFromJson(const nlohmann::json& json);
 
 nlohmann::json MeasureOptionsToJson(const MeasureOptions& options);
 /// Fields left out keep their defaults; the result passes ValidateMeasureOptions.
@@ -59,9 +57,9 @@ struct BenchReply {
   /// Copies of the inputs that samples rotated through.
   int placements = 0;
   /// The memory plan of the timed variant; null in a failure reply.
-  nlohmann::json memory;
-  /// cuda::DeviceInfo::ToJson(); null in a failure reply.
-  nlohmann::json device;
+  std::optional<common::MemoryRecord> memory;
+  /// The worker's device; null in a failure reply.
+  std::optional<common::DeviceRecord> device;
   /// The device's peaks; none when unknown.
   std::optional<DevicePeak> peak;
   /// Of a candidate whose plan has library ops, from one run timed step by step after the timed runs;

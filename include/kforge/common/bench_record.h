@@ -15,6 +15,7 @@
 #include "kforge/common/plan_split.h"
 #include "kforge/common/status.h"
 #include "kforge/common/verdict.h"
+#include "kforge/common/verdict_parts.h"
 
 namespace kforge::common {
 
@@ -118,7 +119,7 @@ struct BenchResult {
   double sm_clock_mhz = 0;      ///< Median probe reading.
   double max_sm_clock_mhz = 0;  ///< The device's maximum.
   uint64_t seed = 0;            ///< Seeds the bootstrap (and, for the caller, the inputs).
-  nlohmann::json device;        ///< The device and its peaks, as the caller describes them; null if none.
+  std::optional<DeviceRecord> device;  ///< The device and its peaks; null if none.
   /// Of a candidate whose plan has library ops; absent otherwise.
   std::optional<PlanSplit> plan_split;
   /// Distinct input draws the candidate's timed runs rotated over, each run checked against its own

@@ -34,8 +34,4 @@ nlohmann::json PlanSplitToJson(const PlanSplit& split);
 /// ("plan_split.ops_fraction: expected a number").
 StatusOr<std::optional<PlanSplit>> PlanSplitFromJson(const nlohmann::json& json, const std::string& path);
 
-/// The split under kPlanSplitKey of `record` (a bench record, a verdict's timing); nullopt when
-/// `record` is not an object or has no readable split.
-std::optional<PlanSplit> PlanSplitIn(const nlohmann::json& record);
-
 }  // namespace kforge::common

@@ -2,6 +2,8 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -10,6 +12,7 @@
 
 #include "kforge/common/names.h"
 #include "kforge/common/status.h"
+#include "kforge/common/verdict_parts.h"
 
 namespace kforge::common {
 
@@ -53,23 +56,36 @@ static_assert(kVerdictStatusNames.InEnumOrder());
 inline std::string_view VerdictStatusName(VerdictStatus status) { return kVerdictStatusNames.Name(status); }
 StatusOr<VerdictStatus> ParseVerdictStatus(std::string_view name);
 
+/// What a status says of the candidate. Each is a switch without `default`, so a new status is
+/// placed in all three where the build names them.
+/// The candidate's own failure, a negative label: compile_error, invalid_solution, launch_error,
+/// mismatch, timeout, crash.
+bool AtFault(VerdictStatus status);
+/// The status comes after a compile that succeeded: ok and what the GPU check finds (launch_error,
+/// mismatch, timeout, crash, no_gpu); a verdict with it compiled when it holds a `compile`.
+bool Compiled(VerdictStatus status);
+/// kforge's side failed and the candidate was not judged (harness_error, no_gpu): never a label.
+bool CountsAsHarnessError(VerdictStatus status);
+
 struct Verdict {
   std::string task;
   std::string solution;       ///< Where the solution came from: a path, or "-:N" for line N of stdin.
   std::string solution_hash;  ///< SolutionHash(), empty when the solution did not parse.
   VerdictStatus status = VerdictStatus::kOk;
   std::string message;     ///< One line; empty when ok.
-  nlohmann::json compile;  ///< {ms, cached, log, arch, kernels}, or null when not compiled.
+  std::optional<CompileFacts> compile;  ///< null when not compiled
   uint64_t seed = 0;
-  nlohmann::json trials = nlohmann::json::array();
+  std::vector<TrialRecord> trials;
+  /// Named checks and their outcomes: "pass", "fail", a count or a line (docs/formats.md).
   nlohmann::json checks = nlohmann::json::object();
-  nlohmann::json device;  ///< {name, cc, ...} or null without a GPU.
-  nlohmann::json toolchain = nlohmann::json::object();
-  /// Where the time went, in ms: {gpu_ms, reference_load_ms, worker_start_ms}; keys appear when measured.
-  nlohmann::json timing = nlohmann::json::object();
-  /// Device memory of the GPU check: the task's footprint, the budget and the measured peak, in
-  /// bytes; null when nothing ran on a GPU.
-  nlohmann::json memory;
+  std::optional<DeviceRecord> device;  ///< null without a GPU
+  /// What judged: {kforge, nvrtc, cuda_runtime, libtorch, arch}.
+  std::map<std::string, std::string> toolchain;
+  /// Where the time went; keys appear when measured.
+  VerdictTiming timing;
+  /// Device memory of the GPU check: the task's footprint, the budget and the measured peak; null
+  /// when nothing ran on a GPU.
+  std::optional<MemoryRecord> memory;
   /// The judge's version (kJudgeVersion when judged now; 1 for records written before the field).
   int judge = kJudgeVersion;
   /// The keys of the record FromJson read that it did not hold (a record from before a key existed, or

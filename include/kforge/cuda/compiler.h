@@ -16,6 +16,7 @@
 #include "kforge/common/names.h"
 #include "kforge/common/status.h"
 #include "kforge/common/verdict.h"
+#include "kforge/common/verdict_parts.h"
 
 namespace kforge::cuda {
 
@@ -36,17 +37,7 @@ static_assert(kCompileStatusNames.InEnumOrder());
 inline std::string_view CompileStatusName(CompileStatus status) { return kCompileStatusNames.Name(status); }
 
 /// Resource usage of one kernel, as reported by ptxas.
-struct KernelInfo {
-  int registers = 0;
-  int spill_store_bytes = 0;
-  int spill_load_bytes = 0;
-  int stack_bytes = 0;
-  int shared_bytes = 0;  // static shared memory
-};
-
-/// {name: {registers, spill_store_bytes, spill_load_bytes, stack_bytes, shared_bytes}}, as stored in
-/// the cache and in verdicts.
-nlohmann::json KernelsToJson(const std::map<std::string, KernelInfo>& kernels);
+using KernelInfo = common::KernelStats;
 
 struct CompileRequest {
   std::string source;

@@ -4,9 +4,8 @@
 #include <cstdint>
 #include <string>
 
-#include <nlohmann/json.hpp>
-
 #include "kforge/common/status.h"
+#include "kforge/common/verdict_parts.h"
 
 namespace kforge::cuda {
 
@@ -23,7 +22,8 @@ struct DeviceInfo {
   size_t shared_per_block_optin = 0;  ///< Upper bound for dynamic shared memory.
   size_t total_memory = 0;
   int l2_bytes = 0;
-  nlohmann::json ToJson() const;
+  /// The record form verdicts and bench records keep.
+  common::DeviceRecord Record() const;
 };
 
 /// Number of usable CUDA devices; 0 (not an error) when there is no driver or no GPU.

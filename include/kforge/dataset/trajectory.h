@@ -16,6 +16,7 @@
 #include "kforge/common/names.h"
 #include "kforge/common/status.h"
 #include "kforge/common/verdict.h"
+#include "kforge/common/verdict_parts.h"
 
 namespace kforge::dataset {
 
@@ -77,13 +78,16 @@ struct TeacherInfo {
   nlohmann::json params = nlohmann::json::object();
 };
 
+/// An attempt's status when the reply held no solution that could be read.
+inline constexpr std::string_view kNoSolution = "no_solution";
+
 /// One candidate the teacher proposed, and what kforge found.
 struct Attempt {
   int turn = 0;              ///< 1-based assistant turn that produced it
   std::string tool_call_id;  ///< tools protocol: the call that carried it; empty for text
-  /// "compile_error", "mismatch", "ok", ... (a verdict status), or "no_solution" when the reply held no
-  /// solution that could be read (then `parse_error` says why).
-  std::string status;
+  /// The verdict's status (the timed runs' when they failed after it passed); none when the reply held
+  /// no solution that could be read (written kNoSolution; then `parse_error` says why).
+  std::optional<common::VerdictStatus> status;
   std::string parse_error;
   nlohmann::json solution;        ///< kforge.solution/1, or null
   std::optional<common::Verdict> verdict;  ///< kforge.verdict/1; none (null) when nothing was judged
@@ -102,7 +106,9 @@ struct Attempt {
   /// attempt recorded without its verdict counts as not probed).
   bool Generalises() const { return correct && (!verdict || common::Generalises(*verdict)); }
   /// The status is the verdict status `verdict_status`.
-  bool Is(common::VerdictStatus verdict_status) const { return status == common::VerdictStatusName(verdict_status); }
+  bool Is(common::VerdictStatus verdict_status) const { return status == verdict_status; }
+  /// As the record writes it: "ok", "compile_error", ... or kNoSolution.
+  std::string_view StatusName() const { return status ? common::VerdictStatusName(*status) : kNoSolution; }
 };
 
 /// Token and money totals of an episode. `input_tokens` excludes cache reads and writes.
@@ -144,7 +150,7 @@ struct Trajectory {
   double wall_s = 0;      ///< episode start to end
   double llm_s = 0;       ///< waiting for the teacher
   double judge_s = 0;     ///< compiling, verifying and timing
-  nlohmann::json device;  ///< the GPU that judged, or null
+  std::optional<common::DeviceRecord> device;  ///< the GPU that judged, or null
   std::string kforge_version;
   std::string created_at;  ///< UTC, ISO 8601
   /// Strings were cut so that the record fits in one line (FitRecord): kept for the numbers, left

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -19,6 +20,7 @@
 #include "kforge/common/solution.h"
 #include "kforge/common/status.h"
 #include "kforge/common/verdict.h"
+#include "kforge/common/verdict_parts.h"
 
 namespace kforge::verify {
 
@@ -52,10 +54,12 @@ struct HelloReply {
   /// ok, no_gpu (no usable device) or harness_error (the worker did not start).
   common::VerdictStatus status = common::VerdictStatus::kOk;
   std::string message;
-  /// cuda::DeviceInfo::ToJson() of the worker's device; null unless ok.
-  nlohmann::json device;
-  /// bench::DevicePeak::ToJson() when the request asked for it (null when unknown); absent otherwise.
-  std::optional<nlohmann::json> peak;
+  /// The worker's device; none unless ok.
+  std::optional<common::DeviceRecord> device;
+  /// Whether the request asked for the device's peaks: the reply then has "peak", null when unknown.
+  bool peak_asked = false;
+  /// The device's peaks, when asked for and known.
+  std::optional<common::DevicePeak> peak;
 
   nlohmann::json ToJson() const;
   static StatusOr<HelloReply> FromJson(const nlohmann::json& json);
@@ -87,10 +91,12 @@ struct CheckTiming {
   /// Loading reference programs (0 when all were loaded already).
   double reference_load_ms = 0;
   /// Per phase of the trials: inputs, digest, poison, candidate, reference, compare.
-  nlohmann::json phases_ms = nlohmann::json::object();
+  std::map<std::string, double> phases_ms;
   /// Of a plan with library ops; absent (and not written) otherwise.
   std::optional<common::PlanSplit> plan_split;
 
+  /// The verdict's timing: these figures, each measured.
+  common::VerdictTiming Record() const;
   nlohmann::json ToJson() const;
   static StatusOr<CheckTiming> FromJson(const nlohmann::json& json);
 };
@@ -100,15 +106,15 @@ struct CheckReply {
   common::VerdictStatus status = common::VerdictStatus::kOk;
   std::string message;
   /// One record per trial run (common::Verdict::trials).
-  nlohmann::json trials = nlohmann::json::array();
+  std::vector<common::TrialRecord> trials;
   /// Named checks and their outcomes (common::Verdict::checks).
   nlohmann::json checks = nlohmann::json::object();
-  /// cuda::DeviceInfo::ToJson(); null in a failure reply.
-  nlohmann::json device;
+  /// The worker's device; null in a failure reply.
+  std::optional<common::DeviceRecord> device;
   /// Absent in a failure reply.
   std::optional<CheckTiming> timing;
   /// The memory plan of the largest variant with peak_device_bytes; null before any ran.
-  nlohmann::json memory;
+  std::optional<common::MemoryRecord> memory;
   /// The worker exits after this reply (its CUDA context is unusable); the parent starts another.
   bool exiting = false;
 
@@ -139,7 +145,7 @@ struct TaskCheckVariant {
   /// rerun, golden, degenerate_reference.
   nlohmann::json checks = nlohmann::json::object();
   /// The variant's memory plan with peak_device_bytes.
-  nlohmann::json memory = nlohmann::json::object();
+  common::MemoryRecord memory;
 
   nlohmann::json ToJson() const;
   static StatusOr<TaskCheckVariant> FromJson(const nlohmann::json& json, const std::string& path);
