@@ -56,8 +56,9 @@ StatusOr<common::TorchCompileBaseline> TorchCompileBaselines::For(const std::fil
       if (sink.size() < kOutputLimit) sink.append(data, size);
     });
     const int status = child->Wait();
-    result = ParseTorchCompileLine(LastLine(out));
-    if (!result.ok() && LastLine(out).empty()) {
+    const std::string line = LastLine(out);
+    result = ParseTorchCompileLine(line);
+    if (!result.ok() && line.empty()) {
       std::string why = LastLine(err);
       result = Status::Unavailable("the torch.compile baseline script " + common::DescribeExit(status) +
                                    (why.empty() ? "" : ": " + why));

@@ -219,8 +219,10 @@ CompileResult Compiler::Compile(const CompileRequest& request) const {
   if (options_.use_cache) {
     cache.emplace(options_.cache_dir);
     if (std::optional<CompileResult> hit = cache->Load(key)) {
-      if (Status heap = CheckNoDeviceHeap(hit->cubin); hit->status == CompileStatus::kOk && !heap.ok())
-        return finish(Refuse(CompileStatus::kInvalidSolution, heap.message()));
+      if (hit->status == CompileStatus::kOk) {  // cached before the heap was refused, perhaps
+        if (Status heap = CheckNoDeviceHeap(hit->cubin); !heap.ok())
+          return finish(Refuse(CompileStatus::kInvalidSolution, heap.message()));
+      }
       return finish(std::move(*hit));
     }
   }

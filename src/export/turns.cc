@@ -36,10 +36,12 @@ json Measurements(const dataset::Trajectory& t, const dataset::Attempt* a) {
 }
 
 bool SuspectTiming(const dataset::Attempt& a) {
+  if (!a.suspect_timing.empty()) return true;  // common::SuspectTiming, as generate and the reader set it
   if (!a.bench) return false;
+  // An implausible speedup is believed once the re-timing confirmed it; a record written before the
+  // re-timing existed has none.
   const std::vector<std::string>& flags = a.bench->flags;
-  return std::find(flags.begin(), flags.end(), "faster_than_light") != flags.end() ||
-         std::find(flags.begin(), flags.end(), "implausible_speedup") != flags.end();
+  return std::find(flags.begin(), flags.end(), "implausible_speedup") != flags.end() && !a.bench->recheck_speedup;
 }
 
 StatusOr<std::vector<json>> TurnRows(const dataset::Trajectory& t, const FormatOptions& options) {

@@ -203,5 +203,21 @@ TEST(FormatsTest, AMalformedMessageNamesTheRecord) {
   EXPECT_NE(row.status().message().find("messages[1]"), std::string::npos) << row.status().message();
 }
 
+// Which timings a preference pair never chooses: those kforge refused (suspect_timing), and an implausible
+// speedup that was never timed again; one the re-timing confirmed is believed, as everywhere else.
+TEST(FormatsTest, SuspectTimingFollowsTheRefusedFlagsAndTheRetiming) {
+  dataset::Attempt a;
+  EXPECT_FALSE(SuspectTiming(a)) << "nothing timed";
+  a.bench.emplace();
+  EXPECT_FALSE(SuspectTiming(a));
+  a.suspect_timing = "timing_unconfirmed";
+  EXPECT_TRUE(SuspectTiming(a));
+  a.suspect_timing.clear();
+  a.bench->flags = {"implausible_speedup"};
+  EXPECT_TRUE(SuspectTiming(a)) << "a record from before the re-timing";
+  a.bench->recheck_speedup = 14.5;
+  EXPECT_FALSE(SuspectTiming(a)) << "confirmed by the re-timing";
+}
+
 }  // namespace
 }  // namespace kforge::exporter

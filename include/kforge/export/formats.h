@@ -100,9 +100,9 @@ std::optional<size_t> AssistantMessageOf(const std::vector<nlohmann::json>& mess
 /// its verdict); null where it was not measured. `attempt` may be null (a record without attempts).
 nlohmann::json Measurements(const dataset::Trajectory& record, const dataset::Attempt* attempt);
 
-/// True when the attempt's timing is suspect: its bench record carries `faster_than_light` or
-/// `implausible_speedup` (docs/bench.md, "Flags"). Such an attempt is never the chosen side of a
-/// preference pair.
+/// True when the attempt's timing is suspect: `suspect_timing` (common::kSuspectTimingFlags:
+/// `faster_than_light`, `timing_unconfirmed`), or `implausible_speedup` without the re-timing that would
+/// confirm it (docs/bench.md, "Flags"). Such an attempt is never the chosen side of a preference pair.
 bool SuspectTiming(const dataset::Attempt& attempt);
 
 /// `turns`: one row per attempt, `{"prompt": [every message before its assistant turn], "completion":
