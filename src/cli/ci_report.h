@@ -86,7 +86,7 @@ std::string JUnitXml(const std::string& suite,
 enum class Annotations { kGithub, kNone, kAuto };
 inline constexpr common::NameTable<Annotations, 3> kAnnotationsNames = {
     {{Annotations::kGithub, "github"}, {Annotations::kNone, "none"}, {Annotations::kAuto, "auto"}}};
-static_assert(kAnnotationsNames.InEnumOrder());
+static_assert(kAnnotationsNames.MatchesEnum());
 
 /// `--junit FILE` and `--annotations github|none|auto`, shared by verify, bench and tasks check.
 struct CiFlags {

@@ -71,7 +71,7 @@ constexpr common::NameTable<Shown, 7> kShownNames = {{{Shown::kOk, "ok"},
                                                       {Shown::kNondeterministic, "nondeterministic"},
                                                       {Shown::kHarnessError, "harness_error"},
                                                       {Shown::kNoGpu, "no_gpu"}}};
-static_assert(kShownNames.InEnumOrder());
+static_assert(kShownNames.MatchesEnum());
 
 Shown ShownStatus(const common::Task& task, verify::TaskCheckStatus worker) {
   using verify::TaskCheckStatus;

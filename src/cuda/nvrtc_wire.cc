@@ -24,7 +24,7 @@ constexpr common::NameTable<Kind, 6> kResultNames{{
     {Kind::kOutOfMemory, "out_of_memory"},
     {Kind::kDied, "died"},
 }};
-static_assert(kResultNames.InEnumOrder());
+static_assert(kResultNames.MatchesEnum());
 
 constexpr std::string_view kFailure = "failure";
 

@@ -27,7 +27,7 @@ enum class PairRule {
 };
 inline constexpr common::NameTable<PairRule, 2> kPairRuleNames = {
     {{PairRule::kCorrectOverIncorrect, "correct_over_incorrect"}, {PairRule::kFasterOverSlower, "faster_over_slower"}}};
-static_assert(kPairRuleNames.InEnumOrder());
+static_assert(kPairRuleNames.MatchesEnum());
 
 /// What pairing needs of one attempt.
 struct PairableAttempt {

@@ -28,7 +28,7 @@ enum class TimingMode {
 };
 inline constexpr NameTable<TimingMode, 2> kTimingModeNames = {
     {{TimingMode::kCold, "cold"}, {TimingMode::kHot, "hot"}}};
-static_assert(kTimingModeNames.InEnumOrder());
+static_assert(kTimingModeNames.MatchesEnum());
 
 /// Summary of one subject's samples, in the samples' unit (milliseconds throughout kforge).
 /// Quantities that the samples do not determine are NaN.

@@ -41,7 +41,7 @@ struct LibraryOp {
 enum class OpPolicy { kLibrary, kAll, kNone };
 inline constexpr NameTable<OpPolicy, 3> kOpPolicyNames = {
     {{OpPolicy::kLibrary, "library"}, {OpPolicy::kAll, "all"}, {OpPolicy::kNone, "none"}}};
-static_assert(kOpPolicyNames.InEnumOrder());
+static_assert(kOpPolicyNames.MatchesEnum());
 
 /// `aten::NAME` or `aten::NAME.OVERLOAD` (lower-case identifiers): an operator outside the allowlist.
 bool IsAtenOpName(std::string_view name);

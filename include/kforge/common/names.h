@@ -13,16 +13,32 @@
 
 namespace kforge::common {
 
+namespace names_detail {
+/// True when V is one of its enum's named values. The compiler spells a template argument in the
+/// function's name: a named value as `E::kName`, any other as the cast `(E)n` (GCC and Clang alike).
+template <auto V>
+constexpr bool IsNamedValue() {
+  const std::string_view signature = __PRETTY_FUNCTION__;
+  const size_t at = signature.find("V = ");
+  return at != std::string_view::npos && signature[at + 4] != '(';
+}
+}  // namespace names_detail
+
 template <typename E, size_t N>
 struct NameTable {
   std::pair<E, std::string_view> rows[N];
 
-  /// True when row i holds the enum value i: Name() indexes by value, so tables are checked with
-  /// static_assert(kTable.InEnumOrder()).
+  /// True when row i holds the enum value i: Name() indexes by value.
   constexpr bool InEnumOrder() const {
     for (size_t i = 0; i < N; ++i)
       if (static_cast<size_t>(rows[i].first) != i) return false;
     return true;
+  }
+  /// True when the table is in enum order and has a row for every value: the enum has no named
+  /// value N. Tables are checked with static_assert(kTable.MatchesEnum()), so a value added to an
+  /// enum without its row, or a row count that says more rows than were written, fails the build.
+  constexpr bool MatchesEnum() const {
+    return InEnumOrder() && !names_detail::IsNamedValue<static_cast<E>(N)>();
   }
   constexpr std::string_view Name(E value) const { return rows[static_cast<size_t>(value)].second; }
   /// nullopt for a name outside the set; the caller says where it came from.

@@ -52,7 +52,7 @@ enum class VariantKind {
 };
 inline constexpr NameTable<VariantKind, 2> kVariantKindNames = {
     {{VariantKind::kDeclared, "declared"}, {VariantKind::kDerived, "derived"}}};
-static_assert(kVariantKindNames.InEnumOrder());
+static_assert(kVariantKindNames.MatchesEnum());
 
 /// A named set of shape symbols. The "default" variant holds the task's base `symbols`; others
 /// are the base symbols overridden by the variant's.
@@ -139,7 +139,7 @@ inline constexpr NameTable<Judgeability, 4> kJudgeabilityNames = {{{Judgeability
                                                                   {Judgeability::kDegenerate, "degenerate"},
                                                                   {Judgeability::kNondeterministic, "nondeterministic"},
                                                                   {Judgeability::kIllConditioned, "ill_conditioned"}}};
-static_assert(kJudgeabilityNames.InEnumOrder());
+static_assert(kJudgeabilityNames.MatchesEnum());
 
 struct Task {
   std::string id;  // "kernelbench/level1/19_ReLU"

@@ -50,7 +50,7 @@ inline constexpr NameTable<VerdictStatus, 9> kVerdictStatusNames = {
      {VerdictStatus::kCrash, "crash"},
      {VerdictStatus::kNoGpu, "no_gpu"},
      {VerdictStatus::kHarnessError, "harness_error"}}};
-static_assert(kVerdictStatusNames.InEnumOrder());
+static_assert(kVerdictStatusNames.MatchesEnum());
 
 /// "ok", "compile_error", ... as written in records.
 inline std::string_view VerdictStatusName(VerdictStatus status) { return kVerdictStatusNames.Name(status); }
@@ -112,7 +112,7 @@ inline constexpr NameTable<ShapeGeneral, 4> kShapeGeneralNames = {{{ShapeGeneral
                                                                    {ShapeGeneral::kPass, "pass"},
                                                                    {ShapeGeneral::kFail, "fail"},
                                                                    {ShapeGeneral::kNotRun, "not_run"}}};
-static_assert(kShapeGeneralNames.InEnumOrder());
+static_assert(kShapeGeneralNames.MatchesEnum());
 ShapeGeneral ShapeGeneralOf(const Verdict& verdict);
 
 /// Correct in KernelBench's meaning (ok at the task's declared sizes) and, where the task has derived

@@ -33,7 +33,7 @@ inline constexpr common::NameTable<CompileStatus, 4> kCompileStatusNames = {
      {CompileStatus::kCompileError, common::kVerdictStatusNames.Name(common::VerdictStatus::kCompileError)},
      {CompileStatus::kInvalidSolution, common::kVerdictStatusNames.Name(common::VerdictStatus::kInvalidSolution)},
      {CompileStatus::kTimeout, common::kVerdictStatusNames.Name(common::VerdictStatus::kTimeout)}}};
-static_assert(kCompileStatusNames.InEnumOrder());
+static_assert(kCompileStatusNames.MatchesEnum());
 inline std::string_view CompileStatusName(CompileStatus status) { return kCompileStatusNames.Name(status); }
 
 /// Resource usage of one kernel, as reported by ptxas.

@@ -26,7 +26,7 @@ inline constexpr std::string_view kTrajectorySchema = "kforge.trajectory/1";
 enum class Protocol { kText, kTools };
 inline constexpr common::NameTable<Protocol, 2> kProtocolNames = {{{Protocol::kText, "text"},
                                                                   {Protocol::kTools, "tools"}}};
-static_assert(kProtocolNames.InEnumOrder());
+static_assert(kProtocolNames.MatchesEnum());
 inline std::string_view ProtocolName(Protocol protocol) { return kProtocolNames.Name(protocol); }
 
 /// Why an episode ended (the record's outcome.stop).
@@ -52,7 +52,7 @@ inline constexpr common::NameTable<StopReason, 10> kStopReasonNames = {{{StopRea
                                                                       {StopReason::kHarnessError, "harness_error"},
                                                                       {StopReason::kBudget, "budget"},
                                                                       {StopReason::kRefused, "refused"}}};
-static_assert(kStopReasonNames.InEnumOrder());
+static_assert(kStopReasonNames.MatchesEnum());
 inline std::string_view StopReasonName(StopReason stop) { return kStopReasonNames.Name(stop); }
 
 /// The task, as recorded: enough to group, filter and decontaminate without the task folder.

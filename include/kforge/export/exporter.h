@@ -25,7 +25,7 @@ namespace kforge::exporter {
 enum class Balance { kNone, kLevel, kTag };
 inline constexpr common::NameTable<Balance, 3> kBalanceNames = {
     {{Balance::kNone, ""}, {Balance::kLevel, "level"}, {Balance::kTag, "tag"}}};
-static_assert(kBalanceNames.InEnumOrder());
+static_assert(kBalanceNames.MatchesEnum());
 
 /// What an export keeps of the whole input, after the per-record filters (applied by src/export/selection.h).
 struct SelectionOptions {

@@ -27,7 +27,7 @@ inline constexpr common::NameTable<Format, 6> kFormatNames = {{{Format::kMessage
                                                                {Format::kKernelBench, "kernelbench"},
                                                                {Format::kTurns, "turns"},
                                                                {Format::kPreference, "preference"}}};
-static_assert(kFormatNames.InEnumOrder());
+static_assert(kFormatNames.MatchesEnum());
 inline std::string_view FormatName(Format format) { return kFormatNames.Name(format); }
 inline std::optional<Format> ParseFormat(std::string_view name) { return kFormatNames.Parse(name); }
 /// True for the formats whose rows are conversations to train on (messages, pairs, turns, preference).
@@ -38,7 +38,7 @@ bool IsConversation(Format format);
 enum class FileFormat { kJsonl, kParquet };
 inline constexpr common::NameTable<FileFormat, 2> kFileFormatNames = {
     {{FileFormat::kJsonl, "jsonl"}, {FileFormat::kParquet, "parquet"}}};
-static_assert(kFileFormatNames.InEnumOrder());
+static_assert(kFileFormatNames.MatchesEnum());
 inline std::string_view FileFormatName(FileFormat format) { return kFileFormatNames.Name(format); }
 
 struct FormatOptions {

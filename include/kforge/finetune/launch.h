@@ -23,7 +23,7 @@ struct DatasetStats;  // what the dataset check found (src/finetune/dataset.h)
 enum class Backend { kTrl, kAxolotl };
 inline constexpr common::NameTable<Backend, 2> kBackendNames = {
     {{Backend::kTrl, "trl"}, {Backend::kAxolotl, "axolotl"}}};
-static_assert(kBackendNames.InEnumOrder());
+static_assert(kBackendNames.MatchesEnum());
 inline std::string_view BackendName(Backend backend) { return kBackendNames.Name(backend); }
 
 /// What is trained: supervised fine-tuning on a dataset, or GRPO (reinforcement learning) with
@@ -31,7 +31,7 @@ inline std::string_view BackendName(Backend backend) { return kBackendNames.Name
 enum class Trainer { kSft, kGrpo };
 inline constexpr common::NameTable<Trainer, 2> kTrainerNames = {
     {{Trainer::kSft, "sft"}, {Trainer::kGrpo, "grpo"}}};
-static_assert(kTrainerNames.InEnumOrder());
+static_assert(kTrainerNames.MatchesEnum());
 inline std::string_view TrainerName(Trainer trainer) { return kTrainerNames.Name(trainer); }
 
 /// GRPO's own settings (--trainer grpo).
@@ -53,7 +53,7 @@ inline constexpr common::NameTable<Launcher, 4> kLauncherNames = {{{Launcher::kL
                                                                    {Launcher::kAccelerate, "accelerate"},
                                                                    {Launcher::kTorchrun, "torchrun"},
                                                                    {Launcher::kSlurm, "slurm"}}};
-static_assert(kLauncherNames.InEnumOrder());
+static_assert(kLauncherNames.MatchesEnum());
 inline std::string_view LauncherName(Launcher launcher) { return kLauncherNames.Name(launcher); }
 
 /// The trainer's settings that kforge sets itself; everything else comes from the trainer's own

@@ -41,7 +41,7 @@ inline constexpr common::NameTable<View, 5> kViewNames = {{{View::kCode, "code"}
                                                           {View::kSpec, "spec"},
                                                           {View::kNlSpec, "nl+spec"},
                                                           {View::kKernelBench, "kernelbench"}}};
-static_assert(kViewNames.InEnumOrder());
+static_assert(kViewNames.MatchesEnum());
 inline std::string_view ViewName(View view) { return kViewNames.Name(view); }
 
 struct GenerateOptions {

@@ -28,7 +28,7 @@ inline constexpr common::NameTable<ProviderKind, 4> kProviderKindNames = {{{Prov
                                                                           {ProviderKind::kOpenAi, "openai"},
                                                                           {ProviderKind::kReplay, "replay"},
                                                                           {ProviderKind::kExec, "exec"}}};
-static_assert(kProviderKindNames.InEnumOrder());
+static_assert(kProviderKindNames.MatchesEnum());
 
 /// "anthropic", "openai", "replay", "exec": the spelling flags and records use.
 inline std::string ProviderKindName(ProviderKind kind) { return std::string(kProviderKindNames.Name(kind)); }
@@ -78,7 +78,7 @@ enum class StreamMode {
 };
 inline constexpr common::NameTable<StreamMode, 3> kStreamModeNames = {
     {{StreamMode::kAuto, "auto"}, {StreamMode::kAlways, "always"}, {StreamMode::kNever, "never"}}};
-static_assert(kStreamModeNames.InEnumOrder());
+static_assert(kStreamModeNames.MatchesEnum());
 
 /// Which assistant turns carry their reasoning back to an OpenAI-compatible server.
 enum class ReasoningEcho {
@@ -92,7 +92,7 @@ inline constexpr common::NameTable<ReasoningEcho, 4> kReasoningEchoNames = {
      {ReasoningEcho::kNone, "none"},
      {ReasoningEcho::kToolCalls, "tool-calls"},
      {ReasoningEcho::kAll, "all"}}};
-static_assert(kReasoningEchoNames.InEnumOrder());
+static_assert(kReasoningEchoNames.MatchesEnum());
 
 struct ProviderOptions {
   /// Endpoint; empty means ANTHROPIC_BASE_URL / OPENAI_BASE_URL, then the public API.

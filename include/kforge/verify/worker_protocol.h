@@ -163,7 +163,7 @@ inline constexpr common::NameTable<TaskCheckStatus, 4> kTaskCheckStatusNames = {
      {TaskCheckStatus::kFail, "fail"},
      {TaskCheckStatus::kHarnessError, "harness_error"},
      {TaskCheckStatus::kNoGpu, "no_gpu"}}};
-static_assert(kTaskCheckStatusNames.InEnumOrder());
+static_assert(kTaskCheckStatusNames.MatchesEnum());
 inline std::string_view TaskCheckStatusName(TaskCheckStatus status) { return kTaskCheckStatusNames.Name(status); }
 
 struct TaskCheckReply {
@@ -203,7 +203,7 @@ enum class TaskAuditStatus {
 };
 inline constexpr common::NameTable<TaskAuditStatus, 3> kTaskAuditStatusNames = {
     {{TaskAuditStatus::kOk, "ok"}, {TaskAuditStatus::kHarnessError, "harness_error"}, {TaskAuditStatus::kNoGpu, "no_gpu"}}};
-static_assert(kTaskAuditStatusNames.InEnumOrder());
+static_assert(kTaskAuditStatusNames.MatchesEnum());
 inline std::string_view TaskAuditStatusName(TaskAuditStatus status) { return kTaskAuditStatusNames.Name(status); }
 
 struct TaskAuditReply {
