@@ -20,8 +20,9 @@ _WIDENABLE = ("rand", "uniform")
 _RERUN_SEED_OFFSET = 7919
 
 
-def draw(init, shape, dtype, gen):
-    """A tensor drawn as the C++ input generator draws distribution 0 of `init` (src/reference/inputs.cc)."""
+def draw(init, shape, dtype, gen, structure=None):
+    """A tensor drawn as the C++ input generator draws distribution 0 of `init` (src/reference/inputs.cc),
+    with the input's `structure` after it."""
     work = torch.float64 if dtype == "float64" else torch.float32
     dist = init["dist"]
     if dist == "randn":
@@ -43,7 +44,18 @@ def draw(init, shape, dtype, gen):
     target = getattr(torch, dtype)
     if not target.is_floating_point:
         x = x != 0 if target == torch.bool else x.round()
-    return x.to(target)
+    return structured(x.to(target), structure)
+
+
+def structured(x, structure):
+    """`x` with an input's structure over its last two dimensions, as the C++ input generator gives it."""
+    if structure == "lower":
+        return x.tril()
+    if structure == "upper":
+        return x.triu()
+    if structure == "symmetric":
+        return (x + x.mT) * 0.5
+    return x
 
 
 def _interval(init):
@@ -81,7 +93,7 @@ def _run(lifted, tensors, state, rng):
         return [o.detach() for o in lifted(*tensors, *state)]
 
 
-def choose_domains(lifted, probe, items, state, inits, tol, rng, noise_tol=None):
+def choose_domains(lifted, probe, items, state, inits, tol, rng, noise_tol=None, structures=None):
     """task.json's `domains`: for the rand/uniform floating inputs, the first wider init (all such
     inputs at once) on which the reference's float32 outputs are finite and a float64-exact kernel
     passes under `tol`. [] when none qualifies or no input is widenable."""
@@ -100,7 +112,7 @@ def choose_domains(lifted, probe, items, state, inits, tol, rng, noise_tol=None)
         gen = torch.Generator().manual_seed(0x5EED)
         tensors = list(items)
         for name, (pos, shape, dt, init) in chosen.items():
-            tensors[pos] = draw(init, shape, dt, gen)
+            tensors[pos] = draw(init, shape, dt, gen, (structures or {}).get(name))
         tensors = [tensors[pos] for pos, *_ in probe.tensors]
         try:
             golden = _run(lifted, tensors, state, rng)

@@ -96,16 +96,21 @@ def build_variant(path, name, symbols, overrides, devices, seed, workdir, log):
 
 
 def _observed_inits(probe, items):
-    """({name: init}, notes) from the probe's tags, fitted to `items` (real inputs) when given."""
-    inits, notes = {}, []
+    """({name: init}, {name: structure}, notes) from the probe's tags, fitted to `items` (real inputs)
+    when given; the structures (triangular, symmetric) seen in `items`, else in the tags."""
+    inits, structures, notes = {}, {}, []
     for pos, name, shape, dt, tag in probe.tensors:
         observed = _observe(items[pos]) if items is not None else None
         init, exact = provenance.init_spec(tag, observed)
         inits[name] = init
+        structure = provenance.structure_of(items[pos]) if items is not None else (tag or {}).get("structure")
+        if structure:
+            structures[name] = structure
+            notes.append(f"input '{name}': {structure} structure, kept on every draw")
         if not exact:
             how = "fitted to observed values" if observed else "base distribution only (too large to observe)"
             notes.append(f"input '{name}': init approximated ({how})")
-    return inits, notes
+    return inits, structures, notes
 
 
 def _materialise(probe, seed):
@@ -119,8 +124,8 @@ def _materialise(probe, seed):
 
 def _golden_and_inits(default, small, seed, workdir, golden_limit, tolerance, hand_inits):
     """Writes golden.safetensors for the default variant when it is small enough, else for the
-    derived `small` variant when there is one. Returns (golden artifact or None, inits, notes,
-    measures: {conditioning, behaviour, domains, tolerance} of the golden variant, or {})."""
+    derived `small` variant when there is one. Returns (golden artifact or None, inits, structures,
+    notes, measures: {conditioning, behaviour, domains, tolerance} of the golden variant, or {})."""
     probe = default.probe
     out_bytes = sum(program.nbytes(s, d) for _, s, d in default.out_specs)
     fits = probe.bytes + out_bytes <= golden_limit
@@ -130,14 +135,14 @@ def _golden_and_inits(default, small, seed, workdir, golden_limit, tolerance, ha
     small_items = None
     if items is None and small is not None:
         small_items = _materialise(small.probe, seed)  # same positions, same draws, smaller
-        inits, notes = _observed_inits(probe, small_items)
+        inits, structures, notes = _observed_inits(probe, small_items)
     else:
-        inits, notes = _observed_inits(probe, items)
+        inits, structures, notes = _observed_inits(probe, items)
     chosen = default if fits else small
     if chosen is None:
         notes.append(f"golden omitted: inputs+outputs are {(probe.bytes + out_bytes) >> 20} MiB "
                      f"(limit {golden_limit >> 20} MiB)")
-        return None, inits, notes, {}
+        return None, inits, structures, notes, {}
     chosen_items = items if chosen is default else (small_items or _materialise(chosen.probe, seed))
     tensors = [chosen_items[pos] for pos, *_ in chosen.probe.tensors]
     state = [t for _, t in chosen.params + chosen.buffers]
@@ -149,16 +154,16 @@ def _golden_and_inits(default, small, seed, workdir, golden_limit, tolerance, ha
         if "alloc" not in str(e) and not isinstance(e, MemoryError):
             raise
         notes.append("golden omitted: the eager run ran out of memory")
-        return None, inits, notes, {}
+        return None, inits, structures, notes, {}
     golden = {f"input.{name}": chosen_items[pos].contiguous() for pos, name, *_ in chosen.probe.tensors}
     golden.update({f"output.{n}": o.detach().contiguous() for (n, _, _), o in zip(chosen.out_specs, eager)})
     save_file(golden, str(workdir / "golden.safetensors"))
     measures = _measure(chosen, tensors, state, chosen_items, eager, tolerance, rng, seed,
-                        {**inits, **hand_inits}, notes)
-    return {"seed": seed, "variant": chosen.name, "file": "golden.safetensors"}, inits, notes, measures
+                        {**inits, **hand_inits}, structures, notes)
+    return {"seed": seed, "variant": chosen.name, "file": "golden.safetensors"}, inits, structures, notes, measures
 
 
-def _measure(chosen, tensors, state, items, eager, tolerance, rng, seed, inits, notes):
+def _measure(chosen, tensors, state, items, eager, tolerance, rng, seed, inits, structures, notes):
     """{conditioning, behaviour, domains, tolerance} of the golden run (docs/tasks.md, "What the
     import measures"); keys absent where nothing could be measured."""
     names = [n for n, _, _ in chosen.out_specs]
@@ -184,7 +189,7 @@ def _measure(chosen, tensors, state, items, eager, tolerance, rng, seed, inits, 
         out["behaviour"] = behaviour.measure(chosen.lifted, chosen.probe, state, seed, tensors, eager, accurate,
                                              tol, names, chosen.name, noise_tol)
         out["domains"] = behaviour.choose_domains(chosen.lifted, chosen.probe, items, state, inits, tol, rng,
-                                                  noise_tol)
+                                                  noise_tol, structures)
     except (MemoryError, RuntimeError) as e:
         notes.append(f"behaviour not measured: {type(e).__name__}: {program._first_line(e)}")
     notes.extend(behaviour.notes(out.get("behaviour"), out.get("domains", [])))
@@ -318,14 +323,18 @@ def _build_into(path, task_id, work, base, devices, seed, golden_limit, symbols_
     symtabs = [b.symbols for b in built]
     single = len(built) == 1
     hand_inits = {s["name"]: s["init"] for s in base.get("inputs", []) if "init" in s}
-    golden, inits, notes, measured = _golden_and_inits(default, small, seed, work, golden_limit,
-                                                       base.get("tolerance"), hand_inits)
+    golden, inits, structures, notes, measured = _golden_and_inits(default, small, seed, work, golden_limit,
+                                                                   base.get("tolerance"), hand_inits)
     notes = default.notes + small_notes + notes
     inputs = _tensor_specs({n: [(b.probe.tensors[i][2], b.probe.tensors[i][3]) for b in built]
                             for i, (_, n, *_r) in enumerate(default.probe.tensors)},
                            symtabs, base.get("inputs"), single)
+    hand_structures = {s["name"]: s["structure"] for s in base.get("inputs", []) if "structure" in s}
     for spec in inputs:
         spec["init"] = hand_inits.get(spec["name"], inits[spec["name"]])
+        structure = hand_structures.get(spec["name"], structures.get(spec["name"]))
+        if structure:
+            spec["structure"] = structure
     state = default.params + default.buffers
     params = _tensor_specs({n: [(tuple(t.shape), program.dtype_name(t.dtype, n))] * len(built) for n, t in state},
                            symtabs, base.get("params"), single)

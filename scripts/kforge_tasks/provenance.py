@@ -28,6 +28,10 @@ _AFFINE = {"mul", "__mul__", "__rmul__", "add", "__add__", "__radd__", "sub", "_
            "__rsub__", "div", "__truediv__", "neg", "__neg__"}
 
 
+STRUCTURES = ("lower", "upper", "symmetric")
+_TRIANGLES = {"tril": "lower", "triu": "upper"}
+
+
 def _name(func):
     return getattr(func, "__name__", "") or getattr(getattr(func, "__func__", None), "__name__", "")
 
@@ -137,7 +141,10 @@ class InitTracker(TorchFunctionMode):
             return out
         name = _name(func)
         factor = _random_factor(self, name, args)
-        if factor is not None:
+        triangle = _triangle(name, args, kwargs)
+        if triangle and id(args[0]) in self._tags:
+            self._set(out, dict(self._tags[id(args[0])], structure=triangle))
+        elif factor is not None:
             self._set(out, factor)
         elif name in _SAME_VALUES or name == "__get__":
             self._set(out, tagged[0])
@@ -148,6 +155,34 @@ class InitTracker(TorchFunctionMode):
         else:
             self._set(out, dict(tagged[0], exact=False))
         return out
+
+
+def _triangle(name, args, kwargs):
+    """"lower" or "upper" for `torch.tril(x)` / `x.triu()` on the diagonal of a square matrix, else None."""
+    if name not in _TRIANGLES or not args or not isinstance(args[0], torch.Tensor):
+        return None
+    diagonal = args[1] if len(args) > 1 else kwargs.get("diagonal", 0)
+    x = args[0]
+    if diagonal != 0 or x.dim() < 2 or x.shape[-1] != x.shape[-2]:
+        return None
+    return _TRIANGLES[name]
+
+
+def structure_of(t):
+    """The structure get_inputs gave a real input, seen in its values: "lower" (zero above the diagonal,
+    not below), "upper", "symmetric", or None. A dense draw never shows one by chance."""
+    if not isinstance(t, torch.Tensor) or not t.is_floating_point() or t.dim() < 2:
+        return None
+    if t.shape[-1] != t.shape[-2] or t.shape[-1] < 2 or t.numel() == 0:
+        return None
+    below, above = t.tril(-1) != 0, t.triu(1) != 0
+    if below.any() and not above.any():
+        return "lower"
+    if above.any() and not below.any():
+        return "upper"
+    if below.any() and torch.equal(t, t.mT):
+        return "symmetric"
+    return None
 
 
 def _number(v):

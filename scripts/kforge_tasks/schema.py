@@ -90,8 +90,9 @@ def _check_number(v, path):
         _fail(path, "expected a number")
 
 
-def _check_tensor_spec(spec, path, symbols):
-    _check_keys(spec, {"name", "dtype", "shape", "init"}, path, ("name", "dtype", "shape"))
+def _check_tensor_spec(spec, path, symbols, structured=False):
+    _check_keys(spec, {"name", "dtype", "shape", "init"} | ({"structure"} if structured else set()), path,
+                ("name", "dtype", "shape"))
     if not isinstance(spec["name"], str) or not spec["name"]:
         _fail(f"{path}.name", "expected a non-empty string")
     if spec["dtype"] not in DTYPES:
@@ -105,6 +106,8 @@ def _check_tensor_spec(spec, path, symbols):
             _fail(f"{path}.shape[{i}]", str(e))
         if value < 0:
             _fail(f"{path}.shape[{i}]", f"negative size {value}")
+    if "structure" in spec and (spec["structure"] not in ("lower", "upper", "symmetric") or len(spec["shape"]) < 2):
+        _fail(f"{path}.structure", "expected lower, upper or symmetric, on a tensor of two dimensions or more")
     if "init" in spec:
         init = spec["init"]
         if not isinstance(init, dict) or init.get("dist") not in DISTS:
@@ -175,7 +178,7 @@ def validate(doc, task_id=None):
             _fail(f"task.{group}", "expected a list")
         for i, spec in enumerate(doc[group]):
             for syms in all_symbols:
-                _check_tensor_spec(spec, f"task.{group}[{i}]", syms)
+                _check_tensor_spec(spec, f"task.{group}[{i}]", syms, structured=group == "inputs")
             if spec["name"] in names:
                 _fail(f"task.{group}[{i}].name", f"duplicate tensor name '{spec['name']}'")
             names.add(spec["name"])
@@ -233,7 +236,8 @@ def _check_domains(domains, inputs):
         for name, init in d["inputs"].items():
             if name not in inputs:
                 _fail(f"{path}.inputs.{name}", "not an input of the task")
-            _check_tensor_spec({**inputs[name], "shape": [], "init": init}, f"{path}.inputs.{name}", {})
+            spec = {k: v for k, v in inputs[name].items() if k != "structure"}  # a domain keeps the input's
+            _check_tensor_spec({**spec, "shape": [], "init": init}, f"{path}.inputs.{name}", {})
 
 
 def _check_conditioning(c):

@@ -56,6 +56,22 @@ InitSpec DefaultInit(DType dtype) {
   return init;
 }
 
+/// An input's `structure`: floating, with at least two dimensions (the last two equal, checked per
+/// variant when drawn).
+Status ParseStructure(const Checker& c, const json& v, const std::string& path, std::string_view list,
+                      TensorSpec& spec) {
+  const std::string structure_path = path + ".structure";
+  if (list != "inputs") return c.Error(structure_path, "only inputs have a structure");
+  KFORGE_ASSIGN_OR_RETURN(std::string name, c.String(v, structure_path));
+  std::optional<Structure> parsed = kStructureNames.Parse(name);
+  if (!parsed || *parsed == Structure::kNone)
+    return c.Error(structure_path, Quote(name) + " is not " + kStructureNames.Spellings());
+  if (!IsFloating(spec.dtype)) return c.Error(structure_path, "only floating inputs have a structure");
+  if (spec.shape.size() < 2) return c.Error(structure_path, "a structure needs a matrix: two dimensions or more");
+  spec.structure = *parsed;
+  return Status::Ok();
+}
+
 Status ParseTensors(const Checker& c, const json& root, std::string_view key, std::vector<TensorSpec>& out,
                     std::set<std::string>& names) {
   std::string list_path(key);
@@ -66,7 +82,7 @@ Status ParseTensors(const Checker& c, const json& root, std::string_view key, st
     std::string path = list_path + "[" + std::to_string(i) + "]";
     const json& v = list[i];
     KFORGE_RETURN_IF_ERROR(c.Object(v, path));
-    KFORGE_RETURN_IF_ERROR(c.OnlyKeys(v, path, {"name", "dtype", "shape", "init"}));
+    KFORGE_RETURN_IF_ERROR(c.OnlyKeys(v, path, {"name", "dtype", "shape", "init", "structure"}));
     for (std::string_view req : {"name", "dtype", "shape"}) KFORGE_RETURN_IF_ERROR(c.Require(v, path, req));
     TensorSpec spec;
     KFORGE_ASSIGN_OR_RETURN(spec.name, c.String(v["name"], path + ".name"));
@@ -97,6 +113,7 @@ Status ParseTensors(const Checker& c, const json& root, std::string_view key, st
     }
     spec.init = DefaultInit(spec.dtype);
     if (v.contains("init")) KFORGE_RETURN_IF_ERROR(ParseInit(c, v["init"], path + ".init", spec.init));
+    if (v.contains("structure")) KFORGE_RETURN_IF_ERROR(ParseStructure(c, v["structure"], path, key, spec));
     out.push_back(std::move(spec));
   }
   return Status::Ok();

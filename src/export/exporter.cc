@@ -153,7 +153,7 @@ class FirstPass {
       ++stats_.left_out["no_assistant_turn"];  // nothing to learn from: a teacher error before any reply
       return;
     }
-    if (t.correct() && JudgedBy(t) < common::kJudgeVersion) ++older_judge_;
+    if (t.correct() && JudgedBy(t) < common::kOldestTrustedJudge) ++older_judge_;
     if (options_.format == Format::kKernelBench) {
       if (!KernelBenchProblemOf(t.task.id)) {
         ++stats_.left_out["not_kernelbench"];
@@ -272,7 +272,7 @@ StatusOr<DatasetStats> Export(const std::vector<fs::path>& files, const ExportOp
       files, [&](const RecordRef& ref, dataset::Trajectory& t) { first.Visit(ref, t); }, stats.scan, warn));
   if (first.older_judge() > 0)
     warn(std::to_string(first.older_judge()) + " correct record" + (first.older_judge() == 1 ? " was" : "s were") +
-         " judged by an older judge (version < " + std::to_string(common::kJudgeVersion) +
+         " judged by an older judge (version < " + std::to_string(common::kOldestTrustedJudge) +
          "), which accepted some no-work kernels; `kforge verify --rejudge RUN_DIR` judges them again");
   Collected collected = first.Finish();
   Selection selection =

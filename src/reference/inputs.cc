@@ -192,6 +192,33 @@ common::TensorSpec WithDrawnFactor(const common::TensorSpec& spec, uint64_t seed
   return out;
 }
 
+/// InvalidArgument when `spec` has a structure and its last two dimensions differ in this variant.
+Status CheckStructure(const common::TensorSpec& spec, const std::vector<int64_t>& shape) {
+  if (spec.structure == common::Structure::kNone) return Status::Ok();
+  if (shape.size() >= 2 && shape[shape.size() - 1] == shape[shape.size() - 2]) return Status::Ok();
+  return Status::InvalidArgument("input " + spec.name + ": the \"" +
+                                 std::string(common::kStructureNames.Name(spec.structure)) +
+                                 "\" structure needs its last two dimensions equal");
+}
+
+/// Gives a drawn input its structure over the last two dimensions, as get_inputs does: tril, triu, or
+/// (x + x^T) / 2.
+void ApplyStructure(common::Structure structure, at::Tensor t) {
+  switch (structure) {
+    case common::Structure::kNone:
+      return;
+    case common::Structure::kLower:
+      t.tril_();
+      return;
+    case common::Structure::kUpper:
+      t.triu_();
+      return;
+    case common::Structure::kSymmetric:
+      t.copy_((t + t.mT()) * 0.5);
+      return;
+  }
+}
+
 }  // namespace
 
 Status GenerateInputsInto(const common::Task& task, std::string_view variant, uint64_t seed,
@@ -214,21 +241,26 @@ Status GenerateInputsInto(const common::Task& task, std::string_view variant, ui
     Device device = dst->device();
     if (device.is_cuda() && device.index >= CudaDeviceCount())
       return Status::Unavailable("no CUDA device " + device.ToString());
+    KFORGE_RETURN_IF_ERROR(CheckStructure(spec, shape));
     try {
       at::Tensor flat = Unwrap(*dst).view({-1});
       std::optional<kernels::DrawSpec> draw = KernelDraw(spec, distribution_index);
       if (draw && flat.is_cuda() && reinterpret_cast<uintptr_t>(flat.data_ptr()) % 8 == 0) {
         KFORGE_ASSIGN_OR_RETURN(uint64_t digest, DrawWithKernel(flat, tensor_seed, *draw));
-        if (digests) (*digests)[spec.name] = digest;
-        continue;
+        if (spec.structure == common::Structure::kNone) {
+          if (digests) (*digests)[spec.name] = digest;
+          continue;
+        }
+      } else {
+        auto opts = at::TensorOptions().device(ToTorchDevice(device));
+        at::Generator gen = MakeGenerator(device, tensor_seed);
+        const int64_t chunk = DrawsInPlace(spec, flat.scalar_type()) ? kDrawChunkInPlace : kDrawChunk;
+        for (int64_t start = 0; start < flat.numel(); start += chunk) {
+          int64_t n = std::min(chunk, flat.numel() - start);
+          DrawInto(spec, flat.narrow(0, start, n), distribution_index, gen, opts);
+        }
       }
-      auto opts = at::TensorOptions().device(ToTorchDevice(device));
-      at::Generator gen = MakeGenerator(device, tensor_seed);
-      const int64_t chunk = DrawsInPlace(spec, flat.scalar_type()) ? kDrawChunkInPlace : kDrawChunk;
-      for (int64_t start = 0; start < flat.numel(); start += chunk) {
-        int64_t n = std::min(chunk, flat.numel() - start);
-        DrawInto(spec, flat.narrow(0, start, n), distribution_index, gen, opts);
-      }
+      ApplyStructure(spec.structure, Unwrap(*dst));
       if (digests && flat.is_cuda()) {
         KFORGE_ASSIGN_OR_RETURN(uint64_t digest, Digest(*dst));
         (*digests)[spec.name] = digest;

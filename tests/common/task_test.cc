@@ -238,6 +238,15 @@ TEST_F(TaskTreeTest, LoadsAnInputsFactor) {
   EXPECT_FALSE(task->inputs[1].init.factor.has_value());
 }
 
+TEST_F(TaskTreeTest, LoadsAnInputsStructure) {
+  json j = Good();
+  j["inputs"][0]["structure"] = "lower";
+  StatusOr<Task> task = LoadTask(Write("core/scale", j.dump()));
+  ASSERT_TRUE(task.ok()) << task.status().ToString();
+  EXPECT_EQ(task->inputs[0].structure, Structure::kLower);
+  EXPECT_EQ(task->inputs[1].structure, Structure::kNone);
+}
+
 struct BadCase {
   const char* label;
   std::function<void(json&)> mutate;
@@ -295,6 +304,18 @@ TEST_F(TaskTreeTest, RejectsBadTasks) {
        "inputs[0].init.factor: \"low\" and \"high\" must be finite, \"low\" below \"high\""},
       {"factor field", [](json& j) { j["inputs"][0]["init"]["factor"] = {{"low", 0}, {"high", 1}, {"dist", "rand"}}; },
        "inputs[0].init.factor.dist: unknown field"},
+      {"unknown structure", [](json& j) { j["inputs"][0]["structure"] = "diagonal"; },
+       "inputs[0].structure: \"diagonal\" is not lower, upper or symmetric"},
+      {"structure of an integer input", [](json& j) { j["inputs"][1]["structure"] = "lower"; },
+       "inputs[1].structure: only floating inputs have a structure"},
+      {"structure of an output", [](json& j) { j["outputs"][0]["structure"] = "upper"; },
+       "outputs[0].structure: only inputs have a structure"},
+      {"structure of a vector",
+       [](json& j) {
+         j["inputs"][0]["shape"] = {"N"};
+         j["inputs"][0]["structure"] = "symmetric";
+       },
+       "inputs[0].structure: a structure needs a matrix: two dimensions or more"},
       {"tolerance negative",
        [](json& j) {
          j["tolerance"] = {{"atol", -1}};

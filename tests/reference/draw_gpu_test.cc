@@ -72,6 +72,17 @@ TEST_F(DrawGpuTest, TheDigestOfTheDrawIsTheDigestOfWhatItWrote) {
       }
     }
   }
+  // A structured input is digested after its structure is applied: the same contract.
+  InitSpec rand;
+  rand.dist = InitSpec::Dist::kRand;
+  for (common::Structure structure : {common::Structure::kLower, common::Structure::kSymmetric}) {
+    common::Task task = OneInputTask(1, rand);
+    task.inputs[0].shape = {"257", "257"};
+    task.inputs[0].structure = structure;
+    Drawn drawn = Draw(task, 7, 0);
+    EXPECT_EQ(drawn.drawn_digest, drawn.digest) << common::kStructureNames.Name(structure);
+    EXPECT_EQ(drawn.values[1], structure == common::Structure::kLower ? 0.0f : drawn.values[257]);
+  }
   // Inputs LibTorch draws (not float32) are digested after the draw: the same contract.
   InitSpec ints;
   ints.dist = InitSpec::Dist::kRandint;

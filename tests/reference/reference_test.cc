@@ -4,6 +4,9 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <map>
+#include <string>
+#include <vector>
 
 #include "kforge/common/safetensors.h"
 #include "kforge/reference/compare.h"
@@ -155,6 +158,52 @@ TEST(InputsTest, DistributionsKeepTheirDomain) {
     EXPECT_EQ(lo, -3) << dist;
     EXPECT_EQ(hi, 4) << dist;
   }
+}
+
+// KernelBench's level1/13-15: get_inputs gives triangular or symmetric matrices, and every draw keeps
+// that structure (the measured domains' draws included: the structure belongs to the input).
+TEST(InputsTest, StructuredInputsKeepTheirStructureOnEveryDraw) {
+  common::Task task;
+  task.id = "t";
+  task.variants = {{"default", {{"N", 33}}}, {"wide", {{"N", 32}, {"M", 31}}}};
+  task.inputs = {{"a", DType::kFloat32, {"3", "N", "N"}, {}}, {"b", DType::kFloat32, {"N", "N"}, {}},
+                 {"c", DType::kFloat64, {"N", "N"}, {}}, {"d", DType::kFloat32, {"N", "N"}, {}}};
+  task.inputs[0].structure = common::Structure::kLower;
+  task.inputs[1].structure = common::Structure::kUpper;
+  task.inputs[2].structure = common::Structure::kSymmetric;
+  const int n = 33;
+  auto at = [n](const std::vector<double>& m, int batch, int i, int j) { return m[(batch * n + i) * n + j]; };
+  for (int dist = 0; dist < kNumDistributions; ++dist) {
+    TensorSet in = GenerateInputs(task, "default", 9, dist, Device::Cpu()).value();
+    std::map<std::string, std::vector<double>> v;
+    for (const char* name : {"a", "b", "d"})
+      for (float x : ToFloats(*in.Find(name))) v[name].push_back(x);
+    const std::string bytes = in.Find("c")->HostBytes();
+    v["c"].resize(bytes.size() / 8);
+    std::memcpy(v["c"].data(), bytes.data(), bytes.size());
+    int below = 0, d_above = 0;
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j < n; ++j) {
+        if (j > i) {
+          ASSERT_EQ(at(v["a"], 2, i, j), 0) << dist;
+          d_above += at(v["d"], 0, i, j) != 0;
+        }
+        if (j < i) {
+          ASSERT_EQ(at(v["b"], 0, i, j), 0) << dist;
+          below += at(v["a"], 2, i, j) != 0;
+        }
+        ASSERT_EQ(at(v["c"], 0, i, j), at(v["c"], 0, j, i)) << dist;
+      }
+    EXPECT_GT(below, n) << "the triangle is drawn, not zero";
+    EXPECT_GT(d_above, n) << "an input without a structure stays dense";
+  }
+  task.inputs[3].shape = {"N", "M"};
+  task.inputs[3].structure = common::Structure::kLower;
+  StatusOr<TensorSet> refused = GenerateInputs(task, "wide", 9, 0, Device::Cpu());
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("input d: the \"lower\" structure needs its last two dimensions equal"),
+            std::string::npos)
+      << refused.status().message();
 }
 
 // KernelBench's `torch.rand(n) * torch.rand(())`: each draw has its own factor, so the mean of a large

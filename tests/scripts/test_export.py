@@ -142,6 +142,49 @@ def test_a_random_scalar_factor_is_kept_as_the_inputs_factor(tmp_path):
         schema.validate(bad, "user/loss")
 
 
+def test_triangular_and_symmetric_inputs_keep_their_structure(tmp_path):
+    # KernelBench's level1/13, 14 and 15: get_inputs makes symmetric or triangular matrices, and a kernel
+    # may rely on it. A dense draw would make a correct kernel that skips the zero half fail.
+    ref = tmp_path / "structured.py"
+    ref.write_text(
+        "import torch\nN = 48\n"
+        "class Model(torch.nn.Module):\n"
+        "    def forward(self, a, b, c, d):\n        return torch.tril(a @ b) + c @ d\n"
+        "def get_inputs():\n"
+        "    a = torch.tril(torch.rand(N, N))\n    b = torch.rand(N, N).triu()\n"
+        "    c = torch.rand(N, N)\n    c = (c + c.T) / 2\n"
+        "    return [a, b, c, torch.rand(N, N)]\n"
+        "def get_init_inputs():\n    return []\n")
+    code, _, stderr = run("module", ref, "--out", tmp_path / "out", "--id", "user/structured", "--device", "cpu")
+    assert code == 0, stderr
+    doc = json.loads((tmp_path / "out/user/structured/task.json").read_text())
+    schema.validate(doc, "user/structured")
+    assert [i.get("structure") for i in doc["inputs"]] == ["lower", "upper", "symmetric", None]
+    assert doc["inputs"][0]["init"] == {"dist": "rand"}, "a triangle of an exact draw keeps the draw"
+    for domain in doc.get("domains", []):
+        assert "structure" not in json.dumps(domain), "a domain replaces the init, the input keeps its structure"
+    bad = dict(doc, inputs=[dict(doc["inputs"][0], structure="diagonal")] + doc["inputs"][1:])
+    with pytest.raises(schema.TaskError, match="structure"):
+        schema.validate(bad, "user/structured")
+    bad = dict(doc, outputs=[dict(doc["outputs"][0], structure="lower")])
+    with pytest.raises(schema.TaskError, match="structure"):
+        schema.validate(bad, "user/structured")
+
+
+def test_structure_seen_in_values_and_tags():
+    from kforge_tasks import behaviour, provenance
+    x = torch.rand(3, 5, 5)
+    assert provenance.structure_of(x) is None
+    assert provenance.structure_of(x.tril()) == "lower" and provenance.structure_of(x.triu()) == "upper"
+    assert provenance.structure_of(x + x.mT) == "symmetric"
+    assert provenance.structure_of(torch.zeros(4, 4)) is None and provenance.structure_of(torch.eye(4)) is None
+    assert provenance.structure_of(torch.rand(4, 5).tril()) is None, "only square matrices"
+    gen = torch.Generator().manual_seed(1)
+    drawn = behaviour.draw({"dist": "rand"}, (6, 6), "float32", gen, "symmetric")
+    assert torch.equal(drawn, drawn.mT)
+    assert provenance.structure_of(behaviour.draw({"dist": "randn"}, (6, 6), "float32", gen, "upper")) == "upper"
+
+
 BAD_PROGRAMS = {
     "no_get_inputs": ("import torch\nclass Model(torch.nn.Module):\n    def forward(self, x):\n        return x\n",
                       "no get_inputs defined"),

@@ -35,6 +35,21 @@ struct InitSpec {
 /// "randn", "rand", ...
 std::string_view InitDistName(InitSpec::Dist dist);
 
+/// A structure an input keeps on every draw, over its last two dimensions (which are equal): what
+/// KernelBench's `get_inputs` gives a problem about triangular or symmetric matrices
+/// (`torch.tril(torch.rand(N, N))`, `(A + A.T) / 2`). A kernel may rely on it, as the problem says it may.
+enum class Structure {
+  kNone,
+  kLower,      ///< zero above the diagonal (torch.tril)
+  kUpper,      ///< zero below the diagonal (torch.triu)
+  kSymmetric,  ///< equal to its transpose: (x + x^T) / 2 of the draw
+};
+inline constexpr NameTable<Structure, 4> kStructureNames = {{{Structure::kNone, ""},
+                                                              {Structure::kLower, "lower"},
+                                                              {Structure::kUpper, "upper"},
+                                                              {Structure::kSymmetric, "symmetric"}}};
+static_assert(kStructureNames.MatchesEnum());
+
 /// One named tensor: an input, a parameter/buffer or an output.
 struct TensorSpec {
   std::string name;
@@ -43,6 +58,8 @@ struct TensorSpec {
   /// As written, or when absent: randn for floating dtypes, randint [0, 2) for bool, randint [0, 10)
   /// for integers.
   InitSpec init;
+  /// Inputs only: applied after every draw, whatever the draw's init (a measured domain's included).
+  Structure structure = Structure::kNone;
 };
 
 /// Whether a variant's sizes are the task's own or were made up to probe generality.

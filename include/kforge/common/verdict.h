@@ -22,8 +22,12 @@ inline constexpr std::string_view kVerdictSchema = "kforge.verdict/1";
 /// where the reference is zero within atol; 2: outputs judged against their own scale (noise measured
 /// at import), trials on the task's measured input domains and on its derived small variant; 3: derived
 /// variants (sizes the problem never asked for) no longer decide the status, they are the
-/// `shape_general` check.
-inline constexpr int kJudgeVersion = 3;
+/// `shape_general` check; 4: inputs keep the structure the problem gives them (triangular, symmetric).
+inline constexpr int kJudgeVersion = 4;
+/// The oldest judge whose correct verdicts export takes without a warning: version 1 accepted some
+/// no-work kernels, version 2 refused kernels specialised to the problem's one size; later versions
+/// only accept more honest kernels.
+inline constexpr int kOldestTrustedJudge = 3;
 
 enum class VerdictStatus {
   kOk,
