@@ -130,8 +130,8 @@ int main(int argc, char** argv) {
   for (int i = 0; i < requests; ++i) {
     kforge::llm::ChatRequest r;
     r.model = "bench";
-    r.messages = {kforge::llm::Message::System("You write CUDA kernels."),
-                  kforge::llm::Message::User("Task " + std::to_string(i) + ": write a ReLU kernel.")};
+    r.messages = {kforge::common::Message::System("You write CUDA kernels."),
+                  kforge::common::Message::User("Task " + std::to_string(i) + ": write a ReLU kernel.")};
     r.max_tokens = 512;
     batch.push_back(std::move(r));
   }

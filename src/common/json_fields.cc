@@ -204,6 +204,10 @@ std::string JsonTypeName(const nlohmann::json& value) {
 }
 
 Status JsonFields::CheckObject(std::initializer_list<std::string_view> allowed) const {
+  return CheckObject(std::span<const std::string_view>(allowed.begin(), allowed.size()));
+}
+
+Status JsonFields::CheckObject(std::span<const std::string_view> allowed) const {
   if (!object_.is_object()) {
     return Status::InvalidArgument((path_.empty() ? "top level" : path_) + ": expected an object, got " +
                                    JsonTypeName(object_));

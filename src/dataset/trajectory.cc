@@ -58,6 +58,21 @@ json ToJson(const UsageInfo& u) {
           {"cost_known", u.cost_known}};
 }
 
+/// The list under `key`, each item read by `read` (common::MessageFromRecord, ToolSpecFromRecord).
+template <typename T>
+void ReadList(Reader& r, std::string_view key, StatusOr<T> (*read)(const json&), std::vector<T>& out) {
+  const json* list = r.Array(key);
+  if (!list || !r.status().ok()) return;
+  for (size_t i = 0; i < list->size(); ++i) {
+    StatusOr<T> item = read((*list)[i]);
+    if (!item.ok()) {
+      r.Fail(std::string(key) + "[" + std::to_string(i) + "]", item.status().message());
+      return;
+    }
+    out.push_back(std::move(*item));
+  }
+}
+
 }  // namespace
 
 bool Trajectory::correct() const { return best && attempts[*best].correct; }
@@ -74,13 +89,16 @@ std::optional<int> Trajectory::first_correct_turn() const {
 }
 
 int Trajectory::turns() const {
-  int n = 0;
-  for (const json& m : messages)
-    if (m.is_object() && m.value("role", "") == "assistant") ++n;
-  return n;
+  return static_cast<int>(std::count_if(messages.begin(), messages.end(), [](const common::Message& m) {
+    return m.role == common::Role::kAssistant;
+  }));
 }
 
 json ToJson(const Trajectory& t) {
+  json messages = json::array();
+  for (const common::Message& m : t.messages) messages.push_back(common::MessageToRecord(m));
+  json tools = json::array();
+  for (const common::ToolSpec& tool : t.tools) tools.push_back(common::ToolSpecToRecord(tool));
   json attempts = json::array();
   for (const Attempt& a : t.attempts) attempts.push_back(ToJson(a));
   json first_correct = OrNull(t.first_correct_turn());
@@ -94,8 +112,8 @@ json ToJson(const Trajectory& t) {
        {{"provider", t.teacher.provider}, {"model", t.teacher.model}, {"params", t.teacher.params}}},
       {"protocol", ProtocolName(t.protocol)},
       {"compile_only", t.compile_only},
-      {"messages", t.messages},
-      {"tools", t.tools},
+      {"messages", std::move(messages)},
+      {"tools", std::move(tools)},
       {"attempts", attempts},
       {"best", OrNull(t.best)},
       {"outcome",
@@ -133,8 +151,8 @@ StatusOr<Trajectory> TrajectoryFromJson(const json& j, const std::string& where)
   r.Get("sample", t.sample);
   r.Name("protocol", kProtocolNames, t.protocol);
   r.Get("compile_only", t.compile_only);
-  r.Raw("messages", t.messages);
-  r.Raw("tools", t.tools);
+  ReadList(r, "messages", common::MessageFromRecord, t.messages);
+  ReadList(r, "tools", common::ToolSpecFromRecord, t.tools);
   r.Get("kforge_version", t.kforge_version);
   r.Get("created_at", t.created_at);
   r.Get("truncated", t.truncated);
@@ -246,7 +264,6 @@ StatusOr<Trajectory> TrajectoryFromJson(const json& j, const std::string& where)
     }
   }
   if (!status.ok()) return status;
-  if (!t.messages.is_array()) return Status::InvalidArgument(where + ".messages: expected an array");
   if (t.best && (*t.best < 0 || *t.best >= static_cast<int>(t.attempts.size())))
     return Status::InvalidArgument(where + ".best: " + std::to_string(*t.best) + " is not an attempt index");
   return t;

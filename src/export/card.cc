@@ -236,7 +236,7 @@ void DatasetStats::Add(const dataset::Trajectory& t, const std::string& split) {
   correct_general += t.correct() && t.attempts[*t.best].Generalises();
   suspect_timing += std::any_of(t.attempts.begin(), t.attempts.end(),
                                 [](const dataset::Attempt& a) { return !a.suspect_timing.empty(); });
-  with_tools += t.tools.is_array() && !t.tools.empty();
+  with_tools += !t.tools.empty();
   compile_only += t.compile_only;
 }
 

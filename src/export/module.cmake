@@ -1,4 +1,4 @@
-kforge_module(export DEPS kforge_common kforge_llm kforge_dataset)
+kforge_module(export DEPS kforge_common kforge_dataset)
 
 # Exported KernelBench files run a plan's library ops with the worker's own code, whose text reference
 # generates (src/reference/module.cmake).

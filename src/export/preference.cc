@@ -31,7 +31,7 @@ uint64_t PromptKey(const std::vector<json>& messages, size_t end, const std::str
 }
 
 std::string ToolsText(const dataset::Trajectory& t) {
-  return t.tools.is_array() && !t.tools.empty() ? common::JsonText(t.tools) : "null";
+  return common::JsonText(common::TrlToolsToJson(t.tools));
 }
 
 /// Attempts per turn: a turn that carried two attempts (two tool calls) pairs neither.
@@ -137,12 +137,7 @@ void PreferencePass::Visit(const RecordRef& ref, dataset::Trajectory& t) {
     ++stats_.left_out["no_assistant_turn"];
     return;
   }
-  StatusOr<std::vector<json>> messages = TrlMessages(t, options_.rows);
-  if (!messages.ok()) {
-    ++stats_.left_out["unrenderable"];
-    warn_(messages.status().message());
-    return;
-  }
+  const std::vector<json> messages = TrlMessages(t, options_.rows);
   auto [it, added] = task_index_.emplace(t.task.id, static_cast<uint32_t>(tasks_.size()));
   if (added) {
     tasks_.push_back({t.task.id});
@@ -155,13 +150,13 @@ void PreferencePass::Visit(const RecordRef& ref, dataset::Trajectory& t) {
   const std::map<int, int> per_turn = AttemptsPerTurn(t);
   for (size_t i = 0; i < t.attempts.size() && i < 65536; ++i) {
     const dataset::Attempt& a = t.attempts[i];
-    std::optional<size_t> at = AssistantMessageOf(*messages, a.turn);
+    std::optional<size_t> at = AssistantMessageOf(messages, a.turn);
     if (!at || per_turn.at(a.turn) > 1 || a.Is(common::VerdictStatus::kHarnessError)) continue;
     PairableAttempt p;
     p.record = record;
     p.task = it->second;
     p.attempt = static_cast<uint16_t>(i);
-    p.prompt = PromptKey(*messages, *at, tools);
+    p.prompt = PromptKey(messages, *at, tools);
     p.solution = a.solution.is_object() ? SolutionKey(a.solution) : Hash64(t.id + "#" + std::to_string(a.turn));
     p.correct = a.correct;
     p.suspect = SuspectTiming(a);
@@ -218,7 +213,7 @@ Status PreferencePass::Write(const std::vector<fs::path>& files, Sink& sink) {
   KFORGE_RETURN_IF_ERROR(ReadRecordsAt(files, refs, [&](size_t i, dataset::Trajectory& t) -> Status {
     const uint32_t record = records[i];
     const std::string where = files[refs[i].file].string() + ":" + std::to_string(refs[i].line);
-    KFORGE_ASSIGN_OR_RETURN(std::vector<json> messages, TrlMessages(t, options_.rows));
+    const std::vector<json> messages = TrlMessages(t, options_.rows);
     const std::string tools = ToolsText(t);
     for (uint32_t side : wanted[record]) {
       const PairableAttempt& p = attempts_[side];
@@ -238,7 +233,7 @@ Status PreferencePass::Write(const std::vector<fs::path>& files, Sink& sink) {
     }
     json facts = Provenance(t);
     for (const char* key : {"compile_only", "correct", "speedup", "turns"}) facts.erase(key);
-    facts["tools"] = t.tools.is_array() && !t.tools.empty() ? t.tools : json(nullptr);
+    facts["tools"] = common::TrlToolsToJson(t.tools);
     provenance[record] = std::move(facts);
     counted[record] = CountedStub(t);
     return Status::Ok();

@@ -45,8 +45,8 @@ bool SuspectTiming(const dataset::Attempt& a) {
 }
 
 StatusOr<std::vector<json>> TurnRows(const dataset::Trajectory& t, const FormatOptions& options) {
-  KFORGE_ASSIGN_OR_RETURN(std::vector<json> messages, TrlMessages(t, options));
-  const json tools = t.tools.is_array() && !t.tools.empty() ? t.tools : json(nullptr);
+  const std::vector<json> messages = TrlMessages(t, options);
+  const json tools = common::TrlToolsToJson(t.tools);
   const json provenance = Provenance(t);
   std::vector<json> rows;
   for (const dataset::Attempt& a : t.attempts) {

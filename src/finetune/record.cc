@@ -4,6 +4,7 @@
 #include <string_view>
 
 #include "finetune/dataset.h"
+#include "kforge/common/chat.h"
 #include "kforge/common/json_fields.h"
 
 namespace kforge::finetune {
@@ -67,9 +68,8 @@ Status CheckToolCall(const json& call, const std::string& path, Conversation& c)
 }
 
 Status CheckMessage(const json& message, const std::string& path, Conversation& c) {
-  KFORGE_RETURN_IF_ERROR(
-      common::JsonFields(message, path)
-          .CheckObject({"role", "content", "name", "tool_calls", "tool_call_id", "reasoning_content"}));
+  // The keys kforge export writes (common::TrlMessagesToJson), and no others.
+  KFORGE_RETURN_IF_ERROR(common::JsonFields(message, path).CheckObject(common::kTrlMessageKeys));
   const auto role_it = message.find("role");
   if (role_it == message.end()) return Error(path + ".role", "missing");
   KFORGE_RETURN_IF_ERROR(ExpectType(*role_it, path + ".role", role_it->is_string(), "a string"));

@@ -44,13 +44,13 @@ struct Item {
 
 /// The assistant message of a completion: text, a message object, or a conversation (its last
 /// assistant message), as TRL hands completions to a reward function.
-StatusOr<llm::Message> CompletionMessage(const json& completion) {
-  if (completion.is_string()) return llm::Message::Assistant(completion.get<std::string>());
-  if (completion.is_object()) return llm::MessageFromJson(completion);
+StatusOr<common::Message> CompletionMessage(const json& completion) {
+  if (completion.is_string()) return common::Message::Assistant(completion.get<std::string>());
+  if (completion.is_object()) return common::MessageFromJson(completion);
   if (completion.is_array()) {
     for (auto it = completion.rbegin(); it != completion.rend(); ++it)
       if (it->is_object() && it->value("role", std::string()) == "assistant")
-        return llm::MessageFromJson(*it);
+        return common::MessageFromJson(*it);
     return Status::InvalidArgument("completion: a conversation without an assistant message");
   }
   return Status::InvalidArgument(
@@ -93,7 +93,7 @@ Item ReadItem(const json& entry, size_t index, const std::map<std::string, commo
                    std::to_string(max_bytes) + " (kforge serve --max-completion-bytes)";
     return item;
   }
-  StatusOr<llm::Message> message = CompletionMessage(completion);
+  StatusOr<common::Message> message = CompletionMessage(completion);
   if (!message.ok()) {
     item.refusal = where + "." + message.status().message();
     return item;
@@ -409,11 +409,11 @@ json CompletionJudge::Prompt(const json& request) {
   if (!user.ok()) return {{"error", task_id + ": " + user.status().message()}};
   json tools = json::array();
   if (*protocol == dataset::Protocol::kTools)
-    for (const llm::ToolSpec& tool : SolutionTools()) tools.push_back(llm::ToJson(tool));
+    for (const common::ToolSpec& tool : SolutionTools()) tools.push_back(common::ToolSpecToJson(tool));
   return {{"task", task.id},
           {"protocol", protocol_name},
           {"messages",
-           json::array({{{"role", "system"}, {"content", *system}}, {{"role", "user"}, {"content", *user}}})},
+           common::TrlMessagesToJson({common::Message::System(*system), common::Message::User(*user)}, {})},
           {"tools", std::move(tools)}};
 }
 

@@ -89,7 +89,7 @@ dataset::Trajectory NewTrajectory(const EpisodeContext& context, const EpisodeSp
   t.device = context.device;
   t.kforge_version = KFORGE_VERSION;
   t.created_at = UtcNow();
-  for (const llm::ToolSpec& tool : context.tools) t.tools.push_back(llm::ToJson(tool));
+  t.tools = context.tools;
   for (const ContextSkill& skill : options.skills) t.skills.push_back({skill.name, skill.hash});
   return t;
 }
@@ -107,20 +107,21 @@ EpisodeEnd FailedRequest(const EpisodeContext& context, const llm::ChatResponse&
 
 /// Answers the reply's reads of a skill's files (appended to `messages`, counted in `skill_reads`);
 /// returns the reply with the other calls, which carry candidates.
-llm::Message AnswerSkillReads(const EpisodeContext& context, const llm::Message& reply,
-                              std::vector<llm::Message>& messages, int& skill_reads) {
-  const bool offers_skill_reads = std::any_of(context.tools.begin(), context.tools.end(),
-                                              [](const llm::ToolSpec& tool) { return tool.name == kReadSkillFile; });
-  llm::Message solution_calls = reply;
+common::Message AnswerSkillReads(const EpisodeContext& context, const common::Message& reply,
+                                 std::vector<common::Message>& messages, int& skill_reads) {
+  const bool offers_skill_reads =
+      std::any_of(context.tools.begin(), context.tools.end(),
+                  [](const common::ToolSpec& tool) { return tool.name == kReadSkillFile; });
+  common::Message solution_calls = reply;
   if (!offers_skill_reads) return solution_calls;
   solution_calls.tool_calls.clear();
-  for (const llm::ToolCall& call : reply.tool_calls) {
+  for (const common::ToolCall& call : reply.tool_calls) {
     if (call.name != kReadSkillFile) {
       solution_calls.tool_calls.push_back(call);
       continue;
     }
     SkillFileAnswer answer = ReadSkillFile(context.options.skills, call.arguments);
-    messages.push_back(llm::Message::ToolResult(call.id, std::move(answer.text), answer.error));
+    messages.push_back(common::Message::ToolResult(call.id, std::move(answer.text), answer.error));
     ++skill_reads;
   }
   return solution_calls;
@@ -142,19 +143,19 @@ void NoteCutReply(const llm::ChatResponse& response, int max_tokens, std::vector
 /// (text protocol). Every tool call gets its result. Returns whether the episode ended.
 bool TryCandidates(const EpisodeContext& context, const EpisodeSpec& spec, int turn,
                    const std::vector<Candidate>& candidates, dataset::Trajectory& t,
-                   std::vector<llm::Message>& messages, std::string& feedback) {
+                   std::vector<common::Message>& messages, std::string& feedback) {
   const GenerateOptions& options = context.options;
   bool done = false;
   for (size_t i = 0; i < candidates.size(); ++i) {
     const Candidate& candidate = candidates[i];
     if (done || i >= kMaxCandidatesPerReply) {  // not judged; every tool call still gets its result
       if (options.protocol == dataset::Protocol::kTools)
-        messages.push_back(llm::Message::ToolResult(
-            candidate.tool_call_id,
-            done ? "Not run: an earlier call of this reply ended the episode."
-                 : "Not run: at most " + std::to_string(kMaxCandidatesPerReply) +
-                       " tool calls of one reply are run.",
-            true));
+        messages.push_back(
+            common::Message::ToolResult(candidate.tool_call_id,
+                                        done ? "Not run: an earlier call of this reply ended the episode."
+                                             : "Not run: at most " + std::to_string(kMaxCandidatesPerReply) +
+                                                   " tool calls of one reply are run.",
+                                        true));
       continue;
     }
     dataset::Attempt attempt = JudgeCandidate(context, spec, candidate, turn, t.judge_s);
@@ -173,7 +174,7 @@ bool TryCandidates(const EpisodeContext& context, const EpisodeSpec& spec, int t
         AttemptFeedback(context.prompts, attempt, done, options.target_speedup, context.compile_only);
     if (options.protocol == dataset::Protocol::kTools) {
       messages.push_back(
-          llm::Message::ToolResult(candidate.tool_call_id, rendered, !attempt.correct && !reached));
+          common::Message::ToolResult(candidate.tool_call_id, rendered, !attempt.correct && !reached));
     } else {
       feedback = rendered;
     }
@@ -183,7 +184,7 @@ bool TryCandidates(const EpisodeContext& context, const EpisodeSpec& spec, int t
 }
 
 /// The episode's last stop, best attempt and messages.
-void FinishTrajectory(const std::vector<llm::Message>& messages, dataset::Trajectory& t) {
+void FinishTrajectory(const std::vector<common::Message>& messages, dataset::Trajectory& t) {
   if (t.stop == dataset::StopReason::kNone) t.stop = dataset::StopReason::kMaxTurns;
   // An episode whose every attempt hit kforge's own failure says so: it is not the teacher's.
   if (!t.attempts.empty() && t.attempts.back().Is(common::VerdictStatus::kHarnessError) &&
@@ -193,7 +194,7 @@ void FinishTrajectory(const std::vector<llm::Message>& messages, dataset::Trajec
     if (!any_judged) t.stop = dataset::StopReason::kHarnessError;
   }
   t.best = BestAttempt(t.attempts);
-  for (const llm::Message& m : messages) t.messages.push_back(llm::ToJson(m));
+  t.messages = messages;
 }
 
 }  // namespace
@@ -230,7 +231,8 @@ llm::ChatRequest ParametersRequest(const GenerateOptions& options) {
 }
 
 StatusOr<llm::ChatRequest> OpeningRequest(const GenerateOptions& options, const PromptSet& prompts,
-                                          const std::string& system_prompt, const std::vector<llm::ToolSpec>& tools,
+                                          const std::string& system_prompt,
+                                          const std::vector<common::ToolSpec>& tools,
                                           const EpisodeSpec& spec) {
   const common::Task& task = *spec.task;
   KFORGE_ASSIGN_OR_RETURN(std::string view, RenderTaskView(task, spec.view, spec.reference_source));
@@ -239,7 +241,7 @@ StatusOr<llm::ChatRequest> OpeningRequest(const GenerateOptions& options, const 
       Render(prompts.task, {{"task_id", task.id}, {"task_view", view}, {"tensors", RenderTensorTable(task)}},
              "task.md"));
   llm::ChatRequest request = ParametersRequest(options);
-  request.messages = {llm::Message::System(system_prompt), llm::Message::User(std::move(user))};
+  request.messages = {common::Message::System(system_prompt), common::Message::User(std::move(user))};
   request.tools = tools;
   request.prompt_cache_key = task.id;  // the samples of a task share its prompt's cache (OpenAI)
   return request;
@@ -259,7 +261,7 @@ dataset::Trajectory RunEpisode(const EpisodeContext& context, const EpisodeSpec&
     return t;
   }
   llm::ChatRequest request = std::move(*opening);
-  std::vector<llm::Message> messages = std::move(request.messages);
+  std::vector<common::Message> messages = std::move(request.messages);
 
   // At temperature 0 samples may share cached replies; otherwise each sample has its own.
   const bool per_sample = !options.temperature || *options.temperature > 0;
@@ -289,7 +291,7 @@ dataset::Trajectory RunEpisode(const EpisodeContext& context, const EpisodeSpec&
       break;
     }
     int skill_reads = 0;
-    const llm::Message solution_calls = AnswerSkillReads(context, response.message, messages, skill_reads);
+    const common::Message solution_calls = AnswerSkillReads(context, response.message, messages, skill_reads);
     std::vector<Candidate> candidates = CandidatesOf(solution_calls, options.protocol, task.id);
     if (response.stop_reason == llm::StopReason::kMaxTokens) NoteCutReply(response, options.max_tokens, candidates);
     const bool last_turn = turn == options.max_turns;
@@ -303,7 +305,7 @@ dataset::Trajectory RunEpisode(const EpisodeContext& context, const EpisodeSpec&
                             ? "Your reply was cut at the output limit before a tool call. "
                             : "";
       messages.push_back(
-          llm::Message::User(why + "Call `run` to test a solution or `submit` to hand it in."));
+          common::Message::User(why + "Call `run` to test a solution or `submit` to hand it in."));
       continue;
     }
     std::string feedback;
@@ -312,7 +314,7 @@ dataset::Trajectory RunEpisode(const EpisodeContext& context, const EpisodeSpec&
       t.stop = dataset::StopReason::kMaxTurns;
       break;
     }
-    if (options.protocol == dataset::Protocol::kText) messages.push_back(llm::Message::User(feedback));
+    if (options.protocol == dataset::Protocol::kText) messages.push_back(common::Message::User(feedback));
   }
   FinishTrajectory(messages, t);
   t.wall_s = Seconds(episode_start);

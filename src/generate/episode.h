@@ -29,7 +29,7 @@ struct EpisodeContext {
   /// Judges every candidate; its judgments carry timing unless the run is compile-only.
   bench::Judge& judge;
   std::string system_prompt;  ///< rendered, device included
-  std::vector<llm::ToolSpec> tools;   ///< tools protocol
+  std::vector<common::ToolSpec> tools;  ///< tools protocol
   bool compile_only = false;
   std::optional<common::DeviceRecord> device;
   std::string run_id;
@@ -58,7 +58,8 @@ struct EpisodeSpec {
 llm::ChatRequest ParametersRequest(const GenerateOptions& options);
 
 StatusOr<llm::ChatRequest> OpeningRequest(const GenerateOptions& options, const PromptSet& prompts,
-                                          const std::string& system_prompt, const std::vector<llm::ToolSpec>& tools,
+                                          const std::string& system_prompt,
+                                          const std::vector<common::ToolSpec>& tools,
                                           const EpisodeSpec& spec);
 
 /// How an episode ended, for the batch.

@@ -5,7 +5,7 @@
 
 namespace kforge::generate {
 
-std::vector<llm::ToolSpec> SolutionTools() {
+std::vector<common::ToolSpec> SolutionTools() {
   nlohmann::json expr = {{"type", {"integer", "string"}}};
   nlohmann::json dims = {{"type", "array"}, {"items", expr}, {"minItems", 1}, {"maxItems", 3}};
   nlohmann::json launch = {
@@ -42,7 +42,7 @@ std::vector<llm::ToolSpec> SolutionTools() {
           {"submit", "Hand in the final solution and end the session.", parameters}};
 }
 
-std::vector<Candidate> CandidatesOf(const llm::Message& reply, dataset::Protocol protocol,
+std::vector<Candidate> CandidatesOf(const common::Message& reply, dataset::Protocol protocol,
                                     const std::string& task) {
   std::vector<Candidate> found;
   auto with_task = [&task](StatusOr<common::Solution> solution) {
@@ -55,7 +55,7 @@ std::vector<Candidate> CandidatesOf(const llm::Message& reply, dataset::Protocol
     found.push_back(std::move(c));
     return found;
   }
-  for (const llm::ToolCall& call : reply.tool_calls) {
+  for (const common::ToolCall& call : reply.tool_calls) {
     Candidate c;
     c.tool_call_id = call.id;
     c.submit = call.name == "submit";

@@ -14,7 +14,7 @@ namespace kforge::generate {
 
 /// The tools of the tools protocol: `run` (judge a candidate, return the result) and `submit` (judge
 /// the final solution and end the episode). Both take source, launches, scratch and options.
-std::vector<llm::ToolSpec> SolutionTools();
+std::vector<common::ToolSpec> SolutionTools();
 
 /// One candidate found in a reply.
 struct Candidate {
@@ -26,7 +26,7 @@ struct Candidate {
 /// Text protocol: the reply's one candidate (or why it has none), read leniently (reply_text.h). Tools protocol: one per call of
 /// `run` or `submit`; a call of another tool is a candidate whose error says so. `task` is set on
 /// every solution.
-std::vector<Candidate> CandidatesOf(const llm::Message& reply, dataset::Protocol protocol,
+std::vector<Candidate> CandidatesOf(const common::Message& reply, dataset::Protocol protocol,
                                     const std::string& task);
 
 }  // namespace kforge::generate

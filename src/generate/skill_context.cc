@@ -69,7 +69,7 @@ std::string SkillSection(const std::vector<ContextSkill>& skills, bool tools_pro
   return text;
 }
 
-llm::ToolSpec ReadSkillFileTool(const std::vector<ContextSkill>& skills) {
+common::ToolSpec ReadSkillFileTool(const std::vector<ContextSkill>& skills) {
   nlohmann::json names = nlohmann::json::array();
   for (const ContextSkill& skill : skills) names.push_back(skill.name);
   return {std::string(kReadSkillFile),

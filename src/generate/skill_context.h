@@ -22,7 +22,7 @@ inline constexpr std::string_view kReadSkillFile = "read_skill_file";
 std::string SkillSection(const std::vector<ContextSkill>& skills, bool tools_protocol);
 
 /// The tools protocol's `read_skill_file` tool: {skill, path}.
-llm::ToolSpec ReadSkillFileTool(const std::vector<ContextSkill>& skills);
+common::ToolSpec ReadSkillFileTool(const std::vector<ContextSkill>& skills);
 
 /// The answer to one read_skill_file call: the file's text, or why not (error true).
 struct SkillFileAnswer {

@@ -96,8 +96,9 @@ int64_t CacheMinimumTokens(llm::ProviderKind kind, const std::string& model) {
 
 int64_t PrefixTokens(const llm::ChatRequest& request) {
   size_t bytes = 0;
-  for (const llm::Message& m : request.messages) bytes += m.content.size();
-  for (const llm::ToolSpec& t : request.tools) bytes += t.name.size() + t.description.size() + t.parameters.dump().size();
+  for (const common::Message& m : request.messages) bytes += m.content.size();
+  for (const common::ToolSpec& t : request.tools)
+    bytes += t.name.size() + t.description.size() + t.parameters.dump().size();
   return static_cast<int64_t>(bytes / 3);
 }
 
@@ -157,7 +158,7 @@ nlohmann::json SentParams(const GenerateOptions& o, const std::optional<nlohmann
 llm::ChatRequest ProbeRequest(const GenerateOptions& o) {
   llm::ChatRequest probe = ParametersRequest(o);
   probe.prompt_cache = false;
-  probe.messages = {llm::Message::User("Reply with OK.")};
+  probe.messages = {common::Message::User("Reply with OK.")};
   // Small, but above a thinking budget (the API refuses max_tokens at or below it), and with thinking
   // on (adaptive too) at least above the smallest budget, 1024.
   int64_t budget = o.thinking_budget_tokens;

@@ -20,7 +20,7 @@ namespace kforge::generate {
 /// sampling parameters as they go on the wire.
 struct Teacher {
   std::unique_ptr<llm::Provider> provider;
-  std::vector<llm::ToolSpec> tools;  ///< tools protocol: run and submit (and read_skill_file with skills)
+  std::vector<common::ToolSpec> tools;  ///< tools protocol: run and submit (and read_skill_file with skills)
   nlohmann::json sent_params;        ///< SentParams, recorded in every trajectory
   bool http = false;                 ///< a provider that sends JSON bodies
   std::string startup_line;          ///< "generate: sending MODEL ...", said once the run may start

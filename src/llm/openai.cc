@@ -251,7 +251,7 @@ json OpenAiRequestBody(const ChatRequest& r, const OpenAiDialect& d, bool stream
   json body = {{"model", r.model}, {"messages", std::move(messages)}, {d.max_tokens_field, r.max_tokens}};
   if (!r.tools.empty()) {
     json tools = json::array();
-    for (const ToolSpec& t : r.tools) tools.push_back(ToJson(t));
+    for (const ToolSpec& t : r.tools) tools.push_back(common::ToolSpecToJson(t));
     body["tools"] = std::move(tools);
   }
   // Reasoning models reject stop and any temperature or top_p but the default 1.

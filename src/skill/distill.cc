@@ -162,7 +162,7 @@ StatusOr<SkillText> AskTeacher(const DistillOptions& options, const std::string&
   request.model = options.model;
   request.max_tokens = options.max_tokens;
   request.tag = "skill distill " + name;
-  request.messages = {llm::Message::User(prompt)};
+  request.messages = {common::Message::User(prompt)};
   llm::ChatResponse response = client->Complete(request).get();
   if (!response.ok())
     return Status::Unavailable(client->Redact(

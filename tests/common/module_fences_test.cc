@@ -30,7 +30,7 @@ const std::map<std::string, std::set<std::string>> kAllowed = {
     {"worker", {"common", "cuda", "reference", "verify", "bench"}},
     {"generate", {"common", "cuda", "llm", "dataset", "verify", "bench"}},
     {"skill", {"common", "llm", "dataset", "generate"}},
-    {"export", {"common", "llm", "dataset", "reference"}},  // of reference, the op calls' text only
+    {"export", {"common", "dataset", "reference"}},  // of reference, the op calls' text only
     {"finetune", {"common"}},
     {"cli", {"common", "cuda", "llm", "dataset", "verify", "bench", "generate", "skill", "export", "finetune"}},
 };

@@ -27,9 +27,8 @@ Trajectory Base() {
   t.task.id = "demo/relu";
   t.task.level = 1;
   t.task.tags = {"elementwise"};
-  t.messages = json::array({{{"role", "system"}, {"content", "You write CUDA kernels."}},
-                            {{"role", "user"}, {"content", "write relu"}},
-                            {{"role", "assistant"}, {"content", "```cuda\n__global__ void k(){}\n```"}}});
+  t.messages = {common::Message::System("You write CUDA kernels."), common::Message::User("write relu"),
+                common::Message::Assistant("```cuda\n__global__ void k(){}\n```")};
   Attempt a;
   a.turn = 1;
   a.status = common::VerdictStatus::kOk;
@@ -46,11 +45,11 @@ std::vector<std::string> Seeds() {
   std::vector<std::string> seeds;
   seeds.push_back(ToJson(Base()).dump());
   Trajectory big = Base();
-  big.messages[2]["content"] = std::string(100000, 'a');
+  big.messages[2].content = std::string(100000, 'a');
   seeds.push_back(ToJson(big).dump());
   Trajectory control = Base();
   control.task.id = "evil/\x1b[2J\x07";
-  control.messages[2]["content"] = std::string("\x00\x01\x1b]0;x\x07\n\n\n", 11) + std::string(30000, '\n');
+  control.messages[2].content = std::string("\x00\x01\x1b]0;x\x07\n\n\n", 11) + std::string(30000, '\n');
   seeds.push_back(ToJson(control).dump());
   json wrong = ToJson(Base());
   wrong["attempts"][0]["solution"]["source"] = 42;

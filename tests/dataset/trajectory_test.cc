@@ -14,10 +14,8 @@ Trajectory Sample() {
   t.task.tags = {"elementwise"};
   t.task.view = "code";
   t.teacher = {"replay", "m", {{"temperature", 0.0}}};
-  t.messages = nlohmann::json::array({{{"role", "user"}, {"content", "write"}},
-                                      {{"role", "assistant"}, {"content", "a"}},
-                                      {{"role", "user"}, {"content", "fix"}},
-                                      {{"role", "assistant"}, {"content", "b"}}});
+  t.messages = {common::Message::User("write"), common::Message::Assistant("a"), common::Message::User("fix"),
+                common::Message::Assistant("b")};
   Attempt broken;
   broken.turn = 1;
   broken.status = common::VerdictStatus::kCompileError;
@@ -182,7 +180,19 @@ TEST(TrajectoryTest, BadRecordsNameThePath) {
          r["attempts"][0]["verdict"] = {{"verdit", 1}};
        },
        "t.attempts[0].verdict.verdit: unknown field"},
-      {"messages", [](nlohmann::json& r) { r["messages"] = 3; }, "t.messages"},
+      {"messages", [](nlohmann::json& r) { r["messages"] = 3; }, "t.messages: expected an array"},
+      {"message role", [](nlohmann::json& r) { r["messages"][1]["role"] = "narrator"; },
+       "t.messages[1]: role: unknown role \"narrator\""},
+      {"tool message",
+       [](nlohmann::json& r) {
+         r["messages"][2] = {{"role", "tool"}, {"content", "x"}};
+       },
+       "t.messages[2]: tool_call_id: a tool message needs one"},
+      {"tool spec",
+       [](nlohmann::json& r) {
+         r["tools"] = {{{"type", "function"}}};
+       },
+       "t.tools[0]: tool: missing name"},
   };
   for (const Case& c : cases) {
     nlohmann::json bad = j;
@@ -196,8 +206,8 @@ TEST(TrajectoryTest, BadRecordsNameThePath) {
 
 TEST(TrajectoryTest, FitRecordCutsTheLongestStringsAndFlagsTheRecord) {
   Trajectory t = Sample();
-  t.messages[1]["content"] = std::string(200000, 'a');
-  t.messages[3]["content"] = "line\n" + std::string(100000, '\n');  // escaped twice as long
+  t.messages[1].content = std::string(200000, 'a');
+  t.messages[3].content = "line\n" + std::string(100000, '\n');  // escaped twice as long
   nlohmann::json record = ToJson(t);
   const size_t cap = 256 * 1024;
   ASSERT_GT(record.dump().size(), cap);
@@ -218,7 +228,7 @@ TEST(TrajectoryTest, FitRecordCutsTheLongestStringsAndFlagsTheRecord) {
   EXPECT_FALSE(small.contains("truncated"));
   // Many short strings that cannot be cut: the header and outcome are kept.
   Trajectory many = Sample();
-  for (int i = 0; i < 20000; ++i) many.messages.push_back({{"role", "user"}, {"content", "x"}});
+  for (int i = 0; i < 20000; ++i) many.messages.push_back(common::Message::User("x"));
   nlohmann::json crowded = ToJson(many);
   EXPECT_TRUE(FitRecord(crowded, cap));
   EXPECT_LE(crowded.dump().size() + 1, cap);

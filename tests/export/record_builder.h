@@ -122,17 +122,18 @@ inline dataset::Trajectory MakeRecord(const RecordSpec& s) {
   json solution = s.ops_fraction ? SolutionWithOpJson(s) : SolutionJson(s);
   bool tools = s.protocol == "tools";
   if (tools)
-    t.tools = json::array(
-        {{{"type", "function"},
-          {"function",
-           {{"name", "run"},
-            {"description", "Compile and check a solution"},
-            {"parameters",
-             {{"type", "object"},
-              {"properties", {{"source", {{"type", "string"}}}, {"launches", {{"type", "array"}}}}},
-              {"required", {"source", "launches"}}}}}}}});
-  t.messages = json::array({{{"role", "system"}, {"content", "You write CUDA kernels."}},
-                            {{"role", "user"}, {"content", "Write a kernel for " + s.task + "."}}});
+    t.tools.push_back(*common::ToolSpecFromRecord(
+        json{{"type", "function"},
+             {"function",
+              {{"name", "run"},
+               {"description", "Compile and check a solution"},
+               {"parameters",
+                {{"type", "object"},
+                 {"properties", {{"source", {{"type", "string"}}}, {"launches", {{"type", "array"}}}}},
+                 {"required", {"source", "launches"}}}}}}}));
+  // Messages as a record holds them (its tool calls without the `function` object), read as records are.
+  json messages = json::array({{{"role", "system"}, {"content", "You write CUDA kernels."}},
+                               {{"role", "user"}, {"content", "Write a kernel for " + s.task + "."}}});
   for (int turn = 1; turn <= s.turns; ++turn) {
     bool last = turn == s.turns;
     std::string call_id = "call_" + std::to_string(turn);
@@ -149,7 +150,7 @@ inline dataset::Trajectory MakeRecord(const RecordSpec& s) {
     }
     if (!s.reasoning.empty()) assistant["reasoning_content"] = s.reasoning;
     assistant["blocks"] = json::array({{{"type", "thinking"}, {"thinking", "secret"}, {"signature", "sig"}}});
-    t.messages.push_back(assistant);
+    messages.push_back(assistant);
     dataset::Attempt a;
     a.turn = turn;
     a.tool_call_id = tools ? call_id : "";
@@ -195,12 +196,13 @@ inline dataset::Trajectory MakeRecord(const RecordSpec& s) {
     }
     std::string feedback = a.Is(common::VerdictStatus::kOk) ? "ok" : std::string(a.StatusName()) + ": try again";
     if (tools) {
-      t.messages.push_back({{"role", "tool"}, {"tool_call_id", call_id}, {"content", feedback}});
+      messages.push_back({{"role", "tool"}, {"tool_call_id", call_id}, {"content", feedback}});
     } else if (!last) {
-      t.messages.push_back({{"role", "user"}, {"content", feedback}});
+      messages.push_back({{"role", "user"}, {"content", feedback}});
     }
     t.attempts.push_back(a);
   }
+  for (const json& m : messages) t.messages.push_back(*common::MessageFromRecord(m));
   t.best = static_cast<int>(t.attempts.size()) - 1;
   t.stop = s.harness_error ? dataset::StopReason::kHarnessError : *dataset::kStopReasonNames.Parse(s.stop);
   t.usage.input_tokens = s.tokens;

@@ -126,8 +126,8 @@ class RunEpisodeTest : public ::testing::Test {
     EXPECT_TRUE(made.ok());
     auto client = llm::Client::Create(std::move(*made), client_options);
     EXPECT_TRUE(client.ok());
-    std::vector<llm::ToolSpec> tools =
-        options_.protocol == dataset::Protocol::kTools ? SolutionTools() : std::vector<llm::ToolSpec>{};
+    std::vector<common::ToolSpec> tools =
+        options_.protocol == dataset::Protocol::kTools ? SolutionTools() : std::vector<common::ToolSpec>{};
     EpisodeContext context{options_, prompts_, **client, judge, "system", tools, compile_only, std::nullopt, "run"};
     return RunEpisode(context, {&task_, View::kCode, 0, "class Model: pass\n", "run/demo/relu/0"}, end);
   }
@@ -256,8 +256,8 @@ TEST_F(RunEpisodeTest, ARefusalEndsTheEpisodeWithItsTextAndIsNotAskedAgain) {
   EXPECT_TRUE(judge.labels().empty());
   EXPECT_NE(t.error.find("I can't help with that."), std::string::npos) << t.error;
   ASSERT_FALSE(t.messages.empty());
-  EXPECT_EQ(t.messages.back()["role"], "assistant") << "the refused turn stays in the history";
-  EXPECT_EQ(t.messages.back()["content"], "I can't help with that.");
+  EXPECT_EQ(t.messages.back().role, common::Role::kAssistant) << "the refused turn stays in the history";
+  EXPECT_EQ(t.messages.back().content, "I can't help with that.");
 }
 
 TEST_F(RunEpisodeTest, SubmittedAndNoSolutionWithTools) {

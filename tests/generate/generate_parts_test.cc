@@ -76,25 +76,25 @@ TEST(ReplyTest, CandidatesFromTextAndFromToolCalls) {
   const std::string text =
       "x\n```cuda\n__global__ void k() {}\n```\n```json\n{\"launches\": [{\"kernel\": \"k\", \"grid\": [1], "
       "\"block\": [32], \"args\": []}]}\n```\n";
-  auto one = CandidatesOf(llm::Message::Assistant(text), dataset::Protocol::kText, "demo/relu");
+  auto one = CandidatesOf(common::Message::Assistant(text), dataset::Protocol::kText, "demo/relu");
   ASSERT_EQ(one.size(), 1u);
   ASSERT_TRUE(one[0].solution.ok()) << one[0].solution.status().message();
   EXPECT_EQ(one[0].solution->task, "demo/relu");
   // A reply that quotes the previous attempt first is read by its last blocks.
   const std::string quoted = "Before:\n```cuda\nold\n```\n```json\n{}\n```\nNow:\n" + text;
-  auto last = CandidatesOf(llm::Message::Assistant(quoted), dataset::Protocol::kText, "demo/relu");
+  auto last = CandidatesOf(common::Message::Assistant(quoted), dataset::Protocol::kText, "demo/relu");
   ASSERT_EQ(last.size(), 1u);
   ASSERT_TRUE(last[0].solution.ok()) << last[0].solution.status().message();
   EXPECT_EQ(last[0].solution->source, "__global__ void k() {}\n");
   EXPECT_FALSE(common::ParseSolutionText(quoted, "reply").ok()) << "verify stays strict";
-  auto none = CandidatesOf(llm::Message::Assistant("no code"), dataset::Protocol::kText, "demo/relu");
+  auto none = CandidatesOf(common::Message::Assistant("no code"), dataset::Protocol::kText, "demo/relu");
   ASSERT_EQ(none.size(), 1u);
   EXPECT_FALSE(none[0].solution.ok());
 
   json args = {{"source", "__global__ void k() {}"},
                {"launches", {{{"kernel", "k"}, {"grid", {1}}, {"block", {32}}, {"args", json::array()}}}},
                {"task", "other/task"}};
-  llm::Message calls = llm::Message::Assistant(
+  common::Message calls = common::Message::Assistant(
       "", {{"c1", "run", args}, {"c2", "submit", args}, {"c3", "shell", args}, {"c4", "run", "not json"}});
   auto found = CandidatesOf(calls, dataset::Protocol::kTools, "demo/relu");
   ASSERT_EQ(found.size(), 4u);
@@ -105,8 +105,8 @@ TEST(ReplyTest, CandidatesFromTextAndFromToolCalls) {
   EXPECT_EQ(found[1].tool_call_id, "c2");
   EXPECT_NE(found[2].solution.status().message().find("unknown tool \"shell\""), std::string::npos);
   EXPECT_FALSE(found[3].solution.ok());
-  EXPECT_TRUE(CandidatesOf(llm::Message::Assistant("just text"), dataset::Protocol::kTools, "t").empty());
-  std::vector<llm::ToolSpec> tools = SolutionTools();
+  EXPECT_TRUE(CandidatesOf(common::Message::Assistant("just text"), dataset::Protocol::kTools, "t").empty());
+  std::vector<common::ToolSpec> tools = SolutionTools();
   ASSERT_EQ(tools.size(), 2u);
   EXPECT_EQ(tools[0].parameters["required"], json({"source", "launches"}));
 }

@@ -32,7 +32,7 @@ TEST(SkillContextTest, TheSectionFollowsTheProtocol) {
   const std::string tools = SkillSection(Skills(), true);
   EXPECT_NE(tools.find("- rows: Row kernels.\n- gemm: GEMM kernels.\n"), std::string::npos) << tools;
   EXPECT_EQ(tools.find("Use a warp per row"), std::string::npos) << "tools: the body is read on demand";
-  llm::ToolSpec tool = ReadSkillFileTool(Skills());
+  common::ToolSpec tool = ReadSkillFileTool(Skills());
   EXPECT_EQ(tool.name, "read_skill_file");
   EXPECT_EQ(tool.parameters["properties"]["skill"]["enum"], nlohmann::json({"rows", "gemm"}));
 }

@@ -225,7 +225,7 @@ TEST(AnthropicWireTest, ThinkingBlocksKeptAndSentBackByteForByte) {
   EXPECT_EQ(m.reasoning, json::parse(kThinkingReply)["content"][0]["thinking"].get<std::string>());
 
   // Through the canonical JSON (cassettes, trajectories) and back into the next request.
-  StatusOr<Message> stored = MessageFromJson(json::parse(ToJson(m).dump()));
+  StatusOr<Message> stored = common::MessageFromJson(json::parse(common::MessageToJson(m).dump()));
   ASSERT_TRUE(stored.ok()) << stored.status().ToString();
   EXPECT_EQ(stored->blocks, m.blocks);
   ChatRequest next;

@@ -49,7 +49,7 @@ dataset::Trajectory Episode(const std::string& task, std::vector<dataset::Attemp
   t.device->cc = "9.0";
   for (const dataset::Attempt& a : t.attempts) {
     (void)a;
-    t.messages.push_back({{"role", "assistant"}, {"content", "..."}});
+    t.messages.push_back(common::Message::Assistant("..."));
   }
   return t;
 }

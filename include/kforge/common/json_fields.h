@@ -9,6 +9,7 @@
 #include <initializer_list>
 #include <limits>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -86,6 +87,7 @@ class JsonFields {
 
   /// Fails unless the value is an object whose keys are all in `allowed`.
   Status CheckObject(std::initializer_list<std::string_view> allowed) const;
+  Status CheckObject(std::span<const std::string_view> allowed) const;
   bool Has(std::string_view key) const;
   /// Path of a child, for nested errors: "launches[2].grid".
   std::string Child(std::string_view key) const;

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kforge/common/bench_record.h"
+#include "kforge/common/chat.h"
 #include "kforge/common/names.h"
 #include "kforge/common/status.h"
 #include "kforge/common/verdict.h"
@@ -138,10 +139,9 @@ struct Trajectory {
   TeacherInfo teacher;
   Protocol protocol = Protocol::kText;
   bool compile_only = false;      ///< no GPU: attempts were compiled, not run
-  /// The conversation in the canonical chat form (llm::ToJson(Message)): role, content,
-  /// tool_calls, tool_call_id, reasoning, blocks.
-  nlohmann::json messages = nlohmann::json::array();
-  nlohmann::json tools = nlohmann::json::array();  ///< tool specs offered (tools protocol)
+  /// The conversation, written in the record form of the chat (common::MessageToRecord).
+  std::vector<common::Message> messages;
+  std::vector<common::ToolSpec> tools;  ///< the tools offered (tools protocol)
   std::vector<Attempt> attempts;
   std::optional<int> best;  ///< index into attempts: the fastest correct one, else the last compiled
   StopReason stop = StopReason::kNone;  ///< why the episode ended

@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kforge/common/chat.h"
 #include "kforge/common/names.h"
 #include "kforge/common/status.h"
 #include "kforge/dataset/trajectory.h"
@@ -41,13 +42,8 @@ inline constexpr common::NameTable<FileFormat, 2> kFileFormatNames = {
 static_assert(kFileFormatNames.MatchesEnum());
 inline std::string_view FileFormatName(FileFormat format) { return kFileFormatNames.Name(format); }
 
-struct FormatOptions {
-  /// Keep the recorded reasoning of assistant turns as `reasoning_content`. Default off.
-  bool with_reasoning = false;
-  /// Tool-call arguments as JSON text (OpenAI's wire form) instead of JSON objects (Hugging Face's
-  /// chat-template convention, which templates serialise themselves). Default off: objects.
-  bool arguments_as_text = false;
-};
+/// How the messages of conversation rows are written (`with_reasoning`, `arguments_as_text`).
+using FormatOptions = common::TrlOptions;
 
 /// One column of a messages or pairs file: its name and its type in the Hugging Face `datasets`
 /// library's terms: "string", "int64", "float64", "bool", "string_list" (List(Value("string"))),
@@ -75,12 +71,12 @@ nlohmann::json Provenance(const dataset::Trajectory& record);
 /// leaves none): only such records make messages or pairs rows.
 bool HasAssistantTurn(const dataset::Trajectory& record);
 
-/// `{"messages": [...], "tools": [...] or null, provenance...}`. Messages are in Hugging Face/TRL
-/// form, each with only its own keys: tool calls as `{"id", "type": "function", "function": {"name",
-/// "arguments": object}}` (JSON text with `arguments_as_text`), tool results with `tool_call_id` and
-/// `name`; Anthropic thinking blocks are dropped. The conversation ends with the assistant turn of
-/// the best attempt, else the last assistant turn. InvalidArgument naming the record when a message
-/// cannot be read or there is no assistant turn.
+/// `{"messages": [...], "tools": [...] or null, provenance...}`. Messages and tools are in TRL's form
+/// (common::TrlMessagesToJson, common::TrlToolsToJson): tool calls as `{"id", "type": "function",
+/// "function": {"name", "arguments": object}}` (JSON text with `arguments_as_text`), tool results with
+/// `tool_call_id` and `name`; Anthropic thinking blocks are dropped. The conversation ends with the
+/// assistant turn of the best attempt, else the last assistant turn. InvalidArgument naming the record
+/// when there is no assistant turn.
 StatusOr<nlohmann::json> MessagesRow(const dataset::Trajectory& record, const FormatOptions& options);
 
 /// `{"prompt": [every message before the completion's assistant turn], "completion": [the assistant
@@ -88,8 +84,7 @@ StatusOr<nlohmann::json> MessagesRow(const dataset::Trajectory& record, const Fo
 StatusOr<nlohmann::json> PairsRow(const dataset::Trajectory& record, const FormatOptions& options);
 
 /// The record's messages in Hugging Face/TRL form, as MessagesRow writes them, all of them.
-/// InvalidArgument naming the record when a message cannot be read.
-StatusOr<std::vector<nlohmann::json>> TrlMessages(const dataset::Trajectory& record, const FormatOptions& options);
+std::vector<nlohmann::json> TrlMessages(const dataset::Trajectory& record, const FormatOptions& options);
 
 /// The index in `messages` (TrlMessages) of the assistant message of 1-based `turn`; nullopt when
 /// there are fewer assistant turns.

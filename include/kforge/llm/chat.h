@@ -1,6 +1,5 @@
-// The canonical chat form shared by every provider, trajectory records and datasets. A Message maps
-// 1:1 to an OpenAI/TRL chat message (role, content, tool_calls, tool_call_id, reasoning_content),
-// plus the ordered blocks an Anthropic reply needs back unchanged (thinking with its signature).
+// Chat requests and responses in the canonical chat form (kforge/common/chat.h), shared by every
+// provider: what determines a reply, the reply with its usage and cost, and why a request failed.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -10,64 +9,19 @@
 #include <string>
 #include <vector>
 
+#include "kforge/common/chat.h"
 #include "kforge/common/status.h"
 
 namespace kforge::llm {
 
-enum class Role { kSystem, kUser, kAssistant, kTool };
-
-/// A tool invocation requested by the assistant. `arguments` is a JSON value (normally an object);
-/// when a model emits arguments that are not valid JSON they are kept as a JSON string.
-struct ToolCall {
-  std::string id;
-  std::string name;
-  nlohmann::json arguments = nlohmann::json::object();
-};
-
-/// One part of an assistant turn, in the order the model produced it. Kept for the reasoning that
-/// a provider checks when it comes back: Anthropic `thinking` (text + `signature`) and
-/// `redacted_thinking` (`data`) blocks are sent back byte for byte.
-struct ContentBlock {
-  enum class Type { kText, kThinking, kRedactedThinking, kToolUse };
-  Type type = Type::kText;
-  std::string text;          ///< kText: the text; kThinking: the thinking text
-  std::string signature;     ///< kThinking: the signature the API checks
-  std::string data;          ///< kRedactedThinking: the encrypted reasoning
-  std::string tool_call_id;  ///< kToolUse: the ToolCall::id this block stands for
-
-  bool operator==(const ContentBlock&) const = default;
-};
-
-struct Message {
-  Role role = Role::kUser;
-  /// Text content; empty for an assistant turn that only calls tools.
-  std::string content;
-  /// Assistant only.
-  std::vector<ToolCall> tool_calls;
-  /// Assistant only: the reasoning text the model showed (OpenAI-compatible `reasoning_content` or
-  /// `reasoning`; the text of Anthropic thinking blocks). For reading, records and datasets.
-  std::string reasoning;
-  /// Assistant only; empty unless the turn has reasoning blocks. The turn's parts in order: its
-  /// text blocks (whose concatenation is `content`), thinking blocks and tool uses (which refer to
-  /// `tool_calls` by id). The Anthropic provider sends these instead of content + tool_calls.
-  std::vector<ContentBlock> blocks;
-  /// Tool only: the ToolCall::id this message answers.
-  std::string tool_call_id;
-  /// Tool only: true when the content reports a failure of the tool (Anthropic `is_error`).
-  bool is_error = false;
-
-  static Message System(std::string text);
-  static Message User(std::string text);
-  static Message Assistant(std::string text, std::vector<ToolCall> calls = {});
-  static Message ToolResult(std::string tool_call_id, std::string text, bool is_error = false);
-};
-
-/// A function the model may call; `parameters` is a JSON Schema object.
-struct ToolSpec {
-  std::string name;
-  std::string description;
-  nlohmann::json parameters = nlohmann::json::object();
-};
+// The chat form is common's (kforge/common/chat.h): requests and responses hold it as it is.
+using common::ContentBlock;
+using common::Message;
+using common::ParseRole;
+using common::Role;
+using common::RoleName;
+using common::ToolCall;
+using common::ToolSpec;
 
 /// Everything that determines a reply. Two equal requests have equal cache and cassette keys.
 struct ChatRequest {
@@ -170,26 +124,14 @@ struct ChatResponse {
   bool ok() const { return error.ok(); }
 };
 
-nlohmann::json ToJson(const ToolCall& call);
-nlohmann::json ToJson(const ContentBlock& block);
-nlohmann::json ToJson(const Message& message);
-nlohmann::json ToJson(const ToolSpec& tool);
 nlohmann::json ToJson(const Usage& usage);
 /// Canonical form; keys are sorted, so dump() is stable and suitable for hashing.
 nlohmann::json ToJson(const ChatRequest& request);
 nlohmann::json ToJson(const ChatResponse& response);
 
-/// Accepts what ToJson writes and OpenAI/TRL messages (arguments as a JSON string or object,
-/// content null or a list of text parts, `reasoning_content` or `reasoning`). Errors name the
-/// JSON path.
-StatusOr<Message> MessageFromJson(const nlohmann::json& j);
-StatusOr<std::vector<Message>> MessagesFromJson(const nlohmann::json& j);
-StatusOr<ToolSpec> ToolSpecFromJson(const nlohmann::json& j);
 StatusOr<ChatRequest> ChatRequestFromJson(const nlohmann::json& j);
 StatusOr<ChatResponse> ChatResponseFromJson(const nlohmann::json& j);
 
-const char* RoleName(Role role);
-std::optional<Role> ParseRole(std::string_view name);
 std::optional<StopReason> ParseStopReason(std::string_view name);
 
 /// SHA-256 of the canonical request JSON (tag excluded). Used as the cassette key.
