@@ -13,6 +13,9 @@
 #   once, default 4: the nvcc builds dominate)
 # Each line is written as its file is judged; a rerun into the same OUT_JSONL judges only the files that
 # have no KernelBench verdict there yet, so a long run can be split over several sessions or stopped.
+# A file whose run ran out of GPU memory while other files were judged beside it (KernelBench's level-1
+# problems hold several GiB each) is judged again after the others, alone: its first verdict is the
+# neighbours', not KernelBench's.
 # KernelBench's eval.py imports `requests` for its remote mode only; where it is not installed (a GPU
 # machine without network), an empty stand-in module is put on the judge's path.
 # Exit 0 when every file kforge called correct is correct for KernelBench too, 1 when one is not (or
@@ -61,6 +64,15 @@ if subprocess.run([sys.executable, "-c", "import requests"], capture_output=True
     env["PYTHONPATH"] = stand_in + os.pathsep + env.get("PYTHONPATH", "")
 
 
+def out_of_memory(verdict):
+    """True for KernelBench's verdict on a run that ran out of GPU memory."""
+    metadata = verdict.get("metadata")
+    if not isinstance(metadata, dict):
+        return False
+    return "OutOfMemory" in str(metadata.get("runtime_error_name", "")) or \
+        "out of memory" in str(metadata.get("runtime_error", ""))
+
+
 def kernelbench_verdict(reference, model_new):
     if not os.path.exists(reference):
         return {"error": f"no problem file {reference}"}
@@ -79,7 +91,7 @@ def kernelbench_verdict(reference, model_new):
 
 
 # A line is written as soon as its file is judged, so a run stopped midway keeps what it judged; a rerun
-# into the same OUT_JSONL keeps the lines that have KernelBench's verdict and judges only the others.
+# into the same OUT_JSONL keeps the lines that have KernelBench's verdict (a run out of memory has none) and judges only the others.
 done = {}
 if os.path.exists(out):
     with open(out) as f:
@@ -88,7 +100,8 @@ if os.path.exists(out):
                 line = json.loads(text)
             except json.JSONDecodeError:
                 continue
-            if "error" not in line.get("kernelbench", {"error": ""}):
+            verdict = line.get("kernelbench", {"error": ""})
+            if "error" not in verdict and not out_of_memory(verdict):
                 done[line["file"]] = line
 if done:
     print(f"kb-judge: {len(done)} files already judged in {out}; judging the other {len(rows) - len(done)}",
@@ -108,17 +121,37 @@ with open(out + ".tmp", "w") as sink:  # the kept lines, then each new one appen
     for line in done.values():
         sink.write(json.dumps(line, default=str) + "\n")
 os.replace(out + ".tmp", out)
-with open(out, "a") as sink, ThreadPoolExecutor(max_workers=max(1, int(os.environ.get("KB_JOBS", "4")))) as pool:
-    futures = {pool.submit(kernelbench_verdict, os.path.join(kb, row["problem"]),
-                           os.path.join(export_dir, row["file"])): row for row in todo}
-    for i, future in enumerate(as_completed(futures), len(done) + 1):
-        row, verdict = futures[future], future.result()
-        done[row["file"]] = record(row, verdict)
-        sink.write(json.dumps(done[row["file"]], default=str) + "\n")
-        sink.flush()
-        kb_text = verdict.get("error") or f"compiled={verdict.get('compiled')} correct={verdict.get('correctness')}"
-        print(f"kb-judge [{i}/{len(rows)}] {row['file']}: kforge correct={row.get('correct')}, "
-              f"KernelBench {kb_text}", file=sys.stderr)
+jobs = max(1, int(os.environ.get("KB_JOBS", "4")))
+
+
+def judge_one(row):
+    return kernelbench_verdict(os.path.join(kb, row["problem"]), os.path.join(export_dir, row["file"]))
+
+
+def keep(sink, row, verdict):
+    done[row["file"]] = record(row, verdict)
+    sink.write(json.dumps(done[row["file"]], default=str) + "\n")
+    sink.flush()
+    kb_text = verdict.get("error") or f"compiled={verdict.get('compiled')} correct={verdict.get('correctness')}"
+    print(f"kb-judge [{len(done)}/{len(rows)}] {row['file']}: kforge correct={row.get('correct')}, "
+          f"KernelBench {kb_text}", file=sys.stderr)
+
+
+crowded = []  # ran out of GPU memory beside other judges: judged again alone
+with open(out, "a") as sink:
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        futures = {pool.submit(judge_one, row): row for row in todo}
+        for future in as_completed(futures):
+            row, verdict = futures[future], future.result()
+            if jobs > 1 and out_of_memory(verdict):
+                crowded.append(row)
+                continue
+            keep(sink, row, verdict)
+    if crowded:
+        print(f"kb-judge: {len(crowded)} files ran out of GPU memory beside the others; judging them alone",
+              file=sys.stderr)
+    for row in crowded:
+        keep(sink, row, judge_one(row))
 
 counts = {"agree": 0, "disagree": 0, "no_verdict": 0}
 false_positives = []

@@ -20,6 +20,11 @@ with open(os.environ["KB_STANDIN_LOG"], "a") as log:
 if "fail" in text and not os.path.exists(model_new + ".seen"):
     open(model_new + ".seen", "w").close()
     sys.exit(1)
+if "big" in text and not os.path.exists(model_new + ".seen"):  # out of memory the first time, beside others
+    open(model_new + ".seen", "w").close()
+    print(json.dumps({"compiled": True, "correctness": False, "metadata": {
+        "runtime_error": "CUDA out of memory. Tried to allocate 8.00 GiB.", "runtime_error_name": "torch.OutOfMemoryError"}}))
+    sys.exit(0)
 print(json.dumps({"compiled": True, "correctness": "wrong" not in text}))
 '''
 
@@ -72,3 +77,32 @@ def test_each_file_gets_a_line_and_a_rerun_judges_only_those_left(tmp_path):
     assert sorted(judged) == ["a.py", "b.py", "c.py", "d.py"]
     assert judged["c.py"]["agree"] is True
     assert "3 agree, 1 disagree, 0 without a KernelBench verdict" in second.stderr
+
+
+def test_a_file_out_of_memory_beside_others_is_judged_again_alone(tmp_path):
+    kb, export = setup(tmp_path)
+    (export / "e.py").write_text("big")
+    with open(export / "index.jsonl", "a") as index:
+        index.write(json.dumps({"file": "e.py", "task": "kernelbench/level1/1_A", "problem": "level1/1_A.py",
+                                "correct": True, "status": "ok"}) + "\n")
+    out, log = tmp_path / "kb.jsonl", tmp_path / "judged.log"
+    first = run(kb, export, out, log)
+    assert "1 files ran out of GPU memory beside the others; judging them alone" in first.stderr
+    assert log.read_text().split().count("e.py") == 2 and log.read_text().split()[-1] == "e.py"
+    judged = lines(out)
+    assert judged["e.py"]["agree"] is True and judged["e.py"]["kernelbench"]["correctness"] is True
+    assert len(out.read_text().splitlines()) == 5, "one line per file: the crowded verdict is not kept"
+
+
+def test_a_rerun_judges_again_a_verdict_that_ran_out_of_memory(tmp_path):
+    kb, export = setup(tmp_path)
+    out, log = tmp_path / "kb.jsonl", tmp_path / "judged.log"
+    run(kb, export, out, log)
+    kept = lines(out)
+    kept["a.py"]["kernelbench"] = {"compiled": True, "correctness": False, "metadata": {
+        "runtime_error": "CUDA out of memory. Tried to allocate 6.00 GiB."}}
+    out.write_text("".join(json.dumps(line) + "\n" for line in kept.values()))
+    log.write_text("")
+    run(kb, export, out, log)
+    assert sorted(log.read_text().split()) == ["a.py", "c.py"]  # c.py: no verdict the first time
+    assert lines(out)["a.py"]["kernelbench"]["correctness"] is True
