@@ -18,8 +18,8 @@
 #include "cli/reference_sol.h"
 #include "kforge/bench/wire.h"
 #include "kforge/common/task.h"
-#include "kforge/verify/worker_client.h"
 #include "kforge/verify/worker_protocol.h"
+#include "kforge/verify/worker_session.h"
 
 namespace kforge::cli {
 namespace {
@@ -43,22 +43,6 @@ double WorstRatio(const verify::TaskCheckReply& reply, int64_t& peak, int64_t& f
     }
   }
   return worst;
-}
-
-/// The worker's reply to a task check, or how the call failed (harness_error).
-verify::TaskCheckReply TaskCheck(verify::WorkerClient& worker, const verify::TaskCheckRequest& request,
-                                 std::chrono::seconds deadline) {
-  verify::WorkerClient::Reply raw = worker.Call(request.ToJson(), deadline);
-  verify::TaskCheckReply reply;
-  reply.status = verify::TaskCheckStatus::kHarnessError;
-  if (raw.kind != verify::WorkerClient::Reply::Kind::kOk) {
-    reply.message = "worker: " + raw.detail;
-  } else if (auto parsed = verify::TaskCheckReply::FromJson(raw.body); !parsed.ok()) {
-    reply.message = "worker: " + parsed.status().message();
-  } else {
-    reply = std::move(*parsed);
-  }
-  return reply;
 }
 
 /// The status a task's line shows: the worker's, or why the import found the task cannot judge a
@@ -261,25 +245,20 @@ void PrintTaskLine(const common::Task& task, Shown shown, const verify::TaskChec
 
 }  // namespace
 
-StatusOr<std::unique_ptr<verify::WorkerClient>> StartTaskWorker(const std::string& device_text,
-                                                                const std::string& worker_program,
-                                                                std::optional<common::DevicePeak>* peak) {
+StatusOr<std::unique_ptr<verify::WorkerSession>> StartTaskWorker(const std::string& device_text,
+                                                                 const std::string& worker_program,
+                                                                 std::optional<common::DevicePeak>* peak) {
   auto device = ParseCudaDevice(device_text);
   if (!device.ok()) return Status::InvalidArgument("--device: " + device.status().message());
-  std::string program = worker_program.empty() ? SelfExecutable().string() : worker_program;
-  auto worker = std::make_unique<verify::WorkerClient>(
-      std::vector<std::string>{program, "worker", "--device", std::to_string(*device)});
-  verify::HelloRequest request;
-  request.peak = peak != nullptr;
-  verify::WorkerClient::Reply hello = worker->Call(request.ToJson(), std::chrono::seconds(120));
-  auto said = hello.kind == verify::WorkerClient::Reply::Kind::kOk
-                  ? verify::HelloReply::FromJson(hello.body)
-                  : Status::Unavailable("worker: " + hello.detail);
-  if (!said.ok() || said->status != common::VerdictStatus::kOk) {
-    std::string why = said.ok() ? said->message : said.status().message();
-    return Status::Unavailable("needs a GPU: " + why);
-  }
-  if (peak) *peak = said->peak;
+  verify::WorkerSessionOptions options;
+  options.program = worker_program.empty() ? SelfExecutable() : std::filesystem::path(worker_program);
+  options.device = *device;
+  options.peak = peak != nullptr;
+  options.hello_timeout = std::chrono::seconds(120);
+  auto worker = std::make_unique<verify::WorkerSession>(options);
+  const verify::HelloReply& hello = worker->Hello();
+  if (hello.status != common::VerdictStatus::kOk) return Status::Unavailable("needs a GPU: " + hello.message);
+  if (peak) *peak = hello.peak;
   return worker;
 }
 
@@ -301,7 +280,7 @@ int CheckTasks(const TasksCheckOptions& options) {
   if (!started.ok()) {
     return Fail("tasks check", started.status());
   }
-  verify::WorkerClient& worker = **started;
+  verify::WorkerSession& worker = **started;
   Tally tally;
   SolBands bands;
   double worst = 0;
@@ -314,7 +293,7 @@ int CheckTasks(const TasksCheckOptions& options) {
     request.task_dir = task.dir;
     request.seed = options.seed;
     auto started_at = std::chrono::steady_clock::now();
-    verify::TaskCheckReply reply = TaskCheck(worker, request, std::chrono::seconds(options.timeout_s));
+    verify::TaskCheckReply reply = worker.TaskCheck(request, std::chrono::seconds(options.timeout_s));
     const Shown shown = ShownStatus(task, reply.status);
     tally.Add(shown);
     int64_t peak = 0, footprint = 0;

@@ -13,6 +13,7 @@
 #include "kforge/bench/wire.h"
 #include "kforge/verify/solution_reader.h"
 #include "kforge/verify/verifier.h"
+#include "kforge/verify/worker_session.h"
 
 namespace kforge::bench {
 
@@ -68,7 +69,7 @@ class Bencher {
   /// `first` (an implausible speedup) timed again in `worker` on fresh input draws and with the other
   /// timing mode: its `recheck_speedup` and flags, or the re-timing's own failure when the candidate
   /// failed a timed run there.
-  BenchResult Recheck(BenchResult first, verify::WorkerClient& worker, const BenchRequest& request,
+  BenchResult Recheck(BenchResult first, verify::WorkerSession& worker, const BenchRequest& request,
                       const common::Task& task, std::chrono::milliseconds deadline) const;
 
   BenchOptions options_;

@@ -22,14 +22,14 @@
 #include "kforge/common/task.h"
 #include "kforge/common/verdict.h"
 #include "kforge/verify/solution_reader.h"
-#include "kforge/verify/worker_client.h"
 #include "kforge/verify/worker_protocol.h"
+#include "kforge/verify/worker_session.h"
 
 namespace kforge::verify {
 
 /// What a follow-up stage gets for a solution that passed: its worker, task, solution and CUBIN.
 struct AfterCheck {
-  WorkerClient& worker;
+  WorkerSession& worker;
   const common::Task& task;
   const common::Solution& solution;
   const std::string& cubin;
