@@ -98,9 +98,9 @@ BenchResult Bencher::Recheck(BenchResult first, verify::WorkerSession& worker, c
   return first;
 }
 
-std::function<std::any(const verify::AfterCheck&)> Bencher::TimingStage() const {
+std::function<std::optional<BenchResult>(const verify::AfterCheck&)> Bencher::TimingStage() const {
   std::chrono::milliseconds deadline = BenchDeadline();
-  return [this, deadline](const verify::AfterCheck& c) -> std::any {
+  return [this, deadline](const verify::AfterCheck& c) -> std::optional<BenchResult> {
     BenchRequest request = RequestFor(c.task, c.seed);
     request.solution = c.solution;
     request.cubin = c.cubin;
@@ -119,8 +119,7 @@ verify::VerifyOptions Bencher::TimedVerifyOptions() const {
   return options;
 }
 
-BenchResult Bencher::Record(const common::Verdict& verdict, const std::any& after) const {
-  const BenchResult* timed = std::any_cast<BenchResult>(&after);
+BenchResult Bencher::Record(const common::Verdict& verdict, const std::optional<BenchResult>& timed) const {
   BenchResult result = verdict.status == common::VerdictStatus::kOk && timed
                            ? *timed
                            : Failed(verdict.task, verdict.solution_hash, verdict.status, verdict.message);
@@ -139,8 +138,8 @@ BenchSummary Bencher::RunJudged(verify::SolutionReader& reader,
   verify::Verifier verifier(TimedVerifyOptions());
   BenchSummary summary;
   verify::VerifySummary verified =
-      verifier.Run(reader, [&](const common::Verdict& verdict, const std::any& after) {
-        BenchResult result = Record(verdict, after);
+      verifier.Run(reader, [&](const common::Verdict& verdict, const std::optional<BenchResult>& timed) {
+        BenchResult result = Record(verdict, timed);
         ++summary.total;
         if (result.status == common::VerdictStatus::kOk) ++summary.ok;
         if (result.status == common::VerdictStatus::kHarnessError) ++summary.harness_errors;

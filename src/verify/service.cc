@@ -40,10 +40,10 @@ struct Job {
   uint64_t seed = 0;  ///< The inputs' seed: the service's, or the one the submission asked for.
   std::future<cuda::CompileResult> compile;  ///< Not valid when the verdict was final before compiling.
   std::string cubin;
-  std::any after;  ///< What VerifyOptions::after_check returned.
+  std::optional<common::BenchResult> bench;  ///< What VerifyOptions::after_check returned.
   std::promise<Judged> done;
 
-  void Finish() { done.set_value(Judged{std::move(verdict), std::move(after)}); }
+  void Finish() { done.set_value(Judged{std::move(verdict), std::move(bench)}); }
 };
 
 /// What a device thread knows of its worker.
@@ -283,7 +283,7 @@ void VerifyService::Impl::Judge(Job& job, WorkerSession& session, DeviceState& s
     }
   }
   if (options_.after_check && verdict.status == VerdictStatus::kOk && !state.no_gpu && !options_.compile_only)
-    job.after = options_.after_check({session, *job.task, job.solution, job.cubin, job.seed});
+    job.bench = options_.after_check({session, *job.task, job.solution, job.cubin, job.seed});
 }
 
 void VerifyService::Impl::DeviceLoop(int device) {

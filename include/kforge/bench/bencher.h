@@ -2,9 +2,9 @@
 // (bench::Measure there) and turn the samples into records; or time references alone.
 #pragma once
 
-#include <any>
 #include <chrono>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -51,12 +51,12 @@ class Bencher {
   /// The stage that times a solution that passed, in its worker, for a VerifyService of one's own
   /// (VerifyOptions::after_check): its BenchResult, made there from the reply and the task the service
   /// holds. Record completes it.
-  std::function<std::any(const verify::AfterCheck&)> TimingStage() const;
+  std::function<std::optional<BenchResult>(const verify::AfterCheck&)> TimingStage() const;
   /// options().verify with the timing stage: what a service (or a Verifier) that times is built from.
   verify::VerifyOptions TimedVerifyOptions() const;
   /// The record of a judged solution: the verdict's status when it did not pass (or was not timed),
   /// else the timing stage's result. Thread-safe.
-  BenchResult Record(const common::Verdict& verdict, const std::any& after) const;
+  BenchResult Record(const common::Verdict& verdict, const std::optional<BenchResult>& timed) const;
 
   uint64_t seed() const { return seed_; }
   const BenchOptions& options() const { return options_; }
