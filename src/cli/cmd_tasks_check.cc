@@ -243,6 +243,43 @@ void PrintTaskLine(const common::Task& task, Shown shown, const verify::TaskChec
   std::fflush(stdout);
 }
 
+/// What the tasks checked so far add up to, for the summary.
+struct Totals {
+  Tally tally;
+  SolBands bands;
+  double worst = 0;  ///< The largest peak/footprint ratio, and its task.
+  std::string worst_task;
+};
+
+/// One task's check in the worker: its line (or JSON record), its CI case, and its share of `totals`.
+void CheckOneTask(verify::WorkerSession& worker, const common::Task& task, const TasksCheckOptions& options,
+                  const std::optional<common::DevicePeak>& device_peak, CiReport& ci, Totals& totals) {
+  verify::TaskCheckRequest request;
+  request.task_dir = task.dir;
+  request.seed = options.seed;
+  auto started_at = std::chrono::steady_clock::now();
+  verify::TaskCheckReply reply = worker.TaskCheck(request, std::chrono::seconds(options.timeout_s));
+  const Shown shown = ShownStatus(task, reply.status);
+  totals.tally.Add(shown);
+  int64_t peak = 0, footprint = 0;
+  double ratio = WorstRatio(reply, peak, footprint);
+  ci.Add(TaskCase(task, shown, LineMessage(task, shown, reply), peak, footprint,
+                  std::chrono::duration<double>(std::chrono::steady_clock::now() - started_at).count()));
+  if (ratio > totals.worst) {
+    totals.worst = ratio;
+    totals.worst_task = task.id;
+  }
+  std::optional<bench::Roofline> roofline = reply.status == verify::TaskCheckStatus::kOk
+                                                ? ReferenceRoofline(task, reply, device_peak)
+                                                : std::nullopt;
+  if (roofline) totals.bands.Add(roofline->sol_pct);
+  if (options.json) {
+    PrintTaskRecord(task, shown, reply, roofline);
+  } else {
+    PrintTaskLine(task, shown, reply, roofline, peak, footprint, ratio);
+  }
+}
+
 }  // namespace
 
 StatusOr<std::unique_ptr<verify::WorkerSession>> StartTaskWorker(const std::string& device_text,
@@ -281,46 +318,21 @@ int CheckTasks(const TasksCheckOptions& options) {
     return Fail("tasks check", started.status());
   }
   verify::WorkerSession& worker = **started;
-  Tally tally;
-  SolBands bands;
-  double worst = 0;
-  std::string worst_task;
+  Totals totals;
   int64_t position = 0;  // among the tasks the filter keeps
   for (const common::Task& task : *tasks) {
     if (!options.filter.empty() && fnmatch(options.filter.c_str(), task.id.c_str(), 0) != 0) continue;
     if (position++ % shard_count != shard_index) continue;
-    verify::TaskCheckRequest request;
-    request.task_dir = task.dir;
-    request.seed = options.seed;
-    auto started_at = std::chrono::steady_clock::now();
-    verify::TaskCheckReply reply = worker.TaskCheck(request, std::chrono::seconds(options.timeout_s));
-    const Shown shown = ShownStatus(task, reply.status);
-    tally.Add(shown);
-    int64_t peak = 0, footprint = 0;
-    double ratio = WorstRatio(reply, peak, footprint);
-    ci.Add(TaskCase(task, shown, LineMessage(task, shown, reply), peak, footprint,
-                    std::chrono::duration<double>(std::chrono::steady_clock::now() - started_at).count()));
-    if (ratio > worst) {
-      worst = ratio;
-      worst_task = task.id;
-    }
-    std::optional<bench::Roofline> roofline = reply.status == verify::TaskCheckStatus::kOk
-                                                  ? ReferenceRoofline(task, reply, device_peak)
-                                                  : std::nullopt;
-    if (roofline) bands.Add(roofline->sol_pct);
-    if (options.json) {
-      PrintTaskRecord(task, shown, reply, roofline);
-    } else {
-      PrintTaskLine(task, shown, reply, roofline, peak, footprint, ratio);
-    }
+    CheckOneTask(worker, task, options, device_peak, ci, totals);
   }
+  const Tally& tally = totals.tally;
   std::fprintf(
       stderr,
       "tasks check: %d tasks, %d ok, %d fail, %d ill_conditioned, %d degenerate, %d nondeterministic, "
       "%d harness_error; worst peak/footprint %.2fx%s\n",
       tally.checked, tally.ok, tally.failed, tally.ill_conditioned, tally.degenerate, tally.nondeterministic,
-      tally.harness, worst, worst_task.empty() ? "" : (" (" + worst_task + ")").c_str());
-  std::fprintf(stderr, "%s%s\n", bands.Summary().c_str(),
+      tally.harness, totals.worst, totals.worst_task.empty() ? "" : (" (" + totals.worst_task + ")").c_str());
+  std::fprintf(stderr, "%s%s\n", totals.bands.Summary().c_str(),
                device_peak ? "" : " (the device's peaks are unknown)");
   ci.AddSuiteProperty("seed", std::to_string(options.seed));
   if (Status written = ci.Finish(); !written.ok()) {
