@@ -25,26 +25,6 @@ BenchResult Failed(std::string task, std::string solution_hash, common::VerdictS
   return result;
 }
 
-/// The worker's reply to a bench request, or how the call failed.
-BenchReply CallWorker(verify::WorkerClient& worker, const BenchRequest& request,
-                      std::chrono::milliseconds deadline) {
-  verify::WorkerClient::Reply raw = worker.Call(request.ToJson(), deadline);
-  BenchReply reply;
-  if (raw.kind == verify::WorkerClient::Reply::Kind::kTimeout) {
-    reply.status = common::VerdictStatus::kTimeout;
-    reply.message = "worker: " + raw.detail;
-  } else if (raw.kind == verify::WorkerClient::Reply::Kind::kDied) {
-    reply.status = common::VerdictStatus::kHarnessError;
-    reply.message = "worker died: " + raw.detail;
-  } else if (auto parsed = BenchReply::FromJson(raw.body); parsed.ok()) {
-    reply = std::move(*parsed);
-  } else {
-    reply.status = common::VerdictStatus::kHarnessError;
-    reply.message = "worker: " + parsed.status().message();
-  }
-  return reply;
-}
-
 }  // namespace
 
 std::optional<TaskCost> CostOf(const common::Task& task) {
@@ -99,12 +79,12 @@ BenchResult Bencher::FromReply(const common::Task& task, const BenchReply& reply
   return *result;
 }
 
-BenchResult Bencher::Recheck(BenchResult first, verify::WorkerClient& worker, const BenchRequest& request,
+BenchResult Bencher::Recheck(BenchResult first, verify::WorkerSession& worker, const BenchRequest& request,
                              const common::Task& task, std::chrono::milliseconds deadline) const {
   BenchRequest again = request;
   again.seed = common::SplitMix64(request.seed ^ 0x7265636865636bULL);  // other draws than the first
   again.measure.mode = request.measure.mode == Mode::kCold ? Mode::kHot : Mode::kCold;
-  BenchResult second = FromReply(task, CallWorker(worker, again, deadline));
+  BenchResult second = FromReply(task, worker.Call<BenchReply>(again, deadline));
   const bool candidates_fault = second.status != common::VerdictStatus::kOk &&
                                 second.status != common::VerdictStatus::kHarnessError &&
                                 second.status != common::VerdictStatus::kTimeout;
@@ -118,13 +98,13 @@ BenchResult Bencher::Recheck(BenchResult first, verify::WorkerClient& worker, co
   return first;
 }
 
-std::function<std::any(const verify::AfterCheck&)> Bencher::TimingStage() const {
+std::function<std::optional<BenchResult>(const verify::AfterCheck&)> Bencher::TimingStage() const {
   std::chrono::milliseconds deadline = BenchDeadline();
-  return [this, deadline](const verify::AfterCheck& c) -> std::any {
+  return [this, deadline](const verify::AfterCheck& c) -> std::optional<BenchResult> {
     BenchRequest request = RequestFor(c.task, c.seed);
     request.solution = c.solution;
     request.cubin = c.cubin;
-    BenchResult result = FromReply(c.task, CallWorker(c.worker, request, deadline));
+    BenchResult result = FromReply(c.task, c.worker.Call<BenchReply>(request, deadline));
     // An implausible speedup is timed again before it is believed (a faster-than-light one never is).
     if (result.status == common::VerdictStatus::kOk && result.speedup.ratio > kImplausibleSpeedup &&
         common::SuspectTiming(result).empty())
@@ -139,8 +119,7 @@ verify::VerifyOptions Bencher::TimedVerifyOptions() const {
   return options;
 }
 
-BenchResult Bencher::Record(const common::Verdict& verdict, const std::any& after) const {
-  const BenchResult* timed = std::any_cast<BenchResult>(&after);
+BenchResult Bencher::Record(const common::Verdict& verdict, const std::optional<BenchResult>& timed) const {
   BenchResult result = verdict.status == common::VerdictStatus::kOk && timed
                            ? *timed
                            : Failed(verdict.task, verdict.solution_hash, verdict.status, verdict.message);
@@ -159,8 +138,8 @@ BenchSummary Bencher::RunJudged(verify::SolutionReader& reader,
   verify::Verifier verifier(TimedVerifyOptions());
   BenchSummary summary;
   verify::VerifySummary verified =
-      verifier.Run(reader, [&](const common::Verdict& verdict, const std::any& after) {
-        BenchResult result = Record(verdict, after);
+      verifier.Run(reader, [&](const common::Verdict& verdict, const std::optional<BenchResult>& timed) {
+        BenchResult result = Record(verdict, timed);
         ++summary.total;
         if (result.status == common::VerdictStatus::kOk) ++summary.ok;
         if (result.status == common::VerdictStatus::kHarnessError) ++summary.harness_errors;
@@ -175,8 +154,10 @@ BenchSummary Bencher::RunReferences(const std::vector<std::string>& task_ids,
   BenchSummary summary;
   int device = options_.verify.devices.empty() ? 0 : options_.verify.devices.front();
   setenv("TORCH_CPP_LOG_LEVEL", "ERROR", 0);
-  verify::WorkerClient worker(
-      {options_.verify.worker_program.string(), "worker", "--device", std::to_string(device)});
+  verify::WorkerSessionOptions session;
+  session.program = options_.verify.worker_program;
+  session.device = device;
+  verify::WorkerSession worker(session);
   std::chrono::milliseconds deadline = BenchDeadline();
   for (const std::string& id : task_ids) {
     BenchResult result;
@@ -185,7 +166,7 @@ BenchSummary Bencher::RunReferences(const std::vector<std::string>& task_ids,
       result = Failed(id, "", common::VerdictStatus::kInvalidSolution,
                       "task " + id + ": " + task.status().message());
     } else {
-      BenchReply reply = CallWorker(worker, RequestFor(*task, seed_), deadline);
+      BenchReply reply = worker.Call<BenchReply>(RequestFor(*task, seed_), deadline);
       if (reply.status == common::VerdictStatus::kNoGpu) summary.no_gpu = true;
       result = FromReply(*task, reply);
     }

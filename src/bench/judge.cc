@@ -26,7 +26,7 @@ std::future<Judgment> ServiceJudge::Submit(verify::SolutionInput input) {
     verify::Judged reply = judged.get();
     Judgment judgment{std::move(reply.verdict), std::nullopt};
     if (bencher_ && judgment.verdict.status == common::VerdictStatus::kOk)
-      judgment.bench = bencher_->Record(judgment.verdict, reply.after);
+      judgment.bench = bencher_->Record(judgment.verdict, reply.bench);
     return judgment;
   });
 }

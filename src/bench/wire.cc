@@ -10,6 +10,7 @@
 
 #include "kforge/common/base64.h"
 #include "kforge/common/json_fields.h"
+#include "kforge/verify/worker_protocol.h"
 
 namespace kforge::bench {
 namespace {
@@ -139,7 +140,7 @@ StatusOr<MeasureOptions> MeasureOptionsFromJson(const nlohmann::json& json) {
 }
 
 nlohmann::json BenchRequest::ToJson() const {
-  nlohmann::json out = {{"op", "bench"},
+  nlohmann::json out = {{"op", verify::WorkerOpName(verify::WorkerOp::kBench)},
                         {"task_dir", task_dir.string()},
                         {"seed", seed},
                         {"measure", MeasureOptionsToJson(measure)}};

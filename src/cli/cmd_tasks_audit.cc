@@ -15,25 +15,10 @@
 #include "cli/options.h"
 #include "kforge/common/task.h"
 #include "kforge/verify/worker_protocol.h"
+#include "kforge/verify/worker_session.h"
 
 namespace kforge::cli {
 namespace {
-
-/// The worker's reply to an audit, or how the call failed (harness_error).
-verify::TaskAuditReply Audit(verify::WorkerClient& worker, const verify::TaskAuditRequest& request,
-                             std::chrono::seconds deadline) {
-  verify::WorkerClient::Reply raw = worker.Call(request.ToJson(), deadline);
-  verify::TaskAuditReply reply;
-  reply.status = verify::TaskAuditStatus::kHarnessError;
-  if (raw.kind != verify::WorkerClient::Reply::Kind::kOk) {
-    reply.message = "worker: " + raw.detail;
-  } else if (auto parsed = verify::TaskAuditReply::FromJson(raw.body); !parsed.ok()) {
-    reply.message = "worker: " + parsed.status().message();
-  } else {
-    reply = std::move(*parsed);
-  }
-  return reply;
-}
 
 /// "copy:x" -> "copy" (the class), others unchanged.
 std::string ClassOf(const std::string& name) { return name.substr(0, name.find(':')); }
@@ -53,7 +38,7 @@ int AuditTasks(const TasksAuditOptions& options) {
   if (!started.ok()) {
     return Fail("tasks audit", started.status());
   }
-  verify::WorkerClient& worker = **started;
+  verify::WorkerSession& worker = **started;
   std::map<std::string, ClassTally> classes;
   int audited = 0, harness = 0, unjudgeable = 0, holes = 0;
   for (const common::Task& task : *tasks) {
@@ -62,7 +47,7 @@ int AuditTasks(const TasksAuditOptions& options) {
     request.task_dir = task.dir;
     request.seed = options.seed;
     request.trials = options.trials;
-    verify::TaskAuditReply reply = Audit(worker, request, std::chrono::seconds(options.timeout_s));
+    verify::TaskAuditReply reply = worker.TaskAudit(request, std::chrono::seconds(options.timeout_s));
     ++audited;
     const std::string reason(task.UnjudgeableReason());
     unjudgeable += !reason.empty();

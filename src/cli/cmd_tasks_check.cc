@@ -18,8 +18,8 @@
 #include "cli/reference_sol.h"
 #include "kforge/bench/wire.h"
 #include "kforge/common/task.h"
-#include "kforge/verify/worker_client.h"
 #include "kforge/verify/worker_protocol.h"
+#include "kforge/verify/worker_session.h"
 
 namespace kforge::cli {
 namespace {
@@ -43,22 +43,6 @@ double WorstRatio(const verify::TaskCheckReply& reply, int64_t& peak, int64_t& f
     }
   }
   return worst;
-}
-
-/// The worker's reply to a task check, or how the call failed (harness_error).
-verify::TaskCheckReply TaskCheck(verify::WorkerClient& worker, const verify::TaskCheckRequest& request,
-                                 std::chrono::seconds deadline) {
-  verify::WorkerClient::Reply raw = worker.Call(request.ToJson(), deadline);
-  verify::TaskCheckReply reply;
-  reply.status = verify::TaskCheckStatus::kHarnessError;
-  if (raw.kind != verify::WorkerClient::Reply::Kind::kOk) {
-    reply.message = "worker: " + raw.detail;
-  } else if (auto parsed = verify::TaskCheckReply::FromJson(raw.body); !parsed.ok()) {
-    reply.message = "worker: " + parsed.status().message();
-  } else {
-    reply = std::move(*parsed);
-  }
-  return reply;
 }
 
 /// The status a task's line shows: the worker's, or why the import found the task cannot judge a
@@ -259,27 +243,59 @@ void PrintTaskLine(const common::Task& task, Shown shown, const verify::TaskChec
   std::fflush(stdout);
 }
 
+/// What the tasks checked so far add up to, for the summary.
+struct Totals {
+  Tally tally;
+  SolBands bands;
+  double worst = 0;  ///< The largest peak/footprint ratio, and its task.
+  std::string worst_task;
+};
+
+/// One task's check in the worker: its line (or JSON record), its CI case, and its share of `totals`.
+void CheckOneTask(verify::WorkerSession& worker, const common::Task& task, const TasksCheckOptions& options,
+                  const std::optional<common::DevicePeak>& device_peak, CiReport& ci, Totals& totals) {
+  verify::TaskCheckRequest request;
+  request.task_dir = task.dir;
+  request.seed = options.seed;
+  auto started_at = std::chrono::steady_clock::now();
+  verify::TaskCheckReply reply = worker.TaskCheck(request, std::chrono::seconds(options.timeout_s));
+  const Shown shown = ShownStatus(task, reply.status);
+  totals.tally.Add(shown);
+  int64_t peak = 0, footprint = 0;
+  double ratio = WorstRatio(reply, peak, footprint);
+  ci.Add(TaskCase(task, shown, LineMessage(task, shown, reply), peak, footprint,
+                  std::chrono::duration<double>(std::chrono::steady_clock::now() - started_at).count()));
+  if (ratio > totals.worst) {
+    totals.worst = ratio;
+    totals.worst_task = task.id;
+  }
+  std::optional<bench::Roofline> roofline = reply.status == verify::TaskCheckStatus::kOk
+                                                ? ReferenceRoofline(task, reply, device_peak)
+                                                : std::nullopt;
+  if (roofline) totals.bands.Add(roofline->sol_pct);
+  if (options.json) {
+    PrintTaskRecord(task, shown, reply, roofline);
+  } else {
+    PrintTaskLine(task, shown, reply, roofline, peak, footprint, ratio);
+  }
+}
+
 }  // namespace
 
-StatusOr<std::unique_ptr<verify::WorkerClient>> StartTaskWorker(const std::string& device_text,
-                                                                const std::string& worker_program,
-                                                                std::optional<common::DevicePeak>* peak) {
+StatusOr<std::unique_ptr<verify::WorkerSession>> StartTaskWorker(const std::string& device_text,
+                                                                 const std::string& worker_program,
+                                                                 std::optional<common::DevicePeak>* peak) {
   auto device = ParseCudaDevice(device_text);
   if (!device.ok()) return Status::InvalidArgument("--device: " + device.status().message());
-  std::string program = worker_program.empty() ? SelfExecutable().string() : worker_program;
-  auto worker = std::make_unique<verify::WorkerClient>(
-      std::vector<std::string>{program, "worker", "--device", std::to_string(*device)});
-  verify::HelloRequest request;
-  request.peak = peak != nullptr;
-  verify::WorkerClient::Reply hello = worker->Call(request.ToJson(), std::chrono::seconds(120));
-  auto said = hello.kind == verify::WorkerClient::Reply::Kind::kOk
-                  ? verify::HelloReply::FromJson(hello.body)
-                  : Status::Unavailable("worker: " + hello.detail);
-  if (!said.ok() || said->status != common::VerdictStatus::kOk) {
-    std::string why = said.ok() ? said->message : said.status().message();
-    return Status::Unavailable("needs a GPU: " + why);
-  }
-  if (peak) *peak = said->peak;
+  verify::WorkerSessionOptions options;
+  options.program = worker_program.empty() ? SelfExecutable() : std::filesystem::path(worker_program);
+  options.device = *device;
+  options.peak = peak != nullptr;
+  options.hello_timeout = std::chrono::seconds(120);
+  auto worker = std::make_unique<verify::WorkerSession>(options);
+  const verify::HelloReply& hello = worker->Hello();
+  if (hello.status != common::VerdictStatus::kOk) return Status::Unavailable("needs a GPU: " + hello.message);
+  if (peak) *peak = hello.peak;
   return worker;
 }
 
@@ -301,47 +317,22 @@ int CheckTasks(const TasksCheckOptions& options) {
   if (!started.ok()) {
     return Fail("tasks check", started.status());
   }
-  verify::WorkerClient& worker = **started;
-  Tally tally;
-  SolBands bands;
-  double worst = 0;
-  std::string worst_task;
+  verify::WorkerSession& worker = **started;
+  Totals totals;
   int64_t position = 0;  // among the tasks the filter keeps
   for (const common::Task& task : *tasks) {
     if (!options.filter.empty() && fnmatch(options.filter.c_str(), task.id.c_str(), 0) != 0) continue;
     if (position++ % shard_count != shard_index) continue;
-    verify::TaskCheckRequest request;
-    request.task_dir = task.dir;
-    request.seed = options.seed;
-    auto started_at = std::chrono::steady_clock::now();
-    verify::TaskCheckReply reply = TaskCheck(worker, request, std::chrono::seconds(options.timeout_s));
-    const Shown shown = ShownStatus(task, reply.status);
-    tally.Add(shown);
-    int64_t peak = 0, footprint = 0;
-    double ratio = WorstRatio(reply, peak, footprint);
-    ci.Add(TaskCase(task, shown, LineMessage(task, shown, reply), peak, footprint,
-                    std::chrono::duration<double>(std::chrono::steady_clock::now() - started_at).count()));
-    if (ratio > worst) {
-      worst = ratio;
-      worst_task = task.id;
-    }
-    std::optional<bench::Roofline> roofline = reply.status == verify::TaskCheckStatus::kOk
-                                                  ? ReferenceRoofline(task, reply, device_peak)
-                                                  : std::nullopt;
-    if (roofline) bands.Add(roofline->sol_pct);
-    if (options.json) {
-      PrintTaskRecord(task, shown, reply, roofline);
-    } else {
-      PrintTaskLine(task, shown, reply, roofline, peak, footprint, ratio);
-    }
+    CheckOneTask(worker, task, options, device_peak, ci, totals);
   }
+  const Tally& tally = totals.tally;
   std::fprintf(
       stderr,
       "tasks check: %d tasks, %d ok, %d fail, %d ill_conditioned, %d degenerate, %d nondeterministic, "
       "%d harness_error; worst peak/footprint %.2fx%s\n",
       tally.checked, tally.ok, tally.failed, tally.ill_conditioned, tally.degenerate, tally.nondeterministic,
-      tally.harness, worst, worst_task.empty() ? "" : (" (" + worst_task + ")").c_str());
-  std::fprintf(stderr, "%s%s\n", bands.Summary().c_str(),
+      tally.harness, totals.worst, totals.worst_task.empty() ? "" : (" (" + totals.worst_task + ")").c_str());
+  std::fprintf(stderr, "%s%s\n", totals.bands.Summary().c_str(),
                device_peak ? "" : " (the device's peaks are unknown)");
   ci.AddSuiteProperty("seed", std::to_string(options.seed));
   if (Status written = ci.Finish(); !written.ok()) {

@@ -11,7 +11,7 @@
 #include "cli/ci_report.h"
 #include "kforge/common/status.h"
 #include "kforge/common/verdict_parts.h"
-#include "kforge/verify/worker_client.h"
+#include "kforge/verify/worker_session.h"
 
 namespace kforge::cli {
 
@@ -34,7 +34,7 @@ int CheckTasks(const TasksCheckOptions& options);
 /// A worker on `device` ("cuda" or "cuda:N"; `worker_program` or this executable's `worker`) that
 /// answered hello with a GPU; one-line error otherwise. With `peak`, hello asks for the device's
 /// peaks and stores them there (none when unknown).
-StatusOr<std::unique_ptr<verify::WorkerClient>> StartTaskWorker(
+StatusOr<std::unique_ptr<verify::WorkerSession>> StartTaskWorker(
     const std::string& device, const std::string& worker_program,
     std::optional<common::DevicePeak>* peak = nullptr);
 

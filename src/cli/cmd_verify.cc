@@ -99,7 +99,8 @@ int RunVerifyCommand(VerifyFlags& f) {
   reader.SetShard(shard_index, shard_count);
   const bool emit_passing = f.emit == "passing";
   verify::VerifySummary summary = verifier.RunWithSolutions(
-      reader, [&](const common::Verdict& verdict, const std::any&, const common::Solution* solution) {
+      reader, [&](const common::Verdict& verdict, const std::optional<common::BenchResult>&,
+                  const common::Solution* solution) {
         ci.Add(CaseFromVerdict(verdict));
         if (!emit_passing) {
           PrintJsonLine(verdict.ToJson());

@@ -103,7 +103,7 @@ Status RejudgeRun(const std::string& argument, const verify::VerifyOptions& opti
   size_t i = 0;
   int was_correct = 0, still_ok = 0, now_refused = 0, older = 0;
   std::vector<std::string> refused_ids;
-  verifier.Run(reader, [&](const common::Verdict& verdict, const std::any&) {
+  verifier.Run(reader, [&](const common::Verdict& verdict, const std::optional<common::BenchResult>&) {
     const Before& b = (*best)[i++];
     bool ok = verdict.status == common::VerdictStatus::kOk;
     was_correct += b.correct;

@@ -8,7 +8,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <deque>
-#include <fstream>
 #include <future>
 #include <mutex>
 #include <optional>
@@ -25,17 +24,14 @@
 #include "kforge/cuda/launch_plan.h"
 #include "kforge/cuda/plan_env.h"
 #include "kforge/cuda/versions.h"
-#include "kforge/verify/worker_client.h"
 #include "kforge/verify/worker_protocol.h"
+#include "kforge/verify/worker_session.h"
 
 namespace kforge::verify {
 namespace {
 
 using common::Verdict;
 using common::VerdictStatus;
-
-/// compute-sanitizer's exit code when it found errors.
-constexpr int kSanitizerExitCode = 86;
 
 struct Job {
   Verdict verdict;
@@ -44,10 +40,19 @@ struct Job {
   uint64_t seed = 0;  ///< The inputs' seed: the service's, or the one the submission asked for.
   std::future<cuda::CompileResult> compile;  ///< Not valid when the verdict was final before compiling.
   std::string cubin;
-  std::any after;  ///< What VerifyOptions::after_check returned.
+  std::optional<common::BenchResult> bench;  ///< What VerifyOptions::after_check returned.
   std::promise<Judged> done;
 
-  void Finish() { done.set_value(Judged{std::move(verdict), std::move(after)}); }
+  void Finish() { done.set_value(Judged{std::move(verdict), std::move(bench)}); }
+};
+
+/// What a device thread knows of its worker.
+struct DeviceState {
+  /// The worker found no usable GPU (at hello or in a check): every later verdict is no_gpu.
+  bool no_gpu = false;
+  std::string no_gpu_message;
+  /// The worker's start, reported on the first verdict it serves.
+  std::optional<double> worker_start_ms;
 };
 
 std::map<std::string, std::string> Toolchain(const std::string& arch) {
@@ -115,7 +120,16 @@ struct VerifyService::Impl {
         pool(compiler, options.compile_threads),
         toolchain(Toolchain(options.arch)) {}
 
+  /// Judges the queued solutions in the device's worker until the service closes.
   void DeviceLoop(int device);
+  /// Says hello (not compile-only or sanitizing); the first device's reply answers Hello().
+  DeviceState Greet(WorkerSession& session);
+  /// The next queued solution, waiting for one; null once the service closes and the queue is empty.
+  std::shared_ptr<Job> NextJob();
+  /// Finishes the compile, then the GPU check and the follow-up stage.
+  void Judge(Job& job, WorkerSession& session, DeviceState& state);
+  /// The GPU check in the worker, into the verdict.
+  void GpuCheck(Job& job, WorkerSession& session, DeviceState& state);
   std::shared_ptr<Job> Prepare(SolutionInput input, uint64_t seed);
 
   const VerifyOptions& options_;
@@ -179,135 +193,111 @@ bool FinishCompile(Job& job) {
   return true;
 }
 
-std::string SanitizerSummary(const std::string& log_path) {
-  std::ifstream in(log_path);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.find("Invalid") != std::string::npos || line.find("Error") != std::string::npos ||
-        line.find("Race") != std::string::npos) {
-      size_t start = line.find_first_not_of("= ");
-      return line.substr(start == std::string::npos ? 0 : start, 200);
-    }
+/// The worker of `device`: under compute-sanitizer with --sanitize (its log per process and device),
+/// asked for the device's peaks with peak_at_start.
+WorkerSessionOptions SessionOptionsFor(const VerifyOptions& options, int device) {
+  WorkerSessionOptions session;
+  session.program = options.worker_program;
+  session.device = device;
+  session.sanitize = options.sanitize;
+  session.sanitizer_log =
+      "/tmp/kforge-sanitizer-" + std::to_string(getpid()) + "-" + std::to_string(device) + ".log";
+  session.peak = options.peak_at_start;
+  return session;
+}
+
+/// The GPU part of a check's reply, into the verdict (its status and message are there already).
+void TakeCheckReply(CheckReply& reply, Verdict& verdict, DeviceState& state) {
+  verdict.trials = std::move(reply.trials);
+  verdict.checks = std::move(reply.checks);
+  verdict.device = std::move(reply.device);
+  verdict.timing = reply.timing ? reply.timing->Record() : common::VerdictTiming{};
+  verdict.memory = std::move(reply.memory);
+  if (state.worker_start_ms)
+    verdict.timing.worker_start_ms = *std::exchange(state.worker_start_ms, std::nullopt);
+  if (verdict.status == VerdictStatus::kNoGpu) {
+    state.no_gpu = true;
+    state.no_gpu_message = verdict.message;
   }
-  return "see " + log_path;
 }
 
 }  // namespace
 
-void VerifyService::Impl::DeviceLoop(int device) {
-    std::vector<std::string> argv;
-    std::string sanitizer_log =
-        "/tmp/kforge-sanitizer-" + std::to_string(getpid()) + "-" + std::to_string(device) + ".log";
-    if (options_.sanitize) {
-      // API errors are not reported: every CUDA call is checked, and some fail on purpose
-      // (cudaFuncGetParamInfo past the last parameter counts the parameters).
-      argv = {"/usr/local/cuda/bin/compute-sanitizer",
-              "--tool",
-              "memcheck",
-              "--report-api-errors",
-              "no",
-              "--error-exitcode",
-              std::to_string(kSanitizerExitCode),
-              "--log-file",
-              sanitizer_log};
-    }
-    argv.insert(argv.end(), {options_.worker_program.string(), "worker", "--device", std::to_string(device)});
-    if (options_.sanitize) argv.push_back("--orderly-exit");
-    WorkerClient client(argv);
-    bool no_gpu = false;
-    std::string no_gpu_message;
-    std::optional<double> worker_start_ms;  // reported on the first verdict this worker serves
-    // Start the worker now, so that CUDA and LibTorch initialise while the first compiles run.
-    if (options_.sanitize || options_.compile_only) {
-      std::call_once(hello_once, [&] { hello_promise.set_value(std::nullopt); });
+DeviceState VerifyService::Impl::Greet(WorkerSession& session) {
+  DeviceState state;
+  if (options_.sanitize || options_.compile_only) {
+    std::call_once(hello_once, [&] { hello_promise.set_value(std::nullopt); });
+    return state;
+  }
+  // The worker starts now, so that CUDA and LibTorch initialise while the first compiles run.
+  const HelloReply& hello = session.Hello();
+  state.worker_start_ms = session.hello_ms();
+  if (hello.status == VerdictStatus::kNoGpu) {
+    state.no_gpu = true;
+    state.no_gpu_message = hello.message;
+  }
+  std::call_once(hello_once, [&] { hello_promise.set_value(hello); });
+  return state;
+}
+
+std::shared_ptr<Job> VerifyService::Impl::NextJob() {
+  std::unique_lock<std::mutex> lock(mu);
+  cv.wait(lock, [&] { return closing || !gpu_queue.empty(); });
+  if (gpu_queue.empty()) return nullptr;
+  std::shared_ptr<Job> job = std::move(gpu_queue.front());
+  gpu_queue.pop_front();
+  return job;
+}
+
+void VerifyService::Impl::GpuCheck(Job& job, WorkerSession& session, DeviceState& state) {
+  CheckRequest request;
+  request.task_dir = job.task->dir;
+  request.solution = job.solution;
+  request.cubin = job.cubin;
+  request.trials = options_.trials;
+  request.seed = job.seed;
+  request.kernel_timeout = options_.kernel_timeout;
+  auto deadline = options_.check_allowance + options_.kernel_timeout * (options_.trials + 8);
+  CheckReply reply = session.Check(request, deadline);
+  const std::optional<WorkerFailure>& failure = session.last_failure();
+  Verdict& verdict = job.verdict;
+  Fail(verdict, reply.status, std::move(reply.message));
+  if (!failure) TakeCheckReply(reply, verdict, state);
+  const bool answered = !failure || failure->kind == WorkerFailure::Kind::kUnreadable;
+  if (options_.sanitize && answered) {
+    if (std::optional<std::string> found = session.EndSanitized())
+      Fail(verdict, VerdictStatus::kCrash, "compute-sanitizer: " + *found);
+    verdict.checks["sanitizer"] = verdict.status == VerdictStatus::kCrash ? "fail" : "pass";
+  }
+}
+
+void VerifyService::Impl::Judge(Job& job, WorkerSession& session, DeviceState& state) {
+  Verdict& verdict = job.verdict;
+  if (FinishCompile(job) && !options_.compile_only) {
+    if (state.no_gpu) {
+      Fail(verdict, VerdictStatus::kNoGpu, state.no_gpu_message);
+    } else if (!options_.gpu_check) {
+      verdict.checks["gpu_check"] = "skipped";
     } else {
-      auto start = std::chrono::steady_clock::now();
-      HelloRequest request;
-      request.peak = options_.peak_at_start;
-      WorkerClient::Reply raw = client.Call(request.ToJson(), std::chrono::seconds(300));
-      worker_start_ms =
-          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-      HelloReply hello;
-      if (raw.kind != WorkerClient::Reply::Kind::kOk) {
-        hello.status = VerdictStatus::kHarnessError;
-        hello.message = "worker: " + raw.detail;
-      } else if (auto parsed = HelloReply::FromJson(raw.body); parsed.ok()) {
-        hello = std::move(*parsed);
-      } else {
-        hello.status = VerdictStatus::kHarnessError;
-        hello.message = "worker: " + parsed.status().message();
-      }
-      if (hello.status == VerdictStatus::kNoGpu) {
-        no_gpu = true;
-        no_gpu_message = hello.message;
-      }
-      std::call_once(hello_once, [&] { hello_promise.set_value(hello); });
+      GpuCheck(job, session, state);
     }
-    while (true) {
-      std::shared_ptr<Job> job;
-      {
-        std::unique_lock<std::mutex> lock(mu);
-        cv.wait(lock, [&] { return closing || !gpu_queue.empty(); });
-        if (gpu_queue.empty()) return;
-        job = std::move(gpu_queue.front());
-        gpu_queue.pop_front();
-      }
-      Verdict& verdict = job->verdict;
-      try {
-        if (FinishCompile(*job) && !options_.compile_only) {
-          if (no_gpu) {
-            Fail(verdict, VerdictStatus::kNoGpu, no_gpu_message);
-          } else if (!options_.gpu_check) {
-            verdict.checks["gpu_check"] = "skipped";
-          } else {
-            CheckRequest request;
-            request.task_dir = job->task->dir;
-            request.solution = job->solution;
-            request.cubin = job->cubin;
-            request.trials = options_.trials;
-            request.seed = job->seed;
-            request.kernel_timeout = options_.kernel_timeout;
-            auto deadline = options_.check_allowance + options_.kernel_timeout * (options_.trials + 8);
-            WorkerClient::Reply reply = client.Call(request.ToJson(), deadline);
-            if (reply.kind == WorkerClient::Reply::Kind::kTimeout) {
-              Fail(verdict, VerdictStatus::kTimeout, "worker: " + reply.detail);
-            } else if (reply.kind == WorkerClient::Reply::Kind::kDied) {
-              // Candidate faults are answered in-band before the worker exits; a worker that dies
-              // without answering is kforge's failure.
-              Fail(verdict, VerdictStatus::kHarnessError, "worker died: " + reply.detail);
-            } else if (auto checked = CheckReply::FromJson(reply.body); !checked.ok()) {
-              Fail(verdict, VerdictStatus::kHarnessError, "worker: " + checked.status().message());
-            } else {
-              Fail(verdict, checked->status, std::move(checked->message));
-              verdict.trials = std::move(checked->trials);
-              verdict.checks = std::move(checked->checks);
-              verdict.device = std::move(checked->device);
-              verdict.timing = checked->timing ? checked->timing->Record() : common::VerdictTiming{};
-              verdict.memory = std::move(checked->memory);
-              if (worker_start_ms) verdict.timing.worker_start_ms = *std::exchange(worker_start_ms, std::nullopt);
-              if (verdict.status == VerdictStatus::kNoGpu) {
-                no_gpu = true;
-                no_gpu_message = verdict.message;
-              }
-            }
-            if (options_.sanitize && reply.kind == WorkerClient::Reply::Kind::kOk) {
-              std::string ended = client.Shutdown();
-              if (ended == "exit code " + std::to_string(kSanitizerExitCode)) {
-                Fail(verdict, VerdictStatus::kCrash, "compute-sanitizer: " + SanitizerSummary(sanitizer_log));
-              }
-              verdict.checks["sanitizer"] = verdict.status == VerdictStatus::kCrash ? "fail" : "pass";
-            }
-          }
-        }
-        if (options_.after_check && verdict.status == VerdictStatus::kOk && !no_gpu && !options_.compile_only) {
-          job->after = options_.after_check({client, *job->task, job->solution, job->cubin, job->seed});
-        }
-      } catch (const std::exception& e) {  // a bug: this solution's verdict, never the batch
-        Fail(verdict, VerdictStatus::kHarnessError, std::string("internal error: ") + e.what());
-      }
-      if (verdict.status == VerdictStatus::kNoGpu) saw_no_gpu = true;
-      job->Finish();
+  }
+  if (options_.after_check && verdict.status == VerdictStatus::kOk && !state.no_gpu && !options_.compile_only)
+    job.bench = options_.after_check({session, *job.task, job.solution, job.cubin, job.seed});
+}
+
+void VerifyService::Impl::DeviceLoop(int device) {
+  WorkerSession session(SessionOptionsFor(options_, device));
+  DeviceState state = Greet(session);
+  while (std::shared_ptr<Job> job = NextJob()) {
+    try {
+      Judge(*job, session, state);
+    } catch (const std::exception& e) {  // a bug: this solution's verdict, never the batch
+      Fail(job->verdict, VerdictStatus::kHarnessError, std::string("internal error: ") + e.what());
     }
+    if (job->verdict.status == VerdictStatus::kNoGpu) saw_no_gpu = true;
+    job->Finish();
+  }
 }
 
 /// Reads the task, checks the plan and starts the compile; a verdict that is final before compiling

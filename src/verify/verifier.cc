@@ -15,15 +15,18 @@ struct JudgedSolution {
 
 }  // namespace
 
-VerifySummary Verifier::Run(SolutionReader& reader,
-                            const std::function<void(const common::Verdict&, const std::any&)>& emit) {
-  return RunWithSolutions(reader, [&emit](const common::Verdict& verdict, const std::any& after,
-                                          const common::Solution*) { emit(verdict, after); });
+VerifySummary Verifier::Run(
+    SolutionReader& reader,
+    const std::function<void(const common::Verdict&, const std::optional<common::BenchResult>&)>& emit) {
+  return RunWithSolutions(
+      reader, [&emit](const common::Verdict& verdict, const std::optional<common::BenchResult>& bench,
+                      const common::Solution*) { emit(verdict, bench); });
 }
 
 VerifySummary Verifier::RunWithSolutions(
     SolutionReader& reader,
-    const std::function<void(const common::Verdict&, const std::any&, const common::Solution*)>& emit) {
+    const std::function<void(const common::Verdict&, const std::optional<common::BenchResult>&,
+                             const common::Solution*)>& emit) {
   VerifySummary summary;
   ForEachInOrder<JudgedSolution>(
       reader,
@@ -44,7 +47,7 @@ VerifySummary Verifier::RunWithSolutions(
         ++summary.by_status[std::string(common::VerdictStatusName(verdict.status))];
         if (verdict.status == common::VerdictStatus::kNoGpu) summary.no_gpu = true;
         try {
-          emit(verdict, judged.after, entry.solution ? &*entry.solution : nullptr);
+          emit(verdict, judged.bench, entry.solution ? &*entry.solution : nullptr);
         } catch (const std::exception& e) {
           spdlog::error("internal error while reporting {}: {}", verdict.solution, e.what());
         }

@@ -1,5 +1,5 @@
 // Worker process management: spawn, line exchange with deadlines, reaping.
-#include "kforge/verify/worker_client.h"
+#include "verify/worker_client.h"
 
 #include <poll.h>
 #include <signal.h>

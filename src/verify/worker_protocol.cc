@@ -11,10 +11,14 @@ namespace kforge::verify {
 
 using nlohmann::json;
 
-std::string RequestOp(const json& request) {
+std::string RequestOpText(const json& request) {
   if (!request.is_object()) return "";
   auto it = request.find("op");
   return it != request.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+std::optional<WorkerOp> RequestOp(const json& request) {
+  return kWorkerOpNames.Parse(RequestOpText(request));
 }
 
 namespace {
@@ -51,7 +55,7 @@ json FailureReplyJson(common::VerdictStatus status, const std::string& message) 
   return {{"status", common::VerdictStatusName(status)}, {"message", message}};
 }
 
-json HelloRequest::ToJson() const { return {{"op", "hello"}, {"peak", peak}}; }
+json HelloRequest::ToJson() const { return {{"op", WorkerOpName(WorkerOp::kHello)}, {"peak", peak}}; }
 
 StatusOr<HelloRequest> HelloRequest::FromJson(const json& json) {
   common::JsonFields in(json, "", "hello request");
@@ -86,7 +90,7 @@ StatusOr<HelloReply> HelloReply::FromJson(const json& json) {
 }
 
 json CheckRequest::ToJson() const {
-  return {{"op", "check"},
+  return {{"op", WorkerOpName(WorkerOp::kCheck)},
           {"task_dir", task_dir.string()},
           {"solution", common::SolutionToJson(solution)},
           {"cubin_b64", common::Base64Encode(cubin)},
@@ -185,7 +189,7 @@ StatusOr<CheckReply> CheckReply::FromJson(const json& json) {
 }
 
 json TaskCheckRequest::ToJson() const {
-  return {{"op", "task_check"}, {"task_dir", task_dir.string()}, {"seed", seed}};
+  return {{"op", WorkerOpName(WorkerOp::kTaskCheck)}, {"task_dir", task_dir.string()}, {"seed", seed}};
 }
 
 StatusOr<TaskCheckRequest> TaskCheckRequest::FromJson(const json& json) {
@@ -240,7 +244,10 @@ StatusOr<TaskCheckReply> TaskCheckReply::FromJson(const json& json) {
 }
 
 json TaskAuditRequest::ToJson() const {
-  return {{"op", "task_audit"}, {"task_dir", task_dir.string()}, {"seed", seed}, {"trials", trials}};
+  return {{"op", WorkerOpName(WorkerOp::kTaskAudit)},
+          {"task_dir", task_dir.string()},
+          {"seed", seed},
+          {"trials", trials}};
 }
 
 StatusOr<TaskAuditRequest> TaskAuditRequest::FromJson(const json& json) {

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <spdlog/spdlog.h>
@@ -39,60 +40,79 @@ nlohmann::json HarnessError(const std::string& message) {
   return verify::FailureReplyJson(common::VerdictStatus::kHarnessError, message);
 }
 
+nlohmann::json AnswerHello(const cuda::DeviceInfo& device, const nlohmann::json& request) {
+  auto hello = verify::HelloRequest::FromJson(request);
+  if (!hello.ok()) return HarnessError("worker: " + hello.status().message());
+  verify::HelloReply reply;
+  reply.device = device.Record();
+  reply.peak_asked = hello->peak;
+  if (hello->peak) {  // measured once per device, then read from the cache
+    auto peak = bench::LoadOrMeasurePeak(device.index, bench::DefaultCacheDir());
+    if (peak.ok()) reply.peak = *peak;
+  }
+  return reply.ToJson();
+}
+
+nlohmann::json AnswerCheck(GpuChecker& checker, const cuda::DeviceInfo& device, const nlohmann::json& request,
+                           bool& must_exit) {
+  auto check = verify::CheckRequest::FromJson(request);
+  if (!check.ok()) return HarnessError("worker: " + check.status().message());
+  auto start = std::chrono::steady_clock::now();
+  GpuCheckResult result = checker.Check(*check);
+  double gpu_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  verify::CheckReply reply;
+  reply.status = result.status;
+  reply.message = std::move(result.message);
+  reply.trials = std::move(result.trials);
+  reply.checks = std::move(result.checks);
+  reply.device = device.Record();
+  reply.timing = verify::CheckTiming{gpu_ms, result.reference_load_ms, std::move(result.phases_ms),
+                                     std::move(result.plan_split)};
+  reply.memory = std::move(result.memory);
+  reply.exiting = must_exit = result.worker_must_exit;
+  return reply.ToJson();
+}
+
+nlohmann::json AnswerBench(GpuChecker& checker, const nlohmann::json& request, bool& must_exit) {
+  auto bench = bench::BenchRequest::FromJson(request);
+  if (!bench.ok()) return HarnessError("worker: " + bench.status().message());
+  bench::BenchReply reply = RunBench(checker, *bench);
+  must_exit = reply.exiting;
+  return reply.ToJson();
+}
+
+nlohmann::json AnswerTaskCheck(GpuChecker& checker, const nlohmann::json& request) {
+  auto task_check = verify::TaskCheckRequest::FromJson(request);
+  if (!task_check.ok()) return HarnessError("worker: " + task_check.status().message());
+  return RunTaskCheck(checker, *task_check).ToJson();
+}
+
+nlohmann::json AnswerTaskAudit(GpuChecker& checker, const nlohmann::json& request) {
+  auto task_audit = verify::TaskAuditRequest::FromJson(request);
+  if (!task_audit.ok()) return HarnessError("worker: " + task_audit.status().message());
+  return RunTaskAudit(checker, *task_audit).ToJson();
+}
+
 /// Answers one request line.
 nlohmann::json Handle(GpuChecker& checker, const cuda::DeviceInfo& device, const std::string& line,
                       bool& must_exit) {
   nlohmann::json request = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
   if (request.is_discarded() || !request.is_object()) return HarnessError("worker: malformed request");
-  std::string op = verify::RequestOp(request);
-  if (op == "hello") {
-    auto hello = verify::HelloRequest::FromJson(request);
-    if (!hello.ok()) return HarnessError("worker: " + hello.status().message());
-    verify::HelloReply reply;
-    reply.device = device.Record();
-    reply.peak_asked = hello->peak;
-    if (hello->peak) {  // measured once per device, then read from the cache
-      auto peak = bench::LoadOrMeasurePeak(device.index, bench::DefaultCacheDir());
-      if (peak.ok()) reply.peak = *peak;
-    }
-    return reply.ToJson();
+  std::optional<verify::WorkerOp> op = verify::RequestOp(request);
+  if (!op) return HarnessError("worker: unknown op \"" + verify::RequestOpText(request).substr(0, 40) + "\"");
+  switch (*op) {
+    case verify::WorkerOp::kHello:
+      return AnswerHello(device, request);
+    case verify::WorkerOp::kCheck:
+      return AnswerCheck(checker, device, request, must_exit);
+    case verify::WorkerOp::kBench:
+      return AnswerBench(checker, request, must_exit);
+    case verify::WorkerOp::kTaskCheck:
+      return AnswerTaskCheck(checker, request);
+    case verify::WorkerOp::kTaskAudit:
+      return AnswerTaskAudit(checker, request);
   }
-  if (op == "check") {
-    auto check = verify::CheckRequest::FromJson(request);
-    if (!check.ok()) return HarnessError("worker: " + check.status().message());
-    auto start = std::chrono::steady_clock::now();
-    GpuCheckResult result = checker.Check(*check);
-    double gpu_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    verify::CheckReply reply;
-    reply.status = result.status;
-    reply.message = std::move(result.message);
-    reply.trials = std::move(result.trials);
-    reply.checks = std::move(result.checks);
-    reply.device = device.Record();
-    reply.timing = verify::CheckTiming{gpu_ms, result.reference_load_ms, std::move(result.phases_ms),
-                                       std::move(result.plan_split)};
-    reply.memory = std::move(result.memory);
-    reply.exiting = must_exit = result.worker_must_exit;
-    return reply.ToJson();
-  }
-  if (op == "bench") {
-    auto bench = bench::BenchRequest::FromJson(request);
-    if (!bench.ok()) return HarnessError("worker: " + bench.status().message());
-    bench::BenchReply reply = RunBench(checker, *bench);
-    must_exit = reply.exiting;
-    return reply.ToJson();
-  }
-  if (op == "task_check") {
-    auto task_check = verify::TaskCheckRequest::FromJson(request);
-    if (!task_check.ok()) return HarnessError("worker: " + task_check.status().message());
-    return RunTaskCheck(checker, *task_check).ToJson();
-  }
-  if (op == "task_audit") {
-    auto task_audit = verify::TaskAuditRequest::FromJson(request);
-    if (!task_audit.ok()) return HarnessError("worker: " + task_audit.status().message());
-    return RunTaskAudit(checker, *task_audit).ToJson();
-  }
-  return HarnessError("worker: unknown op \"" + op.substr(0, 40) + "\"");
+  return HarnessError("worker: unknown op");
 }
 
 }  // namespace

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "kforge/verify/worker_protocol.h"
+
 namespace kforge::bench {
 namespace {
 
@@ -156,6 +158,21 @@ TEST(BenchWireTest, AFieldOfTheWrongTypeIsNamedNotThrown) {
   EXPECT_EQ(BenchReply::FromJson(wire).status().message(), "bench reply: checked_runs: integer out of range");
   EXPECT_EQ(MeasureOptionsFromJson({{"max_noise", "small"}}).status().message(),
             "measure options: max_noise: expected a number, got string");
+}
+
+TEST(BenchWireTest, RequestIsTheWorkersBenchOpAndRoundTrips) {
+  BenchRequest request;
+  request.task_dir = "tasks/demo/relu";
+  request.seed = 4;
+  nlohmann::json wire = request.ToJson();
+  EXPECT_EQ(wire["op"], "bench");
+  EXPECT_EQ(verify::RequestOp(wire), verify::WorkerOp::kBench);
+  auto back = BenchRequest::FromJson(nlohmann::json::parse(wire.dump()));
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back->task_dir, request.task_dir);
+  EXPECT_EQ(back->seed, 4u);
+  EXPECT_FALSE(back->solution.has_value());
+  EXPECT_EQ(back->ToJson().dump(), wire.dump());
 }
 
 }  // namespace

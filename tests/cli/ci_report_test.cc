@@ -126,7 +126,7 @@ class CiReportTest : public ::testing::Test {
     verify::Verifier verifier(options);
     verify::SolutionReader reader(files);
     std::vector<CiCase> cases;
-    verifier.Run(reader, [&](const common::Verdict& verdict, const std::any&) {
+    verifier.Run(reader, [&](const common::Verdict& verdict, const std::optional<common::BenchResult>&) {
       cases.push_back(CaseFromVerdict(verdict));
     });
     return cases;
@@ -253,8 +253,9 @@ TEST_F(CiReportTest, ModelReplyCompileErrorsCountFromTheCudaFence) {
   verify::Verifier verifier(options);
   verify::SolutionReader reader({file});
   std::vector<CiCase> cases;
-  verifier.Run(reader,
-               [&](const common::Verdict& v, const std::any&) { cases.push_back(CaseFromVerdict(v)); });
+  verifier.Run(reader, [&](const common::Verdict& v, const std::optional<common::BenchResult>&) {
+    cases.push_back(CaseFromVerdict(v));
+  });
   ASSERT_EQ(cases.size(), 1u);
   ASSERT_EQ(cases[0].status, "compile_error") << cases[0].message;
   ASSERT_GE(cases[0].places.size(), 1u) << cases[0].detail;

@@ -231,7 +231,7 @@ TEST_F(GoldenTest, VerdictLinesFromTheFakeWorker) {
   verify::Verifier verifier(options);
   verify::SolutionReader reader(files);
   std::string lines;
-  verifier.Run(reader, [&](const common::Verdict& verdict, const std::any&) {
+  verifier.Run(reader, [&](const common::Verdict& verdict, const std::optional<common::BenchResult>&) {
     nlohmann::json json = verdict.ToJson();
     MaskTimes(json);
     lines += json.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";

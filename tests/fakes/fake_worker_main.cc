@@ -232,6 +232,32 @@ nlohmann::json TaskAudit(const nlohmann::json& line) {
   return reply.ToJson();
 }
 
+/// The reply to one request line (the fake's answer to an op it does not know included).
+nlohmann::json ReplyTo(const nlohmann::json& line, const std::optional<verify::WorkerOp>& op) {
+  if (!op)
+    return verify::FailureReplyJson(VerdictStatus::kHarnessError,
+                                    "fake: unknown op \"" + verify::RequestOpText(line) + "\"");
+  switch (*op) {
+    case verify::WorkerOp::kHello: {
+      auto request = verify::HelloRequest::FromJson(line);
+      verify::HelloReply reply;
+      reply.device = Device();
+      reply.peak_asked = request.ok() && request->peak;
+      if (reply.peak_asked) reply.peak = FakePeak();
+      return reply.ToJson();
+    }
+    case verify::WorkerOp::kCheck:
+      return Check(line);
+    case verify::WorkerOp::kBench:
+      return Bench(line);
+    case verify::WorkerOp::kTaskCheck:
+      return TaskCheck(line);
+    case verify::WorkerOp::kTaskAudit:
+      return TaskAudit(line);
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -243,30 +269,15 @@ int main(int argc, char** argv) {
   std::string text;
   while (std::getline(std::cin, text)) {
     nlohmann::json line = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-    std::string op = verify::RequestOp(line);
+    std::string op = verify::RequestOpText(line);
     Log(op.empty() ? "malformed" : op);
     if (no_gpu) {
       Answer(verify::FailureReplyJson(VerdictStatus::kNoGpu, "fake: no CUDA device"));
-    } else if (op == "hello") {
-      auto request = verify::HelloRequest::FromJson(line);
-      verify::HelloReply reply;
-      reply.device = Device();
-      reply.peak_asked = request.ok() && request->peak;
-      if (reply.peak_asked) reply.peak = FakePeak();
-      Answer(reply.ToJson());
-    } else if (op == "check") {
-      nlohmann::json reply = Check(line);
-      Answer(reply);
-      if (reply.value("exiting", false)) std::_Exit(3);
-    } else if (op == "bench") {
-      Answer(Bench(line));
-    } else if (op == "task_check") {
-      Answer(TaskCheck(line));
-    } else if (op == "task_audit") {
-      Answer(TaskAudit(line));
-    } else {
-      Answer(verify::FailureReplyJson(VerdictStatus::kHarnessError, "fake: unknown op \"" + op + "\""));
+      continue;
     }
+    nlohmann::json reply = ReplyTo(line, verify::RequestOp(line));
+    Answer(reply);
+    if (reply.value("exiting", false)) std::_Exit(3);  // a crash reply: the worker exits after it
   }
   return 0;
 }

@@ -96,7 +96,7 @@ TEST_F(ServiceTest, PassingSolutionGetsTheWorkersGpuPart) {
   EXPECT_DOUBLE_EQ(v.timing.gpu_ms.value_or(0), 1.0);
   EXPECT_TRUE(v.timing.worker_start_ms.has_value()) << "the first verdict a worker serves";
   EXPECT_TRUE(v.compile.has_value());
-  EXPECT_FALSE(judged.after.has_value());
+  EXPECT_FALSE(judged.bench.has_value());
   ASSERT_TRUE(service.Hello().has_value());
   EXPECT_EQ(service.Hello()->status, VerdictStatus::kOk);
   EXPECT_EQ(service.Hello()->device->name, "Fake GPU");
@@ -127,10 +127,11 @@ TEST_F(ServiceTest, VerifierEmitsInInputOrderWhenLaterOnesFinishFirst) {
   SolutionReader reader({lines.string()});
   std::vector<std::string> labels;
   std::vector<VerdictStatus> statuses;
-  VerifySummary summary = verifier.Run(reader, [&](const common::Verdict& v, const std::any&) {
-    labels.push_back(v.solution);
-    statuses.push_back(v.status);
-  });
+  VerifySummary summary =
+      verifier.Run(reader, [&](const common::Verdict& v, const std::optional<common::BenchResult>&) {
+        labels.push_back(v.solution);
+        statuses.push_back(v.status);
+      });
   std::filesystem::remove(lines);
   std::string name = lines.string();
   EXPECT_EQ(labels,
@@ -208,12 +209,15 @@ TEST_F(ServiceTest, NoGpuFromHelloMakesEveryVerdictNoGpu) {
 
 TEST_F(ServiceTest, ExceptionInAfterCheckIsThatSolutionsHarnessError) {
   VerifyOptions options = Options();
-  options.after_check = [](const AfterCheck& c) -> std::any {
+  options.after_check = [](const AfterCheck& c) -> std::optional<common::BenchResult> {
     if (c.solution.source.find("fake:sleep=1") != std::string::npos) throw std::runtime_error("stage broke");
-    EXPECT_EQ(c.task.id, "demo/relu");
     EXPECT_FALSE(c.cubin.empty());
-    EXPECT_EQ(c.seed, 7u);
-    return std::string("ran");
+    common::BenchResult timed;
+    timed.task = c.task.id;
+    timed.seed = c.seed;
+    timed.device = c.worker.Hello().device;  // the hello the service's worker said
+    timed.rounds = c.worker.spawn_count();
+    return timed;
   };
   VerifyService service(options);
   std::future<Judged> broken = service.Submit(Input("broken", "sleep=1"));
@@ -224,11 +228,16 @@ TEST_F(ServiceTest, ExceptionInAfterCheckIsThatSolutionsHarnessError) {
   EXPECT_EQ(b.verdict.message, "internal error: stage broke");
   Judged f = fine.get();
   EXPECT_EQ(f.verdict.status, VerdictStatus::kOk);
-  ASSERT_NE(std::any_cast<std::string>(&f.after), nullptr) << "the stage's own type comes back";
-  EXPECT_EQ(std::any_cast<std::string>(f.after), "ran");
+  ASSERT_TRUE(f.bench.has_value()) << "the stage's record comes back";
+  EXPECT_EQ(f.bench->task, "demo/relu");
+  EXPECT_EQ(f.bench->seed, 7u);
+  ASSERT_TRUE(f.bench->device.has_value());
+  EXPECT_EQ(f.bench->device->name, "Fake GPU");
+  EXPECT_EQ(f.bench->rounds, 1) << "timed in the worker that checked it";
   Judged m = failed.get();
   EXPECT_EQ(m.verdict.status, VerdictStatus::kMismatch);
-  EXPECT_FALSE(m.after.has_value()) << "the stage runs only for solutions that passed";
+  EXPECT_FALSE(m.bench.has_value()) << "the stage runs only for solutions that passed";
+  EXPECT_EQ(Logged("hello"), 1) << "the stage asked the session's kept hello";
 }
 
 TEST_F(ServiceTest, ManyThreadsSubmittingAtOnceAllGetTheirVerdicts) {

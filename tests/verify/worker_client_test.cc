@@ -1,4 +1,4 @@
-#include "kforge/verify/worker_client.h"
+#include "verify/worker_client.h"
 
 #include <gtest/gtest.h>
 

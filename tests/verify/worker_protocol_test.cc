@@ -33,7 +33,7 @@ TEST(WorkerProtocolTest, CheckRequestRoundTripsWithTheDocumentedKeys) {
   EXPECT_EQ(wire["op"], "check");
   EXPECT_EQ(wire["cubin_b64"], "f0VMRgAB");
   EXPECT_EQ(wire["kernel_timeout_ms"], 250);
-  EXPECT_EQ(RequestOp(wire), "check");
+  EXPECT_EQ(RequestOp(wire), WorkerOp::kCheck);
   auto back = CheckRequest::FromJson(json::parse(wire.dump()));
   ASSERT_TRUE(back.ok()) << back.status().message();
   EXPECT_EQ(back->task_dir, request.task_dir);
@@ -215,11 +215,28 @@ TEST(WorkerProtocolTest, TaskCheckRoundTrips) {
   EXPECT_EQ(parsed->ToJson(), out);
 }
 
-TEST(WorkerProtocolTest, RequestOpOfAnythingElseIsEmpty) {
-  EXPECT_EQ(RequestOp(json::array()), "");
-  EXPECT_EQ(RequestOp({{"op", 3}}), "");
-  EXPECT_EQ(RequestOp({{"peak", true}}), "");
-  EXPECT_EQ(RequestOp({{"op", "bench"}}), "bench");
+TEST(WorkerProtocolTest, RequestOpOfAnythingElseIsNone) {
+  EXPECT_EQ(RequestOpText(json::array()), "");
+  EXPECT_EQ(RequestOpText({{"op", 3}}), "");
+  EXPECT_EQ(RequestOpText({{"peak", true}}), "");
+  EXPECT_EQ(RequestOpText({{"op", "train"}}), "train");
+  EXPECT_EQ(RequestOp(json::array()), std::nullopt);
+  EXPECT_EQ(RequestOp({{"op", 3}}), std::nullopt);
+  EXPECT_EQ(RequestOp({{"op", "train"}}), std::nullopt);
+  EXPECT_EQ(RequestOp({{"op", "bench"}}), WorkerOp::kBench);
+}
+
+// The ops' names are the wire's: each request is written byte for byte as before the enum.
+TEST(WorkerProtocolTest, RequestsWriteTheirOpByName) {
+  EXPECT_EQ(HelloRequest{.peak = true}.ToJson().dump(), R"({"op":"hello","peak":true})");
+  EXPECT_EQ((TaskCheckRequest{.task_dir = "t", .seed = 2}.ToJson().dump()),
+            R"({"op":"task_check","seed":2,"task_dir":"t"})");
+  EXPECT_EQ((TaskAuditRequest{.task_dir = "t", .seed = 2, .trials = 3}.ToJson().dump()),
+            R"({"op":"task_audit","seed":2,"task_dir":"t","trials":3})");
+  for (WorkerOp op :
+       {WorkerOp::kHello, WorkerOp::kCheck, WorkerOp::kBench, WorkerOp::kTaskCheck, WorkerOp::kTaskAudit})
+    EXPECT_EQ(RequestOp({{"op", WorkerOpName(op)}}), op) << WorkerOpName(op);
+  EXPECT_EQ(kWorkerOpNames.Spellings(), "hello, check, bench, task_check or task_audit");
 }
 
 }  // namespace

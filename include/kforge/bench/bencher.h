@@ -2,9 +2,9 @@
 // (bench::Measure there) and turn the samples into records; or time references alone.
 #pragma once
 
-#include <any>
 #include <chrono>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,6 +13,7 @@
 #include "kforge/bench/wire.h"
 #include "kforge/verify/solution_reader.h"
 #include "kforge/verify/verifier.h"
+#include "kforge/verify/worker_session.h"
 
 namespace kforge::bench {
 
@@ -50,12 +51,12 @@ class Bencher {
   /// The stage that times a solution that passed, in its worker, for a VerifyService of one's own
   /// (VerifyOptions::after_check): its BenchResult, made there from the reply and the task the service
   /// holds. Record completes it.
-  std::function<std::any(const verify::AfterCheck&)> TimingStage() const;
+  std::function<std::optional<BenchResult>(const verify::AfterCheck&)> TimingStage() const;
   /// options().verify with the timing stage: what a service (or a Verifier) that times is built from.
   verify::VerifyOptions TimedVerifyOptions() const;
   /// The record of a judged solution: the verdict's status when it did not pass (or was not timed),
   /// else the timing stage's result. Thread-safe.
-  BenchResult Record(const common::Verdict& verdict, const std::any& after) const;
+  BenchResult Record(const common::Verdict& verdict, const std::optional<BenchResult>& timed) const;
 
   uint64_t seed() const { return seed_; }
   const BenchOptions& options() const { return options_; }
@@ -68,7 +69,7 @@ class Bencher {
   /// `first` (an implausible speedup) timed again in `worker` on fresh input draws and with the other
   /// timing mode: its `recheck_speedup` and flags, or the re-timing's own failure when the candidate
   /// failed a timed run there.
-  BenchResult Recheck(BenchResult first, verify::WorkerClient& worker, const BenchRequest& request,
+  BenchResult Recheck(BenchResult first, verify::WorkerSession& worker, const BenchRequest& request,
                       const common::Task& task, std::chrono::milliseconds deadline) const;
 
   BenchOptions options_;

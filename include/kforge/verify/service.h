@@ -4,7 +4,6 @@
 // generate loop share it.
 #pragma once
 
-#include <any>
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
@@ -17,19 +16,20 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kforge/common/bench_record.h"
 #include "kforge/common/library_ops.h"
 #include "kforge/common/solution.h"
 #include "kforge/common/task.h"
 #include "kforge/common/verdict.h"
 #include "kforge/verify/solution_reader.h"
-#include "kforge/verify/worker_client.h"
 #include "kforge/verify/worker_protocol.h"
+#include "kforge/verify/worker_session.h"
 
 namespace kforge::verify {
 
 /// What a follow-up stage gets for a solution that passed: its worker, task, solution and CUBIN.
 struct AfterCheck {
-  WorkerClient& worker;
+  WorkerSession& worker;
   const common::Task& task;
   const common::Solution& solution;
   const std::string& cubin;
@@ -74,16 +74,15 @@ struct VerifyOptions {
   /// Workers measure (or read from the cache) the device's peak bandwidth and FLOP/s when they
   /// start, for Hello(). Default false.
   bool peak_at_start = false;
-  /// Work for each solution that passed, on its device thread and worker (bench times it there). What
-  /// it returns reaches the caller beside the verdict, as the stage's own type (bench's BenchResult):
-  /// the service carries it without knowing it. Default none.
-  std::function<std::any(const AfterCheck&)> after_check;
+  /// Work for each solution that passed, on its device thread and worker: bench's timing
+  /// (Bencher::TimingStage), whose record reaches the caller beside the verdict. Default none.
+  std::function<std::optional<common::BenchResult>(const AfterCheck&)> after_check;
 };
 
-/// A solution's verdict and what `after_check` returned for it (empty when it did not run).
+/// A solution's verdict and what `after_check` returned for it (none when it did not run).
 struct Judged {
   common::Verdict verdict;
-  std::any after;
+  std::optional<common::BenchResult> bench;
 };
 
 /// A run seed drawn from the system's entropy, for runs not given one.

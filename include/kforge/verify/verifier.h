@@ -2,7 +2,6 @@
 // out in input order, each as soon as it and the ones before it are judged.
 #pragma once
 
-#include <any>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -11,11 +10,13 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 
 #include <nlohmann/json.hpp>
 
+#include "kforge/common/bench_record.h"
 #include "kforge/common/verdict.h"
 #include "kforge/verify/service.h"
 #include "kforge/verify/solution_reader.h"
@@ -99,15 +100,17 @@ class Verifier {
   Verifier(Submit submit, uint64_t seed) : submit_(std::move(submit)), seed_(seed) {}
 
   /// Checks every solution `reader` yields; `emit` receives each verdict, in input order, as soon
-  /// as it and all earlier ones are done, with what `after_check` returned (empty when it did not run).
+  /// as it and all earlier ones are done, with what `after_check` returned (none when it did not run).
   VerifySummary Run(SolutionReader& reader,
-                    const std::function<void(const common::Verdict&, const std::any& after)>& emit);
+                    const std::function<void(const common::Verdict&,
+                                             const std::optional<common::BenchResult>& bench)>& emit);
 
   /// As Run; `emit` also gets the solution as read (null when it could not be read), for commands
   /// that pass solutions on (`verify --emit passing`).
-  VerifySummary RunWithSolutions(SolutionReader& reader,
-                                 const std::function<void(const common::Verdict&, const std::any& after,
-                                                          const common::Solution*)>& emit);
+  VerifySummary RunWithSolutions(
+      SolutionReader& reader,
+      const std::function<void(const common::Verdict&, const std::optional<common::BenchResult>& bench,
+                               const common::Solution*)>& emit);
 
   uint64_t seed() const { return seed_; }
 

@@ -33,8 +33,26 @@ inline constexpr int kDefaultTrials = 5;
 /// VerifyOptions::kernel_timeout.
 inline constexpr std::chrono::milliseconds kDefaultKernelTimeout{10000};
 
-/// The "op" of a request object ("hello", "check", "bench", "task_check"); "" when it has none.
-std::string RequestOp(const nlohmann::json& request);
+/// What a request asks the worker to do: its "op".
+enum class WorkerOp {
+  kHello,      ///< HelloRequest
+  kCheck,      ///< CheckRequest
+  kBench,      ///< bench::BenchRequest (bench/wire.h)
+  kTaskCheck,  ///< TaskCheckRequest
+  kTaskAudit,  ///< TaskAuditRequest
+};
+inline constexpr common::NameTable<WorkerOp, 5> kWorkerOpNames = {{{WorkerOp::kHello, "hello"},
+                                                                   {WorkerOp::kCheck, "check"},
+                                                                   {WorkerOp::kBench, "bench"},
+                                                                   {WorkerOp::kTaskCheck, "task_check"},
+                                                                   {WorkerOp::kTaskAudit, "task_audit"}}};
+static_assert(kWorkerOpNames.InEnumOrder());
+inline std::string_view WorkerOpName(WorkerOp op) { return kWorkerOpNames.Name(op); }
+
+/// The "op" of a request object as written; "" when it has none (or one that is not a string).
+std::string RequestOpText(const nlohmann::json& request);
+/// The op of a request object; nullopt when it has none or one outside kWorkerOpNames.
+std::optional<WorkerOp> RequestOp(const nlohmann::json& request);
 
 /// The reply to a request the worker could not serve as asked: no GPU, a malformed request, an
 /// exception. `{"status", "message"}`; every reply type reads it, its other fields left at their

@@ -1,5 +1,6 @@
 // Parent side of a GPU worker process: spawns it with posix_spawn, exchanges JSON lines over
-// pipes, enforces a deadline per request, and respawns it after it dies.
+// pipes, enforces a deadline per request, and respawns it after it dies. WorkerSession
+// (kforge/verify/worker_session.h) owns one and gives its lines their types.
 #pragma once
 
 #include <chrono>
