@@ -46,7 +46,7 @@ inline constexpr common::NameTable<WorkerOp, 5> kWorkerOpNames = {{{WorkerOp::kH
                                                                    {WorkerOp::kBench, "bench"},
                                                                    {WorkerOp::kTaskCheck, "task_check"},
                                                                    {WorkerOp::kTaskAudit, "task_audit"}}};
-static_assert(kWorkerOpNames.InEnumOrder());
+static_assert(kWorkerOpNames.MatchesEnum());
 inline std::string_view WorkerOpName(WorkerOp op) { return kWorkerOpNames.Name(op); }
 
 /// The "op" of a request object as written; "" when it has none (or one that is not a string).
