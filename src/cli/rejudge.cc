@@ -45,8 +45,8 @@ StatusOr<std::vector<Before>> CollectBest(const fs::path& records, const fs::pat
     ++trajectories;
     if (!t->best) continue;
     const dataset::Attempt& a = t->attempts[*t->best];
-    if (!a.solution.is_object()) continue;
-    nlohmann::json solution = a.solution;
+    nlohmann::json solution = dataset::SolutionToRecord(a);
+    if (!solution.is_object()) continue;
     solution["task"] = t->task.id;
     out << solution.dump() << "\n";
     Before b{t->id, t->task.id, std::string(a.StatusName()), a.correct, 1};

@@ -31,6 +31,19 @@ json ToJson(const TaskInfo& t) {
   return out;
 }
 
+/// `solution` (an attempt's, as the record holds it) into `a`: typed when this kforge reads it, and
+/// kept as read where its canonical form is other JSON or it does not read.
+void ReadSolution(json solution, const std::string& where, Attempt& a) {
+  if (solution.is_null()) return;
+  StatusOr<common::Solution> read = common::SolutionFromJson(solution, where);
+  if (read.ok() && common::SolutionToJson(*read) == solution) {
+    a.solution = std::move(*read);
+    return;
+  }
+  if (read.ok()) a.solution = std::move(*read);
+  a.solution_as_read = std::make_shared<const json>(std::move(solution));
+}
+
 json ToJson(const Attempt& a) {
   json out = {
       {"turn", a.turn},
@@ -40,7 +53,7 @@ json ToJson(const Attempt& a) {
       {"compiled", a.compiled},
       {"correct", a.correct},
       {"speedup", OrNull(a.speedup)},
-      {"solution", a.solution},
+      {"solution", SolutionToRecord(a)},
       {"verdict", a.verdict ? a.verdict->ToJson() : json(nullptr)},
       {"bench", a.bench ? common::BenchResultToJson(*a.bench, common::Samples::kLeftOut) : json(nullptr)}};
   if (!a.suspect_timing.empty()) out["suspect_timing"] = a.suspect_timing;
@@ -74,6 +87,16 @@ void ReadList(Reader& r, std::string_view key, StatusOr<T> (*read)(const json&),
 }
 
 }  // namespace
+
+json SolutionToRecord(const Attempt& attempt) {
+  if (attempt.solution_as_read) {
+    if (!attempt.solution) return *attempt.solution_as_read;
+    StatusOr<common::Solution> as_read = common::SolutionFromJson(*attempt.solution_as_read, "solution");
+    if (as_read.ok() && common::SolutionToJson(*as_read) == common::SolutionToJson(*attempt.solution))
+      return *attempt.solution_as_read;
+  }
+  return attempt.solution ? common::SolutionToJson(*attempt.solution) : json(nullptr);
+}
 
 bool Trajectory::correct() const { return best && attempts[*best].correct; }
 
@@ -240,7 +263,9 @@ StatusOr<Trajectory> TrajectoryFromJson(const json& j, const std::string& where)
       ar.Get("compiled", a.compiled);
       ar.Get("correct", a.correct);
       ar.Get("speedup", a.speedup);
-      ar.Raw("solution", a.solution);
+      json solution;
+      ar.Raw("solution", solution);
+      ReadSolution(std::move(solution), ar.Path("solution"), a);
       if (const json* verdict = ar.Find("verdict"); verdict && status.ok()) {
         StatusOr<common::Verdict> read = common::Verdict::FromJson(*verdict, ar.Path("verdict"));
         if (read.ok()) {

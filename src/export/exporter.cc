@@ -31,10 +31,9 @@ struct Collected {
 
 uint32_t IdHash(const std::string& id) { return static_cast<uint32_t>(Hash64(id)); }
 
-const nlohmann::json* BestSolution(const dataset::Trajectory& t) {
-  if (!t.best) return nullptr;
-  const nlohmann::json& solution = t.attempts[*t.best].solution;
-  return solution.is_object() ? &solution : nullptr;
+/// The best attempt's solution as its record holds it; null when there is none.
+nlohmann::json BestSolution(const dataset::Trajectory& t) {
+  return t.best ? dataset::SolutionToRecord(t.attempts[*t.best]) : nlohmann::json(nullptr);
 }
 
 /// The judge version of a record's best attempt (1 for verdicts written before the field).
@@ -148,7 +147,8 @@ class FirstPass {
       ++stats_.left_out[std::string(*reason)];
       return;
     }
-    const nlohmann::json* solution = BestSolution(t);
+    const nlohmann::json best_solution = BestSolution(t);
+    const nlohmann::json* solution = best_solution.is_object() ? &best_solution : nullptr;
     if (IsConversation(options_.format) && !HasAssistantTurn(t)) {
       ++stats_.left_out["no_assistant_turn"];  // nothing to learn from: a teacher error before any reply
       return;

@@ -157,7 +157,8 @@ void PreferencePass::Visit(const RecordRef& ref, dataset::Trajectory& t) {
     p.task = it->second;
     p.attempt = static_cast<uint16_t>(i);
     p.prompt = PromptKey(messages, *at, tools);
-    p.solution = a.solution.is_object() ? SolutionKey(a.solution) : Hash64(t.id + "#" + std::to_string(a.turn));
+    const nlohmann::json solution = dataset::SolutionToRecord(a);
+    p.solution = solution.is_object() ? SolutionKey(solution) : Hash64(t.id + "#" + std::to_string(a.turn));
     p.correct = a.correct;
     p.suspect = SuspectTiming(a);
     if (a.correct && a.bench && a.bench->status == common::VerdictStatus::kOk) {

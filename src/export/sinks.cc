@@ -166,8 +166,9 @@ class KernelBenchSink : public Sink {
       return Status::InvalidArgument(record.task.id + ": not a KernelBench solution");
     KFORGE_ASSIGN_OR_RETURN(const common::Task* task, FindTask(record.task.id));
     const dataset::Attempt& best = record.attempts[*record.best];
-    StatusOr<common::Solution> solution = common::SolutionFromJson(best.solution, "solution");
-    if (!solution.ok()) return Status::InvalidArgument(solution.status().message());
+    if (!best.solution)
+      return Status::InvalidArgument(record.task.id + ": the best attempt's solution does not read as a kforge solution");
+    const common::Solution* solution = &*best.solution;
     std::string reference = record.task.reference_source;
     if (reference.empty()) {
       KFORGE_ASSIGN_OR_RETURN(reference, common::ReadFile(task->reference));

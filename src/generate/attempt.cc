@@ -27,7 +27,7 @@ dataset::Attempt StartAttempt(const Candidate& candidate, int turn) {
     attempt.status = std::nullopt;  // no solution
     attempt.parse_error = candidate.solution.status().message();
   } else {
-    attempt.solution = common::SolutionToJson(*candidate.solution);
+    attempt.solution = *candidate.solution;
   }
   return attempt;
 }
@@ -60,8 +60,7 @@ bool ReachedTarget(const dataset::Attempt& attempt, bool compile_only, double ta
 
 std::string AttemptFeedback(const PromptSet& prompts, const dataset::Attempt& attempt, bool done,
                             double target_speedup, bool compile_only) {
-  const std::string source =
-      attempt.solution.is_object() ? attempt.solution.value("source", std::string()) : "";
+  const std::string source = attempt.solution ? attempt.solution->source : "";
   const std::string result = DescribeAttempt(attempt, source);
   auto text =
       Render(prompts.feedback,

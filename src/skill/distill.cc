@@ -87,12 +87,13 @@ Status ReadRun(const fs::path& dir, std::vector<Verified>& verified, std::vector
         best.bench && std::isfinite(best.bench->speedup.ratio) && std::isfinite(best.bench->speedup.lo)
             ? best.bench->speedup.lo
             : 0;
-    if (!(low > 1) || !best.solution.is_object()) continue;
+    nlohmann::json plan = dataset::SolutionToRecord(best);
+    if (!(low > 1) || !plan.is_object()) continue;
     Verified v;
     v.task = t.task.id;
     v.family = IdFamily(t.task.id);
-    v.source = best.solution.value("source", std::string());
-    v.plan = best.solution;
+    v.source = plan.value("source", std::string());
+    v.plan = std::move(plan);
     v.plan.erase("source");
     v.plan.erase("task");
     v.speedup = t.speedup().value_or(0);

@@ -83,6 +83,35 @@ TEST(TrajectoryTest, OldVerdictsAreReadTypedAndWrittenBackByteForByte) {
   EXPECT_EQ(now.size(), before_judge.size() + 1);
 }
 
+// An attempt's solution is read typed. A record in an older plan form (`"block": [256]`) keeps its bytes
+// while the solution is unchanged; a solution this kforge does not read keeps its JSON, with no typed value.
+TEST(TrajectoryTest, SolutionsAreReadTypedAndWrittenBackByteForByte) {
+  const nlohmann::json older_plan = {
+      {"schema", "kforge.solution/1"}, {"task", "demo/relu"}, {"source", "__global__ void k(float* y) {}"},
+      {"launches", {{{"kernel", "k"}, {"grid", {"cdiv(N, 256)"}}, {"block", {256}}, {"args", {"out0"}}}}}};
+  const nlohmann::json unreadable = {{"schema", "kforge.solution/1"}, {"source", 7}};
+  nlohmann::json record = ToJson(Sample());
+  record["attempts"][0]["solution"] = unreadable;
+  record["attempts"][1]["solution"] = older_plan;
+  const std::string line = record.dump();
+
+  auto read = TrajectoryFromJson(nlohmann::json::parse(line), "t");
+  ASSERT_TRUE(read.ok()) << read.status().message();
+  EXPECT_FALSE(read->attempts[0].solution) << "not a solution this kforge reads";
+  ASSERT_TRUE(read->attempts[1].solution);
+  const common::Solution& typed = *read->attempts[1].solution;
+  EXPECT_EQ(typed.task, "demo/relu");
+  ASSERT_EQ(typed.launches.size(), 1u);
+  EXPECT_EQ(typed.launches[0].block, (std::vector<std::string>{"256", "1", "1"}));
+  EXPECT_EQ(ToJson(*read).dump(), line);
+
+  read->attempts[1].solution->source += "// changed\n";  // written in the canonical form once changed
+  nlohmann::json now = SolutionToRecord(read->attempts[1]);
+  EXPECT_EQ(now, common::SolutionToJson(*read->attempts[1].solution));
+  EXPECT_EQ(now["launches"][0]["block"], (nlohmann::json{"256", "1", "1"}));
+  EXPECT_TRUE(SolutionToRecord(Sample().attempts[0]).is_null()) << "no solution: null";
+}
+
 TEST(TrajectoryTest, SkillsAreWrittenOnlyWhenSetAndReadBack) {
   Trajectory t = Sample();
   EXPECT_FALSE(ToJson(t).contains("skills")) << "records without skills stay as they were";

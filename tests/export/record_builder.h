@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -154,7 +155,8 @@ inline dataset::Trajectory MakeRecord(const RecordSpec& s) {
     dataset::Attempt a;
     a.turn = turn;
     a.tool_call_id = tools ? call_id : "";
-    a.solution = solution;
+    a.solution = *common::SolutionFromJson(solution, "test");  // as a record holds it, bytes included
+    if (common::SolutionToJson(*a.solution) != solution) a.solution_as_read = std::make_shared<const json>(solution);
     if (!last) {
       a.status = common::VerdictStatus::kCompileError;
     } else if (s.harness_error) {

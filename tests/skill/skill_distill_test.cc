@@ -28,10 +28,13 @@ dataset::Attempt Correct(int turn, const std::string& source, double speedup, do
   a.status = common::VerdictStatus::kOk;
   a.compiled = a.correct = true;
   a.speedup = speedup;
-  a.solution = {{"schema", "kforge.solution/1"},
-                {"task", "x"},
-                {"source", source},
-                {"launches", {{{"kernel", "k"}, {"grid", {1}}, {"block", {256}}, {"args", {"x", "out0"}}}}}};
+  const nlohmann::json solution = {
+      {"schema", "kforge.solution/1"},
+      {"task", "x"},
+      {"source", source},
+      {"launches", {{{"kernel", "k"}, {"grid", {1}}, {"block", {256}}, {"args", {"x", "out0"}}}}}};
+  a.solution = *common::SolutionFromJson(solution, "test");
+  a.solution_as_read = std::make_shared<const nlohmann::json>(solution);  // as a record holds it
   a.bench = *common::BenchResultFromJson({{"speedup", {{"ratio", speedup}, {"ci", {low, speedup + 0.1}}}}}, "bench");
   return a;
 }

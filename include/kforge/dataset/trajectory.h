@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -15,6 +16,7 @@
 #include "kforge/common/bench_record.h"
 #include "kforge/common/chat.h"
 #include "kforge/common/names.h"
+#include "kforge/common/solution.h"
 #include "kforge/common/status.h"
 #include "kforge/common/verdict.h"
 #include "kforge/common/verdict_parts.h"
@@ -90,7 +92,13 @@ struct Attempt {
   /// no solution that could be read (written kNoSolution; then `parse_error` says why).
   std::optional<common::VerdictStatus> status;
   std::string parse_error;
-  nlohmann::json solution;        ///< kforge.solution/1, or null
+  /// What the teacher proposed, as it was judged; none when the reply held no solution that could be read.
+  std::optional<common::Solution> solution;
+  /// The record's own JSON for the solution where writing `solution` would give other JSON: an older
+  /// plan form (`"block": [256]`), or a solution this kforge no longer reads (then `solution` is none).
+  /// SolutionToRecord writes it back while `solution` is still what it reads as, so that a record read
+  /// and written again keeps its bytes. Null otherwise.
+  std::shared_ptr<const nlohmann::json> solution_as_read;
   std::optional<common::Verdict> verdict;  ///< kforge.verdict/1; none (null) when nothing was judged
   /// kforge.bench/1 when it was timed (kept without its samples), else none (null).
   std::optional<common::BenchResult> bench;
@@ -168,6 +176,9 @@ struct Trajectory {
 };
 
 nlohmann::json ToJson(const Trajectory& trajectory);
+/// An attempt's solution as its record holds it: the canonical form (common::SolutionToJson), or the
+/// JSON it was read from (Attempt::solution_as_read) while it is unchanged; null when there is none.
+nlohmann::json SolutionToRecord(const Attempt& attempt);
 /// Checks the schema and the fields' types; errors name `where` and the JSON path.
 StatusOr<Trajectory> TrajectoryFromJson(const nlohmann::json& json, const std::string& where);
 
