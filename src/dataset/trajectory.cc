@@ -160,34 +160,10 @@ json ToJson(const Trajectory& t) {
   return record;
 }
 
-StatusOr<Trajectory> TrajectoryFromJson(const json& j, const std::string& where) {
-  Status status = Status::Ok();
-  Trajectory t;
-  Reader r(j, where, status);
-  std::string schema;
-  r.Get("schema", schema, true);
-  if (status.ok() && schema != kTrajectorySchema)
-    return Status::InvalidArgument(where + ".schema: " + common::Quote(schema, 64) + ", expected \"" +
-                                   std::string(kTrajectorySchema) + "\"");
-  r.Get("id", t.id, true);
-  r.Get("run_id", t.run_id);
-  r.Get("sample", t.sample);
-  r.Name("protocol", kProtocolNames, t.protocol);
-  r.Get("compile_only", t.compile_only);
-  ReadList(r, "messages", common::MessageFromRecord, t.messages);
-  ReadList(r, "tools", common::ToolSpecFromRecord, t.tools);
-  r.Get("kforge_version", t.kforge_version);
-  r.Get("created_at", t.created_at);
-  r.Get("truncated", t.truncated);
-  r.Get("best", t.best);
-  if (const json* device = r.Find("device"); device && status.ok()) {
-    StatusOr<common::DeviceRecord> read = common::DeviceRecordFromJson(*device, r.Path("device"));
-    if (read.ok()) {
-      t.device = std::move(*read);
-    } else {
-      status = read.status();
-    }
-  }
+namespace {
+
+/// A record's `task`, `teacher`, `outcome`, `usage` and `timing` objects.
+void ReadHeader(Reader& r, const std::string& where, Status& status, Trajectory& t) {
   if (const json* task = r.Find("task")) {
     Reader tr(*task, where + ".task", status);
     tr.Get("id", t.task.id, true);
@@ -230,64 +206,96 @@ StatusOr<Trajectory> TrajectoryFromJson(const json& j, const std::string& where)
     tm.Get("llm_s", t.llm_s);
     tm.Get("judge_s", t.judge_s);
   }
-  if (const json* skills = r.Find("skills")) {
-    if (!skills->is_array() && status.ok())
-      status = Status::InvalidArgument(where + ".skills: expected an array");
-    for (size_t i = 0; status.ok() && i < skills->size(); ++i) {
-      SkillRef skill;
-      Reader sr((*skills)[i], where + ".skills[" + std::to_string(i) + "]", status);
-      sr.Get("name", skill.name, true);
-      sr.Get("hash", skill.hash, true);
-      t.skills.push_back(std::move(skill));
+}
+
+/// `read(j, path)` into `out` unless `j` is absent or null; its error becomes `status`.
+template <typename T, typename Read>
+void ReadPart(const json* j, const std::string& path, Status& status, Read read, std::optional<T>& out) {
+  if (j == nullptr || j->is_null() || !status.ok()) return;
+  StatusOr<T> part = read(*j, path);
+  if (part.ok()) {
+    out = std::move(*part);
+  } else {
+    status = part.status();
+  }
+}
+
+Attempt ReadAttempt(const json& j, const std::string& where, Status& status) {
+  Attempt a;
+  Reader ar(j, where, status);
+  ar.Get("turn", a.turn);
+  ar.Get("tool_call_id", a.tool_call_id);
+  std::string status_name;
+  ar.Get("status", status_name, true);
+  if (status.ok() && status_name != kNoSolution) {
+    if (std::optional<common::VerdictStatus> parsed = common::kVerdictStatusNames.Parse(status_name)) {
+      a.status = *parsed;
+    } else {
+      ar.Fail("status", common::Quote(status_name, 40) + ", expected a verdict status or \"" +
+                            std::string(kNoSolution) + "\"");
     }
   }
-  if (const json* attempts = r.Find("attempts")) {
-    if (!attempts->is_array() && status.ok())
-      status = Status::InvalidArgument(where + ".attempts: expected an array");
-    for (size_t i = 0; status.ok() && i < attempts->size(); ++i) {
-      Attempt a;
-      Reader ar((*attempts)[i], where + ".attempts[" + std::to_string(i) + "]", status);
-      ar.Get("turn", a.turn);
-      ar.Get("tool_call_id", a.tool_call_id);
-      std::string status_name;
-      ar.Get("status", status_name, true);
-      if (status.ok() && status_name != kNoSolution) {
-        if (std::optional<common::VerdictStatus> parsed = common::kVerdictStatusNames.Parse(status_name)) {
-          a.status = *parsed;
-        } else {
-          ar.Fail("status", common::Quote(status_name, 40) + ", expected a verdict status or \"" +
-                                std::string(kNoSolution) + "\"");
-        }
-      }
-      ar.Get("parse_error", a.parse_error);
-      ar.Get("compiled", a.compiled);
-      ar.Get("correct", a.correct);
-      ar.Get("speedup", a.speedup);
-      json solution;
-      ar.Raw("solution", solution);
-      ReadSolution(std::move(solution), ar.Path("solution"), a);
-      if (const json* verdict = ar.Find("verdict"); verdict && status.ok()) {
-        StatusOr<common::Verdict> read = common::Verdict::FromJson(*verdict, ar.Path("verdict"));
-        if (read.ok()) {
-          a.verdict = std::move(*read);
-        } else {
-          status = read.status();
-        }
-      }
-      if (const json* bench = ar.Find("bench"); bench && !bench->is_null() && status.ok()) {
-        StatusOr<common::BenchResult> read = common::BenchResultFromJson(*bench, ar.Path("bench"));
-        if (read.ok()) {
-          a.bench = std::move(*read);
-        } else {
-          status = read.status();
-        }
-      }
-      ar.Get("suspect_timing", a.suspect_timing);
-      if (a.suspect_timing.empty() && a.bench) a.suspect_timing = common::SuspectTiming(*a.bench);
-      if (!a.suspect_timing.empty()) a.speedup.reset();  // a refused timing counts nowhere
-      t.attempts.push_back(std::move(a));
-    }
-  }
+  ar.Get("parse_error", a.parse_error);
+  ar.Get("compiled", a.compiled);
+  ar.Get("correct", a.correct);
+  ar.Get("speedup", a.speedup);
+  json solution;
+  ar.Raw("solution", solution);
+  ReadSolution(std::move(solution), ar.Path("solution"), a);
+  ReadPart(ar.Find("verdict"), ar.Path("verdict"), status, common::Verdict::FromJson, a.verdict);
+  ReadPart(ar.Find("bench"), ar.Path("bench"), status, common::BenchResultFromJson, a.bench);
+  ar.Get("suspect_timing", a.suspect_timing);
+  if (a.suspect_timing.empty() && a.bench) a.suspect_timing = common::SuspectTiming(*a.bench);
+  if (!a.suspect_timing.empty()) a.speedup.reset();  // a refused timing counts nowhere
+  return a;
+}
+
+/// `key`'s array, each element read by `read(element, path, status)`.
+template <typename T, typename Read>
+void ReadArray(Reader& r, const std::string& where, std::string_view key, Status& status, Read read,
+               std::vector<T>& out) {
+  const json* list = r.Find(key);
+  if (list == nullptr) return;
+  if (!list->is_array() && status.ok())
+    status = Status::InvalidArgument(where + "." + std::string(key) + ": expected an array");
+  for (size_t i = 0; status.ok() && i < list->size(); ++i)
+    out.push_back(read((*list)[i], where + "." + std::string(key) + "[" + std::to_string(i) + "]", status));
+}
+
+SkillRef ReadSkill(const json& j, const std::string& where, Status& status) {
+  SkillRef skill;
+  Reader sr(j, where, status);
+  sr.Get("name", skill.name, true);
+  sr.Get("hash", skill.hash, true);
+  return skill;
+}
+
+}  // namespace
+
+StatusOr<Trajectory> TrajectoryFromJson(const json& j, const std::string& where) {
+  Status status = Status::Ok();
+  Trajectory t;
+  Reader r(j, where, status);
+  std::string schema;
+  r.Get("schema", schema, true);
+  if (status.ok() && schema != kTrajectorySchema)
+    return Status::InvalidArgument(where + ".schema: " + common::Quote(schema, 64) + ", expected \"" +
+                                   std::string(kTrajectorySchema) + "\"");
+  r.Get("id", t.id, true);
+  r.Get("run_id", t.run_id);
+  r.Get("sample", t.sample);
+  r.Name("protocol", kProtocolNames, t.protocol);
+  r.Get("compile_only", t.compile_only);
+  ReadList(r, "messages", common::MessageFromRecord, t.messages);
+  ReadList(r, "tools", common::ToolSpecFromRecord, t.tools);
+  r.Get("kforge_version", t.kforge_version);
+  r.Get("created_at", t.created_at);
+  r.Get("truncated", t.truncated);
+  r.Get("best", t.best);
+  ReadPart(r.Find("device"), r.Path("device"), status, common::DeviceRecordFromJson, t.device);
+  ReadHeader(r, where, status, t);
+  ReadArray(r, where, "skills", status, ReadSkill, t.skills);
+  ReadArray(r, where, "attempts", status, ReadAttempt, t.attempts);
   if (!status.ok()) return status;
   if (t.best && (*t.best < 0 || *t.best >= static_cast<int>(t.attempts.size())))
     return Status::InvalidArgument(where + ".best: " + std::to_string(*t.best) + " is not an attempt index");
