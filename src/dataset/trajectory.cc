@@ -36,12 +36,9 @@ json ToJson(const TaskInfo& t) {
 void ReadSolution(json solution, const std::string& where, Attempt& a) {
   if (solution.is_null()) return;
   StatusOr<common::Solution> read = common::SolutionFromJson(solution, where);
-  if (read.ok() && common::SolutionToJson(*read) == solution) {
-    a.solution = std::move(*read);
-    return;
-  }
+  const bool canonical = read.ok() && common::SolutionToJson(*read) == solution;
   if (read.ok()) a.solution = std::move(*read);
-  a.solution_as_read = std::make_shared<const json>(std::move(solution));
+  if (!canonical) a.solution_as_read = std::make_shared<const json>(std::move(solution));
 }
 
 json ToJson(const Attempt& a) {
