@@ -122,7 +122,9 @@ StatusOr<Verdict> Verdict::FromJson(const nlohmann::json& json, const std::strin
     KFORGE_ASSIGN_OR_RETURN(v.compile, CompileFactsFromJson(part("compile"), sub("compile")));
   }
   KFORGE_ASSIGN_OR_RETURN(v.trials, TrialRecordsFromJson(part("trials"), sub("trials")));
-  KFORGE_ASSIGN_OR_RETURN(v.checks, ChecksFromJson(part("checks"), sub("checks")));
+  if (json.contains("checks")) {  // absent: no checks, and the key stays absent (absent_keys)
+    KFORGE_ASSIGN_OR_RETURN(v.checks, ChecksFromJson(part("checks"), sub("checks")));
+  }
   KFORGE_ASSIGN_OR_RETURN(v.device, OptionalDeviceRecordFromJson(part("device"), sub("device")));
   if (const nlohmann::json& toolchain = part("toolchain"); !toolchain.is_null()) {
     if (!toolchain.is_object()) return f.Error("toolchain", "expected an object");

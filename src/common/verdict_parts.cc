@@ -364,6 +364,7 @@ void WriteOutcome(json& out, const char* key, const std::optional<CheckOutcome>&
 }  // namespace
 
 json ChecksToJson(const Checks& c) {
+  if (c.read_as_null && c == Checks{.read_as_null = true}) return json(nullptr);
   json out = json::object();
   for (const auto& [key, value] : c.other) out[key] = value;
   WriteOutcome(out, "poisoned_outputs", c.poisoned_outputs);
@@ -385,7 +386,7 @@ json ChecksToJson(const Checks& c) {
 
 StatusOr<Checks> ChecksFromJson(const json& json, const std::string& path) {
   Checks c;
-  if (json.is_null()) return c;
+  if (json.is_null()) return Checks{.read_as_null = true};
   Status status;
   RecordReader f(json, path, status);
   if (!status.ok()) return status;

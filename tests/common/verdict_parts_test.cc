@@ -156,7 +156,10 @@ TEST(VerdictPartsTest, ChecksRoundTrip) {
   }
   StatusOr<Checks> none = ChecksFromJson(json(nullptr), "checks");
   ASSERT_TRUE(none.ok());
-  EXPECT_TRUE(*none == Checks{});
+  EXPECT_TRUE(*none == Checks{.read_as_null = true});
+  EXPECT_TRUE(ChecksToJson(*none).is_null()) << "a record's null checks keep their bytes";
+  none->sanitizer = CheckOutcome::kPass;  // a check set since: an object
+  EXPECT_EQ(ChecksToJson(*none).dump(), R"({"sanitizer":"pass"})");
 }
 
 TEST(VerdictPartsTest, ChecksOfAWrongTypeNameTheirPath) {

@@ -189,13 +189,15 @@ struct Checks {
   std::optional<CheckOutcome> gpu_check;  ///< skipped
   /// Keys this kforge does not know (or known keys holding null), as the record had them.
   std::map<std::string, nlohmann::json> other;
+  /// A record's `"checks": null`: written back as null while no check is set.
+  bool read_as_null = false;
 
   bool operator==(const Checks&) const = default;
 };
 /// An object of the keys present, each value as its record wrote it.
 nlohmann::json ChecksToJson(const Checks& checks);
 /// A known key of the wrong type or an outcome outside its names is InvalidArgument naming
-/// "path.key"; null reads as no checks.
+/// "path.key"; null reads as no checks (and is written back as null).
 StatusOr<Checks> ChecksFromJson(const nlohmann::json& json, const std::string& path);
 
 /// Whether `pointers` (absent_keys) lack "/key".
