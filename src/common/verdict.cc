@@ -82,7 +82,7 @@ nlohmann::json Verdict::ToJson() const {
   json["compile"] = compile ? CompileFactsToJson(*compile) : nlohmann::json(nullptr);
   json["seed"] = seed;
   json["trials"] = TrialRecordsToJson(trials);
-  json["checks"] = checks;
+  json["checks"] = ChecksToJson(checks);
   json["device"] = DeviceRecordToJson(device);
   json["toolchain"] = toolchain;
   json["timing"] = VerdictTimingToJson(timing);
@@ -122,7 +122,9 @@ StatusOr<Verdict> Verdict::FromJson(const nlohmann::json& json, const std::strin
     KFORGE_ASSIGN_OR_RETURN(v.compile, CompileFactsFromJson(part("compile"), sub("compile")));
   }
   KFORGE_ASSIGN_OR_RETURN(v.trials, TrialRecordsFromJson(part("trials"), sub("trials")));
-  v.checks = json.value("checks", nlohmann::json::object());
+  if (json.contains("checks")) {  // absent: no checks, and the key stays absent (absent_keys)
+    KFORGE_ASSIGN_OR_RETURN(v.checks, ChecksFromJson(part("checks"), sub("checks")));
+  }
   KFORGE_ASSIGN_OR_RETURN(v.device, OptionalDeviceRecordFromJson(part("device"), sub("device")));
   if (const nlohmann::json& toolchain = part("toolchain"); !toolchain.is_null()) {
     if (!toolchain.is_object()) return f.Error("toolchain", "expected an object");
@@ -148,9 +150,18 @@ StatusOr<Verdict> Verdict::FromJson(const nlohmann::json& json, const std::strin
 }
 
 ShapeGeneral ShapeGeneralOf(const Verdict& verdict) {
-  auto it = verdict.checks.is_object() ? verdict.checks.find("shape_general") : verdict.checks.end();
-  if (it == verdict.checks.end() || !it->is_string()) return ShapeGeneral::kNotProbed;
-  return kShapeGeneralNames.Parse(it->get<std::string>()).value_or(ShapeGeneral::kNotProbed);
+  if (!verdict.checks.shape_general) return ShapeGeneral::kNotProbed;
+  switch (*verdict.checks.shape_general) {
+    case CheckOutcome::kPass:
+      return ShapeGeneral::kPass;
+    case CheckOutcome::kFail:
+      return ShapeGeneral::kFail;
+    case CheckOutcome::kNotRun:
+      return ShapeGeneral::kNotRun;
+    case CheckOutcome::kSkipped:
+      return ShapeGeneral::kNotProbed;
+  }
+  return ShapeGeneral::kNotProbed;  // not reached: the switch names every outcome
 }
 
 bool Generalises(const Verdict& verdict) {

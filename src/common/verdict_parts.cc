@@ -332,4 +332,95 @@ StatusOr<VerdictTiming> VerdictTimingFromJson(const json& json, const std::strin
   return t;
 }
 
+namespace {
+
+/// The keys of Checks, in one list for the writer and the reader.
+constexpr std::string_view kCheckKeys[] = {"poisoned_outputs",
+                                           "guard_regions",
+                                           "inputs_unchanged",
+                                           "repeat_runs",
+                                           "library_ops",
+                                           "shape_general",
+                                           "shape_general_detail",
+                                           "bitwise_deterministic",
+                                           "degenerate_reference",
+                                           "elements_only",
+                                           "rerun",
+                                           "golden",
+                                           "sanitizer",
+                                           "gpu_check"};
+
+void ReadOutcome(RecordReader& f, const char* key, std::optional<CheckOutcome>& out) {
+  if (f.Find(key) == nullptr) return;
+  CheckOutcome outcome = CheckOutcome::kPass;
+  f.Name(key, kCheckOutcomeNames, outcome);
+  if (f.status().ok()) out = outcome;
+}
+
+void WriteOutcome(json& out, const char* key, const std::optional<CheckOutcome>& outcome) {
+  if (outcome) out[key] = std::string(kCheckOutcomeNames.Name(*outcome));
+}
+
+}  // namespace
+
+json ChecksToJson(const Checks& c) {
+  if (c.read_as_null && c == Checks{.read_as_null = true}) return json(nullptr);
+  json out = json::object();
+  for (const auto& [key, value] : c.other) out[key] = value;
+  WriteOutcome(out, "poisoned_outputs", c.poisoned_outputs);
+  WriteOutcome(out, "guard_regions", c.guard_regions);
+  WriteOutcome(out, "inputs_unchanged", c.inputs_unchanged);
+  if (c.repeat_runs) out["repeat_runs"] = c.repeat_runs->failed ? json("fail") : json(c.repeat_runs->count);
+  if (c.library_ops) out["library_ops"] = *c.library_ops;
+  WriteOutcome(out, "shape_general", c.shape_general);
+  if (c.shape_general_detail) out["shape_general_detail"] = *c.shape_general_detail;
+  if (c.bitwise_deterministic) out["bitwise_deterministic"] = *c.bitwise_deterministic;
+  if (c.degenerate_reference) out["degenerate_reference"] = *c.degenerate_reference;
+  if (c.elements_only) out["elements_only"] = *c.elements_only;
+  WriteOutcome(out, "rerun", c.rerun);
+  WriteOutcome(out, "golden", c.golden);
+  WriteOutcome(out, "sanitizer", c.sanitizer);
+  WriteOutcome(out, "gpu_check", c.gpu_check);
+  return out;
+}
+
+StatusOr<Checks> ChecksFromJson(const json& json, const std::string& path) {
+  Checks c;
+  if (json.is_null()) return Checks{.read_as_null = true};
+  Status status;
+  RecordReader f(json, path, status);
+  if (!status.ok()) return status;
+  for (const auto& [key, value] : json.items()) {
+    bool known = false;
+    for (std::string_view k : kCheckKeys) known = known || k == key;
+    if (!known || value.is_null()) c.other[key] = value;
+  }
+  ReadOutcome(f, "poisoned_outputs", c.poisoned_outputs);
+  ReadOutcome(f, "guard_regions", c.guard_regions);
+  ReadOutcome(f, "inputs_unchanged", c.inputs_unchanged);
+  if (const nlohmann::json* repeats = f.Find("repeat_runs")) {
+    if (repeats->is_string() && repeats->get<std::string>() == "fail") {
+      c.repeat_runs = RepeatRuns{.failed = true};
+    } else if (repeats->is_number_integer()) {
+      int count = 0;
+      f.Get("repeat_runs", count);
+      if (f.status().ok()) c.repeat_runs = RepeatRuns{.count = count};
+    } else {
+      f.Fail("repeat_runs", "expected a count or \"fail\"");
+    }
+  }
+  f.Get("library_ops", c.library_ops);
+  ReadOutcome(f, "shape_general", c.shape_general);
+  f.Get("shape_general_detail", c.shape_general_detail);
+  f.Get("bitwise_deterministic", c.bitwise_deterministic);
+  f.Get("degenerate_reference", c.degenerate_reference);
+  f.Get("elements_only", c.elements_only);
+  ReadOutcome(f, "rerun", c.rerun);
+  ReadOutcome(f, "golden", c.golden);
+  ReadOutcome(f, "sanitizer", c.sanitizer);
+  ReadOutcome(f, "gpu_check", c.gpu_check);
+  if (!status.ok()) return status;
+  return c;
+}
+
 }  // namespace kforge::common

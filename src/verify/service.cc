@@ -267,7 +267,8 @@ void VerifyService::Impl::GpuCheck(Job& job, WorkerSession& session, DeviceState
   if (options_.sanitize && answered) {
     if (std::optional<std::string> found = session.EndSanitized())
       Fail(verdict, VerdictStatus::kCrash, "compute-sanitizer: " + *found);
-    verdict.checks["sanitizer"] = verdict.status == VerdictStatus::kCrash ? "fail" : "pass";
+    verdict.checks.sanitizer =
+        verdict.status == VerdictStatus::kCrash ? common::CheckOutcome::kFail : common::CheckOutcome::kPass;
   }
 }
 
@@ -277,7 +278,7 @@ void VerifyService::Impl::Judge(Job& job, WorkerSession& session, DeviceState& s
     if (state.no_gpu) {
       Fail(verdict, VerdictStatus::kNoGpu, state.no_gpu_message);
     } else if (!options_.gpu_check) {
-      verdict.checks["gpu_check"] = "skipped";
+      verdict.checks.gpu_check = common::CheckOutcome::kSkipped;
     } else {
       GpuCheck(job, session, state);
     }

@@ -162,7 +162,7 @@ json CheckReply::ToJson() const {
   return {{"status", common::VerdictStatusName(status)},
           {"message", message},
           {"trials", common::TrialRecordsToJson(trials)},
-          {"checks", checks},
+          {"checks", common::ChecksToJson(checks)},
           {"device", common::DeviceRecordToJson(device)},
           {"timing", timing ? timing->ToJson() : json::object()},
           {"memory", memory ? common::MemoryRecordToJson(*memory) : json(nullptr)},
@@ -178,7 +178,10 @@ StatusOr<CheckReply> CheckReply::FromJson(const json& json) {
   nlohmann::json trials = nlohmann::json::array();
   KFORGE_RETURN_IF_ERROR(in.ReadArray("trials", trials));
   KFORGE_ASSIGN_OR_RETURN(reply.trials, WithReplyName("check reply: ", common::TrialRecordsFromJson(trials, "trials")));
-  KFORGE_RETURN_IF_ERROR(in.ReadObject("checks", reply.checks));
+  nlohmann::json checks = nlohmann::json::object();
+  KFORGE_RETURN_IF_ERROR(in.ReadObject("checks", checks));
+  KFORGE_ASSIGN_OR_RETURN(reply.checks,
+                          WithReplyName("check reply: ", common::ChecksFromJson(checks, "checks")));
   KFORGE_RETURN_IF_ERROR(ReadReplyDevice(in, "check reply: ", reply.device));
   if (json.contains("timing") && !(json["timing"].is_object() && json["timing"].empty())) {
     KFORGE_ASSIGN_OR_RETURN(reply.timing, CheckTiming::FromJson(json["timing"]));
@@ -202,8 +205,12 @@ StatusOr<TaskCheckRequest> TaskCheckRequest::FromJson(const json& json) {
 }
 
 json TaskCheckVariant::ToJson() const {
-  return {{"variant", variant},           {"load_ms", load_ms}, {"first_run_ms", first_run_ms},
-          {"reference_ms", reference_ms}, {"checks", checks},   {"memory", common::MemoryRecordToJson(memory)}};
+  return {{"variant", variant},
+          {"load_ms", load_ms},
+          {"first_run_ms", first_run_ms},
+          {"reference_ms", reference_ms},
+          {"checks", common::ChecksToJson(checks)},
+          {"memory", common::MemoryRecordToJson(memory)}};
 }
 
 StatusOr<TaskCheckVariant> TaskCheckVariant::FromJson(const json& json, const std::string& path) {
@@ -214,7 +221,10 @@ StatusOr<TaskCheckVariant> TaskCheckVariant::FromJson(const json& json, const st
   KFORGE_RETURN_IF_ERROR(in.Read("load_ms", v.load_ms));
   KFORGE_RETURN_IF_ERROR(in.Read("first_run_ms", v.first_run_ms));
   KFORGE_RETURN_IF_ERROR(in.Read("reference_ms", v.reference_ms));
-  KFORGE_RETURN_IF_ERROR(in.ReadObject("checks", v.checks));
+  nlohmann::json checks = nlohmann::json::object();
+  KFORGE_RETURN_IF_ERROR(in.ReadObject("checks", checks));
+  KFORGE_ASSIGN_OR_RETURN(
+      v.checks, WithReplyName("task_check reply: ", common::ChecksFromJson(checks, path + ".checks")));
   std::optional<common::MemoryRecord> memory;
   KFORGE_RETURN_IF_ERROR(ReadReplyMemory(in, "task_check reply: ", memory));
   if (memory) v.memory = std::move(*memory);

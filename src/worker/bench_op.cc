@@ -110,7 +110,7 @@ class TimedCandidate {
       outputs.Set(name, std::move(out));
     }
     KFORGE_ASSIGN_OR_RETURN(auto compared, reference::CompareAll(expected, outputs, task_.tolerance));
-    nlohmann::json checks;
+    common::Checks checks;
     if (auto problem = CheckOutputs(compared, OutputRules::For(task_), checks)) {
       return Mismatch(*problem + " on timed run " + std::to_string(checked_ + 1));
     }

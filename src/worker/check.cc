@@ -164,7 +164,7 @@ class VariantTrials {
       if (auto problem = CheckOutputs(*compared, OutputRules::For(task_), result_.checks)) {
         if (repeats > 1) *problem += " on run " + std::to_string(r + 1) + " of " + std::to_string(repeats);
         result_.trials.push_back(record);
-        if (r > 0) result_.checks["repeat_runs"] = "fail";
+        if (r > 0) result_.checks.repeat_runs = common::RepeatRuns{.failed = true};
         return Failure{VerdictStatus::kMismatch, *problem + " in trial " + std::to_string(t)};
       }
     }
@@ -192,7 +192,7 @@ class VariantTrials {
     if (auto failure = WaitForStream(stream_, timeout_)) return failure;
     clock_.Charge("candidate");
     if (Status guards = buffers_.CheckGuards(); !guards.ok()) {
-      result_.checks["guard_regions"] = "fail";
+      result_.checks.guard_regions = common::CheckOutcome::kFail;
       return Failure{VerdictStatus::kMismatch, guards.message()};
     }
     if (!check_inputs) return std::nullopt;
@@ -201,7 +201,7 @@ class VariantTrials {
     clock_.Charge("digest");
     for (const auto& [name, digest] : *after) {
       if (before.at(name) != digest) {
-        result_.checks["inputs_unchanged"] = "fail";
+        result_.checks.inputs_unchanged = common::CheckOutcome::kFail;
         return Failure{VerdictStatus::kMismatch, "the candidate modified input \"" + name + "\""};
       }
     }
@@ -363,10 +363,10 @@ GpuCheckResult GpuChecker::CheckOrFail(const GpuCheckRequest& request) {
 
   std::string solution_hash = common::SolutionHash(request.solution);
   cuda::LaunchLimits limits = cuda::LimitsFor(device_);
-  result.checks["poisoned_outputs"] = "pass";
-  result.checks["guard_regions"] = "pass";
-  result.checks["inputs_unchanged"] = "pass";
-  result.checks["repeat_runs"] = kRepeatsOnFirstTrial;
+  result.checks.poisoned_outputs = common::CheckOutcome::kPass;
+  result.checks.guard_regions = common::CheckOutcome::kPass;
+  result.checks.inputs_unchanged = common::CheckOutcome::kPass;
+  result.checks.repeat_runs = common::RepeatRuns{.count = kRepeatsOnFirstTrial};
   bool deterministic = true;
   int64_t peak = 0;
   std::vector<common::Task> domain_tasks;
@@ -427,7 +427,7 @@ GpuCheckResult GpuChecker::CheckOrFail(const GpuCheckRequest& request) {
         result.plan_split = TimePlanSplit(*prepared, buffers->pointers(), owned_stream->get());
         // Library ops that do all the work are PyTorch again, not a kernel: say so.
         if (result.plan_split)
-          result.checks["library_ops"] = common::LibraryOpsShare(result.plan_split->ops_fraction);
+          result.checks.library_ops = std::string(common::LibraryOpsShare(result.plan_split->ops_fraction));
       }
     }
     int64_t variant_peak = reference::DeviceMemoryOf(device_.index).peak_bytes - baseline;
@@ -445,25 +445,27 @@ GpuCheckResult GpuChecker::CheckOrFail(const GpuCheckRequest& request) {
       const common::Variant& variant = task.variants[v];
       if (variant.kind != kind) continue;
       std::string where = task.variants.size() > 1 ? " (variant " + variant.name + ")" : "";
-      const nlohmann::json checks_before = result.checks;  // a derived variant's failure marks none of them
+      const common::Checks checks_before = result.checks;  // a derived variant's failure marks none of them
       std::optional<Failure> failure = check_variant(v);
       if (kind == common::VariantKind::kDeclared) {
         if (failure) return fail(*failure, where);
         continue;
       }
       if (!failure) {
-        result.checks["shape_general"] = "pass";
+        result.checks.shape_general = common::CheckOutcome::kPass;
         continue;
       }
       result.checks = checks_before;
-      result.checks["shape_general"] = failure->status == VerdictStatus::kHarnessError ? "not_run" : "fail";
-      result.checks["shape_general_detail"] =
+      result.checks.shape_general = failure->status == VerdictStatus::kHarnessError
+                                        ? common::CheckOutcome::kNotRun
+                                        : common::CheckOutcome::kFail;
+      result.checks.shape_general_detail =
           std::string(common::VerdictStatusName(failure->status)) + ": " + failure->message + where;
       result.worker_must_exit = failure->fatal;
       break;
     }
   }
-  result.checks["bitwise_deterministic"] = deterministic;
+  result.checks.bitwise_deterministic = deterministic;
   return result;
 }
 

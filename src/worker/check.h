@@ -38,7 +38,7 @@ struct GpuCheckResult {
   common::VerdictStatus status = common::VerdictStatus::kOk;
   std::string message;
   std::vector<common::TrialRecord> trials;
-  nlohmann::json checks = nlohmann::json::object();
+  common::Checks checks;
   /// The memory plan of the largest variant and the measured peak (peak_device_bytes); none before any.
   std::optional<common::MemoryRecord> memory;
   /// Milliseconds spent loading reference programs (0 when all were cached).

@@ -48,13 +48,12 @@ OutputRules OutputRules::For(const common::Task& task) {
 }
 
 std::optional<std::string> CheckOutputs(const std::vector<reference::CompareResult>& results,
-                                        const OutputRules& rules, nlohmann::json& checks) {
+                                        const OutputRules& rules, common::Checks& checks) {
   const common::Tolerance& tol = rules.tol;
   for (const reference::CompareResult& r : results) {
-    if (NearConstant(r, tol))
-      checks["degenerate_reference"] = r.name + " is near-constant; norm check applied";
+    if (NearConstant(r, tol)) checks.degenerate_reference = r.name + " is near-constant; norm check applied";
     if (!r.ok()) {
-      if (LooksPoisoned(r.cand_at_first)) checks["poisoned_outputs"] = "fail";
+      if (LooksPoisoned(r.cand_at_first)) checks.poisoned_outputs = common::CheckOutcome::kFail;
       return r.name + ": " + std::to_string(r.mismatches) + " of " + std::to_string(r.numel) +
              " elements differ (first at index " + std::to_string(r.first_mismatch) + ": got " +
              std::to_string(r.cand_at_first) + ", expected " + std::to_string(r.ref_at_first) + ")";
@@ -63,8 +62,8 @@ std::optional<std::string> CheckOutputs(const std::vector<reference::CompareResu
     // zero here, has no scale for a relative error: its elements alone decide. Small values with a
     // scale (probabilities over 393216 classes) are held to the bound like any other.
     if (rules.noise_outputs.count(r.name) || r.ref_max_abs == 0) {
-      checks["elements_only"] = r.name + (r.ref_max_abs == 0 ? " is zero" : " is rounding noise") +
-                                "; judged by elements alone";
+      checks.elements_only =
+          r.name + (r.ref_max_abs == 0 ? " is zero" : " is rounding noise") + "; judged by elements alone";
       continue;
     }
     if (r.rel_l2_err > RelL2Bound(tol)) {

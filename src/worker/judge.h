@@ -30,7 +30,7 @@ struct OutputRules {
 /// which is every output but those measured to be noise and those whose reference is exactly zero.
 /// Notes near-constant references, elements-only outputs and poison in `checks`.
 std::optional<std::string> CheckOutputs(const std::vector<reference::CompareResult>& results,
-                                        const OutputRules& rules, nlohmann::json& checks);
+                                        const OutputRules& rules, common::Checks& checks);
 
 /// One compared output, as verdicts record it.
 common::OutputComparison OutputRecord(const reference::CompareResult& r);

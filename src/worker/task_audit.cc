@@ -138,7 +138,7 @@ verify::TaskAuditReply RunTaskAudit(GpuChecker& checker, const verify::TaskAudit
         if (!outputs.ok()) return Harness(c.record.name + ": " + outputs.status().message(), candidates);
         auto compared = reference::CompareAll(*expected, *outputs, task.tolerance);
         if (!compared.ok()) return Harness(compared.status().message(), candidates);
-        nlohmann::json checks;
+        common::Checks checks;
         if (auto problem = CheckOutputs(*compared, rules, checks)) {
           c.record.accepted = false;
           c.record.message = *problem + " in trial " + std::to_string(t) +

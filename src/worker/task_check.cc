@@ -36,7 +36,7 @@ StatusOr<TensorSet> TimedRun(reference::ReferenceProgram& program, const TensorS
 /// Empty when `got` matches `want` within the task's tolerance; else the first problem. Notes a
 /// near-constant output of `want` in `checks` (degenerate_reference).
 std::string Disagreement(const TensorSet& want, const TensorSet& got, const common::Task& task,
-                         nlohmann::json& checks) {
+                         common::Checks& checks) {
   auto compared = reference::CompareAll(want, got, task.tolerance);
   if (!compared.ok()) return compared.status().message();
   auto problem = CheckOutputs(*compared, OutputRules::For(task), checks);
@@ -90,7 +90,7 @@ verify::TaskCheckReply RunTaskCheck(GpuChecker& checker, const verify::TaskCheck
       record.first_run_ms = first_ms;
       record.reference_ms = second_ms;
       std::string rerun = Disagreement(*first, *second, task, record.checks);
-      record.checks["rerun"] = rerun.empty() ? "pass" : "fail";
+      record.checks.rerun = rerun.empty() ? common::CheckOutcome::kPass : common::CheckOutcome::kFail;
       if (!rerun.empty()) problem = "the reference disagrees with itself: " + rerun;
     }
     if (problem.empty() && task.artifacts.golden && task.artifacts.golden->variant == variant.name) {
@@ -105,7 +105,7 @@ verify::TaskCheckReply RunTaskCheck(GpuChecker& checker, const verify::TaskCheck
         problem = out.ok() ? Disagreement(*golden_out, *out, task, record.checks) : out.status().message();
         if (!problem.empty()) problem = "golden outputs: " + problem;
       }
-      record.checks["golden"] = problem.empty() ? "pass" : "fail";
+      record.checks.golden = problem.empty() ? common::CheckOutcome::kPass : common::CheckOutcome::kFail;
     }
     record.memory = memory.Record(reference::DeviceMemoryOf(device).peak_bytes - baseline);
     variants.push_back(record);

@@ -108,5 +108,86 @@ TEST(VerdictPartsTest, ABenchDeviceKeepsItsPeak) {
   EXPECT_EQ(DeviceRecordToJson(std::optional<DeviceRecord>()), json(nullptr));
 }
 
+// Each row: a checks record, read and written back byte for byte, and what it reads as.
+TEST(VerdictPartsTest, ChecksRoundTrip) {
+  Checks all;
+  all.poisoned_outputs = CheckOutcome::kPass;
+  all.guard_regions = CheckOutcome::kFail;
+  all.inputs_unchanged = CheckOutcome::kPass;
+  all.repeat_runs = RepeatRuns{.count = 3};
+  all.library_ops = "most_time";
+  all.shape_general = CheckOutcome::kNotRun;
+  all.shape_general_detail = "harness_error: out of memory (variant large)";
+  all.bitwise_deterministic = false;
+  all.degenerate_reference = "out0 is near-constant; norm check applied";
+  all.elements_only = "out0 is zero; judged by elements alone";
+  all.rerun = CheckOutcome::kPass;
+  all.golden = CheckOutcome::kFail;
+  all.sanitizer = CheckOutcome::kPass;
+  all.gpu_check = CheckOutcome::kSkipped;
+  Checks failed_repeats;
+  failed_repeats.repeat_runs = RepeatRuns{.failed = true};
+  failed_repeats.shape_general = CheckOutcome::kFail;
+  Checks unknown;
+  unknown.guard_regions = CheckOutcome::kPass;
+  unknown.other["a_newer_check"] = json{{"runs", 2}};
+  unknown.other["zz_older"] = "pass";
+  unknown.other["rerun"] = nullptr;  // a known key holding null is kept as it was
+  const struct {
+    const char* record;
+    Checks want;
+  } rows[] = {
+      {"{}", Checks{}},
+      {R"({"bitwise_deterministic":false,"degenerate_reference":"out0 is near-constant; norm check applied",)"
+       R"("elements_only":"out0 is zero; judged by elements alone","golden":"fail","gpu_check":"skipped",)"
+       R"("guard_regions":"fail","inputs_unchanged":"pass","library_ops":"most_time","poisoned_outputs":"pass",)"
+       R"("repeat_runs":3,"rerun":"pass","sanitizer":"pass","shape_general":"not_run",)"
+       R"x("shape_general_detail":"harness_error: out of memory (variant large)"})x",
+       all},
+      {R"({"repeat_runs":"fail","shape_general":"fail"})", failed_repeats},
+      {R"({"a_newer_check":{"runs":2},"guard_regions":"pass","rerun":null,"zz_older":"pass"})", unknown},
+  };
+  for (const auto& row : rows) {
+    StatusOr<Checks> read = ChecksFromJson(json::parse(row.record), "checks");
+    ASSERT_TRUE(read.ok()) << row.record << ": " << read.status().message();
+    EXPECT_TRUE(*read == row.want) << row.record;
+    EXPECT_EQ(ChecksToJson(*read).dump(), row.record);
+    EXPECT_EQ(ChecksToJson(row.want).dump(), row.record);
+  }
+  StatusOr<Checks> none = ChecksFromJson(json(nullptr), "checks");
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(*none == Checks{.read_as_null = true});
+  EXPECT_TRUE(ChecksToJson(*none).is_null()) << "a record's null checks keep their bytes";
+  none->sanitizer = CheckOutcome::kPass;  // a check set since: an object
+  EXPECT_EQ(ChecksToJson(*none).dump(), R"({"sanitizer":"pass"})");
+}
+
+TEST(VerdictPartsTest, ChecksOfAWrongTypeNameTheirPath) {
+  const struct {
+    const char* record;
+    const char* error;
+  } rows[] = {
+      {R"({"guard_regions":true})", "t.checks.guard_regions: expected a string, got boolean"},
+      {R"({"guard_regions":"maybe"})",
+       "t.checks.guard_regions: \"maybe\", expected pass, fail, not_run or skipped"},
+      {R"({"repeat_runs":"pass"})", "t.checks.repeat_runs: expected a count or \"fail\""},
+      {R"({"repeat_runs":2.5})", "t.checks.repeat_runs: expected a count or \"fail\""},
+      {R"({"bitwise_deterministic":"yes"})",
+       "t.checks.bitwise_deterministic: expected a boolean, got string"},
+      {R"({"shape_general_detail":3})", "t.checks.shape_general_detail: expected a string, got integer"},
+      {R"([])", "t.checks: expected an object"},
+  };
+  for (const auto& row : rows) {
+    StatusOr<Checks> read = ChecksFromJson(json::parse(row.record), "t.checks");
+    ASSERT_FALSE(read.ok()) << row.record;
+    EXPECT_EQ(read.status().message(), row.error) << row.record;
+  }
+  // A verdict names the same path.
+  json verdict = json::parse(kFull);
+  verdict["checks"]["poisoned_outputs"] = 1;
+  EXPECT_EQ(Verdict::FromJson(verdict, "a").status().message(),
+            "a.checks.poisoned_outputs: expected a string, got integer");
+}
+
 }  // namespace
 }  // namespace kforge::common

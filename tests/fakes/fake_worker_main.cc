@@ -118,9 +118,11 @@ nlohmann::json Check(const nlohmann::json& line) {
   verify::CheckReply reply;
   reply.device = Device();
   reply.timing = verify::CheckTiming{1.0, 0.0, {{"candidate", 0.5}}, PlanSplit(source)};
-  reply.checks = {{"guard_regions", "pass"}, {"poisoned_outputs", "pass"}};
+  reply.checks.guard_regions = kforge::common::CheckOutcome::kPass;
+  reply.checks.poisoned_outputs = kforge::common::CheckOutcome::kPass;
   if (reply.timing->plan_split)
-    reply.checks["library_ops"] = kforge::common::LibraryOpsShare(reply.timing->plan_split->ops_fraction);
+    reply.checks.library_ops =
+        std::string(kforge::common::LibraryOpsShare(reply.timing->plan_split->ops_fraction));
   for (int t = 0; t < request->trials; ++t)
     reply.trials.push_back(Short(kforge::common::TrialRecordFromJson(
         {{"variant", "default"}, {"trial", t}, {"seed", request->seed}}, "trial")));
@@ -128,7 +130,7 @@ nlohmann::json Check(const nlohmann::json& line) {
   if (Has(source, "mismatch")) {
     reply.status = VerdictStatus::kMismatch;
     reply.message = "out0: 7 of 100 elements differ";
-    reply.checks["poisoned_outputs"] = "fail";
+    reply.checks.poisoned_outputs = kforge::common::CheckOutcome::kFail;
   } else if (Has(source, "crash")) {
     reply.status = VerdictStatus::kCrash;
     reply.message = "kernel faulted: cudaErrorIllegalAddress";
@@ -206,7 +208,7 @@ nlohmann::json TaskCheck(const nlohmann::json& line) {
   verify::TaskCheckVariant variant;
   variant.variant = "default";
   variant.reference_ms = 1.5;
-  variant.checks = {{"rerun", "pass"}};
+  variant.checks.rerun = kforge::common::CheckOutcome::kPass;
   variant.memory =
       Short(kforge::common::MemoryRecordFromJson({{"footprint_bytes", 1000}, {"peak_device_bytes", 1200}}, "memory"));
   reply.variants.push_back(variant);

@@ -89,7 +89,7 @@ TEST_F(ServiceTest, PassingSolutionGetsTheWorkersGpuPart) {
   EXPECT_EQ(v.seed, 7u);
   EXPECT_EQ(v.trials.size(), 2u);
   EXPECT_EQ(v.trials[1].seed, 7u);
-  EXPECT_EQ(v.checks["guard_regions"], "pass");
+  EXPECT_EQ(v.checks.guard_regions, common::CheckOutcome::kPass);
   ASSERT_TRUE(v.device && v.memory);
   EXPECT_EQ(v.device->name, "Fake GPU");
   EXPECT_EQ(v.memory->peak_device_bytes, 512);

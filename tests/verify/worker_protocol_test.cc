@@ -105,7 +105,7 @@ TEST(WorkerProtocolTest, CheckReplyRoundTrips) {
   reply.status = VerdictStatus::kMismatch;
   reply.message = "out0: 3 of 10 elements differ";
   reply.trials = {*common::TrialRecordFromJson({{"trial", 0}}, "trial")};
-  reply.checks = {{"guard_regions", "pass"}};
+  reply.checks.guard_regions = common::CheckOutcome::kPass;
   reply.device = *common::DeviceRecordFromJson({{"name", "H200"}}, "device");
   reply.timing = CheckTiming{12.5, 3.0, {{"candidate", 1.0}}};
   reply.memory = *common::MemoryRecordFromJson({{"budget_bytes", 10}}, "memory");
@@ -121,7 +121,7 @@ TEST(WorkerProtocolTest, CheckReplyRoundTrips) {
   EXPECT_EQ(back->ToJson(), wire);
 
   reply.timing->plan_split = common::PlanSplit{0.5, 1.5, 0.75};
-  reply.checks["library_ops"] = "some_time";
+  reply.checks.library_ops = "some_time";
   wire = reply.ToJson();
   EXPECT_EQ(wire["timing"]["plan_split"]["ops_fraction"], 0.75);
   back = CheckReply::FromJson(json::parse(wire.dump()));
@@ -205,7 +205,7 @@ TEST(WorkerProtocolTest, TaskCheckRoundTrips) {
   variant.load_ms = 5;
   variant.first_run_ms = 2;
   variant.reference_ms = 1;
-  variant.checks = {{"rerun", "fail"}};
+  variant.checks.rerun = common::CheckOutcome::kFail;
   variant.memory = *common::MemoryRecordFromJson({{"footprint_bytes", 100}, {"peak_device_bytes", 90}}, "memory");
   reply.variants = {variant};
   json out = reply.ToJson();

@@ -99,7 +99,7 @@ TEST_F(WorkerSessionTest, CheckGetsTheTypedReply) {
   EXPECT_EQ(reply.status, VerdictStatus::kMismatch);
   EXPECT_EQ(reply.message, "out0: 7 of 100 elements differ");
   EXPECT_EQ(reply.trials.size(), 2u);
-  EXPECT_EQ(reply.checks["poisoned_outputs"], "fail");
+  EXPECT_EQ(reply.checks.poisoned_outputs, common::CheckOutcome::kFail);
   EXPECT_FALSE(session.last_failure().has_value());
   EXPECT_EQ(Logged("hello"), 0) << "a request does not need the hello first";
 }

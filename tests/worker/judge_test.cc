@@ -25,7 +25,7 @@ OutputRules Rules(std::set<std::string> noise = {}) {
 }
 
 TEST(JudgeOutputsTest, RelativeL2BoundsOutputsWithAScale) {
-  nlohmann::json checks;
+  common::Checks checks;
   EXPECT_FALSE(CheckOutputs({Result(5e-4, 3.0, 1.0)}, Rules(), checks).has_value());
   auto problem = CheckOutputs({Result(2e-3, 3.0, 1.0)}, Rules(), checks);
   ASSERT_TRUE(problem.has_value());
@@ -35,21 +35,21 @@ TEST(JudgeOutputsTest, RelativeL2BoundsOutputsWithAScale) {
 // level1/23_Softmax over 393216 classes: every probability is below atol (max 4e-6), yet they have
 // a scale; all zeros differ from them by 100% in relative L2 and must fail.
 TEST(JudgeOutputsTest, SmallValuesWithAScaleAreHeldToTheBound) {
-  nlohmann::json checks;
+  common::Checks checks;
   auto problem = CheckOutputs({Result(1.0, 4e-6, 1e-6)}, Rules(), checks);
   ASSERT_TRUE(problem.has_value());
   EXPECT_NE(problem->find("relative L2 error 1.000000"), std::string::npos);
-  EXPECT_FALSE(checks.contains("elements_only"));
+  EXPECT_FALSE(checks.elements_only.has_value());
 }
 
 // level2/23_Conv3d_GroupNorm_Mean: the mean of group-normalised values is zero up to rounding, so
 // a correct candidate's rounding noise differs from the reference's by 100% in relative L2. The
 // import measured that output to be noise; only then do its elements alone decide.
 TEST(JudgeOutputsTest, AnOutputMeasuredToBeNoiseIsJudgedByElementsAlone) {
-  nlohmann::json checks;
+  common::Checks checks;
   EXPECT_FALSE(CheckOutputs({Result(1.157, 3e-9, 1e-9)}, Rules({"out0"}), checks).has_value());
-  EXPECT_TRUE(checks.contains("degenerate_reference"));
-  EXPECT_EQ(checks["elements_only"], "out0 is rounding noise; judged by elements alone");
+  EXPECT_TRUE(checks.degenerate_reference.has_value());
+  EXPECT_EQ(checks.elements_only, "out0 is rounding noise; judged by elements alone");
   // An element out of tolerance still fails it.
   EXPECT_TRUE(CheckOutputs({Result(1.157, 3e-9, 1e-9, 1)}, Rules({"out0"}), checks).has_value());
   // Not measured as noise: the same figures fail.
@@ -59,9 +59,9 @@ TEST(JudgeOutputsTest, AnOutputMeasuredToBeNoiseIsJudgedByElementsAlone) {
 }
 
 TEST(JudgeOutputsTest, AnExactlyZeroReferenceIsJudgedByElementsAlone) {
-  nlohmann::json checks;
+  common::Checks checks;
   EXPECT_FALSE(CheckOutputs({Result(1e30, 0.0, 0.0)}, Rules(), checks).has_value());
-  EXPECT_EQ(checks["elements_only"], "out0 is zero; judged by elements alone");
+  EXPECT_EQ(checks.elements_only, "out0 is zero; judged by elements alone");
 }
 
 TEST(JudgeRulesTest, NoiseOutputsComeFromTheTasksConditioning) {

@@ -80,8 +80,8 @@ struct Verdict {
   std::optional<CompileFacts> compile;  ///< null when not compiled
   uint64_t seed = 0;
   std::vector<TrialRecord> trials;
-  /// Named checks and their outcomes: "pass", "fail", a count or a line (docs/formats.md).
-  nlohmann::json checks = nlohmann::json::object();
+  /// Named checks and their outcomes (docs/formats.md).
+  Checks checks;
   std::optional<DeviceRecord> device;  ///< null without a GPU
   /// What judged: {kforge, nvrtc, cuda_runtime, libtorch, arch}.
   std::map<std::string, std::string> toolchain;

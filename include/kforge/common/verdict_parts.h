@@ -1,7 +1,7 @@
 // The record forms of a verdict's parts (kforge.verdict/1, docs/formats.md): what the compiler found,
 // the trials and their output comparisons, the device and its peaks, the memory plan and where the time
-// went. The worker makes them, its replies carry them, verdicts and trajectories hold them; this file
-// is their one writer and their one reader. A part read back keeps the keys its record had
+// went, and the named checks. The worker makes them, its replies carry them, verdicts and trajectories hold
+// them; this file is their one writer and their one reader. A part read back keeps the keys its record had
 // (`absent_keys`, JSON pointers below the part), so a record read and written again keeps its bytes.
 #pragma once
 
@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kforge/common/names.h"
 #include "kforge/common/plan_split.h"
 #include "kforge/common/status.h"
 
@@ -147,6 +148,57 @@ struct VerdictTiming {
 };
 nlohmann::json VerdictTimingToJson(const VerdictTiming& timing);
 StatusOr<VerdictTiming> VerdictTimingFromJson(const nlohmann::json& json, const std::string& path);
+
+/// The outcome of a named check.
+enum class CheckOutcome { kPass, kFail, kNotRun, kSkipped };
+inline constexpr NameTable<CheckOutcome, 4> kCheckOutcomeNames = {{{CheckOutcome::kPass, "pass"},
+                                                                   {CheckOutcome::kFail, "fail"},
+                                                                   {CheckOutcome::kNotRun, "not_run"},
+                                                                   {CheckOutcome::kSkipped, "skipped"}}};
+static_assert(kCheckOutcomeNames.MatchesEnum());
+
+/// checks.repeat_runs: the runs of the first trial compared (a count), or "fail" when one of them
+/// differed.
+struct RepeatRuns {
+  bool failed = false;  ///< written "fail"
+  int count = 0;        ///< the runs compared; written when not failed
+
+  bool operator==(const RepeatRuns&) const = default;
+};
+
+/// The verdict's `checks`: named checks and their outcomes (docs/formats.md). Each key is there when
+/// its check ran; keys this kforge does not know are kept in `other` and written back.
+struct Checks {
+  // The GPU check (the worker).
+  std::optional<CheckOutcome> poisoned_outputs;  ///< pass, fail
+  std::optional<CheckOutcome> guard_regions;     ///< pass, fail
+  std::optional<CheckOutcome> inputs_unchanged;  ///< pass, fail
+  std::optional<RepeatRuns> repeat_runs;
+  std::optional<std::string> library_ops;           ///< LibraryOpsShare of the plan's GPU time
+  std::optional<CheckOutcome> shape_general;        ///< pass, fail, not_run: the derived variants
+  std::optional<std::string> shape_general_detail;  ///< how a derived variant failed
+  std::optional<bool> bitwise_deterministic;
+  // The judging rules (worker/judge.cc): a line each.
+  std::optional<std::string> degenerate_reference;
+  std::optional<std::string> elements_only;
+  // A task check's variant.
+  std::optional<CheckOutcome> rerun;   ///< pass, fail
+  std::optional<CheckOutcome> golden;  ///< pass, fail
+  // The verify service.
+  std::optional<CheckOutcome> sanitizer;  ///< pass, fail
+  std::optional<CheckOutcome> gpu_check;  ///< skipped
+  /// Keys this kforge does not know (or known keys holding null), as the record had them.
+  std::map<std::string, nlohmann::json> other;
+  /// A record's `"checks": null`: written back as null while no check is set.
+  bool read_as_null = false;
+
+  bool operator==(const Checks&) const = default;
+};
+/// An object of the keys present, each value as its record wrote it.
+nlohmann::json ChecksToJson(const Checks& checks);
+/// A known key of the wrong type or an outcome outside its names is InvalidArgument naming
+/// "path.key"; null reads as no checks (and is written back as null).
+StatusOr<Checks> ChecksFromJson(const nlohmann::json& json, const std::string& path);
 
 /// Whether `pointers` (absent_keys) lack "/key".
 bool HasKey(const std::vector<std::string>& pointers, std::string_view key);

@@ -126,7 +126,7 @@ struct CheckReply {
   /// One record per trial run (common::Verdict::trials).
   std::vector<common::TrialRecord> trials;
   /// Named checks and their outcomes (common::Verdict::checks).
-  nlohmann::json checks = nlohmann::json::object();
+  common::Checks checks;
   /// The worker's device; null in a failure reply.
   std::optional<common::DeviceRecord> device;
   /// Absent in a failure reply.
@@ -161,7 +161,7 @@ struct TaskCheckVariant {
   double first_run_ms = 0;
   double reference_ms = 0;
   /// rerun, golden, degenerate_reference.
-  nlohmann::json checks = nlohmann::json::object();
+  common::Checks checks;
   /// The variant's memory plan with peak_device_bytes.
   common::MemoryRecord memory;
 
