@@ -12,6 +12,9 @@
 #   3. `kforge tasks audit` (--trials $KFORGE_KB_AUDIT_TRIALS, default 5; stopped after
 #      $KFORGE_KB_AUDIT_TIMEOUT s; skipped with KFORGE_KB_AUDIT=0): no-work candidates against every
 #      task; none may pass a judgeable task;
+#   3b. `kforge tasks audit --timing` (KFORGE_KB_TIMING_AUDIT=0 skips it; stopped after
+#      $KFORGE_KB_TIMING_AUDIT_TIMEOUT s): correct kernels that cheat on speed, timed on every task; none
+#      may take its shortcut on a checked run or be timed faster than the honest work it wraps;
 #   4. `kforge tasks check` (KFORGE_KB_CHECK=0 skips it): every task ok or counted apart (ill_conditioned, degenerate, nondeterministic),
 #      and the references' own % of speed of light (costs derived at import): how many sit under 10%,
 #      10-50% and over 50% of the floor, per level;
@@ -152,6 +155,16 @@ for name, (tried, acc, unj) in sorted(tally.items()):
 print(f"audited {tasks} tasks: {holes} no-work candidates accepted on judgeable tasks, {harness} harness_error")
 sys.exit(1 if holes or harness else 0)
 PY
+fi
+
+if [ "${KFORGE_KB_TIMING_AUDIT:-1}" = 1 ]; then
+step "tasks audit --timing"
+start=$(date +%s)
+timeout "${KFORGE_KB_TIMING_AUDIT_TIMEOUT:-3600}" build/kforge tasks audit "$root" --timing \
+  ${KFORGE_KB_FILTER:+--filter "$KFORGE_KB_FILTER"} --json >"$out/audit-timing.jsonl" 2>"$out/audit-timing.err"
+echo "exit $?, took $(( $(date +%s) - start )) s"
+tail -3 "$out/audit-timing.err"
+python3 scripts/timing_audit_summary.py "$out/audit-timing.jsonl" || fail=1
 fi
 
 if [ "${KFORGE_KB_CHECK:-1}" = 1 ]; then

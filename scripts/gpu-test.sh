@@ -61,6 +61,18 @@ for suite in build/tasks/*/; do
 done
 cat "$out/audit-bundled.txt" "$out/audit-bundled.err"
 
+step "timing audit: correct kernels that cheat on speed, timed on the bundled tasks (exit 1 when one is believed)"
+: >"$out/audit-timing.txt"; : >"$out/audit-timing.err"
+for suite in build/tasks/*/; do
+  suite=$(basename "$suite")
+  [ "$suite" = large ] && continue
+  build/kforge tasks audit build/tasks --timing --filter "$suite/*" >>"$out/audit-timing.txt" 2>>"$out/audit-timing.err" || fail=1
+done
+cat "$out/audit-timing.txt" "$out/audit-timing.err"
+# The controls (the memo with the defence off) must take their shortcut where the memo fits: else the
+# audit could not tell a cheat from an honest kernel.
+if grep -q "^control silent" "$out/audit-timing.txt"; then echo "a timing control did not take its shortcut"; fail=1; fi
+
 step "bench (demo solutions against their references)"
 build/kforge bench --tasks build/tasks examples/demo/*.json >"$out/bench-demo.jsonl" 2>"$out/bench-demo.err" || fail=1
 cat "$out/bench-demo.err"

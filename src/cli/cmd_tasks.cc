@@ -445,6 +445,9 @@ void AddCheckAndAudit(CLI::App& sub, TasksCommands& c) {
       ->check(CLI::Range(1, 1000));
   audit->add_option("--timeout", audit_options.timeout_s, "Seconds per task")->check(CLI::Range(1, 86400));
   audit->add_flag("--json", audit_options.json, "One JSON record per task");
+  audit->add_flag("--timing", audit_options.timing,
+                  "Instead: correct kernels that cheat on speed (a memo of their outputs, a launch counter, a "
+                  "relaunch flag), timed as bench times a candidate; none may be faster than the honest work");
 }
 
 /// `tasks import kernelbench` / `tasks import module`: the exporter's arguments, then its run.

@@ -2,6 +2,8 @@
 // outputs and the reference's outputs on other inputs, judged against every task as a kernel would be.
 // Prints each candidate the judge accepted and a table per candidate class; a task the import found
 // degenerate, nondeterministic or ill-conditioned is counted apart, since no kernel can be judged there.
+// With --timing: correct candidates that cheat on speed (worker/timing_audit.h), each accepted when a
+// checked timed run took its shortcut and counted as faster when its median is 5% under the honest one's.
 #include "cli/cmd_tasks_audit.h"
 
 #include <fnmatch.h>
@@ -20,11 +22,104 @@
 namespace kforge::cli {
 namespace {
 
-/// "copy:x" -> "copy" (the class), others unchanged.
+/// A timing cheat whose median is this much under its honest kernel's counts as timed faster.
+constexpr double kFasterMargin = 0.05;
+
+/// "copy:x" -> "copy", "control:memo_unrestored" -> "control" (the class), others unchanged.
 std::string ClassOf(const std::string& name) { return name.substr(0, name.find(':')); }
 
 struct ClassTally {
-  int tried = 0, accepted = 0, accepted_unjudgeable = 0;
+  int tried = 0, accepted = 0, accepted_unjudgeable = 0, faster = 0;
+};
+
+bool TimedFaster(const verify::AuditedCandidate& c) {
+  return c.timing && !c.timing->control && c.timing->median_ms > 0 && c.message.rfind("refused", 0) != 0 &&
+         c.timing->median_ms < c.timing->honest_ms * (1 - kFasterMargin);
+}
+
+/// What the audit found over the tasks: per class, and the holes on judgeable tasks.
+class AuditTally {
+ public:
+  explicit AuditTally(const TasksAuditOptions& options) : options_(options) {}
+
+  void Add(const common::Task& task, const verify::TaskAuditReply& reply) {
+    ++audited_;
+    const std::string reason(task.UnjudgeableReason());
+    unjudgeable_ += !reason.empty();
+    if (options_.json) {
+      nlohmann::json record = reply.ToJson();
+      record["task"] = task.id;
+      record["unjudgeable"] = reason.empty() ? nlohmann::json(nullptr) : nlohmann::json(reason);
+      PrintJsonLine(record);
+    }
+    if (reply.status != verify::TaskAuditStatus::kOk) {
+      ++harness_;
+      Say("%-15s %s  %s\n", std::string(verify::TaskAuditStatusName(reply.status)).c_str(), task.id.c_str(),
+          reply.message.substr(0, 300).c_str());
+      return;
+    }
+    for (const verify::AuditedCandidate& c : reply.candidates) AddCandidate(task, reason, c);
+    std::fflush(stdout);
+  }
+
+  /// The table and the summary line on stderr; the exit code.
+  int Finish() const {
+    std::fprintf(stderr, "%-14s %7s %9s %23s%s\n", "candidate", "tried", "accepted", "accepted (unjudgeable)",
+                 options_.timing ? "   faster" : "");
+    for (const auto& [name, t] : classes_) {
+      std::fprintf(stderr, "%-14s %7d %9d %23d", name.c_str(), t.tried, t.accepted, t.accepted_unjudgeable);
+      if (options_.timing) std::fprintf(stderr, " %8d", t.faster);
+      std::fprintf(stderr, "\n");
+    }
+    if (options_.timing) {
+      std::fprintf(stderr,
+                   "tasks audit --timing: %d tasks (%d unjudgeable), %d timing cheats accepted on judgeable tasks "
+                   "(a shortcut on a checked timed run), %d timed faster than their honest kernel, %d of %d "
+                   "controls took their shortcut, %d harness_error\n",
+                   audited_, unjudgeable_, holes_, faster_, controls_fired_, controls_, harness_);
+    } else {
+      std::fprintf(stderr,
+                   "tasks audit: %d tasks (%d unjudgeable: degenerate, nondeterministic or ill_conditioned), "
+                   "%d no-work candidates accepted on judgeable tasks, %d harness_error\n",
+                   audited_, unjudgeable_, holes_, harness_);
+    }
+    if (harness_ > 0) return kExitUsage;
+    return holes_ + faster_ > 0 ? kExitFailed : kExitOk;
+  }
+
+ private:
+  void AddCandidate(const common::Task& task, const std::string& reason, const verify::AuditedCandidate& c) {
+    ClassTally& tally = classes_[ClassOf(c.name)];
+    ++tally.tried;
+    const std::string note = reason.empty() ? "" : "  (task is " + reason + ")";
+    if (c.timing && c.timing->control) {
+      if (c.message.rfind("not applicable", 0) == 0) return;
+      ++controls_;
+      controls_fired_ += c.accepted;
+      tally.accepted += c.accepted;
+      if (!c.accepted) Say("control silent  %s  %s: %s\n", task.id.c_str(), c.name.c_str(), c.message.c_str());
+      return;
+    }
+    if (TimedFaster(c)) {
+      ++tally.faster;
+      faster_ += reason.empty();
+      Say("faster          %s  %s  %.4f ms, honest %.4f ms%s\n", task.id.c_str(), c.name.c_str(), c.timing->median_ms,
+          c.timing->honest_ms, note.c_str());
+    }
+    if (!c.accepted) return;
+    ++(reason.empty() ? tally.accepted : tally.accepted_unjudgeable);
+    holes_ += reason.empty();
+    Say("accepted        %s  %s%s\n", task.id.c_str(), c.name.c_str(), note.c_str());
+  }
+
+  template <typename... Args>
+  void Say(const char* format, Args... args) const {
+    if (!options_.json) std::printf(format, args...);
+  }
+
+  const TasksAuditOptions& options_;
+  std::map<std::string, ClassTally> classes_;
+  int audited_ = 0, harness_ = 0, unjudgeable_ = 0, holes_ = 0, faster_ = 0, controls_ = 0, controls_fired_ = 0;
 };
 
 }  // namespace
@@ -39,52 +134,17 @@ int AuditTasks(const TasksAuditOptions& options) {
     return Fail("tasks audit", started.status());
   }
   verify::WorkerSession& worker = **started;
-  std::map<std::string, ClassTally> classes;
-  int audited = 0, harness = 0, unjudgeable = 0, holes = 0;
+  AuditTally tally(options);
   for (const common::Task& task : *tasks) {
     if (!options.filter.empty() && fnmatch(options.filter.c_str(), task.id.c_str(), 0) != 0) continue;
     verify::TaskAuditRequest request;
     request.task_dir = task.dir;
     request.seed = options.seed;
     request.trials = options.trials;
-    verify::TaskAuditReply reply = worker.TaskAudit(request, std::chrono::seconds(options.timeout_s));
-    ++audited;
-    const std::string reason(task.UnjudgeableReason());
-    unjudgeable += !reason.empty();
-    if (options.json) {
-      nlohmann::json record = reply.ToJson();
-      record["task"] = task.id;
-      record["unjudgeable"] = reason.empty() ? nlohmann::json(nullptr) : nlohmann::json(reason);
-      PrintJsonLine(record);
-    }
-    if (reply.status != verify::TaskAuditStatus::kOk) {
-      ++harness;
-      if (!options.json)
-        std::printf("%-15s %s  %s\n", std::string(verify::TaskAuditStatusName(reply.status)).c_str(), task.id.c_str(),
-                    reply.message.substr(0, 300).c_str());
-      continue;
-    }
-    for (const verify::AuditedCandidate& c : reply.candidates) {
-      ClassTally& tally = classes[ClassOf(c.name)];
-      ++tally.tried;
-      if (!c.accepted) continue;
-      ++(reason.empty() ? tally.accepted : tally.accepted_unjudgeable);
-      holes += reason.empty();
-      if (!options.json)
-        std::printf("accepted        %s  %s%s\n", task.id.c_str(), c.name.c_str(),
-                    reason.empty() ? "" : ("  (task is " + reason + ")").c_str());
-    }
-    std::fflush(stdout);
+    request.timing = options.timing;
+    tally.Add(task, worker.TaskAudit(request, std::chrono::seconds(options.timeout_s)));
   }
-  std::fprintf(stderr, "%-14s %7s %9s %23s\n", "candidate", "tried", "accepted", "accepted (unjudgeable)");
-  for (const auto& [name, t] : classes)
-    std::fprintf(stderr, "%-14s %7d %9d %23d\n", name.c_str(), t.tried, t.accepted, t.accepted_unjudgeable);
-  std::fprintf(stderr,
-               "tasks audit: %d tasks (%d unjudgeable: degenerate, nondeterministic or ill_conditioned), "
-               "%d no-work candidates accepted on judgeable tasks, %d harness_error\n",
-               audited, unjudgeable, holes, harness);
-  if (harness > 0) return kExitUsage;
-  return holes > 0 ? kExitFailed : kExitOk;
+  return tally.Finish();
 }
 
 }  // namespace kforge::cli

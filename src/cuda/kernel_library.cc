@@ -51,6 +51,16 @@ Status KernelLibrary::RestoreGlobals(cudaStream_t stream) const {
   return Status::Ok();
 }
 
+StatusOr<void*> KernelLibrary::GlobalAddress(const std::string& name) const {
+  void* device = nullptr;
+  size_t bytes = 0;
+  if (cudaLibraryGetGlobal(&device, &bytes, library_, name.c_str()) != cudaSuccess) {
+    cudaGetLastError();
+    return Status::NotFound("no global with the symbol \"" + name + "\" in the CUBIN");
+  }
+  return device;
+}
+
 StatusOr<cudaKernel_t> KernelLibrary::Kernel(const std::string& name) const {
   cudaKernel_t kernel = nullptr;
   cudaError_t error = cudaLibraryGetKernel(&kernel, library_, name.c_str());

@@ -254,10 +254,12 @@ StatusOr<TaskCheckReply> TaskCheckReply::FromJson(const json& json) {
 }
 
 json TaskAuditRequest::ToJson() const {
-  return {{"op", WorkerOpName(WorkerOp::kTaskAudit)},
+  json out = {{"op", WorkerOpName(WorkerOp::kTaskAudit)},
           {"task_dir", task_dir.string()},
           {"seed", seed},
           {"trials", trials}};
+  if (timing) out["timing"] = true;
+  return out;
 }
 
 StatusOr<TaskAuditRequest> TaskAuditRequest::FromJson(const json& json) {
@@ -267,14 +269,23 @@ StatusOr<TaskAuditRequest> TaskAuditRequest::FromJson(const json& json) {
   KFORGE_RETURN_IF_ERROR(in.Read("task_dir", request.task_dir, /*required=*/true));
   KFORGE_RETURN_IF_ERROR(in.Read("seed", request.seed));
   KFORGE_RETURN_IF_ERROR(in.Read("trials", request.trials));
+  KFORGE_RETURN_IF_ERROR(in.Read("timing", request.timing));
   if (request.trials < 1 || request.trials > 1000) return in.Error("trials", "must be in [1, 1000]");
   return request;
 }
 
 json TaskAuditReply::ToJson() const {
   json out = {{"status", TaskAuditStatusName(status)}, {"message", message}, {"candidates", json::array()}};
-  for (const AuditedCandidate& c : candidates)
-    out["candidates"].push_back({{"name", c.name}, {"accepted", c.accepted}, {"message", c.message}});
+  for (const AuditedCandidate& c : candidates) {
+    json candidate = {{"name", c.name}, {"accepted", c.accepted}, {"message", c.message}};
+    if (c.timing) {
+      const AuditedTiming& t = *c.timing;
+      candidate["timing"] = {{"checked_runs", t.checked_runs}, {"shortcuts", t.shortcuts},
+                             {"median_ms", t.median_ms},       {"honest_ms", t.honest_ms},
+                             {"draws", t.draws},               {"control", t.control}};
+    }
+    out["candidates"].push_back(std::move(candidate));
+  }
   return out;
 }
 
@@ -293,6 +304,19 @@ StatusOr<TaskAuditReply> TaskAuditReply::FromJson(const json& json) {
     KFORGE_RETURN_IF_ERROR(c.Read("name", candidate.name, /*required=*/true));
     KFORGE_RETURN_IF_ERROR(c.Read("accepted", candidate.accepted, /*required=*/true));
     KFORGE_RETURN_IF_ERROR(c.Read("message", candidate.message));
+    if (candidates[i].contains("timing")) {
+      common::JsonFields t(candidates[i]["timing"], "candidates[" + std::to_string(i) + "].timing",
+                           "task_audit reply");
+      KFORGE_RETURN_IF_ERROR(t.CheckIsObject());
+      AuditedTiming timing;
+      KFORGE_RETURN_IF_ERROR(t.Read("checked_runs", timing.checked_runs));
+      KFORGE_RETURN_IF_ERROR(t.Read("shortcuts", timing.shortcuts));
+      KFORGE_RETURN_IF_ERROR(t.Read("median_ms", timing.median_ms));
+      KFORGE_RETURN_IF_ERROR(t.Read("honest_ms", timing.honest_ms));
+      KFORGE_RETURN_IF_ERROR(t.Read("draws", timing.draws));
+      KFORGE_RETURN_IF_ERROR(t.Read("control", timing.control));
+      candidate.timing = timing;
+    }
     reply.candidates.push_back(std::move(candidate));
   }
   return reply;

@@ -25,28 +25,19 @@
 #include "kforge/reference/compare.h"
 #include "kforge/reference/device_memory.h"
 #include "kforge/reference/runner.h"
-#include "worker/candidate_buffers.h"
 #include "worker/prepared_candidate.h"
+#include "worker/timed_runs.h"
 
 namespace kforge::worker {
 namespace {
 
 using common::VerdictStatus;
 
-/// Poison for timed runs: NaN in every float type.
-constexpr uint8_t kTimingPoison = 0xFF;
 /// Copies of the inputs (and of the candidate's buffers) that successive samples rotate through, so
 /// that a median does not hang on where one allocation happened to land in memory (L2 slices, DRAM
 /// channels); fewer when they would take more than a quarter of the free device memory. On µs-scale
 /// kernels the largest run-to-run spread of a median was 3.3% with one placement, 2.5% with 4, 2.1% with 16.
 constexpr int kPlacements = 16;
-
-/// How many placements fit: the first is part of the budget, each further one takes `bytes`.
-int PlacementsFor(int device, int64_t bytes) {
-  reference::DeviceMemoryUse use = reference::DeviceMemoryOf(device);
-  if (bytes <= 0) return 1;
-  return static_cast<int>(std::clamp<int64_t>(1 + use.free_bytes / 4 / bytes, 1, kPlacements));
-}
 
 bench::BenchReply Fail(VerdictStatus status, const std::string& message, bool exiting = false) {
   bench::BenchReply reply;
@@ -56,90 +47,6 @@ bench::BenchReply Fail(VerdictStatus status, const std::string& message, bool ex
   return reply;
 }
 
-/// The candidate's side of a bench: its buffer sets (one per placement, each with inputs of its own
-/// draw), prepared plan and each draw's expected outputs. A sample runs on one set after the module's
-/// globals are restored; its check compares with that set's draw and moves on to the next set, so no
-/// two timed runs in a row see the same inputs and nothing a run keeps can answer the next.
-class TimedCandidate {
- public:
-  TimedCandidate(const common::Task& task, PreparedCandidate& candidate) : task_(task), candidate_(candidate) {}
-
-  /// One more set of guarded buffers with inputs drawn from `seed`, and the reference's outputs on them.
-  Status AddPlacement(std::vector<CandidateBuffers>& sets, reference::ReferenceProgram& program,
-                      const std::string& variant, uint64_t seed, int device) {
-    KFORGE_ASSIGN_OR_RETURN(CandidateBuffers buffers,
-                            CandidateBuffers::Allocate(candidate_.env, program.params(), device));
-    if (Status drawn = reference::GenerateInputsInto(task_, variant, seed, 0, buffers.inputs()); !drawn.ok())
-      return Status::Unavailable("input generation: " + drawn.message());
-    KFORGE_ASSIGN_OR_RETURN(reference::TensorSet expected, program.Run(buffers.inputs()));
-    KFORGE_ASSIGN_OR_RETURN(auto digests, buffers.DigestReadOnly());
-    expected_.push_back(std::move(expected));
-    read_only_.push_back(std::move(digests));
-    sets.push_back(std::move(buffers));
-    return Status::Ok();
-  }
-
-  void Use(std::vector<CandidateBuffers>* sets) { sets_ = sets; }
-
-  /// After the reference ran on set `k`: a reference may write its own inputs, and is trusted to.
-  Status RedigestAfterReference(size_t k) {
-    KFORGE_ASSIGN_OR_RETURN(read_only_[k], (*sets_)[k].DigestReadOnly());
-    return Status::Ok();
-  }
-
-  /// Outside the timed region: nothing the last run left in the module's globals reaches this one.
-  Status Prepare(cudaStream_t stream) { return candidate_.ResetState(stream); }
-  Status Run(cudaStream_t stream) { return candidate_.Run(stream, (*sets_)[next_].pointers()); }
-
-  /// Guards intact and outputs within tolerance; then poisons the outputs for the next run.
-  Status Check(cudaStream_t stream) {
-    if (cudaStreamSynchronize(stream) != cudaSuccess)
-      return Status::Unavailable(std::string("kernel faulted: ") + cudaGetErrorName(cudaGetLastError()));
-    CandidateBuffers& buffers = (*sets_)[next_];
-    const reference::TensorSet& expected = expected_[next_];
-    if (Status guards = buffers.CheckGuards(); !guards.ok()) return Mismatch(guards.message());
-    // An input the run wrote could hold a replayed output that outlives the run.
-    KFORGE_ASSIGN_OR_RETURN(auto read_only, buffers.DigestReadOnly());
-    for (const auto& [name, digest] : read_only) {
-      if (read_only_[next_].at(name) != digest)
-        return Mismatch("the candidate modified input \"" + name + "\" on timed run " + std::to_string(checked_ + 1));
-    }
-    reference::TensorSet outputs;
-    for (const auto& [name, like] : expected.items()) {
-      KFORGE_ASSIGN_OR_RETURN(reference::Tensor out, buffers.View(name));
-      outputs.Set(name, std::move(out));
-    }
-    KFORGE_ASSIGN_OR_RETURN(auto compared, reference::CompareAll(expected, outputs, task_.tolerance));
-    common::Checks checks;
-    if (auto problem = CheckOutputs(compared, OutputRules::For(task_), checks)) {
-      return Mismatch(*problem + " on timed run " + std::to_string(checked_ + 1));
-    }
-    ++checked_;
-    KFORGE_RETURN_IF_ERROR(buffers.Poison(candidate_.env, kTimingPoison));
-    if (cudaDeviceSynchronize() != cudaSuccess) return Status::Unavailable("device error after poisoning");
-    next_ = (next_ + 1) % sets_->size();
-    return Status::Ok();
-  }
-
-  int checked() const { return checked_; }
-  bool mismatched() const { return mismatched_; }
-
- private:
-  Status Mismatch(const std::string& message) {
-    mismatched_ = true;
-    return Status::InvalidArgument(message);
-  }
-
-  const common::Task& task_;
-  PreparedCandidate& candidate_;
-  std::vector<reference::TensorSet> expected_;  ///< per set: the reference's outputs on its draw
-  std::vector<CandidateBuffers>* sets_ = nullptr;
-  std::vector<std::map<std::string, uint64_t>> read_only_;  ///< per set: its read-only buffers' digests
-  size_t next_ = 0;
-  int checked_ = 0;
-  bool mismatched_ = false;
-};
-
 /// Inputs of the reference alone (no candidate): plain tensors, one copy per placement.
 StatusOr<std::vector<reference::TensorSet>> ReferenceInputs(const common::Task& task, const std::string& variant,
                                                             uint64_t seed, int device, int64_t bytes) {
@@ -147,7 +54,7 @@ StatusOr<std::vector<reference::TensorSet>> ReferenceInputs(const common::Task& 
   KFORGE_ASSIGN_OR_RETURN(reference::TensorSet first,
                           reference::GenerateInputs(task, variant, seed, 0, reference::Device::Cuda(device)));
   sets.push_back(std::move(first));
-  int placements = PlacementsFor(device, bytes);
+  int placements = SetsThatFit(kPlacements, device, bytes);
   for (int k = 1; k < placements; ++k) {
     reference::TensorSet copy;
     for (const auto& [name, tensor] : sets.front().items()) copy.Set(name, tensor.Clone());
@@ -195,58 +102,56 @@ bench::BenchReply RunBenchOrFail(GpuChecker& state, const bench::BenchRequest& r
   auto stream = cuda::CreateStream();
   if (!stream.ok()) return Fail(VerdictStatus::kCrash, stream.status().message());
 
-  std::vector<CandidateBuffers> candidate_sets;
-  std::vector<reference::TensorSet> input_sets;  // what the reference reads, per placement
-  std::unique_ptr<TimedCandidate> candidate;
+  std::vector<reference::TensorSet> reference_sets;  // the reference's inputs when there is no candidate
+  std::unique_ptr<TimedRuns> timed;
   std::vector<bench::Subject> subjects;
   int placements = 1;
   if (prepared) {
-    candidate = std::make_unique<TimedCandidate>(task, *prepared);
+    timed = std::make_unique<TimedRuns>(task, prepared->env);
     // The first set is in the budget; each further one (its buffers, its draw's expected outputs) takes
     // a quarter of what is free at most, so fewer draws are made when they do not fit.
-    if (Status added = candidate->AddPlacement(candidate_sets, **program, variant.name, seed, device.index);
-        !added.ok())
+    if (Status added = timed->AddSet(**program, variant.name, seed, device.index); !added.ok())
       return Fail(VerdictStatus::kHarnessError, added.message());
-    placements = PlacementsFor(device.index, prepared->memory.inputs + 2 * prepared->memory.outputs +
+    placements = SetsThatFit(kPlacements, device.index, prepared->memory.inputs + 2 * prepared->memory.outputs +
                                                  prepared->memory.scratch + (int64_t{64} << 20));
     for (int k = 1; k < placements; ++k) {
       const uint64_t draw_seed = common::SplitMix64(seed + static_cast<uint64_t>(k));
-      if (Status added = candidate->AddPlacement(candidate_sets, **program, variant.name, draw_seed, device.index);
-          !added.ok())
+      if (Status added = timed->AddSet(**program, variant.name, draw_seed, device.index); !added.ok())
         return Fail(VerdictStatus::kHarnessError, added.message());
     }
-    for (CandidateBuffers& set : candidate_sets) {
-      if (Status poisoned = set.Poison(prepared->env, kTimingPoison); !poisoned.ok())
-        return Fail(VerdictStatus::kHarnessError, poisoned.message());
-      input_sets.push_back(set.inputs());
-    }
-    candidate->Use(&candidate_sets);
-    TimedCandidate* c = candidate.get();
-    subjects.push_back({"candidate", [c](cudaStream_t s) { return c->Prepare(s); },
-                        [c](cudaStream_t s) { return c->Run(s); }, [c](cudaStream_t s) { return c->Check(s); }});
+    // Each run starts from the CUBIN's globals as loaded, outside the timed region: nothing the last run
+    // left there reaches this one.
+    TimedRuns* t = timed.get();
+    const PreparedCandidate* c = &*prepared;
+    subjects.push_back({"candidate", [c](cudaStream_t s) { return c->ResetState(s); },
+                        [c, t](cudaStream_t s) { return c->Run(s, t->pointers()); },
+                        [t](cudaStream_t s) { return t->Check(s); }});
   } else {
     auto sets = ReferenceInputs(task, variant.name, seed, device.index, memory.inputs + (int64_t{64} << 20));
     if (!sets.ok()) return Fail(VerdictStatus::kHarnessError, "input generation: " + sets.status().message());
-    input_sets = std::move(*sets);
-    placements = static_cast<int>(input_sets.size());
+    reference_sets = std::move(*sets);
+    placements = static_cast<int>(reference_sets.size());
   }
   reference::ReferenceProgram* reference_program = *program;
   int device_index = device.index;
   size_t reference_next = 0;  // the reference rotates through the input sets like the candidate
+  auto reference_inputs = [&](size_t k) -> const reference::TensorSet& {
+    return timed ? timed->inputs_of(k) : reference_sets[k];
+  };
   subjects.push_back({"reference", nullptr,
                       [&, reference_program, device_index](cudaStream_t s) -> Status {
                         reference::CudaStreamScope scope(s, device_index);
-                        return reference_program->Execute(input_sets[reference_next]);
+                        return reference_program->Execute(reference_inputs(reference_next));
                       },
                       [&](cudaStream_t) {
-                        if (candidate) KFORGE_RETURN_IF_ERROR(candidate->RedigestAfterReference(reference_next));
-                        reference_next = (reference_next + 1) % input_sets.size();
+                        if (timed) KFORGE_RETURN_IF_ERROR(timed->RedigestAfterReference(reference_next));
+                        reference_next = (reference_next + 1) % static_cast<size_t>(placements);
                         return Status::Ok();
                       }});
 
   auto measured = bench::Measure(subjects, request.measure, stream->get());
   if (!measured.ok()) {
-    if (candidate && candidate->mismatched())
+    if (timed && timed->mismatched())
       return Fail(VerdictStatus::kMismatch, "timed run: " + measured.status().message());
     if (measured.status().code() == Status::Code::kResourceExhausted)
       return Fail(VerdictStatus::kHarnessError, "bench: " + measured.status().message());
@@ -258,13 +163,13 @@ bench::BenchReply RunBenchOrFail(GpuChecker& state, const bench::BenchRequest& r
   }
   // Where the candidate's GPU time goes: one more run, timed step by step, after the timed runs.
   std::optional<common::PlanSplit> plan_split =
-      prepared ? TimePlanSplit(*prepared, candidate_sets.front().pointers(), stream->get()) : std::nullopt;
+      prepared ? TimePlanSplit(*prepared, timed->first_pointers(), stream->get()) : std::nullopt;
   if (prepared && cudaDeviceSynchronize() != cudaSuccess)
     return Fail(VerdictStatus::kCrash, "bench: the plan faulted when run step by step", /*exiting=*/true);
   bench::BenchReply reply;
   reply.measurement = std::move(*measured);
   reply.plan_split = std::move(plan_split);
-  reply.checked_runs = candidate ? candidate->checked() : 0;
+  reply.checked_runs = timed ? timed->checked() : 0;
   reply.placements = placements;
   reply.memory = memory.Record(std::nullopt);
   reply.device = device.Record();

@@ -24,6 +24,7 @@
 #include "worker/bench_op.h"
 #include "worker/check.h"
 #include "worker/task_audit.h"
+#include "worker/timing_audit.h"
 #include "worker/task_check.h"
 
 namespace kforge::worker {
@@ -90,7 +91,7 @@ nlohmann::json AnswerTaskCheck(GpuChecker& checker, const nlohmann::json& reques
 nlohmann::json AnswerTaskAudit(GpuChecker& checker, const nlohmann::json& request) {
   auto task_audit = verify::TaskAuditRequest::FromJson(request);
   if (!task_audit.ok()) return HarnessError("worker: " + task_audit.status().message());
-  return RunTaskAudit(checker, *task_audit).ToJson();
+  return (task_audit->timing ? RunTimingAudit(checker, *task_audit) : RunTaskAudit(checker, *task_audit)).ToJson();
 }
 
 /// Answers one request line.

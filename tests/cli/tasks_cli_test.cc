@@ -557,4 +557,43 @@ TEST_F(TasksCliTest, AuditReportsAcceptedCandidatesAndCountsUnjudgeableTasksApar
   EXPECT_EQ(code, 0) << err;
 }
 
+// The timing audit prints each cheat that took a shortcut on a checked run, and each timed faster than its
+// honest kernel; either on a judgeable task fails the audit (exit 1). The controls are counted, not holes.
+TEST_F(TasksCliTest, TimingAuditFailsOnAShortcutOrAFasterCheat) {
+  for (const char* id : {"t/good", "t/memo_fake_hole", "t/memo_fake_fast"}) {
+    nlohmann::json task = CheckedTask(id, false);
+    Write(dir_ / "root" / id / "task.json", task.dump());
+    Write(dir_ / "root" / id / "reference.py", kModule);
+  }
+  kforge::cli::TasksAuditOptions options;
+  options.root = (dir_ / "root").string();
+  options.worker_program = KFORGE_FAKE_WORKER;
+  options.timing = true;
+  ::testing::internal::CaptureStdout();
+  ::testing::internal::CaptureStderr();
+  int code = kforge::cli::AuditTasks(options);
+  std::string out = ::testing::internal::GetCapturedStdout();
+  std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(code, 1) << err;
+  EXPECT_NE(out.find("accepted        t/memo_fake_hole  memo\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("faster          t/memo_fake_fast  memo  0.6000 ms, honest 1.0000 ms\n"), std::string::npos)
+      << out;
+  EXPECT_EQ(out.find("t/good"), std::string::npos) << out;
+  EXPECT_EQ(out.find("control"), std::string::npos) << out;  // a control that fires is as expected
+  EXPECT_NE(err.find("tasks audit --timing: 3 tasks (0 unjudgeable), 1 timing cheats accepted on judgeable tasks "
+                     "(a shortcut on a checked timed run), 2 timed faster than their honest kernel, 3 of 3 controls "
+                     "took their shortcut, 0 harness_error"),
+            std::string::npos)
+      << err;
+
+  options.filter = "t/good";
+  ::testing::internal::CaptureStdout();
+  ::testing::internal::CaptureStderr();
+  code = kforge::cli::AuditTasks(options);
+  ::testing::internal::GetCapturedStdout();
+  err = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(code, 0) << err;
+  EXPECT_NE(err.find("memo                 1         0                       0        0"), std::string::npos) << err;
+}
+
 }  // namespace

@@ -233,10 +233,47 @@ TEST(WorkerProtocolTest, RequestsWriteTheirOpByName) {
             R"({"op":"task_check","seed":2,"task_dir":"t"})");
   EXPECT_EQ((TaskAuditRequest{.task_dir = "t", .seed = 2, .trials = 3}.ToJson().dump()),
             R"({"op":"task_audit","seed":2,"task_dir":"t","trials":3})");
+  EXPECT_EQ((TaskAuditRequest{.task_dir = "t", .seed = 2, .trials = 3, .timing = true}.ToJson().dump()),
+            R"({"op":"task_audit","seed":2,"task_dir":"t","timing":true,"trials":3})");
   for (WorkerOp op :
        {WorkerOp::kHello, WorkerOp::kCheck, WorkerOp::kBench, WorkerOp::kTaskCheck, WorkerOp::kTaskAudit})
     EXPECT_EQ(RequestOp({{"op", WorkerOpName(op)}}), op) << WorkerOpName(op);
   EXPECT_EQ(kWorkerOpNames.Spellings(), "hello, check, bench, task_check or task_audit");
+}
+
+// A timing audit's request and figures survive the pipe; a no-work candidate has none.
+TEST(WorkerProtocolTest, TimingAuditRoundTrips) {
+  auto request = TaskAuditRequest::FromJson(TaskAuditRequest{.task_dir = "t", .timing = true}.ToJson());
+  ASSERT_TRUE(request.ok()) << request.status().message();
+  EXPECT_TRUE(request->timing);
+  EXPECT_FALSE(TaskAuditRequest::FromJson(TaskAuditRequest{.task_dir = "t"}.ToJson())->timing);
+
+  TaskAuditReply reply;
+  reply.candidates.push_back({"zeros", false, "out0 differs"});
+  reply.candidates.push_back({"memo", false, "no shortcut on any of 9 checked timed runs",
+                              AuditedTiming{.checked_runs = 9, .shortcuts = 0, .median_ms = 1.25,
+                                            .honest_ms = 1.2, .draws = 4, .control = false}});
+  reply.candidates.push_back({"control:memo_unrestored", true, "",
+                              AuditedTiming{.checked_runs = 9, .shortcuts = 8, .median_ms = 0.01,
+                                            .honest_ms = 1.2, .draws = 1, .control = true}});
+  auto back = TaskAuditReply::FromJson(reply.ToJson());
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  ASSERT_EQ(back->candidates.size(), 3u);
+  EXPECT_FALSE(back->candidates[0].timing);
+  ASSERT_TRUE(back->candidates[1].timing);
+  EXPECT_EQ(back->candidates[1].timing->checked_runs, 9);
+  EXPECT_EQ(back->candidates[1].timing->draws, 4);
+  EXPECT_DOUBLE_EQ(back->candidates[1].timing->median_ms, 1.25);
+  EXPECT_DOUBLE_EQ(back->candidates[1].timing->honest_ms, 1.2);
+  EXPECT_TRUE(back->candidates[2].timing->control);
+  EXPECT_EQ(back->candidates[2].timing->shortcuts, 8);
+  EXPECT_EQ(back->ToJson(), reply.ToJson());
+
+  nlohmann::json bad = reply.ToJson();
+  bad["candidates"][1]["timing"]["shortcuts"] = "many";
+  auto refused = TaskAuditReply::FromJson(bad);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("candidates[1].timing"), std::string::npos) << refused.status().message();
 }
 
 }  // namespace

@@ -37,6 +37,8 @@ class KernelLibrary {
   /// Enqueues on `stream` the copy of every writable global back to its image at load. Call it before
   /// each run of the candidate, outside any timed region.
   Status RestoreGlobals(cudaStream_t stream) const;
+  /// The device address of the global whose symbol is `name`; NotFound when there is none.
+  StatusOr<void*> GlobalAddress(const std::string& name) const;
   /// Bytes of the writable globals (0 for most kernels).
   uint64_t global_bytes() const { return image_.size(); }
 

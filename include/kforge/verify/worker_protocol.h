@@ -194,23 +194,41 @@ struct TaskCheckReply {
   static StatusOr<TaskCheckReply> FromJson(const nlohmann::json& json);
 };
 
-/// {"op": "task_audit", "task_dir", "seed", "trials"}: no-work candidates (zeros, a byte pattern, a
-/// copy of each input, half the reference's outputs, the reference's outputs on other inputs) judged
-/// against a task on the trials a check makes (`kforge tasks audit`).
+/// {"op": "task_audit", "task_dir", "seed", "trials"[, "timing": true]}: no-work candidates (zeros, a
+/// byte pattern, a copy of each input, half the reference's outputs, the reference's outputs on other
+/// inputs) judged against a task on the trials a check makes (`kforge tasks audit`); with `timing`,
+/// correct candidates that cheat only on speed, through bench's checked timed runs instead
+/// (`kforge tasks audit --timing`).
 struct TaskAuditRequest {
   std::filesystem::path task_dir;  // required
   uint64_t seed = 1;
   int trials = kDefaultTrials;
+  bool timing = false;
 
   nlohmann::json ToJson() const;
   static StatusOr<TaskAuditRequest> FromJson(const nlohmann::json& json);
 };
 
-/// One no-work candidate and what the judge said of it.
+/// How a timing candidate fared in its timed runs, beside the honest kernel it wraps.
+struct AuditedTiming {
+  int checked_runs = 0;    ///< timed runs that passed their check
+  int shortcuts = 0;       ///< of those, runs on which it skipped the work (a faked speed)
+  double median_ms = 0;    ///< its median time per run
+  double honest_ms = 0;    ///< the honest kernel's median, timed the same way just before
+  int draws = 0;           ///< distinct input draws its timed runs rotated over
+  bool control = false;    ///< run with the defence off, to show the cheat works: not a candidate
+};
+
+/// One audited candidate and what the judge said of it.
 struct AuditedCandidate {
-  std::string name;      // "zeros", "byte_pattern", "copy:<input>", "first_half", "other_inputs"
-  bool accepted = false;  // it passed every trial: the judge could not tell it from a kernel
-  std::string message;   // why it was refused, empty when accepted
+  /// No-work: "zeros", "byte_pattern", "copy:<input>", "first_half", "other_inputs"; timing: "memo",
+  /// "launch_counter", "relaunch_flag", "control:memo_unrestored".
+  std::string name;
+  /// No-work: it passed every trial, so the judge could not tell it from a kernel. Timing: it passed
+  /// every timed run's check and skipped the work on some, so its speed was faked and believed.
+  bool accepted = false;
+  std::string message;  // why it was refused or not applicable, empty when accepted
+  std::optional<AuditedTiming> timing;  // timing candidates only
 };
 
 /// How a task audit ended.
