@@ -56,6 +56,7 @@ class KernelLibrary {
   cudaLibrary_t library_;
   std::vector<Global> globals_;
   std::vector<uint8_t> image_;  ///< every global's bytes at load, one after another
+  void* image_device_ = nullptr;  ///< the same bytes on the device, which restores copy from
 };
 
 }  // namespace kforge::cuda
