@@ -33,11 +33,13 @@ Status TimedRuns::AddSet(reference::ReferenceProgram& program, const std::string
   return Status::Ok();
 }
 
-void TimedRuns::Restart(size_t count) {
+Status TimedRuns::Restart(size_t count) {
   rotation_ = count == 0 || count > sets_.size() ? sets_.size() : count;
   next_ = 0;
   checked_ = 0;
   mismatched_ = false;
+  for (CandidateBuffers& set : sets_) KFORGE_RETURN_IF_ERROR(set.Poison(env_, kTimingPoison));
+  return Status::Ok();
 }
 
 Status TimedRuns::RedigestAfterReference(size_t k) {

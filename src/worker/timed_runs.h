@@ -34,9 +34,9 @@ class TimedRuns {
   /// and its outputs poisoned.
   Status AddSet(reference::ReferenceProgram& program, const std::string& variant, uint64_t seed, int device);
 
-  /// Runs rotate over the first `count` sets (all when 0) from the first; the count of checked runs
-  /// starts again.
-  void Restart(size_t count = 0);
+  /// Runs rotate over the first `count` sets (all when 0) from the first, every set's outputs poisoned
+  /// again; the count of checked runs starts again.
+  Status Restart(size_t count = 0);
 
   size_t sets() const { return sets_.size(); }
   /// The current set's device addresses, for the run.

@@ -229,7 +229,7 @@ verify::TaskAuditReply RunTimingAudit(GpuChecker& checker, const verify::TaskAud
   // Times one cheat (restoring the globals before each run unless `restore` is off) over the first
   // `rotation` sets (all when 0).
   auto time = [&](Cheat cheat, bool restore, size_t rotation, verify::AuditedCandidate& c) -> Status {
-    runs.Restart(rotation);
+    KFORGE_RETURN_IF_ERROR(runs.Restart(rotation));
     KFORGE_RETURN_IF_ERROR(m.library->RestoreGlobals(stream->get()));  // each cheat starts from the image
     CheatRuns cheat_runs(m, cheat, task, runs, **program, device);
     std::vector<bench::Subject> subjects = {
