@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -195,6 +196,79 @@ verify::TaskAuditReply AuditFailed(const std::string& message) {
   return reply;
 }
 
+/// What every cheat of one task is timed with: the cheats' CUBIN, the task's reference and its sets.
+struct CheatBench {
+  const CheatModule& m;
+  const common::Task& task;
+  TimedRuns& runs;
+  reference::ReferenceProgram& program;
+  int device;
+  cudaStream_t stream;
+
+  /// Times `cheat` into `c` (restoring the globals before each run unless `restore` is off) over the
+  /// first `rotation` sets (all when 0). Not ok only when the harness failed.
+  Status Time(Cheat cheat, bool restore, size_t rotation, verify::AuditedCandidate& c) {
+    KFORGE_RETURN_IF_ERROR(runs.Restart(rotation));
+    KFORGE_RETURN_IF_ERROR(m.library->RestoreGlobals(stream));  // each cheat starts from the image
+    CheatRuns cheat_runs(m, cheat, task, runs, program, device);
+    std::function<Status(cudaStream_t)> prepare;
+    if (restore) prepare = [this](cudaStream_t s) { return m.library->RestoreGlobals(s); };
+    std::vector<bench::Subject> subjects = {{c.name, prepare, [&](cudaStream_t s) { return cheat_runs.Run(s); },
+                                             [&](cudaStream_t s) { return cheat_runs.Check(s); }}};
+    auto measured = bench::Measure(subjects, AuditMeasure(runs.sets()), stream);
+    verify::AuditedTiming& t = c.timing.emplace();
+    t.draws = static_cast<int>(rotation == 0 ? runs.sets() : rotation);
+    t.checked_runs = runs.checked();
+    t.shortcuts = cheat_runs.shortcuts();
+    t.control = !restore;
+    if (!measured.ok()) {
+      if (!runs.mismatched()) return Status::Unavailable(c.name + ": " + measured.status().message());
+      c.message = "refused: mismatch, timed run: " + measured.status().message();
+      return Status::Ok();
+    }
+    std::vector<double> ms = measured->subjects.front().ms;
+    std::nth_element(ms.begin(), ms.begin() + ms.size() / 2, ms.end());
+    t.median_ms = ms.empty() ? 0 : ms[ms.size() / 2];
+    c.accepted = t.shortcuts > 0;
+    if (!c.accepted) c.message = "no shortcut on any of " + std::to_string(t.checked_runs) + " checked timed runs";
+    return Status::Ok();
+  }
+};
+
+/// The cheats in the order they are timed, after the honest work.
+struct PlannedCheat {
+  const char* name;
+  Cheat cheat;
+  bool restore;
+  size_t rotation;  ///< sets the runs rotate over, all when 0
+};
+constexpr PlannedCheat kPlannedCheats[] = {{"memo", Cheat::kMemo, true, 0},
+                                           {"launch_counter", Cheat::kLaunchCounter, true, 0},
+                                           {"relaunch_flag", Cheat::kRelaunchFlag, true, 0},
+                                           {"control:memo_unrestored", Cheat::kMemo, false, 1}};
+
+/// The honest work and every cheat, timed over `runs`.
+verify::TaskAuditReply TimeCheats(CheatBench& bench, int64_t output_bytes) {
+  verify::AuditedCandidate honest{"honest"};
+  if (Status timed = bench.Time(Cheat::kHonest, true, 0, honest); !timed.ok()) return AuditFailed(timed.message());
+  if (!honest.timing || honest.timing->median_ms <= 0) return AuditFailed("the honest work failed: " + honest.message);
+  verify::TaskAuditReply reply;
+  for (const PlannedCheat& p : kPlannedCheats) {
+    verify::AuditedCandidate c{p.name};
+    if (p.cheat == Cheat::kMemo && static_cast<uint64_t>(output_bytes) > kMemoBytes) {
+      c.message = "not applicable: the outputs take " + FormatBytes(output_bytes) + ", more than the memo's " +
+                  FormatBytes(kMemoBytes) + " (a module's globals may take " +
+                  FormatBytes(cuda::kMaxModuleGlobalBytes) + ")";
+      c.timing.emplace().control = !p.restore;
+    } else if (Status timed = bench.Time(p.cheat, p.restore, p.rotation, c); !timed.ok()) {
+      return AuditFailed(timed.message());
+    }
+    c.timing->honest_ms = honest.timing->median_ms;
+    reply.candidates.push_back(std::move(c));
+  }
+  return reply;
+}
+
 }  // namespace
 
 verify::TaskAuditReply RunTimingAudit(GpuChecker& checker, const verify::TaskAuditRequest& request) {
@@ -224,64 +298,8 @@ verify::TaskAuditReply RunTimingAudit(GpuChecker& checker, const verify::TaskAud
     if (Status added = runs.AddSet(**program, variant.name, common::SplitMix64(request.seed + k), device); !added.ok())
       return AuditFailed(added.message());
   }
-  const CheatModule& m = *cheats;
-
-  // Times one cheat (restoring the globals before each run unless `restore` is off) over the first
-  // `rotation` sets (all when 0).
-  auto time = [&](Cheat cheat, bool restore, size_t rotation, verify::AuditedCandidate& c) -> Status {
-    KFORGE_RETURN_IF_ERROR(runs.Restart(rotation));
-    KFORGE_RETURN_IF_ERROR(m.library->RestoreGlobals(stream->get()));  // each cheat starts from the image
-    CheatRuns cheat_runs(m, cheat, task, runs, **program, device);
-    std::vector<bench::Subject> subjects = {
-        {c.name, restore ? [&](cudaStream_t s) { return m.library->RestoreGlobals(s); }
-                         : std::function<Status(cudaStream_t)>(),
-         [&](cudaStream_t s) { return cheat_runs.Run(s); }, [&](cudaStream_t s) { return cheat_runs.Check(s); }}};
-    auto measured = bench::Measure(subjects, AuditMeasure(runs.sets()), stream->get());
-    verify::AuditedTiming& t = c.timing.emplace();
-    t.draws = static_cast<int>(rotation == 0 ? runs.sets() : rotation);
-    t.checked_runs = runs.checked();
-    t.shortcuts = cheat_runs.shortcuts();
-    t.control = !restore;
-    if (!measured.ok()) {
-      if (!runs.mismatched()) return Status::Unavailable(c.name + ": " + measured.status().message());
-      c.message = "refused: mismatch, timed run: " + measured.status().message();
-      return Status::Ok();
-    }
-    std::vector<double> ms = measured->subjects.front().ms;
-    std::nth_element(ms.begin(), ms.begin() + ms.size() / 2, ms.end());
-    t.median_ms = ms.empty() ? 0 : ms[ms.size() / 2];
-    c.accepted = t.shortcuts > 0;
-    if (!c.accepted) c.message = "no shortcut on any of " + std::to_string(t.checked_runs) + " checked timed runs";
-    return Status::Ok();
-  };
-
-  verify::TaskAuditReply reply;
-  verify::AuditedCandidate honest{"honest"};
-  if (Status timed = time(Cheat::kHonest, true, 0, honest); !timed.ok()) return AuditFailed(timed.message());
-  if (!honest.timing || honest.timing->median_ms <= 0) return AuditFailed("the honest kernel failed: " + honest.message);
-  const double honest_ms = honest.timing->median_ms;
-  const bool memo_fits = static_cast<uint64_t>(memory.outputs) <= kMemoBytes;
-  struct Planned {
-    const char* name;
-    Cheat cheat;
-    bool restore;
-    size_t rotation;
-  };
-  for (const Planned& p : {Planned{"memo", Cheat::kMemo, true, 0}, Planned{"launch_counter", Cheat::kLaunchCounter, true, 0},
-                           Planned{"relaunch_flag", Cheat::kRelaunchFlag, true, 0},
-                           Planned{"control:memo_unrestored", Cheat::kMemo, false, 1}}) {
-    verify::AuditedCandidate c{p.name};
-    if (p.cheat == Cheat::kMemo && !memo_fits) {
-      c.message = "not applicable: the outputs take " + FormatBytes(memory.outputs) +
-                  ", more than a module's globals may hold (" + FormatBytes(cuda::kMaxModuleGlobalBytes) + ")";
-      c.timing.emplace().control = !p.restore;
-    } else if (Status timed = time(p.cheat, p.restore, p.rotation, c); !timed.ok()) {
-      return AuditFailed(timed.message());
-    }
-    c.timing->honest_ms = honest_ms;
-    reply.candidates.push_back(std::move(c));
-  }
-  return reply;
+  CheatBench bench{*cheats, task, runs, **program, device, stream->get()};
+  return TimeCheats(bench, memory.outputs);
 }
 
 }  // namespace kforge::worker
