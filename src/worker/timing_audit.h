@@ -19,7 +19,8 @@ namespace kforge::worker {
 ///   control:memo_unrestored  the memo on one draw without the restore of its globals: it must take
 ///                   its shortcut, which shows the cheat works where the defence is off.
 /// The state lives in a real CUBIN's module-scope variables, restored before each run as a candidate's
-/// are. A cheat is accepted when a run that passed its check took the shortcut.
+/// are. Each cheat is timed interleaved with the honest work, over the same sets, so their medians
+/// compare. A cheat is accepted when a run that passed its check took the shortcut.
 verify::TaskAuditReply RunTimingAudit(GpuChecker& checker, const verify::TaskAuditRequest& request);
 
 }  // namespace kforge::worker
