@@ -2,14 +2,14 @@
 """Summarises `kforge tasks audit --timing --json`: per cheat, how many tasks it was tried on, took its
 shortcut on a checked run, was timed faster than the honest work, or did not apply; the controls that took
 their shortcut; the distinct draws the timed runs rotated over. Exit 1 when a cheat was believed on a
-judgeable task (a shortcut, or a median 5% under the honest one's) or a task could not be audited.
+judgeable task (a shortcut, or a median a fifth under the honest one's) or a task could not be audited.
 
 Usage: timing_audit_summary.py AUDIT_TIMING_JSONL"""
 import collections
 import json
 import sys
 
-FASTER_MARGIN = 0.05  # as `kforge tasks audit --timing`
+FASTER_MARGIN = 0.2  # as `kforge tasks audit --timing`: a speedup of 1.25x
 
 
 def main(path):

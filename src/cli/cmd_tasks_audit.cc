@@ -3,7 +3,7 @@
 // Prints each candidate the judge accepted and a table per candidate class; a task the import found
 // degenerate, nondeterministic or ill-conditioned is counted apart, since no kernel can be judged there.
 // With --timing: correct candidates that cheat on speed (worker/timing_audit.h), each accepted when a
-// checked timed run took its shortcut and counted as faster when its median is 5% under the honest one's.
+// checked timed run took its shortcut and counted as faster when its median is a fifth under the honest one's.
 #include "cli/cmd_tasks_audit.h"
 
 #include <fnmatch.h>
@@ -22,8 +22,12 @@
 namespace kforge::cli {
 namespace {
 
-/// A timing cheat whose median is this much under its honest kernel's counts as timed faster.
-constexpr double kFasterMargin = 0.05;
+/// A timing cheat whose median is this far under the honest work's, from the same measurement, counts
+/// as timed faster (a speedup of 1.25x, as bench's checks of the timing cheats use). Without a shortcut
+/// the two do the same work: on an H100 their ratio ranged over 0.94-1.10 (220 pairs on KernelBench's
+/// level 1, 111 on the bundled tasks down to 11 µs), where a memo that took its shortcut was 11x to 2590x
+/// faster.
+constexpr double kFasterMargin = 0.2;
 
 /// "copy:x" -> "copy", "control:memo_unrestored" -> "control" (the class), others unchanged.
 std::string ClassOf(const std::string& name) { return name.substr(0, name.find(':')); }

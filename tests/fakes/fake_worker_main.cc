@@ -228,9 +228,10 @@ nlohmann::json TaskAudit(const nlohmann::json& line) {
   verify::TaskAuditReply reply;
   bool hole = request->task_dir.filename().string().find("fake_hole") != std::string::npos;
   if (request->timing) {
-    // Timing cheats: the memo takes its shortcut on a "fake_hole" task and is 40% faster on a "fake_fast"
-    // one; the control takes its shortcut everywhere.
+    // Timing cheats: the memo takes its shortcut on a "fake_hole" task, is 40% faster on a "fake_fast"
+    // one and 10% faster (within the noise) on a "fake_near" one; the control takes its shortcut everywhere.
     bool fast = request->task_dir.filename().string().find("fake_fast") != std::string::npos;
+    bool near = request->task_dir.filename().string().find("fake_near") != std::string::npos;
     for (const char* name : {"memo", "launch_counter", "relaunch_flag", "control:memo_unrestored"}) {
       verify::AuditedCandidate c{name};
       bool control = std::string(name) == "control:memo_unrestored";
@@ -239,7 +240,9 @@ nlohmann::json TaskAudit(const nlohmann::json& line) {
       c.message = c.accepted ? "" : "no shortcut on any of 9 checked timed runs";
       c.timing = verify::AuditedTiming{.checked_runs = 9,
                                        .shortcuts = c.accepted ? 8 : 0,
-                                       .median_ms = control || (memo && (hole || fast)) ? 0.6 : 1.01,
+                                       .median_ms = control || (memo && (hole || fast)) ? 0.6
+                                                    : memo && near                    ? 0.9
+                                                                                      : 1.01,
                                        .honest_ms = 1.0,
                                        .draws = control ? 1 : 4,
                                        .control = control};
@@ -249,7 +252,7 @@ nlohmann::json TaskAudit(const nlohmann::json& line) {
   }
   for (const char* name : {"zeros", "byte_pattern", "copy:x", "first_half", "other_inputs"}) {
     bool accepted = hole && std::string(name) == "zeros";
-    reply.candidates.push_back({name, accepted, accepted ? "" : "out0: relative L2 error 1.0 exceeds 0.001"});
+    reply.candidates.push_back({name, accepted, accepted ? "" : "out0: relative L2 error 1.0 exceeds 0.001", std::nullopt});
   }
   return reply.ToJson();
 }
