@@ -233,7 +233,8 @@ nlohmann::json TaskAudit(const nlohmann::json& line) {
     bool fast = request->task_dir.filename().string().find("fake_fast") != std::string::npos;
     bool near = request->task_dir.filename().string().find("fake_near") != std::string::npos;
     for (const char* name : {"memo", "launch_counter", "relaunch_flag", "control:memo_unrestored"}) {
-      verify::AuditedCandidate c{name};
+      verify::AuditedCandidate c;
+      c.name = name;
       bool control = std::string(name) == "control:memo_unrestored";
       bool memo = std::string(name) == "memo";
       c.accepted = control || (hole && memo);
