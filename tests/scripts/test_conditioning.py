@@ -2,7 +2,6 @@
 
 import json
 import math
-import subprocess
 import sys
 from pathlib import Path
 
@@ -10,10 +9,10 @@ import pytest
 import torch
 
 REPO = Path(__file__).resolve().parents[2]
-SCRIPT = REPO / "scripts" / "export_reference.py"
 sys.path.insert(0, str(REPO / "scripts"))
 
 from kforge_tasks import conditioning, schema  # noqa: E402
+from preloaded import EXPORT_REFERENCE  # noqa: E402
 
 # Training-mode BatchNorm over a batch of two rows that differ by a few ulps: the output is the
 # rows' difference over sqrt(eps), so float32 rounding of the inputs' mean is most of it.
@@ -42,7 +41,7 @@ def get_inputs():
 
 
 def run(*args):
-    proc = subprocess.run([sys.executable, str(SCRIPT), *map(str, args)], capture_output=True, text=True)
+    proc = EXPORT_REFERENCE.run(*args)
     return proc.returncode, proc.stdout, proc.stderr
 
 

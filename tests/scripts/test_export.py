@@ -3,7 +3,6 @@
 import json
 import os
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
@@ -12,15 +11,15 @@ import torch
 from safetensors.torch import load_file
 
 REPO = Path(__file__).resolve().parents[2]
-SCRIPT = REPO / "scripts" / "export_reference.py"
 sys.path.insert(0, str(REPO / "scripts"))
 
 from kforge_tasks import expr, schema  # noqa: E402
+from preloaded import EXPORT_REFERENCE  # noqa: E402
 from torch.export.pt2_archive._package import load_pt2  # noqa: E402
 
 
 def run(*args):
-    proc = subprocess.run([sys.executable, str(SCRIPT), *map(str, args)], capture_output=True, text=True)
+    proc = EXPORT_REFERENCE.run(*args)
     return proc.returncode, proc.stdout, proc.stderr
 
 

@@ -3,15 +3,14 @@ the derived small variant, noise outputs, degenerate and nondeterministic refere
 and derived tolerances."""
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-SCRIPT = REPO / "scripts" / "export_reference.py"
 sys.path.insert(0, str(REPO / "scripts"))
 
 from kforge_tasks import schema  # noqa: E402
+from preloaded import EXPORT_REFERENCE  # noqa: E402
 
 
 def module(body, inputs, sizes="", init=""):
@@ -24,8 +23,7 @@ def module(body, inputs, sizes="", init=""):
 def import_module(tmp_path, name, source):
     ref = tmp_path / f"{name}.py"
     ref.write_text(source)
-    proc = subprocess.run([sys.executable, str(SCRIPT), "module", str(ref), "--out", str(tmp_path / "out"),
-                           "--id", f"user/{name}", "--device", "cpu"], capture_output=True, text=True)
+    proc = EXPORT_REFERENCE.run("module", ref, "--out", tmp_path / "out", "--id", f"user/{name}", "--device", "cpu")
     assert proc.returncode == 0, proc.stderr
     doc = json.loads((tmp_path / f"out/user/{name}/task.json").read_text())
     schema.validate(doc, f"user/{name}")

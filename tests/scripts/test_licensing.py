@@ -2,17 +2,16 @@
 task.json's `license` field, left out when there is no licence file."""
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-SCRIPT = REPO / "scripts" / "export_reference.py"
 sys.path.insert(0, str(REPO / "scripts"))
 
 from kforge_tasks import licensing, schema  # noqa: E402
+from preloaded import EXPORT_REFERENCE  # noqa: E402
 
 MIT_TEXT = """MIT License
 
@@ -34,7 +33,7 @@ def get_init_inputs():
 
 
 def run(*args):
-    proc = subprocess.run([sys.executable, str(SCRIPT), *map(str, args)], capture_output=True, text=True)
+    proc = EXPORT_REFERENCE.run(*args)
     return proc.returncode, proc.stdout, proc.stderr
 
 
