@@ -83,7 +83,64 @@ std::vector<double> Losses(const fs::path& log) {
   return losses;
 }
 
-/// The tiny model and the data, made once for the suite.
+/// The package versions and the tiny model, made once per build for every entry of this suite (ctest
+/// runs each test in a process of its own; the checks and the model took ~6 s of CPU each time). Kept
+/// under the build folder, keyed by the Python and make_tiny_model.py, and published by a rename, so
+/// entries that start together never read a half-made model. Empty `error` when ready.
+/// Environment of every trainer run: nothing is fetched, nothing is reported.
+constexpr const char* kOffline = "HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 AXOLOTL_DO_NOT_TRACK=1 ";
+
+struct SharedModel {
+  fs::path tiny;
+  json versions;
+  std::string error;
+};
+
+SharedModel MakeOrReuseTinyModel() {
+  SharedModel shared;
+  const fs::path script = kSource / "scripts/finetune/make_tiny_model.py";
+  std::ifstream in(script);
+  std::stringstream text;
+  text << Python() << "\n" << in.rdbuf();
+  const fs::path cache = fs::path(KFORGE_BINARY).parent_path() / "test-cache" /
+                         ("finetune-" + kforge::common::Sha256Hex(text.str()).substr(0, 16));
+  shared.tiny = cache / "tiny";
+  if (fs::exists(cache / "versions.json") && fs::exists(shared.tiny / "config.json")) {
+    shared.versions = json::parse(std::ifstream(cache / "versions.json"), nullptr, false);
+    return shared;
+  }
+  kforge::fakes::CommandResult versions = RunCommand(
+      ShellQuote(Python()) + " " + (kSource / "scripts/finetune/sft_trl.py").string() + " --versions");
+  if (versions.exit_code != 0) {
+    shared.error = Python() + " cannot run; run scripts/setup.sh";
+    return shared;
+  }
+  shared.versions = json::parse(versions.out, nullptr, false);
+  for (const char* package : {"torch", "transformers", "trl", "datasets", "tokenizers", "peft", "accelerate"}) {
+    if (shared.versions.value(package, json()).is_null()) {
+      shared.error = Python() + " lacks " + package +
+                     ": run scripts/setup.sh --finetune (pip install -r scripts/requirements-finetune.txt)";
+      return shared;
+    }
+  }
+  const fs::path making = cache / ("making-" + std::to_string(getpid()));
+  fs::create_directories(making);
+  kforge::fakes::CommandResult tiny = RunCommand(std::string(kOffline) + ShellQuote(Python()) + " " +
+                                                 script.string() + " " + (making / "tiny").string() + " 2>&1");
+  if (tiny.exit_code != 0) {
+    shared.error = "make_tiny_model.py failed: " + tiny.out;
+    fs::remove_all(making);
+    return shared;
+  }
+  std::ofstream(making / "versions.json") << versions.out;
+  std::error_code ignored;  // another entry may have published first: its model is as good
+  fs::rename(making / "tiny", shared.tiny, ignored);
+  fs::rename(making / "versions.json", cache / "versions.json", ignored);
+  fs::remove_all(making, ignored);
+  return shared;
+}
+
+/// The data in a folder of this process, and the shared tiny model.
 class FinetuneSlowTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
@@ -91,26 +148,10 @@ class FinetuneSlowTest : public ::testing::Test {
     fs::remove_all(dir_);
     fs::create_directories(dir_);
     std::ofstream(dir_ / "data.jsonl") << Conversations();
-    kforge::fakes::CommandResult versions = RunCommand(
-        ShellQuote(Python()) + " " + (kSource / "scripts/finetune/sft_trl.py").string() + " --versions");
-    if (versions.exit_code != 0) {
-      setup_error_ = Python() + " cannot run; run scripts/setup.sh";
-      return;
-    }
-    versions_ = json::parse(versions.out, nullptr, false);
-    for (const char* package :
-         {"torch", "transformers", "trl", "datasets", "tokenizers", "peft", "accelerate"}) {
-      if (versions_.value(package, json()).is_null()) {
-        setup_error_ = Python() + " lacks " + package +
-                       ": run scripts/setup.sh --finetune (pip install -r scripts/requirements-finetune.txt)";
-        return;
-      }
-    }
-    kforge::fakes::CommandResult tiny =
-        RunCommand(std::string(kOffline) + ShellQuote(Python()) + " " +
-                   (kSource / "scripts/finetune/make_tiny_model.py").string() + " " +
-                   (dir_ / "tiny").string() + " 2>&1");
-    if (tiny.exit_code != 0) setup_error_ = "make_tiny_model.py failed: " + tiny.out;
+    SharedModel shared = MakeOrReuseTinyModel();
+    tiny_ = shared.tiny;
+    versions_ = shared.versions;
+    setup_error_ = shared.error;
   }
   static void TearDownTestSuite() { fs::remove_all(dir_); }
 
@@ -125,15 +166,15 @@ class FinetuneSlowTest : public ::testing::Test {
   /// A copy of the tiny model whose chat template is `jinja`.
   static fs::path WithTemplate(const std::string& name, const std::string& jinja) {
     const fs::path model = dir_ / name;
-    fs::copy(dir_ / "tiny", model, fs::copy_options::recursive | fs::copy_options::overwrite_existing);
+    fs::copy(tiny_, model, fs::copy_options::recursive | fs::copy_options::overwrite_existing);
     std::ofstream(model / "chat_template.jinja", std::ios::trunc) << jinja;
     return model;
   }
 
-  static constexpr const char* kOffline = "HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 AXOLOTL_DO_NOT_TRACK=1 ";
   static inline fs::path dir_;
   static inline std::string setup_error_;
   static inline json versions_;
+  static inline fs::path tiny_;  ///< the shared tiny model: read, never written
 };
 
 TEST_F(FinetuneSlowTest, TinyModelLearnsIsSavedAndServed) {
@@ -145,7 +186,7 @@ TEST_F(FinetuneSlowTest, TinyModelLearnsIsSavedAndServed) {
                                     << R"("constant", "warmup_steps": 0, "activation_checkpointing": false})";
   const fs::path out = dir_ / "run";
   kforge::fakes::CommandResult trained = Launch(
-      "--backend trl --launcher local --model " + (dir_ / "tiny").string() + " --out " + out.string() +
+      "--backend trl --launcher local --model " + tiny_.string() + " --out " + out.string() +
       " --max-steps 30 --lr 3e-3 --batch-size 4 --grad-accum 1 --config " + (dir_ / "over.json").string());
   const double train_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   ASSERT_EQ(trained.exit_code, 0) << trained.out;
@@ -181,7 +222,7 @@ TEST_F(FinetuneSlowTest, TinyModelLearnsIsSavedAndServed) {
   const std::string card((std::istreambuf_iterator<char>(card_in)), {});
   EXPECT_NE(card.find(kforge::common::Sha256Hex(Conversations())), std::string::npos) << card;
   EXPECT_NE(card.find("| steps | 30 |"), std::string::npos) << card;
-  EXPECT_NE(card.find("| base model | `" + (dir_ / "tiny").string() + "` |"), std::string::npos) << card;
+  EXPECT_NE(card.find("| base model | `" + tiny_.string() + "` |"), std::string::npos) << card;
   EXPECT_NE(card.find("\n# run: tiny fine-tuned on CUDA kernels\n"), std::string::npos) << card;
   EXPECT_NE(card.find("\nlicense: other\n"), std::string::npos) << card;
 
@@ -193,7 +234,7 @@ TEST_F(FinetuneSlowTest, TinyModelLearnsIsSavedAndServed) {
                  "pa, pb = dict(a.named_parameters()), dict(b.named_parameters())\n"
                  "print(sum(p.numel() for p in pa.values()), sum(p.numel() for p in pb.values()), "
                  "max(float((pa[k] - pb[k]).abs().max()) for k in pa))' " +
-                 (out / "model").string() + " " + (dir_ / "tiny").string() + " 2>/dev/null");
+                 (out / "model").string() + " " + tiny_.string() + " 2>/dev/null");
   ASSERT_EQ(loaded.exit_code, 0) << "transformers could not load " << (out / "model").string();
   std::istringstream figures(loaded.out);
   long trained_params = 0, tiny_params = 0;
@@ -263,7 +304,7 @@ TEST_F(FinetuneSlowTest, ResumeContinuesFromTheLastCheckpoint) {
   std::ofstream(dir_ / "ckpt.json") << R"({"logging_steps": 1, "save_strategy": "steps", "save_steps": 2, )"
                                     << R"("lr_scheduler_type": "constant", "warmup_steps": 0})";
   const fs::path out = dir_ / "resumed";
-  const std::string common = "--model " + (dir_ / "tiny").string() + " --out " + out.string() +
+  const std::string common = "--model " + tiny_.string() + " --out " + out.string() +
                              " --lr 1e-3 --batch-size 2 --grad-accum 1 --eval-data " +
                              (dir_ / "data.jsonl").string() + " --config " + (dir_ / "ckpt.json").string();
   kforge::fakes::CommandResult first = Launch(common + " --max-steps 4");
@@ -309,11 +350,11 @@ TEST_F(FinetuneSlowTest, ChatTemplatesThatCannotTrainOnTheDataAreRefused) {
   std::ofstream(dir_ / "nosave.json") << R"({"save_strategy": "no"})";
   kforge::fakes::CommandResult given =
       Launch("--model " + drops.string() + " --chat-template " +
-             (dir_ / "tiny/chat_template.jinja").string() + " --out " + (dir_ / "r1b").string() +
+             (tiny_ / "chat_template.jinja").string() + " --out " + (dir_ / "r1b").string() +
              " --max-steps 1 --batch-size 4 --grad-accum 1 --config " + (dir_ / "nosave.json").string());
   EXPECT_EQ(given.exit_code, 0) << given.out;
 
-  std::ifstream in(dir_ / "tiny/chat_template.jinja");
+  std::ifstream in(tiny_ / "chat_template.jinja");
   std::string jinja((std::istreambuf_iterator<char>(in)), {});
   for (const std::string marker : {"{% generation %}", "{% endgeneration %}"})
     jinja.erase(jinja.find(marker), marker.size());
@@ -343,7 +384,7 @@ TEST_F(FinetuneSlowTest, AxolotlBackendTrainsTheTinyModel) {
       << R"({"logging_steps": 1, "save_strategy": "no", "lr_scheduler": "constant", "warmup_ratio": 0.0})";
   const fs::path out = dir_ / "axolotl-run";
   kforge::fakes::CommandResult trained = Launch(
-      "--backend axolotl --python " + ShellQuote(axolotl_python) + " --model " + (dir_ / "tiny").string() +
+      "--backend axolotl --python " + ShellQuote(axolotl_python) + " --model " + tiny_.string() +
       " --out " + out.string() + " --max-steps 10 --lr 3e-3 --batch-size 2 --grad-accum 1 --config " +
       (dir_ / "axolotl.json").string());
   ASSERT_EQ(trained.exit_code, 0) << trained.out;
@@ -366,7 +407,7 @@ TEST_F(FinetuneSlowTest, AnAxolotlDryRunMeasuresTokensWithTransformersAlone) {
   if (!versions_.value("axolotl", json()).is_null()) GTEST_SKIP() << "axolotl imports in " << Python();
   const fs::path out = dir_ / "axolotl-dry";
   kforge::fakes::CommandResult dry =
-      Launch("--backend axolotl --dry-run --model " + (dir_ / "tiny").string() + " --out " + out.string());
+      Launch("--backend axolotl --dry-run --model " + tiny_.string() + " --out " + out.string());
   ASSERT_EQ(dry.exit_code, 0) << dry.out;
   EXPECT_NE(dry.out.find("the axolotl backend needs axolotl"), std::string::npos) << dry.out;
   EXPECT_NE(dry.out.find("measured tokens, percentile 100"), std::string::npos) << dry.out;
@@ -392,7 +433,7 @@ TEST_F(FinetuneSlowTest, ASlurmJobOnARealOneNodeClusterTrainsAndCompletesItsMani
   kforge::fakes::CommandResult submitted = RunCommand(
       slurm.Env() + kOffline + KFORGE_BINARY + " finetune-launch --data " + (dir_ / "data.jsonl").string() +
       " --backend trl --launcher slurm --gpus-per-node 0 --time 20 --model " +
-      (dir_ / "tiny").string() + " --out " + out.string() + " --max-steps 8 --lr 3e-3 --batch-size 4 --grad-accum 1 "
+      tiny_.string() + " --out " + out.string() + " --max-steps 8 --lr 3e-3 --batch-size 4 --grad-accum 1 "
       "--config " + (dir_ / "slurm-over.json").string() + " 2>&1");
   ASSERT_EQ(submitted.exit_code, 0) << submitted.out;
   EXPECT_NE(submitted.out.find("sbatch submitted job"), std::string::npos) << submitted.out;
@@ -430,7 +471,7 @@ TEST_F(FinetuneSlowTest, ASlurmJobAtItsTimeLimitRecordsTheSignalAndStatusSaysHow
   const fs::path out = dir_ / "limit-run";
   kforge::fakes::CommandResult submitted = RunCommand(
       slurm.Env() + kOffline + KFORGE_BINARY + " finetune-launch --data " + (dir_ / "data.jsonl").string() +
-      " --backend trl --launcher slurm --gpus-per-node 0 --time 3 --model " + (dir_ / "tiny").string() +
+      " --backend trl --launcher slurm --gpus-per-node 0 --time 3 --model " + tiny_.string() +
       " --out " + out.string() + " --max-steps 100000 --lr 1e-3 --batch-size 4 --grad-accum 1 --config " +
       (dir_ / "limit-over.json").string() + " 2>&1");
   ASSERT_EQ(submitted.exit_code, 0) << submitted.out;
