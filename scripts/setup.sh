@@ -8,9 +8,10 @@
 #   3. configure and build into build/ (or $KFORGE_BUILD_DIR) what kforge runs: the kforge binary, its NVRTC
 #      helper (kforge-nvrtc) and its GPU worker library (libkforge_worker.so);
 #   4. the reference packages of the bundled tasks, on a GPU machine or with --tests.
-# --tests (or KFORGE_SETUP_TESTS=1) also builds the test suites and benchmarks, and installs what the tests
-# use: pytest, junitparser and the fine-tuning packages. --finetune (or KFORGE_SETUP_FINETUNE=1) installs the
-# fine-tuning packages of scripts/requirements-finetune.txt (finetune-launch, scripts/eval-student.sh).
+# --tests (or KFORGE_SETUP_TESTS=1) also builds the test suites (benchmarks build on demand, from their
+# scripts), and installs what the tests use: pytest, junitparser and the fine-tuning packages. --finetune
+# (or KFORGE_SETUP_FINETUNE=1) installs the fine-tuning packages of scripts/requirements-finetune.txt
+# (finetune-launch, scripts/eval-student.sh).
 # The last line gives the wall time of each phase.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -118,7 +119,7 @@ phase_done configure
 # Without --tests only the kforge target, which brings what it runs (kforge-nvrtc, libkforge_worker.so).
 targets=(--target kforge)
 [ "$with_tests" = 1 ] && targets=()
-cmake --build "$build_dir" "${targets[@]}" -j "$(nproc)"
+cmake --build "$build_dir" "${targets[@]}" -j "$(( $(nproc) + 1 ))"  # one job more keeps the cores busy while one links
 if [ "$with_tests" = 1 ]; then say "built $build_dir/kforge and the tests"; else say "built $build_dir/kforge"; fi
 phase_done build
 

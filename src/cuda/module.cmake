@@ -9,7 +9,7 @@ set_target_properties(kforge_nvrtc PROPERTIES OUTPUT_NAME kforge-nvrtc RUNTIME_O
 target_compile_definitions(kforge_cuda PRIVATE KFORGE_NVRTC_HELPER="$<TARGET_FILE:kforge_nvrtc>")
 
 # Compile-latency benchmark (scripts/bench-compile.sh runs it).
-add_executable(compile_bench ${PROJECT_SOURCE_DIR}/benchmarks/compile_bench.cc)
+add_executable(compile_bench EXCLUDE_FROM_ALL ${PROJECT_SOURCE_DIR}/benchmarks/compile_bench.cc)
 target_link_libraries(compile_bench PRIVATE kforge_cuda)
 set_target_properties(compile_bench PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR})
 add_dependencies(compile_bench kforge_nvrtc)
