@@ -119,7 +119,7 @@ phase_done configure
 # Without --tests only the kforge target, which brings what it runs (kforge-nvrtc, libkforge_worker.so).
 targets=(--target kforge)
 [ "$with_tests" = 1 ] && targets=()
-cmake --build "$build_dir" "${targets[@]}" -j "$(( $(nproc) + 1 ))"  # one job more keeps the cores busy while one links
+cmake --build "$build_dir" "${targets[@]}" -j "$(nproc)"
 if [ "$with_tests" = 1 ]; then say "built $build_dir/kforge and the tests"; else say "built $build_dir/kforge"; fi
 phase_done build
 

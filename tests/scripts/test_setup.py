@@ -72,7 +72,7 @@ def pip_calls(calls):
 def test_demo_setup_builds_the_kforge_target_and_installs_no_finetune_package(tmp_path):
     run, calls = run_setup(tmp_path)
     assert run.returncode == 0, run.stderr
-    assert build_calls(calls) == [f"cmake --build {tmp_path}/build --target kforge -j {os.cpu_count() + 1}"]
+    assert build_calls(calls) == [f"cmake --build {tmp_path}/build --target kforge -j {os.cpu_count()}"]
     assert pip_calls(calls) == []
     assert f"setup: built {tmp_path}/build/kforge\n" in run.stderr
     assert task_builds(calls) == []  # the demo without a GPU compiles only
@@ -87,7 +87,7 @@ def test_a_gpu_machine_gets_the_cuda_reference_packages_without_tests(tmp_path):
 def test_tests_setup_builds_everything_and_installs_the_test_packages(tmp_path):
     run, calls = run_setup(tmp_path, "--tests")
     assert run.returncode == 0, run.stderr
-    assert build_calls(calls) == [f"cmake --build {tmp_path}/build -j {os.cpu_count() + 1}"]
+    assert build_calls(calls) == [f"cmake --build {tmp_path}/build -j {os.cpu_count()}"]
     assert "python -m pip install -q -r scripts/requirements-finetune.txt" in pip_calls(calls)
     assert "installing the fine-tuning packages" in run.stderr
     assert task_builds(calls) == [f"kforge tasks build tasks --out {tmp_path}/build/tasks --device cpu"]
@@ -97,7 +97,7 @@ def test_finetune_installs_the_finetune_packages_and_builds_only_kforge(tmp_path
     run, calls = run_setup(tmp_path, "--finetune")
     assert run.returncode == 0, run.stderr
     assert pip_calls(calls) == ["python -m pip install -q -r scripts/requirements-finetune.txt"]
-    assert build_calls(calls) == [f"cmake --build {tmp_path}/build --target kforge -j {os.cpu_count() + 1}"]
+    assert build_calls(calls) == [f"cmake --build {tmp_path}/build --target kforge -j {os.cpu_count()}"]
     # Idempotent: once installed, a second run installs nothing.
     run, calls = run_setup(tmp_path, "--finetune")
     assert run.returncode == 0, run.stderr
