@@ -94,10 +94,10 @@ class AuditTally {
  private:
   void AddCandidate(const common::Task& task, const std::string& reason, const verify::AuditedCandidate& c) {
     ClassTally& tally = classes_[ClassOf(c.name)];
+    if (c.message.rfind("not applicable", 0) == 0) return;  // e.g. a memo whose outputs do not fit
     ++tally.tried;
     const std::string note = reason.empty() ? "" : "  (task is " + reason + ")";
     if (c.timing && c.timing->control) {
-      if (c.message.rfind("not applicable", 0) == 0) return;
       ++controls_;
       controls_fired_ += c.accepted;
       tally.accepted += c.accepted;

@@ -157,10 +157,12 @@ class CheatRuns {
       failed_ = true;
       return checked;
     }
+    ++checked_;
     shortcuts_ += took_shortcut_;
     return Status::Ok();
   }
 
+  int checked() const { return checked_; }
   int shortcuts() const { return shortcuts_; }
   bool failed() const { return failed_; }
   bench::Subject Subject(std::string name) {
@@ -191,6 +193,7 @@ class CheatRuns {
   reference::ReferenceProgram& program_;
   int device_;
   bool took_shortcut_ = false;
+  int checked_ = 0;
   int shortcuts_ = 0;
   bool failed_ = false;
 };
@@ -244,7 +247,7 @@ struct CheatBench {
     auto measured = bench::Measure(subjects, AuditMeasure(runs.sets()), stream);
     verify::AuditedTiming& t = c.timing.emplace();
     t.draws = static_cast<int>(rotation == 0 ? runs.sets() : rotation);
-    t.checked_runs = runs.checked();
+    t.checked_runs = cheat_runs.checked();
     t.shortcuts = cheat_runs.shortcuts();
     t.control = !restore;
     if (!measured.ok()) {
@@ -277,7 +280,8 @@ constexpr PlannedCheat kPlannedCheats[] = {{"memo", Cheat::kMemo, true, 0},
 verify::TaskAuditReply TimeCheats(CheatBench& bench, int64_t output_bytes) {
   verify::TaskAuditReply reply;
   for (const PlannedCheat& p : kPlannedCheats) {
-    verify::AuditedCandidate c{p.name};
+    verify::AuditedCandidate c;
+    c.name = p.name;
     if (p.cheat == Cheat::kMemo && static_cast<uint64_t>(output_bytes) > kMemoBytes) {
       c.message = "not applicable: the outputs take " + FormatBytes(output_bytes) + ", more than the memo's " +
                   FormatBytes(kMemoBytes) + " (a module's globals may take " +

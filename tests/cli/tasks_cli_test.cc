@@ -597,4 +597,28 @@ TEST_F(TasksCliTest, TimingAuditFailsOnAShortcutOrAFasterCheat) {
   EXPECT_NE(err.find("memo                 1         0                       0        0"), std::string::npos) << err;
 }
 
+// A cheat that does not apply to a task (the memo where the outputs pass its cap) is not counted as tried,
+// in the table or among the controls.
+TEST_F(TasksCliTest, TimingAuditLeavesNotApplicableCheatsUncounted) {
+  for (const char* id : {"t/good", "t/memo_fake_big"}) {
+    Write(dir_ / "root" / id / "task.json", CheckedTask(id, false).dump());
+    Write(dir_ / "root" / id / "reference.py", kModule);
+  }
+  kforge::cli::TasksAuditOptions options;
+  options.root = (dir_ / "root").string();
+  options.worker_program = KFORGE_FAKE_WORKER;
+  options.timing = true;
+  ::testing::internal::CaptureStdout();
+  ::testing::internal::CaptureStderr();
+  int code = kforge::cli::AuditTasks(options);
+  std::string out = ::testing::internal::GetCapturedStdout();
+  std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(code, 0) << err;
+  EXPECT_EQ(out.find("control silent"), std::string::npos) << out;
+  EXPECT_NE(err.find("memo                 1         0"), std::string::npos) << err;
+  EXPECT_NE(err.find("control              1         1"), std::string::npos) << err;
+  EXPECT_NE(err.find("launch_counter       2         0"), std::string::npos) << err;
+  EXPECT_NE(err.find("1 of 1 controls took their shortcut"), std::string::npos) << err;
+}
+
 }  // namespace

@@ -229,7 +229,9 @@ nlohmann::json TaskAudit(const nlohmann::json& line) {
   bool hole = request->task_dir.filename().string().find("fake_hole") != std::string::npos;
   if (request->timing) {
     // Timing cheats: the memo takes its shortcut on a "fake_hole" task, is 40% faster on a "fake_fast"
-    // one and 10% faster (within the noise) on a "fake_near" one; the control takes its shortcut everywhere.
+    // one and 10% faster (within the noise) on a "fake_near" one; the control takes its shortcut everywhere
+    // but on a "fake_big" task, where the outputs are too large for the memo and its control.
+    bool big = request->task_dir.filename().string().find("fake_big") != std::string::npos;
     bool fast = request->task_dir.filename().string().find("fake_fast") != std::string::npos;
     bool near = request->task_dir.filename().string().find("fake_near") != std::string::npos;
     for (const char* name : {"memo", "launch_counter", "relaunch_flag", "control:memo_unrestored"}) {
@@ -247,6 +249,11 @@ nlohmann::json TaskAudit(const nlohmann::json& line) {
                                        .honest_ms = 1.0,
                                        .draws = control ? 1 : 4,
                                        .control = control};
+      if (big && (memo || control)) {
+        c.accepted = false;
+        c.message = "not applicable: the outputs take 64.0 MiB, more than the memo's 48.0 MiB";
+        c.timing = verify::AuditedTiming{.control = control};
+      }
       reply.candidates.push_back(c);
     }
     return reply.ToJson();

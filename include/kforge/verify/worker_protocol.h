@@ -211,7 +211,7 @@ struct TaskAuditRequest {
 
 /// How a timing candidate fared in its timed runs, beside the honest kernel it wraps.
 struct AuditedTiming {
-  int checked_runs = 0;    ///< timed runs that passed their check: the cheat's and the honest work's beside it
+  int checked_runs = 0;    ///< the cheat's timed runs that passed their check
   int shortcuts = 0;       ///< of those, runs on which it skipped the work (a faked speed)
   double median_ms = 0;    ///< its median time per run
   double honest_ms = 0;    ///< the honest kernel's median, timed the same way just before
