@@ -109,15 +109,28 @@ class JudgeServerTest : public testing::Test {
     if (!line.ok() || !*line) return json();
     return json::parse(**line, nullptr, false);
   }
-  /// A connection that said a good hello and was let in.
+  /// A connection that said a good hello and was let in. A connection the server has not yet counted as
+  /// gone (the listening probe's, on a loaded machine) can hold the last place for a moment: a refusal for
+  /// the cap is tried again for up to 10 s.
   int Greeted(LineReader*& lines) {
-    int fd = Connect();
-    EXPECT_GE(fd, 0);
-    EXPECT_TRUE(WriteLine(fd, HelloToJson(JudgeFingerprint(Options())).dump()).ok());
-    lines = new LineReader(fd);
-    json answer = ReadJson(*lines);
-    EXPECT_EQ(answer.value("ok", false), true) << answer.dump();
-    return fd;
+    const auto by = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    for (;;) {
+      int fd = Connect();
+      EXPECT_GE(fd, 0);
+      Status hello = WriteLine(fd, HelloToJson(JudgeFingerprint(Options())).dump());
+      lines = new LineReader(fd);
+      json answer = ReadJson(*lines);
+      const bool full = answer.value("message", "").find("clients already") != std::string::npos;
+      if (full && std::chrono::steady_clock::now() < by) {
+        delete lines;
+        ::close(fd);
+        usleep(50000);
+        continue;
+      }
+      EXPECT_TRUE(hello.ok()) << hello.message();
+      EXPECT_EQ(answer.value("ok", false), true) << answer.dump();
+      return fd;
+    }
   }
 
   fakes::TaskRoot tasks_{{"demo"}};
@@ -304,7 +317,6 @@ TEST_F(JudgeServerTest, AMalformedLineEndsNoMoreThanItsOwnRequestOrConnection) {
 TEST_F(JudgeServerTest, ClientsBeyondTheCapAreTurnedAwayAndAnOversizedLineIsRefused) {
   VerifyService service(Options());
   StartServer(service, 1.5, /*max_clients=*/3);
-  usleep(400000);  // the probe's connection has ended and been joined
   std::vector<int> fds;
   std::vector<std::unique_ptr<LineReader>> readers;
   for (int i = 0; i < 3; ++i) {
