@@ -66,6 +66,21 @@ class AuditTally {
     std::fflush(stdout);
   }
 
+  /// A task whose reference disagrees with itself: no timed run of it can be checked, so its timing is
+  /// not audited (the honest work it wraps would fail its own checks).
+  void AddUntimed(const common::Task& task) {
+    ++audited_;
+    ++unjudgeable_;
+    ++untimed_;
+    const std::string message = "not timed: the task is nondeterministic (its reference disagrees with itself), "
+                                "so no timed run can be checked";
+    if (options_.json) {
+      PrintJsonLine({{"task", task.id}, {"unjudgeable", "nondeterministic"}, {"status", "not_timed"},
+                     {"message", message}, {"candidates", nlohmann::json::array()}});
+    }
+    Say("not timed       %s  (task is nondeterministic: no timed run can be checked)\n", task.id.c_str());
+  }
+
   /// The table and the summary line on stderr; the exit code.
   int Finish() const {
     std::fprintf(stderr, "%-14s %7s %9s %23s%s\n", "candidate", "tried", "accepted", "accepted (unjudgeable)",
@@ -79,8 +94,8 @@ class AuditTally {
       std::fprintf(stderr,
                    "tasks audit --timing: %d tasks (%d unjudgeable), %d timing cheats accepted on judgeable tasks "
                    "(a shortcut on a checked timed run), %d timed faster than their honest kernel, %d of %d "
-                   "controls took their shortcut, %d harness_error\n",
-                   audited_, unjudgeable_, holes_, faster_, controls_fired_, controls_, harness_);
+                   "controls took their shortcut, %d harness_error, %d not timed (nondeterministic)\n",
+                   audited_, unjudgeable_, holes_, faster_, controls_fired_, controls_, harness_, untimed_);
     } else {
       std::fprintf(stderr,
                    "tasks audit: %d tasks (%d unjudgeable: degenerate, nondeterministic or ill_conditioned), "
@@ -123,7 +138,8 @@ class AuditTally {
 
   const TasksAuditOptions& options_;
   std::map<std::string, ClassTally> classes_;
-  int audited_ = 0, harness_ = 0, unjudgeable_ = 0, holes_ = 0, faster_ = 0, controls_ = 0, controls_fired_ = 0;
+  int audited_ = 0, harness_ = 0, unjudgeable_ = 0, holes_ = 0, faster_ = 0, controls_ = 0, controls_fired_ = 0,
+      untimed_ = 0;
 };
 
 }  // namespace
@@ -141,6 +157,10 @@ int AuditTasks(const TasksAuditOptions& options) {
   AuditTally tally(options);
   for (const common::Task& task : *tasks) {
     if (!options.filter.empty() && fnmatch(options.filter.c_str(), task.id.c_str(), 0) != 0) continue;
+    if (options.timing && task.WhyUnjudgeable() == common::Judgeability::kNondeterministic) {
+      tally.AddUntimed(task);
+      continue;
+    }
     verify::TaskAuditRequest request;
     request.task_dir = task.dir;
     request.seed = options.seed;

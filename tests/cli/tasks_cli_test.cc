@@ -598,10 +598,18 @@ TEST_F(TasksCliTest, TimingAuditFailsOnAShortcutOrAFasterCheat) {
 }
 
 // A cheat that does not apply to a task (the memo where the outputs pass its cap) is not counted as tried,
-// in the table or among the controls.
-TEST_F(TasksCliTest, TimingAuditLeavesNotApplicableCheatsUncounted) {
-  for (const char* id : {"t/good", "t/memo_fake_big"}) {
-    Write(dir_ / "root" / id / "task.json", CheckedTask(id, false).dump());
+// in the table or among the controls. A nondeterministic task is not timed at all: its reference disagrees
+// with itself, so the honest work would fail its own checks.
+TEST_F(TasksCliTest, TimingAuditLeavesNotApplicableCheatsAndNondeterministicTasksUncounted) {
+  nlohmann::json random = CheckedTask("t/dropout", false);
+  random["behaviour"] = {{"variant", "default"},
+                         {"outputs", {{"out0", "varies"}}},
+                         {"rerun_mismatches", 4723},
+                         {"degenerate", false},
+                         {"nondeterministic", true}};
+  for (const nlohmann::json& task : {CheckedTask("t/good", false), CheckedTask("t/memo_fake_big", false), random}) {
+    std::string id = task["id"];
+    Write(dir_ / "root" / id / "task.json", task.dump());
     Write(dir_ / "root" / id / "reference.py", kModule);
   }
   kforge::cli::TasksAuditOptions options;
@@ -618,7 +626,14 @@ TEST_F(TasksCliTest, TimingAuditLeavesNotApplicableCheatsUncounted) {
   EXPECT_NE(err.find("memo                 1         0"), std::string::npos) << err;
   EXPECT_NE(err.find("control              1         1"), std::string::npos) << err;
   EXPECT_NE(err.find("launch_counter       2         0"), std::string::npos) << err;
-  EXPECT_NE(err.find("1 of 1 controls took their shortcut"), std::string::npos) << err;
+  EXPECT_NE(err.find("tasks audit --timing: 3 tasks (1 unjudgeable), 0 timing cheats accepted on judgeable tasks "
+                     "(a shortcut on a checked timed run), 0 timed faster than their honest kernel, 1 of 1 controls "
+                     "took their shortcut, 0 harness_error, 1 not timed (nondeterministic)"),
+            std::string::npos)
+      << err;
+  EXPECT_NE(out.find("not timed       t/dropout  (task is nondeterministic: no timed run can be checked)\n"),
+            std::string::npos)
+      << out;
 }
 
 }  // namespace
