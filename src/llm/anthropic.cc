@@ -111,7 +111,7 @@ json InputSchema(const json& parameters) {
   return schema;
 }
 
-StopReason MapStop(const std::string& s) {
+StopReason AnthropicStopReason(const std::string& s) {
   if (s == "end_turn") return StopReason::kEndTurn;
   if (s == "max_tokens" || s == "model_context_window_exceeded") return StopReason::kMaxTokens;
   if (s == "tool_use") return StopReason::kToolUse;
@@ -132,36 +132,27 @@ void ReadUsage(const json& usage, Usage& u) {
   read("cache_creation_input_tokens", u.cache_write_tokens);
 }
 
-std::string Text(const json& obj, const char* key) {
-  return obj.is_object() && obj.contains(key) && obj[key].is_string() ? obj[key].get<std::string>() : "";
-}
-
-ErrorInfo Malformed(const HttpResult& http, const std::string& why, const Secrets& secrets) {
-  return ErrorInfo{ErrorKind::kMalformedResponse, http.status,
-                   SanitizeMessage("malformed reply: " + why, secrets)};
-}
-
 /// Appends one reply content block to the assistant turn; false for a tool_use without a name.
 bool AppendBlock(const json& b, Message& m) {
   if (!b.is_object()) return true;
-  const std::string type = Text(b, "type");
+  const std::string type = StringField(b, "type");
   ContentBlock block;
   if (type == "text") {
     block.type = ContentBlock::Type::kText;
-    block.text = Text(b, "text");
+    block.text = StringField(b, "text");
     m.content += block.text;
   } else if (type == "thinking") {
     block.type = ContentBlock::Type::kThinking;
-    block.text = Text(b, "thinking");
-    block.signature = Text(b, "signature");
+    block.text = StringField(b, "thinking");
+    block.signature = StringField(b, "signature");
     if (!m.reasoning.empty() && !block.text.empty()) m.reasoning += "\n\n";
     m.reasoning += block.text;
   } else if (type == "redacted_thinking") {
     block.type = ContentBlock::Type::kRedactedThinking;
-    block.data = Text(b, "data");
+    block.data = StringField(b, "data");
   } else if (type == "tool_use") {
     if (!b.contains("name") || !b["name"].is_string()) return false;
-    ToolCall call{Text(b, "id"), b["name"].get<std::string>(),
+    ToolCall call{StringField(b, "id"), b["name"].get<std::string>(),
                   b.contains("input") ? b["input"] : json::object()};
     block.type = ContentBlock::Type::kToolUse;
     block.tool_call_id = call.id;
@@ -180,25 +171,12 @@ void SettleBlocks(Message& m) {
   m.blocks.clear();
 }
 
-/// A tool call is a tool call, whatever the stop reason says (unless the output was cut).
-StopReason Stop(const std::string& raw, const Message& m) {
-  StopReason s = MapStop(raw);
-  if (!m.tool_calls.empty() && (s == StopReason::kEndTurn || s == StopReason::kOther))
-    return StopReason::kToolUse;
-  return s;
-}
-
-void ReadHeaders(const HttpResult& http, std::time_t now, Attempt& a) {
-  a.limits = ParseRateLimits(http.headers, now);
-  a.retry_after_s = ParseRetryAfter(http.headers, now);
-  a.should_retry = ParseShouldRetry(http.headers);
-}
 
 class AnthropicStream : public StreamAssembler {
  public:
   Attempt Finish(const HttpResult& http, std::time_t now, const Secrets& secrets) override {
     Attempt a;
-    ReadHeaders(http, now, a);
+    ReadReplyHeaders(http, now, a);
     // A stream that ends early keeps the usage it gave; once message_start came the request was
     // billed, and its output (reported at the end) is not known.
     a.response.usage = usage_;
@@ -223,26 +201,26 @@ class AnthropicStream : public StreamAssembler {
       return a;
     }
     if (!malformed_.empty()) {
-      a.response.error = Malformed(http, malformed_, secrets);
+      a.response.error = MalformedReply(http, malformed_, secrets);
       return a;
     }
     ChatResponse& r = a.response;
     r.message.role = Role::kAssistant;
     for (size_t i = 0; i < blocks_.size(); ++i) {
       json& b = blocks_[i];
-      if (Text(b, "type") == "tool_use") {
+      if (StringField(b, "type") == "tool_use") {
         const std::string& raw = inputs_[i];
         json input = raw.empty() ? json::object() : json::parse(raw, nullptr, false);
         b["input"] = input.is_discarded() ? json(raw) : input;
       }
       if (!AppendBlock(b, r.message)) {
-        r.error = Malformed(http, "tool_use block without a name", secrets);
+        r.error = MalformedReply(http, "tool_use block without a name", secrets);
         return a;
       }
     }
     SettleBlocks(r.message);
     r.raw_stop_reason = stop_reason_;
-    r.stop_reason = Stop(stop_reason_, r.message);
+    r.stop_reason = ToolCallsWin(AnthropicStopReason(stop_reason_), r.message);
     r.model = model_;
     r.id = id_;
     a.usage_missing = !usage_seen_;
@@ -257,14 +235,14 @@ class AnthropicStream : public StreamAssembler {
       if (malformed_.empty()) malformed_ = "event '" + e.event + "' has no JSON object";
       return;
     }
-    const std::string type = data.contains("type") ? Text(data, "type") : e.event;
+    const std::string type = data.contains("type") ? StringField(data, "type") : e.event;
     if (type == "error" || e.event == "error") {
       error_ = ParseApiError(data);
     } else if (type == "message_start" && data.contains("message") && data["message"].is_object()) {
       const json& m = data["message"];
       started_ = true;
-      id_ = Text(m, "id");
-      model_ = Text(m, "model");
+      id_ = StringField(m, "id");
+      model_ = StringField(m, "model");
       if (m.contains("usage") && m["usage"].is_object()) {
         ReadUsage(m["usage"], usage_);
         usage_seen_ = true;
@@ -278,19 +256,19 @@ class AnthropicStream : public StreamAssembler {
       if (i >= kMaxBlocks) return;
       const json& d = data["delta"];
       json& b = Block(i);
-      const std::string kind = Text(d, "type");
+      const std::string kind = StringField(d, "type");
       if (kind == "text_delta") {
-        b["text"] = Text(b, "text") + Text(d, "text");
+        b["text"] = StringField(b, "text") + StringField(d, "text");
       } else if (kind == "thinking_delta") {
-        b["thinking"] = Text(b, "thinking") + Text(d, "thinking");
+        b["thinking"] = StringField(b, "thinking") + StringField(d, "thinking");
       } else if (kind == "signature_delta") {
-        b["signature"] = Text(d, "signature");  // the whole signature, sent once at the end
+        b["signature"] = StringField(d, "signature");  // the whole signature, sent once at the end
       } else if (kind == "input_json_delta") {
-        inputs_[i] += Text(d, "partial_json");
+        inputs_[i] += StringField(d, "partial_json");
       }
     } else if (type == "message_delta") {
       if (data.contains("delta") && data["delta"].is_object()) {
-        const std::string stop = Text(data["delta"], "stop_reason");
+        const std::string stop = StringField(data["delta"], "stop_reason");
         if (!stop.empty()) stop_reason_ = stop;
       }
       if (data.contains("usage") && data["usage"].is_object()) {
@@ -410,9 +388,9 @@ std::string AnthropicRequestProblem(const ChatRequest& r) {
 
 Attempt AnthropicAttempt(const HttpResult& http, std::time_t now, const Secrets& secrets) {
   Attempt a;
-  ReadHeaders(http, now, a);
+  ReadReplyHeaders(http, now, a);
   json body = json::parse(http.body, nullptr, /*allow_exceptions=*/false);
-  const bool is_error_body = Text(body, "type") == "error";
+  const bool is_error_body = StringField(body, "type") == "error";
   if (!http.transport_error.empty() || http.status < 200 || http.status >= 300 || is_error_body) {
     ApiError api = ParseApiError(body);
     HttpResult h = http;
@@ -421,22 +399,22 @@ Attempt AnthropicAttempt(const HttpResult& http, std::time_t now, const Secrets&
     return a;
   }
   if (!body.is_object() || !body.contains("content") || !body["content"].is_array()) {
-    a.response.error = Malformed(http, body.is_discarded() ? "body is not JSON" : "no content list", secrets);
+    a.response.error = MalformedReply(http, body.is_discarded() ? "body is not JSON" : "no content list", secrets);
     return a;
   }
   ChatResponse& r = a.response;
   r.message.role = Role::kAssistant;
   for (const json& b : body["content"]) {
     if (!AppendBlock(b, r.message)) {
-      r.error = Malformed(http, "tool_use block without a name", secrets);
+      r.error = MalformedReply(http, "tool_use block without a name", secrets);
       return a;
     }
   }
   SettleBlocks(r.message);
-  r.raw_stop_reason = Text(body, "stop_reason");
-  r.stop_reason = Stop(r.raw_stop_reason, r.message);
-  r.model = Text(body, "model");
-  r.id = Text(body, "id");
+  r.raw_stop_reason = StringField(body, "stop_reason");
+  r.stop_reason = ToolCallsWin(AnthropicStopReason(r.raw_stop_reason), r.message);
+  r.model = StringField(body, "model");
+  r.id = StringField(body, "id");
   if (body.contains("usage") && body["usage"].is_object())
     ReadUsage(body["usage"], r.usage);
   else

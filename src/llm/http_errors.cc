@@ -311,6 +311,20 @@ std::optional<double> ParseRetryAfter(const HeaderMap& headers, std::time_t now)
   return std::nullopt;
 }
 
+void ReadReplyHeaders(const HttpResult& http, std::time_t now, Attempt& a) {
+  a.limits = ParseRateLimits(http.headers, now);
+  a.retry_after_s = ParseRetryAfter(http.headers, now);
+  a.should_retry = ParseShouldRetry(http.headers);
+}
+
+ErrorInfo MalformedReply(const HttpResult& http, const std::string& why, const Secrets& secrets) {
+  return ErrorInfo{ErrorKind::kMalformedResponse, http.status, SanitizeMessage("malformed reply: " + why, secrets)};
+}
+
+std::string StringField(const nlohmann::json& obj, const char* key) {
+  return obj.is_object() && obj.contains(key) && obj[key].is_string() ? obj[key].get<std::string>() : "";
+}
+
 RateLimitInfo ParseRateLimits(const HeaderMap& h, std::time_t now) {
   RateLimitInfo info;
   // Anthropic: reset is an RFC 3339 time. tokens-* is the most restrictive of input/output.

@@ -18,7 +18,7 @@ using nlohmann::json;
 
 namespace {
 
-StopReason MapStop(const std::string& s) {
+StopReason OpenAiStopReason(const std::string& s) {
   if (s == "stop") return StopReason::kEndTurn;
   if (s == "length") return StopReason::kMaxTokens;
   if (s == "tool_calls" || s == "function_call") return StopReason::kToolUse;
@@ -26,32 +26,16 @@ StopReason MapStop(const std::string& s) {
   return StopReason::kOther;
 }
 
-/// Tool calls that arrive with finish_reason "stop" (vLLM, Ollama, some routers) are tool calls.
-StopReason Stop(const std::string& raw, const Message& m) {
-  StopReason s = MapStop(raw);
-  if (!m.tool_calls.empty() && (s == StopReason::kEndTurn || s == StopReason::kOther))
-    return StopReason::kToolUse;
-  return s;
-}
 
 int64_t Count(const json& obj, const char* key) {
   if (!obj.is_object() || !obj.contains(key) || !obj[key].is_number_integer()) return 0;
   return obj[key].get<int64_t>();
 }
 
-std::string Text(const json& obj, const char* key) {
-  return obj.is_object() && obj.contains(key) && obj[key].is_string() ? obj[key].get<std::string>() : "";
-}
-
 /// reasoning_content (DeepSeek, vLLM, SGLang) or reasoning (OpenRouter, newer vLLM, Ollama).
 std::string Reasoning(const json& msg) {
-  std::string r = Text(msg, "reasoning_content");
-  return r.empty() ? Text(msg, "reasoning") : r;
-}
-
-ErrorInfo Malformed(const HttpResult& http, const std::string& why, const Secrets& secrets) {
-  return ErrorInfo{ErrorKind::kMalformedResponse, http.status,
-                   SanitizeMessage("malformed reply: " + why, secrets)};
+  std::string r = StringField(msg, "reasoning_content");
+  return r.empty() ? StringField(msg, "reasoning") : r;
 }
 
 json ParseArguments(const json& args) {
@@ -77,12 +61,6 @@ Usage ReadUsage(const json& usage) {
   return u;
 }
 
-void ReadHeaders(const HttpResult& http, std::time_t now, Attempt& a) {
-  a.limits = ParseRateLimits(http.headers, now);
-  a.retry_after_s = ParseRetryAfter(http.headers, now);
-  a.should_retry = ParseShouldRetry(http.headers);
-}
-
 /// An error inside a 2xx body or a stream, classified by its own type or code (StatusOfApiError).
 ErrorInfo EmbeddedError(const HttpResult& http, const ApiError& api, const Secrets& secrets) {
   HttpResult h = http;
@@ -95,7 +73,7 @@ class OpenAiStream : public StreamAssembler {
  public:
   Attempt Finish(const HttpResult& http, std::time_t now, const Secrets& secrets) override {
     Attempt a;
-    ReadHeaders(http, now, a);
+    ReadReplyHeaders(http, now, a);
     // Tokens were generated (and billed) once a choice came; only the usage chunk says how many.
     const bool usage_seen = usage_.is_object();
     a.response.usage = ReadUsage(usage_);
@@ -118,7 +96,7 @@ class OpenAiStream : public StreamAssembler {
       return a;
     }
     if (!malformed_.empty()) {
-      a.response.error = Malformed(http, malformed_, secrets);
+      a.response.error = MalformedReply(http, malformed_, secrets);
       return a;
     }
     ChatResponse& r = a.response;
@@ -128,13 +106,13 @@ class OpenAiStream : public StreamAssembler {
     r.message.reasoning = std::move(reasoning_);
     for (auto& [index, call] : calls_) {
       if (call.name.empty()) {
-        r.error = Malformed(http, "streamed tool call without a name", secrets);
+        r.error = MalformedReply(http, "streamed tool call without a name", secrets);
         return a;
       }
       r.message.tool_calls.push_back(ToolCall{call.id, call.name, ParseArguments(json(call.arguments))});
     }
     r.raw_stop_reason = finish_reason_;
-    r.stop_reason = refused ? StopReason::kRefusal : Stop(finish_reason_, r.message);
+    r.stop_reason = refused ? StopReason::kRefusal : ToolCallsWin(OpenAiStopReason(finish_reason_), r.message);
     r.model = model_;
     r.id = id_;
     return a;
@@ -156,19 +134,19 @@ class OpenAiStream : public StreamAssembler {
       error_ = ParseApiError(data);
       return;
     }
-    if (id_.empty()) id_ = Text(data, "id");
-    if (model_.empty()) model_ = Text(data, "model");
+    if (id_.empty()) id_ = StringField(data, "id");
+    if (model_.empty()) model_ = StringField(data, "model");
     if (data.contains("usage") && data["usage"].is_object()) usage_ = data["usage"];
     if (!data.contains("choices") || !data["choices"].is_array() || data["choices"].empty()) return;
     const json& choice = data["choices"][0];
     if (!choice.is_object()) return;
     generated_ = true;
-    const std::string finish = Text(choice, "finish_reason");
+    const std::string finish = StringField(choice, "finish_reason");
     if (!finish.empty()) finish_reason_ = finish;
     if (!choice.contains("delta") || !choice["delta"].is_object()) return;
     const json& d = choice["delta"];
-    content_ += Text(d, "content");
-    refusal_ += Text(d, "refusal");
+    content_ += StringField(d, "content");
+    refusal_ += StringField(d, "refusal");
     reasoning_ += Reasoning(d);
     if (!d.contains("tool_calls") || !d["tool_calls"].is_array()) return;
     for (size_t k = 0; k < d["tool_calls"].size(); ++k) {
@@ -178,10 +156,10 @@ class OpenAiStream : public StreamAssembler {
                                                                                   : static_cast<int64_t>(k);
       if (index < 0 || (calls_.size() >= kMaxCalls && !calls_.count(index))) continue;
       Call& call = calls_[index];
-      if (call.id.empty()) call.id = Text(c, "id");
+      if (call.id.empty()) call.id = StringField(c, "id");
       const json fn = c.contains("function") ? c["function"] : json();
-      if (call.name.empty()) call.name = Text(fn, "name");
-      call.arguments += Text(fn, "arguments");
+      if (call.name.empty()) call.name = StringField(fn, "name");
+      call.arguments += StringField(fn, "arguments");
     }
   }
 
@@ -269,7 +247,7 @@ json OpenAiRequestBody(const ChatRequest& r, const OpenAiDialect& d, bool stream
 
 Attempt OpenAiAttempt(const HttpResult& http, std::time_t now, const Secrets& secrets) {
   Attempt a;
-  ReadHeaders(http, now, a);
+  ReadReplyHeaders(http, now, a);
   json body = json::parse(http.body, nullptr, /*allow_exceptions=*/false);
   const bool is_error_body = body.is_object() && body.contains("error") && !body["error"].is_null();
   if (!http.transport_error.empty() || http.status < 200 || http.status >= 300 || is_error_body) {
@@ -283,33 +261,33 @@ Attempt OpenAiAttempt(const HttpResult& http, std::time_t now, const Secrets& se
       body["choices"].empty() || !body["choices"][0].is_object() || !body["choices"][0].contains("message") ||
       !body["choices"][0]["message"].is_object()) {
     a.response.error =
-        Malformed(http, body.is_discarded() ? "body is not JSON" : "no choices[0].message", secrets);
+        MalformedReply(http, body.is_discarded() ? "body is not JSON" : "no choices[0].message", secrets);
     return a;
   }
   const json& choice = body["choices"][0];
   const json& msg = choice["message"];
   ChatResponse& r = a.response;
   r.message.role = Role::kAssistant;
-  r.message.content = Text(msg, "content");
+  r.message.content = StringField(msg, "content");
   r.message.reasoning = Reasoning(msg);
-  const std::string refusal = Text(msg, "refusal");  // OpenAI's own field: the text of a refusal
+  const std::string refusal = StringField(msg, "refusal");  // OpenAI's own field: the text of a refusal
   if (r.message.content.empty()) r.message.content = refusal;
   if (msg.contains("tool_calls") && msg["tool_calls"].is_array()) {
     for (const json& c : msg["tool_calls"]) {
       const json fn = c.is_object() && c.contains("function") ? c["function"] : json();
       if (!fn.is_object() || !fn.contains("name") || !fn["name"].is_string()) {
-        r.error = Malformed(http, "tool call without function.name", secrets);
+        r.error = MalformedReply(http, "tool call without function.name", secrets);
         return a;
       }
       r.message.tool_calls.push_back(
-          ToolCall{Text(c, "id"), fn["name"].get<std::string>(),
+          ToolCall{StringField(c, "id"), fn["name"].get<std::string>(),
                    fn.contains("arguments") ? ParseArguments(fn["arguments"]) : json::object()});
     }
   }
-  r.raw_stop_reason = Text(choice, "finish_reason");
-  r.stop_reason = refusal.empty() ? Stop(r.raw_stop_reason, r.message) : StopReason::kRefusal;
-  r.model = Text(body, "model");
-  r.id = Text(body, "id");
+  r.raw_stop_reason = StringField(choice, "finish_reason");
+  r.stop_reason = refusal.empty() ? ToolCallsWin(OpenAiStopReason(r.raw_stop_reason), r.message) : StopReason::kRefusal;
+  r.model = StringField(body, "model");
+  r.id = StringField(body, "id");
   a.usage_missing = !body.contains("usage") || !body["usage"].is_object();
   r.usage = ReadUsage(a.usage_missing ? json::object() : body["usage"]);
   return a;

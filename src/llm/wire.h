@@ -23,6 +23,14 @@ using HeaderMap = std::map<std::string, std::string>;
 /// Values that must never appear in a message, a log line or a file (API keys).
 using Secrets = std::vector<std::string>;
 
+/// A reply that carries tool calls stopped for them, whatever its stop reason says, unless it was cut
+/// (vLLM, Ollama and some routers send "stop" with tool calls).
+inline StopReason ToolCallsWin(StopReason reason, const common::Message& message) {
+  if (!message.tool_calls.empty() && (reason == StopReason::kEndTurn || reason == StopReason::kOther))
+    return StopReason::kToolUse;
+  return reason;
+}
+
 // ---- Anthropic ----
 
 /// The /v1/messages body. Avoids the API's 400s: whitespace-only text blocks are dropped, an empty
@@ -158,6 +166,12 @@ std::optional<double> ParseRetryAfter(const HeaderMap& headers, std::time_t now)
 std::optional<bool> ParseShouldRetry(const HeaderMap& headers);
 /// Anthropic (anthropic-ratelimit-*) and OpenAI (x-ratelimit-*) headers.
 RateLimitInfo ParseRateLimits(const HeaderMap& headers, std::time_t now);
+/// The rate limits, retry-after and x-should-retry of a reply's headers, into `a`.
+void ReadReplyHeaders(const HttpResult& http, std::time_t now, Attempt& a);
+/// A reply the provider could not read: kMalformedResponse with the reason, secrets masked.
+ErrorInfo MalformedReply(const HttpResult& http, const std::string& why, const Secrets& secrets);
+/// `obj[key]` when it is a string, else "" (a reply's optional text fields).
+std::string StringField(const nlohmann::json& obj, const char* key);
 /// "6m0s", "1.5s", "120ms" -> seconds.
 std::optional<double> ParseGoDuration(const std::string& text);
 /// "2024-05-01T12:00:30Z" (RFC 3339) -> seconds from `now` (may be negative).
