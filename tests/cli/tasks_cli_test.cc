@@ -212,6 +212,15 @@ CheckRun CheckWithFakeWorker(kforge::cli::TasksCheckOptions options) {
   return {code, out, ::testing::internal::GetCapturedStderr()};
 }
 
+CheckRun AuditWithFakeWorker(kforge::cli::TasksAuditOptions options) {
+  options.worker_program = KFORGE_FAKE_WORKER;
+  ::testing::internal::CaptureStdout();
+  ::testing::internal::CaptureStderr();
+  int code = kforge::cli::AuditTasks(options);
+  std::string out = ::testing::internal::GetCapturedStdout();
+  return {code, out, ::testing::internal::GetCapturedStderr()};
+}
+
 /// The line of `text` that names `id`.
 std::string LineOf(const std::string& text, const std::string& id) {
   std::istringstream lines(text);
@@ -525,36 +534,31 @@ TEST_F(TasksCliTest, AuditReportsAcceptedCandidatesAndCountsUnjudgeableTasksApar
                        {"rerun_mismatches", 0},
                        {"degenerate", true},
                        {"nondeterministic", false}};
-  for (const nlohmann::json& task : {flat, CheckedTask("t/good", false), CheckedTask("t/weak_fake_hole", false)}) {
+  for (const nlohmann::json& task :
+       {flat, CheckedTask("t/good", false), CheckedTask("t/weak_fake_hole", false)}) {
     std::string id = task["id"];
     Write(dir_ / "root" / id / "task.json", task.dump());
     Write(dir_ / "root" / id / "reference.py", kModule);
   }
   kforge::cli::TasksAuditOptions options;
   options.root = (dir_ / "root").string();
-  options.worker_program = KFORGE_FAKE_WORKER;
-  ::testing::internal::CaptureStdout();
-  ::testing::internal::CaptureStderr();
-  int code = kforge::cli::AuditTasks(options);
-  std::string out = ::testing::internal::GetCapturedStdout();
-  std::string err = ::testing::internal::GetCapturedStderr();
-  EXPECT_EQ(code, 1) << err;
-  EXPECT_NE(out.find("accepted        t/weak_fake_hole  zeros\n"), std::string::npos) << out;
-  EXPECT_NE(out.find("accepted        t/flat_fake_hole  zeros  (task is degenerate)"), std::string::npos) << out;
-  EXPECT_EQ(out.find("t/good"), std::string::npos) << out;
-  EXPECT_NE(err.find("zeros                3         1                       1"), std::string::npos) << err;
-  EXPECT_NE(err.find("tasks audit: 3 tasks (1 unjudgeable: degenerate, nondeterministic or ill_conditioned), "
-                     "1 no-work candidates accepted on judgeable tasks, 0 harness_error"),
-            std::string::npos)
-      << err;
+  CheckRun run = AuditWithFakeWorker(options);
+  EXPECT_EQ(run.exit_code, 1) << run.err;
+  EXPECT_NE(run.out.find("accepted        t/weak_fake_hole  zeros\n"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("accepted        t/flat_fake_hole  zeros  (task is degenerate)"), std::string::npos)
+      << run.out;
+  EXPECT_EQ(run.out.find("t/good"), std::string::npos) << run.out;
+  EXPECT_NE(run.err.find("zeros                3         1                       1"), std::string::npos)
+      << run.err;
+  EXPECT_NE(
+      run.err.find("tasks audit: 3 tasks (1 unjudgeable: degenerate, nondeterministic or ill_conditioned), "
+                   "1 no-work candidates accepted on judgeable tasks, 0 harness_error"),
+      std::string::npos)
+      << run.err;
 
   options.filter = "t/[fg]*";  // the degenerate task and a sound one: no hole
-  ::testing::internal::CaptureStdout();
-  ::testing::internal::CaptureStderr();
-  code = kforge::cli::AuditTasks(options);
-  ::testing::internal::GetCapturedStdout();
-  err = ::testing::internal::GetCapturedStderr();
-  EXPECT_EQ(code, 0) << err;
+  run = AuditWithFakeWorker(options);
+  EXPECT_EQ(run.exit_code, 0) << run.err;
 }
 
 // The timing audit prints each cheat that took a shortcut on a checked run, and each timed faster than its
@@ -567,34 +571,31 @@ TEST_F(TasksCliTest, TimingAuditFailsOnAShortcutOrAFasterCheat) {
   }
   kforge::cli::TasksAuditOptions options;
   options.root = (dir_ / "root").string();
-  options.worker_program = KFORGE_FAKE_WORKER;
   options.timing = true;
-  ::testing::internal::CaptureStdout();
-  ::testing::internal::CaptureStderr();
-  int code = kforge::cli::AuditTasks(options);
-  std::string out = ::testing::internal::GetCapturedStdout();
-  std::string err = ::testing::internal::GetCapturedStderr();
-  EXPECT_EQ(code, 1) << err;
-  EXPECT_NE(out.find("accepted        t/memo_fake_hole  memo\n"), std::string::npos) << out;
-  EXPECT_NE(out.find("faster          t/memo_fake_fast  memo  0.6000 ms, honest 1.0000 ms\n"), std::string::npos)
-      << out;
-  EXPECT_EQ(out.find("t/good"), std::string::npos) << out;
-  EXPECT_EQ(out.find("t/memo_fake_near"), std::string::npos) << out;  // 0.9x is within the measurement's noise
-  EXPECT_EQ(out.find("control"), std::string::npos) << out;           // a control that fires is as expected
-  EXPECT_NE(err.find("tasks audit --timing: 4 tasks (0 unjudgeable), 1 timing cheats accepted on judgeable tasks "
-                     "(a shortcut on a checked timed run), 2 timed faster than their honest kernel, 4 of 4 controls "
-                     "took their shortcut, 0 harness_error"),
+  CheckRun run = AuditWithFakeWorker(options);
+  EXPECT_EQ(run.exit_code, 1) << run.err;
+  EXPECT_NE(run.out.find("accepted        t/memo_fake_hole  memo\n"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("faster          t/memo_fake_fast  memo  0.6000 ms, honest 1.0000 ms\n"),
             std::string::npos)
-      << err;
+      << run.out;
+  EXPECT_EQ(run.out.find("t/good"), std::string::npos) << run.out;
+  EXPECT_EQ(run.out.find("t/memo_fake_near"), std::string::npos)
+      << run.out;                                                    // 0.9x is within the measurement's noise
+  EXPECT_EQ(run.out.find("control"), std::string::npos) << run.out;  // a control that fires is as expected
+  EXPECT_NE(
+      run.err.find(
+          "tasks audit --timing: 4 tasks (0 unjudgeable), 1 timing cheats accepted on judgeable tasks "
+          "(a shortcut on a checked timed run), 2 timed faster than their honest kernel, 4 of 4 controls "
+          "took their shortcut, 0 harness_error"),
+      std::string::npos)
+      << run.err;
 
   options.filter = "t/good";
-  ::testing::internal::CaptureStdout();
-  ::testing::internal::CaptureStderr();
-  code = kforge::cli::AuditTasks(options);
-  ::testing::internal::GetCapturedStdout();
-  err = ::testing::internal::GetCapturedStderr();
-  EXPECT_EQ(code, 0) << err;
-  EXPECT_NE(err.find("memo                 1         0                       0        0"), std::string::npos) << err;
+  run = AuditWithFakeWorker(options);
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.err.find("memo                 1         0                       0        0"),
+            std::string::npos)
+      << run.err;
 }
 
 // A cheat that does not apply to a task (the memo where the outputs pass its cap) is not counted as tried,
@@ -607,33 +608,32 @@ TEST_F(TasksCliTest, TimingAuditLeavesNotApplicableCheatsAndNondeterministicTask
                          {"rerun_mismatches", 4723},
                          {"degenerate", false},
                          {"nondeterministic", true}};
-  for (const nlohmann::json& task : {CheckedTask("t/good", false), CheckedTask("t/memo_fake_big", false), random}) {
+  for (const nlohmann::json& task :
+       {CheckedTask("t/good", false), CheckedTask("t/memo_fake_big", false), random}) {
     std::string id = task["id"];
     Write(dir_ / "root" / id / "task.json", task.dump());
     Write(dir_ / "root" / id / "reference.py", kModule);
   }
   kforge::cli::TasksAuditOptions options;
   options.root = (dir_ / "root").string();
-  options.worker_program = KFORGE_FAKE_WORKER;
   options.timing = true;
-  ::testing::internal::CaptureStdout();
-  ::testing::internal::CaptureStderr();
-  int code = kforge::cli::AuditTasks(options);
-  std::string out = ::testing::internal::GetCapturedStdout();
-  std::string err = ::testing::internal::GetCapturedStderr();
-  EXPECT_EQ(code, 0) << err;
-  EXPECT_EQ(out.find("control silent"), std::string::npos) << out;
-  EXPECT_NE(err.find("memo                 1         0"), std::string::npos) << err;
-  EXPECT_NE(err.find("control              1         1"), std::string::npos) << err;
-  EXPECT_NE(err.find("launch_counter       2         0"), std::string::npos) << err;
-  EXPECT_NE(err.find("tasks audit --timing: 3 tasks (1 unjudgeable), 0 timing cheats accepted on judgeable tasks "
-                     "(a shortcut on a checked timed run), 0 timed faster than their honest kernel, 1 of 1 controls "
-                     "took their shortcut, 0 harness_error, 1 not timed (nondeterministic)"),
-            std::string::npos)
-      << err;
-  EXPECT_NE(out.find("not timed       t/dropout  (task is nondeterministic: no timed run can be checked)\n"),
-            std::string::npos)
-      << out;
+  CheckRun run = AuditWithFakeWorker(options);
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(run.out.find("control silent"), std::string::npos) << run.out;
+  EXPECT_NE(run.err.find("memo                 1         0"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("control              1         1"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("launch_counter       2         0"), std::string::npos) << run.err;
+  EXPECT_NE(
+      run.err.find(
+          "tasks audit --timing: 3 tasks (1 unjudgeable), 0 timing cheats accepted on judgeable tasks "
+          "(a shortcut on a checked timed run), 0 timed faster than their honest kernel, 1 of 1 controls "
+          "took their shortcut, 0 harness_error, 1 not timed (nondeterministic)"),
+      std::string::npos)
+      << run.err;
+  EXPECT_NE(
+      run.out.find("not timed       t/dropout  (task is nondeterministic: no timed run can be checked)\n"),
+      std::string::npos)
+      << run.out;
 }
 
 }  // namespace
