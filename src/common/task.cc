@@ -13,10 +13,10 @@
 #include <set>
 #include <sstream>
 
+#include "common/task_checker.h"
 #include "kforge/common/expr.h"
 #include "kforge/common/json_fields.h"
 #include "kforge/common/text.h"
-#include "common/task_checker.h"
 
 namespace kforge::common {
 namespace {
@@ -67,7 +67,8 @@ Status ParseStructure(const Checker& c, const json& v, const std::string& path, 
   if (!parsed || *parsed == Structure::kNone)
     return c.Error(structure_path, Quote(name) + " is not " + kStructureNames.Spellings());
   if (!IsFloating(spec.dtype)) return c.Error(structure_path, "only floating inputs have a structure");
-  if (spec.shape.size() < 2) return c.Error(structure_path, "a structure needs a matrix: two dimensions or more");
+  if (spec.shape.size() < 2)
+    return c.Error(structure_path, "a structure needs a matrix: two dimensions or more");
   spec.structure = *parsed;
   return Status::Ok();
 }
@@ -130,7 +131,6 @@ Status ParseSymbols(const Checker& c, const json& v, const std::string& path,
   return Status::Ok();
 }
 
-
 Status ParseArtifacts(const Checker& c, const json& v, const fs::path& dir, Artifacts& out) {
   const std::string path = "artifacts";
   KFORGE_RETURN_IF_ERROR(c.Object(v, path));
@@ -178,10 +178,8 @@ Status ParseArtifacts(const Checker& c, const json& v, const fs::path& dir, Arti
   return Status::Ok();
 }
 
-StatusOr<Task> ParseTask(const Checker& c, const json& root, const fs::path& dir) {
-  Task task;
-  task.dir = dir;
-  task.json_path = dir / "task.json";
+// The schema version, then the keys a task.json may and must have.
+Status CheckSchemaAndKeys(const Checker& c, const json& root) {
   KFORGE_RETURN_IF_ERROR(c.Object(root, ""));
   KFORGE_RETURN_IF_ERROR(c.Require(root, "", "schema"));
   KFORGE_ASSIGN_OR_RETURN(std::string schema, c.String(root["schema"], "schema"));
@@ -192,43 +190,16 @@ StatusOr<Task> ParseTask(const Checker& c, const json& root, const fs::path& dir
     return c.Error("schema", "expected \"" + std::string(kSchema) + "\", got " + Quote(schema));
   }
   KFORGE_RETURN_IF_ERROR(c.OnlyKeys(
-      root, "",
-      {"schema", "id", "level", "tags", "license", "description", "spec", "reference", "symbols", "constants",
-       "inputs", "params", "outputs", "variants", "tolerance", "conditioning", "behaviour", "domains", "cost",
-       "artifacts"}));
+      root, "", {"schema",    "id",           "level",     "tags",    "license", "description", "spec",
+                 "reference", "symbols",      "constants", "inputs",  "params",  "outputs",     "variants",
+                 "tolerance", "conditioning", "behaviour", "domains", "cost",    "artifacts"}));
   for (std::string_view req : {"id", "description", "reference", "inputs", "outputs"})
     KFORGE_RETURN_IF_ERROR(c.Require(root, "", req));
+  return Status::Ok();
+}
 
-  KFORGE_ASSIGN_OR_RETURN(task.id, c.String(root["id"], "id"));
-  if (Status id = CheckTaskId(task.id); !id.ok()) return c.Error("id", id.message());
-  if (root.contains("level")) {
-    KFORGE_ASSIGN_OR_RETURN(int64_t level, c.Int(root["level"], "level"));
-    if (level < 0 || level > 1000) return c.Error("level", "out of range");
-    task.level = static_cast<int>(level);
-  }
-  if (root.contains("tags")) {
-    KFORGE_RETURN_IF_ERROR(c.Array(root["tags"], "tags"));
-    for (size_t i = 0; i < root["tags"].size(); ++i) {
-      KFORGE_ASSIGN_OR_RETURN(std::string tag, c.String(root["tags"][i], "tags[" + std::to_string(i) + "]"));
-      task.tags.push_back(std::move(tag));
-    }
-  }
-  if (root.contains("license")) {
-    KFORGE_ASSIGN_OR_RETURN(task.license, c.String(root["license"], "license"));
-    if (Status license = CheckLicense(task.license); !license.ok()) return c.Error("license", license.message());
-  }
-  KFORGE_ASSIGN_OR_RETURN(task.description, c.String(root["description"], "description"));
-  if (root.contains("spec")) {
-    KFORGE_ASSIGN_OR_RETURN(task.spec, c.String(root["spec"], "spec"));
-  }
-
-  KFORGE_ASSIGN_OR_RETURN(std::string reference, c.String(root["reference"], "reference"));
-  KFORGE_RETURN_IF_ERROR(CheckRelative(c, "reference", reference));
-  task.reference = dir / reference;
-  std::error_code ec;
-  if (!fs::is_regular_file(task.reference, ec))
-    return c.Error("reference", "missing reference file " + Quote(reference, 80) + " in the task folder");
-
+// Symbols, constants, then inputs, params and outputs (out0, out1, ... in order).
+Status ParseSymbolsAndTensors(const Checker& c, const json& root, Task& task) {
   if (root.contains("symbols"))
     KFORGE_RETURN_IF_ERROR(ParseSymbols(c, root["symbols"], "symbols", task.symbols));
   if (root.contains("constants")) {
@@ -250,7 +221,46 @@ StatusOr<Task> ParseTask(const Checker& c, const json& root, const fs::path& dir
       return c.Error("outputs[" + std::to_string(i) + "].name",
                      "outputs are named out0, out1, ... in order; expected \"out" + std::to_string(i) + "\"");
   }
+  return Status::Ok();
+}
 
+// id, level, tags, licence, description, spec and the reference file.
+Status ParseHeader(const Checker& c, const json& root, const fs::path& dir, Task& task) {
+  KFORGE_ASSIGN_OR_RETURN(task.id, c.String(root["id"], "id"));
+  if (Status id = CheckTaskId(task.id); !id.ok()) return c.Error("id", id.message());
+  if (root.contains("level")) {
+    KFORGE_ASSIGN_OR_RETURN(int64_t level, c.Int(root["level"], "level"));
+    if (level < 0 || level > 1000) return c.Error("level", "out of range");
+    task.level = static_cast<int>(level);
+  }
+  if (root.contains("tags")) {
+    KFORGE_RETURN_IF_ERROR(c.Array(root["tags"], "tags"));
+    for (size_t i = 0; i < root["tags"].size(); ++i) {
+      KFORGE_ASSIGN_OR_RETURN(std::string tag, c.String(root["tags"][i], "tags[" + std::to_string(i) + "]"));
+      task.tags.push_back(std::move(tag));
+    }
+  }
+  if (root.contains("license")) {
+    KFORGE_ASSIGN_OR_RETURN(task.license, c.String(root["license"], "license"));
+    if (Status license = CheckLicense(task.license); !license.ok())
+      return c.Error("license", license.message());
+  }
+  KFORGE_ASSIGN_OR_RETURN(task.description, c.String(root["description"], "description"));
+  if (root.contains("spec")) {
+    KFORGE_ASSIGN_OR_RETURN(task.spec, c.String(root["spec"], "spec"));
+  }
+
+  KFORGE_ASSIGN_OR_RETURN(std::string reference, c.String(root["reference"], "reference"));
+  KFORGE_RETURN_IF_ERROR(CheckRelative(c, "reference", reference));
+  task.reference = dir / reference;
+  std::error_code ec;
+  if (!fs::is_regular_file(task.reference, ec))
+    return c.Error("reference", "missing reference file " + Quote(reference, 80) + " in the task folder");
+  return Status::Ok();
+}
+
+// The base symbols as variant "default", then the declared and derived variants.
+Status ParseVariants(const Checker& c, const json& root, Task& task) {
   task.variants.push_back({"default", task.symbols});
   if (root.contains("variants")) {
     const json& variants = root["variants"];
@@ -289,7 +299,10 @@ StatusOr<Task> ParseTask(const Checker& c, const json& root, const fs::path& dir
       task.variants.push_back(std::move(variant));
     }
   }
+  return Status::Ok();
+}
 
+Status CheckShapesResolve(const Checker& c, const Task& task) {
   // Every shape must resolve under every variant.
   for (const Variant& variant : task.variants) {
     for (auto [key, list] : {std::pair{"inputs", &task.inputs}, std::pair{"params", &task.params},
@@ -304,7 +317,11 @@ StatusOr<Task> ParseTask(const Checker& c, const json& root, const fs::path& dir
       }
     }
   }
+  return Status::Ok();
+}
 
+// The task's tolerance, else the loosest default over its outputs' dtypes.
+Status ParseTolerance(const Checker& c, const json& root, Task& task) {
   bool tolerance_set = false;
   if (root.contains("tolerance")) {
     const json& t = root["tolerance"];
@@ -329,16 +346,18 @@ StatusOr<Task> ParseTask(const Checker& c, const json& root, const fs::path& dir
     }
   }
   task.tolerance_explicit = tolerance_set;
+  return Status::Ok();
+}
 
-  KFORGE_RETURN_IF_ERROR(task_json::ParseMeasures(c, root, task));
-
+Status ParseCost(const Checker& c, const json& root, Task& task) {
   if (root.contains("cost")) {
     const json& cost = root["cost"];
     KFORGE_RETURN_IF_ERROR(c.Object(cost, "cost"));
     KFORGE_RETURN_IF_ERROR(c.OnlyKeys(cost, "cost", {"flops", "bytes", "derived"}));
     if (cost.contains("derived")) {
       KFORGE_ASSIGN_OR_RETURN(task.cost_derived, c.String(cost["derived"], "cost.derived"));
-      if (task.cost_derived.empty()) return c.Error("cost.derived", "expected the counter's name and version");
+      if (task.cost_derived.empty())
+        return c.Error("cost.derived", "expected the counter's name and version");
     }
     for (auto [key, field] : {std::pair{"flops", &task.cost_flops}, std::pair{"bytes", &task.cost_bytes}}) {
       if (!cost.contains(key)) continue;
@@ -354,6 +373,21 @@ StatusOr<Task> ParseTask(const Checker& c, const json& root, const fs::path& dir
       if (!value.ok()) return c.Error(path, value.status().message());
     }
   }
+  return Status::Ok();
+}
+
+StatusOr<Task> ParseTask(const Checker& c, const json& root, const fs::path& dir) {
+  Task task;
+  task.dir = dir;
+  task.json_path = dir / "task.json";
+  KFORGE_RETURN_IF_ERROR(CheckSchemaAndKeys(c, root));
+  KFORGE_RETURN_IF_ERROR(ParseHeader(c, root, dir, task));
+  KFORGE_RETURN_IF_ERROR(ParseSymbolsAndTensors(c, root, task));
+  KFORGE_RETURN_IF_ERROR(ParseVariants(c, root, task));
+  KFORGE_RETURN_IF_ERROR(CheckShapesResolve(c, task));
+  KFORGE_RETURN_IF_ERROR(ParseTolerance(c, root, task));
+  KFORGE_RETURN_IF_ERROR(task_json::ParseMeasures(c, root, task));
+  KFORGE_RETURN_IF_ERROR(ParseCost(c, root, task));
 
   if (root.contains("artifacts"))
     KFORGE_RETURN_IF_ERROR(ParseArtifacts(c, root["artifacts"], dir, task.artifacts));
@@ -404,10 +438,13 @@ Status CheckTaskId(std::string_view id) {
 Status CheckLicense(std::string_view license) {
   bool ok = !license.empty() && license.size() <= 64 && license.front() != ' ' && license.back() != ' ';
   for (char ch : license)
-    ok = ok && (std::isalnum(static_cast<unsigned char>(ch)) || std::string_view(" .+-()").find(ch) != std::string_view::npos);
+    ok = ok && (std::isalnum(static_cast<unsigned char>(ch)) ||
+                std::string_view(" .+-()").find(ch) != std::string_view::npos);
   if (ok) return Status::Ok();
-  return Status::InvalidArgument("expected an SPDX licence id such as \"MIT\" or \"Apache-2.0\" (1 to 64 letters, "
-                                 "digits, spaces and .+-()), got " + Quote(license, 80));
+  return Status::InvalidArgument(
+      "expected an SPDX licence id such as \"MIT\" or \"Apache-2.0\" (1 to 64 letters, "
+      "digits, spaces and .+-()), got " +
+      Quote(license, 80));
 }
 
 std::string_view InitDistName(InitSpec::Dist dist) {
