@@ -60,10 +60,12 @@ std::string Differences(const json& server, const json& client) {
   std::string out;
   for (const auto& [key, value] : server.items()) {
     const json theirs = client.contains(key) ? client[key] : json();
-    if (theirs != value) out += (out.empty() ? "" : "; ") + key + ": server " + text(value) + ", client " + text(theirs);
+    if (theirs != value)
+      out += (out.empty() ? "" : "; ") + key + ": server " + text(value) + ", client " + text(theirs);
   }
   for (const auto& [key, value] : client.items())
-    if (!server.contains(key)) out += (out.empty() ? "" : "; ") + common::KeyText(key.substr(0, 60)) + ": unknown to the server";
+    if (!server.contains(key))
+      out += (out.empty() ? "" : "; ") + common::KeyText(key.substr(0, 60)) + ": unknown to the server";
   if (out.size() > 2000) out = out.substr(0, 2000) + "...";
   return out;
 }
@@ -136,6 +138,9 @@ Status WriteWhole(const std::filesystem::path& path, const std::string& text) {
 
 /// What the connections share: the service, the limits, and when the server was last busy.
 struct Shared {
+  Shared(VerifyService& service, json fingerprint, const ServeOptions& options)
+      : service(service), fingerprint(std::move(fingerprint)), options(options) {}
+
   VerifyService& service;
   const json fingerprint;
   const ServeOptions& options;
@@ -161,10 +166,12 @@ std::future<Judged> Refused(const std::string& label, uint64_t seed, const std::
 std::future<Judged> Submit(VerifyService& service, const StatusOr<std::optional<std::string>>& line,
                            int line_number) {
   const std::string where = "judge server: request line " + std::to_string(line_number) + ": ";
-  if (!line.ok()) return Refused("", 0, where + line.status().message() + " (the server's limit for a request)");
+  if (!line.ok())
+    return Refused("", 0, where + line.status().message() + " (the server's limit for a request)");
   StatusOr<json> request = common::ParseJson(**line, "request");
   StatusOr<std::pair<SolutionInput, uint64_t>> parsed =
-      request.ok() ? RequestFromJson(*request) : StatusOr<std::pair<SolutionInput, uint64_t>>(request.status());
+      request.ok() ? RequestFromJson(*request)
+                   : StatusOr<std::pair<SolutionInput, uint64_t>>(request.status());
   if (!parsed.ok()) {
     std::string label;
     if (request.ok() && request->is_object() && request->contains("label") && (*request)["label"].is_string())
@@ -174,8 +181,6 @@ std::future<Judged> Submit(VerifyService& service, const StatusOr<std::optional<
   return service.Submit(std::move(parsed->first), parsed->second);
 }
 
-/// One client: its hello, then its requests judged and answered in order. Nothing a client sends
-/// ends more than its own connection.
 /// The second protocol's connection: one reply line per request line, each answered before the next
 /// is read. A client that leaves mid-request has the work not yet started dropped.
 void ServeExtra(Shared& shared, int fd, LineReader& reader) {
@@ -211,13 +216,16 @@ void ServeExtra(Shared& shared, int fd, LineReader& reader) {
   }
 }
 
-/// One client: its hello, then its requests judged and answered in order. Nothing a client sends
-/// ends more than its own connection. A client of the TCP listener must bring the token.
-void Serve(Shared& shared, int fd, bool needs_token) {
-  LineReader reader(fd, kMaxRequestLine);
+/// What a client's hello asked for.
+enum class Greeting { kJudge, kExtra, kRefused };
+
+/// Reads a client's hello and answers it: refused (no hello in time, a TCP client without the token,
+/// another protocol, other options), the judge protocol, or the second protocol.
+Greeting Greet(Shared& shared, int fd, LineReader& reader, bool needs_token) {
   const auto hello_by = Clock::now() + kHelloWait;
-  auto hello_line = reader.Next([&] { return Clock::now() >= hello_by ? std::string("no hello") : std::string(); });
-  if (!hello_line.ok() || !*hello_line) return;
+  auto hello_line =
+      reader.Next([&] { return Clock::now() >= hello_by ? std::string("no hello") : std::string(); });
+  if (!hello_line.ok() || !*hello_line) return Greeting::kRefused;
   StatusOr<json> hello = common::ParseJson(**hello_line, "hello");
   if (needs_token) {
     const bool has_token =
@@ -229,16 +237,16 @@ void Serve(Shared& shared, int fd, bool needs_token) {
                                                  : "refused: a client of the TCP listener needs the server's "
                                                    "token (\"token\" in its hello)"}}
                           .dump());
-      return;
+      return Greeting::kRefused;
     }
   }
   if (hello.ok() && hello->is_object()) hello->erase("token");
   if (shared.options.extra && hello.ok() && hello->is_object() && hello->contains("protocol") &&
       (*hello)["protocol"] == shared.options.extra->Name()) {
-    if (WriteLine(fd, json{{"ok", true}, {"message", ""}, {"server", shared.options.extra->About()}}.dump())
-            .ok())
-      ServeExtra(shared, fd, reader);
-    return;
+    const bool sent =
+        WriteLine(fd, json{{"ok", true}, {"message", ""}, {"server", shared.options.extra->About()}}.dump())
+            .ok();
+    return sent ? Greeting::kExtra : Greeting::kRefused;
   }
   StatusOr<json> fingerprint = hello.ok() ? HelloFromJson(*hello) : StatusOr<json>(hello.status());
   std::string refusal;
@@ -248,8 +256,13 @@ void Serve(Shared& shared, int fd, bool needs_token) {
               fingerprint.status().message() + ")";
   else if (std::string diff = Differences(shared.fingerprint, *fingerprint); !diff.empty())
     refusal = "options differ from the server's (" + diff + "); start a server with the same options";
-  if (!WriteLine(fd, json{{"ok", refusal.empty()}, {"message", refusal}}.dump()).ok() || !refusal.empty()) return;
+  const bool sent = WriteLine(fd, json{{"ok", refusal.empty()}, {"message", refusal}}.dump()).ok();
+  return sent && refusal.empty() ? Greeting::kJudge : Greeting::kRefused;
+}
 
+/// The judge protocol after the hello: a reading thread submits each request line as it comes (up to
+/// kMaxPendingBytes unanswered), and this thread answers them in order, each when judged.
+void JudgeInOrder(Shared& shared, int fd, LineReader& reader) {
   struct Pending {
     std::future<Judged> judged;
     size_t bytes;
@@ -268,7 +281,9 @@ void Serve(Shared& shared, int fd, bool needs_token) {
         const size_t bytes = line.ok() ? (*line)->size() : 0;
         {
           std::unique_lock<std::mutex> lock(mu);
-          cv.wait(lock, [&] { return !writing || pending_bytes == 0 || pending_bytes + bytes <= kMaxPendingBytes; });
+          cv.wait(lock, [&] {
+            return !writing || pending_bytes == 0 || pending_bytes + bytes <= kMaxPendingBytes;
+          });
           if (!writing) break;
         }
         shared.Touch(+1);
@@ -276,7 +291,9 @@ void Serve(Shared& shared, int fd, bool needs_token) {
         try {
           judged = Submit(shared.service, line, line_number);
         } catch (const std::exception& e) {
-          judged = Refused("", 0, std::string("judge server: request line ") + std::to_string(line_number) + ": " + e.what());
+          judged = Refused(
+              "", 0,
+              std::string("judge server: request line ") + std::to_string(line_number) + ": " + e.what());
         }
         std::lock_guard<std::mutex> lock(mu);
         pending.push_back({std::move(judged), bytes});
@@ -322,6 +339,20 @@ void Serve(Shared& shared, int fd, bool needs_token) {
   read_thread.join();
 }
 
+/// One client: its hello, then its requests judged and answered in order. Nothing a client sends
+/// ends more than its own connection. A client of the TCP listener must bring the token.
+void Serve(Shared& shared, int fd, bool needs_token) {
+  LineReader reader(fd, kMaxRequestLine);
+  switch (Greet(shared, fd, reader, needs_token)) {
+    case Greeting::kJudge:
+      return JudgeInOrder(shared, fd, reader);
+    case Greeting::kExtra:
+      return ServeExtra(shared, fd, reader);
+    case Greeting::kRefused:
+      return;
+  }
+}
+
 /// Tells a client it was not let in, without waiting on it, and closes its connection.
 void Turn(int fd, const std::string& why) {
   const std::string line = json{{"ok", false}, {"message", why}}.dump() + "\n";
@@ -331,9 +362,10 @@ void Turn(int fd, const std::string& why) {
 
 /// A listening socket at `path`: a stale socket there is replaced, a live one or another file refused.
 StatusOr<int> Listen(const sockaddr_un& addr, const std::string& path) {
-  struct stat st{};
+  struct stat st {};
   if (::lstat(path.c_str(), &st) == 0) {
-    if (!S_ISSOCK(st.st_mode)) return Status::InvalidArgument("--socket " + path + ": exists and is not a socket");
+    if (!S_ISSOCK(st.st_mode))
+      return Status::InvalidArgument("--socket " + path + ": exists and is not a socket");
     int probe = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     const bool live = ::connect(probe, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) == 0;
     ::close(probe);
@@ -352,6 +384,139 @@ StatusOr<int> Listen(const sockaddr_un& addr, const std::string& path) {
   }
   ::chmod(path.c_str(), 0600);
   return listener;
+}
+
+/// The server's listeners: the Unix socket (with its identity, so that only this server's socket is
+/// removed), the TCP listener and its address, and the line written into --address-file.
+struct Listeners {
+  int unix_fd = -1;
+  std::string path;
+  struct stat ours {};
+  int tcp_fd = -1;
+  std::string tcp_address;
+  std::filesystem::path address_file;
+  std::string address_line;
+
+  /// Closes both, and removes the socket and the address file while they still name this server.
+  void Close() {
+    if (tcp_fd >= 0) ::close(tcp_fd);
+    tcp_fd = -1;
+    if (unix_fd >= 0) {
+      ::close(unix_fd);
+      struct stat now {};
+      if (::stat(path.c_str(), &now) == 0 && now.st_ino == ours.st_ino && now.st_dev == ours.st_dev)
+        ::unlink(path.c_str());
+    }
+    unix_fd = -1;
+    if (!address_line.empty()) {
+      std::ifstream in(address_file);
+      std::string line;
+      if (std::getline(in, line) && line + "\n" == address_line) ::unlink(address_file.c_str());
+    }
+    address_line.clear();
+  }
+};
+
+/// The listeners `options` ask for, and the address file written; on failure, none is left open.
+StatusOr<Listeners> OpenListeners(const ServeOptions& options) {
+  Listeners listeners;
+  listeners.path = options.socket.string();
+  listeners.address_file = options.address_file;
+  if (!options.socket.empty()) {
+    KFORGE_ASSIGN_OR_RETURN(sockaddr_un addr, AddressOf(options.socket));
+    KFORGE_ASSIGN_OR_RETURN(listeners.unix_fd, Listen(addr, listeners.path));
+    ::stat(listeners.path.c_str(), &listeners.ours);
+  }
+  if (!options.listen.empty()) {
+    StatusOr<std::pair<int, std::string>> tcp = ListenTcp(options.listen);
+    if (!tcp.ok()) {
+      listeners.Close();
+      return tcp.status();
+    }
+    std::tie(listeners.tcp_fd, listeners.tcp_address) = *tcp;
+  }
+  if (!options.address_file.empty()) {
+    const std::string line = ReachableAddress(listeners.tcp_address) + "\n";
+    if (Status written = WriteWhole(options.address_file, line); !written.ok()) {
+      listeners.Close();
+      return written;
+    }
+    listeners.address_line = line;
+  }
+  return listeners;
+}
+
+/// The open connections, each served on its own thread.
+class Connections {
+ public:
+  size_t size() const { return threads_.size(); }
+
+  /// Serves the client on `fd` on a thread of its own, which closes `fd` when done.
+  void Start(Shared& shared, int fd, bool needs_token) {
+    shared.Touch();
+    std::lock_guard<std::mutex> lock(mu_);
+    open_fds_.push_back(fd);
+    auto it = std::prev(open_fds_.end());
+    Thread& t = threads_.emplace_back();
+    t.thread = std::thread([this, &shared, fd, it, done = t.done, needs_token] {
+      try {
+        Serve(shared, fd, needs_token);
+      } catch (const std::exception& e) {  // resources running out: this connection alone ends
+        if (shared.options.say) shared.options.say(std::string("serve: a connection ended: ") + e.what());
+      }
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        open_fds_.erase(it);
+      }
+      ::close(fd);
+      shared.Touch();
+      *done = true;
+    });
+  }
+
+  /// Joins the threads whose connections ended.
+  void JoinEnded() {
+    for (auto it = threads_.begin(); it != threads_.end();) {
+      if (!*it->done) {
+        ++it;
+        continue;
+      }
+      it->thread.join();
+      it = threads_.erase(it);
+    }
+  }
+
+  /// Shuts every open connection down and waits for its thread.
+  void EndAll() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      for (int fd : open_fds_) ::shutdown(fd, SHUT_RDWR);
+    }
+    for (Thread& t : threads_) t.thread.join();
+    threads_.clear();
+  }
+
+ private:
+  struct Thread {
+    std::thread thread;
+    std::shared_ptr<std::atomic<bool>> done = std::make_shared<std::atomic<bool>>(false);
+  };
+  std::mutex mu_;  // guards open_fds_, which the threads change
+  std::list<int> open_fds_;
+  std::list<Thread> threads_;  // the accepting thread's alone
+};
+
+/// Whether the server has been idle (no request in flight) for --idle-timeout; says so when it has.
+bool IdleTooLong(Shared& shared, size_t connections) {
+  const ServeOptions& options = shared.options;
+  std::lock_guard<std::mutex> lock(shared.mu);
+  const double idle = std::chrono::duration<double>(Clock::now() - shared.last_activity).count();
+  if (options.idle_timeout_s <= 0 || shared.in_flight != 0 || idle < options.idle_timeout_s) return false;
+  if (options.say)
+    options.say("serve: idle for " + std::to_string(static_cast<int>(idle)) + " s" +
+                (connections == 0 ? "" : " (" + std::to_string(connections) + " idle connections closed)") +
+                "; stopping");
+  return true;
 }
 
 }  // namespace
@@ -395,75 +560,33 @@ Status CheckServeOptions(const ServeOptions& options) {
 
 Status RunJudgeServer(VerifyService& service, const ServeOptions& options) {
   KFORGE_RETURN_IF_ERROR(CheckServeOptions(options));
-  const std::string path = options.socket.string();
-  int listener = -1;
-  struct stat ours{};
-  if (!options.socket.empty()) {
-    KFORGE_ASSIGN_OR_RETURN(sockaddr_un addr, AddressOf(options.socket));
-    KFORGE_ASSIGN_OR_RETURN(listener, Listen(addr, path));
-    ::stat(path.c_str(), &ours);
-  }
-  int tcp_listener = -1;
-  std::string tcp_address;
-  if (!options.listen.empty()) {
-    StatusOr<std::pair<int, std::string>> tcp = ListenTcp(options.listen);
-    if (!tcp.ok()) {
-      if (listener >= 0) {
-        ::close(listener);
-        ::unlink(path.c_str());
-      }
-      return tcp.status();
-    }
-    std::tie(tcp_listener, tcp_address) = *tcp;
-  }
-  std::string address_line;
-  if (!options.address_file.empty()) {
-    Status written = WriteWhole(options.address_file, address_line = ReachableAddress(tcp_address) + "\n");
-    if (!written.ok()) {
-      if (listener >= 0) {
-        ::close(listener);
-        ::unlink(path.c_str());
-      }
-      if (tcp_listener >= 0) ::close(tcp_listener);
-      return written;
-    }
-  }
+  KFORGE_ASSIGN_OR_RETURN(Listeners listeners, OpenListeners(options));
 
   g_stop = false;
-  struct sigaction action{}, old_int{}, old_term{};
+  struct sigaction action {
+  }, old_int{}, old_term{};
   action.sa_handler = OnStopSignal;
   ::sigaction(SIGINT, &action, &old_int);
   ::sigaction(SIGTERM, &action, &old_term);
 
   Shared shared{service, JudgeFingerprint(service.options()), options};
-  std::mutex mu;
-  std::list<int> open_fds;
-  struct Connection {
-    std::thread thread;
-    std::shared_ptr<std::atomic<bool>> done = std::make_shared<std::atomic<bool>>(false);
-  };
-  std::list<Connection> connections;
+  Connections connections;
   if (options.say) {
-    std::string where = path;
-    if (!tcp_address.empty())
-      where += (where.empty() ? "" : " and ") + std::string("tcp ") + tcp_address + " (token required)";
+    std::string where = listeners.path;
+    if (!listeners.tcp_address.empty())
+      where +=
+          (where.empty() ? "" : " and ") + std::string("tcp ") + listeners.tcp_address + " (token required)";
     options.say("serve: listening on " + where + " (pid " + std::to_string(::getpid()) + ")");
   }
   while (!g_stop) {
-    for (auto it = connections.begin(); it != connections.end();) {  // join those that ended
-      if (!*it->done) {
-        ++it;
-        continue;
-      }
-      it->thread.join();
-      it = connections.erase(it);
-    }
-    pollfd pfds[2] = {{listener, POLLIN, 0}, {tcp_listener, POLLIN, 0}};  // a negative fd is skipped
+    connections.JoinEnded();
+    pollfd pfds[2] = {{listeners.unix_fd, POLLIN, 0},
+                      {listeners.tcp_fd, POLLIN, 0}};  // a negative fd is skipped
     int ready = ::poll(pfds, 2, 200);
     const bool on_socket = ready > 0 && (pfds[0].revents & POLLIN);
     const bool on_tcp = ready > 0 && !on_socket && (pfds[1].revents & POLLIN);
     if (on_socket || on_tcp) {
-      int fd = ::accept4(on_socket ? listener : tcp_listener, nullptr, nullptr, SOCK_CLOEXEC);
+      int fd = ::accept4(on_socket ? listeners.unix_fd : listeners.tcp_fd, nullptr, nullptr, SOCK_CLOEXEC);
       if (fd < 0) continue;
       ucred peer{};
       socklen_t len = sizeof(peer);
@@ -477,54 +600,14 @@ Status RunJudgeServer(VerifyService& service, const ServeOptions& options) {
                      " clients already (kforge serve --max-clients); try again when one is done");
         continue;
       }
-      shared.Touch();
-      std::lock_guard<std::mutex> lock(mu);
-      open_fds.push_back(fd);
-      auto it = std::prev(open_fds.end());
-      Connection& c = connections.emplace_back();
-      c.thread = std::thread([&, fd, it, done = c.done, needs_token = on_tcp] {
-        try {
-          Serve(shared, fd, needs_token);
-        } catch (const std::exception& e) {  // resources running out: this connection alone ends
-          if (options.say) options.say(std::string("serve: a connection ended: ") + e.what());
-        }
-        {
-          std::lock_guard<std::mutex> lock(mu);
-          open_fds.erase(it);
-        }
-        ::close(fd);
-        shared.Touch();
-        *done = true;
-      });
+      connections.Start(shared, fd, /*needs_token=*/on_tcp);
       continue;
     }
-    std::lock_guard<std::mutex> lock(shared.mu);
-    const double idle = std::chrono::duration<double>(Clock::now() - shared.last_activity).count();
-    if (options.idle_timeout_s > 0 && shared.in_flight == 0 && idle >= options.idle_timeout_s) {
-      if (options.say)
-        options.say("serve: idle for " + std::to_string(static_cast<int>(idle)) + " s" +
-                    (connections.empty() ? "" : " (" + std::to_string(connections.size()) + " idle connections closed)") +
-                    "; stopping");
-      break;
-    }
+    if (IdleTooLong(shared, connections.size())) break;
   }
-  if (listener >= 0) ::close(listener);
-  if (tcp_listener >= 0) ::close(tcp_listener);
+  listeners.Close();
   if (g_stop && options.say) options.say("serve: stopped by a signal");
-  struct stat now{};
-  if (listener >= 0 && ::stat(path.c_str(), &now) == 0 && now.st_ino == ours.st_ino &&
-      now.st_dev == ours.st_dev)
-    ::unlink(path.c_str());
-  if (!address_line.empty()) {  // only while it still names this server
-    std::ifstream in(options.address_file);
-    std::string line;
-    if (std::getline(in, line) && line + "\n" == address_line) ::unlink(options.address_file.c_str());
-  }
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    for (int fd : open_fds) ::shutdown(fd, SHUT_RDWR);
-  }
-  for (Connection& c : connections) c.thread.join();
+  connections.EndAll();
   ::sigaction(SIGINT, &old_int, nullptr);
   ::sigaction(SIGTERM, &old_term, nullptr);
   return Status::Ok();
