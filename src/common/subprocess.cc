@@ -104,7 +104,8 @@ void InstallGroupKiller() {
     struct sigaction action = {};
     action.sa_handler = KillGroupsOnSignal;
     sigemptyset(&action.sa_mask);
-    for (size_t i = 0; i < std::size(kGroupSignals); ++i) sigaction(kGroupSignals[i], &action, &g_previous[i]);
+    for (size_t i = 0; i < std::size(kGroupSignals); ++i)
+      sigaction(kGroupSignals[i], &action, &g_previous[i]);
   });
 }
 
@@ -221,13 +222,13 @@ bool OnPath(const std::string& program) {
   return !path.empty() && access(path.c_str(), X_OK) == 0;
 }
 
-StatusOr<Subprocess> Subprocess::Spawn(const std::vector<std::string>& argv, const SpawnOptions& options) {
-  if (argv.empty()) return Status::InvalidArgument("cannot start a program without a name");
-  const std::string& program = argv.front();
-  using Stream = SpawnOptions::Stream;
-  const Stream modes[3] = {options.stdin_mode, options.stdout_mode, options.stderr_mode};
-  Pipe pipes[3];
-  SpawnSetup setup;
+namespace {
+
+using Stream = SpawnOptions::Stream;
+
+/// The pipes `modes` ask for, and posix_spawn's plan for the child: its streams, fd 3 and its signals.
+Status PrepareSpawn(const std::string& program, const SpawnOptions& options, const Stream (&modes)[3],
+                    Pipe (&pipes)[3], SpawnSetup& setup) {
   for (int fd = 0; fd < 3; ++fd) {
     if (modes[fd] == Stream::kPipe) {
       if (pipe2(pipes[fd].fds, O_CLOEXEC) != 0)
@@ -262,6 +263,56 @@ StatusOr<Subprocess> Subprocess::Spawn(const std::vector<std::string>& argv, con
     InstallGroupKiller();
   }
   posix_spawnattr_setflags(&setup.attr, flags);
+  return Status::Ok();
+}
+
+/// Starts `path` through vfork, the child doing only what RunChild does before execve: posix_spawn
+/// cannot ask for PR_SET_PDEATHSIG. Returns 0, or the errno of the fork or of execve (the child reaped).
+int SpawnDyingWithParent(const std::string& path, char** argv, char** envp, const SpawnOptions& options,
+                         const Stream (&modes)[3], Pipe (&pipes)[3], pid_t& pid) {
+  ChildPlan plan;
+  plan.path = path.c_str();
+  plan.argv = argv;
+  plan.envp = envp;
+  for (int fd = 0; fd < 3; ++fd) {
+    if (modes[fd] == Stream::kPipe) plan.dup_from[fd] = pipes[fd].fds[fd == 0 ? 0 : 1];
+    plan.null_fd[fd] = modes[fd] == Stream::kNull;
+  }
+  plan.dup_from[3] = options.fd3;
+  plan.own_process_group = options.own_process_group;
+  plan.default_signals = &options.default_signals;
+  plan.parent = getpid();
+  sigset_t all, before, child_mask;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &before);  // no handler of ours runs in the child
+  if (options.unblock_signals) {
+    sigemptyset(&child_mask);
+  } else {
+    child_mask = before;
+  }
+  plan.mask = &child_mask;
+  if (options.own_process_group) InstallGroupKiller();
+  pid = vfork();
+  if (pid == 0) RunChild(plan);
+  const int rc = pid < 0 ? errno : plan.exec_errno;
+  pthread_sigmask(SIG_SETMASK, &before, nullptr);
+  if (pid > 0 && rc != 0) {
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+  }
+  return rc;
+}
+
+}  // namespace
+
+StatusOr<Subprocess> Subprocess::Spawn(const std::vector<std::string>& argv, const SpawnOptions& options) {
+  if (argv.empty()) return Status::InvalidArgument("cannot start a program without a name");
+  const std::string& program = argv.front();
+  const Stream modes[3] = {options.stdin_mode, options.stdout_mode, options.stderr_mode};
+  Pipe pipes[3];
+  SpawnSetup setup;
+  KFORGE_RETURN_IF_ERROR(PrepareSpawn(program, options, modes, pipes, setup));
 
   std::vector<char*> args;
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
@@ -275,41 +326,9 @@ StatusOr<Subprocess> Subprocess::Spawn(const std::vector<std::string>& argv, con
   pid_t pid = -1;
   int rc = 0;
   if (options.die_with_parent) {
-    // posix_spawn cannot ask for PR_SET_PDEATHSIG: vfork, as posix_spawn does inside, with the
-    // child doing only what RunChild does before execve.
     const std::string path = options.search_path ? SearchPath(program) : program;
     if (path.empty()) return Status::Unavailable("cannot start " + program + ": " + strerror(ENOENT));
-    ChildPlan plan;
-    plan.path = path.c_str();
-    plan.argv = args.data();
-    plan.envp = child_env;
-    for (int fd = 0; fd < 3; ++fd) {
-      if (modes[fd] == Stream::kPipe) plan.dup_from[fd] = pipes[fd].fds[fd == 0 ? 0 : 1];
-      plan.null_fd[fd] = modes[fd] == Stream::kNull;
-    }
-    plan.dup_from[3] = options.fd3;
-    plan.own_process_group = options.own_process_group;
-    plan.default_signals = &options.default_signals;
-    plan.parent = getpid();
-    sigset_t all, before, child_mask;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &before);  // no handler of ours runs in the child
-    if (options.unblock_signals) {
-      sigemptyset(&child_mask);
-    } else {
-      child_mask = before;
-    }
-    plan.mask = &child_mask;
-    if (options.own_process_group) InstallGroupKiller();
-    pid = vfork();
-    if (pid == 0) RunChild(plan);
-    rc = pid < 0 ? errno : plan.exec_errno;
-    pthread_sigmask(SIG_SETMASK, &before, nullptr);
-    if (pid > 0 && rc != 0) {
-      int status = 0;
-      while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-      }
-    }
+    rc = SpawnDyingWithParent(path, args.data(), child_env, options, modes, pipes, pid);
   } else {
     rc = options.search_path
              ? posix_spawnp(&pid, program.c_str(), &setup.actions, &setup.attr, args.data(), child_env)
@@ -431,7 +450,8 @@ ForwardSignals::ForwardSignals(pid_t child) {
   struct sigaction forward = {};
   forward.sa_handler = ForwardSignal;
   sigemptyset(&forward.sa_mask);
-  for (size_t i = 0; i < std::size(kForwardedSignals); ++i) sigaction(kForwardedSignals[i], &forward, &saved_[i]);
+  for (size_t i = 0; i < std::size(kForwardedSignals); ++i)
+    sigaction(kForwardedSignals[i], &forward, &saved_[i]);
   struct sigaction ignore = {};
   ignore.sa_handler = SIG_IGN;
   sigemptyset(&ignore.sa_mask);
@@ -439,7 +459,8 @@ ForwardSignals::ForwardSignals(pid_t child) {
 }
 
 ForwardSignals::~ForwardSignals() {
-  for (size_t i = 0; i < std::size(kForwardedSignals); ++i) sigaction(kForwardedSignals[i], &saved_[i], nullptr);
+  for (size_t i = 0; i < std::size(kForwardedSignals); ++i)
+    sigaction(kForwardedSignals[i], &saved_[i], nullptr);
   sigaction(SIGPIPE, &saved_[std::size(kForwardedSignals)], nullptr);
   g_forward_to = 0;
 }

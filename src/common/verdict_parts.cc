@@ -357,6 +357,13 @@ void ReadOutcome(RecordReader& f, const char* key, std::optional<CheckOutcome>& 
   if (f.status().ok()) out = outcome;
 }
 
+/// The checks a record gave as null (an older record, or none run).
+Checks NullChecks() {
+  Checks c;
+  c.read_as_null = true;
+  return c;
+}
+
 void WriteOutcome(json& out, const char* key, const std::optional<CheckOutcome>& outcome) {
   if (outcome) out[key] = std::string(kCheckOutcomeNames.Name(*outcome));
 }
@@ -364,7 +371,7 @@ void WriteOutcome(json& out, const char* key, const std::optional<CheckOutcome>&
 }  // namespace
 
 json ChecksToJson(const Checks& c) {
-  if (c.read_as_null && c == Checks{.read_as_null = true}) return json(nullptr);
+  if (c.read_as_null && c == NullChecks()) return json(nullptr);
   json out = json::object();
   for (const auto& [key, value] : c.other) out[key] = value;
   WriteOutcome(out, "poisoned_outputs", c.poisoned_outputs);
@@ -386,7 +393,7 @@ json ChecksToJson(const Checks& c) {
 
 StatusOr<Checks> ChecksFromJson(const json& json, const std::string& path) {
   Checks c;
-  if (json.is_null()) return Checks{.read_as_null = true};
+  if (json.is_null()) return NullChecks();
   Status status;
   RecordReader f(json, path, status);
   if (!status.ok()) return status;
