@@ -44,7 +44,14 @@ munged --key-file="$dir/munge/munge.key" --socket="$dir/munge/munge.sock" --pid-
 
 node=$(slurmd -C | head -1)
 host=$(echo "$node" | sed -n 's/^NodeName=\([^ ]*\).*/\1/p')
-port=$((20000 + $$ % 20000))
+# Two ports, slurmctld's and slurmd's: a pair from this script's PID (even, so that clusters started at
+# once by neighbouring PIDs never share one), moved on while something on this machine listens on either.
+listening() { awk -v p="$(printf '%04X' "$1")" 'NR > 1 && $4 == "0A" && toupper(substr($2, length($2) - 3)) == p {f = 1} END {exit !f}' /proc/net/tcp /proc/net/tcp6 2>/dev/null; }
+port=$((20000 + ($$ % 10000) * 2))
+for _ in $(seq 50); do
+  listening "$port" || listening $((port + 1)) || break
+  port=$((20000 + (port - 20000 + 2) % 20000))
+done
 cat >"$dir/slurm.conf" <<CONF
 ClusterName=kforge-test
 SlurmctldHost=$host(127.0.0.1)
@@ -74,14 +81,14 @@ CONF
 export SLURM_CONF="$dir/slurm.conf"
 slurmctld -f "$SLURM_CONF"
 slurmd -f "$SLURM_CONF"
-for _ in $(seq 100); do
+for _ in $(seq 300); do  # 30 s: a loaded machine is slow to register the node
   state=$(sinfo -h -o %T 2>/dev/null || true)
   [ "$state" = idle ] && break
   sleep 0.1
 done
 if [ "$state" != idle ]; then
   say "the node did not come up (state '${state:-none}'); logs in $dir"
-  tail -5 "$dir/slurmctld.log" "$dir/slurmd.log" >&2 || true
+  tail -n 5 "$dir/slurmctld.log" "$dir/slurmd.log" >&2 || true
   stop
   exit 1
 fi

@@ -55,7 +55,9 @@ TEST(ServeCliTest, VerifyThroughTheServerGivesTheColdVerdictsAndTheServerStopsWh
   EXPECT_EQ(refused.exit_code, 2);
   EXPECT_NE(refused.out.find("compile_only: server true, client false"), std::string::npos) << refused.out;
 
-  for (int i = 0; i < 1000 && !fs::exists(dir / "serve.rc"); ++i) usleep(10000);
+  // The shell creates serve.rc before it writes the code: wait for the code itself.
+  std::error_code ec;
+  for (int i = 0; i < 1000 && !(fs::file_size(dir / "serve.rc", ec) > 0 && !ec); ++i) usleep(10000);
   std::ifstream rc(dir / "serve.rc");
   int code = -1;
   rc >> code;
