@@ -71,7 +71,7 @@ build/kforge export "$out/generate-run" --format kernelbench --tasks "$root" --o
   2>"$out/kb-export.err" || { cat "$out/kb-export.err"; fail=1; }
 if [ "${KFORGE_KB_JUDGE:-1}" = 1 ]; then
   start=$(date +%s)
-  KB_JOBS=4 scripts/kb-judge.sh "$out/kb-export" "$kb" "$out/kb-judge.jsonl" 2>&1 | tail -6 || fail=1
+  KB_JOBS=8 KB_GPU_JOBS=2 scripts/kb-judge.sh "$out/kb-export" "$kb" "$out/kb-judge.jsonl" 2>&1 | tail -6 || fail=1
   echo "judging took $(( $(date +%s) - start )) s"
 fi
 
@@ -86,7 +86,7 @@ build/kforge export "$out/generate-v2" --format kernelbench --tasks "$root" --ou
 cat "$out/kb-export-v2.err"
 ls "$out/kb-export-v2"
 if [ "${KFORGE_KB_JUDGE_V2:-${KFORGE_KB_JUDGE:-1}}" = 1 ]; then
-  KB_JOBS=2 scripts/kb-judge.sh "$out/kb-export-v2" "$kb" "$out/kb-judge-v2.jsonl" 2>&1 | tail -6 || fail=1
+  KB_JOBS=2 KB_GPU_JOBS=2 scripts/kb-judge.sh "$out/kb-export-v2" "$kb" "$out/kb-judge-v2.jsonl" 2>&1 | tail -6 || fail=1
 fi
 
 if [ "${KFORGE_KB_GENBENCH:-1}" = 1 ]; then

@@ -11,13 +11,16 @@
 #   4. the agreement table: kernel, kforge's status and checks.shape_general, KernelBench's verdict, agree or
 #      disagree (kforge correct means status ok, KernelBench's meaning: the problem's own sizes), the
 #      manifest's expectation beside it, and the agreement percentage over the kernels both judged.
-# Usage: scripts/gpu-published.sh KERNELBENCH_DIR (a KernelBench checkout with level1/ ... and harness/judge.py).
+# Usage: scripts/gpu-published.sh KERNELBENCH_DIR (a KernelBench checkout with level1/ ... and
+# harness/kernelbench/eval.py).
 # Logs and results go to $OUT or build/gpu-published/: verdicts.jsonl, kb-judge.jsonl, agreement.jsonl and
-# agreement.md (the table in Markdown). env: KB_JOBS (files KernelBench judges at once, default 2: the level-1
-# problems hold several GiB each), KB_TRIALS, KB_TIMEOUT (scripts/kb-judge.sh), KFORGE_KB_JOBS (import jobs,
+# agreement.md (the table in Markdown). env: KB_JOBS (ModelNew builds at once, default 8), KB_GPU_JOBS (files
+# judged at once on the GPU, default 1: the level-1 problems hold several GiB a tensor), KB_TRIALS, KB_TIMEOUT
+# (scripts/kb-judge.sh), KFORGE_KB_JOBS (import jobs,
 # default 8), KFORGE_PUBLISHED_MIN_AGREEMENT (percent, default 95).
 # Exit 0 when every step ran and the agreement is at least the minimum, 1 otherwise. KernelBench's half is the
-# long one: every ModelNew file builds with nvcc (1 to 2 minutes each, scripts/kb-judge.sh), KB_JOBS at a time.
+# long one: every ModelNew file builds with nvcc (up to a minute or two each, KB_JOBS at a time), then is
+# judged (scripts/kb-judge.sh).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 kb=${1:?usage: scripts/gpu-published.sh KERNELBENCH_DIR}
@@ -76,7 +79,7 @@ build/kforge export "$out/records.jsonl" --format kernelbench --include-incorrec
   --out "$out/kb-export" --force 2>"$out/kb-export.err" || { cat "$out/kb-export.err" >&2; fail=1; }
 tail -3 "$out/kb-export.err" >&2
 start=$(date +%s)
-KB_JOBS=${KB_JOBS:-2} scripts/kb-judge.sh "$out/kb-export" "$kb" "$out/kb-judge.jsonl" 2>&1 | tail -4
+KB_JOBS=${KB_JOBS:-8} scripts/kb-judge.sh "$out/kb-export" "$kb" "$out/kb-judge.jsonl" 2>&1 | tail -4
 echo "judging took $(( $(date +%s) - start )) s" >&2
 
 step "agreement"

@@ -1,21 +1,23 @@
 #!/usr/bin/env bash
 # KernelBench's own judge on a kforge KernelBench export (kforge export --format kernelbench): for every
-# file listed in EXPORT_DIR/index.jsonl, runs KERNELBENCH_DIR/harness/judge.py (KernelBench's
-# eval_kernel_against_ref) against the file's problem, KERNELBENCH_DIR/levelN/NAME.py, and writes one JSON
-# line per file to OUT_JSONL with kforge's verdict beside KernelBench's:
+# file listed in EXPORT_DIR/index.jsonl, KernelBench's eval_kernel_against_ref (KERNELBENCH_DIR/harness/
+# kernelbench/eval.py) against the file's problem, KERNELBENCH_DIR/levelN/NAME.py, in the two steps of
+# KernelBench's own batch evaluation (scripts/kb_eval.py): every file's extension is built first, KB_JOBS at
+# once on the CPU (build_compile_cache), then judged, KB_GPU_JOBS at once on the GPU, loading what was built.
+# One JSON line per file goes to OUT_JSONL with kforge's verdict beside KernelBench's:
 #   {"file", "task", "problem", "record", "kforge": {"correct", "speedup", "status"},
 #    "kernelbench": {"compiled", "correctness", "runtime", "ref_runtime", "metadata"} or {"error"},
 #    "agree": kforge's correct == KernelBench's correctness (null when KernelBench gave no verdict)}
-# and a summary on stderr. Needs a CUDA GPU, torch and nvcc; each file builds with nvcc (1-2 minutes).
+# and a summary on stderr. Needs a CUDA GPU, torch and nvcc.
 # Usage: scripts/kb-judge.sh EXPORT_DIR KERNELBENCH_DIR OUT_JSONL
 #   env: PYTHON (default python3), KB_TRIALS (correctness trials, default 5), KB_TIMEOUT (seconds per
-#   file, default 900), KB_LIMIT (judge only the first N files; default all), KB_JOBS (files judged at
-#   once, default 4: the nvcc builds dominate)
+#   file and step, default 900), KB_LIMIT (judge only the first N files; default all), KB_JOBS (builds at
+#   once, default 4), KB_GPU_JOBS (files judged at once, default 1: KernelBench's level-1 problems hold
+#   several GiB a tensor)
 # Each line is written as its file is judged; a rerun into the same OUT_JSONL judges only the files that
 # have no KernelBench verdict there yet, so a long run can be split over several sessions or stopped.
-# A file whose run ran out of GPU memory while other files were judged beside it (KernelBench's level-1
-# problems hold several GiB each) is judged again after the others, alone: its first verdict is the
-# neighbours', not KernelBench's.
+# A file whose run ran out of GPU memory while other files were judged beside it is judged again after
+# the others, alone: its first verdict is the neighbours', not KernelBench's.
 # KernelBench's eval.py imports `requests` for its remote mode only; where it is not installed (a GPU
 # machine without network), an empty stand-in module is put on the judge's path.
 # Exit 0 when every file kforge called correct is correct for KernelBench too, 1 when one is not (or
@@ -29,19 +31,18 @@ if [ ! -f "$export_dir/index.jsonl" ]; then
   echo "kb-judge: $export_dir/index.jsonl: not a kforge KernelBench export" >&2
   exit 2
 fi
-if [ ! -f "$kb/harness/judge.py" ]; then
-  echo "kb-judge: $kb/harness/judge.py: no KernelBench harness there" >&2
+if [ ! -f "$kb/harness/kernelbench/eval.py" ]; then
+  echo "kb-judge: $kb/harness/kernelbench/eval.py: no KernelBench harness there" >&2
   exit 2
 fi
-exec "${PYTHON:-python3}" - "$export_dir" "$kb" "$out" <<'PY'
-import json, os, subprocess, sys, tempfile
+exec "${PYTHON:-python3}" - "$export_dir" "$kb" "$out" "$(dirname "$0")/kb_eval.py" <<'PY'
+import json, os, shutil, subprocess, sys, tempfile
 from concurrent.futures import ThreadPoolExecutor, as_completed
 
-export_dir, kb, out = sys.argv[1:4]
+export_dir, kb, out, kb_eval = sys.argv[1:5]
 trials = os.environ.get("KB_TRIALS", "5")
 timeout = int(os.environ.get("KB_TIMEOUT", "900"))
 limit = int(os.environ.get("KB_LIMIT", "0"))
-judge = os.path.join(kb, "harness", "judge.py")
 with open(os.path.join(export_dir, "index.jsonl")) as f:
     rows = [json.loads(line) for line in f if line.strip()]
 if limit > 0:
@@ -56,7 +57,9 @@ def one_line(text, limit=300):
 env = dict(os.environ)
 # Each file's extension build runs ninja with as many jobs as there are cores; KB_JOBS builds at once
 # share them instead.
-env.setdefault("MAX_JOBS", str(max(1, (os.cpu_count() or 1) // max(1, int(os.environ.get("KB_JOBS", "4"))))))
+build_jobs = max(1, int(os.environ.get("KB_JOBS", "4")))
+gpu_jobs = max(1, int(os.environ.get("KB_GPU_JOBS", "1")))
+env.setdefault("MAX_JOBS", str(max(1, (os.cpu_count() or 1) // build_jobs)))
 if subprocess.run([sys.executable, "-c", "import requests"], capture_output=True).returncode != 0:
     stand_in = tempfile.mkdtemp(prefix="kb-judge-shims-")
     with open(os.path.join(stand_in, "requests.py"), "w") as f:
@@ -73,21 +76,34 @@ def out_of_memory(verdict):
         "out of memory" in str(metadata.get("runtime_error", ""))
 
 
-def kernelbench_verdict(reference, model_new):
-    if not os.path.exists(reference):
-        return {"error": f"no problem file {reference}"}
+def step(args):
+    """The JSON line of one kb_eval.py step, or {"error"} saying why there is none."""
     try:
-        done = subprocess.run([sys.executable, judge, reference, model_new, "--trials", trials],
-                              capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL, env=env)
+        done = subprocess.run([sys.executable, kb_eval, *args], capture_output=True, text=True, timeout=timeout,
+                              stdin=subprocess.DEVNULL, env=env)
     except subprocess.TimeoutExpired:
-        return {"error": f"judge timed out after {timeout} s"}
+        return {"error": f"{args[0]} timed out after {timeout} s"}
     lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
     if done.returncode == 0 and lines:
         try:
             return json.loads(lines[-1])
         except json.JSONDecodeError:
             pass
-    return {"error": f"judge exited {done.returncode}: {one_line(done.stderr or done.stdout)}"}
+    return {"error": f"{args[0]} exited {done.returncode}: {one_line(done.stderr or done.stdout)}"}
+
+
+builds = tempfile.mkdtemp(prefix="kb-judge-builds-")
+
+
+def build_dir(row):
+    return os.path.join(builds, os.path.splitext(row["file"])[0])
+
+
+def kernelbench_verdict(row):
+    reference = os.path.join(kb, row["problem"])
+    if not os.path.exists(reference):
+        return {"error": f"no problem file {reference}"}
+    return step(["judge", kb, reference, os.path.join(export_dir, row["file"]), build_dir(row), "--trials", trials])
 
 
 # A line is written as soon as its file is judged, so a run stopped midway keeps what it judged; a rerun
@@ -121,11 +137,6 @@ with open(out + ".tmp", "w") as sink:  # the kept lines, then each new one appen
     for line in done.values():
         sink.write(json.dumps(line, default=str) + "\n")
 os.replace(out + ".tmp", out)
-jobs = max(1, int(os.environ.get("KB_JOBS", "4")))
-
-
-def judge_one(row):
-    return kernelbench_verdict(os.path.join(kb, row["problem"]), os.path.join(export_dir, row["file"]))
 
 
 def keep(sink, row, verdict):
@@ -137,13 +148,20 @@ def keep(sink, row, verdict):
           f"KernelBench {kb_text}", file=sys.stderr)
 
 
+# The builds first, on the CPU: a file that does not build is left to the judge step, whose verdict says so.
+with ThreadPoolExecutor(max_workers=build_jobs) as pool:
+    built = list(pool.map(lambda row: step(["build", kb, os.path.join(export_dir, row["file"]), build_dir(row)]),
+                          todo))
+failed = sum(1 for b in built if not b.get("compiled"))
+print(f"kb-judge: {len(todo) - failed} of {len(todo)} files built, {build_jobs} at once; judging them, "
+      f"{gpu_jobs} at once", file=sys.stderr)
 crowded = []  # ran out of GPU memory beside other judges: judged again alone
 with open(out, "a") as sink:
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
-        futures = {pool.submit(judge_one, row): row for row in todo}
+    with ThreadPoolExecutor(max_workers=gpu_jobs) as pool:
+        futures = {pool.submit(kernelbench_verdict, row): row for row in todo}
         for future in as_completed(futures):
             row, verdict = futures[future], future.result()
-            if jobs > 1 and out_of_memory(verdict):
+            if gpu_jobs > 1 and out_of_memory(verdict):
                 crowded.append(row)
                 continue
             keep(sink, row, verdict)
@@ -151,7 +169,8 @@ with open(out, "a") as sink:
         print(f"kb-judge: {len(crowded)} files ran out of GPU memory beside the others; judging them alone",
               file=sys.stderr)
     for row in crowded:
-        keep(sink, row, judge_one(row))
+        keep(sink, row, kernelbench_verdict(row))
+shutil.rmtree(builds, ignore_errors=True)
 
 counts = {"agree": 0, "disagree": 0, "no_verdict": 0}
 false_positives = []

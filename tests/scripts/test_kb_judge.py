@@ -1,6 +1,7 @@
-"""scripts/kb-judge.sh around a stand-in for KernelBench's harness/judge.py (a script that prints a verdict
-line, or fails, per file): a line per file as it is judged, the agreement counts, and a rerun that keeps
-the files already judged and judges only those left without a verdict."""
+"""scripts/kb-judge.sh around a stand-in for KernelBench's harness (kernelbench/eval.py with
+build_compile_cache and eval_kernel_against_ref, which scripts/kb_eval.py calls): every file built before
+it is judged, and judged with what was built; a line per file as it is judged, the agreement counts, and a
+rerun that keeps the files already judged and judges only those left without a verdict."""
 
 import json
 import os
@@ -9,30 +10,55 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 
-# The stand-in judge: correct unless the kernel file says "wrong"; a kernel file saying "fail" makes it
-# exit 1 the first time (a marker file remembers), as a judge stopped midway leaves a file unjudged.
-JUDGE = '''
-import json, os, sys
-reference, model_new = sys.argv[1], sys.argv[2]
-text = open(model_new).read()
-with open(os.environ["KB_STANDIN_LOG"], "a") as log:
-    log.write(os.path.basename(model_new) + "\\n")
-if "fail" in text and not os.path.exists(model_new + ".seen"):
-    open(model_new + ".seen", "w").close()
-    sys.exit(1)
-if "big" in text and not os.path.exists(model_new + ".seen"):  # out of memory the first time, beside others
-    open(model_new + ".seen", "w").close()
-    print(json.dumps({"compiled": True, "correctness": False, "metadata": {
-        "runtime_error": "CUDA out of memory. Tried to allocate 8.00 GiB.", "runtime_error_name": "torch.OutOfMemoryError"}}))
-    sys.exit(0)
-print(json.dumps({"compiled": True, "correctness": "wrong" not in text}))
+# The stand-in evaluation. A build leaves a marker in its build directory (named after the file); a
+# kernel file saying "nobuild" does not build. The judge logs the file, and is correct unless the kernel
+# file says "wrong" or the build's marker is missing (compiled false); a kernel file saying "fail" makes
+# it exit 1 the first time (a marker file remembers), as a judge stopped midway leaves a file unjudged;
+# one saying "big" runs out of memory the first time, as beside other judges.
+EVAL = '''
+import os, sys, types
+
+
+def _name(build_dir):
+    return os.path.basename(build_dir) + ".py"
+
+
+def build_compile_cache(custom_model_src, verbose=False, build_dir=None):
+    with open(os.environ["KB_STANDIN_BUILDS"], "a") as log:
+        log.write(_name(build_dir) + "\\n")
+    if "nobuild" in custom_model_src:
+        return False, "", "nvcc failed"
+    os.makedirs(build_dir, exist_ok=True)
+    open(os.path.join(build_dir, "built"), "w").close()
+    return True, "", None
+
+
+def eval_kernel_against_ref(original_model_src, custom_model_src, num_correct_trials=1, build_dir=None, **_):
+    name = _name(build_dir)
+    with open(os.environ["KB_STANDIN_LOG"], "a") as log:
+        log.write(name + "\\n")
+    seen = os.path.join(os.environ["KB_STANDIN_STATE"], name + ".seen")
+    result = lambda **kw: types.SimpleNamespace(**{"runtime": -1, "ref_runtime": -1, "metadata": {}, **kw})
+    if not os.path.exists(os.path.join(build_dir, "built")):
+        return result(compiled=False, correctness=False, metadata={"compilation_error": "not built"})
+    if "fail" in custom_model_src and not os.path.exists(seen):
+        open(seen, "w").close()
+        sys.exit(1)
+    if "big" in custom_model_src and not os.path.exists(seen):
+        open(seen, "w").close()
+        return result(compiled=True, correctness=False, metadata={
+            "runtime_error": "CUDA out of memory. Tried to allocate 8.00 GiB.",
+            "runtime_error_name": "torch.OutOfMemoryError"})
+    return result(compiled=True, correctness="wrong" not in custom_model_src)
 '''
 
 
 def setup(tmp_path):
     kb = tmp_path / "kb"
-    (kb / "harness").mkdir(parents=True)
-    (kb / "harness" / "judge.py").write_text(JUDGE)
+    (kb / "harness" / "kernelbench").mkdir(parents=True)
+    (kb / "harness" / "kernelbench" / "__init__.py").write_text("")
+    (kb / "harness" / "kernelbench" / "eval.py").write_text(EVAL)
+    (tmp_path / "state").mkdir()
     (kb / "level1").mkdir()
     (kb / "level1" / "1_A.py").write_text("# problem\n")
     export = tmp_path / "export"
@@ -48,7 +74,8 @@ def setup(tmp_path):
 
 
 def run(kb, export, out, log):
-    env = dict(os.environ, KB_STANDIN_LOG=str(log), KB_JOBS="2")
+    env = dict(os.environ, KB_STANDIN_LOG=str(log), KB_STANDIN_BUILDS=str(log) + ".builds",
+               KB_STANDIN_STATE=str(log.parent / "state"), KB_JOBS="2", KB_GPU_JOBS="2")
     return subprocess.run(["bash", str(REPO / "scripts/kb-judge.sh"), str(export), str(kb), str(out)],
                           capture_output=True, text=True, env=env)
 
@@ -69,6 +96,7 @@ def test_each_file_gets_a_line_and_a_rerun_judges_only_those_left(tmp_path):
     assert "error" in judged["c.py"]["kernelbench"] and judged["c.py"]["agree"] is None
     assert "2 agree, 1 disagree, 1 without a KernelBench verdict" in first.stderr
 
+    assert sorted(Path(str(log) + ".builds").read_text().split()) == ["a.py", "b.py", "c.py", "d.py"]
     log.write_text("")
     second = run(kb, export, out, log)
     assert log.read_text().split() == ["c.py"], second.stderr
@@ -106,3 +134,17 @@ def test_a_rerun_judges_again_a_verdict_that_ran_out_of_memory(tmp_path):
     run(kb, export, out, log)
     assert sorted(log.read_text().split()) == ["a.py", "c.py"]  # c.py: no verdict the first time
     assert lines(out)["a.py"]["kernelbench"]["correctness"] is True
+
+
+def test_a_file_that_does_not_build_is_still_judged_and_its_verdict_says_so(tmp_path):
+    kb, export = setup(tmp_path)
+    (export / "e.py").write_text("nobuild")
+    with open(export / "index.jsonl", "a") as index:
+        index.write(json.dumps({"file": "e.py", "task": "kernelbench/level1/1_A", "problem": "level1/1_A.py",
+                                "correct": False, "status": "compile_error"}) + "\n")
+    out, log = tmp_path / "kb.jsonl", tmp_path / "judged.log"
+    first = run(kb, export, out, log)
+    assert "4 of 5 files built, 2 at once; judging them, 2 at once" in first.stderr
+    judged = lines(out)
+    assert judged["e.py"]["kernelbench"]["compiled"] is False and judged["e.py"]["agree"] is True
+    assert judged["a.py"]["kernelbench"]["compiled"] is True, "the judge loads what the build step built"
