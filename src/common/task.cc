@@ -198,32 +198,6 @@ Status CheckSchemaAndKeys(const Checker& c, const json& root) {
   return Status::Ok();
 }
 
-// Symbols, constants, then inputs, params and outputs (out0, out1, ... in order).
-Status ParseSymbolsAndTensors(const Checker& c, const json& root, Task& task) {
-  if (root.contains("symbols"))
-    KFORGE_RETURN_IF_ERROR(ParseSymbols(c, root["symbols"], "symbols", task.symbols));
-  if (root.contains("constants")) {
-    KFORGE_RETURN_IF_ERROR(c.Object(root["constants"], "constants"));
-    for (auto it = root["constants"].begin(); it != root["constants"].end(); ++it) {
-      std::string const_path = "constants." + KeyText(it.key());
-      if (!IsIdentifier(it.key())) return c.Error(const_path, "constant names are identifiers");
-      KFORGE_ASSIGN_OR_RETURN(task.constants[it.key()], c.Number(it.value(), const_path));
-    }
-  }
-
-  std::set<std::string> names;
-  KFORGE_RETURN_IF_ERROR(ParseTensors(c, root, "inputs", task.inputs, names));
-  if (root.contains("params")) KFORGE_RETURN_IF_ERROR(ParseTensors(c, root, "params", task.params, names));
-  KFORGE_RETURN_IF_ERROR(ParseTensors(c, root, "outputs", task.outputs, names));
-  if (task.outputs.empty()) return c.Error("outputs", "a task has at least one output");
-  for (size_t i = 0; i < task.outputs.size(); ++i) {
-    if (task.outputs[i].name != "out" + std::to_string(i))
-      return c.Error("outputs[" + std::to_string(i) + "].name",
-                     "outputs are named out0, out1, ... in order; expected \"out" + std::to_string(i) + "\"");
-  }
-  return Status::Ok();
-}
-
 // id, level, tags, licence, description, spec and the reference file.
 Status ParseHeader(const Checker& c, const json& root, const fs::path& dir, Task& task) {
   KFORGE_ASSIGN_OR_RETURN(task.id, c.String(root["id"], "id"));
@@ -256,6 +230,32 @@ Status ParseHeader(const Checker& c, const json& root, const fs::path& dir, Task
   std::error_code ec;
   if (!fs::is_regular_file(task.reference, ec))
     return c.Error("reference", "missing reference file " + Quote(reference, 80) + " in the task folder");
+  return Status::Ok();
+}
+
+// Symbols, constants, then inputs, params and outputs (out0, out1, ... in order).
+Status ParseSymbolsAndTensors(const Checker& c, const json& root, Task& task) {
+  if (root.contains("symbols"))
+    KFORGE_RETURN_IF_ERROR(ParseSymbols(c, root["symbols"], "symbols", task.symbols));
+  if (root.contains("constants")) {
+    KFORGE_RETURN_IF_ERROR(c.Object(root["constants"], "constants"));
+    for (auto it = root["constants"].begin(); it != root["constants"].end(); ++it) {
+      std::string const_path = "constants." + KeyText(it.key());
+      if (!IsIdentifier(it.key())) return c.Error(const_path, "constant names are identifiers");
+      KFORGE_ASSIGN_OR_RETURN(task.constants[it.key()], c.Number(it.value(), const_path));
+    }
+  }
+
+  std::set<std::string> names;
+  KFORGE_RETURN_IF_ERROR(ParseTensors(c, root, "inputs", task.inputs, names));
+  if (root.contains("params")) KFORGE_RETURN_IF_ERROR(ParseTensors(c, root, "params", task.params, names));
+  KFORGE_RETURN_IF_ERROR(ParseTensors(c, root, "outputs", task.outputs, names));
+  if (task.outputs.empty()) return c.Error("outputs", "a task has at least one output");
+  for (size_t i = 0; i < task.outputs.size(); ++i) {
+    if (task.outputs[i].name != "out" + std::to_string(i))
+      return c.Error("outputs[" + std::to_string(i) + "].name",
+                     "outputs are named out0, out1, ... in order; expected \"out" + std::to_string(i) + "\"");
+  }
   return Status::Ok();
 }
 

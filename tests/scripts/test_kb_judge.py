@@ -73,6 +73,14 @@ def setup(tmp_path):
     return kb, export
 
 
+def add_file(export, name, text, kforge_correct, status):
+    """One more exported file, with its line in the index."""
+    (export / name).write_text(text)
+    with open(export / "index.jsonl", "a") as index:
+        index.write(json.dumps({"file": name, "task": "kernelbench/level1/1_A", "problem": "level1/1_A.py",
+                                "correct": kforge_correct, "status": status}) + "\n")
+
+
 def run(kb, export, out, log):
     env = dict(os.environ, KB_STANDIN_LOG=str(log), KB_STANDIN_BUILDS=str(log) + ".builds",
                KB_STANDIN_STATE=str(log.parent / "state"), KB_JOBS="2", KB_GPU_JOBS="2")
@@ -109,10 +117,7 @@ def test_each_file_gets_a_line_and_a_rerun_judges_only_those_left(tmp_path):
 
 def test_a_file_out_of_memory_beside_others_is_judged_again_alone(tmp_path):
     kb, export = setup(tmp_path)
-    (export / "e.py").write_text("big")
-    with open(export / "index.jsonl", "a") as index:
-        index.write(json.dumps({"file": "e.py", "task": "kernelbench/level1/1_A", "problem": "level1/1_A.py",
-                                "correct": True, "status": "ok"}) + "\n")
+    add_file(export, "e.py", "big", True, "ok")
     out, log = tmp_path / "kb.jsonl", tmp_path / "judged.log"
     first = run(kb, export, out, log)
     assert "1 files ran out of GPU memory beside the others; judging them alone" in first.stderr
@@ -138,10 +143,7 @@ def test_a_rerun_judges_again_a_verdict_that_ran_out_of_memory(tmp_path):
 
 def test_a_file_that_does_not_build_is_still_judged_and_its_verdict_says_so(tmp_path):
     kb, export = setup(tmp_path)
-    (export / "e.py").write_text("nobuild")
-    with open(export / "index.jsonl", "a") as index:
-        index.write(json.dumps({"file": "e.py", "task": "kernelbench/level1/1_A", "problem": "level1/1_A.py",
-                                "correct": False, "status": "compile_error"}) + "\n")
+    add_file(export, "e.py", "nobuild", False, "compile_error")
     out, log = tmp_path / "kb.jsonl", tmp_path / "judged.log"
     first = run(kb, export, out, log)
     assert "4 of 5 files built, 2 at once; judging them, 2 at once" in first.stderr
