@@ -138,6 +138,149 @@ Status CheckNoDeviceHeap(std::string_view cubin) {
   return Status::Ok();
 }
 
+/// The request's own checks: the source policy (the headers it names land in `named`), the options, the
+/// arch and the kernel names. A failure is the solution's fault.
+Status CheckRequest(const CompileRequest& request, std::vector<std::string>* named) {
+  if (Status s = CheckSourcePolicy(request.source, named); !s.ok())
+    return Status::InvalidArgument("source: " + s.message());
+  if (Status s = CheckCompileOptions(request.options); !s.ok()) return s;
+  if (!IsValidArch(request.arch)) {
+    return Status::InvalidArgument("arch \"" + request.arch.substr(0, 16) +
+                                   "\" is not of the form sm_XX[a|f]");
+  }
+  return CheckNameExpressions(request.name_expressions);
+}
+
+/// What goes to NVRTC, before its options: the source, its program name, the shim headers for the
+/// headers it names, and its name expressions (sorted, once each).
+struct CompilePlan {
+  internal::NvrtcJob job;
+  /// Names of the in-memory headers, which the opened-files audit allows.
+  std::vector<std::string> in_memory;
+  /// Every shim's name and text, for the cache key.
+  std::string shim_texts;
+};
+
+CompilePlan PlanCompile(const CompileRequest& request, const std::vector<std::string>& named,
+                        std::vector<std::string>* warnings) {
+  CompilePlan plan;
+  plan.job.source = request.source;
+  plan.job.name = ProgramName(request.name);
+  plan.job.headers = internal::ShimsFor(named, warnings);
+  for (const internal::InMemoryHeader& h : plan.job.headers) {
+    plan.in_memory.push_back(h.name);
+    plan.shim_texts += h.name + '\0' + h.text + '\0';
+  }
+  std::vector<std::string>& names = plan.job.name_expressions;
+  names = request.name_expressions;
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  return plan;
+}
+
+/// The cache key: everything the compile's result depends on but its memory limit.
+std::string CacheKey(const CompileRequest& request, const CompilePlan& plan, const std::string& nvrtc_version,
+                     const std::string& cccl, const std::string& cuda) {
+  std::vector<std::string> sorted_options = request.options;
+  std::sort(sorted_options.begin(), sorted_options.end());
+  const nlohmann::json key_doc = {{"source", request.source},
+                                  {"options", sorted_options},
+                                  {"arch", request.arch},
+                                  {"name", plan.job.name},
+                                  {"name_expressions", plan.job.name_expressions},
+                                  {"shims", common::Sha256Hex(plan.shim_texts)},
+                                  {"nvrtc", nvrtc_version},
+                                  {"kforge", KFORGE_VERSION},
+                                  {"cccl", cccl},
+                                  {"cuda", cuda}};
+  return common::Sha256Hex(key_doc.dump());
+}
+
+/// Runs the job. When only name expressions failed, runs it again without them, so the source's own
+/// result (and its list of kernels) can say what the launch should have named; `name_errors` says why
+/// each one failed.
+internal::NvrtcOutcome RunDroppingBadNames(internal::NvrtcHelpers& helpers, internal::NvrtcJob& job,
+                                           Clock::time_point deadline,
+                                           std::map<std::string, std::string>* name_errors) {
+  internal::NvrtcOutcome outcome = helpers.Run(job, deadline);
+  if (outcome.kind != internal::NvrtcOutcome::Kind::kCompileError || job.name_expressions.empty() ||
+      !internal::ErrorsOnlyInNameMap(outcome.log)) {
+    return outcome;
+  }
+  *name_errors = internal::NameMapErrors(outcome.log, job.name_expressions);
+  if (name_errors->empty()) {
+    for (const std::string& n : job.name_expressions) (*name_errors)[n] = "NVRTC could not resolve it";
+  }
+  std::vector<std::string> kept;
+  for (const std::string& n : job.name_expressions) {
+    if (!name_errors->count(n)) kept.push_back(n);
+  }
+  job.name_expressions = kept;
+  return helpers.Run(job, deadline);
+}
+
+/// The refusal for a compile that gave no answer of NVRTC's own (deadline, memory, a dead helper).
+std::optional<CompileResult> RefusalWithoutAnswer(const internal::NvrtcOutcome& outcome,
+                                                  std::chrono::milliseconds timeout,
+                                                  size_t memory_limit_bytes) {
+  using Kind = internal::NvrtcOutcome::Kind;
+  switch (outcome.kind) {
+    case Kind::kCancelled:
+      return Refuse(CompileStatus::kTimeout,
+                    "compile exceeded the " + std::to_string(timeout.count()) + " ms deadline");
+    case Kind::kOutOfMemory:
+      return Refuse(CompileStatus::kCompileError, "the compile ran out of memory (limit " +
+                                                      std::to_string(memory_limit_bytes >> 20) + " MiB)");
+    case Kind::kDied: {
+      // NVRTC often reports running out of memory itself; sometimes it crashes instead.
+      std::string message = "the compile process died (" + outcome.detail + ")";
+      if (memory_limit_bytes > 0) {
+        message += ", perhaps at its memory limit of " + std::to_string(memory_limit_bytes >> 20) + " MiB";
+      }
+      return Refuse(CompileStatus::kCompileError, message);
+    }
+    default:
+      return std::nullopt;
+  }
+}
+
+/// Second line of defence behind the source policy: every file the compile read must come from the CUDA
+/// or CCCL include directories (`dirs`) or kforge's in-memory headers, or nothing of this compile is
+/// returned. A CUBIN must not use the device heap either.
+Status AuditOutcome(const internal::NvrtcOutcome& outcome, const std::string& program_name,
+                    const std::vector<std::string>& dirs, const std::vector<std::string>& in_memory) {
+  const Status read_outside =
+      Status::InvalidArgument("the compile read a file outside the CUDA include directories");
+  if (!internal::LogNamesOnlyAllowedFiles(outcome.log, program_name, dirs, in_memory)) return read_outside;
+  if (outcome.kind != internal::NvrtcOutcome::Kind::kSuccess) return Status::Ok();
+  if (!outcome.opened) return Status::InvalidArgument("could not verify which files the compile read");
+  for (const std::string& h : *outcome.opened) {
+    if (!internal::IsAllowedOpenedFile(h, dirs, in_memory)) return read_outside;
+  }
+  return CheckNoDeviceHeap(outcome.cubin);
+}
+
+/// The result of an answered compile: the CUBIN and its names, or the first error; the log with ptxas's
+/// lines taken out into `kernels` and the include directories shortened.
+CompileResult ResultOf(internal::NvrtcOutcome outcome, std::map<std::string, std::string> name_errors,
+                       const std::string& cccl, const std::string& cuda) {
+  CompileResult result;
+  result.log = internal::ShortenPaths(internal::ExtractPtxasInfo(outcome.log, &result.kernels),
+                                      {{cccl, "<cccl>"}, {cuda, "<cuda>"}});
+  if (outcome.kind == internal::NvrtcOutcome::Kind::kSuccess) {
+    result.status = CompileStatus::kOk;
+    result.cubin = std::move(outcome.cubin);
+    result.lowered_names = std::move(outcome.lowered_names);
+    result.name_errors = std::move(name_errors);
+  } else {
+    result.status = CompileStatus::kCompileError;
+    result.kernels.clear();
+    result.message = internal::FirstErrorLine(result.log);
+    if (result.message.empty()) result.message = "NVRTC rejected the compile options";
+  }
+  return result;
+}
+
 }  // namespace
 
 std::filesystem::path DefaultCacheDir() { return common::CacheRoot() / "cubin"; }
@@ -161,7 +304,6 @@ Compiler::~Compiler() = default;
 int Compiler::processes_started() const { return helpers_->started(); }
 
 CompileResult Compiler::Compile(const CompileRequest& request) const {
-  using Kind = internal::NvrtcOutcome::Kind;
   const Clock::time_point start = Clock::now();
   std::vector<std::string> warnings;
   auto finish = [&](CompileResult r) {
@@ -171,50 +313,12 @@ CompileResult Compiler::Compile(const CompileRequest& request) const {
   };
 
   std::vector<std::string> named;
-  if (Status s = CheckSourcePolicy(request.source, &named); !s.ok()) {
-    return finish(Refuse(CompileStatus::kInvalidSolution, "source: " + s.message()));
-  }
-  if (Status s = CheckCompileOptions(request.options); !s.ok()) {
+  if (Status s = CheckRequest(request, &named); !s.ok())
     return finish(Refuse(CompileStatus::kInvalidSolution, s.message()));
-  }
-  if (!IsValidArch(request.arch)) {
-    return finish(Refuse(CompileStatus::kInvalidSolution,
-                         "arch \"" + request.arch.substr(0, 16) + "\" is not of the form sm_XX[a|f]"));
-  }
-  if (Status s = CheckNameExpressions(request.name_expressions); !s.ok()) {
-    return finish(Refuse(CompileStatus::kInvalidSolution, s.message()));
-  }
-
-  internal::NvrtcJob job;
-  job.source = request.source;
-  job.name = ProgramName(request.name);
-  job.headers = internal::ShimsFor(named, &warnings);
-  std::vector<std::string> in_memory;
-  std::string shim_texts;
-  for (const internal::InMemoryHeader& h : job.headers) {
-    in_memory.push_back(h.name);
-    shim_texts += h.name + '\0' + h.text + '\0';
-  }
-  job.name_expressions = request.name_expressions;
-  std::sort(job.name_expressions.begin(), job.name_expressions.end());
-  job.name_expressions.erase(std::unique(job.name_expressions.begin(), job.name_expressions.end()),
-                             job.name_expressions.end());
-
+  CompilePlan plan = PlanCompile(request, named, &warnings);
   const std::string cccl = options_.cccl_include_dir.string();
   const std::string cuda = options_.cuda_include_dir.string();
-  std::vector<std::string> sorted_options = request.options;
-  std::sort(sorted_options.begin(), sorted_options.end());
-  const nlohmann::json key_doc = {{"source", request.source},
-                                  {"options", sorted_options},
-                                  {"arch", request.arch},
-                                  {"name", job.name},
-                                  {"name_expressions", job.name_expressions},
-                                  {"shims", common::Sha256Hex(shim_texts)},
-                                  {"nvrtc", nvrtc_version_},
-                                  {"kforge", KFORGE_VERSION},
-                                  {"cccl", cccl},
-                                  {"cuda", cuda}};
-  const std::string key = common::Sha256Hex(key_doc.dump());
+  const std::string key = CacheKey(request, plan, nvrtc_version_, cccl, cuda);
   std::optional<internal::CubinCache> cache;
   if (options_.use_cache) {
     cache.emplace(options_.cache_dir);
@@ -229,88 +333,19 @@ CompileResult Compiler::Compile(const CompileRequest& request) const {
 
   // No --no-source-include: CUDA's own headers include their neighbours by quoted relative names
   // (<mma.h> needs "mma.hpp"). The program's directory is the helper's empty working directory.
-  job.options = {"-arch=" + request.arch, "-I" + cccl, "-I" + cuda, "--ptxas-options=-v"};
-  if (!HasUserStd(request.options)) job.options.push_back("-std=c++17");
-  job.options.insert(job.options.end(), request.options.begin(), request.options.end());
+  plan.job.options = {"-arch=" + request.arch, "-I" + cccl, "-I" + cuda, "--ptxas-options=-v"};
+  if (!HasUserStd(request.options)) plan.job.options.push_back("-std=c++17");
+  plan.job.options.insert(plan.job.options.end(), request.options.begin(), request.options.end());
   const std::chrono::milliseconds timeout = request.timeout.count() > 0 ? request.timeout : options_.timeout;
-  const Clock::time_point deadline = start + timeout;
-
-  internal::NvrtcOutcome outcome = helpers_->Run(job, deadline);
   std::map<std::string, std::string> name_errors;
-  if (outcome.kind == Kind::kCompileError && !job.name_expressions.empty() &&
-      internal::ErrorsOnlyInNameMap(outcome.log)) {
-    // Only name expressions failed: compile again without them, so the source's own result (and
-    // its list of kernels) can say what the launch should have named.
-    name_errors = internal::NameMapErrors(outcome.log, job.name_expressions);
-    if (name_errors.empty()) {
-      for (const std::string& n : job.name_expressions) name_errors[n] = "NVRTC could not resolve it";
-    }
-    std::vector<std::string> kept;
-    for (const std::string& n : job.name_expressions) {
-      if (!name_errors.count(n)) kept.push_back(n);
-    }
-    job.name_expressions = kept;
-    outcome = helpers_->Run(job, deadline);
-  }
+  internal::NvrtcOutcome outcome = RunDroppingBadNames(*helpers_, plan.job, start + timeout, &name_errors);
+  if (std::optional<CompileResult> refused =
+          RefusalWithoutAnswer(outcome, timeout, options_.memory_limit_bytes))
+    return finish(std::move(*refused));
+  if (Status audit = AuditOutcome(outcome, plan.job.name, {cccl, cuda}, plan.in_memory); !audit.ok())
+    return finish(Refuse(CompileStatus::kInvalidSolution, audit.message()));
 
-  switch (outcome.kind) {
-    case Kind::kCancelled:
-      return finish(Refuse(CompileStatus::kTimeout,
-                           "compile exceeded the " + std::to_string(timeout.count()) + " ms deadline"));
-    case Kind::kOutOfMemory:
-      return finish(Refuse(CompileStatus::kCompileError,
-                           "the compile ran out of memory (limit " +
-                               std::to_string(options_.memory_limit_bytes >> 20) + " MiB)"));
-    case Kind::kDied: {
-      // NVRTC often reports running out of memory itself; sometimes it crashes instead.
-      std::string message = "the compile process died (" + outcome.detail + ")";
-      if (options_.memory_limit_bytes > 0) {
-        message +=
-            ", perhaps at its memory limit of " + std::to_string(options_.memory_limit_bytes >> 20) + " MiB";
-      }
-      return finish(Refuse(CompileStatus::kCompileError, message));
-    }
-    default:
-      break;
-  }
-
-  // Second line of defence behind the source policy: every file the compile read must come from
-  // the CUDA or CCCL include directories or kforge's in-memory headers, or nothing of this compile
-  // is returned.
-  const std::vector<std::string> dirs = {cccl, cuda};
-  const std::string kAuditFailed = "the compile read a file outside the CUDA include directories";
-  if (!internal::LogNamesOnlyAllowedFiles(outcome.log, job.name, dirs, in_memory)) {
-    return finish(Refuse(CompileStatus::kInvalidSolution, kAuditFailed));
-  }
-  if (outcome.kind == Kind::kSuccess) {
-    if (!outcome.opened) {
-      return finish(Refuse(CompileStatus::kInvalidSolution, "could not verify which files the compile read"));
-    }
-    for (const std::string& h : *outcome.opened) {
-      if (!internal::IsAllowedOpenedFile(h, dirs, in_memory))
-        return finish(Refuse(CompileStatus::kInvalidSolution, kAuditFailed));
-    }
-  }
-
-  if (outcome.kind == Kind::kSuccess) {
-    if (Status heap = CheckNoDeviceHeap(outcome.cubin); !heap.ok())
-      return finish(Refuse(CompileStatus::kInvalidSolution, heap.message()));
-  }
-
-  CompileResult result;
-  result.log = internal::ShortenPaths(internal::ExtractPtxasInfo(outcome.log, &result.kernels),
-                                      {{cccl, "<cccl>"}, {cuda, "<cuda>"}});
-  if (outcome.kind == Kind::kSuccess) {
-    result.status = CompileStatus::kOk;
-    result.cubin = std::move(outcome.cubin);
-    result.lowered_names = std::move(outcome.lowered_names);
-    result.name_errors = std::move(name_errors);
-  } else {
-    result.status = CompileStatus::kCompileError;
-    result.kernels.clear();
-    result.message = internal::FirstErrorLine(result.log);
-    if (result.message.empty()) result.message = "NVRTC rejected the compile options";
-  }
+  CompileResult result = ResultOf(std::move(outcome), std::move(name_errors), cccl, cuda);
   // Running out of memory depends on the limit, which the key does not cover.
   const bool out_of_memory = result.log.find("out of memory") != std::string::npos;
   if (cache && !out_of_memory) cache->Store(key, result);
