@@ -1,8 +1,9 @@
 // Bench inside the worker: the candidate prepared as for the GPU check, inputs drawn into its buffers
 // (the reference reads the same buffers), expected outputs once, then bench::Measure. Every timed
 // candidate run starts from poisoned outputs and restored globals, is compared with the expected outputs and
-// must leave its inputs as they were, so a kernel that changes behaviour after its first launches fails. A plan with library ops then runs once more,
-// step by step, for the split of its GPU time (TimePlanSplit, as the GPU check does).
+// must leave its inputs as they were, so a kernel that changes behaviour after its first launches fails. A
+// plan with library ops then runs once more, step by step, for the split of its GPU time (TimePlanSplit, as
+// the GPU check does).
 #include "worker/bench_op.h"
 
 #include <cuda_runtime_api.h>
@@ -48,8 +49,9 @@ bench::BenchReply Fail(VerdictStatus status, const std::string& message, bool ex
 }
 
 /// Inputs of the reference alone (no candidate): plain tensors, one copy per placement.
-StatusOr<std::vector<reference::TensorSet>> ReferenceInputs(const common::Task& task, const std::string& variant,
-                                                            uint64_t seed, int device, int64_t bytes) {
+StatusOr<std::vector<reference::TensorSet>> ReferenceInputs(const common::Task& task,
+                                                            const std::string& variant, uint64_t seed,
+                                                            int device, int64_t bytes) {
   std::vector<reference::TensorSet> sets;
   KFORGE_ASSIGN_OR_RETURN(reference::TensorSet first,
                           reference::GenerateInputs(task, variant, seed, 0, reference::Device::Cuda(device)));
@@ -63,6 +65,74 @@ StatusOr<std::vector<reference::TensorSet>> ReferenceInputs(const common::Task& 
   return sets;
 }
 
+/// What a bench times: the candidate's plan (when there is a solution), and the memory it needs.
+struct BenchPlan {
+  std::unique_ptr<cuda::KernelLibrary> library;
+  std::optional<PreparedCandidate> prepared;
+  MemoryPlan memory;
+};
+
+/// The plan for `request` on the task's first variant: the candidate's, or the task's tensors alone for
+/// the reference. The reply that refuses it when it cannot be made.
+std::optional<bench::BenchReply> PlanBench(const cuda::DeviceInfo& device, const common::Task& task,
+                                           const bench::BenchRequest& request, BenchPlan& plan) {
+  const common::Variant& variant = task.variants.front();
+  if (!request.solution) {
+    auto env = cuda::PlanEnvFor(task, variant);
+    if (!env.ok()) return Fail(VerdictStatus::kHarnessError, env.status().message());
+    plan.memory = PlanMemory(task, *env);
+    return std::nullopt;
+  }
+  auto loaded = cuda::KernelLibrary::Load(request.cubin);
+  if (!loaded.ok() && loaded.status().code() == Status::Code::kInvalidArgument)
+    return Fail(VerdictStatus::kInvalidSolution, loaded.status().message());
+  if (!loaded.ok())
+    return Fail(VerdictStatus::kLaunchError, "cannot load the CUBIN: " + loaded.status().message());
+  plan.library = std::move(*loaded);
+  auto ready = PrepareCandidate(task, variant, *request.solution, *plan.library, cuda::LimitsFor(device),
+                                device.index);
+  if (!ready.ok()) return Fail(VerdictStatus::kInvalidSolution, ready.status().message());
+  plan.prepared = std::move(*ready);
+  plan.memory = plan.prepared->memory;
+  plan.memory.kept_outputs = plan.memory.outputs;
+  return std::nullopt;
+}
+
+/// The candidate's input sets (`placements` of them, fewer when they do not fit), each with its draw's
+/// expected outputs, and its subject. Each run starts from the CUBIN's globals as loaded, outside the timed
+/// region: nothing the last run left there reaches this one.
+Status AddCandidate(const PreparedCandidate& candidate, reference::ReferenceProgram& program,
+                    const std::string& variant, uint64_t seed, int device, TimedRuns& timed, int& placements,
+                    std::vector<bench::Subject>& subjects) {
+  // The first set is in the budget; each further one (its buffers, its draw's expected outputs) takes a
+  // quarter of what is free at most, so fewer draws are made when they do not fit.
+  KFORGE_RETURN_IF_ERROR(timed.AddSet(program, variant, seed, device));
+  placements = SetsThatFit(kPlacements, device,
+                           candidate.memory.inputs + 2 * candidate.memory.outputs + candidate.memory.scratch +
+                               (int64_t{64} << 20));
+  for (int k = 1; k < placements; ++k) {
+    const uint64_t draw_seed = common::SplitMix64(seed + static_cast<uint64_t>(k));
+    KFORGE_RETURN_IF_ERROR(timed.AddSet(program, variant, draw_seed, device));
+  }
+  TimedRuns* t = &timed;
+  const PreparedCandidate* c = &candidate;
+  subjects.push_back({"candidate", [c](cudaStream_t s) { return c->ResetState(s); },
+                      [c, t](cudaStream_t s) { return c->Run(s, t->pointers()); },
+                      [t](cudaStream_t s) { return t->Check(s); }});
+  return Status::Ok();
+}
+
+/// The reply to a measurement that failed: a timed run's wrong output, the device's memory, or a launch
+/// that failed (a faulting kernel leaves the context unusable; the parent starts a fresh worker).
+bench::BenchReply MeasureFailed(const Status& status, const TimedRuns* timed) {
+  if (timed && timed->mismatched()) return Fail(VerdictStatus::kMismatch, "timed run: " + status.message());
+  if (status.code() == Status::Code::kResourceExhausted)
+    return Fail(VerdictStatus::kHarnessError, "bench: " + status.message());
+  bool healthy = cudaDeviceSynchronize() == cudaSuccess;
+  return Fail(healthy ? VerdictStatus::kLaunchError : VerdictStatus::kCrash, "bench: " + status.message(),
+              /*exiting=*/!healthy);
+}
+
 /// RunBench without the exception boundary.
 bench::BenchReply RunBenchOrFail(GpuChecker& state, const bench::BenchRequest& request) {
   const cuda::DeviceInfo& device = state.device();
@@ -72,28 +142,10 @@ bench::BenchReply RunBenchOrFail(GpuChecker& state, const bench::BenchRequest& r
   const common::Variant& variant = task.variants.front();
   const uint64_t seed = request.seed;
 
-  // The plan and its memory: the candidate's, or the task's tensors alone for the reference.
-  std::unique_ptr<cuda::KernelLibrary> library;
-  std::optional<PreparedCandidate> prepared;
-  MemoryPlan memory;
-  if (request.solution) {
-    auto loaded = cuda::KernelLibrary::Load(request.cubin);
-    if (!loaded.ok() && loaded.status().code() == Status::Code::kInvalidArgument)
-      return Fail(VerdictStatus::kInvalidSolution, loaded.status().message());
-    if (!loaded.ok()) return Fail(VerdictStatus::kLaunchError, "cannot load the CUBIN: " + loaded.status().message());
-    library = std::move(*loaded);
-    auto ready = PrepareCandidate(task, variant, *request.solution, *library, cuda::LimitsFor(device), device.index);
-    if (!ready.ok()) return Fail(VerdictStatus::kInvalidSolution, ready.status().message());
-    prepared = std::move(*ready);
-    memory = prepared->memory;
-    memory.kept_outputs = memory.outputs;
-  } else {
-    auto env = cuda::PlanEnvFor(task, variant);
-    if (!env.ok()) return Fail(VerdictStatus::kHarnessError, env.status().message());
-    memory = PlanMemory(task, *env);
-  }
+  BenchPlan plan;
+  if (std::optional<bench::BenchReply> refused = PlanBench(device, task, request, plan)) return *refused;
   bool scratch_only = false;
-  if (Status room = state.ReserveFor(task, memory, scratch_only); !room.ok()) {
+  if (Status room = state.ReserveFor(task, plan.memory, scratch_only); !room.ok()) {
     if (scratch_only) return Fail(VerdictStatus::kInvalidSolution, "scratch does not fit: " + room.message());
     return Fail(VerdictStatus::kHarnessError, "task " + task.id + ": " + room.message());
   }
@@ -106,28 +158,15 @@ bench::BenchReply RunBenchOrFail(GpuChecker& state, const bench::BenchRequest& r
   std::unique_ptr<TimedRuns> timed;
   std::vector<bench::Subject> subjects;
   int placements = 1;
-  if (prepared) {
-    timed = std::make_unique<TimedRuns>(task, prepared->env);
-    // The first set is in the budget; each further one (its buffers, its draw's expected outputs) takes
-    // a quarter of what is free at most, so fewer draws are made when they do not fit.
-    if (Status added = timed->AddSet(**program, variant.name, seed, device.index); !added.ok())
+  if (plan.prepared) {
+    timed = std::make_unique<TimedRuns>(task, plan.prepared->env);
+    if (Status added = AddCandidate(*plan.prepared, **program, variant.name, seed, device.index, *timed,
+                                    placements, subjects);
+        !added.ok())
       return Fail(VerdictStatus::kHarnessError, added.message());
-    placements = SetsThatFit(kPlacements, device.index, prepared->memory.inputs + 2 * prepared->memory.outputs +
-                                                 prepared->memory.scratch + (int64_t{64} << 20));
-    for (int k = 1; k < placements; ++k) {
-      const uint64_t draw_seed = common::SplitMix64(seed + static_cast<uint64_t>(k));
-      if (Status added = timed->AddSet(**program, variant.name, draw_seed, device.index); !added.ok())
-        return Fail(VerdictStatus::kHarnessError, added.message());
-    }
-    // Each run starts from the CUBIN's globals as loaded, outside the timed region: nothing the last run
-    // left there reaches this one.
-    TimedRuns* t = timed.get();
-    const PreparedCandidate* c = &*prepared;
-    subjects.push_back({"candidate", [c](cudaStream_t s) { return c->ResetState(s); },
-                        [c, t](cudaStream_t s) { return c->Run(s, t->pointers()); },
-                        [t](cudaStream_t s) { return t->Check(s); }});
   } else {
-    auto sets = ReferenceInputs(task, variant.name, seed, device.index, memory.inputs + (int64_t{64} << 20));
+    auto sets =
+        ReferenceInputs(task, variant.name, seed, device.index, plan.memory.inputs + (int64_t{64} << 20));
     if (!sets.ok()) return Fail(VerdictStatus::kHarnessError, "input generation: " + sets.status().message());
     reference_sets = std::move(*sets);
     placements = static_cast<int>(reference_sets.size());
@@ -150,28 +189,18 @@ bench::BenchReply RunBenchOrFail(GpuChecker& state, const bench::BenchRequest& r
                       }});
 
   auto measured = bench::Measure(subjects, request.measure, stream->get());
-  if (!measured.ok()) {
-    if (timed && timed->mismatched())
-      return Fail(VerdictStatus::kMismatch, "timed run: " + measured.status().message());
-    if (measured.status().code() == Status::Code::kResourceExhausted)
-      return Fail(VerdictStatus::kHarnessError, "bench: " + measured.status().message());
-    // A faulting kernel leaves the context unusable; the parent starts a fresh worker.
-    bool healthy = cudaDeviceSynchronize() == cudaSuccess;
-    return Fail(healthy ? VerdictStatus::kLaunchError : VerdictStatus::kCrash,
-                "bench: " + measured.status().message(),
-                /*exiting=*/!healthy);
-  }
+  if (!measured.ok()) return MeasureFailed(measured.status(), timed.get());
   // Where the candidate's GPU time goes: one more run, timed step by step, after the timed runs.
   std::optional<common::PlanSplit> plan_split =
-      prepared ? TimePlanSplit(*prepared, timed->first_pointers(), stream->get()) : std::nullopt;
-  if (prepared && cudaDeviceSynchronize() != cudaSuccess)
+      plan.prepared ? TimePlanSplit(*plan.prepared, timed->first_pointers(), stream->get()) : std::nullopt;
+  if (plan.prepared && cudaDeviceSynchronize() != cudaSuccess)
     return Fail(VerdictStatus::kCrash, "bench: the plan faulted when run step by step", /*exiting=*/true);
   bench::BenchReply reply;
   reply.measurement = std::move(*measured);
   reply.plan_split = std::move(plan_split);
   reply.checked_runs = timed ? timed->checked() : 0;
   reply.placements = placements;
-  reply.memory = memory.Record(std::nullopt);
+  reply.memory = plan.memory.Record(std::nullopt);
   reply.device = device.Record();
   if (auto peak = bench::LoadOrMeasurePeak(device.index, bench::DefaultCacheDir()); peak.ok())
     reply.peak = *peak;

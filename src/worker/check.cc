@@ -107,8 +107,8 @@ class VariantTrials {
 
   /// Trial `t` on inputs drawn from `seed` and distribution `dist` of `draws` (the task, or a copy
   /// whose inits are one of its measured domains, named `domain`); `repeats` candidate runs.
-  std::optional<Failure> Run(int t, uint64_t seed, int dist, const common::Task& draws, const std::string& domain,
-                             int repeats, bool& deterministic) {
+  std::optional<Failure> Run(int t, uint64_t seed, int dist, const common::Task& draws,
+                             const std::string& domain, int repeats, bool& deterministic) {
     clock_.Restart();
     draws_ = &draws;
     // The inputs' digests come with the draw (float32 inputs are digested as they are written).
@@ -341,11 +341,158 @@ GpuCheckResult GpuChecker::Check(const GpuCheckRequest& request) {
   }
 }
 
+/// One candidate on one task: what its variants' trials share (the loaded CUBIN, the stream, the
+/// draws of the task's measured domains), and the result they fill in.
+class GpuChecker::CandidateCheck {
+ public:
+  CandidateCheck(GpuChecker& checker, const GpuCheckRequest& request, const common::Task& task,
+                 std::unique_ptr<cuda::KernelLibrary>& library, cudaStream_t stream, GpuCheckResult& result)
+      : checker_(checker),
+        request_(request),
+        task_(task),
+        library_(library),
+        stream_(stream),
+        result_(result),
+        solution_hash_(common::SolutionHash(request.solution)),
+        limits_(cuda::LimitsFor(checker.device_)) {
+    for (const common::InputDomain& domain : task.domains) domain_tasks_.push_back(WithDomain(task, domain));
+  }
+
+  /// The declared variants, which decide the verdict; the first failure, with its variant named.
+  std::optional<Failure> RunDeclaredVariants() {
+    for (size_t v = 0; v < task_.variants.size(); ++v) {
+      if (task_.variants[v].kind != common::VariantKind::kDeclared) continue;
+      if (std::optional<Failure> failure = RunVariant(v)) {
+        failure->message += Where(v);
+        return failure;
+      }
+    }
+    return std::nullopt;
+  }
+
+  /// The derived variants (sizes the problem never asked for), reported as the shape_general check. Their
+  /// first failure ends them, and marks none of the other checks.
+  void RunDerivedVariants() {
+    for (size_t v = 0; v < task_.variants.size(); ++v) {
+      if (task_.variants[v].kind != common::VariantKind::kDerived) continue;
+      const common::Checks checks_before = result_.checks;
+      std::optional<Failure> failure = RunVariant(v);
+      if (!failure) {
+        result_.checks.shape_general = common::CheckOutcome::kPass;
+        continue;
+      }
+      result_.checks = checks_before;
+      result_.checks.shape_general = failure->status == VerdictStatus::kHarnessError
+                                         ? common::CheckOutcome::kNotRun
+                                         : common::CheckOutcome::kFail;
+      result_.checks.shape_general_detail =
+          std::string(common::VerdictStatusName(failure->status)) + ": " + failure->message + Where(v);
+      result_.worker_must_exit = failure->fatal;
+      return;
+    }
+  }
+
+  bool deterministic() const { return deterministic_; }
+
+ private:
+  std::string Where(size_t v) const {
+    return task_.variants.size() > 1 ? " (variant " + task_.variants[v].name + ")" : "";
+  }
+
+  /// Variant `v`: the candidate prepared for its sizes, room made for it, the reference loaded, then its
+  /// trials; the device memory it used goes into the result.
+  std::optional<Failure> RunVariant(size_t v) {
+    const common::Variant& variant = task_.variants[v];
+    auto prepared =
+        PrepareCandidate(task_, variant, request_.solution, *library_, limits_, checker_.device_.index);
+    if (!prepared.ok()) return Failure{VerdictStatus::kInvalidSolution, prepared.status().message()};
+
+    bool scratch_only = false;
+    if (Status room = checker_.ReserveFor(task_, prepared->memory, scratch_only); !room.ok()) {
+      if (scratch_only)
+        return Failure{
+            VerdictStatus::kInvalidSolution,
+            "scratch of " + FormatBytes(prepared->memory.scratch) + " does not fit: " + room.message()};
+      return Harness(room.WithContext("task " + task_.id));
+    }
+    auto load_start = std::chrono::steady_clock::now();
+    auto program = checker_.ProgramFor(task_, variant.name);
+    result_.reference_load_ms +=
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - load_start).count();
+    if (!program.ok()) return Harness(program.status().WithContext("reference"));
+
+    const int device = checker_.device_.index;
+    const int64_t baseline =
+        reference::DeviceMemoryOf(device).allocated_bytes - checker_.ResidentBytes(task_);
+    reference::ResetPeakDeviceMemory(device);
+    if (std::optional<Failure> failure = RunTrials(v, *prepared, **program)) return failure;
+    const int64_t variant_peak = reference::DeviceMemoryOf(device).peak_bytes - baseline;
+    if (v == 0 || !result_.memory || prepared->memory.budget() > result_.memory->budget_bytes)
+      result_.memory = prepared->memory.Record(0);
+    peak_ = std::max(peak_, variant_peak);
+    result_.memory->peak_device_bytes = peak_;
+    return std::nullopt;
+  }
+
+  /// Variant `v`'s trials in buffers of their own: all of request.trials for the first variant, one for
+  /// the others. The first variant also times the plan's split between kernels and library ops.
+  std::optional<Failure> RunTrials(size_t v, PreparedCandidate& prepared,
+                                   reference::ReferenceProgram& program) {
+    const common::Variant& variant = task_.variants[v];
+    auto buffers = CandidateBuffers::Allocate(prepared.env, program.params(), checker_.device_.index);
+    if (!buffers.ok()) {
+      if (buffers.status().code() == Status::Code::kResourceExhausted && prepared.memory.scratch > 0)
+        return Failure{VerdictStatus::kInvalidSolution, "scratch of " + FormatBytes(prepared.memory.scratch) +
+                                                            " does not fit: " + buffers.status().message()};
+      return Harness(buffers.status());
+    }
+    const std::string program_key = task_.dir.string() + "#" + variant.name;
+    bool reference_keeps_inputs = checker_.references_keep_inputs_.count(program_key) > 0;
+    VariantTrials trials(task_, variant, prepared, *buffers, program, reference_keeps_inputs, stream_,
+                         request_.kernel_timeout, result_);
+    const int count = v == 0 ? request_.trials : 1;
+    for (int t = 0; t < count; ++t) {
+      TrialDraw draw = TrialDrawFor(v, t, count, static_cast<int>(domain_tasks_.size()));
+      const common::Task& draws = draw.domain >= 0 ? domain_tasks_[draw.domain] : task_;
+      const std::string domain_name = draw.domain >= 0 ? task_.domains[draw.domain].name : "";
+      uint64_t seed = TrialSeed(request_.seed, solution_hash_, static_cast<int>(v), t);
+      int repeats = t == 0 && v == 0 ? kRepeatsOnFirstTrial : 1;
+      if (auto failure = trials.Run(t, seed, draw.dist, draws, domain_name, repeats, deterministic_)) {
+        if (failure->fatal) {  // the context is broken: nothing of it may be freed
+          buffers->Abandon();
+          library_.release();
+        }
+        return failure;
+      }
+    }
+    if (reference_keeps_inputs) checker_.references_keep_inputs_.insert(program_key);
+    if (v == 0) {
+      result_.plan_split = TimePlanSplit(prepared, buffers->pointers(), stream_);
+      // Library ops that do all the work are PyTorch again, not a kernel: say so.
+      if (result_.plan_split)
+        result_.checks.library_ops = std::string(common::LibraryOpsShare(result_.plan_split->ops_fraction));
+    }
+    return std::nullopt;
+  }
+
+  GpuChecker& checker_;
+  const GpuCheckRequest& request_;
+  const common::Task& task_;
+  std::unique_ptr<cuda::KernelLibrary>& library_;
+  cudaStream_t stream_;
+  GpuCheckResult& result_;
+  const std::string solution_hash_;
+  const cuda::LaunchLimits limits_;
+  std::vector<common::Task> domain_tasks_;
+  bool deterministic_ = true;
+  int64_t peak_ = 0;
+};
+
 GpuCheckResult GpuChecker::CheckOrFail(const GpuCheckRequest& request) {
   GpuCheckResult result;
-  auto fail = [&](const Failure& failure, const std::string& where = "") {
+  auto fail = [&](const Failure& failure) {
     result.status = failure.status;
-    result.message = failure.message + where;
+    result.message = failure.message;
     result.worker_must_exit = failure.fatal;
     return result;
   };
@@ -361,111 +508,14 @@ GpuCheckResult GpuChecker::CheckOrFail(const GpuCheckRequest& request) {
   auto owned_stream = cuda::CreateStream();
   if (!owned_stream.ok()) return fail({VerdictStatus::kCrash, owned_stream.status().message(), true});
 
-  std::string solution_hash = common::SolutionHash(request.solution);
-  cuda::LaunchLimits limits = cuda::LimitsFor(device_);
   result.checks.poisoned_outputs = common::CheckOutcome::kPass;
   result.checks.guard_regions = common::CheckOutcome::kPass;
   result.checks.inputs_unchanged = common::CheckOutcome::kPass;
   result.checks.repeat_runs = common::RepeatRuns{.count = kRepeatsOnFirstTrial};
-  bool deterministic = true;
-  int64_t peak = 0;
-  std::vector<common::Task> domain_tasks;
-  for (const common::InputDomain& domain : task.domains) domain_tasks.push_back(WithDomain(task, domain));
-
-  // One variant's trials; the failure that stopped them, if any.
-  auto check_variant = [&](size_t v) -> std::optional<Failure> {
-    const common::Variant& variant = task.variants[v];
-    auto prepared = PrepareCandidate(task, variant, request.solution, **library, limits, device_.index);
-    if (!prepared.ok()) return Failure{VerdictStatus::kInvalidSolution, prepared.status().message()};
-
-    bool scratch_only = false;
-    if (Status room = ReserveFor(task, prepared->memory, scratch_only); !room.ok()) {
-      if (scratch_only)
-        return Failure{VerdictStatus::kInvalidSolution,
-                       "scratch of " + FormatBytes(prepared->memory.scratch) + " does not fit: " + room.message()};
-      return Harness(room.WithContext("task " + task.id));
-    }
-    auto load_start = std::chrono::steady_clock::now();
-    auto program = ProgramFor(task, variant.name);
-    result.reference_load_ms +=
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - load_start).count();
-    if (!program.ok()) return Harness(program.status().WithContext("reference"));
-
-    reference::DeviceMemoryUse start = reference::DeviceMemoryOf(device_.index);
-    const int64_t baseline = start.allocated_bytes - ResidentBytes(task);
-    reference::ResetPeakDeviceMemory(device_.index);
-    {
-      auto buffers = CandidateBuffers::Allocate(prepared->env, (*program)->params(), device_.index);
-      if (!buffers.ok()) {
-        if (buffers.status().code() == Status::Code::kResourceExhausted && prepared->memory.scratch > 0)
-          return Failure{VerdictStatus::kInvalidSolution, "scratch of " + FormatBytes(prepared->memory.scratch) +
-                                                              " does not fit: " + buffers.status().message()};
-        return Harness(buffers.status());
-      }
-      const std::string program_key = task.dir.string() + "#" + variant.name;
-      bool reference_keeps_inputs = references_keep_inputs_.count(program_key) > 0;
-      VariantTrials trials(task, variant, *prepared, *buffers, **program, reference_keeps_inputs,
-                           owned_stream->get(), request.kernel_timeout, result);
-      int count = v == 0 ? request.trials : 1;
-      for (int t = 0; t < count; ++t) {
-        TrialDraw draw = TrialDrawFor(v, t, count, static_cast<int>(domain_tasks.size()));
-        const common::Task& draws = draw.domain >= 0 ? domain_tasks[draw.domain] : task;
-        const std::string domain_name = draw.domain >= 0 ? task.domains[draw.domain].name : "";
-        const int dist = draw.dist;
-        uint64_t seed = TrialSeed(request.seed, solution_hash, static_cast<int>(v), t);
-        int repeats = t == 0 && v == 0 ? kRepeatsOnFirstTrial : 1;
-        if (auto failure = trials.Run(t, seed, dist, draws, domain_name, repeats, deterministic)) {
-          if (failure->fatal) {
-            buffers->Abandon();
-            library->release();
-          }
-          return failure;
-        }
-      }
-      if (reference_keeps_inputs) references_keep_inputs_.insert(program_key);
-      if (v == 0) {
-        result.plan_split = TimePlanSplit(*prepared, buffers->pointers(), owned_stream->get());
-        // Library ops that do all the work are PyTorch again, not a kernel: say so.
-        if (result.plan_split)
-          result.checks.library_ops = std::string(common::LibraryOpsShare(result.plan_split->ops_fraction));
-      }
-    }
-    int64_t variant_peak = reference::DeviceMemoryOf(device_.index).peak_bytes - baseline;
-    if (v == 0 || !result.memory || prepared->memory.budget() > result.memory->budget_bytes)
-      result.memory = prepared->memory.Record(0);
-    peak = std::max(peak, variant_peak);
-    result.memory->peak_device_bytes = peak;
-    return std::nullopt;
-  };
-
-  // The declared variants decide the verdict; the derived ones (sizes the problem never asked for) run
-  // after them and are reported as the shape_general check. Their first failure ends them.
-  for (common::VariantKind kind : {common::VariantKind::kDeclared, common::VariantKind::kDerived}) {
-    for (size_t v = 0; v < task.variants.size(); ++v) {
-      const common::Variant& variant = task.variants[v];
-      if (variant.kind != kind) continue;
-      std::string where = task.variants.size() > 1 ? " (variant " + variant.name + ")" : "";
-      const common::Checks checks_before = result.checks;  // a derived variant's failure marks none of them
-      std::optional<Failure> failure = check_variant(v);
-      if (kind == common::VariantKind::kDeclared) {
-        if (failure) return fail(*failure, where);
-        continue;
-      }
-      if (!failure) {
-        result.checks.shape_general = common::CheckOutcome::kPass;
-        continue;
-      }
-      result.checks = checks_before;
-      result.checks.shape_general = failure->status == VerdictStatus::kHarnessError
-                                        ? common::CheckOutcome::kNotRun
-                                        : common::CheckOutcome::kFail;
-      result.checks.shape_general_detail =
-          std::string(common::VerdictStatusName(failure->status)) + ": " + failure->message + where;
-      result.worker_must_exit = failure->fatal;
-      break;
-    }
-  }
-  result.checks.bitwise_deterministic = deterministic;
+  CandidateCheck check(*this, request, task, *library, owned_stream->get(), result);
+  if (std::optional<Failure> failure = check.RunDeclaredVariants()) return fail(*failure);
+  check.RunDerivedVariants();
+  result.checks.bitwise_deterministic = check.deterministic();
   return result;
 }
 

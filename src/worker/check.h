@@ -76,6 +76,8 @@ class GpuChecker {
   int64_t ResidentBytes(const common::Task& task) const;
 
  private:
+  /// One candidate on one task (check.cc).
+  class CandidateCheck;
   GpuCheckResult CheckOrFail(const GpuCheckRequest& request);
 
   cuda::DeviceInfo device_;
