@@ -10,7 +10,8 @@
 #      scripts/kb-judge.sh (KernelBench's eval_kernel_against_ref on each ModelNew file);
 #   4. the agreement table: kernel, kforge's status and checks.shape_general, KernelBench's verdict, agree or
 #      disagree (kforge correct means status ok, KernelBench's meaning: the problem's own sizes), the
-#      manifest's expectation beside it, and the agreement percentage over the kernels both judged.
+#      manifest's expectation beside it, and the agreement percentage over the kernels both judged
+#      (scripts/published_agreement.py).
 # Usage: scripts/gpu-published.sh KERNELBENCH_DIR (a KernelBench checkout with level1/ ... and
 # harness/kernelbench/eval.py).
 # Logs and results go to $OUT or build/gpu-published/: verdicts.jsonl, kb-judge.jsonl, agreement.jsonl and
@@ -83,66 +84,5 @@ KB_JOBS=${KB_JOBS:-8} scripts/kb-judge.sh "$out/kb-export" "$kb" "$out/kb-judge.
 echo "judging took $(( $(date +%s) - start )) s" >&2
 
 step "agreement"
-python3 - "$published/manifest.json" "$out" "${KFORGE_PUBLISHED_MIN_AGREEMENT:-95}" <<'PY' || fail=1
-import json, os, sys
-manifest_path, out, minimum = sys.argv[1], sys.argv[2], float(sys.argv[3])
-def lines(name):
-    path = os.path.join(out, name)
-    return [json.loads(l) for l in open(path) if l.strip()] if os.path.exists(path) else []
-manifest = {e["file"]: e for e in json.load(open(manifest_path))}
-verdicts = lines("verdicts.jsonl")
-records = lines("records-map.jsonl")
-judged = {row["record"]: row for row in lines("kb-judge.jsonl")}
-rows, agree, disagree = [], 0, 0
-for rec, verdict in zip(records, verdicts):
-    name = os.path.basename(rec["file"])
-    entry = manifest.get(name, {})
-    status = verdict["status"]
-    general = verdict.get("checks", {}).get("shape_general", "-")
-    kf_correct = status == "ok"
-    kf_judged = status not in ("no_gpu", "harness_error")  # kforge's own failure: no verdict on the kernel
-    kb = judged.get(rec["record"])
-    if kb is None:
-        kb_text, kb_correct = "not judged (kforge export left it out)", None
-    elif "error" in kb["kernelbench"]:
-        kb_text, kb_correct = "no verdict: " + kb["kernelbench"]["error"][:80], None
-    else:
-        kb_correct = bool(kb["kernelbench"].get("correctness"))
-        kb_text = ("correct" if kb_correct else "incorrect") + ("" if kb["kernelbench"].get("compiled") else " (did not compile)")
-    if kb_correct is None or not kf_judged:
-        verdict_text = "-"
-    elif kb_correct == kf_correct:
-        verdict_text, agree = "agree", agree + 1
-    else:
-        verdict_text, disagree = "DISAGREE", disagree + 1
-    expected = entry.get("kernelbench_expected", "?")
-    as_expected = "" if kb_correct is None or (kb_correct == (expected == "accepts")) else " (expected " + expected + ")"
-    row = {"file": name, "task": rec["task"], "kforge": status, "shape_general": general,
-           "kforge_message": verdict.get("message", "")[:200], "kernelbench": kb_text + as_expected,
-           "agreement": verdict_text, "kernelbench_expected": expected,
-           "kforge_expected": entry.get("kforge_expected", "?")}
-    rows.append(row)
-with open(os.path.join(out, "agreement.jsonl"), "w") as f:
-    for row in rows:
-        f.write(json.dumps(row) + "\n")
-table = ["| kernel | task | kforge | shape_general | KernelBench | agreement |", "| --- | --- | --- | --- | --- | --- |"]
-for r in rows:
-    table.append(f"| {r['file']} | {r['task'].split('/', 1)[1]} | {r['kforge']} | {r['shape_general']} | {r['kernelbench']} | {r['agreement']} |")
-both = agree + disagree
-pct = 100.0 * agree / both if both else 0.0
-summary = (f"{len(rows)} published kernels: {both} judged by both, {agree} agree, {disagree} disagree: "
-           f"agreement {pct:.1f}% (goal {minimum:g}%); {len(rows) - both} without a verdict from both")
-open(os.path.join(out, "agreement.md"), "w").write("\n".join(table) + "\n\n" + summary + "\n")
-print("\n".join(table))
-print(summary)
-for r in rows:
-    if r["kforge"] != r["kforge_expected"]:
-        print(f"kforge not as the manifest expects: {r['file']}: {r['kforge']} ({r['kforge_message'][:150]}), "
-              f"expected {r['kforge_expected']}")
-for r in rows:
-    if r["agreement"] == "DISAGREE":
-        print(f"disagreement: {r['file']} ({r['task']}): kforge {r['kforge']} ({r['kforge_message'][:150]}), "
-              f"KernelBench {r['kernelbench']}")
-sys.exit(0 if len(rows) == len(manifest) and both and pct >= minimum else 1)
-PY
+python3 scripts/published_agreement.py "$published/manifest.json" "$out" "${KFORGE_PUBLISHED_MIN_AGREEMENT:-95}" || fail=1
 exit $fail

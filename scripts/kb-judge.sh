@@ -4,6 +4,8 @@
 # kernelbench/eval.py) against the file's problem, KERNELBENCH_DIR/levelN/NAME.py, in the two steps of
 # KernelBench's own batch evaluation (scripts/kb_eval.py): every file's extension is built first, KB_JOBS at
 # once on the CPU (build_compile_cache), then judged, KB_GPU_JOBS at once on the GPU, loading what was built.
+# A file is judged as soon as its build is done. Builds are kept in OUT_JSONL.builds/ (or KB_BUILD_DIR), a
+# directory per file and content: a rerun does not build a file again.
 # One JSON line per file goes to OUT_JSONL with kforge's verdict beside KernelBench's:
 #   {"file", "task", "problem", "record", "kforge": {"correct", "speedup", "status"},
 #    "kernelbench": {"compiled", "correctness", "runtime", "ref_runtime", "metadata"} or {"error"},
@@ -13,7 +15,7 @@
 #   env: PYTHON (default python3), KB_TRIALS (correctness trials, default 5), KB_TIMEOUT (seconds per
 #   file and step, default 900), KB_LIMIT (judge only the first N files; default all), KB_JOBS (builds at
 #   once, default 4), KB_GPU_JOBS (files judged at once, default 1: KernelBench's level-1 problems hold
-#   several GiB a tensor)
+#   several GiB a tensor), KB_BUILD_DIR (where builds are kept; default OUT_JSONL.builds)
 # Each line is written as its file is judged; a rerun into the same OUT_JSONL judges only the files that
 # have no KernelBench verdict there yet, so a long run can be split over several sessions or stopped.
 # A file whose run ran out of GPU memory while other files were judged beside it is judged again after
@@ -36,10 +38,12 @@ if [ ! -f "$kb/harness/kernelbench/eval.py" ]; then
   exit 2
 fi
 exec "${PYTHON:-python3}" - "$export_dir" "$kb" "$out" "$(dirname "$0")/kb_eval.py" <<'PY'
-import json, os, shutil, subprocess, sys, tempfile
-from concurrent.futures import ThreadPoolExecutor, as_completed
+import hashlib, json, os, subprocess, sys, tempfile
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 
 export_dir, kb, out, kb_eval = sys.argv[1:5]
+sys.path.insert(0, os.path.dirname(kb_eval))
+from kb_eval import out_of_memory  # noqa: E402
 trials = os.environ.get("KB_TRIALS", "5")
 timeout = int(os.environ.get("KB_TIMEOUT", "900"))
 limit = int(os.environ.get("KB_LIMIT", "0"))
@@ -67,15 +71,6 @@ if subprocess.run([sys.executable, "-c", "import requests"], capture_output=True
     env["PYTHONPATH"] = stand_in + os.pathsep + env.get("PYTHONPATH", "")
 
 
-def out_of_memory(verdict):
-    """True for KernelBench's verdict on a run that ran out of GPU memory."""
-    metadata = verdict.get("metadata")
-    if not isinstance(metadata, dict):
-        return False
-    return "OutOfMemory" in str(metadata.get("runtime_error_name", "")) or \
-        "out of memory" in str(metadata.get("runtime_error", ""))
-
-
 def step(args):
     """The JSON line of one kb_eval.py step, or {"error"} saying why there is none."""
     try:
@@ -92,11 +87,27 @@ def step(args):
     return {"error": f"{args[0]} exited {done.returncode}: {one_line(done.stderr or done.stdout)}"}
 
 
-builds = tempfile.mkdtemp(prefix="kb-judge-builds-")
+# Builds are kept beside OUT_JSONL (or in KB_BUILD_DIR), one directory per file and content, so a rerun
+# loads what an earlier run built instead of building it again.
+builds = os.environ.get("KB_BUILD_DIR") or out + ".builds"
+BUILT = "kb-judge-built"  # written into a build directory once its build succeeded
 
 
 def build_dir(row):
-    return os.path.join(builds, os.path.splitext(row["file"])[0])
+    with open(os.path.join(export_dir, row["file"]), "rb") as f:
+        digest = hashlib.sha256(f.read()).hexdigest()[:12]
+    return os.path.join(builds, os.path.splitext(row["file"])[0] + "-" + digest)
+
+
+def build(row):
+    """The build step's line for a file; a file built before (same content) is not built again."""
+    where = build_dir(row)
+    if os.path.exists(os.path.join(where, BUILT)):
+        return {"compiled": True, "reused": True}
+    built = step(["build", kb, os.path.join(export_dir, row["file"]), where])
+    if built.get("compiled"):
+        open(os.path.join(where, BUILT), "w").close()
+    return built
 
 
 def kernelbench_verdict(row):
@@ -148,19 +159,27 @@ def keep(sink, row, verdict):
           f"KernelBench {kb_text}", file=sys.stderr)
 
 
-# The builds first, on the CPU: a file that does not build is left to the judge step, whose verdict says so.
-with ThreadPoolExecutor(max_workers=build_jobs) as pool:
-    built = list(pool.map(lambda row: step(["build", kb, os.path.join(export_dir, row["file"]), build_dir(row)]),
-                          todo))
-failed = sum(1 for b in built if not b.get("compiled"))
-print(f"kb-judge: {len(todo) - failed} of {len(todo)} files built, {build_jobs} at once; judging them, "
-      f"{gpu_jobs} at once", file=sys.stderr)
+# Each file is judged as soon as its build is done (a file that does not build is judged too: its verdict
+# says so), so a run stopped midway has judged what it built.
 crowded = []  # ran out of GPU memory beside other judges: judged again alone
-with open(out, "a") as sink:
-    with ThreadPoolExecutor(max_workers=gpu_jobs) as pool:
-        futures = {pool.submit(kernelbench_verdict, row): row for row in todo}
-        for future in as_completed(futures):
-            row, verdict = futures[future], future.result()
+built = {"compiled": 0, "reused": 0, "failed": 0}
+with open(out, "a") as sink, ThreadPoolExecutor(max_workers=build_jobs) as builders, \
+        ThreadPoolExecutor(max_workers=gpu_jobs) as judges:
+    pending = {builders.submit(build, row): ("build", row) for row in todo}
+    while pending:
+        finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+        for future in finished:
+            kind, row = pending.pop(future)
+            if kind == "build":
+                result = future.result()
+                built["reused" if result.get("reused") else "compiled" if result.get("compiled") else "failed"] += 1
+                if sum(built.values()) == len(todo):
+                    print(f"kb-judge: {len(todo) - built['failed']} of {len(todo)} files built ({built['reused']} "
+                          f"built before), {build_jobs} at once; judged {gpu_jobs} at once as they are built",
+                          file=sys.stderr)
+                pending[judges.submit(kernelbench_verdict, row)] = ("judge", row)
+                continue
+            verdict = future.result()
             if gpu_jobs > 1 and out_of_memory(verdict):
                 crowded.append(row)
                 continue
@@ -170,7 +189,6 @@ with open(out, "a") as sink:
               file=sys.stderr)
     for row in crowded:
         keep(sink, row, kernelbench_verdict(row))
-shutil.rmtree(builds, ignore_errors=True)
 
 counts = {"agree": 0, "disagree": 0, "no_verdict": 0}
 false_positives = []

@@ -16,6 +16,16 @@ import os
 import sys
 
 
+def out_of_memory(verdict):
+    """True for KernelBench's verdict on a run that ran out of GPU memory: no verdict on the kernel, since the
+    problem's tensors did not fit beside what else was on the device."""
+    metadata = verdict.get("metadata")
+    if not isinstance(metadata, dict):
+        return False
+    return "OutOfMemory" in str(metadata.get("runtime_error_name", "")) or \
+        "out of memory" in str(metadata.get("runtime_error", ""))
+
+
 def harness(kb):
     here = os.path.join(kb, "harness")
     sys.path[:0] = [os.path.join(here, "shims"), here]

@@ -19,8 +19,8 @@ EVAL = '''
 import os, sys, types
 
 
-def _name(build_dir):
-    return os.path.basename(build_dir) + ".py"
+def _name(build_dir):  # the build directory is the file's stem, a dash and a digest of its content
+    return os.path.basename(build_dir).rsplit("-", 1)[0] + ".py"
 
 
 def build_compile_cache(custom_model_src, verbose=False, build_dir=None):
@@ -104,10 +104,13 @@ def test_each_file_gets_a_line_and_a_rerun_judges_only_those_left(tmp_path):
     assert "error" in judged["c.py"]["kernelbench"] and judged["c.py"]["agree"] is None
     assert "2 agree, 1 disagree, 1 without a KernelBench verdict" in first.stderr
 
-    assert sorted(Path(str(log) + ".builds").read_text().split()) == ["a.py", "b.py", "c.py", "d.py"]
+    builds = Path(str(log) + ".builds")
+    assert sorted(builds.read_text().split()) == ["a.py", "b.py", "c.py", "d.py"]
     log.write_text("")
     second = run(kb, export, out, log)
     assert log.read_text().split() == ["c.py"], second.stderr
+    assert len(builds.read_text().split()) == 4, "c.py was built by the first run: it is not built again"
+    assert "1 of 1 files built (1 built before)" in second.stderr
     assert "3 files already judged" in second.stderr
     judged = lines(out)
     assert sorted(judged) == ["a.py", "b.py", "c.py", "d.py"]
@@ -146,7 +149,19 @@ def test_a_file_that_does_not_build_is_still_judged_and_its_verdict_says_so(tmp_
     add_file(export, "e.py", "nobuild", False, "compile_error")
     out, log = tmp_path / "kb.jsonl", tmp_path / "judged.log"
     first = run(kb, export, out, log)
-    assert "4 of 5 files built, 2 at once; judging them, 2 at once" in first.stderr
+    assert "4 of 5 files built (0 built before), 2 at once; judged 2 at once as they are built" in first.stderr
     judged = lines(out)
     assert judged["e.py"]["kernelbench"]["compiled"] is False and judged["e.py"]["agree"] is True
     assert judged["a.py"]["kernelbench"]["compiled"] is True, "the judge loads what the build step built"
+
+
+def test_a_file_whose_content_changed_is_built_again(tmp_path):
+    kb, export = setup(tmp_path)
+    out, log = tmp_path / "kb.jsonl", tmp_path / "judged.log"
+    run(kb, export, out, log)
+    builds = Path(str(log) + ".builds")
+    assert len(builds.read_text().split()) == 4
+    (export / "c.py").write_text("ok, edited")  # c.py had no verdict: judged again, and built again
+    second = run(kb, export, out, log)
+    assert builds.read_text().split()[4:] == ["c.py"], second.stderr
+    assert lines(out)["c.py"]["kernelbench"]["correctness"] is True
