@@ -9,7 +9,8 @@
   - `kforge verify --compile-only` parses and NVRTC-compiles every file against stub tasks made from
     the manifest's `tensors` (the problems' sizes), and gives the status the manifest records
     (`kforge_compile_only`: ok, or the compile_error / invalid_solution the kernel earns);
-  - `kforge export --format kernelbench` renders each into a ModelNew file that Python can compile.
+  - `kforge export --format kernelbench` renders each into a ModelNew file that Python can compile, the
+    same bytes when exported again (scripts/kb-judge.sh keeps a build per file and content).
 
   usage: check_published.py KFORGE_BINARY [PUBLISHED_DIR]
 
@@ -176,6 +177,14 @@ def main(argv):
                         py_compile.compile(os.path.join(out, row["file"]), doraise=True)
                     except py_compile.PyCompileError as e:
                         failures.append(f"{row['file']} ({row['record']}): not valid Python: {str(e)[:200]}")
+                # scripts/kb-judge.sh keeps a build per file and content: an export made again must be the same.
+                again = os.path.join(tmp, "kb-export-again")
+                subprocess.run([kforge, "export", records, "--format", "kernelbench", "--include-incorrect",
+                                "--tasks", tasks_root, "--out", again], capture_output=True, text=True)
+                for row in rows:
+                    first, second = os.path.join(out, row["file"]), os.path.join(again, row["file"])
+                    if not os.path.exists(second) or open(first, "rb").read() != open(second, "rb").read():
+                        failures.append(f"{row['file']}: a second export of the same record differs")
 
     for failure in failures:
         print("FAIL", failure)
