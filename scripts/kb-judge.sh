@@ -106,6 +106,7 @@ def build(row):
         return {"compiled": True, "reused": True}
     built = step(["build", kb, os.path.join(export_dir, row["file"]), where])
     if built.get("compiled"):
+        os.makedirs(where, exist_ok=True)
         open(os.path.join(where, BUILT), "w").close()
     return built
 
